@@ -16,14 +16,15 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import composite, dtypes, factories
+from runtime import composite, dtypes, factories, kernels
 from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime.aliases import missing_attribute
 from runtime.kernels import LinAlgError
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex",
+           "ldl_solve", "lstsq", "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
            "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
@@ -565,6 +566,98 @@ def householder_product(A: Any, tau: Any, *, out: Any = None) -> Any:
         scale = tau.narrow(-1, i, 1).unsqueeze(-1)  # (..., 1, 1)
         Q = Q - composite.matmul(composite.matmul(Q, v) * scale, v.transpose(-2, -1))
     return Q.narrow(-1, 0, n)
+
+
+
+# -- LDL^T (kernels.ldl_factor_matrix / ldl_solve_matrix: LAPACK's sytf2 and sytrs) ------------
+# torch gives these no derivative (its node is NotImplemented): gradgen's results are plain
+# tensors, not recorded.
+
+_LdlFactorResult = namedtuple("linalg_ldl_factor", ["LD", "pivots"])
+_LdlFactorExResult = namedtuple("linalg_ldl_factor_ex", ["LD", "pivots", "info"])
+
+
+def _ldl_error(name: str, code: int) -> RuntimeError:
+    """torch's own message for a singular input (an internal assertion of its, as it is)."""
+    return RuntimeError('false INTERNAL ASSERT FAILED at "/__w/pytorch/pytorch/aten/src/ATen/'
+                        'native/BatchLinearAlgebra.cpp":1642, please report a bug to PyTorch. '
+                        f"torch.linalg.{name}: Unknown error code: {code}.")
+
+
+def ldl_factor_ex(A: Any, *, hermitian: bool = False, check_errors: bool = False,
+                  out: Any = None) -> Any:
+    """(LD, pivots, info): L and the blocks of D in one lower triangle, Bunch-Kaufman's
+    pivots (LAPACK's, 1-based, negative for a 2x2 block), info > 0 at a zero pivot."""
+    _tensors("linalg_ldl_factor_ex", A=A)
+    if out is not None:
+        return _out.call("linalg_ldl_factor_ex", ldl_factor_ex, (A,),
+                         {"hermitian": hermitian, "check_errors": check_errors}, out, outputs=3)
+    name = "torch.linalg.ldl_factor_ex"
+    _square(A, name)
+    if not A.dtype.is_floating_point:
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
+                           f"Got {_dtype_name(A.dtype)}")
+    matrices = A.detach().numpy().reshape((-1,) + tuple(A.shape[-2:]))
+    factors = [kernels.ldl_factor_matrix(matrix) for matrix in matrices]
+    batch = tuple(A.shape[:-2])
+    LD = np.stack([f[0] for f in factors]) if factors else np.zeros(matrices.shape, A.dtype.numpy)
+    pivots = np.stack([f[1] for f in factors]) if factors else np.zeros(matrices.shape[:-1],
+                                                                        np.int32)
+    info = np.array([f[2] for f in factors], dtype=np.int32)
+    if check_errors and info.any():
+        raise _ldl_error("ldl_factor_ex", int(info[info.nonzero()[0][0]]))
+    return _LdlFactorExResult(factories.tensor(LD.reshape(A.shape)),
+                              factories.tensor(pivots.reshape(batch + A.shape[-1:])),
+                              factories.tensor(info.reshape(batch)))
+
+
+def ldl_factor(A: Any, *, hermitian: bool = False, out: Any = None) -> Any:
+    """(LD, pivots), raising for a singular input as torch does."""
+    _tensors("linalg_ldl_factor", A=A)
+    if out is not None:
+        return _out.call("linalg_ldl_factor", ldl_factor, (A,), {"hermitian": hermitian}, out,
+                         outputs=2)
+    LD, pivots, info = ldl_factor_ex(A, hermitian=hermitian)
+    failed = info.numpy().reshape(-1).nonzero()[0]
+    if failed.size:
+        raise _ldl_error("ldl_factor", int(info.numpy().reshape(-1)[failed[0]]))
+    return _LdlFactorResult(LD, pivots)
+
+
+def ldl_solve(LD: Any, pivots: Any, B: Any, *, hermitian: bool = False, out: Any = None) -> Any:
+    """X with A X = B, from ldl_factor's (LD, pivots) of A."""
+    _tensors("linalg_ldl_solve", LD=LD, pivots=pivots, B=B)
+    if out is not None:
+        return _out.call("linalg_ldl_solve", ldl_solve, (LD, pivots, B),
+                         {"hermitian": hermitian}, out)
+    name = "torch.linalg.ldl_solve"
+    if B.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(B.ndim, 1)},"
+                         f" {max(B.ndim, 1) - 1}], but got -2)")
+    _square(LD, name)
+    if pivots.dtype.is_floating_point or pivots.dtype == dtypes.bool_:
+        raise RuntimeError(f"{name}: Expected pivots to be integers. Got "
+                           f"{_dtype_name(pivots.dtype)}")
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+        raise RuntimeError(f"{name}: Expected LD.shape[:-1] and pivots.shape to be the same, "
+                           f"but got pivots with shape {list(pivots.shape)} instead")
+    if B.dtype != LD.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_dtype_name(B.dtype)} and A of type {_dtype_name(LD.dtype)} "
+                           "instead.")
+    if B.shape[-2] != LD.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for {name}: each A matrix is "
+                           f"{LD.shape[-1]} by {LD.shape[-1]} but each b matrix is "
+                           f"{B.shape[-2]} by {B.shape[-1]}")
+    batch = np.broadcast_shapes(tuple(LD.shape[:-2]), tuple(B.shape[:-2]))
+    n, columns = LD.shape[-1], B.shape[-1]
+    factors = np.broadcast_to(LD.detach().numpy(), batch + (n, n)).reshape(-1, n, n)
+    pivot_rows = np.broadcast_to(pivots.numpy(), batch + (n,)).reshape(-1, n)
+    rights = np.broadcast_to(B.detach().numpy(), batch + (n, columns)).reshape(-1, n, columns)
+    solved = [kernels.ldl_solve_matrix(f, p, b) for f, p, b in zip(factors, pivot_rows, rights,
+                                                                    strict=True)]
+    result = np.stack(solved) if solved else np.zeros(rights.shape, LD.dtype.numpy)
+    return factories.tensor(result.reshape(batch + (n, columns)))
 
 
 def __getattr__(name: str) -> Any:

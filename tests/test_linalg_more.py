@@ -248,3 +248,51 @@ def test_binary_ops_refuse_shapes_that_do_not_broadcast(op: str) -> None:
     _same_error(lambda lib, a, b: getattr(lib, op)(a, b), _data(4), _data(3, 3))
     _same_error(lambda lib, a, b: getattr(lib, op)(a, b), _data(4).astype(np.float32),
                 _data(2))
+
+
+def _symmetric(*shape: int, seed: int = 0) -> np.ndarray:
+    A = _data(*shape, seed=seed)
+    return A + np.swapaxes(A, -1, -2)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_ldl_factor_and_solve(seed: int) -> None:
+    n = 2 + seed % 6
+    A = _symmetric(3, n, n, seed=seed)
+    if seed % 3 == 0:  # small diagonals: 2x2 pivots
+        A[..., np.arange(n), np.arange(n)] *= 0.01
+    B = _data(3, n, 2, seed=seed + 50)
+    results = []
+    for lib in (runtime, torch):
+        LD, pivots, info = lib.linalg.ldl_factor_ex(lib.tensor(A))
+        X = lib.linalg.ldl_solve(LD, pivots, lib.tensor(B))
+        results.append([t.numpy() for t in (LD, pivots, info, X)])
+    (LD, pivots, info, X), (tLD, tpivots, tinfo, tX) = results
+    np.testing.assert_array_equal(pivots, tpivots)
+    assert pivots.dtype == tpivots.dtype and info.dtype == tinfo.dtype
+    np.testing.assert_array_equal(info, tinfo)
+    np.testing.assert_allclose(LD, tLD, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(X, tX, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(np.einsum("bij,bjk->bik", A, X), B, atol=1e-9)
+
+
+def test_ldl_factor_named_results_singular_and_errors() -> None:
+    A = _symmetric(4, 4)
+    ours, theirs = runtime.linalg.ldl_factor(runtime.tensor(A)), torch.linalg.ldl_factor(
+        torch.tensor(A))
+    np.testing.assert_allclose(ours.LD.numpy(), theirs.LD.numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(ours.pivots.numpy(), theirs.pivots.numpy())
+    singular = np.zeros((3, 3))
+    np.testing.assert_array_equal(runtime.linalg.ldl_factor_ex(runtime.tensor(singular)).info,
+                                  torch.linalg.ldl_factor_ex(torch.tensor(singular)).info)
+    _same_error(lambda lib, A: lib.linalg.ldl_factor(A), singular)
+    _same_error(lambda lib, A: lib.linalg.ldl_factor_ex(A, check_errors=True), singular)
+    _same_error(lambda lib, A: lib.linalg.ldl_factor(A), _data(3))
+    _same_error(lambda lib, A: lib.linalg.ldl_factor(A), _data(3, 2))
+    _same_error(lambda lib, A: lib.linalg.ldl_factor(A), np.ones((2, 2), dtype=np.int64))
+    LD, pivots = torch.linalg.ldl_factor(torch.tensor(A))
+    for B, piv in ((_data(4), pivots), (_data(4, 1).astype(np.float32), pivots),
+                   (_data(4, 1), pivots[:3]), (_data(4, 1), pivots.float()),
+                   (_data(3, 1), pivots)):
+        _same_error(lambda lib, L, p, b: lib.linalg.ldl_solve(L, p, b), LD.numpy(),
+                    piv.numpy(), B)
