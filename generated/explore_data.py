@@ -3816,6 +3816,19 @@ NODES = {
             "self_": "tensor",
         },
     },
+    "NanToNumBackward0": {
+        "entry": "nan_to_num",
+        "schema": "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
+        "formulas": (
+            ("self", "grad * isfinite_mask(self)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * isfinite_mask(self_p)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
     "DiagonalBackward0": {
         "entry": "diagonal",
         "schema": "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)",

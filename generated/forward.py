@@ -269,6 +269,7 @@ __all__ = [
     "xlogy_Scalar_Other",
     "special_xlog1py_self_scalar",
     "special_xlog1py_other_scalar",
+    "nan_to_num",
     "diagonal",
     "diagonal_backward",
     "diag_embed",
@@ -2787,6 +2788,15 @@ def special_xlog1py_other_scalar(self_p, self_t, other, result):
     result: auto_element_wise, from self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
     """
     return ops.special_xlog1py(self_t, other) if other > -1.0 else ops.masked_fill(ops.special_xlog1py(self_t, other), self_p == 0.0, 0.0)
+
+
+def nan_to_num(self_p, self_t, nan, posinf, neginf, result):
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+
+    derivatives.yaml, entry nan_to_num
+    result: auto_element_wise, from self: grad * isfinite_mask(self)
+    """
+    return self_t * manual.isfinite_mask(ops, self_p)
 
 
 def diagonal(self_p, self_t, offset, dim1, dim2, result):

@@ -276,6 +276,7 @@ __all__ = [
     "XlogyBackward2",
     "SpecialXlog1PyBackward1",
     "SpecialXlog1PyBackward2",
+    "NanToNumBackward0",
     "DiagonalBackward0",
     "DiagonalBackwardBackward0",
     "DiagEmbedBackward0",
@@ -8213,6 +8214,33 @@ class SpecialXlog1PyBackward2(Node):
         # self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.special_xlog1py(grad, other) if other > -1.0 else ops.masked_fill(ops.special_xlog1py(grad, other), self_ == 0.0, 0.0)
+        return grad_inputs
+
+
+class NanToNumBackward0(Node):
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+
+    derivatives.yaml, entry nan_to_num
+    self: grad * isfinite_mask(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * isfinite_mask(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * manual.isfinite_mask(ops, self_)
         return grad_inputs
 
 

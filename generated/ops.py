@@ -201,6 +201,7 @@ from generated.functions import (
     NanmedianBackward0,
     NanmedianBackward1,
     NansumBackward0,
+    NanToNumBackward0,
     NarrowCopyBackward0,
     NativeBatchNormBackward0,
     NativeDropoutBackward0,
@@ -585,6 +586,8 @@ __all__ = [
     "mul",
     "mv",
     "mvlgamma",
+    "nan_to_num",
+    "nan_to_num_",
     "nanmedian",
     "nansum",
     "narrow_copy",
@@ -10965,6 +10968,58 @@ def special_xlog1py_other_scalar(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
+def nan_to_num(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+
+    derivatives.yaml, entry nan_to_num
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nan_to_num, (self_, nan, posinf, neginf), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs:
+        self_, nan, posinf, neginf = _arguments.bind(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), kwargs)
+    result = recording.wrap(kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
+    if recording.compute_requires_grad(self_):
+        grad_fn = NanToNumBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nan_to_num(self_, forward_grad.tangent(self_), nan, posinf, neginf, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def nan_to_num_(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
+    """In-place nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+
+    derivatives.yaml, entry nan_to_num
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nan_to_num_, (self_, nan, posinf, neginf), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs:
+        self_, nan, posinf, neginf = _arguments.bind(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = NanToNumBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.nan_to_num(original_self, forward_grad.tangent(self_), nan, posinf, neginf, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def special_airy_ai(x=MISSING, **kwargs):
     """special_airy_ai(Tensor x) -> Tensor
 
@@ -15790,6 +15845,12 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("other", "Scalar"),
     )),
+    "nan_to_num": Overload(nan_to_num, kernels.nan_to_num, "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("nan", "float?", has_default=True),
+        Param("posinf", "float?", has_default=True),
+        Param("neginf", "float?", has_default=True),
+    )),
     "special_airy_ai": Overload(special_airy_ai, kernels.special_airy_ai, "special_airy_ai(Tensor x) -> Tensor", (
         Param("x", "Tensor"),
     )),
@@ -17232,6 +17293,9 @@ BY_NAME = {
     "logit": (
         OVERLOADS["logit"],
     ),
+    "nan_to_num": (
+        OVERLOADS["nan_to_num"],
+    ),
     "special_airy_ai": (
         OVERLOADS["special_airy_ai"],
     ),
@@ -17859,6 +17923,9 @@ BY_NAME = {
     ),
     "logit_": (
         OVERLOADS["logit"]._replace(wrapper=logit_, kernel=None),
+    ),
+    "nan_to_num_": (
+        OVERLOADS["nan_to_num"]._replace(wrapper=nan_to_num_, kernel=None),
     ),
     "index_fill_": (
         OVERLOADS["index_fill.int_Scalar"]._replace(wrapper=index_fill_int_Scalar_, kernel=None),

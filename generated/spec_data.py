@@ -943,6 +943,9 @@ FORMULAS = {
     "SpecialXlog1PyBackward2": {
         0: "self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)",
     },
+    "NanToNumBackward0": {
+        0: "self: grad * isfinite_mask(self)",
+    },
     "DiagonalBackward0": {
         0: "self: diagonal_backward(grad, self.shape, offset, dim1, dim2)",
     },

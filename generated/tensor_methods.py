@@ -1499,6 +1499,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "mvlgamma")
             raise
 
+    def nan_to_num(self, nan=None, posinf=None, neginf=None, **kwargs):
+        """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.nan_to_num, (self, nan, posinf, neginf,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.nan_to_num(self, nan, posinf, neginf) if not kwargs else ops.nan_to_num(self, nan, posinf, neginf, **_arguments.method_keywords("nan_to_num", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "nan_to_num")
+            raise
+
     def nanmedian(self, *args, **kwargs):
         """nanmedian(Tensor self) -> Tensor
         nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -3021,6 +3033,18 @@ class TensorMethods:
             return ops.mvlgamma_(self, p) if not kwargs else ops.mvlgamma_(self, p, **_arguments.method_keywords("mvlgamma", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "mvlgamma_")
+            raise
+
+    def nan_to_num_(self, nan=None, posinf=None, neginf=None, **kwargs):
+        """In-place nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.nan_to_num_, (self, nan, posinf, neginf,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.nan_to_num_(self, nan, posinf, neginf) if not kwargs else ops.nan_to_num_(self, nan, posinf, neginf, **_arguments.method_keywords("nan_to_num", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "nan_to_num_")
             raise
 
     def neg_(self):

@@ -44,8 +44,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          predicates, random_ops, other_names,
                                          tensor_attributes, tensor_functions: sets the op methods on
                                          Tensor
-    nn, optim, linalg, special           composite, generated.ops, factories, _tensor,
-                                         random (special also out)
+    nn, optim, linalg, special, fft      composite, generated.ops, factories, _tensor,
+                                         random (special, fft also out)
     utils (torch.utils.data),            random_ops, factories, generated.ops, nn,
     serialization (save, load)           dtypes, _tensor
     func                                 autograd, forward_grad, generated.ops, factories,
@@ -85,6 +85,7 @@ from runtime import (
     cuda,
     distributions,  # torch.distributions
     dtypes,
+    fft,  # torch.fft: the frequencies and shifts (no complex dtypes, so no transforms yet)
     func,
     linalg,
     methods,  # noqa: F401 - imported to set the op methods on Tensor
@@ -203,7 +204,7 @@ __all__ = [
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
-    "compile", "compiler", "thread_safe_generator", "overrides", "special",
+    "compile", "compiler", "thread_safe_generator", "overrides", "special", "fft",
     "distributions", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
     "_dirichlet_grad", "binomial", "poisson", "backends", "use_deterministic_algorithms",
     "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",

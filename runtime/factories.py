@@ -218,6 +218,8 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
     Python floats become `dtype` when one is asked for (so float64 data keeps its
     precision), else the default dtype. Data numpy cannot make a number array of (ragged
     lists, None, strings) gets torch's own message (`_check_data`)."""
+    if isinstance(data, np.generic) and data.dtype.kind in "biuf":
+        data = np.asarray(data)  # a numpy scalar keeps its dtype, as an array does
     if isinstance(data, np.ndarray):
         if data.dtype.kind == "f" and data.dtype.itemsize > 8:
             raise TypeError(f"gradgen has no dtype for numpy {data.dtype}")

@@ -270,6 +270,9 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
     token = _set_state(_QUIET)
     try:
         result = ufunc(a, b)
+    except ValueError:  # shapes that do not broadcast: torch's error, not numpy's
+        broadcast_shapes(np.shape(a), np.shape(b))
+        raise
     finally:
         _reset_state(token)
     return result if type(result) is np.ndarray and result.dtype == a.dtype \
@@ -774,9 +777,11 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 
 def _compare(function: Any, self: Any, other: Any) -> np.ndarray:
     a, b = _binary(self, other)
-    if np.shape(a) != np.shape(b):
-        broadcast_shapes(np.shape(a), np.shape(b))  # torch's error for shapes that don't match
-    return _array(function(a, b), np.bool_)
+    try:
+        return _array(function(a, b), np.bool_)
+    except ValueError:  # shapes that do not broadcast: torch's error, not numpy's
+        broadcast_shapes(np.shape(a), np.shape(b))
+        raise
 
 
 def eq_Scalar(self, other):
@@ -4855,6 +4860,136 @@ def special_legendre_polynomial_p_x_scalar(x, n):
 
 def special_legendre_polynomial_p_n_scalar(x, n):
     return special_legendre_polynomial_p(x, n)
+
+
+# -- LDL^T with Bunch-Kaufman pivoting, as LAPACK's sytf2 / sytrs compute it (lower) --------
+# (helper "special": torch.linalg.ldl_factor(_ex) and ldl_solve, not ops of the spec)
+
+_BUNCH_KAUFMAN_ALPHA = (1 + math.sqrt(17)) / 8
+
+
+def _ldl_pivot(A: np.ndarray, k: int) -> tuple[int, int]:
+    """(the row to swap with, 1 or 2: the size of the block; 0 for a zero column) for column
+    k, by Bunch and Kaufman's rule: a 1x1 pivot when the diagonal is large enough against
+    its column, else the largest off-diagonal's row, as a 1x1 or a 2x2 block."""
+    n = A.shape[0]
+    absakk = builtins.abs(A[k, k])
+    imax, colmax = k, 0.0
+    if k < n - 1:
+        imax = k + 1 + int(np.argmax(np.abs(A[k + 1:, k])))
+        colmax = builtins.abs(A[imax, k])
+    if builtins.max(absakk, colmax) == 0 or math.isnan(absakk):
+        return k, 0
+    if absakk >= _BUNCH_KAUFMAN_ALPHA * colmax:
+        return k, 1
+    rowmax = float(np.max(np.abs(A[imax, k:imax])))
+    if imax < n - 1:
+        rowmax = builtins.max(rowmax, float(np.max(np.abs(A[imax + 1:, imax]))))
+    if absakk >= _BUNCH_KAUFMAN_ALPHA * colmax * (colmax / rowmax):
+        return k, 1
+    if builtins.abs(A[imax, imax]) >= _BUNCH_KAUFMAN_ALPHA * rowmax:
+        return imax, 1
+    return imax, 2
+
+
+def _ldl_swap(A: np.ndarray, k: int, kk: int, kp: int, step: int) -> None:
+    """Rows and columns kk and kp of the trailing (lower) block exchanged."""
+    A[kp + 1:, [kk, kp]] = A[kp + 1:, [kp, kk]]
+    between = A[kk + 1:kp, kk].copy()
+    A[kk + 1:kp, kk] = A[kp, kk + 1:kp]
+    A[kp, kk + 1:kp] = between
+    A[kk, kk], A[kp, kp] = A[kp, kp], A[kk, kk]
+    if step == 2:
+        A[k + 1, k], A[kp, k] = A[kp, k], A[k + 1, k]
+
+
+def _ldl_eliminate(A: np.ndarray, k: int, step: int) -> None:
+    """The trailing block updated by the 1x1 or 2x2 pivot at k, the multipliers stored in its
+    column(s)."""
+    n = A.shape[0]
+    if step == 1:
+        if k < n - 1:
+            d11 = 1 / A[k, k]
+            x = A[k + 1:, k].copy()
+            for j in range(k + 1, n):  # the lower triangle, column by column
+                A[j:, j] += x[j - k - 1:] * (-d11 * x[j - k - 1])
+            A[k + 1:, k] *= d11
+        return
+    if k < n - 2:
+        d21 = A[k + 1, k]
+        d11, d22 = A[k + 1, k + 1] / d21, A[k, k] / d21
+        d21 = 1 / (d11 * d22 - 1) / d21
+        for j in range(k + 2, n):
+            wk = d21 * (d11 * A[j, k] - A[j, k + 1])
+            wkp1 = d21 * (d22 * A[j, k + 1] - A[j, k])
+            A[j:, j] = A[j:, j] - A[j:, k] * wk - A[j:, k + 1] * wkp1
+            A[j, k], A[j, k + 1] = wk, wkp1
+
+
+def ldl_factor_matrix(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(LD, pivots, info) of one symmetric matrix, read from its lower triangle: L (unit,
+    below the diagonal) and the 1x1 and 2x2 blocks of D in one matrix, LAPACK's 1-based
+    pivots (negative for a 2x2 block) and the first zero pivot (0 if none)."""
+    A = np.tril(matrix).astype(matrix.dtype, copy=True)
+    n = A.shape[0]
+    pivots = np.zeros(n, dtype=np.int32)
+    info, k = 0, 0
+    with silenced():
+        while k < n:
+            kp, step = _ldl_pivot(A, k)
+            if step == 0:  # a zero column: nothing to eliminate, the first one is info
+                info = info or k + 1
+                pivots[k] = k + 1
+                k += 1
+                continue
+            kk = k + step - 1
+            if kp != kk:
+                _ldl_swap(A, k, kk, kp, step)
+            _ldl_eliminate(A, k, step)
+            pivots[k:k + step] = kp + 1 if step == 1 else -(kp + 1)
+            k += step
+    return np.tril(A), pivots, info
+
+
+def ldl_solve_matrix(LD: np.ndarray, pivots: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """X with A X = B, A = P L D L^T P^T as ldl_factor_matrix gives it."""
+    X = B.astype(LD.dtype, copy=True)
+    n = LD.shape[0]
+    with silenced():
+        k = 0
+        while k < n:  # L D Y = P^T B
+            if pivots[k] > 0:
+                kp = pivots[k] - 1
+                X[[k, kp]] = X[[kp, k]]
+                X[k + 1:] -= np.outer(LD[k + 1:, k], X[k])
+                X[k] *= 1 / LD[k, k]
+                k += 1
+                continue
+            kp = -pivots[k] - 1
+            X[[k + 1, kp]] = X[[kp, k + 1]]
+            X[k + 2:] -= np.outer(LD[k + 2:, k], X[k])
+            X[k + 2:] -= np.outer(LD[k + 2:, k + 1], X[k + 1])
+            off = LD[k + 1, k]
+            first, second = LD[k, k] / off, LD[k + 1, k + 1] / off
+            denominator = first * second - 1
+            upper, lower = X[k] / off, X[k + 1] / off
+            X[k], X[k + 1] = (second * upper - lower) / denominator, \
+                (first * lower - upper) / denominator
+            k += 2
+        k = n - 1
+        while k >= 0:  # L^T P^T X = Y
+            if pivots[k] > 0:
+                X[k] -= LD[k + 1:, k] @ X[k + 1:]
+                kp = pivots[k] - 1
+                X[[k, kp]] = X[[kp, k]]
+                k -= 1
+                continue
+            X[k] -= LD[k + 1:, k] @ X[k + 1:]
+            X[k - 1] -= LD[k + 1:, k - 1] @ X[k + 1:]
+            kp = -pivots[k] - 1
+            X[[k, kp]] = X[[kp, k]]
+            k -= 2
+    return X
 
 
 # -- reductions, scans, indexing and shape (torch's spec, family 2) ----------------------------

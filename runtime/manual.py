@@ -924,6 +924,12 @@ def logit_backward(ops: Any, grad: Any, self: Any, eps: Any) -> Any:
     return ops.where(inside, grad / (self * (1.0 - self)), math.nan if eps is None else 0.0)
 
 
+def isfinite_mask(ops: Any, self: Any) -> Any:
+    """1 where self is finite, 0 at NaN and the infinities (torch's at::isfinite, as a mask
+    that multiplies): x == x is false at NaN, |x| < inf at the infinities."""
+    return ops.logical_and(self == self, ops.abs(self) < math.inf)
+
+
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"i0", "special_i0e"}))
 
 

@@ -35,11 +35,20 @@ __all__ = [
 
 def _with_out(function: Callable, name: str) -> Callable:
     """torch.special's `name`: `function`, with out= written as torch writes it
-    (runtime/out.py)."""
+    (runtime/out.py), and torch's name for itself (`special_erf()`) in the argument
+    errors that the op's binding raises under its own (`erf()`)."""
+    own = f"{getattr(function, '__name__', name).lstrip('_')}("
+
     def special(*args: Any, out: Any = None, **kwargs: Any) -> Any:
-        if out is None:
-            return function(*args, **kwargs)
-        return _out.call(f"special_{name}", function, args, kwargs, out)
+        try:
+            if out is None:
+                return function(*args, **kwargs)
+            return _out.call(f"special_{name}", function, args, kwargs, out)
+        except TypeError as error:
+            message = str(error)
+            if not message.startswith(own):
+                raise
+            raise TypeError(f"special_{name}(" + message.removeprefix(own)) from None
 
     special.__name__ = special.__qualname__ = name
     special.__doc__ = f"torch.special.{name}: {getattr(function, '__name__', name)} of the spec."
