@@ -272,3 +272,17 @@ def test_parametrization_errors() -> None:
                 messages.append(str(error).split("Linear")[0])
         return messages
     same(program)
+
+
+@pytest.mark.parametrize("shape, dim", [((3, 4), 0), ((3, 4), 1), ((2, 3, 4), 1),
+                                        ((2, 3, 4), -1), ((2, 3, 4), 2)])
+def test_norm_except_dim_and_weight_norm_function(shape: tuple, dim: int) -> None:
+    def program(lib: Any) -> list:
+        lib.manual_seed(0)
+        v = lib.randn(shape, requires_grad=True)
+        norms = lib.norm_except_dim(v, 2, dim)
+        g = (norms.detach() * 2).requires_grad_()
+        w = lib._weight_norm(v, g, dim)
+        w.pow(3).sum().backward()
+        return [norms, w, v.grad, g.grad, lib.norm_except_dim(v, 3, dim)]
+    compare(program)
