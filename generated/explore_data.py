@@ -2985,6 +2985,21 @@ NODES = {
             "self_": "tensor",
         },
     },
+    "WeightNormInterfaceBackward0": {
+        "entry": "_weight_norm_interface",
+        "schema": "_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)",
+        "formulas": (
+            ("v, g", "weight_norm_differentiable_backward(grad, v, g, result1, dim)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "v": "tensor",
+            "g": "tensor",
+            "result1": "output",
+            "dim": "value",
+        },
+    },
     "AcosBackward0": {
         "entry": "acos",
         "schema": "acos(Tensor self) -> Tensor",

@@ -332,6 +332,7 @@ from generated.functions import (
     VarMeanBackward0,
     VdotBackward0,
     ViewBackward0,
+    WeightNormInterfaceBackward0,
     WhereBackward0,
     XlogyBackward0,
     ZeroBackward0,
@@ -366,6 +367,7 @@ __all__ = [
     "_upsample_nearest_exact2d_backward",
     "_upsample_nearest_exact3d",
     "_upsample_nearest_exact3d_backward",
+    "_weight_norm_interface",
     "abs",
     "abs_",
     "acos",
@@ -7270,6 +7272,27 @@ def adaptive_max_pool2d_backward(grad_output, self_, indices):
     return result
 
 
+def _weight_norm_interface(v, g, dim=0):
+    """_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _weight_norm_interface
+    """
+    if not isinstance(v, Tensor) or not isinstance(g, Tensor):
+        v, g = _dispatch.check_arguments(OVERLOADS["_weight_norm_interface"], (v, g,))
+    result0, result1 = map(recording.wrap, kernels._weight_norm_interface(recording.data(v), recording.data(g), dim))
+    if recording.compute_requires_grad(v, g):
+        grad_fn = WeightNormInterfaceBackward0(recording.collect_next_edges(v, g))
+        grad_fn.v_ = SavedVariable(v, False)
+        grad_fn.g_ = SavedVariable(g, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        grad_fn.result1_ = SavedVariable(result1, True)
+    if forward_grad.enabled and forward_grad.any_tangent(v, g):
+        forward_grad.not_implemented("_weight_norm_interface")
+    return (result0, result1)
+
+
 def acos(self_):
     """acos(Tensor self) -> Tensor
 
@@ -11828,6 +11851,11 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("indices", "Tensor"),
     )),
+    "_weight_norm_interface": Overload(_weight_norm_interface, kernels._weight_norm_interface, "_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)", (
+        Param("v", "Tensor"),
+        Param("g", "Tensor"),
+        Param("dim", "int", has_default=True),
+    )),
     "acos": Overload(acos, kernels.acos, "acos(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
@@ -13038,6 +13066,9 @@ BY_NAME = {
     ),
     "adaptive_max_pool2d_backward": (
         OVERLOADS["adaptive_max_pool2d_backward"],
+    ),
+    "_weight_norm_interface": (
+        OVERLOADS["_weight_norm_interface"],
     ),
     "acos": (
         OVERLOADS["acos"],

@@ -1555,3 +1555,15 @@ def soft_margin_loss_double_backward_grad_output(ops: Any, grad: Any, grad_outpu
 
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"soft_margin_loss_backward"}))
+
+
+# -- weight normalisation (issue 28, helper nnB) ----------------------------------------------
+
+def weight_norm_differentiable_backward(ops: Any, grad: Any, v: Any, g: Any, norms: Any,
+                                        dim: int) -> tuple[Any, Any]:
+    """Gradients of w = g v / n (n = ||v|| over every dimension but `dim`) for v and g, with
+    s = sum(grad * v) over those dimensions: g / n * (grad - v s / n²) and s / n."""
+    axes = [d for d in range(v.ndim) if d != dim]
+    per_dim_sums = ops.sum(grad * v, axes, True)
+    grad_v = (g / norms) * (grad - v * (per_dim_sums / (norms * norms)))
+    return grad_v, per_dim_sums / norms
