@@ -2992,6 +2992,7 @@ NODES = {
             ("v, g", "weight_norm_differentiable_backward(grad, v, g, result1, dim)"),
         ),
         "result": (
+            ("result0", "weight_norm_jvp(v_p, g_p, v_t, g_t, result1, dim)", ""),
         ),
         "saved": {
             "v": "tensor",

@@ -7280,16 +7280,21 @@ def _weight_norm_interface(v, g, dim=0):
     if not isinstance(v, Tensor) or not isinstance(g, Tensor):
         v, g = _dispatch.check_arguments(OVERLOADS["_weight_norm_interface"], (v, g,))
     result0, result1 = map(recording.wrap, kernels._weight_norm_interface(recording.data(v), recording.data(g), dim))
-    if recording.compute_requires_grad(v, g):
+    needs_grad = recording.compute_requires_grad(v, g)
+    if needs_grad:
         grad_fn = WeightNormInterfaceBackward0(recording.collect_next_edges(v, g))
         grad_fn.v_ = SavedVariable(v, False)
         grad_fn.g_ = SavedVariable(g, False)
         grad_fn._saved_dim = dim
         recording.set_history(result0, grad_fn)
         recording.skip_output(result1, grad_fn)
-        grad_fn.result1_ = SavedVariable(result1, True)
     if forward_grad.enabled and forward_grad.any_tangent(v, g):
-        forward_grad.not_implemented("_weight_norm_interface")
+        with forward_grad.computing_tangents():
+            tangent = forward._weight_norm_interface(v, forward_grad.tangent(v), g, forward_grad.tangent(g), dim, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
     return (result0, result1)
 
 

@@ -1567,3 +1567,12 @@ def weight_norm_differentiable_backward(ops: Any, grad: Any, v: Any, g: Any, nor
     per_dim_sums = ops.sum(grad * v, axes, True)
     grad_v = (g / norms) * (grad - v * (per_dim_sums / (norms * norms)))
     return grad_v, per_dim_sums / norms
+
+
+def weight_norm_jvp(ops: Any, v_p: Any, g_p: Any, v_t: Any, g_t: Any, norms: Any,
+                    dim: int) -> Any:
+    """The tangent of w = g v / n: (g_t v + g v_t) / n - g v n_t / n², where
+    n_t = sum(v v_t) / n over every dimension but `dim`."""
+    axes = [d for d in range(v_p.ndim) if d != dim]
+    norms_t = ops.sum(v_p * v_t, axes, True) / norms
+    return (g_t * v_p + g_p * v_t) / norms - g_p * v_p * norms_t / (norms * norms)
