@@ -165,6 +165,19 @@ def test_orthogonal(rows: int, cols: int, orthogonal_map: Any) -> None:
     compare(program, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("rows, cols", [(5, 3), (3, 5), (4, 4)])
+def test_orthogonal_householder_without_trivialization(rows: int, cols: int) -> None:
+    def program(lib: Any) -> list:
+        lib.manual_seed(0)
+        module = lib.nn.utils.parametrizations.orthogonal(
+            lib.nn.Linear(cols, rows), orthogonal_map="householder", use_trivialization=False)
+        weight = module.weight
+        weight.pow(2).sum().backward()
+        original = module.parametrizations.weight.original
+        return [list(module.state_dict()), weight, original, original.grad]
+    compare(program, rtol=1e-4, atol=1e-5)
+
+
 def test_orthogonal_assignment_and_removal() -> None:
     def program(lib: Any) -> list:
         lib.manual_seed(1)
