@@ -299,3 +299,19 @@ def test_norm_except_dim_and_weight_norm_function(shape: tuple, dim: int) -> Non
         w.pow(3).sum().backward()
         return [norms, w, v.grad, g.grad, lib.norm_except_dim(v, 3, dim)]
     compare(program)
+
+
+def test_orthogonal_assignment_errors() -> None:
+    def program(lib: Any) -> list:
+        messages = []
+        module = lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(3, 3),
+                                                          use_trivialization=False)
+        other = lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(3, 3))
+        for call in (lambda: setattr(module, "weight", lib.eye(3)),
+                     lambda: setattr(other, "weight", lib.eye(4))):
+            try:
+                call()
+            except (NotImplementedError, ValueError) as error:
+                messages.append((type(error).__name__, str(error)))
+        return messages
+    same(program)
