@@ -152,7 +152,7 @@ __all__ = [
 ]
 
 # -- issue 28, helper nnB: torch.feature_dropout & co, pooling ----------------------------
-from runtime.nn.channel_dropout import (  # noqa: E402
+from runtime.nn.dropout_ops import (  # noqa: E402
     alpha_dropout,
     alpha_dropout_,
     feature_alpha_dropout,
