@@ -684,8 +684,7 @@ def _fractional_max_pool(input: Tensor, kernel_size: Any, output_size: Any,
     x = input if batched else input.unsqueeze(0)
     if samples is None:
         samples = random_ops.rand(x.shape[0], x.shape[1], dims, dtype=input.dtype)
-    if samples.shape[1] != x.shape[1]:
-        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    _check_samples(samples, x, dims)
     names = ("height", "width") if dims == 2 else ("time", "height", "width")
     for d, (size, out, pool) in enumerate(zip(x.shape[2:], outs, pools, strict=True)):
         if out + pool - 1 > size:
@@ -696,13 +695,26 @@ def _fractional_max_pool(input: Tensor, kernel_size: Any, output_size: Any,
     return (values, indices) if batched else (values.squeeze(0), indices.squeeze(0))
 
 
+def _check_samples(samples: Tensor, x: Tensor, dims: int) -> None:
+    """torch's checks of given _random_samples, in its order."""
+    if samples.ndim != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.ndim}")
+    if samples.shape[0] < x.shape[0]:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != x.shape[1]:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != dims:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {dims}; got "
+                           f"{samples.shape[2]}.")
+
+
 def _fractional_windows(x: Tensor, samples: Tensor, outs: tuple,
                         pools: tuple) -> tuple[Tensor, Tensor]:
     """The maximum of each window and its flat position; each (sample, channel) has
     windows of its own."""
     n, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
     dims = len(spatial)
-    draws = samples.detach().numpy()
+    draws = samples.detach().numpy()[:n]  # torch reads the first n when given more
     # torch's 2-d kernel reads its samples as (width, height), the 3-d one as (t, h, w)
     order = [1, 0] if dims == 2 else [0, 1, 2]
     flat = np.zeros((n, c, *outs, *pools), dtype=np.int64)
