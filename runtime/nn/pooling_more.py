@@ -1,15 +1,16 @@
 """More pooling, and sliding blocks: MaxPool3d, AvgPool3d, AdaptiveAvgPool3d,
-AdaptiveMaxPool3d, LPPool1d/2d/3d, MaxUnpool1d/2d/3d, Fold and Unfold, with their functional
-forms and the F.*_with_indices names.
+AdaptiveMaxPool3d, LPPool1d/2d/3d, MaxUnpool1d/2d/3d, FractionalMaxPool2d/3d, Fold and
+Unfold, with their functional forms and the F.*_with_indices names.
 
 torch runs each with a kernel of its own (MaxPool3DWithIndicesBackward0, Im2ColBackward0,
 ...). Here they are composites of the spec's ops, so autograd flows through them: a window
 of the input is a gather of its flattened elements (index_select) by a table of flat
 positions, one row per output cell, made with arange and integer ops (so that a compiled
 step makes it too), where a position outside the input (padding, or a short adaptive
-window) reads a filler appended after the last element (-inf for a maximum, 0 for a sum). Max pooling then takes max over the window (the first
-maximum in scan order, as torch's kernel), average pooling sums and divides by torch's
-divisor, fold adds the blocks back with index_add, max_unpool scatters.
+window) reads a filler appended after the last element (-inf for a maximum, 0 for a sum).
+Max pooling then takes max over the window (the first maximum in scan order, as torch's
+kernel), average pooling sums and divides by torch's divisor, fold adds the blocks back
+with index_add, max_unpool scatters.
 """
 
 from __future__ import annotations
