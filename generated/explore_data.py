@@ -3153,6 +3153,22 @@ NODES = {
             "self_": "tensor",
         },
     },
+    "WeightNormInterfaceBackward0": {
+        "entry": "_weight_norm_interface",
+        "schema": "_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)",
+        "formulas": (
+            ("v, g", "weight_norm_differentiable_backward(grad, v, g, result1, dim)"),
+        ),
+        "result": (
+            ("result0", "weight_norm_jvp(v_p, g_p, v_t, g_t, result1, dim)", ""),
+        ),
+        "saved": {
+            "v": "tensor",
+            "g": "tensor",
+            "result1": "output",
+            "dim": "value",
+        },
+    },
     "AcosBackward0": {
         "entry": "acos",
         "schema": "acos(Tensor self) -> Tensor",

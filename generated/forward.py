@@ -228,6 +228,7 @@ __all__ = [
     "_adaptive_avg_pool2d_backward",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
+    "_weight_norm_interface",
     "acos",
     "asin",
     "atan",
@@ -2401,6 +2402,16 @@ def adaptive_max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, i
     result: auto_linear
     """
     return ops.adaptive_max_pool2d_backward(grad_output_t, self_t, indices_p)
+
+
+def _weight_norm_interface(v_p, v_t, g_p, g_t, dim, result0, result1):
+    """_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _weight_norm_interface
+    result0: weight_norm_jvp(v_p, g_p, v_t, g_t, result1, dim)
+    """
+    result0_t = manual.weight_norm_jvp(ops, v_p, g_p, v_t, g_t, result1, dim)
+    return result0_t, None
 
 
 def acos(self_p, self_t, result):

@@ -227,6 +227,7 @@ __all__ = [
     "AdaptiveAvgPool2DBackwardBackward0",
     "AdaptiveMaxPool2DBackward0",
     "AdaptiveMaxPool2DBackwardBackward0",
+    "WeightNormInterfaceBackward0",
     "AcosBackward0",
     "AsinBackward0",
     "AtanBackward0",
@@ -6773,6 +6774,51 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class WeightNormInterfaceBackward0(Node):
+    """_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _weight_norm_interface
+    v, g: weight_norm_differentiable_backward(grad, v, g, result1, dim)
+    """
+
+    __slots__ = ("v_", "g_", "result1_", "_saved_dim")
+
+    @property
+    def _saved_v(self):
+        return self.v_.unpack()
+
+    @property
+    def _saved_g(self):
+        return self.g_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.v_.reset_data()
+        self.g_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        v = ops.unpack(self.v_, self)
+        g = ops.unpack(self.g_, self)
+        result1 = ops.unpack(self.result1_, self)
+        dim = self._saved_dim
+        grad_inputs = [None, None]
+        # v, g: weight_norm_differentiable_backward(grad, v, g, result1, dim)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.weight_norm_differentiable_backward(ops, grad, v, g, result1, dim)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
         return grad_inputs
 
 

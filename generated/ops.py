@@ -360,6 +360,7 @@ from generated.functions import (
     VarMeanBackward0,
     VdotBackward0,
     ViewBackward0,
+    WeightNormInterfaceBackward0,
     WhereBackward0,
     XlogyBackward0,
     XlogyBackward1,
@@ -397,6 +398,7 @@ __all__ = [
     "_upsample_nearest_exact2d_backward",
     "_upsample_nearest_exact3d",
     "_upsample_nearest_exact3d_backward",
+    "_weight_norm_interface",
     "abs",
     "abs_",
     "acos",
@@ -9119,6 +9121,36 @@ def adaptive_max_pool2d_backward(grad_output=MISSING, self_=MISSING, indices=MIS
     return result
 
 
+def _weight_norm_interface(v=MISSING, g=MISSING, dim=0, **kwargs):
+    """_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _weight_norm_interface
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_weight_norm_interface, (v, g, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(v, Tensor) or not isinstance(g, Tensor) or kwargs:
+        v, g, dim = _arguments.bind(OVERLOADS["_weight_norm_interface"], (v, g, dim,), kwargs)
+    result0, result1 = map(recording.wrap, kernels._weight_norm_interface(recording.data(v), recording.data(g), dim))
+    needs_grad = recording.compute_requires_grad(v, g)
+    if needs_grad:
+        grad_fn = WeightNormInterfaceBackward0(recording.collect_next_edges(v, g))
+        grad_fn.v_ = SavedVariable(v, False)
+        grad_fn.g_ = SavedVariable(g, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(v, g):
+        with forward_grad.computing_tangents():
+            tangent = forward._weight_norm_interface(v, forward_grad.tangent(v), g, forward_grad.tangent(g), dim, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
 def acos(self_=MISSING, **kwargs):
     """acos(Tensor self) -> Tensor
 
@@ -15676,6 +15708,11 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("indices", "Tensor"),
     )),
+    "_weight_norm_interface": Overload(_weight_norm_interface, kernels._weight_norm_interface, "_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)", (
+        Param("v", "Tensor"),
+        Param("g", "Tensor"),
+        Param("dim", "int", has_default=True),
+    )),
     "acos": Overload(acos, kernels.acos, "acos(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
@@ -17157,6 +17194,9 @@ BY_NAME = {
     ),
     "adaptive_max_pool2d_backward": (
         OVERLOADS["adaptive_max_pool2d_backward"],
+    ),
+    "_weight_norm_interface": (
+        OVERLOADS["_weight_norm_interface"],
     ),
     "acos": (
         OVERLOADS["acos"],

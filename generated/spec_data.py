@@ -783,6 +783,10 @@ FORMULAS = {
         0: "grad_output: max_pool_double_backward(grad, indices, 2)",
         1: "self: zeros_like(self)",
     },
+    "WeightNormInterfaceBackward0": {
+        0: "v: weight_norm_differentiable_backward(grad, v, g, result1, dim)",
+        1: "g: weight_norm_differentiable_backward(grad, v, g, result1, dim)",
+    },
     "AcosBackward0": {
         0: "self: grad * -((-self * self + 1).rsqrt())",
     },

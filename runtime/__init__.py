@@ -220,7 +220,7 @@ from runtime.nn.torch_functions import *  # noqa: E402, F403
 __all__ += _nn_torch_functions.__all__
 
 # -- issue 28, helper nnB: torch.feature_dropout & co, pooling ----------------------------
-from runtime.nn.channel_dropout import (  # noqa: E402
+from runtime.nn.dropout_ops import (  # noqa: E402
     alpha_dropout,
     alpha_dropout_,
     feature_alpha_dropout,
@@ -232,10 +232,13 @@ from runtime.nn.pooling_more import (  # noqa: E402
     adaptive_max_pool1d_with_indices as adaptive_max_pool1d,
 )
 from runtime.nn.pooling_more import max_pool1d_with_indices, max_pool3d  # noqa: E402
+from runtime.nn.utils.weight_norm import _weight_norm as _weight_norm  # noqa: E402
+from runtime.nn.utils.weight_norm import norm_except_dim  # noqa: E402
 
 __all__ += ["alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
             "feature_alpha_dropout_", "feature_dropout", "feature_dropout_",
-            "adaptive_max_pool1d", "max_pool1d_with_indices", "max_pool3d"]
+            "adaptive_max_pool1d", "max_pool1d_with_indices", "max_pool3d",
+            "norm_except_dim"]
 # -- end of nnB's block ---------------------------------------------------------------------
 
 

@@ -79,6 +79,13 @@ TORCH_MODULES: dict[str, str] = {
     # torch.backends: the flags of a CPU-only torch
     **{f"torch.backends{name}": f"runtime.backends{name}" for name in (
         "", ".cpu", ".cuda", ".cudnn", ".mkl", ".mkldnn", ".mps", ".openmp", ".opt_einsum")},
+    # issue 28, helper nnB: nn.utils' modules
+    "torch.nn.utils.fusion": "runtime.nn.utils.fusion",
+    "torch.nn.utils.parametrizations": "runtime.nn.utils.parametrizations",
+    "torch.nn.utils.parametrize": "runtime.nn.utils.parametrize",
+    "torch.nn.utils.prune": "runtime.nn.utils.prune",
+    "torch.nn.utils.rnn": "runtime.nn.utils.rnn",
+    "torch.nn.utils.stateless": "runtime.nn.utils.stateless",
 }
 
 _GRADGEN_NAMES = {gradgen: torch for torch, gradgen in TORCH_MODULES.items()}

@@ -6641,3 +6641,16 @@ def hardswish_backward(grad_output, self):
     inside = grad_output * (self / 3 + 0.5)
     return _array(np.where(self <= -3, 0, np.where(self < 3, inside, grad_output)),
                   grad_output.dtype)
+
+
+# -- weight normalisation (issue 28, helper nnB) ----------------------------------------------
+
+@silent
+def _weight_norm_interface(v, g, dim=0):
+    """(g * v / ||v||, ||v||): the 2-norm over every dimension but `dim` (0 or the last),
+    kept as a size-1 dimension so that it broadcasts against v."""
+    if dim not in (0, v.ndim - 1):
+        raise RuntimeError("fused kernels can only be applied for first or last dim")
+    axes = tuple(d for d in range(v.ndim) if d != dim)
+    norms = np.sqrt(np.sum(v * v, axis=axes, keepdims=True))
+    return _array(v * (g / norms), v.dtype), _array(norms, v.dtype)

@@ -1598,3 +1598,24 @@ def soft_margin_loss_double_backward_grad_output(ops: Any, grad: Any, grad_outpu
 
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"soft_margin_loss_backward"}))
+
+
+# -- weight normalisation (issue 28, helper nnB) ----------------------------------------------
+
+def weight_norm_differentiable_backward(ops: Any, grad: Any, v: Any, g: Any, norms: Any,
+                                        dim: int) -> tuple[Any, Any]:
+    """Gradients of w = g v / n (n = ||v|| over every dimension but `dim`) for v and g, with
+    s = sum(grad * v) over those dimensions: g / n * (grad - v s / n²) and s / n."""
+    axes = [d for d in range(v.ndim) if d != dim]
+    per_dim_sums = ops.sum(grad * v, axes, True)
+    grad_v = (g / norms) * (grad - v * (per_dim_sums / (norms * norms)))
+    return grad_v, per_dim_sums / norms
+
+
+def weight_norm_jvp(ops: Any, v_p: Any, g_p: Any, v_t: Any, g_t: Any, norms: Any,
+                    dim: int) -> Any:
+    """The tangent of w = g v / n: (g_t v + g v_t) / n - g v n_t / n², where
+    n_t = sum(v v_t) / n over every dimension but `dim`."""
+    axes = [d for d in range(v_p.ndim) if d != dim]
+    norms_t = ops.sum(v_p * v_t, axes, True) / norms
+    return (g_t * v_p + g_p * v_t) / norms - g_p * v_p * norms_t / (norms * norms)

@@ -118,3 +118,17 @@ def test_container() -> None:
         container = lib.nn.Container(first=lib.nn.Linear(2, 2), second=lib.nn.ReLU())
         return [repr(container), list(container.state_dict())]
     same(program)  # with the FutureWarning
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"dtype": "float64", "device": "cpu"}, {"factory_kwargs": {"dtype": 2}, "device": "cpu"},
+    {"dtype": 1, "factory_kwargs": {"dtype": 2}}, {"foo": 1}, None, {},
+])
+def test_factory_kwargs(kwargs: Any) -> None:
+    same(lambda lib: lib.nn.factory_kwargs(kwargs))
+
+
+def test_rnn_cell_base_is_exported() -> None:
+    same(lambda lib: [lib.nn.RNNCellBase.__name__,
+                      issubclass(lib.nn.GRUCell, lib.nn.RNNCellBase),
+                      issubclass(lib.nn.RNNCellBase, lib.nn.Module)])

@@ -174,7 +174,9 @@ def test_fractional_max_pool_with_given_samples() -> None:
             x, 2, (3, 4), None, True, samples)
         layer = lib.nn.FractionalMaxPool2d(2, output_size=(3, 4), return_indices=True,
                                            _random_samples=samples)
-        return [values, indices, *layer(x), list(layer.state_dict()), repr(layer)]
+        more = lib.nn.functional.fractional_max_pool2d(x, 2, (3, 4), _random_samples=lib.cat(
+            [samples, lib.rand(2, 2, 2)]))
+        return [values, indices, *layer(x), list(layer.state_dict()), repr(layer), more]
     close(program)
 
 
@@ -190,6 +192,12 @@ def test_fractional_max_pool_with_given_samples() -> None:
         lib.randn(1, 1, 9, 9), 2, output_size=3, _random_samples=lib.rand(1, 2, 2)),
     lambda lib: lib.nn.functional.fractional_max_pool2d(lib.randn(1, 1, 9, 9), 2,
                                                         output_ratio=0.5),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(
+        lib.randn(2, 3, 8, 8), 2, output_size=4, _random_samples=lib.rand(1, 3, 2)),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(
+        lib.randn(2, 3, 8, 8), 2, output_size=4, _random_samples=lib.rand(2, 3, 3)),
+    lambda lib: lib.nn.functional.fractional_max_pool2d(
+        lib.randn(2, 3, 8, 8), 2, output_size=4, _random_samples=lib.rand(2, 3)),
     lambda lib: lib.nn.FractionalMaxPool2d(2),
     lambda lib: lib.nn.FractionalMaxPool2d(2, 3, 0.5),
     lambda lib: lib.nn.FractionalMaxPool3d(2, output_ratio=1.5),

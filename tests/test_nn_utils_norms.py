@@ -165,6 +165,19 @@ def test_orthogonal(rows: int, cols: int, orthogonal_map: Any) -> None:
     compare(program, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("rows, cols", [(5, 3), (3, 5), (4, 4)])
+def test_orthogonal_householder_without_trivialization(rows: int, cols: int) -> None:
+    def program(lib: Any) -> list:
+        lib.manual_seed(0)
+        module = lib.nn.utils.parametrizations.orthogonal(
+            lib.nn.Linear(cols, rows), orthogonal_map="householder", use_trivialization=False)
+        weight = module.weight
+        weight.pow(2).sum().backward()
+        original = module.parametrizations.weight.original
+        return [list(module.state_dict()), weight, original, original.grad]
+    compare(program, rtol=1e-4, atol=1e-5)
+
+
 def test_orthogonal_assignment_and_removal() -> None:
     def program(lib: Any) -> list:
         lib.manual_seed(1)
@@ -270,5 +283,35 @@ def test_parametrization_errors() -> None:
                 call()
             except ValueError as error:
                 messages.append(str(error).split("Linear")[0])
+        return messages
+    same(program)
+
+
+@pytest.mark.parametrize("shape, dim", [((3, 4), 0), ((3, 4), 1), ((2, 3, 4), 1),
+                                        ((2, 3, 4), -1), ((2, 3, 4), 2)])
+def test_norm_except_dim_and_weight_norm_function(shape: tuple, dim: int) -> None:
+    def program(lib: Any) -> list:
+        lib.manual_seed(0)
+        v = lib.randn(shape, requires_grad=True)
+        norms = lib.norm_except_dim(v, 2, dim)
+        g = (norms.detach() * 2).requires_grad_()
+        w = lib._weight_norm(v, g, dim)
+        w.pow(3).sum().backward()
+        return [norms, w, v.grad, g.grad, lib.norm_except_dim(v, 3, dim)]
+    compare(program)
+
+
+def test_orthogonal_assignment_errors() -> None:
+    def program(lib: Any) -> list:
+        messages = []
+        module = lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(3, 3),
+                                                          use_trivialization=False)
+        other = lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(3, 3))
+        for call in (lambda: setattr(module, "weight", lib.eye(3)),
+                     lambda: setattr(other, "weight", lib.eye(4))):
+            try:
+                call()
+            except (NotImplementedError, ValueError) as error:
+                messages.append((type(error).__name__, str(error)))
         return messages
     same(program)

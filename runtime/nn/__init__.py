@@ -116,6 +116,7 @@ from runtime.nn.channel_dropout import (  # noqa: E402
     FeatureAlphaDropout,
 )
 from runtime.nn.container import Container  # noqa: E402
+from runtime.nn.kwargs import factory_kwargs  # noqa: E402
 from runtime.nn.lazy import (  # noqa: E402
     LazyBatchNorm1d,
     LazyBatchNorm2d,
@@ -165,9 +166,11 @@ from runtime.nn.pooling_more import (  # noqa: E402
     MaxUnpool3d,
     Unfold,
 )
+from runtime.nn.rnn import RNNCellBase  # noqa: E402
 
 __all__ += [
-    "Buffer", "Container", "UninitializedBuffer", "UninitializedParameter", "LazyBatchNorm1d",
+    "factory_kwargs", "RNNCellBase", "Buffer", "Container", "UninitializedBuffer",
+    "UninitializedParameter", "LazyBatchNorm1d",
     "LazyBatchNorm2d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
     "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyLinear", "AdaptiveAvgPool3d",
     "AdaptiveMaxPool3d", "AvgPool3d", "Fold", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool3d",

@@ -1,7 +1,6 @@
 """Dropout of whole channels and alpha dropout: Dropout1d/2d/3d, AlphaDropout,
 FeatureAlphaDropout and their functional forms (dropout1d/2d/3d, alpha_dropout,
-feature_alpha_dropout, and torch's feature_dropout, alpha_dropout, feature_alpha_dropout
-with their in-place forms).
+feature_alpha_dropout); torch's own torch.feature_dropout & co are in dropout_ops.py.
 
 The noise is drawn as torch's CPU path draws it: an uninitialised tensor, one element per
 element of the input (alpha dropout) or per (sample, channel) pair with ones for the
@@ -24,9 +23,7 @@ from runtime.nn.module import Module
 
 __all__ = [
     "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
-    "alpha_dropout", "alpha_dropout_", "dropout1d", "dropout2d", "dropout3d",
-    "feature_alpha_dropout", "feature_alpha_dropout_", "feature_dropout", "feature_dropout_",
-    "functional_alpha_dropout", "functional_feature_alpha_dropout",
+    "alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
 ]
 
 # -alpha * scale of SELU: the value alpha dropout gives the elements it drops.
@@ -65,70 +62,17 @@ def _dropout_impl(input: Tensor, p: float, train: bool, feature: bool, alpha: bo
     return input.mul_(noise).add_(b) if inplace else (input * noise).add_(b)
 
 
-# -- torch.* forms (torch.feature_dropout(input, p, train), ...) ----------------------------
-
-def feature_dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    """Zero whole channels (dimension 1) with probability p, scale the rest by 1/(1-p)."""
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(feature_dropout, (input, p, train), {})
-        if heard is not _modes.PASS:
-            return heard
-    return _dropout_impl(input, p, train, True, False, False)
-
-
-def feature_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(feature_dropout_, (input, p, train), {})
-        if heard is not _modes.PASS:
-            return heard
-    return _dropout_impl(input, p, train, True, False, True)
-
-
-def alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    """Alpha dropout of each element (torch.alpha_dropout; F.alpha_dropout below)."""
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(alpha_dropout, (input, p, train), {})
-        if heard is not _modes.PASS:
-            return heard
-    return _dropout_impl(input, p, train, False, True, False)
-
-
-def alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(alpha_dropout_, (input, p, train), {})
-        if heard is not _modes.PASS:
-            return heard
-    return _dropout_impl(input, p, train, False, True, True)
-
-
-def feature_alpha_dropout(input: Tensor, p: float, train: bool) -> Tensor:
-    """Alpha dropout of whole channels (torch.feature_alpha_dropout)."""
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(feature_alpha_dropout, (input, p, train), {})
-        if heard is not _modes.PASS:
-            return heard
-    return _dropout_impl(input, p, train, True, True, False)
-
-
-def feature_alpha_dropout_(input: Tensor, p: float, train: bool) -> Tensor:
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(feature_alpha_dropout_, (input, p, train), {})
-        if heard is not _modes.PASS:
-            return heard
-    return _dropout_impl(input, p, train, True, True, True)
-
-
 # -- torch.nn.functional forms ---------------------------------------------------------------
 
-def functional_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
-                             inplace: bool = False) -> Tensor:
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
     """F.alpha_dropout: note its training defaults to False, as torch's does."""
     _check_p(p)
     return _dropout_impl(input, p, training, False, True, inplace)
 
 
-def functional_feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
-                                     inplace: bool = False) -> Tensor:
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
     """F.feature_alpha_dropout (training defaults to False, as torch's)."""
     _check_p(p)
     return _dropout_impl(input, p, training, True, True, inplace)
@@ -246,11 +190,11 @@ class AlphaDropout(_DropoutNd):
     """Dropout that keeps SELU's self-normalising mean and variance."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return functional_alpha_dropout(input, self.p, self.training)
+        return alpha_dropout(input, self.p, self.training)
 
 
 class FeatureAlphaDropout(_DropoutNd):
     """Alpha dropout of whole channels."""
 
     def forward(self, input: Tensor) -> Any:
-        return functional_feature_alpha_dropout(input, self.p, self.training)
+        return feature_alpha_dropout(input, self.p, self.training)

@@ -102,12 +102,12 @@ __all__ = [
 ]
 
 # -- issue 28, helper nnB: channel and alpha dropout, pooling, fold/unfold ------------------
-from runtime.nn.channel_dropout import dropout1d, dropout2d, dropout3d  # noqa: E402
 from runtime.nn.channel_dropout import (  # noqa: E402
-    functional_alpha_dropout as alpha_dropout,
-)
-from runtime.nn.channel_dropout import (  # noqa: E402
-    functional_feature_alpha_dropout as feature_alpha_dropout,
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
 )
 from runtime.nn.pooling_more import (  # noqa: E402
     adaptive_avg_pool3d,

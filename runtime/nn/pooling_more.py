@@ -1,20 +1,20 @@
 """More pooling, and sliding blocks: MaxPool3d, AvgPool3d, AdaptiveAvgPool3d,
-AdaptiveMaxPool3d, LPPool1d/2d/3d, MaxUnpool1d/2d/3d, Fold and Unfold, with their functional
-forms and the F.*_with_indices names.
+AdaptiveMaxPool3d, LPPool1d/2d/3d, MaxUnpool1d/2d/3d, FractionalMaxPool2d/3d, Fold and
+Unfold, with their functional forms and the F.*_with_indices names.
 
 torch runs each with a kernel of its own (MaxPool3DWithIndicesBackward0, Im2ColBackward0,
 ...). Here they are composites of the spec's ops, so autograd flows through them: a window
 of the input is a gather of its flattened elements (index_select) by a table of flat
-positions computed once with numpy, one row per output cell, where a position outside the
-input (padding, or a short adaptive window) reads a filler appended after the last element
-(-inf for a maximum, 0 for a sum). Max pooling then takes max over the window (the first
-maximum in scan order, as torch's kernel), average pooling sums and divides by torch's
-divisor, fold adds the blocks back with index_add, max_unpool scatters.
+positions, one row per output cell, made with arange and integer ops (so that a compiled
+step makes it too), where a position outside the input (padding, or a short adaptive
+window) reads a filler appended after the last element (-inf for a maximum, 0 for a sum).
+Max pooling then takes max over the window (the first maximum in scan order, as torch's
+kernel), average pooling sums and divides by torch's divisor, fold adds the blocks back
+with index_add, max_unpool scatters.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -55,29 +55,32 @@ def _tuple(value: Any, n: int) -> tuple[int, ...]:
 
 
 # -- window tables ----------------------------------------------------------------------------
+# Built with arange and tensor ops (no array copied into a tensor), so that a compiled step
+# makes them as lines of its own.
 
-def _combine(per_dim: list[tuple[np.ndarray, np.ndarray]], spatial: Sequence[int]) -> np.ndarray:
+def _combine(per_dim: list[tuple[Tensor, Tensor]], spatial: Sequence[int]) -> Tensor:
     """One flat position per (output cell, window element) from each dimension's
-    (positions, valid) arrays shaped (outputs, window); invalid ones get the filler's
+    (positions, valid) tensors shaped (outputs, window); invalid ones get the filler's
     position, the number of input elements."""
     dims = len(per_dim)
-    flat = np.zeros([1] * (2 * dims), dtype=np.int64)
-    valid = np.ones([1] * (2 * dims), dtype=bool)
+    flat = valid = None
     for d, (positions, ok) in enumerate(per_dim):
         shape = [1] * (2 * dims)
         shape[d], shape[dims + d] = positions.shape
-        flat = flat * spatial[d] + positions.reshape(shape)
-        valid = valid & ok.reshape(shape)
-    flat = np.where(valid, flat, math.prod(spatial))
+        flat = positions.reshape(shape) if flat is None else \
+            flat * spatial[d] + positions.reshape(shape)
+        valid = ok.reshape(shape) if valid is None else valid & ok.reshape(shape)
+    flat = ops.where(valid, flat, math.prod(spatial))
     cells = math.prod(flat.shape[:dims])
     return flat.reshape(cells, -1)
 
 
 def _sliding_positions(size: int, out: int, kernel: int, stride: int, padding: int,
-                       dilation: int) -> tuple[np.ndarray, np.ndarray]:
-    positions = (np.arange(out)[:, None] * stride - padding
-                 + np.arange(kernel)[None, :] * dilation)
-    return np.clip(positions, 0, max(size - 1, 0)), (positions >= 0) & (positions < size)
+                       dilation: int) -> tuple[Tensor, Tensor]:
+    positions = (factories.arange(out).unsqueeze(1) * stride - padding
+                 + factories.arange(kernel).unsqueeze(0) * dilation)
+    valid = (positions >= 0) & (positions < size)
+    return positions.clamp(0, max(size - 1, 0)), valid
 
 
 def _pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int,
@@ -90,23 +93,23 @@ def _pool_output_size(size: int, kernel: int, stride: int, padding: int, dilatio
     return out
 
 
-def _adaptive_positions(size: int, out: int) -> tuple[np.ndarray, np.ndarray]:
+def _adaptive_positions(size: int, out: int) -> tuple[Tensor, Tensor]:
     """Adaptive windows: cell o covers floor(o * size / out) to ceil((o + 1) * size / out)."""
-    starts = (np.arange(out) * size) // out
-    ends = -((-(np.arange(out) + 1) * size) // out)
-    width = int((ends - starts).max())
-    positions = starts[:, None] + np.arange(width)[None, :]
-    return np.minimum(positions, size - 1), positions < ends[:, None]
+    cells = factories.arange(out)
+    starts = (cells * size).div(out, rounding_mode="floor")
+    ends = -((cells + 1) * -size).div(out, rounding_mode="floor")
+    width = max(-((o + 1) * -size // out) - o * size // out for o in range(out))
+    positions = starts.unsqueeze(1) + factories.arange(width).unsqueeze(0)
+    return positions.clamp(max=size - 1), positions < ends.unsqueeze(1)
 
 
-def _gather_windows(input: Tensor, table: np.ndarray, fill: float) -> Tensor:
+def _gather_windows(input: Tensor, table: Tensor, fill: float) -> Tensor:
     """(N, C, cells, window): input (N, C, *spatial) read through a window table."""
     n, c = input.shape[:2]
     flat = input.reshape(n, c, -1)
     filler = factories.full((n, c, 1), fill, dtype=input.dtype)
     padded = ops.cat([flat, filler], 2)
-    index = factories.tensor(table.reshape(-1), dtype=dtypes.int64)
-    return padded.index_select(2, index).reshape(n, c, *table.shape)
+    return padded.index_select(2, table.reshape(-1)).reshape(n, c, *table.shape)
 
 
 def _batched(input: Tensor, dims: int, message: str) -> tuple[Tensor, bool]:
@@ -117,14 +120,13 @@ def _batched(input: Tensor, dims: int, message: str) -> tuple[Tensor, bool]:
     return (input if batched else input.unsqueeze(0)), batched
 
 
-def _max_over_windows(input: Tensor, table: np.ndarray,
+def _max_over_windows(input: Tensor, table: Tensor,
                       out_shape: Sequence[int]) -> tuple[Tensor, Tensor]:
     windows = _gather_windows(input, table, -math.inf)
     values, chosen = ops.max(windows, 3)
-    positions = np.take_along_axis(table[None, None], chosen.numpy()[..., None], 3)[..., 0]
     n, c = input.shape[:2]
-    indices = factories.tensor(positions, dtype=dtypes.int64).reshape(n, c, *out_shape)
-    return values.reshape(n, c, *out_shape), indices
+    positions = ops.gather(table.expand(n, c, *table.shape), 3, chosen.unsqueeze(3))
+    return values.reshape(n, c, *out_shape), positions.reshape(n, c, *out_shape)
 
 
 # -- max and average pooling in 3-d -----------------------------------------------------------
@@ -183,18 +185,20 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
 
 def _avg_divisors(spatial: Sequence[int], outs: Sequence[int], kernel: tuple, stride: tuple,
-                  padding: tuple, count_include_pad: bool) -> np.ndarray:
-    """torch's divisor per output cell: the window clipped to the padded input (with
-    count_include_pad) or to the input itself."""
-    sizes = []
-    for size, out, k, s, p in zip(spatial, outs, kernel, stride, padding, strict=True):
-        start = np.arange(out) * s - p
-        end = np.minimum(start + k, size + p)
-        if count_include_pad:
-            sizes.append(end - start)
-        else:
-            sizes.append(np.minimum(end, size) - np.maximum(start, 0))
-    return functools.reduce(np.multiply, np.ix_(*sizes))
+                  padding: tuple, count_include_pad: bool) -> Tensor:
+    """torch's divisor per output cell, flattened: the window clipped to the padded input
+    (with count_include_pad) or to the input itself."""
+    divisors = None
+    for d, (size, out, k, s, p) in enumerate(zip(spatial, outs, kernel, stride, padding,
+                                                 strict=True)):
+        start = factories.arange(out) * s - p
+        end = (start + k).clamp(max=size + p)
+        length = end - start if count_include_pad else end.clamp(max=size) - start.clamp(min=0)
+        shape = [1] * len(outs)
+        shape[d] = out
+        length = length.reshape(shape)
+        divisors = length if divisors is None else divisors * length
+    return divisors.reshape(-1)
 
 
 def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -227,7 +231,7 @@ def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         result = sums / divisor_override
     else:
         divisors = _avg_divisors(spatial, outs, kernel, strides, pads, count_include_pad)
-        result = sums / factories.tensor(np.reshape(divisors, -1), dtype=x.dtype)
+        result = sums / divisors.to(x.dtype)
     result = result.reshape(*x.shape[:2], *outs)
     return result if batched else result.squeeze(0)
 
@@ -244,7 +248,7 @@ def _adaptive_sizes(input: Tensor, output_size: Any, dims: int) -> list[int]:
             for i, size in enumerate(sizes)]
 
 
-def _adaptive_table(x: Tensor, outs: list[int]) -> np.ndarray:
+def _adaptive_table(x: Tensor, outs: list[int]) -> Tensor:
     spatial = x.shape[2:]
     return _combine([_adaptive_positions(size, out) for size, out in
                      zip(spatial, outs, strict=True)], spatial)
@@ -265,7 +269,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
         table = _adaptive_table(x, outs)
         counts = (table != math.prod(x.shape[2:])).sum(1)
         sums = _gather_windows(x, table, 0.0).sum(3)
-        result = (sums / factories.tensor(counts, dtype=x.dtype)).reshape(*x.shape[:2], *outs)
+        result = (sums / counts.to(x.dtype)).reshape(*x.shape[:2], *outs)
     return result if batched else result.squeeze(0)
 
 
@@ -471,7 +475,7 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
 # -- sliding blocks ---------------------------------------------------------------------------
 
 def _block_table(spatial: Sequence[int], kernel: tuple, dilation: tuple, padding: tuple,
-                 stride: tuple) -> tuple[np.ndarray, list[int]]:
+                 stride: tuple) -> tuple[Tensor, list[int]]:
     outs = [(size + 2 * p - d * (k - 1) - 1) // s + 1 for size, k, d, p, s in
             zip(spatial, kernel, dilation, padding, stride, strict=True)]
     table = _combine([_sliding_positions(size, out, k, s, p, d) for size, out, k, s, p, d in
@@ -536,7 +540,7 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
     n, c = x.shape[0], x.shape[1] // window
     values = x.reshape(n, c, window, -1).permute(0, 1, 3, 2).reshape(n, c, -1)
     volume = math.prod(sizes)
-    index = factories.tensor(table.reshape(-1), dtype=dtypes.int64)
+    index = table.reshape(-1)
     summed = ops.index_add(factories.zeros((n, c, volume + 1), dtype=x.dtype), 2, index, values)
     output = summed[:, :, :volume].reshape(n, c, *sizes)
     return output if input.ndim == 3 else output.squeeze(0)
@@ -734,24 +738,26 @@ class Unfold(Module):
 
 # -- fractional max pooling -------------------------------------------------------------------
 
-def _fractional_starts(sample: np.ndarray, size: int, out: int, pool: int) -> np.ndarray:
+def _fractional_starts(sample: Tensor, size: int, out: int, pool: int) -> Tensor:
     """torch's generate_intervals, in the input's float precision: window starts spread
     pseudo-randomly, the last one flush with the input's end. `sample` holds one draw per
-    (sample, channel); the result is (N, C, out)."""
-    kind = sample.dtype.type
-    starts = np.zeros((*sample.shape, out), dtype=np.int64)
-    if out > 1:
-        alpha = kind(size - pool) / kind(out - 1)
-        steps = np.arange(out - 1, dtype=sample.dtype)
-        scaled = ((steps[None, None, :] + sample[..., None]) * alpha).astype(np.int64)
-        starts[..., :-1] = scaled - (sample * alpha).astype(np.int64)[..., None]
-    starts[..., -1] = size - pool
-    return starts
+    (sample, channel); the result is (N, C, out), int64."""
+    last = factories.full((*sample.shape, 1), size - pool, dtype=dtypes.int64)
+    if out == 1:
+        return last
+    # alpha as the kernel computes it, in the input's precision (exact in a Python float)
+    alpha = float(np.float32(size - pool) / np.float32(out - 1)) \
+        if sample.dtype is dtypes.float32 else (size - pool) / (out - 1)
+    steps = factories.arange(out - 1, dtype=sample.dtype)
+    scaled = ((steps + sample.unsqueeze(-1)) * alpha).to(dtypes.int64)
+    starts = scaled - (sample * alpha).to(dtypes.int64).unsqueeze(-1)
+    return ops.cat([starts, last], -1)
 
 
-def _fractional_max_pool(input: Tensor, kernel_size: Any, output_size: Any,
-                         output_ratio: Any, samples: Tensor | None,
-                         dims: int) -> tuple[Tensor, Tensor]:
+def _fractional_output_size(input: Tensor, output_size: Any, output_ratio: Any,
+                            dims: int) -> tuple[int, ...]:
+    """output_size, or the input's size times output_ratio (truncated), checked as torch's
+    functional forms check them."""
     name = f"fractional_max_pool{dims}d"
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
@@ -764,13 +770,20 @@ def _fractional_max_pool(input: Tensor, kernel_size: Any, output_size: Any,
         ratios = (tuple(output_ratio) if isinstance(output_ratio, Sequence)
                   else (output_ratio,) * dims)
         output_size = [int(input.shape[-dims + d] * ratios[d]) for d in range(dims)]
-    outs, pools = _tuple(output_size, dims), _tuple(kernel_size, dims)
+    return _tuple(output_size, dims)
+
+
+def _fractional_max_pool(input: Tensor, kernel_size: Any, output_size: Any,
+                         output_ratio: Any, samples: Tensor | None,
+                         dims: int) -> tuple[Tensor, Tensor]:
+    name = f"fractional_max_pool{dims}d"
+    outs = _fractional_output_size(input, output_size, output_ratio, dims)
+    pools = _tuple(kernel_size, dims)
     batched = input.ndim == dims + 2
     x = input if batched else input.unsqueeze(0)
     if samples is None:
         samples = random_ops.rand(x.shape[0], x.shape[1], dims, dtype=input.dtype)
-    if samples.shape[1] != x.shape[1]:
-        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    _check_samples(samples, x, dims)
     names = ("height", "width") if dims == 2 else ("time", "height", "width")
     for d, (size, out, pool) in enumerate(zip(x.shape[2:], outs, pools, strict=True)):
         if out + pool - 1 > size:
@@ -781,29 +794,40 @@ def _fractional_max_pool(input: Tensor, kernel_size: Any, output_size: Any,
     return (values, indices) if batched else (values.squeeze(0), indices.squeeze(0))
 
 
+def _check_samples(samples: Tensor, x: Tensor, dims: int) -> None:
+    """torch's checks of given _random_samples, in its order."""
+    if samples.ndim != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.ndim}")
+    if samples.shape[0] < x.shape[0]:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != x.shape[1]:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != dims:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {dims}; got "
+                           f"{samples.shape[2]}.")
+
+
 def _fractional_windows(x: Tensor, samples: Tensor, outs: tuple,
                         pools: tuple) -> tuple[Tensor, Tensor]:
     """The maximum of each window and its flat position; each (sample, channel) has
     windows of its own."""
     n, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
     dims = len(spatial)
-    draws = samples.detach().numpy()
+    draws = samples[:n]  # torch reads the first n when given more
     # torch's 2-d kernel reads its samples as (width, height), the 3-d one as (t, h, w)
     order = [1, 0] if dims == 2 else [0, 1, 2]
-    flat = np.zeros((n, c, *outs, *pools), dtype=np.int64)
+    flat = None
     for d in range(dims):
         starts = _fractional_starts(draws[:, :, order[d]], spatial[d], outs[d], pools[d])
         shape = [n, c] + [1] * (2 * dims)
         shape[2 + d], shape[2 + dims + d] = outs[d], pools[d]
-        offsets = starts[..., None] + np.arange(pools[d])
-        flat = flat * spatial[d] + offsets.reshape(shape)
-    table = flat.reshape(n, c, -1, math.prod(pools))
-    index = factories.tensor(table.reshape(n, c, -1), dtype=dtypes.int64)
-    windows = ops.gather(x.reshape(n, c, -1), 2, index).reshape(n, c, *table.shape[2:])
-    values, chosen = ops.max(windows, 3)
-    positions = np.take_along_axis(table, chosen.numpy()[..., None], 3)[..., 0]
-    return (values.reshape(n, c, *outs),
-            factories.tensor(positions, dtype=dtypes.int64).reshape(n, c, *outs))
+        offsets = (starts.unsqueeze(-1) + factories.arange(pools[d])).reshape(shape)
+        flat = offsets if flat is None else flat * spatial[d] + offsets
+    table = flat.expand(n, c, *outs, *pools).reshape(n, c, -1, math.prod(pools))
+    windows = ops.gather(x.reshape(n, c, -1), 2, table.reshape(n, c, -1))
+    values, chosen = ops.max(windows.reshape(table.shape), 3)
+    positions = ops.gather(table, 3, chosen.unsqueeze(3))
+    return values.reshape(n, c, *outs), positions.reshape(n, c, *outs)
 
 
 def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any,

@@ -61,6 +61,20 @@ def _make_orthogonal(a: Tensor) -> Tensor:
     return q * r.diagonal(dim1=-2, dim2=-1).sign().unsqueeze(-2)
 
 
+def _householder_inverse(Q: Tensor, transpose: bool) -> Tensor:
+    """The reflectors whose householder map gives Q: Q's geqrf (numpy's raw QR, LAPACK's
+    layout) with the diagonal replaced by the signs the map multiplies by (flipped where a
+    reflector is the identity, tau = 0)."""
+    reflectors, tau = np.linalg.qr(Q.detach().numpy(), mode="raw")
+    A = np.ascontiguousarray(np.swapaxes(reflectors, -1, -2))
+    diagonal = np.sign(np.diagonal(A, axis1=-2, axis2=-1))
+    diagonal = np.where(tau == 0.0, -diagonal, diagonal)
+    rows = np.arange(diagonal.shape[-1])
+    A[..., rows, rows] = diagonal
+    result = factories.tensor(A, dtype=Q.dtype)
+    return result.mT if transpose else result
+
+
 class _OrthMaps(Enum):
     matrix_exp = auto()
     cayley = auto()
@@ -125,8 +139,7 @@ class _Orthogonal(Module):
                 raise NotImplementedError(
                     "It is not possible to assign to the matrix exponential or the Cayley "
                     "parametrizations when use_trivialization=False.")
-            raise NotImplementedError("gradgen has no geqrf: assigning to the householder "
-                                      "parametrization needs use_trivialization=True")
+            return _householder_inverse(Q, transpose)
         if n == k:
             Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
         else:

@@ -2,9 +2,9 @@
 `weight` becomes g * v / ||v||, with the norm taken over every dimension but `dim`, from
 two parameters `weight_g` and `weight_v`, recomputed before every forward.
 
-torch computes it with a fused kernel (WeightNormInterfaceBackward0 in its graph); here it
-is the composite torch falls back to, v * (g / norm_except_dim(v, 2, dim)), so the graph
-shows the ops it is made of and the values agree to rounding.
+As in torch, the first and last dimensions go through the spec op _weight_norm_interface
+(WeightNormInterfaceBackward0 in the graph), any other through the composite torch falls
+back to, v * (g / norm_except_dim(v, 2, dim)); values agree with torch's to rounding.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 from typing import Any, TypeVar
 
+from generated import ops
 from runtime._tensor import Tensor
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
@@ -37,7 +38,10 @@ def norm_except_dim(v: Tensor, pow: float = 2, dim: int = 0) -> Tensor:
 
 
 def _weight_norm(v: Tensor, g: Tensor, dim: int = 0) -> Tensor:
-    """v scaled so that its norm over every dimension but `dim` is g."""
+    """v scaled so that its norm over every dimension but `dim` is g: torch's fused op
+    (WeightNormInterfaceBackward0) for the first or last dimension, else the composite."""
+    if dim in (0, v.ndim - 1):
+        return ops._weight_norm_interface(v.contiguous(), g.contiguous(), dim)[0]
     return v * (g / norm_except_dim(v, 2, dim))
 
 
