@@ -13,7 +13,7 @@ from typing import Any
 
 from generated import ops
 from runtime._tensor import Tensor
-from runtime.nn import activation_more, ctc, losses_more, nonlinear, norms
+from runtime.nn import activation_more, ctc, loss_functions, nonlinear, norm_functions
 
 __all__ = [
     "bilinear", "cosine_embedding_loss", "ctc_loss", "group_norm", "hinge_embedding_loss",
@@ -26,9 +26,9 @@ _REDUCTION_NAMES = {0: "none", 1: "mean", 2: "sum"}
 
 prelu = activation_more.prelu
 bilinear = activation_more.bilinear
-pdist = losses_more.pdist
-pairwise_distance = losses_more.pairwise_distance
-rms_norm = norms.rms_norm
+pdist = loss_functions.pdist
+pairwise_distance = loss_functions.pairwise_distance
+rms_norm = norm_functions.rms_norm
 
 
 def _name(reduction: int) -> str:
@@ -69,7 +69,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5,
                cudnn_enabled: bool = True) -> Tensor:
     """F.group_norm (cudnn_enabled is accepted and has no effect on a CPU)."""
-    return norms.group_norm(input, num_groups, weight, bias, eps)
+    return norm_functions.group_norm(input, num_groups, weight, bias, eps)
 
 
 def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int,  # noqa: N803
@@ -78,7 +78,7 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     grouped = input.reshape(N, group, -1)
     mean = grouped.mean(-1)
     rstd = ops.rsqrt(grouped.var(-1, correction=0) + eps)
-    return norms.group_norm(input, group, weight, bias, eps), mean, rstd
+    return norm_functions.group_norm(input, group, weight, bias, eps), mean, rstd
 
 
 def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
@@ -86,37 +86,37 @@ def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
                   use_input_stats: bool, momentum: float, eps: float,
                   cudnn_enabled: bool) -> Tensor:
     """F.instance_norm, in ATen's argument order."""
-    return norms.instance_norm(input, running_mean, running_var, weight, bias,
+    return norm_functions.instance_norm(input, running_mean, running_var, weight, bias,
                                use_input_stats, momentum, eps)
 
 
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0.0,
                         reduction: int = 0) -> Tensor:
-    return losses_more.margin_ranking_loss(input1, input2, target, margin,
+    return loss_functions.margin_ranking_loss(input1, input2, target, margin,
                                            reduction=_name(reduction))
 
 
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          reduction: int = 0) -> Tensor:
-    return losses_more.hinge_embedding_loss(input, target, margin, reduction=_name(reduction))
+    return loss_functions.hinge_embedding_loss(input, target, margin, reduction=_name(reduction))
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
                           margin: float = 0.0, reduction: int = 0) -> Tensor:
-    return losses_more.cosine_embedding_loss(input1, input2, target, margin,
+    return loss_functions.cosine_embedding_loss(input1, input2, target, margin,
                                              reduction=_name(reduction))
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, reduction: int = 0) -> Tensor:
-    return losses_more.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+    return loss_functions.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                            reduction=_name(reduction))
 
 
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool, eps: float,
                      reduction: int) -> Tensor:
-    return losses_more.poisson_nll_loss(input, target, log_input, full, eps=eps,
+    return loss_functions.poisson_nll_loss(input, target, log_input, full, eps=eps,
                                         reduction=_name(reduction))
 
 
