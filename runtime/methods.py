@@ -22,6 +22,7 @@ from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods
 from runtime.factories import FactoryMethods, legacy_new
+from runtime.nn.activation_more import NnMethods
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
 
@@ -62,3 +63,4 @@ install(CompositeMethods)
 install(PredicateMethods)
 install(RandomMethods)
 install(TensorOpsMethods)  # tensor ops: argsort, narrow, mT, `//`, `%`, ...
+install(NnMethods)  # Tensor.prelu (issue 28, helper nnlayers)

@@ -35,6 +35,17 @@ def test_prelu(shape: tuple, parameters: int) -> None:
     close(program)
 
 
+def test_tensor_prelu_method() -> None:
+    def program(lib: Any) -> list:
+        input = lib.tensor(_data((2, 3, 2), 1), requires_grad=True)
+        weight = lib.tensor([0.1, 0.5, 2.0], requires_grad=True)
+        out = input.prelu(weight)
+        out.sum().backward()
+        return [out, input.grad, weight.grad]
+
+    close(program)
+
+
 @pytest.mark.parametrize("call", [
     "F.prelu(lib.ones(2, 3), lib.ones(4))",
     "F.prelu(lib.ones(()), lib.ones(2))",

@@ -143,6 +143,21 @@ def test_multihead_attention_repr_state_dict_and_parameters() -> None:
     same(program)
 
 
+@pytest.mark.parametrize(("attn", "padding"), [(None, None), ("2d", None), (None, "pad"),
+                                              ("3d", "pad"), ("2d", "pad")])
+def test_multihead_attention_merge_masks(attn: str | None, padding: str | None) -> None:
+    def program(lib: Any) -> list:
+        module = lib.nn.MultiheadAttention(4, 2, batch_first=True)
+        query = lib.zeros(3, 5, 4)
+        attn_mask = {None: None, "2d": lib.tensor(_data((5, 5), 1)),
+                     "3d": lib.tensor(_data((6, 5, 5), 2))}[attn]
+        padding_mask = None if padding is None else lib.tensor(_data((3, 5), 3))
+        merged, kind = module.merge_masks(attn_mask, padding_mask, query)
+        return [merged, kind]
+
+    close(program)
+
+
 MHA_ERRORS = [
     "lib.nn.MultiheadAttention(6, 4)",
     "lib.nn.MultiheadAttention(0, 2)",

@@ -88,6 +88,15 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     return ops.where(input > 0, input, weight * input)
 
 
+class NnMethods:
+    """Tensor methods for the functions above (installed by runtime/methods.py)."""
+
+    __slots__ = ()
+
+    def prelu(self, weight: Tensor) -> Tensor:
+        return prelu(self, weight)
+
+
 class PReLU(Module):
     """Leaky ReLU whose negative slope is learned: one per channel, or one for all."""
 
