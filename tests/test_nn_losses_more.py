@@ -255,6 +255,8 @@ LOSS_ERRORS = [
     "F.multi_margin_loss(lib.ones(2, 0), lib.tensor([0, 1]))",
     "F.multi_margin_loss(lib.ones(2, 3), lib.tensor([0, 3]))",
     "lib.nn.MultiMarginLoss(p=0)",
+    "F.multi_margin_loss(lib.ones(2, 3), lib.tensor([0.0, 1.0]))",
+    "F.multilabel_margin_loss(lib.ones(2, 3), lib.tensor([[0.0, 1.0, -1.0], [0, 1, 2]]))",
     "lib.nn.MultiMarginLoss(weight=lib.ones(2, 2))",
     "F.multilabel_margin_loss(lib.ones(2, 3), lib.tensor([0, 1]))",
     "F.multilabel_margin_loss(lib.ones(3), lib.tensor([[0, 1, 2]]))",

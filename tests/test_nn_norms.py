@@ -61,6 +61,8 @@ def test_group_norm_module() -> None:
     "lib.nn.functional.group_norm(lib.zeros(2, 4, 3), 2, lib.ones(3))",
     "lib.nn.functional.group_norm(lib.zeros(2, 4, 3), 2, None, lib.ones(2, 2))",
     "lib.nn.functional.group_norm(lib.zeros(2, 4, 3), 2, lib.ones(4), lib.ones(2))",
+    "lib.nn.functional.group_norm(lib.ones(2, 4, 3), -2)",
+    "lib.nn.functional.group_norm(lib.ones(0, 4, 3), 2, lib.ones(4), lib.ones(4))",
 ])
 def test_group_norm_errors(call: str) -> None:
     same(lambda lib: repr(eval(call)))
@@ -200,6 +202,8 @@ def test_cross_map_lrn2d() -> None:
     "lib.nn.functional.local_response_norm(lib.zeros(2, 3), 2)",
     "lib.nn.functional.local_response_norm(lib.zeros(0, 3, 2), 2).shape",
     "lib.nn.CrossMapLRN2d(3)(lib.zeros(2, 3, 4))",
+    "lib.nn.functional.local_response_norm(lib.ones(2, 4, 3), 0)",
+    "lib.nn.functional.local_response_norm(lib.ones(2, 4, 3, 2), 0)",
 ])
 def test_local_response_norm_errors(call: str) -> None:
     same(lambda lib: repr(eval(call)))

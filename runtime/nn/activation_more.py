@@ -66,10 +66,11 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x above 0, weight · x below, with one weight per channel (dimension 1) or one for all."""
+    if not input.dtype.is_floating_point and input.dtype is weight.dtype:
+        raise NotImplementedError(f'"prelu_cpu" not implemented for \'{_type_name(input)}\'')
     if input.dtype is not weight.dtype:
-        raise RuntimeError("prelu: Type promoting not supported. Got "
-                           f"{kernels._dtype_name(input._data)} and "
-                           f"{kernels._dtype_name(weight._data)}")
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_type_name(input)} and "
+                           f"{_type_name(weight)}")
     if weight.numel() != 1:
         if input.dim() == 0:
             raise RuntimeError("Not allow zero-dim input tensor.")
@@ -145,6 +146,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
         return rrelu_(input, lower, upper, training)
     if not training:
         return composite.leaky_relu(input, (lower + upper) / 2)
+    _check_rrelu_dtype(input)
     return input * _rrelu_noise(input, lower, upper)
 
 
@@ -153,7 +155,19 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     """rrelu, in place."""
     if not training:
         return composite.leaky_relu(input, (lower + upper) / 2, inplace=True)
+    _check_rrelu_dtype(input)
     return input.mul_(_rrelu_noise(input, lower, upper))
+
+
+def _check_rrelu_dtype(input: Tensor) -> None:
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"rrelu_with_noise_out_cpu" not implemented for \'{_type_name(input)}\'')
+
+
+def _type_name(tensor: Tensor) -> str:
+    """`Long`, `Int`, `Bool`: how torch's kernel messages name a dtype."""
+    return kernels._dtype_name(tensor.detach().numpy())
 
 
 class RReLU(Module):
@@ -332,8 +346,16 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     indices, bounds, sample_weights = _bags(input, offsets, include_last_offset,
                                             per_sample_weights)
     ids = indices.numpy().astype(np.int64)
+    rows_count = weight.shape[0]
+    outside = np.flatnonzero((ids < 0) | (ids >= rows_count))
+    if outside.size:
+        raise RuntimeError(f"Index {outside[0]} of input takes value {ids[outside[0]]} which is "
+                           f"not in the valid range [0, {rows_count})")
+    if padding_idx is not None and not -rows_count <= padding_idx < rows_count:
+        raise RuntimeError("padding_idx must be within the number of embeddings, "
+                           f"-{rows_count} through {rows_count - 1}, but got {padding_idx}")
     if padding_idx is not None and padding_idx < 0:
-        padding_idx += weight.shape[0]
+        padding_idx += rows_count
     kept = ids != padding_idx if padding_idx is not None else np.ones(ids.shape, dtype=bool)
     rows = ops.index_select(weight, 0, indices.to(dtypes.int64))
     if mode == "max":

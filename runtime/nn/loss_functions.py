@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from generated import ops
-from runtime import composite, factories
+from runtime import composite, dtypes, factories, kernels
 from runtime._tensor import Tensor
 from runtime.grad_mode import no_grad
 
@@ -223,6 +223,16 @@ def _check_margin_input(input: Tensor) -> tuple[int, int]:
     return input.shape[0], input.shape[1]
 
 
+def _check_long(target: Tensor) -> None:
+    """Class-index targets must be int64, as torch's margin kernels read them."""
+    if target.dtype is not dtypes.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_type_name(target)}")
+
+
+def _type_name(tensor: Tensor) -> str:
+    return kernels._dtype_name(tensor.detach().numpy())
+
+
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average: bool | None = None,
                       reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -234,6 +244,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
     frames, classes = _check_margin_input(input)
+    _check_long(target)
     if target.dim() > 1 or target.numel() != frames:
         raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to "
                            "the number of input samples (batch size). Expected target size "
@@ -263,6 +274,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     classes j listed in `target` up to its first -1."""
     enum = composite._reduction(reduction, size_average, reduce)
     frames, classes = _check_margin_input(input)
+    _check_long(target)
     if input.dim() <= 1:
         if target.dim() > 1 or target.numel() != classes:
             raise RuntimeError(f"inconsistent target size: {_list(target)} for input of size: "

@@ -40,6 +40,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     if math.prod(folded) // num_groups == 1:  # torch's _verify_batch_size, on the groups
         raise ValueError("Expected more than 1 value per channel when training, got input "
                          f"size {folded}")
+    if num_groups < 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     if channels % num_groups != 0:
         raise RuntimeError("Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
@@ -51,7 +53,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {weight_shape} and "
                                f"input of shape {list(input.shape)}")
-    grouped = input.reshape(batch, num_groups, -1)
+    grouped = input.reshape(batch, num_groups, channels // num_groups * math.prod(input.shape[2:]))
     mean = grouped.mean(-1, keepdim=True)
     variance = grouped.var(-1, correction=0, keepdim=True)
     output = ((grouped - mean) * ops.rsqrt(variance + eps)).reshape(input.shape)
@@ -98,6 +100,9 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     if dim < 3:
         raise ValueError("Expected 3D or higher dimensionality                          input "
                          f"(got {dim} dimensions)")
+    if size <= 0:
+        kernel = f"kH: {size} kW: 1" if dim == 3 else f"kT: {size} kH: 1 kW: 1"
+        raise RuntimeError(f"kernel size should be greater than zero, but got {kernel}")
     if input.numel() == 0:
         return input
     squares = input.mul(input)
