@@ -117,6 +117,9 @@ class MultiheadAttention(Module):
         key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
                                            _none_or_dtype(attn_mask), "attn_mask", query.dtype)
         attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, False)
+        # torch's fused inference kernel softmaxes as the weights path does: a query whose
+        # every key is masked gets NaN there (scaled_dot_product_attention gives it zeros)
+        fused = self._takes_fused_path(query, key, value)
         if self.batch_first and batched:  # to (L, N, E), keeping which of q, k, v are one
             if key is value:
                 if query is key:
@@ -131,13 +134,33 @@ class MultiheadAttention(Module):
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
             self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
             self.out_proj.weight, self.out_proj.bias, training=self.training,
-            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
-            use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
-            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
-            average_attn_weights=average_attn_weights, is_causal=is_causal)
+            key_padding_mask=key_padding_mask, need_weights=need_weights or fused,
+            attn_mask=attn_mask, use_separate_proj_weight=separate,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight, average_attn_weights=average_attn_weights,
+            is_causal=is_causal)
         if self.batch_first and batched:
             output = output.transpose(1, 0)
-        return output, weights
+        return output, weights if need_weights else None
+
+    def _takes_fused_path(self, query: Tensor, key: Tensor, value: Tensor) -> bool:
+        """Whether torch would run this call through its fused inference kernel: batched
+        self-attention in eval mode with batch_first, an even number of heads, packed
+        projections with biases, nothing extra, and no gradient to record."""
+        packed = self.in_proj_bias is not None and self.in_proj_weight is not None
+        blockers = [
+            query.dim() != 3, query is not key, key is not value, self.training, not packed,
+            packed and query.dtype is not self.in_proj_bias.dtype,
+            packed and query.dtype is not self.in_proj_weight.dtype, self.num_heads % 2 == 1,
+            not self.batch_first, self.bias_k is not None, self.bias_v is not None,
+            self.add_zero_attn, not self._qkv_same_embed_dim,
+        ]
+        if any(blockers):
+            return False
+        tensors = (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+                   self.out_proj.bias)
+        return not (grad_mode.is_grad_enabled()
+                    and any(t is not None and t.requires_grad for t in tensors))
 
     def merge_masks(self, attn_mask: Tensor | None, key_padding_mask: Tensor | None,
                     query: Tensor) -> tuple[Tensor | None, int | None]:
