@@ -54,7 +54,7 @@ if __name__ == "__main__" and not {"-h", "--help"} & set(sys.argv[1:]) and missi
     sys.exit(2)
 
 import runtime  # noqa: E402
-from bench import random_draws, systems  # noqa: E402
+from bench import figures, random_draws, systems  # noqa: E402
 from bench.common import LR, median_time, median_times, repeats  # noqa: E402
 
 
@@ -509,6 +509,9 @@ def main(argv: list[str] | None = None) -> int:
     if not quick:
         args.output.write_text(text)
         print(f"wrote {args.output}")
+        if args.output == figures.SOURCE:  # the docs quote this run's figures
+            changed = figures.write(text)
+            print(f"rewrote the figures of {', '.join(changed) or 'no page'}")
     return 0
 
 

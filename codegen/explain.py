@@ -199,8 +199,8 @@ def _backward(derivative: Derivative) -> list[str]:
     names = ", ".join(derivative.var_names)
     lines = [f"{names}: {' '.join(derivative.formula.split())}    (line {derivative.line})"]
     if derivative.not_implemented is not None:
-        return lines + _item("runs", "raise RuntimeError: the derivative is not implemented "
-                             f"({derivative.not_implemented})")
+        return lines + _item("runs", "raise NotImplementedError: the derivative is not "
+                             f"implemented ({derivative.not_implemented})")
     lines += _item("runs", derivative.code, prose=False)
     lines += _item("reads", ", ".join(derivative.grad_names) or "grads, the whole list")
     if len(derivative.var_names) > 1:

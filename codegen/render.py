@@ -101,6 +101,10 @@ OUT_DTYPE_RULES.update({
     "cummax": "scan", "cummin": "scan", "take": "take",
 })
 
+# -- out= of torch.special's ops that torch also binds as torch.* functions (helper "special")
+OUT_OVERLOADS = OUT_OVERLOADS | {"i0", "igamma", "igammac", "logit", "xlogy.Scalar_Other",
+                                 "xlogy.Scalar_Self"}
+
 # -- overloads torch gives out= that gradgen does not bind with it yet: the breadth work
 # (elementwise, linear algebra and nn families) added the ops; each needs its out dtype rule
 # (torch's messages) before it takes out=. tests/test_out.py holds the two sets to torch's.
@@ -177,9 +181,9 @@ def _block(info: OpInfo, derivative: Derivative) -> list[str]:
         condition = f"any_grad_defined and ({condition})" if len(slots) > 1 else \
             f"any_grad_defined and {condition}"
     if derivative.not_implemented is not None:
-        message = f"the derivative for '{info.name}' is not implemented: " \
-            f"{derivative.not_implemented}"
-        body = [f"raise RuntimeError({escape(message, Into.LITERAL)})"]
+        # torch's not_implemented("why"): the reason stands where the op's name would
+        message = f"the derivative for '{derivative.not_implemented}' is not implemented."
+        body = [f"raise NotImplementedError({escape(message, Into.LITERAL)})"]
     elif is_list:
         body = [f"grad_inputs[:] = {derivative.code}"]
     elif len(slots) == 1:
@@ -948,6 +952,41 @@ def _public(bindings: Bindings) -> list[str]:
     return sorted({*bindings.functions, *inplace})
 
 
+# -- the mode check: the block at the top of every wrapper (runtime/modes.py) ----------------
+
+def _mode_call(wrapper: dict, info: OpInfo, public: set[str]) -> dict:
+    """The wrapper's context with `heard`: what it hands to `_modes.dispatch` when a mode is
+    on: itself, its positional parameters as args, its keyword-only ones (out= included)
+    as kwargs, and who may hear it (a public function is heard by function modes too)."""
+    schema = info.schema
+    positional = [local_name(a.name) for a in schema.arguments if not a.kwarg_only]
+    keywords = [local_name(a.name) for a in schema.arguments if a.kwarg_only]
+    if "out=None" in wrapper["signature"].split(", "):
+        keywords.append("out")
+    args = "(" + ", ".join(positional) + ("," if len(positional) == 1 else "") + ")"
+    kwargs = "{" + ", ".join(f"{escape(k, Into.LITERAL)}: {k}" for k in keywords) + "}"
+    who = "PUBLIC_OP" if wrapper["function"] in public else "OP"
+    return {**wrapper, "heard": f"{wrapper['function']}, {args}, {kwargs}, _modes.{who}"}
+
+
+def _public_wrappers(bindings: Bindings) -> set[str]:
+    """The wrappers a program calls by a public name (`mm`, `add_Tensor` bound as `add`)."""
+    names = set(_public(bindings))
+    return names | {target for alias, target in _aliases(bindings) if alias in names}
+
+
+def _method_mode_call(method: dict) -> dict:
+    """A Tensor method's context with `heard`: itself as `TensorMethods.NAME` (the function
+    Tensor gets), and the call's arguments as its signature takes them, self first."""
+    signature = ast.parse(f"def method({method['signature']}): pass").body[0].args
+    args = [a.arg for a in signature.args]
+    args += [f"*{signature.vararg.arg}"] if signature.vararg else []
+    kwargs = [f"{escape(a.arg, Into.LITERAL)}: {a.arg}" for a in signature.kwonlyargs]
+    kwargs += [f"**{signature.kwarg.arg}"] if signature.kwarg else []
+    call = f"TensorMethods.{method['name']}, ({', '.join(args)},), {{{', '.join(kwargs)}}}"
+    return {**method, "heard": call}
+
+
 def render_functions(env: jinja2.Environment, header: dict, infos: list[OpInfo]) -> str:
     return env.get_template("functions.py.j2").render(
         **header, nodes=[node_context(i) for i in infos if i.differentiable])
@@ -957,13 +996,16 @@ def render_ops(env: jinja2.Environment, header: dict, infos: list[OpInfo], bindi
                kernels: frozenset[str]) -> str:
     return env.get_template("ops.py.j2").render(
         **header,
-        wrappers=[w for i in infos for w in op_contexts(i, bindings.group(i), kernels)],
+        wrappers=[_mode_call(w, i, _public_wrappers(bindings)) for i in infos
+                  for w in op_contexts(i, bindings.group(i), kernels)],
         nodes=sorted({i.node_name for i in infos if i.differentiable}, key=_import_order),
         named_returns=_named_returns(infos),
         overloads=[overload_context(i, bindings.group(i), kernels) for i in infos],
         spec_kernels=any(kernel_module(i, kernels) == "spec_kernels" for i in infos),
         by_name=_by_name(bindings.groups, bindings.inplace),
         dispatchers=[base for base, group in bindings.functions.items() if len(group) > 1]
+        + [base for base, group in bindings.methods.items()
+           if len(group) > 1 and base not in bindings.functions]  # eq_: methods only
         + [f"{base}_" for base, group in bindings.inplace.items() if len(group) > 1],
         public=_public(bindings), aliases=_aliases(bindings), node_imports=_node_imports(infos),
     )
@@ -982,7 +1024,8 @@ def render_tensor_methods(env: jinja2.Environment, header: dict, infos: list[OpI
     methods += [method_context(base, group, "_")
                 for base, group in sorted(bindings.inplace.items())]
     return env.get_template("tensor_methods.py.j2").render(
-        **header, methods=methods, operators=operator_contexts(infos))
+        **header, methods=[_method_mode_call(m) for m in methods],
+        operators=operator_contexts(infos))
 
 
 def _numpy_forms(infos: list[OpInfo]) -> list[tuple[str, list[tuple[str, str, str]]]]:

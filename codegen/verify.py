@@ -168,7 +168,11 @@ def samples(info: OpInfo, seed: int = 0) -> list[Sample]:
 # -- running the op on either side -------------------------------------------------------------
 
 def _differentiable(info: OpInfo) -> list[str]:
-    return [i.name for i in info.inputs]
+    """The inputs to check: those with a formula (not_implemented's are left alone, as
+    torch's gradcheck can only leave them)."""
+    unimplemented = {name for d in info.derivatives if d.not_implemented is not None
+                     for name in d.var_names}
+    return [i.name for i in info.inputs if i.name not in unimplemented]
 
 
 def _make_runtime_args(info: OpInfo, sample: Sample) -> tuple[dict, list]:
@@ -369,6 +373,8 @@ def check_sample(info: OpInfo, sample: Sample, use_torch: bool = True) -> list[C
         checks += _forward_formula_checks(run)
     if not run.diff_outputs or not leaves:
         return checks
+    if all(d.not_implemented is not None for d in info.derivatives):
+        return checks + _not_implemented_checks(run, torch_run)
 
     cotangents = _cotangents(outputs, run.diff_outputs, seed=sample.index + 7)
     vs = [runtime.tensor(c) for c in cotangents]
@@ -482,6 +488,34 @@ def _finite_difference_checks(run: _Run, cotangents: list[np.ndarray],
     if not run.sample.flags.get("no_gradgrad"):
         checks += _gradgrad(run, cotangents)
     return checks
+
+
+def _backward_error(grad: Callable, outputs: list, leaves: list, ones: Callable) -> str:
+    """The error a backward through `outputs` raises, as `Class: message`."""
+    try:
+        grad(outputs, leaves, [ones(o) for o in outputs], allow_unused=True)
+    except Exception as error:  # noqa: BLE001 - the error is what is checked
+        return f"{type(error).__name__}: {error}"
+    return "no error"
+
+
+def _not_implemented_checks(run: _Run, torch_run: tuple | None) -> list[Check]:
+    """An op whose every derivative is `not_implemented` (torch's acosh_): its backward
+    raises, with torch's error when torch is there to compare."""
+    import runtime
+    from runtime import autograd
+
+    outputs = [run.outputs[i] for i in run.diff_outputs]
+    ours = _backward_error(autograd.grad, outputs, run.leaves, runtime.ones_like)
+    if torch_run is None:
+        return [run.check("not implemented", "all", None, ours.startswith(
+            "NotImplementedError: the derivative for "), ours)]
+    import torch
+
+    theirs = _backward_error(torch.autograd.grad, [torch_run[0][i] for i in run.diff_outputs],
+                             torch_run[1], torch.ones_like)
+    return [run.check("not implemented", "all", None, ours == theirs,
+                      "" if ours == theirs else f"{ours}; torch: {theirs}")]
 
 
 def _torch_grad_checks(run: _Run, torch_outputs: list, torch_leaves: list,

@@ -774,6 +774,174 @@ NODES = {
         "saved": {
         },
     },
+    "EqBackward0": {
+        "entry": "eq_.Scalar",
+        "schema": "eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "EqBackward1": {
+        "entry": "eq_.Tensor",
+        "schema": "eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "GeBackward0": {
+        "entry": "ge_.Scalar",
+        "schema": "ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "GeBackward1": {
+        "entry": "ge_.Tensor",
+        "schema": "ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "GtBackward0": {
+        "entry": "gt_.Scalar",
+        "schema": "gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "GtBackward1": {
+        "entry": "gt_.Tensor",
+        "schema": "gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "LeBackward0": {
+        "entry": "le_.Scalar",
+        "schema": "le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "LeBackward1": {
+        "entry": "le_.Tensor",
+        "schema": "le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "LtBackward0": {
+        "entry": "lt_.Scalar",
+        "schema": "lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "LtBackward1": {
+        "entry": "lt_.Tensor",
+        "schema": "lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "NeBackward0": {
+        "entry": "ne_.Scalar",
+        "schema": "ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "NeBackward1": {
+        "entry": "ne_.Tensor",
+        "schema": "ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(self)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "self_t.zero_()", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
     "SumBackward0": {
         "entry": "sum",
         "schema": "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor",
@@ -3089,6 +3257,39 @@ NODES = {
             "self_": "tensor",
         },
     },
+    "AcoshBackward1": {
+        "entry": "acosh_",
+        "schema": "acosh_(Tensor(a!) self) -> Tensor(a!)",
+        "formulas": (
+            ("self", "not_implemented(\"inplace version of acosh\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "AsinhBackward1": {
+        "entry": "asinh_",
+        "schema": "asinh_(Tensor(a!) self) -> Tensor(a!)",
+        "formulas": (
+            ("self", "not_implemented(\"inplace version of asinh\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "AtanhBackward1": {
+        "entry": "atanh_",
+        "schema": "atanh_(Tensor(a!) self) -> Tensor(a!)",
+        "formulas": (
+            ("self", "not_implemented(\"inplace version of atanh\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
     "Exp2Backward0": {
         "entry": "exp2",
         "schema": "exp2(Tensor self) -> Tensor",
@@ -3421,6 +3622,197 @@ NODES = {
             ("result", "auto_element_wise", "sinc_backward(self_t, self_p)"),
         ),
         "saved": {
+            "self_": "tensor",
+        },
+    },
+    "I0Backward0": {
+        "entry": "i0",
+        "schema": "i0(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * special_i1(self)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * special_i1(self_p)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "SpecialI0EBackward0": {
+        "entry": "special_i0e",
+        "schema": "special_i0e(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * (special_i1e(self) - self.sign() * result)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * (special_i1e(self_p) - self_p.sign() * result)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "SpecialI1Backward0": {
+        "entry": "special_i1",
+        "schema": "special_i1(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "i1_backward(grad, self, result)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "i1_backward(self_t, self_p, result)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "SpecialI1EBackward0": {
+        "entry": "special_i1e",
+        "schema": "special_i1e(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "i1e_backward(grad, self, result)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "i1e_backward(self_t, self_p, result)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "IgammaBackward0": {
+        "entry": "igamma",
+        "schema": "igamma(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "not_implemented(\"igamma: input\")"),
+            ("other", "grad * exp((self - 1) * log(other) - other - lgamma(self))"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "IgammacBackward0": {
+        "entry": "igammac",
+        "schema": "igammac(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "not_implemented(\"igammac: input\")"),
+            ("other", "-grad * exp((self - 1) * log(other) - other - lgamma(self))"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "SpecialZetaBackward0": {
+        "entry": "special_zeta",
+        "schema": "special_zeta(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "not_implemented(\"zeta\")"),
+            ("other", "grad * -self * special_zeta(self + 1., other)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "SpecialZetaBackward1": {
+        "entry": "special_zeta.self_scalar",
+        "schema": "special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor",
+        "formulas": (
+            ("other", "grad * -self * special_zeta(self + 1., other)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self": "value",
+            "other": "tensor",
+        },
+    },
+    "SpecialZetaBackward2": {
+        "entry": "special_zeta.other_scalar",
+        "schema": "special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor",
+        "formulas": (
+            ("self", "not_implemented(\"zeta\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "LogitBackward0": {
+        "entry": "logit",
+        "schema": "logit(Tensor self, float? eps=None) -> Tensor",
+        "formulas": (
+            ("self", "logit_backward(grad, self, eps)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "logit_backward(self_t, self_p, eps)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "eps": "value",
+        },
+    },
+    "XlogyBackward1": {
+        "entry": "xlogy.Scalar_Self",
+        "schema": "xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor",
+        "formulas": (
+            ("other", "grad * self / other"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "other_t * self / other_p"),
+        ),
+        "saved": {
+            "self": "value",
+            "other": "tensor",
+        },
+    },
+    "XlogyBackward2": {
+        "entry": "xlogy.Scalar_Other",
+        "schema": "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor",
+        "formulas": (
+            ("self", "xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "xlogy(self_t, other) if other > 0.0 else xlogy(self_t, other).masked_fill(self_p == 0.0, 0.0)"),
+        ),
+        "saved": {
+            "other": "value",
+            "self_": "tensor",
+        },
+    },
+    "SpecialXlog1PyBackward1": {
+        "entry": "special_xlog1py.self_scalar",
+        "schema": "special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor",
+        "formulas": (
+            ("other", "grad * self / (other + 1)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "other_t * self / (other_p + 1)"),
+        ),
+        "saved": {
+            "self": "value",
+            "other": "tensor",
+        },
+    },
+    "SpecialXlog1PyBackward2": {
+        "entry": "special_xlog1py.other_scalar",
+        "schema": "special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor",
+        "formulas": (
+            ("self", "special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "special_xlog1py(self_t, other) if other > -1.0 else special_xlog1py(self_t, other).masked_fill(self_p == 0.0, 0.0)"),
+        ),
+        "saved": {
+            "other": "value",
             "self_": "tensor",
         },
     },

@@ -70,6 +70,18 @@ __all__ = [
     "fill__Scalar",
     "fill__Tensor",
     "copy_",
+    "eq__Scalar",
+    "eq__Tensor",
+    "ge__Scalar",
+    "ge__Tensor",
+    "gt__Scalar",
+    "gt__Tensor",
+    "le__Scalar",
+    "le__Tensor",
+    "lt__Scalar",
+    "lt__Tensor",
+    "ne__Scalar",
+    "ne__Tensor",
     "sum_default",
     "sum_dim_IntList",
     "mean_default",
@@ -239,7 +251,7 @@ __all__ = [
     "nextafter",
     "ldexp_Tensor",
     "xlogy_Tensor",
-    "special_xlog1py",
+    "special_xlog1py_default",
     "special_entr",
     "special_erfcx",
     "special_ndtri",
@@ -248,6 +260,15 @@ __all__ = [
     "fmin",
     "mvlgamma",
     "sinc",
+    "i0",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "logit",
+    "xlogy_Scalar_Self",
+    "xlogy_Scalar_Other",
+    "special_xlog1py_self_scalar",
+    "special_xlog1py_other_scalar",
     "diagonal",
     "diagonal_backward",
     "diag_embed",
@@ -872,6 +893,114 @@ def copy_(self_p, self_t, src_p, src_t, non_blocking, result):
     result: src_t.expand_as(self_p)
     """
     return ops.expand_as(src_t, self_p)
+
+
+def eq__Scalar(self_p, self_t, other, result):
+    """eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Scalar
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def eq__Tensor(self_p, self_t, other_p, other_t, result):
+    """eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Tensor
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def ge__Scalar(self_p, self_t, other, result):
+    """ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Scalar
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def ge__Tensor(self_p, self_t, other_p, other_t, result):
+    """ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Tensor
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def gt__Scalar(self_p, self_t, other, result):
+    """gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Scalar
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def gt__Tensor(self_p, self_t, other_p, other_t, result):
+    """gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Tensor
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def le__Scalar(self_p, self_t, other, result):
+    """le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Scalar
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def le__Tensor(self_p, self_t, other_p, other_t, result):
+    """le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Tensor
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def lt__Scalar(self_p, self_t, other, result):
+    """lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Scalar
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def lt__Tensor(self_p, self_t, other_p, other_t, result):
+    """lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Tensor
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def ne__Scalar(self_p, self_t, other, result):
+    """ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Scalar
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
+
+
+def ne__Tensor(self_p, self_t, other_p, other_t, result):
+    """ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Tensor
+    result: self_t.zero_()
+    """
+    return ops.zero_(self_t)
 
 
 def sum_default(self_p, self_t, dtype, result):
@@ -2486,7 +2615,7 @@ def xlogy_Tensor(self_p, self_t, other_p, other_t, result):
     return ops.masked_fill(ops.xlogy(self_t, other_p), ops.logical_and(self_p == 0.0, other_p <= 0.0), 0.0) + other_t * self_p / other_p
 
 
-def special_xlog1py(self_p, self_t, other_p, other_t, result):
+def special_xlog1py_default(self_p, self_t, other_p, other_t, result):
     """special_xlog1py(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry special_xlog1py
@@ -2577,6 +2706,87 @@ def sinc(self_p, self_t, result):
     result: auto_element_wise, from self: sinc_backward(grad, self)
     """
     return manual.sinc_backward(ops, self_t, self_p)
+
+
+def i0(self_p, self_t, result):
+    """i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    result: auto_element_wise, from self: grad * special_i1(self)
+    """
+    return self_t * ops.special_i1(self_p)
+
+
+def special_i0e(self_p, self_t, result):
+    """special_i0e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i0e
+    result: auto_element_wise, from self: grad * (special_i1e(self) - self.sign() * result)
+    """
+    return self_t * (ops.special_i1e(self_p) - ops.sign(self_p) * result)
+
+
+def special_i1(self_p, self_t, result):
+    """special_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1
+    result: auto_element_wise, from self: i1_backward(grad, self, result)
+    """
+    return manual.i1_backward(ops, self_t, self_p, result)
+
+
+def special_i1e(self_p, self_t, result):
+    """special_i1e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1e
+    result: auto_element_wise, from self: i1e_backward(grad, self, result)
+    """
+    return manual.i1e_backward(ops, self_t, self_p, result)
+
+
+def logit(self_p, self_t, eps, result):
+    """logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    result: auto_element_wise, from self: logit_backward(grad, self, eps)
+    """
+    return manual.logit_backward(ops, self_t, self_p, eps)
+
+
+def xlogy_Scalar_Self(self_, other_p, other_t, result):
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Self
+    result: auto_element_wise, from other: grad * self / other
+    """
+    return other_t * self_ / other_p
+
+
+def xlogy_Scalar_Other(self_p, self_t, other, result):
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    result: auto_element_wise, from self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)
+    """
+    return ops.xlogy(self_t, other) if other > 0.0 else ops.masked_fill(ops.xlogy(self_t, other), self_p == 0.0, 0.0)
+
+
+def special_xlog1py_self_scalar(self_, other_p, other_t, result):
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.self_scalar
+    result: auto_element_wise, from other: grad * self / (other + 1)
+    """
+    return other_t * self_ / (other_p + 1)
+
+
+def special_xlog1py_other_scalar(self_p, self_t, other, result):
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.other_scalar
+    result: auto_element_wise, from self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
+    """
+    return ops.special_xlog1py(self_t, other) if other > -1.0 else ops.masked_fill(ops.special_xlog1py(self_t, other), self_p == 0.0, 0.0)
 
 
 def diagonal(self_p, self_t, offset, dim1, dim2, result):

@@ -69,6 +69,18 @@ __all__ = [
     "FillBackward2",
     "FillBackward3",
     "CopyBackwards",
+    "EqBackward0",
+    "EqBackward1",
+    "GeBackward0",
+    "GeBackward1",
+    "GtBackward0",
+    "GtBackward1",
+    "LeBackward0",
+    "LeBackward1",
+    "LtBackward0",
+    "LtBackward1",
+    "NeBackward0",
+    "NeBackward1",
     "SumBackward0",
     "SumBackward1",
     "MeanBackward0",
@@ -223,6 +235,9 @@ __all__ = [
     "AcoshBackward0",
     "AsinhBackward0",
     "AtanhBackward0",
+    "AcoshBackward1",
+    "AsinhBackward1",
+    "AtanhBackward1",
     "Exp2Backward0",
     "ErfcBackward0",
     "ErfinvBackward0",
@@ -247,6 +262,20 @@ __all__ = [
     "FminBackward0",
     "MvlgammaBackward0",
     "SincBackward0",
+    "I0Backward0",
+    "SpecialI0EBackward0",
+    "SpecialI1Backward0",
+    "SpecialI1EBackward0",
+    "IgammaBackward0",
+    "IgammacBackward0",
+    "SpecialZetaBackward0",
+    "SpecialZetaBackward1",
+    "SpecialZetaBackward2",
+    "LogitBackward0",
+    "XlogyBackward1",
+    "XlogyBackward2",
+    "SpecialXlog1PyBackward1",
+    "SpecialXlog1PyBackward2",
     "DiagonalBackward0",
     "DiagonalBackwardBackward0",
     "DiagEmbedBackward0",
@@ -1925,6 +1954,378 @@ class CopyBackwards(Node):
         # src: grad
         if self.should_compute_output(1):
             grad_inputs[1] = grad
+        return grad_inputs
+
+
+class EqBackward0(Node):
+    """eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Scalar
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class EqBackward1(Node):
+    """eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Tensor
+    self: zeros_like(self)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class GeBackward0(Node):
+    """ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Scalar
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class GeBackward1(Node):
+    """ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Tensor
+    self: zeros_like(self)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class GtBackward0(Node):
+    """gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Scalar
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class GtBackward1(Node):
+    """gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Tensor
+    self: zeros_like(self)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class LeBackward0(Node):
+    """le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Scalar
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class LeBackward1(Node):
+    """le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Tensor
+    self: zeros_like(self)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class LtBackward0(Node):
+    """lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Scalar
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class LtBackward1(Node):
+    """lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Tensor
+    self: zeros_like(self)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class NeBackward0(Node):
+    """ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Scalar
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class NeBackward1(Node):
+    """ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Tensor
+    self: zeros_like(self)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, self_)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
         return grad_inputs
 
 
@@ -4170,7 +4571,7 @@ class NativeDropoutBackwardBackward0(Node):
             grad_inputs[0] = ops.native_dropout_backward(grad, mask, scale)
         # mask: not_implemented("native_dropout_backward: mask")
         if self.should_compute_output(1):
-            raise RuntimeError("the derivative for 'native_dropout_backward' is not implemented: native_dropout_backward: mask")
+            raise NotImplementedError("the derivative for 'native_dropout_backward: mask' is not implemented.")
         return grad_inputs
 
 
@@ -6590,6 +6991,57 @@ class AtanhBackward0(Node):
         return grad_inputs
 
 
+class AcoshBackward1(Node):
+    """acosh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry acosh_
+    self: not_implemented("inplace version of acosh")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("inplace version of acosh")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'inplace version of acosh' is not implemented.")
+        return grad_inputs
+
+
+class AsinhBackward1(Node):
+    """asinh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry asinh_
+    self: not_implemented("inplace version of asinh")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("inplace version of asinh")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'inplace version of asinh' is not implemented.")
+        return grad_inputs
+
+
+class AtanhBackward1(Node):
+    """atanh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry atanh_
+    self: not_implemented("inplace version of atanh")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("inplace version of atanh")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'inplace version of atanh' is not implemented.")
+        return grad_inputs
+
+
 class Exp2Backward0(Node):
     """exp2(Tensor self) -> Tensor
 
@@ -7339,6 +7791,428 @@ class SincBackward0(Node):
         # self: sinc_backward(grad, self)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.sinc_backward(ops, grad, self_)
+        return grad_inputs
+
+
+class I0Backward0(Node):
+    """i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    self: grad * special_i1(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * special_i1(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.special_i1(self_)
+        return grad_inputs
+
+
+class SpecialI0EBackward0(Node):
+    """special_i0e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i0e
+    self: grad * (special_i1e(self) - self.sign() * result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: grad * (special_i1e(self) - self.sign() * result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * (ops.special_i1e(self_) - ops.sign(self_) * result)
+        return grad_inputs
+
+
+class SpecialI1Backward0(Node):
+    """special_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1
+    self: i1_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: i1_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.i1_backward(ops, grad, self_, result)
+        return grad_inputs
+
+
+class SpecialI1EBackward0(Node):
+    """special_i1e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1e
+    self: i1e_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: i1e_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.i1e_backward(ops, grad, self_, result)
+        return grad_inputs
+
+
+class IgammaBackward0(Node):
+    """igamma(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igamma
+    self: not_implemented("igamma: input")
+    other: grad * exp((self - 1) * log(other) - other - lgamma(self))
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: not_implemented("igamma: input")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+        # other: grad * exp((self - 1) * log(other) - other - lgamma(self))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * ops.exp((self_ - 1) * ops.log(other) - other - ops.lgamma(self_))
+        return grad_inputs
+
+
+class IgammacBackward0(Node):
+    """igammac(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igammac
+    self: not_implemented("igammac: input")
+    other: -grad * exp((self - 1) * log(other) - other - lgamma(self))
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: not_implemented("igammac: input")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'igammac: input' is not implemented.")
+        # other: -grad * exp((self - 1) * log(other) - other - lgamma(self))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = -grad * ops.exp((self_ - 1) * ops.log(other) - other - ops.lgamma(self_))
+        return grad_inputs
+
+
+class SpecialZetaBackward0(Node):
+    """special_zeta(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta
+    self: not_implemented("zeta")
+    other: grad * -self * special_zeta(self + 1., other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: not_implemented("zeta")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+        # other: grad * -self * special_zeta(self + 1., other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * -self_ * ops.special_zeta(self_ + 1.0, other)
+        return grad_inputs
+
+
+class SpecialZetaBackward1(Node):
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.self_scalar
+    other: grad * -self * special_zeta(self + 1., other)
+    """
+
+    __slots__ = ("_saved_self", "other_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self._saved_self
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None]
+        # other: grad * -self * special_zeta(self + 1., other)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * -self_ * ops.special_zeta(self_ + 1.0, other)
+        return grad_inputs
+
+
+class SpecialZetaBackward2(Node):
+    """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.other_scalar
+    self: not_implemented("zeta")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("zeta")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+        return grad_inputs
+
+
+class LogitBackward0(Node):
+    """logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    self: logit_backward(grad, self, eps)
+    """
+
+    __slots__ = ("self_", "_saved_eps")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        eps = self._saved_eps
+        grad_inputs = [None]
+        # self: logit_backward(grad, self, eps)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.logit_backward(ops, grad, self_, eps)
+        return grad_inputs
+
+
+class XlogyBackward1(Node):
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Self
+    other: grad * self / other
+    """
+
+    __slots__ = ("_saved_self", "other_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self._saved_self
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None]
+        # other: grad * self / other
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * self_ / other
+        return grad_inputs
+
+
+class XlogyBackward2(Node):
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)
+    """
+
+    __slots__ = ("_saved_other", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = self._saved_other
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.xlogy(grad, other) if other > 0.0 else ops.masked_fill(ops.xlogy(grad, other), self_ == 0.0, 0.0)
+        return grad_inputs
+
+
+class SpecialXlog1PyBackward1(Node):
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.self_scalar
+    other: grad * self / (other + 1)
+    """
+
+    __slots__ = ("_saved_self", "other_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self._saved_self
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None]
+        # other: grad * self / (other + 1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * self_ / (other + 1)
+        return grad_inputs
+
+
+class SpecialXlog1PyBackward2(Node):
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.other_scalar
+    self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
+    """
+
+    __slots__ = ("_saved_other", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = self._saved_other
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.special_xlog1py(grad, other) if other > -1.0 else ops.masked_fill(ops.special_xlog1py(grad, other), self_ == 0.0, 0.0)
         return grad_inputs
 
 

@@ -17,6 +17,7 @@ from generated.functions import (
     AbsBackward0,
     AcosBackward0,
     AcoshBackward0,
+    AcoshBackward1,
     AdaptiveAvgPool2DBackward0,
     AdaptiveAvgPool2DBackwardBackward0,
     AdaptiveMaxPool2DBackward0,
@@ -34,9 +35,11 @@ from generated.functions import (
     AminBackward0,
     AsinBackward0,
     AsinhBackward0,
+    AsinhBackward1,
     Atan2Backward0,
     AtanBackward0,
     AtanhBackward0,
+    AtanhBackward1,
     AvgPool2DBackward0,
     AvgPool2DBackwardBackward0,
     BaddbmmBackward0,
@@ -83,6 +86,8 @@ from generated.functions import (
     EluBackwardBackward0,
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
+    EqBackward0,
+    EqBackward1,
     ErfBackward0,
     ErfcBackward0,
     ErfinvBackward0,
@@ -102,9 +107,13 @@ from generated.functions import (
     FmodBackward1,
     FracBackward0,
     GatherBackward0,
+    GeBackward0,
+    GeBackward1,
     GeluBackward0,
     GeluBackwardBackward0,
     GluBackward0,
+    GtBackward0,
+    GtBackward1,
     HardshrinkBackward0,
     HardshrinkBackwardBackward0,
     HardsigmoidBackward0,
@@ -114,6 +123,9 @@ from generated.functions import (
     HardtanhBackwardBackward0,
     HuberLossBackward0,
     HypotBackward0,
+    I0Backward0,
+    IgammaBackward0,
+    IgammacBackward0,
     IndexAddBackward0,
     IndexBackward0,
     IndexCopyBackward0,
@@ -127,6 +139,8 @@ from generated.functions import (
     LeakyReluBackward0,
     LeakyReluBackward1,
     LeakyReluBackwardBackward0,
+    LeBackward0,
+    LeBackward1,
     LerpBackward0,
     LerpBackward1,
     LgammaBackward0,
@@ -153,10 +167,13 @@ from generated.functions import (
     Logaddexp2Backward0,
     LogaddexpBackward0,
     LogBackward0,
+    LogitBackward0,
     LogSigmoidBackward0,
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
     LogsumexpBackward0,
+    LtBackward0,
+    LtBackward1,
     LuUnpackBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
@@ -190,6 +207,8 @@ from generated.functions import (
     NativeDropoutBackwardBackward0,
     NativeLayerNormBackward0,
     NativeLayerNormBackwardBackward0,
+    NeBackward0,
+    NeBackward1,
     NegBackward0,
     NextafterBackward0,
     NllLoss2DBackward0,
@@ -264,9 +283,17 @@ from generated.functions import (
     SortBackward1,
     SpecialEntrBackward0,
     SpecialErfcxBackward0,
+    SpecialI0EBackward0,
+    SpecialI1Backward0,
+    SpecialI1EBackward0,
     SpecialLogNdtrBackward0,
     SpecialNdtriBackward0,
     SpecialXlog1PyBackward0,
+    SpecialXlog1PyBackward1,
+    SpecialXlog1PyBackward2,
+    SpecialZetaBackward0,
+    SpecialZetaBackward1,
+    SpecialZetaBackward2,
     SplitBackward0,
     SplitWithSizesBackward0,
     SqrtBackward0,
@@ -334,10 +361,13 @@ from generated.functions import (
     ViewBackward0,
     WhereBackward0,
     XlogyBackward0,
+    XlogyBackward1,
+    XlogyBackward2,
     ZeroBackward0,
 )
 from runtime import dispatch as _dispatch
 from runtime import forward_grad, kernels, recording
+from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime.dispatch import NUMBER, NUMBER_OR_NONE, TENSOR_OR_NUMBER, Overload, Param
@@ -371,6 +401,7 @@ __all__ = [
     "acos",
     "acos_",
     "acosh",
+    "acosh_",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
     "add",
@@ -391,10 +422,12 @@ __all__ = [
     "asin",
     "asin_",
     "asinh",
+    "asinh_",
     "atan",
     "atan2",
     "atan_",
     "atanh",
+    "atanh_",
     "avg_pool2d",
     "avg_pool2d_backward",
     "baddbmm",
@@ -486,6 +519,10 @@ __all__ = [
     "hardtanh_backward",
     "huber_loss",
     "hypot",
+    "i0",
+    "i0_",
+    "igamma",
+    "igammac",
     "index",
     "index_add",
     "index_copy",
@@ -526,6 +563,8 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "logit",
+    "logit_",
     "logsumexp",
     "lt",
     "lu_unpack",
@@ -625,11 +664,39 @@ __all__ = [
     "softshrink",
     "softshrink_backward",
     "sort",
+    "special_airy_ai",
+    "special_bessel_j0",
+    "special_bessel_j1",
+    "special_bessel_y0",
+    "special_bessel_y1",
+    "special_chebyshev_polynomial_t",
+    "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_v",
+    "special_chebyshev_polynomial_w",
     "special_entr",
     "special_erfcx",
+    "special_hermite_polynomial_h",
+    "special_hermite_polynomial_he",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "special_laguerre_polynomial_l",
+    "special_legendre_polynomial_p",
     "special_log_ndtr",
+    "special_modified_bessel_i0",
+    "special_modified_bessel_i1",
+    "special_modified_bessel_k0",
+    "special_modified_bessel_k1",
     "special_ndtri",
+    "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1",
+    "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_u",
+    "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_w",
+    "special_spherical_bessel_j0",
     "special_xlog1py",
+    "special_zeta",
     "split",
     "split_with_sizes",
     "sqrt",
@@ -680,6 +747,7 @@ __all__ = [
     "view",
     "where",
     "xlogy",
+    "xlogy_",
     "zero_",
 ]
 
@@ -741,6 +809,10 @@ def add_Tensor(self_, other, *, alpha=1, out=None):
 
     derivatives.yaml, entry add.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(add_Tensor, (self_, other), {"alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Tensor"], (self_, other, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -762,6 +834,10 @@ def add_Tensor_(self_, other, *, alpha=1):
 
     derivatives.yaml, entry add.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(add_Tensor_, (self_, other), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Tensor"], (self_, other, alpha,), inplace=True)
     recording.check_inplace(self_)
@@ -788,6 +864,10 @@ def add_Scalar(self_, other, alpha=1, *, out=None):
 
     derivatives.yaml, entry add.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(add_Scalar, (self_, other, alpha), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Scalar"], (self_, other, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -808,6 +888,10 @@ def sub_Tensor(self_, other, *, alpha=1, out=None):
 
     derivatives.yaml, entry sub.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sub_Tensor, (self_, other), {"alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["sub.Tensor"], (self_, other, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -829,6 +913,10 @@ def sub_Tensor_(self_, other, *, alpha=1):
 
     derivatives.yaml, entry sub.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sub_Tensor_, (self_, other), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["sub.Tensor"], (self_, other, alpha,), inplace=True)
     recording.check_inplace(self_)
@@ -855,6 +943,10 @@ def rsub_Tensor(self_, other, *, alpha=1):
 
     derivatives.yaml, entry rsub.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsub_Tensor, (self_, other), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["rsub.Tensor"], (self_, other, alpha,))
     result = recording.wrap(kernels.rsub_Tensor(recording.data(self_), recording.data(other), alpha))
@@ -874,6 +966,10 @@ def rsub_Scalar(self_, other, alpha=1):
 
     derivatives.yaml, entry rsub.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsub_Scalar, (self_, other, alpha), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER):
         self_, other, alpha = _dispatch.check_arguments(OVERLOADS["rsub.Scalar"], (self_, other, alpha,))
     result = recording.wrap(kernels.rsub_Scalar(recording.data(self_), other, alpha))
@@ -893,6 +989,10 @@ def mul_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry mul.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mul_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["mul.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -915,6 +1015,10 @@ def mul_Tensor_(self_, other):
 
     derivatives.yaml, entry mul.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mul_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["mul.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -942,6 +1046,10 @@ def mul_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry mul.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mul_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["mul.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -963,6 +1071,10 @@ def div_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry div.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -985,6 +1097,10 @@ def div_Tensor_(self_, other):
 
     derivatives.yaml, entry div.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -1011,6 +1127,10 @@ def div_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry div.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["div.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1032,6 +1152,10 @@ def div_Tensor_mode(self_, other, *, rounding_mode, out=None):
 
     derivatives.yaml, entry div.Tensor_mode
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1050,11 +1174,46 @@ def div_Tensor_mode(self_, other, *, rounding_mode, out=None):
     return result
 
 
+def div_Tensor_mode_(self_, other, *, rounding_mode):
+    """In-place div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+
+    derivatives.yaml, entry div.Tensor_mode
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor_mode_, (self_, other), {"rounding_mode": rounding_mode}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = DivBackward2(recording.collect_next_edges(self_, other))
+        grad_fn._saved_rounding_mode = rounding_mode
+        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.div_Tensor_mode(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), rounding_mode, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def neg(self_, *, out=None):
     """neg(Tensor self) -> Tensor
 
     derivatives.yaml, entry neg
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(neg, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["neg"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1075,6 +1234,10 @@ def neg_(self_):
 
     derivatives.yaml, entry neg
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(neg_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["neg"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1099,6 +1262,10 @@ def pow_Tensor_Scalar(self_, exponent, *, out=None):
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Tensor_Scalar, (self_, exponent), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER):
         self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1121,6 +1288,10 @@ def pow_Tensor_Scalar_(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Tensor_Scalar_, (self_, exponent), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER):
         self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), inplace=True)
     recording.check_inplace(self_)
@@ -1147,6 +1318,10 @@ def pow_Tensor_Tensor(self_, exponent, *, out=None):
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Tensor_Tensor, (self_, exponent), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER):
         self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1173,6 +1348,10 @@ def pow_Tensor_Tensor_(self_, exponent):
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Tensor_Tensor_, (self_, exponent), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER):
         self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), inplace=True)
     recording.check_inplace(self_)
@@ -1202,6 +1381,10 @@ def pow_Scalar(self_, exponent, *, out=None):
 
     derivatives.yaml, entry pow.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Scalar, (self_, exponent), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, NUMBER) or not isinstance(exponent, Tensor):
         self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Scalar"], (self_, exponent,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1228,6 +1411,10 @@ def reciprocal(self_, *, out=None):
 
     derivatives.yaml, entry reciprocal
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reciprocal, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["reciprocal"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1252,6 +1439,10 @@ def reciprocal_(self_):
 
     derivatives.yaml, entry reciprocal
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reciprocal_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["reciprocal"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1279,6 +1470,10 @@ def exp(self_, *, out=None):
 
     derivatives.yaml, entry exp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exp, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["exp"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1303,6 +1498,10 @@ def exp_(self_):
 
     derivatives.yaml, entry exp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exp_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["exp"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1330,6 +1529,10 @@ def expm1(self_, *, out=None):
 
     derivatives.yaml, entry expm1
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(expm1, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["expm1"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1354,6 +1557,10 @@ def expm1_(self_):
 
     derivatives.yaml, entry expm1
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(expm1_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["expm1"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1381,6 +1588,10 @@ def log(self_, *, out=None):
 
     derivatives.yaml, entry log
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1402,6 +1613,10 @@ def log_(self_):
 
     derivatives.yaml, entry log
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1427,6 +1642,10 @@ def log1p(self_, *, out=None):
 
     derivatives.yaml, entry log1p
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log1p, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log1p"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1448,6 +1667,10 @@ def log1p_(self_):
 
     derivatives.yaml, entry log1p
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log1p_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log1p"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1473,6 +1696,10 @@ def sqrt(self_, *, out=None):
 
     derivatives.yaml, entry sqrt
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sqrt, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sqrt"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1497,6 +1724,10 @@ def sqrt_(self_):
 
     derivatives.yaml, entry sqrt
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sqrt_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sqrt"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1524,6 +1755,10 @@ def rsqrt(self_, *, out=None):
 
     derivatives.yaml, entry rsqrt
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsqrt, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["rsqrt"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1548,6 +1783,10 @@ def rsqrt_(self_):
 
     derivatives.yaml, entry rsqrt
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsqrt_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["rsqrt"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1575,6 +1814,10 @@ def sin(self_, *, out=None):
 
     derivatives.yaml, entry sin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sin, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sin"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1596,6 +1839,10 @@ def sin_(self_):
 
     derivatives.yaml, entry sin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sin_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sin"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1621,6 +1868,10 @@ def cos(self_, *, out=None):
 
     derivatives.yaml, entry cos
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cos, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cos"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1642,6 +1893,10 @@ def cos_(self_):
 
     derivatives.yaml, entry cos
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cos_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cos"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1667,6 +1922,10 @@ def tan(self_, *, out=None):
 
     derivatives.yaml, entry tan
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tan, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["tan"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1691,6 +1950,10 @@ def tan_(self_):
 
     derivatives.yaml, entry tan
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tan_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["tan"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1718,6 +1981,10 @@ def tanh(self_, *, out=None):
 
     derivatives.yaml, entry tanh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tanh, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["tanh"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1742,6 +2009,10 @@ def tanh_(self_):
 
     derivatives.yaml, entry tanh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tanh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["tanh"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1769,6 +2040,10 @@ def tanh_backward(grad_output, output):
 
     derivatives.yaml, entry tanh_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tanh_backward, (grad_output, output), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
         grad_output, output = _dispatch.check_arguments(OVERLOADS["tanh_backward"], (grad_output, output,))
     result = recording.wrap(kernels.tanh_backward(recording.data(grad_output), recording.data(output)))
@@ -1789,6 +2064,10 @@ def sigmoid(self_, *, out=None):
 
     derivatives.yaml, entry sigmoid
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sigmoid, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sigmoid"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1813,6 +2092,10 @@ def sigmoid_(self_):
 
     derivatives.yaml, entry sigmoid
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sigmoid_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sigmoid"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1840,6 +2123,10 @@ def sigmoid_backward(grad_output, output):
 
     derivatives.yaml, entry sigmoid_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sigmoid_backward, (grad_output, output), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
         grad_output, output = _dispatch.check_arguments(OVERLOADS["sigmoid_backward"], (grad_output, output,))
     result = recording.wrap(kernels.sigmoid_backward(recording.data(grad_output), recording.data(output)))
@@ -1860,6 +2147,10 @@ def erf(self_, *, out=None):
 
     derivatives.yaml, entry erf
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erf, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["erf"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -1881,6 +2172,10 @@ def erf_(self_):
 
     derivatives.yaml, entry erf
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erf_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["erf"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1906,6 +2201,10 @@ def relu(self_):
 
     derivatives.yaml, entry relu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(relu, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["relu"], (self_,))
     result = recording.wrap(kernels.relu(recording.data(self_)))
@@ -1928,6 +2227,10 @@ def relu_(self_):
 
     derivatives.yaml, entry relu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(relu_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["relu"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -1955,6 +2258,10 @@ def gelu(self_, *, approximate="none"):
 
     derivatives.yaml, entry gelu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gelu, (self_,), {"approximate": approximate}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["gelu"], (self_,))
     result = recording.wrap(kernels.gelu(recording.data(self_), approximate))
@@ -1975,6 +2282,10 @@ def gelu_backward(grad_output, self_, *, approximate="none"):
 
     derivatives.yaml, entry gelu_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gelu_backward, (grad_output, self_), {"approximate": approximate}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["gelu_backward"], (grad_output, self_,))
     result = recording.wrap(kernels.gelu_backward(recording.data(grad_output), recording.data(self_), approximate))
@@ -1996,6 +2307,10 @@ def leaky_relu(self_, negative_slope=0.01):
 
     derivatives.yaml, entry leaky_relu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(leaky_relu, (self_, negative_slope), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
         self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu"], (self_, negative_slope,))
     result = recording.wrap(kernels.leaky_relu(recording.data(self_), negative_slope))
@@ -2016,6 +2331,10 @@ def softplus(self_, beta=1, threshold=20):
 
     derivatives.yaml, entry softplus
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softplus, (self_, beta, threshold), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER):
         self_, beta, threshold = _dispatch.check_arguments(OVERLOADS["softplus"], (self_, beta, threshold,))
     result = recording.wrap(kernels.softplus(recording.data(self_), beta, threshold))
@@ -2037,6 +2356,10 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
 
     derivatives.yaml, entry leaky_relu_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(leaky_relu_backward, (grad_output, self_, negative_slope, self_is_result), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
         grad_output, self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope,))
     result = recording.wrap(kernels.leaky_relu_backward(recording.data(grad_output), recording.data(self_), negative_slope, self_is_result))
@@ -2057,6 +2380,10 @@ def softplus_backward(grad_output, self_, beta, threshold):
 
     derivatives.yaml, entry softplus_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softplus_backward, (grad_output, self_, beta, threshold), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER):
         grad_output, self_, beta, threshold = _dispatch.check_arguments(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,))
     result = recording.wrap(kernels.softplus_backward(recording.data(grad_output), recording.data(self_), beta, threshold))
@@ -2079,6 +2406,10 @@ def threshold_backward(grad_output, self_, threshold):
 
     derivatives.yaml, entry threshold_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(threshold_backward, (grad_output, self_, threshold), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER):
         grad_output, self_, threshold = _dispatch.check_arguments(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,))
     result = recording.wrap(kernels.threshold_backward(recording.data(grad_output), recording.data(self_), threshold))
@@ -2099,6 +2430,10 @@ def abs(self_, *, out=None):
 
     derivatives.yaml, entry abs
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(abs, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["abs"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2120,6 +2455,10 @@ def abs_(self_):
 
     derivatives.yaml, entry abs
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(abs_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["abs"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -2145,6 +2484,10 @@ def sign(self_, *, out=None):
 
     derivatives.yaml, entry sign
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sign, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sign"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2165,6 +2508,10 @@ def sign_(self_):
 
     derivatives.yaml, entry sign
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sign_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sign"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -2189,6 +2536,10 @@ def clamp_Tensor(self_, min=None, max=None, *, out=None):
 
     derivatives.yaml, entry clamp.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_Tensor, (self_, min, max), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["clamp.Tensor"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2212,6 +2563,10 @@ def clamp_Tensor_(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_Tensor_, (self_, min, max), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["clamp.Tensor"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -2239,6 +2594,10 @@ def clamp_default(self_, min=None, max=None, *, out=None):
 
     derivatives.yaml, entry clamp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_default, (self_, min, max), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE):
         self_, min, max = _dispatch.check_arguments(OVERLOADS["clamp"], (self_, min, max,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2262,6 +2621,10 @@ def clamp_default_(self_, min=None, max=None):
 
     derivatives.yaml, entry clamp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_default_, (self_, min, max), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE):
         self_, min, max = _dispatch.check_arguments(OVERLOADS["clamp"], (self_, min, max,), inplace=True)
     recording.check_inplace(self_)
@@ -2289,6 +2652,10 @@ def clamp_min_default(self_, min, *, out=None):
 
     derivatives.yaml, entry clamp_min
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_default, (self_, min), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER):
         self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min"], (self_, min,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2311,6 +2678,10 @@ def clamp_min_default_(self_, min):
 
     derivatives.yaml, entry clamp_min
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_default_, (self_, min), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER):
         self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min"], (self_, min,), inplace=True)
     recording.check_inplace(self_)
@@ -2337,6 +2708,10 @@ def clamp_min_Tensor(self_, min, *, out=None):
 
     derivatives.yaml, entry clamp_min.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_Tensor, (self_, min), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
         self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2359,6 +2734,10 @@ def clamp_min_Tensor_(self_, min):
 
     derivatives.yaml, entry clamp_min.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_Tensor_, (self_, min), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
         self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,), inplace=True)
     recording.check_inplace(self_)
@@ -2385,6 +2764,10 @@ def clamp_max_default(self_, max, *, out=None):
 
     derivatives.yaml, entry clamp_max
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_default, (self_, max), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(max, NUMBER):
         self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max"], (self_, max,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2407,6 +2790,10 @@ def clamp_max_default_(self_, max):
 
     derivatives.yaml, entry clamp_max
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_default_, (self_, max), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(max, NUMBER):
         self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max"], (self_, max,), inplace=True)
     recording.check_inplace(self_)
@@ -2433,6 +2820,10 @@ def clamp_max_Tensor(self_, max, *, out=None):
 
     derivatives.yaml, entry clamp_max.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_Tensor, (self_, max), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
         self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2455,6 +2846,10 @@ def clamp_max_Tensor_(self_, max):
 
     derivatives.yaml, entry clamp_max.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_Tensor_, (self_, max), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
         self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,), inplace=True)
     recording.check_inplace(self_)
@@ -2481,6 +2876,10 @@ def maximum(self_, other, *, out=None):
 
     derivatives.yaml, entry maximum
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(maximum, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["maximum"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2503,6 +2902,10 @@ def minimum(self_, other, *, out=None):
 
     derivatives.yaml, entry minimum
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(minimum, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["minimum"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2525,6 +2928,10 @@ def where_self(condition, self_, other, *, out=None):
 
     derivatives.yaml, entry where.self
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(where_self, (condition, self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(condition, Tensor) or not isinstance(self_, TENSOR_OR_NUMBER) or not isinstance(other, TENSOR_OR_NUMBER):
         condition, self_, other = _dispatch.check_arguments(OVERLOADS["where.self"], (condition, self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2546,6 +2953,10 @@ def masked_fill_Scalar(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_Scalar, (self_, mask, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER):
         self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,))
     result = recording.wrap(kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
@@ -2565,6 +2976,10 @@ def masked_fill_Scalar_(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_Scalar_, (self_, mask, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER):
         self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), inplace=True)
     recording.check_inplace(self_)
@@ -2590,6 +3005,10 @@ def masked_fill_Tensor(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_Tensor, (self_, mask, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
         self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,))
     result = recording.wrap(kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
@@ -2609,6 +3028,10 @@ def masked_fill_Tensor_(self_, mask, value):
 
     derivatives.yaml, entry masked_fill.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_Tensor_, (self_, mask, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
         self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), inplace=True)
     recording.check_inplace(self_)
@@ -2634,6 +3057,10 @@ def fill_Scalar(self_, value):
 
     derivatives.yaml, entry fill.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill_Scalar, (self_, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
         self_, value = _dispatch.check_arguments(OVERLOADS["fill.Scalar"], (self_, value,))
     result = recording.wrap(kernels.fill_Scalar(recording.data(self_), value))
@@ -2652,6 +3079,10 @@ def fill_Tensor(self_, value):
 
     derivatives.yaml, entry fill.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill_Tensor, (self_, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
         self_, value = _dispatch.check_arguments(OVERLOADS["fill.Tensor"], (self_, value,))
     result = recording.wrap(kernels.fill_Tensor(recording.data(self_), recording.data(value)))
@@ -2670,6 +3101,10 @@ def fill__Scalar(self_, value):
 
     derivatives.yaml, entry fill_.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill__Scalar, (self_, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
         self_, value = _dispatch.check_arguments(OVERLOADS["fill_.Scalar"], (self_, value,))
     recording.check_inplace(self_)
@@ -2694,6 +3129,10 @@ def fill__Tensor(self_, value):
 
     derivatives.yaml, entry fill_.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill__Tensor, (self_, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
         self_, value = _dispatch.check_arguments(OVERLOADS["fill_.Tensor"], (self_, value,))
     recording.check_inplace(self_)
@@ -2718,6 +3157,10 @@ def copy_(self_, src, non_blocking=False):
 
     derivatives.yaml, entry copy_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copy_, (self_, src, non_blocking), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(src, TENSOR_OR_NUMBER):
         self_, src = _dispatch.check_arguments(OVERLOADS["copy_"], (self_, src,))
     recording.check_inplace(self_)
@@ -2742,6 +3185,10 @@ def eq_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry eq.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["eq.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2755,6 +3202,10 @@ def eq_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry eq.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["eq.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2768,6 +3219,10 @@ def ge_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry ge.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["ge.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2781,6 +3236,10 @@ def ge_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry ge.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["ge.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2794,6 +3253,10 @@ def gt_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry gt.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["gt.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2807,6 +3270,10 @@ def gt_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry gt.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["gt.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2820,6 +3287,10 @@ def le_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry le.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["le.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2833,6 +3304,10 @@ def le_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry le.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["le.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2846,6 +3321,10 @@ def lt_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry lt.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["lt.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2859,6 +3338,10 @@ def lt_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry lt.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["lt.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2872,6 +3355,10 @@ def ne_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry ne.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["ne.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2885,6 +3372,10 @@ def ne_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry ne.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["ne.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2893,11 +3384,369 @@ def ne_Tensor(self_, other, *, out=None):
     return result
 
 
+def eq__Scalar(self_, other):
+    """eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["eq_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = EqBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.eq__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.eq__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def eq__Tensor(self_, other):
+    """eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry eq_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["eq_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = EqBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.eq__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.eq__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ge__Scalar(self_, other):
+    """ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ge_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = GeBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ge__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ge__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ge__Tensor(self_, other):
+    """ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ge_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ge_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = GeBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ge__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ge__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def gt__Scalar(self_, other):
+    """gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["gt_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = GtBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.gt__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.gt__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def gt__Tensor(self_, other):
+    """gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry gt_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["gt_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = GtBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.gt__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.gt__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def le__Scalar(self_, other):
+    """le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["le_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LeBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.le__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.le__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def le__Tensor(self_, other):
+    """le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry le_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["le_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = LeBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.le__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.le__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def lt__Scalar(self_, other):
+    """lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["lt_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LtBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.lt__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.lt__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def lt__Tensor(self_, other):
+    """lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry lt_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["lt_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = LtBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.lt__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.lt__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ne__Scalar(self_, other):
+    """ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ne_.Scalar"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = NeBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ne__Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ne__Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def ne__Tensor(self_, other):
+    """ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+
+    derivatives.yaml, entry ne_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ne_.Tensor"], (self_, other,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = NeBackward1(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ne__Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ne__Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def logical_not(self_, *, out=None):
     """logical_not(Tensor self) -> Tensor
 
     derivatives.yaml, entry logical_not
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_not, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["logical_not"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2906,11 +3755,31 @@ def logical_not(self_, *, out=None):
     return result
 
 
+def logical_not_(self_):
+    """In-place logical_not(Tensor self) -> Tensor
+
+    derivatives.yaml, entry logical_not
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_not_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["logical_not"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.logical_not(recording.data(self_)))
+    return self_
+
+
 def logical_and(self_, other, *, out=None):
     """logical_and(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logical_and
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_and, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["logical_and"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2919,11 +3788,31 @@ def logical_and(self_, other, *, out=None):
     return result
 
 
+def logical_and_(self_, other):
+    """In-place logical_and(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logical_and
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_and_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["logical_and"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.logical_and(recording.data(self_), recording.data(other)))
+    return self_
+
+
 def logical_or(self_, other, *, out=None):
     """logical_or(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logical_or
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_or, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["logical_or"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2932,11 +3821,31 @@ def logical_or(self_, other, *, out=None):
     return result
 
 
+def logical_or_(self_, other):
+    """In-place logical_or(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry logical_or
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_or_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["logical_or"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.logical_or(recording.data(self_), recording.data(other)))
+    return self_
+
+
 def bitwise_not(self_, *, out=None):
     """bitwise_not(Tensor self) -> Tensor
 
     derivatives.yaml, entry bitwise_not
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_not, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["bitwise_not"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2945,11 +3854,31 @@ def bitwise_not(self_, *, out=None):
     return result
 
 
+def bitwise_not_(self_):
+    """In-place bitwise_not(Tensor self) -> Tensor
+
+    derivatives.yaml, entry bitwise_not
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_not_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["bitwise_not"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.bitwise_not(recording.data(self_)))
+    return self_
+
+
 def bitwise_and_Tensor(self_, other, *, out=None):
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_and.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_and_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2958,11 +3887,31 @@ def bitwise_and_Tensor(self_, other, *, out=None):
     return result
 
 
+def bitwise_and_Tensor_(self_, other):
+    """In-place bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry bitwise_and.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_and_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
+    return self_
+
+
 def bitwise_or_Tensor(self_, other, *, out=None):
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_or.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_or_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2971,11 +3920,31 @@ def bitwise_or_Tensor(self_, other, *, out=None):
     return result
 
 
+def bitwise_or_Tensor_(self_, other):
+    """In-place bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry bitwise_or.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_or_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
+    return self_
+
+
 def bitwise_xor_Tensor(self_, other, *, out=None):
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_xor.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_xor_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -2984,11 +3953,31 @@ def bitwise_xor_Tensor(self_, other, *, out=None):
     return result
 
 
+def bitwise_xor_Tensor_(self_, other):
+    """In-place bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry bitwise_xor.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_xor_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    recording.write_inplace(self_, kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
+    return self_
+
+
 def sum_default(self_, *, dtype=None):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry sum
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sum_default, (self_,), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sum"], (self_,))
     result = recording.wrap(kernels.sum(recording.data(self_), recording.numpy_dtype(dtype)))
@@ -3008,6 +3997,10 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None, out=None):
 
     derivatives.yaml, entry sum.dim_IntList
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sum.dim_IntList"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3032,6 +4025,10 @@ def mean_default(self_, *, dtype=None, out=None):
 
     derivatives.yaml, entry mean
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mean_default, (self_,), {"dtype": dtype, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["mean"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3054,6 +4051,10 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None, out=None):
 
     derivatives.yaml, entry mean.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mean_dim, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["mean.dim"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3079,6 +4080,10 @@ def logsumexp(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry logsumexp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logsumexp, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["logsumexp"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3107,6 +4112,10 @@ def max_dim(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry max.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["max.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3135,6 +4144,10 @@ def max_default(self_, *, out=None):
 
     derivatives.yaml, entry max
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["max"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3160,6 +4173,10 @@ def amax(self_, dim=(), keepdim=False, *, out=None):
 
     derivatives.yaml, entry amax
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(amax, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["amax"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3188,6 +4205,10 @@ def amin(self_, dim=(), keepdim=False, *, out=None):
 
     derivatives.yaml, entry amin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(amin, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["amin"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3216,6 +4237,10 @@ def min_dim(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry min.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(min_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["min.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3244,6 +4269,10 @@ def min_default(self_, *, out=None):
 
     derivatives.yaml, entry min
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(min_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["min"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3269,6 +4298,10 @@ def any_default(self_, *, out=None):
 
     derivatives.yaml, entry any
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(any_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["any"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3282,6 +4315,10 @@ def any_dim(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry any.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(any_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["any.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3295,6 +4332,10 @@ def any_dims(self_, dim=None, keepdim=False, *, out=None):
 
     derivatives.yaml, entry any.dims
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(any_dims, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["any.dims"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3309,6 +4350,10 @@ def all_default(self_, *, out=None):
 
     derivatives.yaml, entry all
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(all_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["all"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3322,6 +4367,10 @@ def all_dim(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry all.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(all_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["all.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3335,6 +4384,10 @@ def all_dims(self_, dim=None, keepdim=False, *, out=None):
 
     derivatives.yaml, entry all.dims
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(all_dims, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["all.dims"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3349,6 +4402,10 @@ def argmax(self_, dim=None, keepdim=False, *, out=None):
 
     derivatives.yaml, entry argmax
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(argmax, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["argmax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3362,6 +4419,10 @@ def argmin(self_, dim=None, keepdim=False, *, out=None):
 
     derivatives.yaml, entry argmin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(argmin, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["argmin"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3375,6 +4436,10 @@ def norm_Scalar(self_, p=2):
 
     derivatives.yaml, entry norm.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(norm_Scalar, (self_, p), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER):
         self_, p = _dispatch.check_arguments(OVERLOADS["norm.Scalar"], (self_, p,))
     result = recording.wrap(kernels.norm_Scalar(recording.data(self_), p))
@@ -3399,6 +4464,10 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
 
     derivatives.yaml, entry norm.ScalarOpt_dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(norm_ScalarOpt_dim, (self_, p, dim, keepdim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE):
         self_, p = _dispatch.check_arguments(OVERLOADS["norm.ScalarOpt_dim"], (self_, p,))
     dim = recording.int_tuple(dim)
@@ -3426,6 +4495,10 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
 
     derivatives.yaml, entry linalg_vector_norm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_vector_norm, (self_, ord, dim, keepdim), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(ord, NUMBER):
         self_, ord = _dispatch.check_arguments(OVERLOADS["linalg_vector_norm"], (self_, ord,))
     dim = recording.int_tuple(dim)
@@ -3453,6 +4526,10 @@ def prod_default(self_, *, dtype=None):
 
     derivatives.yaml, entry prod
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(prod_default, (self_,), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["prod"], (self_,))
     result = recording.wrap(kernels.prod(recording.data(self_), recording.numpy_dtype(dtype)))
@@ -3476,6 +4553,10 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None, out=None):
 
     derivatives.yaml, entry prod.dim_int
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(prod_dim_int, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["prod.dim_int"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3503,6 +4584,10 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry std.correction
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(std_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
         self_, correction = _dispatch.check_arguments(OVERLOADS["std.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
@@ -3530,6 +4615,10 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry var.correction
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(var_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
         self_, correction = _dispatch.check_arguments(OVERLOADS["var.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
@@ -3553,6 +4642,10 @@ def t(self_):
 
     derivatives.yaml, entry t
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(t, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["t"], (self_,))
     result = recording.as_view(self_, kernels.t(recording.data(self_)))
@@ -3571,6 +4664,10 @@ def expand(self_, size, *, implicit=False):
 
     derivatives.yaml, entry expand
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(expand, (self_, size), {"implicit": implicit}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["expand"], (self_,))
     size = recording.int_tuple(size)
@@ -3591,6 +4688,10 @@ def unsqueeze(self_, dim):
 
     derivatives.yaml, entry unsqueeze
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unsqueeze, (self_, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["unsqueeze"], (self_,))
     result = recording.as_view(self_, kernels.unsqueeze(recording.data(self_), dim))
@@ -3610,6 +4711,10 @@ def squeeze_default(self_):
 
     derivatives.yaml, entry squeeze
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze_default, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze"], (self_,))
     result = recording.as_view(self_, kernels.squeeze(recording.data(self_)))
@@ -3629,6 +4734,10 @@ def squeeze_dim(self_, dim):
 
     derivatives.yaml, entry squeeze.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze_dim, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze.dim"], (self_,))
     result = recording.as_view(self_, kernels.squeeze_dim(recording.data(self_), dim))
@@ -3649,6 +4758,10 @@ def squeeze_dims(self_, dim):
 
     derivatives.yaml, entry squeeze.dims
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze_dims, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze.dims"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3670,6 +4783,10 @@ def squeeze__default(self_):
 
     derivatives.yaml, entry squeeze_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze__default, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_"], (self_,))
     recording.check_inplace(self_)
@@ -3695,6 +4812,10 @@ def squeeze__dim(self_, dim):
 
     derivatives.yaml, entry squeeze_.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze__dim, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_.dim"], (self_,))
     recording.check_inplace(self_)
@@ -3721,6 +4842,10 @@ def squeeze__dims(self_, dim):
 
     derivatives.yaml, entry squeeze_.dims
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze__dims, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_.dims"], (self_,))
     dim = recording.int_tuple(dim)
@@ -3748,6 +4873,10 @@ def _to_copy(self_, *, dtype=None):
 
     derivatives.yaml, entry _to_copy
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_to_copy, (self_,), {"dtype": dtype}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_to_copy"], (self_,))
     result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
@@ -3767,6 +4896,10 @@ def clone(self_):
 
     derivatives.yaml, entry clone
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clone, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["clone"], (self_,))
     result = recording.wrap(kernels.clone(recording.data(self_)))
@@ -3785,6 +4918,10 @@ def transpose_int(self_, dim0, dim1):
 
     derivatives.yaml, entry transpose.int
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(transpose_int, (self_, dim0, dim1), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["transpose.int"], (self_,))
     result = recording.as_view(self_, kernels.transpose_int(recording.data(self_), dim0, dim1))
@@ -3805,6 +4942,10 @@ def _unsafe_view(self_, size):
 
     derivatives.yaml, entry _unsafe_view
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_unsafe_view, (self_, size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_unsafe_view"], (self_,))
     size = recording.int_tuple(size)
@@ -3825,6 +4966,10 @@ def view(self_, size):
 
     derivatives.yaml, entry view
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(view, (self_, size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["view"], (self_,))
     size = recording.int_tuple(size)
@@ -3845,6 +4990,10 @@ def zero_(self_):
 
     derivatives.yaml, entry zero_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(zero_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["zero_"], (self_,))
     recording.check_inplace(self_)
@@ -3869,6 +5018,10 @@ def alias(self_):
 
     derivatives.yaml, entry alias
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(alias, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["alias"], (self_,))
     result = recording.as_view(self_, kernels.alias(recording.data(self_)))
@@ -3887,6 +5040,10 @@ def permute(self_, dims):
 
     derivatives.yaml, entry permute
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(permute, (self_, dims), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["permute"], (self_,))
     dims = recording.int_tuple(dims)
@@ -3907,6 +5064,10 @@ def cat(tensors, dim=0, *, out=None):
 
     derivatives.yaml, entry cat
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cat, (tensors, dim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not _dispatch.all_tensors(tensors):
         (tensors,) = _dispatch.check_arguments(OVERLOADS["cat"], (tensors,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3929,6 +5090,10 @@ def stack(tensors, dim=0, *, out=None):
 
     derivatives.yaml, entry stack
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(stack, (tensors, dim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not _dispatch.all_tensors(tensors):
         (tensors,) = _dispatch.check_arguments(OVERLOADS["stack"], (tensors,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -3951,6 +5116,10 @@ def split_Tensor(self_, split_size, dim=0):
 
     derivatives.yaml, entry split.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(split_Tensor, (self_, split_size, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["split.Tensor"], (self_,))
     result = [recording.as_view(self_, a) for a in kernels.split_Tensor(recording.data(self_), split_size, dim)]
@@ -3973,6 +5142,10 @@ def split_with_sizes(self_, split_sizes, dim=0):
 
     derivatives.yaml, entry split_with_sizes
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(split_with_sizes, (self_, split_sizes, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["split_with_sizes"], (self_,))
     split_sizes = recording.int_tuple(split_sizes)
@@ -3996,6 +5169,10 @@ def unbind_int(self_, dim=0):
 
     derivatives.yaml, entry unbind.int
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unbind_int, (self_, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["unbind.int"], (self_,))
     result = [recording.as_view(self_, a) for a in kernels.unbind_int(recording.data(self_), dim)]
@@ -4016,6 +5193,10 @@ def select_int(self_, dim, index):
 
     derivatives.yaml, entry select.int
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(select_int, (self_, dim, index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["select.int"], (self_,))
     result = recording.as_view(self_, kernels.select_int(recording.data(self_), dim, index))
@@ -4037,6 +5218,10 @@ def select_backward(grad_output, input_sizes, dim, index):
 
     derivatives.yaml, entry select_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(select_backward, (grad_output, input_sizes, dim, index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor):
         (grad_output,) = _dispatch.check_arguments(OVERLOADS["select_backward"], (grad_output,))
     input_sizes = recording.int_tuple(input_sizes)
@@ -4058,6 +5243,10 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
 
     derivatives.yaml, entry slice.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slice_Tensor, (self_, dim, start, end, step), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["slice.Tensor"], (self_,))
     result = recording.as_view(self_, kernels.slice_Tensor(recording.data(self_), dim, start, end, step))
@@ -4081,6 +5270,10 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
 
     derivatives.yaml, entry slice_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slice_backward, (grad_output, input_sizes, dim, start, end, step), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor):
         (grad_output,) = _dispatch.check_arguments(OVERLOADS["slice_backward"], (grad_output,))
     input_sizes = recording.int_tuple(input_sizes)
@@ -4104,6 +5297,10 @@ def index_Tensor(self_, indices):
 
     derivatives.yaml, entry index.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_Tensor, (self_, indices), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["index.Tensor"], (self_,))
     result = recording.wrap(kernels.index_Tensor(recording.data(self_), recording.data(indices)))
@@ -4124,6 +5321,10 @@ def index_put(self_, indices, values, accumulate=False):
 
     derivatives.yaml, entry index_put
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_put, (self_, indices, values, accumulate), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
         self_, values = _dispatch.check_arguments(OVERLOADS["index_put"], (self_, values,))
     result = recording.wrap(kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
@@ -4145,6 +5346,10 @@ def index_put_(self_, indices, values, accumulate=False):
 
     derivatives.yaml, entry index_put
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_put_, (self_, indices, values, accumulate), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
         self_, values = _dispatch.check_arguments(OVERLOADS["index_put"], (self_, values,), inplace=True)
     recording.check_inplace(self_)
@@ -4172,6 +5377,10 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
 
     derivatives.yaml, entry _index_put_impl_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_index_put_impl_, (self_, indices, values, accumulate, unsafe), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
         self_, values = _dispatch.check_arguments(OVERLOADS["_index_put_impl_"], (self_, values,))
     recording.check_inplace(self_)
@@ -4199,6 +5408,10 @@ def index_select(self_, dim, index, *, out=None):
 
     derivatives.yaml, entry index_select
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_select, (self_, dim, index), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         self_, index = _dispatch.check_arguments(OVERLOADS["index_select"], (self_, index,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4222,6 +5435,10 @@ def index_add(self_, dim, index, source, *, alpha=1, out=None):
 
     derivatives.yaml, entry index_add
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_add, (self_, dim, index, source), {"alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER):
         self_, index, source, alpha = _dispatch.check_arguments(OVERLOADS["index_add"], (self_, index, source, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4240,11 +5457,46 @@ def index_add(self_, dim, index, source, *, alpha=1, out=None):
     return result
 
 
+def index_add_(self_, dim, index, source, *, alpha=1):
+    """In-place index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry index_add
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_add_, (self_, dim, index, source), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER):
+        self_, index, source, alpha = _dispatch.check_arguments(OVERLOADS["index_add"], (self_, index, source, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, source)
+    if needs_grad:
+        grad_fn = IndexAddBackward0(recording.collect_next_edges(self_, source))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_alpha = alpha
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.index_add(original_self, forward_grad.tangent(self_), dim, index, source, forward_grad.tangent(source), alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def gather(self_, dim, index, *, sparse_grad=False, out=None):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
     derivatives.yaml, entry gather
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gather, (self_, dim, index), {"sparse_grad": sparse_grad, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         self_, index = _dispatch.check_arguments(OVERLOADS["gather"], (self_, index,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4268,6 +5520,10 @@ def scatter_add(self_, dim, index, src, *, out=None):
 
     derivatives.yaml, entry scatter_add
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_add, (self_, dim, index, src), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter_add"], (self_, index, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4285,11 +5541,45 @@ def scatter_add(self_, dim, index, src, *, out=None):
     return result
 
 
+def scatter_add_(self_, dim, index, src):
+    """In-place scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
+
+    derivatives.yaml, entry scatter_add
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_add_, (self_, dim, index, src), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
+        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter_add"], (self_, index, src,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, src)
+    if needs_grad:
+        grad_fn = ScatterAddBackward0(recording.collect_next_edges(self_, src))
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_add(original_self, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def repeat(self_, repeats):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
     derivatives.yaml, entry repeat
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(repeat, (self_, repeats), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["repeat"], (self_,))
     repeats = recording.int_tuple(repeats)
@@ -4311,6 +5601,10 @@ def flip(self_, dims):
 
     derivatives.yaml, entry flip
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(flip, (self_, dims), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["flip"], (self_,))
     dims = recording.int_tuple(dims)
@@ -4331,6 +5625,10 @@ def mm(self_, mat2, *, out=None):
 
     derivatives.yaml, entry mm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mm, (self_, mat2), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
         self_, mat2 = _dispatch.check_arguments(OVERLOADS["mm"], (self_, mat2,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4357,6 +5655,10 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1, out=None):
 
     derivatives.yaml, entry addmm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, mat1, mat2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4380,11 +5682,51 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1, out=None):
     return result
 
 
+def addmm_(self_, mat1, mat2, *, beta=1, alpha=1):
+    """In-place addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry addmm
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmm_, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
+        self_, mat1, mat2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, mat1, mat2)
+    if needs_grad:
+        grad_fn = AddmmBackward0(recording.collect_next_edges(self_, mat1, mat2))
+        grad_fn._saved_beta = beta
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_mat1_sym_sizes = recording.sizes(mat1)
+        grad_fn._saved_mat1_sym_strides = recording.strides(mat1)
+        grad_fn._saved_alpha = alpha
+        grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
+        grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, mat1, mat2)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.addmm(original_self, forward_grad.tangent(self_), mat1, forward_grad.tangent(mat1), mat2, forward_grad.tangent(mat2), beta, alpha, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def bmm(self_, mat2, *, out=None):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
     derivatives.yaml, entry bmm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bmm, (self_, mat2), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
         self_, mat2 = _dispatch.check_arguments(OVERLOADS["bmm"], (self_, mat2,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4407,6 +5749,10 @@ def dot(self_, tensor, *, out=None):
 
     derivatives.yaml, entry dot
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(dot, (self_, tensor), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor):
         self_, tensor = _dispatch.check_arguments(OVERLOADS["dot"], (self_, tensor,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4429,6 +5775,10 @@ def mv(self_, vec, *, out=None):
 
     derivatives.yaml, entry mv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mv, (self_, vec), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(vec, Tensor):
         self_, vec = _dispatch.check_arguments(OVERLOADS["mv"], (self_, vec,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4451,6 +5801,10 @@ def _softmax(self_, dim, half_to_float, *, out=None):
 
     derivatives.yaml, entry _softmax
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_softmax, (self_, dim, half_to_float), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_softmax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4477,6 +5831,10 @@ def _log_softmax(self_, dim, half_to_float, *, out=None):
 
     derivatives.yaml, entry _log_softmax
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_log_softmax, (self_, dim, half_to_float), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_log_softmax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4503,6 +5861,10 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
 
     derivatives.yaml, entry _log_softmax_backward_data
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_log_softmax_backward_data, (grad_output, output, dim, input_dtype), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
         grad_output, output = _dispatch.check_arguments(OVERLOADS["_log_softmax_backward_data"], (grad_output, output,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4526,6 +5888,10 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
 
     derivatives.yaml, entry _softmax_backward_data
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
         grad_output, output = _dispatch.check_arguments(OVERLOADS["_softmax_backward_data"], (grad_output, output,))
     result = recording.wrap(kernels._softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
@@ -4548,6 +5914,10 @@ def mse_loss(self_, target, reduction=1):
 
     derivatives.yaml, entry mse_loss
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mse_loss, (self_, target, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         self_, target = _dispatch.check_arguments(OVERLOADS["mse_loss"], (self_, target,))
     result = recording.wrap(kernels.mse_loss(recording.data(self_), recording.data(target), reduction))
@@ -4569,6 +5939,10 @@ def mse_loss_backward(grad_output, self_, target, reduction):
 
     derivatives.yaml, entry mse_loss_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mse_loss_backward, (grad_output, self_, target, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["mse_loss_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.mse_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
@@ -4591,6 +5965,10 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
 
     derivatives.yaml, entry smooth_l1_loss
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(smooth_l1_loss, (self_, target, reduction, beta), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER):
         self_, target, beta = _dispatch.check_arguments(OVERLOADS["smooth_l1_loss"], (self_, target, beta,))
     result = recording.wrap(kernels.smooth_l1_loss(recording.data(self_), recording.data(target), reduction, beta))
@@ -4613,6 +5991,10 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
 
     derivatives.yaml, entry smooth_l1_loss_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(smooth_l1_loss_backward, (grad_output, self_, target, reduction, beta), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER):
         grad_output, self_, target, beta = _dispatch.check_arguments(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, beta,))
     result = recording.wrap(kernels.smooth_l1_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, beta))
@@ -4636,6 +6018,10 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
 
     derivatives.yaml, entry nll_loss_forward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss_forward, (self_, target, weight, reduction, ignore_index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         self_, target = _dispatch.check_arguments(OVERLOADS["nll_loss_forward"], (self_, target,))
     output, total_weight = map(recording.wrap, kernels.nll_loss_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
@@ -4664,6 +6050,10 @@ def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
 
     derivatives.yaml, entry nll_loss2d_forward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss2d_forward, (self_, target, weight, reduction, ignore_index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         self_, target = _dispatch.check_arguments(OVERLOADS["nll_loss2d_forward"], (self_, target,))
     output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
@@ -4692,6 +6082,10 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
 
     derivatives.yaml, entry nll_loss_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor):
         grad_output, self_, target, total_weight = _dispatch.check_arguments(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, total_weight,))
     result = recording.wrap(kernels.nll_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
@@ -4714,6 +6108,10 @@ def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_in
 
     derivatives.yaml, entry nll_loss2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss2d_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor):
         grad_output, self_, target, total_weight = _dispatch.check_arguments(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, total_weight,))
     result = recording.wrap(kernels.nll_loss2d_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
@@ -4736,6 +6134,10 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
 
     derivatives.yaml, entry binary_cross_entropy
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(binary_cross_entropy, (self_, target, weight, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy"], (self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy(recording.data(self_), recording.data(target), recording.data(weight), reduction))
@@ -4758,6 +6160,10 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
 
     derivatives.yaml, entry binary_cross_entropy_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(binary_cross_entropy_backward, (grad_output, self_, target, weight, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction))
@@ -4781,6 +6187,10 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
 
     derivatives.yaml, entry binary_cross_entropy_with_logits
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(binary_cross_entropy_with_logits, (self_, target, weight, pos_weight, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target,))
     result = recording.wrap(kernels.binary_cross_entropy_with_logits(recording.data(self_), recording.data(target), recording.data(weight), recording.data(pos_weight), reduction))
@@ -4804,6 +6214,10 @@ def native_dropout(input, p, train):
 
     derivatives.yaml, entry native_dropout
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_dropout, (input, p, train), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(input, Tensor) or not isinstance(p, NUMBER):
         input, p = _dispatch.check_arguments(OVERLOADS["native_dropout"], (input, p,))
     result0, result1 = map(recording.wrap, kernels.native_dropout(recording.data(input), p, train))
@@ -4829,6 +6243,10 @@ def native_dropout_backward(grad_output, mask, scale):
 
     derivatives.yaml, entry native_dropout_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_dropout_backward, (grad_output, mask, scale), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or not isinstance(scale, NUMBER):
         grad_output, mask, scale = _dispatch.check_arguments(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,))
     result = recording.wrap(kernels.native_dropout_backward(recording.data(grad_output), recording.data(mask), scale))
@@ -4849,6 +6267,10 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
     derivatives.yaml, entry embedding
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(embedding, (weight, indices, padding_idx, scale_grad_by_freq, sparse), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(weight, Tensor) or not isinstance(indices, Tensor):
         weight, indices = _dispatch.check_arguments(OVERLOADS["embedding"], (weight, indices,))
     result = recording.wrap(kernels.embedding(recording.data(weight), recording.data(indices), padding_idx, scale_grad_by_freq, sparse))
@@ -4871,6 +6293,10 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
 
     derivatives.yaml, entry embedding_dense_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(embedding_dense_backward, (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor):
         grad_output, indices = _dispatch.check_arguments(OVERLOADS["embedding_dense_backward"], (grad_output, indices,))
     result = recording.wrap(kernels.embedding_dense_backward(recording.data(grad_output), recording.data(indices), num_weights, padding_idx, scale_grad_by_freq))
@@ -4893,6 +6319,10 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 
     derivatives.yaml, entry native_layer_norm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_layer_norm, (input, normalized_shape, weight, bias, eps), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(input, Tensor) or not isinstance(eps, NUMBER):
         input, eps = _dispatch.check_arguments(OVERLOADS["native_layer_norm"], (input, eps,))
     normalized_shape = recording.int_tuple(normalized_shape)
@@ -4923,6 +6353,10 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
 
     derivatives.yaml, entry native_layer_norm_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_layer_norm_backward, (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor):
         grad_out, input, mean, rstd = _dispatch.check_arguments(OVERLOADS["native_layer_norm_backward"], (grad_out, input, mean, rstd,))
     normalized_shape = recording.int_tuple(normalized_shape)
@@ -4950,6 +6384,10 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
     derivatives.yaml, entry native_batch_norm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER):
         input, momentum, eps = _dispatch.check_arguments(OVERLOADS["native_batch_norm"], (input, momentum, eps,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -4978,6 +6416,10 @@ def silu(self_):
 
     derivatives.yaml, entry silu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(silu, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["silu"], (self_,))
     result = recording.wrap(kernels.silu(recording.data(self_)))
@@ -4997,6 +6439,10 @@ def silu_(self_):
 
     derivatives.yaml, entry silu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(silu_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["silu"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5022,6 +6468,10 @@ def mish(self_):
 
     derivatives.yaml, entry mish
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mish, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["mish"], (self_,))
     result = recording.wrap(kernels.mish(recording.data(self_)))
@@ -5041,6 +6491,10 @@ def mish_(self_):
 
     derivatives.yaml, entry mish
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mish_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["mish"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5066,6 +6520,10 @@ def elu(self_, alpha=1, scale=1, input_scale=1):
 
     derivatives.yaml, entry elu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(elu, (self_, alpha, scale, input_scale), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER):
         self_, alpha, scale, input_scale = _dispatch.check_arguments(OVERLOADS["elu"], (self_, alpha, scale, input_scale,))
     result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
@@ -5088,6 +6546,10 @@ def elu_(self_, alpha=1, scale=1, input_scale=1):
 
     derivatives.yaml, entry elu_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(elu_, (self_, alpha, scale, input_scale), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER):
         self_, alpha, scale, input_scale = _dispatch.check_arguments(OVERLOADS["elu_"], (self_, alpha, scale, input_scale,))
     recording.check_inplace(self_)
@@ -5118,6 +6580,10 @@ def hardtanh(self_, min_val=-1, max_val=1):
 
     derivatives.yaml, entry hardtanh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardtanh, (self_, min_val, max_val), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
         self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh"], (self_, min_val, max_val,))
     result = recording.wrap(kernels.hardtanh(recording.data(self_), min_val, max_val))
@@ -5139,6 +6605,10 @@ def hardtanh_(self_, min_val=-1, max_val=1):
 
     derivatives.yaml, entry hardtanh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardtanh_, (self_, min_val, max_val), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
         self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh"], (self_, min_val, max_val,), inplace=True)
     recording.check_inplace(self_)
@@ -5166,6 +6636,10 @@ def hardtanh_backward(grad_output, self_, min_val, max_val):
 
     derivatives.yaml, entry hardtanh_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardtanh_backward, (grad_output, self_, min_val, max_val), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
         grad_output, self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,))
     result = recording.wrap(kernels.hardtanh_backward(recording.data(grad_output), recording.data(self_), min_val, max_val))
@@ -5187,6 +6661,10 @@ def hardsigmoid(self_):
 
     derivatives.yaml, entry hardsigmoid
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardsigmoid, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["hardsigmoid"], (self_,))
     result = recording.wrap(kernels.hardsigmoid(recording.data(self_)))
@@ -5206,6 +6684,10 @@ def hardsigmoid_(self_):
 
     derivatives.yaml, entry hardsigmoid
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardsigmoid_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["hardsigmoid"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5231,6 +6713,10 @@ def hardswish(self_):
 
     derivatives.yaml, entry hardswish
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardswish, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["hardswish"], (self_,))
     result = recording.wrap(kernels.hardswish(recording.data(self_)))
@@ -5250,6 +6736,10 @@ def hardswish_(self_):
 
     derivatives.yaml, entry hardswish
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardswish_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["hardswish"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5275,6 +6765,10 @@ def log_sigmoid_forward(self_):
 
     derivatives.yaml, entry log_sigmoid_forward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log_sigmoid_forward, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log_sigmoid_forward"], (self_,))
     output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(recording.data(self_)))
@@ -5295,6 +6789,10 @@ def glu(self_, dim=-1):
 
     derivatives.yaml, entry glu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(glu, (self_, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["glu"], (self_,))
     result = recording.wrap(kernels.glu(recording.data(self_), dim))
@@ -5315,6 +6813,10 @@ def huber_loss(self_, target, reduction=1, delta=1.0):
 
     derivatives.yaml, entry huber_loss
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(huber_loss, (self_, target, reduction, delta), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER):
         self_, target, delta = _dispatch.check_arguments(OVERLOADS["huber_loss"], (self_, target, delta,))
     result = recording.wrap(kernels.huber_loss(recording.data(self_), recording.data(target), reduction, delta))
@@ -5338,6 +6840,10 @@ def constant_pad_nd(self_, pad, value=0):
 
     derivatives.yaml, entry constant_pad_nd
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(constant_pad_nd, (self_, pad, value), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
         self_, value = _dispatch.check_arguments(OVERLOADS["constant_pad_nd"], (self_, value,))
     pad = recording.int_tuple(pad)
@@ -5358,6 +6864,10 @@ def leaky_relu_(self_, negative_slope=0.01):
 
     derivatives.yaml, entry leaky_relu_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(leaky_relu_, (self_, negative_slope), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
         self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu_"], (self_, negative_slope,))
     recording.check_inplace(self_)
@@ -5386,6 +6896,10 @@ def reflection_pad1d(self_, padding):
 
     derivatives.yaml, entry reflection_pad1d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad1d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad1d"], (self_,))
     padding = recording.int_tuple(padding)
@@ -5407,6 +6921,10 @@ def reflection_pad1d_backward(grad_output, self_, padding):
 
     derivatives.yaml, entry reflection_pad1d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad1d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
@@ -5428,6 +6946,10 @@ def reflection_pad2d(self_, padding):
 
     derivatives.yaml, entry reflection_pad2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad2d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad2d"], (self_,))
     padding = recording.int_tuple(padding)
@@ -5449,6 +6971,10 @@ def reflection_pad2d_backward(grad_output, self_, padding):
 
     derivatives.yaml, entry reflection_pad2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad2d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
@@ -5470,6 +6996,10 @@ def reflection_pad3d(self_, padding):
 
     derivatives.yaml, entry reflection_pad3d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad3d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad3d"], (self_,))
     padding = recording.int_tuple(padding)
@@ -5491,6 +7021,10 @@ def reflection_pad3d_backward(grad_output, self_, padding):
 
     derivatives.yaml, entry reflection_pad3d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad3d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
@@ -5512,6 +7046,10 @@ def replication_pad1d(self_, padding):
 
     derivatives.yaml, entry replication_pad1d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad1d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad1d"], (self_,))
     padding = recording.int_tuple(padding)
@@ -5533,6 +7071,10 @@ def replication_pad1d_backward(grad_output, self_, padding):
 
     derivatives.yaml, entry replication_pad1d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad1d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad1d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
@@ -5554,6 +7096,10 @@ def replication_pad2d(self_, padding):
 
     derivatives.yaml, entry replication_pad2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad2d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad2d"], (self_,))
     padding = recording.int_tuple(padding)
@@ -5575,6 +7121,10 @@ def replication_pad2d_backward(grad_output, self_, padding):
 
     derivatives.yaml, entry replication_pad2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad2d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad2d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
@@ -5596,6 +7146,10 @@ def replication_pad3d(self_, padding):
 
     derivatives.yaml, entry replication_pad3d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad3d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad3d"], (self_,))
     padding = recording.int_tuple(padding)
@@ -5617,6 +7171,10 @@ def replication_pad3d_backward(grad_output, self_, padding):
 
     derivatives.yaml, entry replication_pad3d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad3d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad3d_backward"], (grad_output, self_,))
     padding = recording.int_tuple(padding)
@@ -5638,6 +7196,10 @@ def cumsum(self_, dim, *, dtype=None, out=None):
 
     derivatives.yaml, entry cumsum
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cumsum, (self_, dim), {"dtype": dtype, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cumsum"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5661,6 +7223,10 @@ def cumsum_(self_, dim, *, dtype=None):
 
     derivatives.yaml, entry cumsum
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cumsum_, (self_, dim), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cumsum"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5689,6 +7255,10 @@ def cumprod(self_, dim, *, dtype=None, out=None):
 
     derivatives.yaml, entry cumprod
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cumprod, (self_, dim), {"dtype": dtype, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cumprod"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5713,6 +7283,10 @@ def cumprod_(self_, dim, *, dtype=None):
 
     derivatives.yaml, entry cumprod
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cumprod_, (self_, dim), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cumprod"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5742,6 +7316,10 @@ def sort_default(self_, dim=-1, descending=False, *, out=None):
 
     derivatives.yaml, entry sort
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sort_default, (self_, dim, descending), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sort"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5769,6 +7347,10 @@ def sort_stable(self_, *, stable, dim=-1, descending=False, out=None):
 
     derivatives.yaml, entry sort.stable
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sort.stable"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5796,6 +7378,10 @@ def topk(self_, k, dim=-1, largest=True, sorted=True, *, out=None):
 
     derivatives.yaml, entry topk
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(topk, (self_, k, dim, largest, sorted), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["topk"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5823,6 +7409,10 @@ def tril(self_, diagonal=0, *, out=None):
 
     derivatives.yaml, entry tril
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tril, (self_, diagonal), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["tril"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5844,6 +7434,10 @@ def tril_(self_, diagonal=0):
 
     derivatives.yaml, entry tril
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tril_, (self_, diagonal), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["tril"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5869,6 +7463,10 @@ def triu(self_, diagonal=0, *, out=None):
 
     derivatives.yaml, entry triu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(triu, (self_, diagonal), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["triu"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5890,6 +7488,10 @@ def triu_(self_, diagonal=0):
 
     derivatives.yaml, entry triu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(triu_, (self_, diagonal), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["triu"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5915,6 +7517,10 @@ def log2(self_, *, out=None):
 
     derivatives.yaml, entry log2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log2, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log2"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5936,6 +7542,10 @@ def log2_(self_):
 
     derivatives.yaml, entry log2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log2_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log2"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -5961,6 +7571,10 @@ def log10(self_, *, out=None):
 
     derivatives.yaml, entry log10
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log10, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log10"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -5982,6 +7596,10 @@ def log10_(self_):
 
     derivatives.yaml, entry log10
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log10_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["log10"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6007,6 +7625,10 @@ def floor(self_, *, out=None):
 
     derivatives.yaml, entry floor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["floor"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6027,6 +7649,10 @@ def floor_(self_):
 
     derivatives.yaml, entry floor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["floor"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6051,6 +7677,10 @@ def ceil(self_, *, out=None):
 
     derivatives.yaml, entry ceil
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ceil, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["ceil"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6071,6 +7701,10 @@ def ceil_(self_):
 
     derivatives.yaml, entry ceil
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ceil_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["ceil"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6095,6 +7729,10 @@ def round_default(self_, *, out=None):
 
     derivatives.yaml, entry round
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["round"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6115,6 +7753,10 @@ def round_default_(self_):
 
     derivatives.yaml, entry round
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_default_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["round"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6139,6 +7781,10 @@ def round_decimals(self_, *, decimals, out=None):
 
     derivatives.yaml, entry round.decimals
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_decimals, (self_,), {"decimals": decimals, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["round.decimals"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6159,6 +7805,10 @@ def round_decimals_(self_, *, decimals):
 
     derivatives.yaml, entry round.decimals
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_decimals_, (self_,), {"decimals": decimals}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["round.decimals"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6183,6 +7833,10 @@ def trunc(self_, *, out=None):
 
     derivatives.yaml, entry trunc
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(trunc, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["trunc"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6203,6 +7857,10 @@ def trunc_(self_):
 
     derivatives.yaml, entry trunc
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(trunc_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["trunc"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6227,6 +7885,10 @@ def frac(self_, *, out=None):
 
     derivatives.yaml, entry frac
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(frac, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["frac"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6247,6 +7909,10 @@ def frac_(self_):
 
     derivatives.yaml, entry frac
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(frac_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["frac"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -6271,6 +7937,10 @@ def roll(self_, shifts, dims=()):
 
     derivatives.yaml, entry roll
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(roll, (self_, shifts, dims), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["roll"], (self_,))
     shifts = recording.int_tuple(shifts)
@@ -6294,6 +7964,10 @@ def masked_select(self_, mask, *, out=None):
 
     derivatives.yaml, entry masked_select
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_select, (self_, mask), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
         self_, mask = _dispatch.check_arguments(OVERLOADS["masked_select"], (self_, mask,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6319,6 +7993,10 @@ def scatter_src(self_, dim, index, src, *, out=None):
 
     derivatives.yaml, entry scatter.src
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_src, (self_, dim, index, src), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6341,6 +8019,10 @@ def scatter_src_(self_, dim, index, src):
 
     derivatives.yaml, entry scatter.src
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_src_, (self_, dim, index, src), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.src"], (self_, index, src,), inplace=True)
     recording.check_inplace(self_)
@@ -6367,6 +8049,10 @@ def scatter_value(self_, dim, index, value, *, out=None):
 
     derivatives.yaml, entry scatter.value
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_value, (self_, dim, index, value), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value"], (self_, index, value,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6389,6 +8075,10 @@ def scatter_value_(self_, dim, index, value):
 
     derivatives.yaml, entry scatter.value
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_value_, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value"], (self_, index, value,), inplace=True)
     recording.check_inplace(self_)
@@ -6415,6 +8105,10 @@ def scatter_reduce(self_, dim, index, src, *, reduce, out=None):
 
     derivatives.yaml, entry scatter.reduce
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_reduce, (self_, dim, index, src), {"reduce": reduce, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6428,6 +8122,10 @@ def scatter_reduce_(self_, dim, index, src, *, reduce):
 
     derivatives.yaml, entry scatter.reduce
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_reduce_, (self_, dim, index, src), {"reduce": reduce}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,), inplace=True)
     recording.check_inplace(self_)
@@ -6440,6 +8138,10 @@ def scatter_value_reduce(self_, dim, index, value, *, reduce, out=None):
 
     derivatives.yaml, entry scatter.value_reduce
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value_reduce"], (self_, index, value,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6453,6 +8155,10 @@ def scatter_value_reduce_(self_, dim, index, value, *, reduce):
 
     derivatives.yaml, entry scatter.value_reduce
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_value_reduce_, (self_, dim, index, value), {"reduce": reduce}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value_reduce"], (self_, index, value,), inplace=True)
     recording.check_inplace(self_)
@@ -6465,6 +8171,10 @@ def lerp_Scalar(self_, end, weight, *, out=None):
 
     derivatives.yaml, entry lerp.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_Scalar, (self_, end, weight), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER):
         self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Scalar"], (self_, end, weight,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6486,6 +8196,10 @@ def lerp_Scalar_(self_, end, weight):
 
     derivatives.yaml, entry lerp.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_Scalar_, (self_, end, weight), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER):
         self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Scalar"], (self_, end, weight,), inplace=True)
     recording.check_inplace(self_)
@@ -6511,6 +8225,10 @@ def lerp_Tensor(self_, end, weight, *, out=None):
 
     derivatives.yaml, entry lerp.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_Tensor, (self_, end, weight), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER):
         self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6534,6 +8252,10 @@ def lerp_Tensor_(self_, end, weight):
 
     derivatives.yaml, entry lerp.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_Tensor_, (self_, end, weight), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER):
         self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,), inplace=True)
     recording.check_inplace(self_)
@@ -6561,6 +8283,10 @@ def addcmul(self_, tensor1, tensor2, *, value=1, out=None):
 
     derivatives.yaml, entry addcmul
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addcmul, (self_, tensor1, tensor2), {"value": value, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
         self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6584,6 +8310,10 @@ def addcmul_(self_, tensor1, tensor2, *, value=1):
 
     derivatives.yaml, entry addcmul
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addcmul_, (self_, tensor1, tensor2), {"value": value}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
         self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), inplace=True)
     recording.check_inplace(self_)
@@ -6611,6 +8341,10 @@ def addcdiv(self_, tensor1, tensor2, *, value=1, out=None):
 
     derivatives.yaml, entry addcdiv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addcdiv, (self_, tensor1, tensor2), {"value": value, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
         self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6634,6 +8368,10 @@ def addcdiv_(self_, tensor1, tensor2, *, value=1):
 
     derivatives.yaml, entry addcdiv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addcdiv_, (self_, tensor1, tensor2), {"value": value}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
         self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), inplace=True)
     recording.check_inplace(self_)
@@ -6661,6 +8399,10 @@ def var_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry var_mean.correction
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(var_mean_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
         self_, correction = _dispatch.check_arguments(OVERLOADS["var_mean.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
@@ -6687,6 +8429,10 @@ def std_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
 
     derivatives.yaml, entry std_mean.correction
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(std_mean_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
         self_, correction = _dispatch.check_arguments(OVERLOADS["std_mean.correction"], (self_, correction,))
     dim = recording.int_tuple(dim)
@@ -6717,6 +8463,10 @@ def floor_divide_default(self_, other, *, out=None):
 
     derivatives.yaml, entry floor_divide
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_default, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6730,6 +8480,10 @@ def floor_divide_default_(self_, other):
 
     derivatives.yaml, entry floor_divide
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_default_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -6742,6 +8496,10 @@ def floor_divide_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry floor_divide.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6755,6 +8513,10 @@ def floor_divide_Scalar_(self_, other):
 
     derivatives.yaml, entry floor_divide.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_Scalar_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide.Scalar"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -6767,6 +8529,10 @@ def remainder_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry remainder.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6787,6 +8553,10 @@ def remainder_Scalar_(self_, other):
 
     derivatives.yaml, entry remainder.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Scalar_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -6811,6 +8581,10 @@ def remainder_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry remainder.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6833,6 +8607,10 @@ def remainder_Tensor_(self_, other):
 
     derivatives.yaml, entry remainder.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -6859,6 +8637,10 @@ def remainder_Scalar_Tensor(self_, other):
 
     derivatives.yaml, entry remainder.Scalar_Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Scalar_Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar_Tensor"], (self_, other,))
     result = recording.wrap(kernels.remainder_Scalar_Tensor(self_, recording.data(other)))
@@ -6870,6 +8652,10 @@ def fmod_Scalar(self_, other, *, out=None):
 
     derivatives.yaml, entry fmod.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Scalar"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6890,6 +8676,10 @@ def fmod_Scalar_(self_, other):
 
     derivatives.yaml, entry fmod.Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_Scalar_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Scalar"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -6914,6 +8704,10 @@ def fmod_Tensor(self_, other, *, out=None):
 
     derivatives.yaml, entry fmod.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Tensor"], (self_, other,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -6936,6 +8730,10 @@ def fmod_Tensor_(self_, other):
 
     derivatives.yaml, entry fmod.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -6962,6 +8760,10 @@ def linalg_inv_ex(A, *, check_errors=False):
 
     derivatives.yaml, entry linalg_inv_ex
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_inv_ex, (A,), {"check_errors": check_errors}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["linalg_inv_ex"], (A,))
     inverse, info = map(recording.wrap, kernels.linalg_inv_ex(recording.data(A), check_errors))
@@ -6985,6 +8787,10 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False):
 
     derivatives.yaml, entry linalg_solve_ex
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_solve_ex, (A, B), {"left": left, "check_errors": check_errors}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor) or not isinstance(B, Tensor):
         A, B = _dispatch.check_arguments(OVERLOADS["linalg_solve_ex"], (A, B,))
     result, info = map(recording.wrap, kernels.linalg_solve_ex(recording.data(A), recording.data(B), left, check_errors))
@@ -7013,6 +8819,10 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
     derivatives.yaml, entry convolution
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(convolution, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         input, weight = _dispatch.check_arguments(OVERLOADS["convolution"], (input, weight,))
     stride = recording.int_tuple(stride)
@@ -7043,6 +8853,10 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
 
     derivatives.yaml, entry convolution_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(convolution_backward, (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         grad_output, input, weight = _dispatch.check_arguments(OVERLOADS["convolution_backward"], (grad_output, input, weight,))
     bias_sizes = recording.int_tuple(bias_sizes)
@@ -7077,6 +8891,10 @@ def max_pool2d_with_indices(self_, kernel_size, stride=(), padding=(0, 0), dilat
 
     derivatives.yaml, entry max_pool2d_with_indices
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d_with_indices, (self_, kernel_size, stride, padding, dilation, ceil_mode), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["max_pool2d_with_indices"], (self_,))
     kernel_size = recording.int_tuple(kernel_size)
@@ -7110,6 +8928,10 @@ def max_pool2d_with_indices_backward(grad_output, self_, kernel_size, stride, pa
 
     derivatives.yaml, entry max_pool2d_with_indices_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d_with_indices_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor):
         grad_output, self_, indices = _dispatch.check_arguments(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, indices,))
     kernel_size = recording.int_tuple(kernel_size)
@@ -7134,6 +8956,10 @@ def avg_pool2d(self_, kernel_size, stride=(), padding=(0, 0), ceil_mode=False, c
 
     derivatives.yaml, entry avg_pool2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool2d, (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["avg_pool2d"], (self_,))
     kernel_size = recording.int_tuple(kernel_size)
@@ -7162,6 +8988,10 @@ def avg_pool2d_backward(grad_output, self_, kernel_size, stride, padding, ceil_m
 
     derivatives.yaml, entry avg_pool2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool2d_backward, (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["avg_pool2d_backward"], (grad_output, self_,))
     kernel_size = recording.int_tuple(kernel_size)
@@ -7190,6 +9020,10 @@ def _adaptive_avg_pool2d(self_, output_size):
 
     derivatives.yaml, entry _adaptive_avg_pool2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_adaptive_avg_pool2d, (self_, output_size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_adaptive_avg_pool2d"], (self_,))
     output_size = recording.int_tuple(output_size)
@@ -7210,6 +9044,10 @@ def _adaptive_avg_pool2d_backward(grad_output, self_):
 
     derivatives.yaml, entry _adaptive_avg_pool2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_adaptive_avg_pool2d_backward, (grad_output, self_), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,))
     result = recording.wrap(kernels._adaptive_avg_pool2d_backward(recording.data(grad_output), recording.data(self_)))
@@ -7230,6 +9068,10 @@ def adaptive_max_pool2d(self_, output_size):
 
     derivatives.yaml, entry adaptive_max_pool2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool2d, (self_, output_size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["adaptive_max_pool2d"], (self_,))
     output_size = recording.int_tuple(output_size)
@@ -7255,6 +9097,10 @@ def adaptive_max_pool2d_backward(grad_output, self_, indices):
 
     derivatives.yaml, entry adaptive_max_pool2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool2d_backward, (grad_output, self_, indices), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor):
         grad_output, self_, indices = _dispatch.check_arguments(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,))
     result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
@@ -7275,6 +9121,10 @@ def acos(self_):
 
     derivatives.yaml, entry acos
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acos, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["acos"], (self_,))
     result = recording.wrap(kernels.acos(recording.data(self_)))
@@ -7294,6 +9144,10 @@ def acos_(self_):
 
     derivatives.yaml, entry acos
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acos_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["acos"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7319,6 +9173,10 @@ def asin(self_):
 
     derivatives.yaml, entry asin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asin, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["asin"], (self_,))
     result = recording.wrap(kernels.asin(recording.data(self_)))
@@ -7338,6 +9196,10 @@ def asin_(self_):
 
     derivatives.yaml, entry asin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asin_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["asin"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7363,6 +9225,10 @@ def atan(self_):
 
     derivatives.yaml, entry atan
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atan, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["atan"], (self_,))
     result = recording.wrap(kernels.atan(recording.data(self_)))
@@ -7382,6 +9248,10 @@ def atan_(self_):
 
     derivatives.yaml, entry atan
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atan_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["atan"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7407,6 +9277,10 @@ def cosh(self_):
 
     derivatives.yaml, entry cosh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cosh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cosh"], (self_,))
     result = recording.wrap(kernels.cosh(recording.data(self_)))
@@ -7426,6 +9300,10 @@ def cosh_(self_):
 
     derivatives.yaml, entry cosh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cosh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cosh"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7451,6 +9329,10 @@ def sinh(self_):
 
     derivatives.yaml, entry sinh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sinh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sinh"], (self_,))
     result = recording.wrap(kernels.sinh(recording.data(self_)))
@@ -7470,6 +9352,10 @@ def sinh_(self_):
 
     derivatives.yaml, entry sinh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sinh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sinh"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7495,6 +9381,10 @@ def acosh(self_):
 
     derivatives.yaml, entry acosh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acosh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["acosh"], (self_,))
     result = recording.wrap(kernels.acosh(recording.data(self_)))
@@ -7514,6 +9404,10 @@ def asinh(self_):
 
     derivatives.yaml, entry asinh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asinh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["asinh"], (self_,))
     result = recording.wrap(kernels.asinh(recording.data(self_)))
@@ -7533,6 +9427,10 @@ def atanh(self_):
 
     derivatives.yaml, entry atanh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atanh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["atanh"], (self_,))
     result = recording.wrap(kernels.atanh(recording.data(self_)))
@@ -7547,11 +9445,84 @@ def atanh(self_):
     return result
 
 
+def acosh_(self_):
+    """acosh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry acosh_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acosh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["acosh_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AcoshBackward1(recording.collect_next_edges(self_))
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("acosh_")
+    recording.write_inplace(self_, kernels.acosh_(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def asinh_(self_):
+    """asinh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry asinh_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asinh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["asinh_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AsinhBackward1(recording.collect_next_edges(self_))
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("asinh_")
+    recording.write_inplace(self_, kernels.asinh_(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def atanh_(self_):
+    """atanh_(Tensor(a!) self) -> Tensor(a!)
+
+    derivatives.yaml, entry atanh_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atanh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["atanh_"], (self_,))
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AtanhBackward1(recording.collect_next_edges(self_))
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("atanh_")
+    recording.write_inplace(self_, kernels.atanh_(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
 def exp2(self_):
     """exp2(Tensor self) -> Tensor
 
     derivatives.yaml, entry exp2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exp2, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["exp2"], (self_,))
     result = recording.wrap(kernels.exp2(recording.data(self_)))
@@ -7574,6 +9545,10 @@ def exp2_(self_):
 
     derivatives.yaml, entry exp2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exp2_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["exp2"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7601,6 +9576,10 @@ def erfc(self_):
 
     derivatives.yaml, entry erfc
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erfc, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["erfc"], (self_,))
     result = recording.wrap(kernels.erfc(recording.data(self_)))
@@ -7620,6 +9599,10 @@ def erfc_(self_):
 
     derivatives.yaml, entry erfc
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erfc_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["erfc"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7645,6 +9628,10 @@ def erfinv(self_):
 
     derivatives.yaml, entry erfinv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erfinv, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["erfinv"], (self_,))
     result = recording.wrap(kernels.erfinv(recording.data(self_)))
@@ -7664,6 +9651,10 @@ def erfinv_(self_):
 
     derivatives.yaml, entry erfinv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erfinv_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["erfinv"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7689,6 +9680,10 @@ def lgamma(self_):
 
     derivatives.yaml, entry lgamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lgamma, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["lgamma"], (self_,))
     result = recording.wrap(kernels.lgamma(recording.data(self_)))
@@ -7708,6 +9703,10 @@ def lgamma_(self_):
 
     derivatives.yaml, entry lgamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lgamma_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["lgamma"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7733,6 +9732,10 @@ def digamma(self_):
 
     derivatives.yaml, entry digamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(digamma, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["digamma"], (self_,))
     result = recording.wrap(kernels.digamma(recording.data(self_)))
@@ -7752,6 +9755,10 @@ def digamma_(self_):
 
     derivatives.yaml, entry digamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(digamma_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["digamma"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7777,6 +9784,10 @@ def polygamma(n, self_):
 
     derivatives.yaml, entry polygamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(polygamma, (n, self_), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["polygamma"], (self_,))
     result = recording.wrap(kernels.polygamma(n, recording.data(self_)))
@@ -7797,6 +9808,10 @@ def deg2rad(self_):
 
     derivatives.yaml, entry deg2rad
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(deg2rad, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["deg2rad"], (self_,))
     result = recording.wrap(kernels.deg2rad(recording.data(self_)))
@@ -7815,6 +9830,10 @@ def deg2rad_(self_):
 
     derivatives.yaml, entry deg2rad
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(deg2rad_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["deg2rad"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7839,6 +9858,10 @@ def rad2deg(self_):
 
     derivatives.yaml, entry rad2deg
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rad2deg, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["rad2deg"], (self_,))
     result = recording.wrap(kernels.rad2deg(recording.data(self_)))
@@ -7857,6 +9880,10 @@ def rad2deg_(self_):
 
     derivatives.yaml, entry rad2deg
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rad2deg_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["rad2deg"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -7881,6 +9908,10 @@ def atan2(self_, other):
 
     derivatives.yaml, entry atan2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atan2, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["atan2"], (self_, other,))
     result = recording.wrap(kernels.atan2(recording.data(self_), recording.data(other)))
@@ -7901,6 +9932,10 @@ def atan2_(self_, other):
 
     derivatives.yaml, entry atan2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atan2_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["atan2"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -7927,6 +9962,10 @@ def hypot(self_, other):
 
     derivatives.yaml, entry hypot
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hypot, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["hypot"], (self_, other,))
     result = recording.wrap(kernels.hypot(recording.data(self_), recording.data(other)))
@@ -7951,6 +9990,10 @@ def hypot_(self_, other):
 
     derivatives.yaml, entry hypot
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hypot_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["hypot"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -7980,6 +10023,10 @@ def logaddexp(self_, other):
 
     derivatives.yaml, entry logaddexp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logaddexp, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["logaddexp"], (self_, other,))
     result = recording.wrap(kernels.logaddexp(recording.data(self_), recording.data(other)))
@@ -8000,6 +10047,10 @@ def logaddexp2(self_, other):
 
     derivatives.yaml, entry logaddexp2
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logaddexp2, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["logaddexp2"], (self_, other,))
     result = recording.wrap(kernels.logaddexp2(recording.data(self_), recording.data(other)))
@@ -8020,6 +10071,10 @@ def nextafter(self_, other):
 
     derivatives.yaml, entry nextafter
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nextafter, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["nextafter"], (self_, other,))
     result = recording.wrap(kernels.nextafter(recording.data(self_), recording.data(other)))
@@ -8040,6 +10095,10 @@ def nextafter_(self_, other):
 
     derivatives.yaml, entry nextafter
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nextafter_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["nextafter"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -8066,6 +10125,10 @@ def ldexp_Tensor(self_, other):
 
     derivatives.yaml, entry ldexp.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ldexp_Tensor, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["ldexp.Tensor"], (self_, other,))
     result = recording.wrap(kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
@@ -8089,6 +10152,10 @@ def xlogy_Tensor(self_, other):
 
     derivatives.yaml, entry xlogy.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Tensor"], (self_, other,))
     result = recording.wrap(kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
@@ -8109,6 +10176,10 @@ def xlogy_Tensor_(self_, other):
 
     derivatives.yaml, entry xlogy.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Tensor"], (self_, other,), inplace=True)
     recording.check_inplace(self_)
@@ -8130,11 +10201,15 @@ def xlogy_Tensor_(self_, other):
     return self_
 
 
-def special_xlog1py(self_, other):
+def special_xlog1py_default(self_, other):
     """special_xlog1py(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry special_xlog1py
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py_default, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py"], (self_, other,))
     result = recording.wrap(kernels.special_xlog1py(recording.data(self_), recording.data(other)))
@@ -8145,7 +10220,7 @@ def special_xlog1py(self_, other):
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
-            tangent = forward.special_xlog1py(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+            tangent = forward.special_xlog1py_default(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -8155,6 +10230,10 @@ def special_entr(self_):
 
     derivatives.yaml, entry special_entr
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_entr, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["special_entr"], (self_,))
     result = recording.wrap(kernels.special_entr(recording.data(self_)))
@@ -8174,6 +10253,10 @@ def special_erfcx(self_):
 
     derivatives.yaml, entry special_erfcx
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_erfcx, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["special_erfcx"], (self_,))
     result = recording.wrap(kernels.special_erfcx(recording.data(self_)))
@@ -8197,6 +10280,10 @@ def special_ndtri(self_):
 
     derivatives.yaml, entry special_ndtri
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_ndtri, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["special_ndtri"], (self_,))
     result = recording.wrap(kernels.special_ndtri(recording.data(self_)))
@@ -8219,6 +10306,10 @@ def special_log_ndtr(self_):
 
     derivatives.yaml, entry special_log_ndtr
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_log_ndtr, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["special_log_ndtr"], (self_,))
     result = recording.wrap(kernels.special_log_ndtr(recording.data(self_)))
@@ -8242,6 +10333,10 @@ def fmax(self_, other):
 
     derivatives.yaml, entry fmax
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmax, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["fmax"], (self_, other,))
     result = recording.wrap(kernels.fmax(recording.data(self_), recording.data(other)))
@@ -8262,6 +10357,10 @@ def fmin(self_, other):
 
     derivatives.yaml, entry fmin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmin, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["fmin"], (self_, other,))
     result = recording.wrap(kernels.fmin(recording.data(self_), recording.data(other)))
@@ -8282,6 +10381,10 @@ def mvlgamma(self_, p):
 
     derivatives.yaml, entry mvlgamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mvlgamma, (self_, p), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["mvlgamma"], (self_,))
     result = recording.wrap(kernels.mvlgamma(recording.data(self_), p))
@@ -8302,6 +10405,10 @@ def mvlgamma_(self_, p):
 
     derivatives.yaml, entry mvlgamma
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mvlgamma_, (self_, p), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["mvlgamma"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -8328,6 +10435,10 @@ def sinc(self_):
 
     derivatives.yaml, entry sinc
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sinc, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sinc"], (self_,))
     result = recording.wrap(kernels.sinc(recording.data(self_)))
@@ -8347,6 +10458,10 @@ def sinc_(self_):
 
     derivatives.yaml, entry sinc
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sinc_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["sinc"], (self_,), inplace=True)
     recording.check_inplace(self_)
@@ -8367,11 +10482,1218 @@ def sinc_(self_):
     return self_
 
 
+def i0(self_, *, out=None):
+    """i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(i0, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["i0"], (self_,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("i0", i0, (self_,), {}, out)
+    result = recording.wrap(kernels.i0(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.i0(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def i0_(self_):
+    """In-place i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(i0_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["i0"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.i0(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.i0(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_i0e(self_):
+    """special_i0e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i0e
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_i0e, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_i0e"], (self_,))
+    result = recording.wrap(kernels.special_i0e(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI0EBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i0e(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_i1(self_):
+    """special_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_i1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_i1"], (self_,))
+    result = recording.wrap(kernels.special_i1(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI1Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i1(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_i1e(self_):
+    """special_i1e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1e
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_i1e, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_i1e"], (self_,))
+    result = recording.wrap(kernels.special_i1e(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI1EBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i1e(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def igamma(self_, other, *, out=None):
+    """igamma(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igamma
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igamma, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igamma"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("igamma", igamma, (self_, other), {}, out)
+    result = recording.wrap(kernels.igamma(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igamma")
+    return result
+
+
+def igamma_(self_, other):
+    """In-place igamma(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igamma
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igamma_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igamma"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igamma")
+    recording.write_inplace(self_, kernels.igamma(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def igammac(self_, other, *, out=None):
+    """igammac(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igammac
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igammac, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igammac"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("igammac", igammac, (self_, other), {}, out)
+    result = recording.wrap(kernels.igammac(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igammac")
+    return result
+
+
+def igammac_(self_, other):
+    """In-place igammac(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igammac
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igammac_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["igammac"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igammac")
+    recording.write_inplace(self_, kernels.igammac(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def special_zeta_default(self_, other):
+    """special_zeta(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta_default, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_zeta"], (self_, other,))
+    result = recording.wrap(kernels.special_zeta(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = SpecialZetaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("special_zeta")
+    return result
+
+
+def special_zeta_self_scalar(self_, other):
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.self_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta_self_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_zeta.self_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_zeta_self_scalar(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = SpecialZetaBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        forward_grad.not_implemented("special_zeta.self_scalar")
+    return result
+
+
+def special_zeta_other_scalar(self_, other):
+    """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.other_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta_other_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_zeta.other_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_zeta_other_scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SpecialZetaBackward2(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("special_zeta.other_scalar")
+    return result
+
+
+def logit(self_, eps=None, *, out=None):
+    """logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logit, (self_, eps), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE):
+        self_, eps = _dispatch.check_arguments(OVERLOADS["logit"], (self_, eps,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("logit", logit, (self_, eps), {}, out)
+    result = recording.wrap(kernels.logit(recording.data(self_), eps))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_eps = eps
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.logit(self_, forward_grad.tangent(self_), eps, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def logit_(self_, eps=None):
+    """In-place logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logit_, (self_, eps), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE):
+        self_, eps = _dispatch.check_arguments(OVERLOADS["logit"], (self_, eps,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_eps = eps
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.logit(recording.data(self_), eps))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.logit(original_self, forward_grad.tangent(self_), eps, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def xlogy_Scalar_Self(self_, other, *, out=None):
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Self
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Scalar_Self, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Self"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("xlogy", xlogy_Scalar_Self, (self_, other), {}, out)
+    result = recording.wrap(kernels.xlogy_Scalar_Self(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = XlogyBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Self(self_, other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def xlogy_Scalar_Other(self_, other, *, out=None):
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Scalar_Other, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Other"], (self_, other,))
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("xlogy", xlogy_Scalar_Other, (self_, other), {}, out)
+    result = recording.wrap(kernels.xlogy_Scalar_Other(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Other(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def xlogy_Scalar_Other_(self_, other):
+    """In-place xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Scalar_Other_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Scalar_Other"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.xlogy_Scalar_Other(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Other(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_xlog1py_self_scalar(self_, other):
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.self_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py_self_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py.self_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_xlog1py_self_scalar(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = SpecialXlog1PyBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_xlog1py_self_scalar(self_, other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_xlog1py_other_scalar(self_, other):
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.other_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py_other_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py.other_scalar"], (self_, other,))
+    result = recording.wrap(kernels.special_xlog1py_other_scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SpecialXlog1PyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_xlog1py_other_scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_airy_ai(x):
+    """special_airy_ai(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_airy_ai
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_airy_ai, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_airy_ai"], (x,))
+    result = recording.wrap(kernels.special_airy_ai(recording.data(x)))
+    return result
+
+
+def special_bessel_j0(self_):
+    """special_bessel_j0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_j0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_j0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_j0"], (self_,))
+    result = recording.wrap(kernels.special_bessel_j0(recording.data(self_)))
+    return result
+
+
+def special_bessel_j1(self_):
+    """special_bessel_j1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_j1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_j1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_j1"], (self_,))
+    result = recording.wrap(kernels.special_bessel_j1(recording.data(self_)))
+    return result
+
+
+def special_bessel_y0(self_):
+    """special_bessel_y0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_y0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_y0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_y0"], (self_,))
+    result = recording.wrap(kernels.special_bessel_y0(recording.data(self_)))
+    return result
+
+
+def special_bessel_y1(self_):
+    """special_bessel_y1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_y1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_y1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_bessel_y1"], (self_,))
+    result = recording.wrap(kernels.special_bessel_y1(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_i0(self_):
+    """special_modified_bessel_i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_i0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_i0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_i0"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_i0(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_i1(self_):
+    """special_modified_bessel_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_i1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_i1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_i1"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_i1(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_k0(self_):
+    """special_modified_bessel_k0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_k0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_k0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_k0"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_k0(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_k1(self_):
+    """special_modified_bessel_k1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_k1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_k1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["special_modified_bessel_k1"], (self_,))
+    result = recording.wrap(kernels.special_modified_bessel_k1(recording.data(self_)))
+    return result
+
+
+def special_scaled_modified_bessel_k0(x):
+    """special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_scaled_modified_bessel_k0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_scaled_modified_bessel_k0, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_scaled_modified_bessel_k0"], (x,))
+    result = recording.wrap(kernels.special_scaled_modified_bessel_k0(recording.data(x)))
+    return result
+
+
+def special_scaled_modified_bessel_k1(x):
+    """special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_scaled_modified_bessel_k1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_scaled_modified_bessel_k1, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_scaled_modified_bessel_k1"], (x,))
+    result = recording.wrap(kernels.special_scaled_modified_bessel_k1(recording.data(x)))
+    return result
+
+
+def special_spherical_bessel_j0(x):
+    """special_spherical_bessel_j0(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_spherical_bessel_j0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_spherical_bessel_j0, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor):
+        (x,) = _dispatch.check_arguments(OVERLOADS["special_spherical_bessel_j0"], (x,))
+    result = recording.wrap(kernels.special_spherical_bessel_j0(recording.data(x)))
+    return result
+
+
+def special_chebyshev_polynomial_t_default(x, n):
+    """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_t"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_t_x_scalar(x, n):
+    """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_t.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_t_n_scalar(x, n):
+    """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_t.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_u_default(x, n):
+    """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_u"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_u_x_scalar(x, n):
+    """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_u.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_u_n_scalar(x, n):
+    """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_u.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_v_default(x, n):
+    """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_v"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_v_x_scalar(x, n):
+    """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_v.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_v_n_scalar(x, n):
+    """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_v.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_w_default(x, n):
+    """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_w"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_w_x_scalar(x, n):
+    """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_w.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_w_n_scalar(x, n):
+    """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_chebyshev_polynomial_w.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_hermite_polynomial_h_default(x, n):
+    """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_h"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_h(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_h_x_scalar(x, n):
+    """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_h.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_h_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_h_n_scalar(x, n):
+    """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_h.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_h_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_hermite_polynomial_he_default(x, n):
+    """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_he"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_he(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_he_x_scalar(x, n):
+    """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_he.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_he_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_he_n_scalar(x, n):
+    """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_hermite_polynomial_he.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_hermite_polynomial_he_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_laguerre_polynomial_l_default(x, n):
+    """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_laguerre_polynomial_l"], (x, n,))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_laguerre_polynomial_l_x_scalar(x, n):
+    """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_laguerre_polynomial_l.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_laguerre_polynomial_l_n_scalar(x, n):
+    """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_laguerre_polynomial_l.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_legendre_polynomial_p_default(x, n):
+    """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_legendre_polynomial_p"], (x, n,))
+    result = recording.wrap(kernels.special_legendre_polynomial_p(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_legendre_polynomial_p_x_scalar(x, n):
+    """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_legendre_polynomial_p.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_legendre_polynomial_p_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_legendre_polynomial_p_n_scalar(x, n):
+    """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_legendre_polynomial_p.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_legendre_polynomial_p_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_default(x, n):
+    """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_t"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_default(x, n):
+    """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_u"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_default(x, n):
+    """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_v"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_default(x, n):
+    """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_w"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_x_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_n_scalar(x, n):
+    """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER):
+        x, n = _dispatch.check_arguments(OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"], (x, n,))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
+    return result
+
+
 def diagonal(self_, offset=0, dim1=0, dim2=1):
     """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
 
     derivatives.yaml, entry diagonal
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diagonal, (self_, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["diagonal"], (self_,))
     result = recording.as_view(self_, kernels.diagonal(recording.data(self_), offset, dim1, dim2))
@@ -8394,6 +11716,10 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
 
     derivatives.yaml, entry diagonal_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor):
         (grad_output,) = _dispatch.check_arguments(OVERLOADS["diagonal_backward"], (grad_output,))
     input_sizes = recording.int_tuple(input_sizes)
@@ -8416,6 +11742,10 @@ def diag_embed(self_, offset=0, dim1=-2, dim2=-1):
 
     derivatives.yaml, entry diag_embed
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diag_embed, (self_, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["diag_embed"], (self_,))
     result = recording.wrap(kernels.diag_embed(recording.data(self_), offset, dim1, dim2))
@@ -8437,6 +11767,10 @@ def diagonal_scatter(self_, src, offset=0, dim1=0, dim2=1):
 
     derivatives.yaml, entry diagonal_scatter
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diagonal_scatter, (self_, src, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
         self_, src = _dispatch.check_arguments(OVERLOADS["diagonal_scatter"], (self_, src,))
     result = recording.wrap(kernels.diagonal_scatter(recording.data(self_), recording.data(src), offset, dim1, dim2))
@@ -8459,6 +11793,10 @@ def trace(self_):
 
     derivatives.yaml, entry trace
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(trace, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["trace"], (self_,))
     result = recording.wrap(kernels.trace(recording.data(self_)))
@@ -8478,6 +11816,10 @@ def rot90(self_, k=1, dims=(0, 1)):
 
     derivatives.yaml, entry rot90
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rot90, (self_, k, dims), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["rot90"], (self_,))
     dims = recording.int_tuple(dims)
@@ -8499,6 +11841,10 @@ def unfold(self_, dimension, size, step):
 
     derivatives.yaml, entry unfold
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unfold, (self_, dimension, size, step), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["unfold"], (self_,))
     result = recording.as_view(self_, kernels.unfold(recording.data(self_), dimension, size, step))
@@ -8521,6 +11867,10 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
 
     derivatives.yaml, entry unfold_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unfold_backward, (grad_in, input_sizes, dim, size, step), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_in, Tensor):
         (grad_in,) = _dispatch.check_arguments(OVERLOADS["unfold_backward"], (grad_in,))
     input_sizes = recording.int_tuple(input_sizes)
@@ -8543,6 +11893,10 @@ def narrow_copy(self_, dim, start, length, *, out=None):
 
     derivatives.yaml, entry narrow_copy
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(narrow_copy, (self_, dim, start, length), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["narrow_copy"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -8567,6 +11921,10 @@ def select_scatter(self_, src, dim, index):
 
     derivatives.yaml, entry select_scatter
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(select_scatter, (self_, src, dim, index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
         self_, src = _dispatch.check_arguments(OVERLOADS["select_scatter"], (self_, src,))
     result = recording.wrap(kernels.select_scatter(recording.data(self_), recording.data(src), dim, index))
@@ -8588,6 +11946,10 @@ def slice_scatter(self_, src, dim=0, start=None, end=None, step=1, *, out=None):
 
     derivatives.yaml, entry slice_scatter
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slice_scatter, (self_, src, dim, start, end, step), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
         self_, src = _dispatch.check_arguments(OVERLOADS["slice_scatter"], (self_, src,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -8613,6 +11975,10 @@ def t_(self_):
 
     derivatives.yaml, entry t_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(t_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["t_"], (self_,))
     recording.check_inplace(self_)
@@ -8637,6 +12003,10 @@ def transpose_(self_, dim0, dim1):
 
     derivatives.yaml, entry transpose_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(transpose_, (self_, dim0, dim1), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["transpose_"], (self_,))
     recording.check_inplace(self_)
@@ -8663,6 +12033,10 @@ def unsqueeze_(self_, dim):
 
     derivatives.yaml, entry unsqueeze_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unsqueeze_, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["unsqueeze_"], (self_,))
     recording.check_inplace(self_)
@@ -8688,6 +12062,10 @@ def _reshape_copy(self_, size):
 
     derivatives.yaml, entry _reshape_copy
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_reshape_copy, (self_, size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_reshape_copy"], (self_,))
     size = recording.int_tuple(size)
@@ -8708,6 +12086,10 @@ def unsafe_split_Tensor(self_, split_size, dim=0):
 
     derivatives.yaml, entry unsafe_split.Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unsafe_split_Tensor, (self_, split_size, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["unsafe_split.Tensor"], (self_,))
     result = [recording.wrap(a) for a in kernels.unsafe_split_Tensor(recording.data(self_), split_size, dim)]
@@ -8730,6 +12112,10 @@ def unsafe_split_with_sizes(self_, split_sizes, dim=0):
 
     derivatives.yaml, entry unsafe_split_with_sizes
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unsafe_split_with_sizes, (self_, split_sizes, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["unsafe_split_with_sizes"], (self_,))
     split_sizes = recording.int_tuple(split_sizes)
@@ -8753,6 +12139,10 @@ def index_fill_int_Scalar(self_, dim, index, value):
 
     derivatives.yaml, entry index_fill.int_Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_int_Scalar, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Scalar"], (self_, index, value,))
     result = recording.wrap(kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
@@ -8773,6 +12163,10 @@ def index_fill_int_Scalar_(self_, dim, index, value):
 
     derivatives.yaml, entry index_fill.int_Scalar
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_int_Scalar_, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Scalar"], (self_, index, value,), inplace=True)
     recording.check_inplace(self_)
@@ -8799,6 +12193,10 @@ def index_fill_int_Tensor(self_, dim, index, value):
 
     derivatives.yaml, entry index_fill.int_Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_int_Tensor, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Tensor"], (self_, index, value,))
     result = recording.wrap(kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
@@ -8819,6 +12217,10 @@ def index_fill_int_Tensor_(self_, dim, index, value):
 
     derivatives.yaml, entry index_fill.int_Tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_int_Tensor_, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Tensor"], (self_, index, value,), inplace=True)
     recording.check_inplace(self_)
@@ -8845,6 +12247,10 @@ def index_copy(self_, dim, index, source, *, out=None):
 
     derivatives.yaml, entry index_copy
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_copy, (self_, dim, index, source), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
         self_, index, source = _dispatch.check_arguments(OVERLOADS["index_copy"], (self_, index, source,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -8869,6 +12275,10 @@ def index_copy_(self_, dim, index, source):
 
     derivatives.yaml, entry index_copy
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_copy_, (self_, dim, index, source), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
         self_, index, source = _dispatch.check_arguments(OVERLOADS["index_copy"], (self_, index, source,), inplace=True)
     recording.check_inplace(self_)
@@ -8897,6 +12307,10 @@ def median_default(self_):
 
     derivatives.yaml, entry median
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(median_default, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["median"], (self_,))
     result = recording.wrap(kernels.median(recording.data(self_)))
@@ -8920,6 +12334,10 @@ def nanmedian_default(self_):
 
     derivatives.yaml, entry nanmedian
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nanmedian_default, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["nanmedian"], (self_,))
     result = recording.wrap(kernels.nanmedian(recording.data(self_)))
@@ -8943,6 +12361,10 @@ def median_dim(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry median.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(median_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["median.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -8971,6 +12393,10 @@ def nanmedian_dim(self_, dim, keepdim=False, *, out=None):
 
     derivatives.yaml, entry nanmedian.dim
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nanmedian_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["nanmedian.dim"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -8999,6 +12425,10 @@ def kthvalue(self_, k, dim=-1, keepdim=False, *, out=None):
 
     derivatives.yaml, entry kthvalue
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(kthvalue, (self_, k, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["kthvalue"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -9027,6 +12457,10 @@ def cummax(self_, dim, *, out=None):
 
     derivatives.yaml, entry cummax
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cummax, (self_, dim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cummax"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -9054,6 +12488,10 @@ def cummin(self_, dim, *, out=None):
 
     derivatives.yaml, entry cummin
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cummin, (self_, dim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["cummin"], (self_,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -9081,6 +12519,10 @@ def nansum(self_, dim=None, keepdim=False, *, dtype=None, out=None):
 
     derivatives.yaml, entry nansum
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nansum, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["nansum"], (self_,))
     dim = recording.int_tuple(dim)
@@ -9106,6 +12548,10 @@ def count_nonzero_default(self_, dim=None):
 
     derivatives.yaml, entry count_nonzero
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(count_nonzero_default, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["count_nonzero"], (self_,))
     result = recording.wrap(kernels.count_nonzero(recording.data(self_), dim))
@@ -9117,6 +12563,10 @@ def count_nonzero_dim_IntList(self_, dim):
 
     derivatives.yaml, entry count_nonzero.dim_IntList
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(count_nonzero_dim_IntList, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["count_nonzero.dim_IntList"], (self_,))
     dim = recording.int_tuple(dim)
@@ -9129,6 +12579,10 @@ def take(self_, index, *, out=None):
 
     derivatives.yaml, entry take
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(take, (self_, index), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
         self_, index = _dispatch.check_arguments(OVERLOADS["take"], (self_, index,))
     if out is not None:  # torch's out= form (runtime/out.py)
@@ -9151,6 +12605,10 @@ def put(self_, index, source, accumulate=False):
 
     derivatives.yaml, entry put
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(put, (self_, index, source, accumulate), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
         self_, index, source = _dispatch.check_arguments(OVERLOADS["put"], (self_, index, source,))
     result = recording.wrap(kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
@@ -9173,6 +12631,10 @@ def put_(self_, index, source, accumulate=False):
 
     derivatives.yaml, entry put
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(put_, (self_, index, source, accumulate), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
         self_, index, source = _dispatch.check_arguments(OVERLOADS["put"], (self_, index, source,), inplace=True)
     recording.check_inplace(self_)
@@ -9201,6 +12663,10 @@ def dist(self_, other, p=2):
 
     derivatives.yaml, entry dist
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(dist, (self_, other, p), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or not isinstance(p, NUMBER):
         self_, other, p = _dispatch.check_arguments(OVERLOADS["dist"], (self_, other, p,))
     result = recording.wrap(kernels.dist(recording.data(self_), recording.data(other), p))
@@ -9226,6 +12692,10 @@ def _is_all_true(self_):
 
     derivatives.yaml, entry _is_all_true
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_is_all_true, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_is_all_true"], (self_,))
     result = recording.wrap(kernels._is_all_true(recording.data(self_)))
@@ -9237,6 +12707,10 @@ def _is_any_true(self_):
 
     derivatives.yaml, entry _is_any_true
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_is_any_true, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["_is_any_true"], (self_,))
     result = recording.wrap(kernels._is_any_true(recording.data(self_)))
@@ -9248,6 +12722,10 @@ def nonzero(self_):
 
     derivatives.yaml, entry nonzero
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nonzero, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["nonzero"], (self_,))
     result = recording.wrap(kernels.nonzero(recording.data(self_)))
@@ -9259,6 +12737,10 @@ def addmv(self_, mat, vec, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addmv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmv, (self_, mat, vec), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, mat, vec, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,))
     result = recording.wrap(kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
@@ -9281,6 +12763,10 @@ def addmv_(self_, mat, vec, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addmv
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmv_, (self_, mat, vec), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, mat, vec, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), inplace=True)
     recording.check_inplace(self_)
@@ -9309,6 +12795,10 @@ def addr(self_, vec1, vec2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addr
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addr, (self_, vec1, vec2), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, vec1, vec2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,))
     result = recording.wrap(kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
@@ -9331,6 +12821,10 @@ def addr_(self_, vec1, vec2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addr
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addr_, (self_, vec1, vec2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, vec1, vec2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), inplace=True)
     recording.check_inplace(self_)
@@ -9359,6 +12853,10 @@ def baddbmm(self_, batch1, batch2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry baddbmm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(baddbmm, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,))
     result = recording.wrap(kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
@@ -9381,6 +12879,10 @@ def baddbmm_(self_, batch1, batch2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry baddbmm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(baddbmm_, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), inplace=True)
     recording.check_inplace(self_)
@@ -9409,6 +12911,10 @@ def addbmm(self_, batch1, batch2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addbmm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addbmm, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,))
     result = recording.wrap(kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
@@ -9433,6 +12939,10 @@ def addbmm_(self_, batch1, batch2, *, beta=1, alpha=1):
 
     derivatives.yaml, entry addbmm
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addbmm_, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
         self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), inplace=True)
     recording.check_inplace(self_)
@@ -9463,6 +12973,10 @@ def vdot(self_, other):
 
     derivatives.yaml, entry vdot
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(vdot, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["vdot"], (self_, other,))
     result = recording.wrap(kernels.vdot(recording.data(self_), recording.data(other)))
@@ -9483,6 +12997,10 @@ def _linalg_det(A):
 
     derivatives.yaml, entry _linalg_det
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_linalg_det, (A,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_det"], (A,))
     result, LU, pivots = map(recording.wrap, kernels._linalg_det(recording.data(A)))
@@ -9510,6 +13028,10 @@ def _linalg_slogdet(A):
 
     derivatives.yaml, entry _linalg_slogdet
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_linalg_slogdet, (A,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_slogdet"], (A,))
     sign, logabsdet, LU, pivots = map(recording.wrap, kernels._linalg_slogdet(recording.data(A)))
@@ -9538,6 +13060,10 @@ def linalg_cholesky_ex(self_, *, upper=False, check_errors=False):
 
     derivatives.yaml, entry linalg_cholesky_ex
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_cholesky_ex, (self_,), {"upper": upper, "check_errors": check_errors}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["linalg_cholesky_ex"], (self_,))
     L, info = map(recording.wrap, kernels.linalg_cholesky_ex(recording.data(self_), upper, check_errors))
@@ -9562,6 +13088,10 @@ def cholesky_solve(self_, input2, upper=False):
 
     derivatives.yaml, entry cholesky_solve
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cholesky_solve, (self_, input2, upper), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(input2, Tensor):
         self_, input2 = _dispatch.check_arguments(OVERLOADS["cholesky_solve"], (self_, input2,))
     result = recording.wrap(kernels.cholesky_solve(recording.data(self_), recording.data(input2), upper))
@@ -9587,6 +13117,10 @@ def linalg_solve_triangular(self_, B, *, upper, left=True, unitriangular=False):
 
     derivatives.yaml, entry linalg_solve_triangular
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_solve_triangular, (self_, B), {"upper": upper, "left": left, "unitriangular": unitriangular}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(B, Tensor):
         self_, B = _dispatch.check_arguments(OVERLOADS["linalg_solve_triangular"], (self_, B,))
     result = recording.wrap(kernels.linalg_solve_triangular(recording.data(self_), recording.data(B), upper, left, unitriangular))
@@ -9613,6 +13147,10 @@ def triangular_solve(self_, A, upper=True, transpose=False, unitriangular=False)
 
     derivatives.yaml, entry triangular_solve
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(triangular_solve, (self_, A, upper, transpose, unitriangular), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(A, Tensor):
         self_, A = _dispatch.check_arguments(OVERLOADS["triangular_solve"], (self_, A,))
     solution, cloned_coefficient = map(recording.wrap, kernels.triangular_solve(recording.data(self_), recording.data(A), upper, transpose, unitriangular))
@@ -9641,6 +13179,10 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
 
     derivatives.yaml, entry linalg_lu_solve
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_lu_solve, (LU, pivots, B), {"left": left, "adjoint": adjoint}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(LU, Tensor) or not isinstance(pivots, Tensor) or not isinstance(B, Tensor):
         LU, pivots, B = _dispatch.check_arguments(OVERLOADS["linalg_lu_solve"], (LU, pivots, B,))
     result = recording.wrap(kernels.linalg_lu_solve(recording.data(LU), recording.data(pivots), recording.data(B), left, adjoint))
@@ -9667,6 +13209,10 @@ def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
 
     derivatives.yaml, entry linalg_lu_factor_ex
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_lu_factor_ex, (A,), {"pivot": pivot, "check_errors": check_errors}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["linalg_lu_factor_ex"], (A,))
     LU, pivots, info = map(recording.wrap, kernels.linalg_lu_factor_ex(recording.data(A), pivot, check_errors))
@@ -9693,6 +13239,10 @@ def linalg_lu(A, *, pivot=True):
 
     derivatives.yaml, entry linalg_lu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_lu, (A,), {"pivot": pivot}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["linalg_lu"], (A,))
     P, L, U = map(recording.wrap, kernels.linalg_lu(recording.data(A), pivot))
@@ -9720,6 +13270,10 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
 
     derivatives.yaml, entry lu_unpack
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(LU_data, Tensor) or not isinstance(LU_pivots, Tensor):
         LU_data, LU_pivots = _dispatch.check_arguments(OVERLOADS["lu_unpack"], (LU_data, LU_pivots,))
     P, L, U = map(recording.wrap, kernels.lu_unpack(recording.data(LU_data), recording.data(LU_pivots), unpack_data, unpack_pivots))
@@ -9741,6 +13295,10 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None):
 
     derivatives.yaml, entry _linalg_svd
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_linalg_svd, (A, full_matrices, compute_uv), {"driver": driver}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_svd"], (A,))
     U, S, Vh = map(recording.wrap, kernels._linalg_svd(recording.data(A), full_matrices, compute_uv, driver))
@@ -9768,6 +13326,10 @@ def _linalg_eigh(A, UPLO="L", compute_v=True):
 
     derivatives.yaml, entry _linalg_eigh
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_linalg_eigh, (A, UPLO, compute_v), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_eigh"], (A,))
     eigenvalues, eigenvectors = map(recording.wrap, kernels._linalg_eigh(recording.data(A), UPLO, compute_v))
@@ -9792,6 +13354,10 @@ def linalg_qr(A, mode="reduced"):
 
     derivatives.yaml, entry linalg_qr
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_qr, (A, mode), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(A, Tensor):
         (A,) = _dispatch.check_arguments(OVERLOADS["linalg_qr"], (A,))
     Q, R = map(recording.wrap, kernels.linalg_qr(recording.data(A), mode))
@@ -9817,6 +13383,10 @@ def linalg_matrix_exp(self_):
 
     derivatives.yaml, entry linalg_matrix_exp
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_matrix_exp, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["linalg_matrix_exp"], (self_,))
     result = recording.wrap(kernels.linalg_matrix_exp(recording.data(self_)))
@@ -9836,6 +13406,10 @@ def linalg_cross(self_, other, *, dim=-1):
 
     derivatives.yaml, entry linalg_cross
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_cross, (self_, other), {"dim": dim}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["linalg_cross"], (self_, other,))
     result = recording.wrap(kernels.linalg_cross(recording.data(self_), recording.data(other), dim))
@@ -9857,6 +13431,10 @@ def linalg_pinv_atol_rtol_tensor(self_, *, atol=None, rtol=None, hermitian=False
 
     derivatives.yaml, entry linalg_pinv.atol_rtol_tensor
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_pinv_atol_rtol_tensor, (self_,), {"atol": atol, "rtol": rtol, "hermitian": hermitian}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["linalg_pinv.atol_rtol_tensor"], (self_,))
     result = recording.wrap(kernels.linalg_pinv_atol_rtol_tensor(recording.data(self_), recording.data(atol), recording.data(rtol), hermitian))
@@ -9880,6 +13458,10 @@ def linalg_lstsq(self_, b, rcond=None, *, driver=None):
 
     derivatives.yaml, entry linalg_lstsq
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_lstsq, (self_, b, rcond), {"driver": driver}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(b, Tensor) or not isinstance(rcond, NUMBER_OR_NONE):
         self_, b, rcond = _dispatch.check_arguments(OVERLOADS["linalg_lstsq"], (self_, b, rcond,))
     solution, residuals, rank, singular_values = map(recording.wrap, kernels.linalg_lstsq(recording.data(self_), recording.data(b), rcond, driver))
@@ -9907,6 +13489,10 @@ def hardshrink(self_, lambd=0.5):
 
     derivatives.yaml, entry hardshrink
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardshrink, (self_, lambd), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
         self_, lambd = _dispatch.check_arguments(OVERLOADS["hardshrink"], (self_, lambd,))
     result = recording.wrap(kernels.hardshrink(recording.data(self_), lambd))
@@ -9927,6 +13513,10 @@ def hardshrink_backward(grad_out, self_, lambd):
 
     derivatives.yaml, entry hardshrink_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardshrink_backward, (grad_out, self_, lambd), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_out, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
         grad_out, self_, lambd = _dispatch.check_arguments(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,))
     result = recording.wrap(kernels.hardshrink_backward(recording.data(grad_out), recording.data(self_), lambd))
@@ -9947,6 +13537,10 @@ def softshrink(self_, lambd=0.5):
 
     derivatives.yaml, entry softshrink
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softshrink, (self_, lambd), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
         self_, lambd = _dispatch.check_arguments(OVERLOADS["softshrink"], (self_, lambd,))
     result = recording.wrap(kernels.softshrink(recording.data(self_), lambd))
@@ -9967,6 +13561,10 @@ def softshrink_backward(grad_output, self_, lambd):
 
     derivatives.yaml, entry softshrink_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softshrink_backward, (grad_output, self_, lambd), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
         grad_output, self_, lambd = _dispatch.check_arguments(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,))
     result = recording.wrap(kernels.softshrink_backward(recording.data(grad_output), recording.data(self_), lambd))
@@ -9987,6 +13585,10 @@ def threshold(self_, threshold, value):
 
     derivatives.yaml, entry threshold
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(threshold, (self_, threshold, value), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER):
         self_, threshold, value = _dispatch.check_arguments(OVERLOADS["threshold"], (self_, threshold, value,))
     result = recording.wrap(kernels.threshold(recording.data(self_), threshold, value))
@@ -10007,6 +13609,10 @@ def threshold_(self_, threshold, value):
 
     derivatives.yaml, entry threshold_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(threshold_, (self_, threshold, value), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER):
         self_, threshold, value = _dispatch.check_arguments(OVERLOADS["threshold_"], (self_, threshold, value,))
     recording.check_inplace(self_)
@@ -10033,6 +13639,10 @@ def celu(self_, alpha=1.0):
 
     derivatives.yaml, entry celu
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(celu, (self_, alpha), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER):
         self_, alpha = _dispatch.check_arguments(OVERLOADS["celu"], (self_, alpha,))
     result = recording.wrap(kernels.celu(recording.data(self_), alpha))
@@ -10053,6 +13663,10 @@ def celu_(self_, alpha=1.0):
 
     derivatives.yaml, entry celu_
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(celu_, (self_, alpha), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER):
         self_, alpha = _dispatch.check_arguments(OVERLOADS["celu_"], (self_, alpha,))
     recording.check_inplace(self_)
@@ -10081,6 +13695,10 @@ def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_resu
 
     derivatives.yaml, entry elu_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(elu_backward, (grad_output, alpha, scale, input_scale, is_result, self_or_result), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or not isinstance(self_or_result, Tensor):
         grad_output, alpha, scale, input_scale, self_or_result = _dispatch.check_arguments(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, self_or_result,))
     result = recording.wrap(kernels.elu_backward(recording.data(grad_output), alpha, scale, input_scale, is_result, recording.data(self_or_result)))
@@ -10105,6 +13723,10 @@ def upsample_nearest1d(self_, output_size, scales=None):
 
     derivatives.yaml, entry upsample_nearest1d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest1d, (self_, output_size, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
         self_, scales = _dispatch.check_arguments(OVERLOADS["upsample_nearest1d"], (self_, scales,))
     output_size = recording.int_tuple(output_size)
@@ -10127,6 +13749,10 @@ def upsample_nearest1d_backward(grad_output, output_size, input_size, scales=Non
 
     derivatives.yaml, entry upsample_nearest1d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest1d_backward, (grad_output, output_size, input_size, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
         grad_output, scales = _dispatch.check_arguments(OVERLOADS["upsample_nearest1d_backward"], (grad_output, scales,))
     output_size = recording.int_tuple(output_size)
@@ -10149,6 +13775,10 @@ def _upsample_nearest_exact1d(self_, output_size, scales=None):
 
     derivatives.yaml, entry _upsample_nearest_exact1d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact1d, (self_, output_size, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
         self_, scales = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact1d"], (self_, scales,))
     output_size = recording.int_tuple(output_size)
@@ -10171,6 +13801,10 @@ def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, sca
 
     derivatives.yaml, entry _upsample_nearest_exact1d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact1d_backward, (grad_output, output_size, input_size, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
         grad_output, scales = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact1d_backward"], (grad_output, scales,))
     output_size = recording.int_tuple(output_size)
@@ -10193,6 +13827,10 @@ def upsample_nearest2d(self_, output_size, scales_h=None, scales_w=None):
 
     derivatives.yaml, entry upsample_nearest2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest2d, (self_, output_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest2d"], (self_, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10216,6 +13854,10 @@ def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=N
 
     derivatives.yaml, entry upsample_nearest2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest2d_backward, (grad_output, output_size, input_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest2d_backward"], (grad_output, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10239,6 +13881,10 @@ def _upsample_nearest_exact2d(self_, output_size, scales_h=None, scales_w=None):
 
     derivatives.yaml, entry _upsample_nearest_exact2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact2d, (self_, output_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact2d"], (self_, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10262,6 +13908,10 @@ def _upsample_nearest_exact2d_backward(grad_output, output_size, input_size, sca
 
     derivatives.yaml, entry _upsample_nearest_exact2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact2d_backward, (grad_output, output_size, input_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact2d_backward"], (grad_output, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10285,6 +13935,10 @@ def upsample_nearest3d(self_, output_size, scales_d=None, scales_h=None, scales_
 
     derivatives.yaml, entry upsample_nearest3d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest3d, (self_, output_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest3d"], (self_, scales_d, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10309,6 +13963,10 @@ def upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d=N
 
     derivatives.yaml, entry upsample_nearest3d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10333,6 +13991,10 @@ def _upsample_nearest_exact3d(self_, output_size, scales_d=None, scales_h=None, 
 
     derivatives.yaml, entry _upsample_nearest_exact3d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact3d, (self_, output_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact3d"], (self_, scales_d, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10357,6 +14019,10 @@ def _upsample_nearest_exact3d_backward(grad_output, output_size, input_size, sca
 
     derivatives.yaml, entry _upsample_nearest_exact3d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10381,6 +14047,10 @@ def upsample_linear1d(self_, output_size, align_corners, scales=None):
 
     derivatives.yaml, entry upsample_linear1d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_linear1d, (self_, output_size, align_corners, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
         self_, scales = _dispatch.check_arguments(OVERLOADS["upsample_linear1d"], (self_, scales,))
     output_size = recording.int_tuple(output_size)
@@ -10404,6 +14074,10 @@ def upsample_linear1d_backward(grad_output, output_size, input_size, align_corne
 
     derivatives.yaml, entry upsample_linear1d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_linear1d_backward, (grad_output, output_size, input_size, align_corners, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
         grad_output, scales = _dispatch.check_arguments(OVERLOADS["upsample_linear1d_backward"], (grad_output, scales,))
     output_size = recording.int_tuple(output_size)
@@ -10427,6 +14101,10 @@ def upsample_bilinear2d(self_, output_size, align_corners, scales_h=None, scales
 
     derivatives.yaml, entry upsample_bilinear2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_bilinear2d, (self_, output_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bilinear2d"], (self_, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10451,6 +14129,10 @@ def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_cor
 
     derivatives.yaml, entry upsample_bilinear2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_bilinear2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bilinear2d_backward"], (grad_output, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10475,6 +14157,10 @@ def upsample_bicubic2d(self_, output_size, align_corners, scales_h=None, scales_
 
     derivatives.yaml, entry upsample_bicubic2d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_bicubic2d, (self_, output_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bicubic2d"], (self_, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10499,6 +14185,10 @@ def upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corn
 
     derivatives.yaml, entry upsample_bicubic2d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_bicubic2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bicubic2d_backward"], (grad_output, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10523,6 +14213,10 @@ def upsample_trilinear3d(self_, output_size, align_corners, scales_d=None, scale
 
     derivatives.yaml, entry upsample_trilinear3d
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_trilinear3d, (self_, output_size, align_corners, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_trilinear3d"], (self_, scales_d, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10548,6 +14242,10 @@ def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_co
 
     derivatives.yaml, entry upsample_trilinear3d_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_trilinear3d_backward, (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
         grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_trilinear3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
     output_size = recording.int_tuple(output_size)
@@ -10573,6 +14271,10 @@ def pixel_shuffle(self_, upscale_factor):
 
     derivatives.yaml, entry pixel_shuffle
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pixel_shuffle, (self_, upscale_factor), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["pixel_shuffle"], (self_,))
     result = recording.wrap(kernels.pixel_shuffle(recording.data(self_), upscale_factor))
@@ -10592,6 +14294,10 @@ def pixel_unshuffle(self_, downscale_factor):
 
     derivatives.yaml, entry pixel_unshuffle
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pixel_unshuffle, (self_, downscale_factor), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["pixel_unshuffle"], (self_,))
     result = recording.wrap(kernels.pixel_unshuffle(recording.data(self_), downscale_factor))
@@ -10611,6 +14317,10 @@ def channel_shuffle(self_, groups):
 
     derivatives.yaml, entry channel_shuffle
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(channel_shuffle, (self_, groups), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["channel_shuffle"], (self_,))
     result = recording.wrap(kernels.channel_shuffle(recording.data(self_), groups))
@@ -10630,6 +14340,10 @@ def soft_margin_loss(self_, target, reduction=1):
 
     derivatives.yaml, entry soft_margin_loss
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(soft_margin_loss, (self_, target, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         self_, target = _dispatch.check_arguments(OVERLOADS["soft_margin_loss"], (self_, target,))
     result = recording.wrap(kernels.soft_margin_loss(recording.data(self_), recording.data(target), reduction))
@@ -10651,6 +14365,10 @@ def soft_margin_loss_backward(grad_output, self_, target, reduction):
 
     derivatives.yaml, entry soft_margin_loss_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(soft_margin_loss_backward, (grad_output, self_, target, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
         grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target,))
     result = recording.wrap(kernels.soft_margin_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
@@ -10673,6 +14391,10 @@ def hardswish_backward(grad_output, self_):
 
     derivatives.yaml, entry hardswish_backward
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardswish_backward, (grad_output, self_), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
         grad_output, self_ = _dispatch.check_arguments(OVERLOADS["hardswish_backward"], (grad_output, self_,))
     result = recording.wrap(kernels.hardswish_backward(recording.data(grad_output), recording.data(self_)))
@@ -10690,9 +14412,11 @@ def hardswish_backward(grad_output, self_):
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
+bitwise_and_ = bitwise_and_Tensor_
 bitwise_or = bitwise_or_Tensor
+bitwise_or_ = bitwise_or_Tensor_
 bitwise_xor = bitwise_xor_Tensor
-div_ = div_Tensor_
+bitwise_xor_ = bitwise_xor_Tensor_
 index = index_Tensor
 ldexp = ldexp_Tensor
 linalg_pinv = linalg_pinv_atol_rtol_tensor
@@ -10707,8 +14431,29 @@ transpose = transpose_int
 unbind = unbind_int
 unsafe_split = unsafe_split_Tensor
 where = where_self
-xlogy = xlogy_Tensor
-xlogy_ = xlogy_Tensor_
+# A function bound to one overload answers to torch's name (what a mode sees: `add`).
+add_Tensor.__name__ = add_Tensor.__qualname__ = "add"
+add_Tensor_.__name__ = add_Tensor_.__qualname__ = "add_"
+bitwise_and_Tensor.__name__ = bitwise_and_Tensor.__qualname__ = "bitwise_and"
+bitwise_and_Tensor_.__name__ = bitwise_and_Tensor_.__qualname__ = "bitwise_and_"
+bitwise_or_Tensor.__name__ = bitwise_or_Tensor.__qualname__ = "bitwise_or"
+bitwise_or_Tensor_.__name__ = bitwise_or_Tensor_.__qualname__ = "bitwise_or_"
+bitwise_xor_Tensor.__name__ = bitwise_xor_Tensor.__qualname__ = "bitwise_xor"
+bitwise_xor_Tensor_.__name__ = bitwise_xor_Tensor_.__qualname__ = "bitwise_xor_"
+index_Tensor.__name__ = index_Tensor.__qualname__ = "index"
+ldexp_Tensor.__name__ = ldexp_Tensor.__qualname__ = "ldexp"
+linalg_pinv_atol_rtol_tensor.__name__ = linalg_pinv_atol_rtol_tensor.__qualname__ = "linalg_pinv"
+mul_Tensor.__name__ = mul_Tensor.__qualname__ = "mul"
+mul_Tensor_.__name__ = mul_Tensor_.__qualname__ = "mul_"
+select_int.__name__ = select_int.__qualname__ = "select"
+slice_Tensor.__name__ = slice_Tensor.__qualname__ = "slice"
+split_Tensor.__name__ = split_Tensor.__qualname__ = "split"
+sub_Tensor.__name__ = sub_Tensor.__qualname__ = "sub"
+sub_Tensor_.__name__ = sub_Tensor_.__qualname__ = "sub_"
+transpose_int.__name__ = transpose_int.__qualname__ = "transpose"
+unbind_int.__name__ = unbind_int.__qualname__ = "unbind"
+unsafe_split_Tensor.__name__ = unsafe_split_Tensor.__qualname__ = "unsafe_split"
+where_self.__name__ = where_self.__qualname__ = "where"
 
 
 # Every overload of the spec, by schema name: its wrapper, the kernel the wrapper runs, and
@@ -10983,6 +14728,54 @@ OVERLOADS = {
         Param("other", "Scalar"),
     )),
     "ne.Tensor": Overload(ne_Tensor, kernels.ne_Tensor, "ne.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "eq_.Scalar": Overload(eq__Scalar, kernels.eq__Scalar, "eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "eq_.Tensor": Overload(eq__Tensor, kernels.eq__Tensor, "eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "ge_.Scalar": Overload(ge__Scalar, kernels.ge__Scalar, "ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "ge_.Tensor": Overload(ge__Tensor, kernels.ge__Tensor, "ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "gt_.Scalar": Overload(gt__Scalar, kernels.gt__Scalar, "gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "gt_.Tensor": Overload(gt__Tensor, kernels.gt__Tensor, "gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "le_.Scalar": Overload(le__Scalar, kernels.le__Scalar, "le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "le_.Tensor": Overload(le__Tensor, kernels.le__Tensor, "le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "lt_.Scalar": Overload(lt__Scalar, kernels.lt__Scalar, "lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "lt_.Tensor": Overload(lt__Tensor, kernels.lt__Tensor, "lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor", number=True),
+    )),
+    "ne_.Scalar": Overload(ne__Scalar, kernels.ne__Scalar, "ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "ne_.Tensor": Overload(ne__Tensor, kernels.ne__Tensor, "ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)", (
         Param("self_", "Tensor"),
         Param("other", "Tensor", number=True),
     )),
@@ -11852,6 +15645,15 @@ OVERLOADS = {
     "atanh": Overload(atanh, kernels.atanh, "atanh(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
+    "acosh_": Overload(acosh_, kernels.acosh_, "acosh_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
+    "asinh_": Overload(asinh_, kernels.asinh_, "asinh_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
+    "atanh_": Overload(atanh_, kernels.atanh_, "atanh_(Tensor(a!) self) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+    )),
     "exp2": Overload(exp2, kernels.exp2, "exp2(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
@@ -11905,7 +15707,7 @@ OVERLOADS = {
         Param("self_", "Tensor", number=True),
         Param("other", "Tensor", number=True),
     )),
-    "special_xlog1py": Overload(special_xlog1py, kernels.special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor", (
+    "special_xlog1py": Overload(special_xlog1py_default, kernels.special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
         Param("other", "Tensor"),
     )),
@@ -11935,6 +15737,238 @@ OVERLOADS = {
     )),
     "sinc": Overload(sinc, kernels.sinc, "sinc(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
+    )),
+    "i0": Overload(i0, kernels.i0, "i0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i0e": Overload(special_i0e, kernels.special_i0e, "special_i0e(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i1": Overload(special_i1, kernels.special_i1, "special_i1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i1e": Overload(special_i1e, kernels.special_i1e, "special_i1e(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "igamma": Overload(igamma, kernels.igamma, "igamma(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "igammac": Overload(igammac, kernels.igammac, "igammac(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta": Overload(special_zeta_default, kernels.special_zeta, "special_zeta(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta.self_scalar": Overload(special_zeta_self_scalar, kernels.special_zeta_self_scalar, "special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta.other_scalar": Overload(special_zeta_other_scalar, kernels.special_zeta_other_scalar, "special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "logit": Overload(logit, kernels.logit, "logit(Tensor self, float? eps=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("eps", "float?", has_default=True),
+    )),
+    "xlogy.Scalar_Self": Overload(xlogy_Scalar_Self, kernels.xlogy_Scalar_Self, "xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor", number=True),
+    )),
+    "xlogy.Scalar_Other": Overload(xlogy_Scalar_Other, kernels.xlogy_Scalar_Other, "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor", number=True),
+        Param("other", "Scalar"),
+    )),
+    "special_xlog1py.self_scalar": Overload(special_xlog1py_self_scalar, kernels.special_xlog1py_self_scalar, "special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor"),
+    )),
+    "special_xlog1py.other_scalar": Overload(special_xlog1py_other_scalar, kernels.special_xlog1py_other_scalar, "special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "special_airy_ai": Overload(special_airy_ai, kernels.special_airy_ai, "special_airy_ai(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_bessel_j0": Overload(special_bessel_j0, kernels.special_bessel_j0, "special_bessel_j0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_j1": Overload(special_bessel_j1, kernels.special_bessel_j1, "special_bessel_j1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_y0": Overload(special_bessel_y0, kernels.special_bessel_y0, "special_bessel_y0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_y1": Overload(special_bessel_y1, kernels.special_bessel_y1, "special_bessel_y1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_i0": Overload(special_modified_bessel_i0, kernels.special_modified_bessel_i0, "special_modified_bessel_i0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_i1": Overload(special_modified_bessel_i1, kernels.special_modified_bessel_i1, "special_modified_bessel_i1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_k0": Overload(special_modified_bessel_k0, kernels.special_modified_bessel_k0, "special_modified_bessel_k0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_k1": Overload(special_modified_bessel_k1, kernels.special_modified_bessel_k1, "special_modified_bessel_k1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_scaled_modified_bessel_k0": Overload(special_scaled_modified_bessel_k0, kernels.special_scaled_modified_bessel_k0, "special_scaled_modified_bessel_k0(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_scaled_modified_bessel_k1": Overload(special_scaled_modified_bessel_k1, kernels.special_scaled_modified_bessel_k1, "special_scaled_modified_bessel_k1(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_spherical_bessel_j0": Overload(special_spherical_bessel_j0, kernels.special_spherical_bessel_j0, "special_spherical_bessel_j0(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t": Overload(special_chebyshev_polynomial_t_default, kernels.special_chebyshev_polynomial_t, "special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t.x_scalar": Overload(special_chebyshev_polynomial_t_x_scalar, kernels.special_chebyshev_polynomial_t_x_scalar, "special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t.n_scalar": Overload(special_chebyshev_polynomial_t_n_scalar, kernels.special_chebyshev_polynomial_t_n_scalar, "special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_u": Overload(special_chebyshev_polynomial_u_default, kernels.special_chebyshev_polynomial_u, "special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_u.x_scalar": Overload(special_chebyshev_polynomial_u_x_scalar, kernels.special_chebyshev_polynomial_u_x_scalar, "special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_u.n_scalar": Overload(special_chebyshev_polynomial_u_n_scalar, kernels.special_chebyshev_polynomial_u_n_scalar, "special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_v": Overload(special_chebyshev_polynomial_v_default, kernels.special_chebyshev_polynomial_v, "special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_v.x_scalar": Overload(special_chebyshev_polynomial_v_x_scalar, kernels.special_chebyshev_polynomial_v_x_scalar, "special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_v.n_scalar": Overload(special_chebyshev_polynomial_v_n_scalar, kernels.special_chebyshev_polynomial_v_n_scalar, "special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_w": Overload(special_chebyshev_polynomial_w_default, kernels.special_chebyshev_polynomial_w, "special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_w.x_scalar": Overload(special_chebyshev_polynomial_w_x_scalar, kernels.special_chebyshev_polynomial_w_x_scalar, "special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_w.n_scalar": Overload(special_chebyshev_polynomial_w_n_scalar, kernels.special_chebyshev_polynomial_w_n_scalar, "special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_hermite_polynomial_h": Overload(special_hermite_polynomial_h_default, kernels.special_hermite_polynomial_h, "special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_h.x_scalar": Overload(special_hermite_polynomial_h_x_scalar, kernels.special_hermite_polynomial_h_x_scalar, "special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_h.n_scalar": Overload(special_hermite_polynomial_h_n_scalar, kernels.special_hermite_polynomial_h_n_scalar, "special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_hermite_polynomial_he": Overload(special_hermite_polynomial_he_default, kernels.special_hermite_polynomial_he, "special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_he.x_scalar": Overload(special_hermite_polynomial_he_x_scalar, kernels.special_hermite_polynomial_he_x_scalar, "special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_he.n_scalar": Overload(special_hermite_polynomial_he_n_scalar, kernels.special_hermite_polynomial_he_n_scalar, "special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_laguerre_polynomial_l": Overload(special_laguerre_polynomial_l_default, kernels.special_laguerre_polynomial_l, "special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_laguerre_polynomial_l.x_scalar": Overload(special_laguerre_polynomial_l_x_scalar, kernels.special_laguerre_polynomial_l_x_scalar, "special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_laguerre_polynomial_l.n_scalar": Overload(special_laguerre_polynomial_l_n_scalar, kernels.special_laguerre_polynomial_l_n_scalar, "special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_legendre_polynomial_p": Overload(special_legendre_polynomial_p_default, kernels.special_legendre_polynomial_p, "special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_legendre_polynomial_p.x_scalar": Overload(special_legendre_polynomial_p_x_scalar, kernels.special_legendre_polynomial_p_x_scalar, "special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_legendre_polynomial_p.n_scalar": Overload(special_legendre_polynomial_p_n_scalar, kernels.special_legendre_polynomial_p_n_scalar, "special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_t": Overload(special_shifted_chebyshev_polynomial_t_default, kernels.special_shifted_chebyshev_polynomial_t, "special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_t.x_scalar": Overload(special_shifted_chebyshev_polynomial_t_x_scalar, kernels.special_shifted_chebyshev_polynomial_t_x_scalar, "special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_t.n_scalar": Overload(special_shifted_chebyshev_polynomial_t_n_scalar, kernels.special_shifted_chebyshev_polynomial_t_n_scalar, "special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_u": Overload(special_shifted_chebyshev_polynomial_u_default, kernels.special_shifted_chebyshev_polynomial_u, "special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_u.x_scalar": Overload(special_shifted_chebyshev_polynomial_u_x_scalar, kernels.special_shifted_chebyshev_polynomial_u_x_scalar, "special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_u.n_scalar": Overload(special_shifted_chebyshev_polynomial_u_n_scalar, kernels.special_shifted_chebyshev_polynomial_u_n_scalar, "special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_v": Overload(special_shifted_chebyshev_polynomial_v_default, kernels.special_shifted_chebyshev_polynomial_v, "special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_v.x_scalar": Overload(special_shifted_chebyshev_polynomial_v_x_scalar, kernels.special_shifted_chebyshev_polynomial_v_x_scalar, "special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_v.n_scalar": Overload(special_shifted_chebyshev_polynomial_v_n_scalar, kernels.special_shifted_chebyshev_polynomial_v_n_scalar, "special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_w": Overload(special_shifted_chebyshev_polynomial_w_default, kernels.special_shifted_chebyshev_polynomial_w, "special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_w.x_scalar": Overload(special_shifted_chebyshev_polynomial_w_x_scalar, kernels.special_shifted_chebyshev_polynomial_w_x_scalar, "special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_w.n_scalar": Overload(special_shifted_chebyshev_polynomial_w_n_scalar, kernels.special_shifted_chebyshev_polynomial_w_n_scalar, "special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
     )),
     "diagonal": Overload(diagonal, kernels.diagonal, "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", (
         Param("self_", "Tensor"),
@@ -12608,6 +16642,30 @@ BY_NAME = {
         OVERLOADS["ne.Scalar"],
         OVERLOADS["ne.Tensor"],
     ),
+    "eq_": (
+        OVERLOADS["eq_.Scalar"],
+        OVERLOADS["eq_.Tensor"],
+    ),
+    "ge_": (
+        OVERLOADS["ge_.Scalar"],
+        OVERLOADS["ge_.Tensor"],
+    ),
+    "gt_": (
+        OVERLOADS["gt_.Scalar"],
+        OVERLOADS["gt_.Tensor"],
+    ),
+    "le_": (
+        OVERLOADS["le_.Scalar"],
+        OVERLOADS["le_.Tensor"],
+    ),
+    "lt_": (
+        OVERLOADS["lt_.Scalar"],
+        OVERLOADS["lt_.Tensor"],
+    ),
+    "ne_": (
+        OVERLOADS["ne_.Scalar"],
+        OVERLOADS["ne_.Tensor"],
+    ),
     "logical_not": (
         OVERLOADS["logical_not"],
     ),
@@ -13063,6 +17121,15 @@ BY_NAME = {
     "atanh": (
         OVERLOADS["atanh"],
     ),
+    "acosh_": (
+        OVERLOADS["acosh_"],
+    ),
+    "asinh_": (
+        OVERLOADS["asinh_"],
+    ),
+    "atanh_": (
+        OVERLOADS["atanh_"],
+    ),
     "exp2": (
         OVERLOADS["exp2"],
     ),
@@ -13107,9 +17174,13 @@ BY_NAME = {
     ),
     "xlogy": (
         OVERLOADS["xlogy.Tensor"],
+        OVERLOADS["xlogy.Scalar_Self"],
+        OVERLOADS["xlogy.Scalar_Other"],
     ),
     "special_xlog1py": (
         OVERLOADS["special_xlog1py"],
+        OVERLOADS["special_xlog1py.self_scalar"],
+        OVERLOADS["special_xlog1py.other_scalar"],
     ),
     "special_entr": (
         OVERLOADS["special_entr"],
@@ -13134,6 +17205,128 @@ BY_NAME = {
     ),
     "sinc": (
         OVERLOADS["sinc"],
+    ),
+    "i0": (
+        OVERLOADS["i0"],
+    ),
+    "special_i0e": (
+        OVERLOADS["special_i0e"],
+    ),
+    "special_i1": (
+        OVERLOADS["special_i1"],
+    ),
+    "special_i1e": (
+        OVERLOADS["special_i1e"],
+    ),
+    "igamma": (
+        OVERLOADS["igamma"],
+    ),
+    "igammac": (
+        OVERLOADS["igammac"],
+    ),
+    "special_zeta": (
+        OVERLOADS["special_zeta"],
+        OVERLOADS["special_zeta.self_scalar"],
+        OVERLOADS["special_zeta.other_scalar"],
+    ),
+    "logit": (
+        OVERLOADS["logit"],
+    ),
+    "special_airy_ai": (
+        OVERLOADS["special_airy_ai"],
+    ),
+    "special_bessel_j0": (
+        OVERLOADS["special_bessel_j0"],
+    ),
+    "special_bessel_j1": (
+        OVERLOADS["special_bessel_j1"],
+    ),
+    "special_bessel_y0": (
+        OVERLOADS["special_bessel_y0"],
+    ),
+    "special_bessel_y1": (
+        OVERLOADS["special_bessel_y1"],
+    ),
+    "special_modified_bessel_i0": (
+        OVERLOADS["special_modified_bessel_i0"],
+    ),
+    "special_modified_bessel_i1": (
+        OVERLOADS["special_modified_bessel_i1"],
+    ),
+    "special_modified_bessel_k0": (
+        OVERLOADS["special_modified_bessel_k0"],
+    ),
+    "special_modified_bessel_k1": (
+        OVERLOADS["special_modified_bessel_k1"],
+    ),
+    "special_scaled_modified_bessel_k0": (
+        OVERLOADS["special_scaled_modified_bessel_k0"],
+    ),
+    "special_scaled_modified_bessel_k1": (
+        OVERLOADS["special_scaled_modified_bessel_k1"],
+    ),
+    "special_spherical_bessel_j0": (
+        OVERLOADS["special_spherical_bessel_j0"],
+    ),
+    "special_chebyshev_polynomial_t": (
+        OVERLOADS["special_chebyshev_polynomial_t"],
+        OVERLOADS["special_chebyshev_polynomial_t.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_t.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_u": (
+        OVERLOADS["special_chebyshev_polynomial_u"],
+        OVERLOADS["special_chebyshev_polynomial_u.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_u.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_v": (
+        OVERLOADS["special_chebyshev_polynomial_v"],
+        OVERLOADS["special_chebyshev_polynomial_v.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_v.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_w": (
+        OVERLOADS["special_chebyshev_polynomial_w"],
+        OVERLOADS["special_chebyshev_polynomial_w.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_w.n_scalar"],
+    ),
+    "special_hermite_polynomial_h": (
+        OVERLOADS["special_hermite_polynomial_h"],
+        OVERLOADS["special_hermite_polynomial_h.x_scalar"],
+        OVERLOADS["special_hermite_polynomial_h.n_scalar"],
+    ),
+    "special_hermite_polynomial_he": (
+        OVERLOADS["special_hermite_polynomial_he"],
+        OVERLOADS["special_hermite_polynomial_he.x_scalar"],
+        OVERLOADS["special_hermite_polynomial_he.n_scalar"],
+    ),
+    "special_laguerre_polynomial_l": (
+        OVERLOADS["special_laguerre_polynomial_l"],
+        OVERLOADS["special_laguerre_polynomial_l.x_scalar"],
+        OVERLOADS["special_laguerre_polynomial_l.n_scalar"],
+    ),
+    "special_legendre_polynomial_p": (
+        OVERLOADS["special_legendre_polynomial_p"],
+        OVERLOADS["special_legendre_polynomial_p.x_scalar"],
+        OVERLOADS["special_legendre_polynomial_p.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_t": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_t"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_u": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_u"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_v": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_v"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_w": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_w"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"],
     ),
     "diagonal": (
         OVERLOADS["diagonal"],
@@ -13417,6 +17610,7 @@ BY_NAME = {
     ),
     "div_": (
         OVERLOADS["div.Tensor"]._replace(wrapper=div_Tensor_, kernel=None),
+        OVERLOADS["div.Tensor_mode"]._replace(wrapper=div_Tensor_mode_, kernel=None),
     ),
     "neg_": (
         OVERLOADS["neg"]._replace(wrapper=neg_, kernel=None),
@@ -13489,8 +17683,38 @@ BY_NAME = {
         OVERLOADS["masked_fill.Scalar"]._replace(wrapper=masked_fill_Scalar_, kernel=None),
         OVERLOADS["masked_fill.Tensor"]._replace(wrapper=masked_fill_Tensor_, kernel=None),
     ),
+    "logical_not_": (
+        OVERLOADS["logical_not"]._replace(wrapper=logical_not_, kernel=None),
+    ),
+    "logical_and_": (
+        OVERLOADS["logical_and"]._replace(wrapper=logical_and_, kernel=None),
+    ),
+    "logical_or_": (
+        OVERLOADS["logical_or"]._replace(wrapper=logical_or_, kernel=None),
+    ),
+    "bitwise_not_": (
+        OVERLOADS["bitwise_not"]._replace(wrapper=bitwise_not_, kernel=None),
+    ),
+    "bitwise_and_": (
+        OVERLOADS["bitwise_and.Tensor"]._replace(wrapper=bitwise_and_Tensor_, kernel=None),
+    ),
+    "bitwise_or_": (
+        OVERLOADS["bitwise_or.Tensor"]._replace(wrapper=bitwise_or_Tensor_, kernel=None),
+    ),
+    "bitwise_xor_": (
+        OVERLOADS["bitwise_xor.Tensor"]._replace(wrapper=bitwise_xor_Tensor_, kernel=None),
+    ),
     "index_put_": (
         OVERLOADS["index_put"]._replace(wrapper=index_put_, kernel=None),
+    ),
+    "index_add_": (
+        OVERLOADS["index_add"]._replace(wrapper=index_add_, kernel=None),
+    ),
+    "scatter_add_": (
+        OVERLOADS["scatter_add"]._replace(wrapper=scatter_add_, kernel=None),
+    ),
+    "addmm_": (
+        OVERLOADS["addmm"]._replace(wrapper=addmm_, kernel=None),
     ),
     "silu_": (
         OVERLOADS["silu"]._replace(wrapper=silu_, kernel=None),
@@ -13616,12 +17840,25 @@ BY_NAME = {
     ),
     "xlogy_": (
         OVERLOADS["xlogy.Tensor"]._replace(wrapper=xlogy_Tensor_, kernel=None),
+        OVERLOADS["xlogy.Scalar_Other"]._replace(wrapper=xlogy_Scalar_Other_, kernel=None),
     ),
     "mvlgamma_": (
         OVERLOADS["mvlgamma"]._replace(wrapper=mvlgamma_, kernel=None),
     ),
     "sinc_": (
         OVERLOADS["sinc"]._replace(wrapper=sinc_, kernel=None),
+    ),
+    "i0_": (
+        OVERLOADS["i0"]._replace(wrapper=i0_, kernel=None),
+    ),
+    "igamma_": (
+        OVERLOADS["igamma"]._replace(wrapper=igamma_, kernel=None),
+    ),
+    "igammac_": (
+        OVERLOADS["igammac"]._replace(wrapper=igammac_, kernel=None),
+    ),
+    "logit_": (
+        OVERLOADS["logit"]._replace(wrapper=logit_, kernel=None),
     ),
     "index_fill_": (
         OVERLOADS["index_fill.int_Scalar"]._replace(wrapper=index_fill_int_Scalar_, kernel=None),
@@ -13650,234 +17887,629 @@ BY_NAME = {
 
 def rsub(*args, **kwargs):
     """Picks the overload of rsub that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsub, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("rsub", BY_NAME["rsub"], args, kwargs)
 
 
 def div(*args, **kwargs):
     """Picks the overload of div that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("div", BY_NAME["div"], args, kwargs)
 
 
 def pow(*args, **kwargs):
     """Picks the overload of pow that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("pow", BY_NAME["pow"], args, kwargs)
 
 
 def clamp(*args, **kwargs):
     """Picks the overload of clamp that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("clamp", BY_NAME["clamp"], args, kwargs)
 
 
 def clamp_min(*args, **kwargs):
     """Picks the overload of clamp_min that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("clamp_min", BY_NAME["clamp_min"], args, kwargs)
 
 
 def clamp_max(*args, **kwargs):
     """Picks the overload of clamp_max that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("clamp_max", BY_NAME["clamp_max"], args, kwargs)
 
 
 def masked_fill(*args, **kwargs):
     """Picks the overload of masked_fill that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("masked_fill", BY_NAME["masked_fill"], args, kwargs)
 
 
 def fill(*args, **kwargs):
     """Picks the overload of fill that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("fill", BY_NAME["fill"], args, kwargs)
 
 
 def fill_(*args, **kwargs):
     """Picks the overload of fill_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("fill_", BY_NAME["fill_"], args, kwargs)
 
 
 def eq(*args, **kwargs):
     """Picks the overload of eq that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("eq", BY_NAME["eq"], args, kwargs)
 
 
 def ge(*args, **kwargs):
     """Picks the overload of ge that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("ge", BY_NAME["ge"], args, kwargs)
 
 
 def gt(*args, **kwargs):
     """Picks the overload of gt that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("gt", BY_NAME["gt"], args, kwargs)
 
 
 def le(*args, **kwargs):
     """Picks the overload of le that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("le", BY_NAME["le"], args, kwargs)
 
 
 def lt(*args, **kwargs):
     """Picks the overload of lt that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("lt", BY_NAME["lt"], args, kwargs)
 
 
 def ne(*args, **kwargs):
     """Picks the overload of ne that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("ne", BY_NAME["ne"], args, kwargs)
 
 
 def sum(*args, **kwargs):
     """Picks the overload of sum that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sum, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("sum", BY_NAME["sum"], args, kwargs)
 
 
 def mean(*args, **kwargs):
     """Picks the overload of mean that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mean, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("mean", BY_NAME["mean"], args, kwargs)
 
 
 def max(*args, **kwargs):
     """Picks the overload of max that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("max", BY_NAME["max"], args, kwargs)
 
 
 def min(*args, **kwargs):
     """Picks the overload of min that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(min, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("min", BY_NAME["min"], args, kwargs)
 
 
 def any(*args, **kwargs):
     """Picks the overload of any that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(any, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("any", BY_NAME["any"], args, kwargs)
 
 
 def all(*args, **kwargs):
     """Picks the overload of all that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(all, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("all", BY_NAME["all"], args, kwargs)
 
 
 def prod(*args, **kwargs):
     """Picks the overload of prod that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(prod, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("prod", BY_NAME["prod"], args, kwargs)
 
 
 def squeeze(*args, **kwargs):
     """Picks the overload of squeeze that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("squeeze", BY_NAME["squeeze"], args, kwargs)
 
 
 def squeeze_(*args, **kwargs):
     """Picks the overload of squeeze_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
 
 
 def sort(*args, **kwargs):
     """Picks the overload of sort that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sort, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("sort", BY_NAME["sort"], args, kwargs)
 
 
 def round(*args, **kwargs):
     """Picks the overload of round that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("round", BY_NAME["round"], args, kwargs)
 
 
 def scatter(*args, **kwargs):
     """Picks the overload of scatter that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("scatter", BY_NAME["scatter"], args, kwargs)
 
 
 def lerp(*args, **kwargs):
     """Picks the overload of lerp that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("lerp", BY_NAME["lerp"], args, kwargs)
 
 
 def floor_divide(*args, **kwargs):
     """Picks the overload of floor_divide that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("floor_divide", BY_NAME["floor_divide"], args, kwargs)
 
 
 def remainder(*args, **kwargs):
     """Picks the overload of remainder that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("remainder", BY_NAME["remainder"], args, kwargs)
 
 
 def fmod(*args, **kwargs):
     """Picks the overload of fmod that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("fmod", BY_NAME["fmod"], args, kwargs)
+
+
+def xlogy(*args, **kwargs):
+    """Picks the overload of xlogy that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("xlogy", BY_NAME["xlogy"], args, kwargs)
+
+
+def special_xlog1py(*args, **kwargs):
+    """Picks the overload of special_xlog1py that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_xlog1py", BY_NAME["special_xlog1py"], args, kwargs)
+
+
+def special_zeta(*args, **kwargs):
+    """Picks the overload of special_zeta that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_zeta", BY_NAME["special_zeta"], args, kwargs)
+
+
+def special_chebyshev_polynomial_t(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_t that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_chebyshev_polynomial_t", BY_NAME["special_chebyshev_polynomial_t"], args, kwargs)
+
+
+def special_chebyshev_polynomial_u(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_u that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_chebyshev_polynomial_u", BY_NAME["special_chebyshev_polynomial_u"], args, kwargs)
+
+
+def special_chebyshev_polynomial_v(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_v that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_chebyshev_polynomial_v", BY_NAME["special_chebyshev_polynomial_v"], args, kwargs)
+
+
+def special_chebyshev_polynomial_w(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_w that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_chebyshev_polynomial_w", BY_NAME["special_chebyshev_polynomial_w"], args, kwargs)
+
+
+def special_hermite_polynomial_h(*args, **kwargs):
+    """Picks the overload of special_hermite_polynomial_h that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_hermite_polynomial_h", BY_NAME["special_hermite_polynomial_h"], args, kwargs)
+
+
+def special_hermite_polynomial_he(*args, **kwargs):
+    """Picks the overload of special_hermite_polynomial_he that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_hermite_polynomial_he", BY_NAME["special_hermite_polynomial_he"], args, kwargs)
+
+
+def special_laguerre_polynomial_l(*args, **kwargs):
+    """Picks the overload of special_laguerre_polynomial_l that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_laguerre_polynomial_l", BY_NAME["special_laguerre_polynomial_l"], args, kwargs)
+
+
+def special_legendre_polynomial_p(*args, **kwargs):
+    """Picks the overload of special_legendre_polynomial_p that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_legendre_polynomial_p", BY_NAME["special_legendre_polynomial_p"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_t(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_t that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_shifted_chebyshev_polynomial_t", BY_NAME["special_shifted_chebyshev_polynomial_t"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_u(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_u that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_shifted_chebyshev_polynomial_u", BY_NAME["special_shifted_chebyshev_polynomial_u"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_v(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_v that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_shifted_chebyshev_polynomial_v", BY_NAME["special_shifted_chebyshev_polynomial_v"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_w(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_w that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("special_shifted_chebyshev_polynomial_w", BY_NAME["special_shifted_chebyshev_polynomial_w"], args, kwargs)
 
 
 def index_fill(*args, **kwargs):
     """Picks the overload of index_fill that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("index_fill", BY_NAME["index_fill"], args, kwargs)
 
 
 def median(*args, **kwargs):
     """Picks the overload of median that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(median, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("median", BY_NAME["median"], args, kwargs)
 
 
 def nanmedian(*args, **kwargs):
     """Picks the overload of nanmedian that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nanmedian, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("nanmedian", BY_NAME["nanmedian"], args, kwargs)
 
 
 def count_nonzero(*args, **kwargs):
     """Picks the overload of count_nonzero that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(count_nonzero, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("count_nonzero", BY_NAME["count_nonzero"], args, kwargs)
+
+
+def eq_(*args, **kwargs):
+    """Picks the overload of eq_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("eq_", BY_NAME["eq_"], args, kwargs)
+
+
+def ge_(*args, **kwargs):
+    """Picks the overload of ge_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("ge_", BY_NAME["ge_"], args, kwargs)
+
+
+def gt_(*args, **kwargs):
+    """Picks the overload of gt_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("gt_", BY_NAME["gt_"], args, kwargs)
+
+
+def le_(*args, **kwargs):
+    """Picks the overload of le_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("le_", BY_NAME["le_"], args, kwargs)
+
+
+def lt_(*args, **kwargs):
+    """Picks the overload of lt_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("lt_", BY_NAME["lt_"], args, kwargs)
+
+
+def ne_(*args, **kwargs):
+    """Picks the overload of ne_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("ne_", BY_NAME["ne_"], args, kwargs)
+
+
+def div_(*args, **kwargs):
+    """Picks the overload of div_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("div_", BY_NAME["div_"], args, kwargs)
 
 
 def pow_(*args, **kwargs):
     """Picks the overload of pow_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("pow_", BY_NAME["pow_"], args, kwargs)
 
 
 def clamp_(*args, **kwargs):
     """Picks the overload of clamp_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("clamp_", BY_NAME["clamp_"], args, kwargs)
 
 
 def clamp_min_(*args, **kwargs):
     """Picks the overload of clamp_min_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("clamp_min_", BY_NAME["clamp_min_"], args, kwargs)
 
 
 def clamp_max_(*args, **kwargs):
     """Picks the overload of clamp_max_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("clamp_max_", BY_NAME["clamp_max_"], args, kwargs)
 
 
 def masked_fill_(*args, **kwargs):
     """Picks the overload of masked_fill_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("masked_fill_", BY_NAME["masked_fill_"], args, kwargs)
 
 
 def round_(*args, **kwargs):
     """Picks the overload of round_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("round_", BY_NAME["round_"], args, kwargs)
 
 
 def scatter_(*args, **kwargs):
     """Picks the overload of scatter_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("scatter_", BY_NAME["scatter_"], args, kwargs)
 
 
 def lerp_(*args, **kwargs):
     """Picks the overload of lerp_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("lerp_", BY_NAME["lerp_"], args, kwargs)
 
 
 def floor_divide_(*args, **kwargs):
     """Picks the overload of floor_divide_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("floor_divide_", BY_NAME["floor_divide_"], args, kwargs)
 
 
 def remainder_(*args, **kwargs):
     """Picks the overload of remainder_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("remainder_", BY_NAME["remainder_"], args, kwargs)
 
 
 def fmod_(*args, **kwargs):
     """Picks the overload of fmod_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("fmod_", BY_NAME["fmod_"], args, kwargs)
+
+
+def xlogy_(*args, **kwargs):
+    """Picks the overload of xlogy_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _dispatch.call("xlogy_", BY_NAME["xlogy_"], args, kwargs)
 
 
 def index_fill_(*args, **kwargs):
     """Picks the overload of index_fill_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
     return _dispatch.call("index_fill_", BY_NAME["index_fill_"], args, kwargs)

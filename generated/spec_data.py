@@ -245,6 +245,48 @@ FORMULAS = {
         0: "self: zeros_like(grad)",
         1: "src: grad",
     },
+    "EqBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "EqBackward1": {
+        0: "self: zeros_like(self)",
+        1: "other: zeros_like(other)",
+    },
+    "GeBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "GeBackward1": {
+        0: "self: zeros_like(self)",
+        1: "other: zeros_like(other)",
+    },
+    "GtBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "GtBackward1": {
+        0: "self: zeros_like(self)",
+        1: "other: zeros_like(other)",
+    },
+    "LeBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "LeBackward1": {
+        0: "self: zeros_like(self)",
+        1: "other: zeros_like(other)",
+    },
+    "LtBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "LtBackward1": {
+        0: "self: zeros_like(self)",
+        1: "other: zeros_like(other)",
+    },
+    "NeBackward0": {
+        0: "self: zeros_like(self)",
+    },
+    "NeBackward1": {
+        0: "self: zeros_like(self)",
+        1: "other: zeros_like(other)",
+    },
     "SumBackward0": {
         0: "self: grad.expand(self.shape)",
     },
@@ -765,6 +807,15 @@ FORMULAS = {
     "AtanhBackward0": {
         0: "self: grad * 1 / (1 - self.pow(2))",
     },
+    "AcoshBackward1": {
+        0: "self: not_implemented(\"inplace version of acosh\")",
+    },
+    "AsinhBackward1": {
+        0: "self: not_implemented(\"inplace version of asinh\")",
+    },
+    "AtanhBackward1": {
+        0: "self: not_implemented(\"inplace version of atanh\")",
+    },
     "Exp2Backward0": {
         0: "self: grad * result * 0.6931471805599453",
     },
@@ -846,6 +897,51 @@ FORMULAS = {
     },
     "SincBackward0": {
         0: "self: sinc_backward(grad, self)",
+    },
+    "I0Backward0": {
+        0: "self: grad * special_i1(self)",
+    },
+    "SpecialI0EBackward0": {
+        0: "self: grad * (special_i1e(self) - self.sign() * result)",
+    },
+    "SpecialI1Backward0": {
+        0: "self: i1_backward(grad, self, result)",
+    },
+    "SpecialI1EBackward0": {
+        0: "self: i1e_backward(grad, self, result)",
+    },
+    "IgammaBackward0": {
+        0: "self: not_implemented(\"igamma: input\")",
+        1: "other: grad * exp((self - 1) * log(other) - other - lgamma(self))",
+    },
+    "IgammacBackward0": {
+        0: "self: not_implemented(\"igammac: input\")",
+        1: "other: -grad * exp((self - 1) * log(other) - other - lgamma(self))",
+    },
+    "SpecialZetaBackward0": {
+        0: "self: not_implemented(\"zeta\")",
+        1: "other: grad * -self * special_zeta(self + 1., other)",
+    },
+    "SpecialZetaBackward1": {
+        0: "other: grad * -self * special_zeta(self + 1., other)",
+    },
+    "SpecialZetaBackward2": {
+        0: "self: not_implemented(\"zeta\")",
+    },
+    "LogitBackward0": {
+        0: "self: logit_backward(grad, self, eps)",
+    },
+    "XlogyBackward1": {
+        0: "other: grad * self / other",
+    },
+    "XlogyBackward2": {
+        0: "self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)",
+    },
+    "SpecialXlog1PyBackward1": {
+        0: "other: grad * self / (other + 1)",
+    },
+    "SpecialXlog1PyBackward2": {
+        0: "self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)",
     },
     "DiagonalBackward0": {
         0: "self: diagonal_backward(grad, self.shape, offset, dim1, dim2)",

@@ -8,6 +8,7 @@ the same wrapper as `torch.sum(x, 1)`.
 
 from generated import ops
 from runtime import dispatch as _dispatch
+from runtime import modes as _modes
 
 
 class TensorMethods:
@@ -15,6 +16,10 @@ class TensorMethods:
 
     def _is_all_true(self):
         """_is_all_true(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._is_all_true, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops._is_all_true(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -23,6 +28,10 @@ class TensorMethods:
 
     def _is_any_true(self):
         """_is_any_true(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._is_any_true, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops._is_any_true(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -31,6 +40,10 @@ class TensorMethods:
 
     def _to_copy(self, *, dtype=None):
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._to_copy, (self,), {"dtype": dtype})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops._to_copy(self, dtype=dtype)
         except TypeError as error:  # torch counts a method's positions without self
@@ -39,6 +52,10 @@ class TensorMethods:
 
     def _unsafe_view(self, *args, size=None):
         """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._unsafe_view, (self, *args,), {"size": size})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops._unsafe_view(self, _dispatch.varargs_list(args, size))
         except TypeError as error:  # torch counts a method's positions without self
@@ -47,6 +64,10 @@ class TensorMethods:
 
     def abs(self):
         """abs(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.abs, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.abs(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -55,6 +76,10 @@ class TensorMethods:
 
     def acos(self):
         """acos(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.acos, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.acos(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -63,14 +88,34 @@ class TensorMethods:
 
     def acosh(self):
         """acosh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.acosh, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.acosh(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "acosh")
             raise
 
+    def acosh_(self):
+        """acosh_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.acosh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.acosh_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "acosh_")
+            raise
+
     def add(self, other, *, alpha=1):
         """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.add, (self, other,), {"alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.add_Tensor(self, other, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -79,6 +124,10 @@ class TensorMethods:
 
     def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
         """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addbmm, (self, batch1, batch2,), {"beta": beta, "alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -87,6 +136,10 @@ class TensorMethods:
 
     def addcdiv(self, tensor1, tensor2, *, value=1):
         """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addcdiv, (self, tensor1, tensor2,), {"value": value})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.addcdiv(self, tensor1, tensor2, value=value)
         except TypeError as error:  # torch counts a method's positions without self
@@ -95,6 +148,10 @@ class TensorMethods:
 
     def addcmul(self, tensor1, tensor2, *, value=1):
         """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addcmul, (self, tensor1, tensor2,), {"value": value})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.addcmul(self, tensor1, tensor2, value=value)
         except TypeError as error:  # torch counts a method's positions without self
@@ -103,6 +160,10 @@ class TensorMethods:
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addmm, (self, mat1, mat2,), {"beta": beta, "alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -111,6 +172,10 @@ class TensorMethods:
 
     def addmv(self, mat, vec, *, beta=1, alpha=1):
         """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addmv, (self, mat, vec,), {"beta": beta, "alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.addmv(self, mat, vec, beta=beta, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -119,6 +184,10 @@ class TensorMethods:
 
     def addr(self, vec1, vec2, *, beta=1, alpha=1):
         """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addr, (self, vec1, vec2,), {"beta": beta, "alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.addr(self, vec1, vec2, beta=beta, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -130,6 +199,10 @@ class TensorMethods:
         all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
         all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.all, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.all(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("all")
         except TypeError as error:  # torch counts a method's positions without self
@@ -138,6 +211,10 @@ class TensorMethods:
 
     def amax(self, dim=(), keepdim=False):
         """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.amax, (self, dim, keepdim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.amax(self, dim, keepdim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -146,6 +223,10 @@ class TensorMethods:
 
     def amin(self, dim=(), keepdim=False):
         """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.amin, (self, dim, keepdim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.amin(self, dim, keepdim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -157,6 +238,10 @@ class TensorMethods:
         any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
         any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.any, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.any(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("any")
         except TypeError as error:  # torch counts a method's positions without self
@@ -165,6 +250,10 @@ class TensorMethods:
 
     def argmax(self, dim=None, keepdim=False):
         """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.argmax, (self, dim, keepdim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.argmax(self, dim, keepdim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -173,6 +262,10 @@ class TensorMethods:
 
     def argmin(self, dim=None, keepdim=False):
         """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.argmin, (self, dim, keepdim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.argmin(self, dim, keepdim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -181,6 +274,10 @@ class TensorMethods:
 
     def asin(self):
         """asin(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.asin, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.asin(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -189,14 +286,34 @@ class TensorMethods:
 
     def asinh(self):
         """asinh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.asinh, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.asinh(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "asinh")
             raise
 
+    def asinh_(self):
+        """asinh_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.asinh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.asinh_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "asinh_")
+            raise
+
     def atan(self):
         """atan(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atan, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.atan(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -205,6 +322,10 @@ class TensorMethods:
 
     def atan2(self, other):
         """atan2(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atan2, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.atan2(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -213,14 +334,34 @@ class TensorMethods:
 
     def atanh(self):
         """atanh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atanh, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.atanh(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "atanh")
             raise
 
+    def atanh_(self):
+        """atanh_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atanh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.atanh_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "atanh_")
+            raise
+
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.baddbmm, (self, batch1, batch2,), {"beta": beta, "alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -229,6 +370,10 @@ class TensorMethods:
 
     def bitwise_and(self, other):
         """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_and, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.bitwise_and_Tensor(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -237,6 +382,10 @@ class TensorMethods:
 
     def bitwise_not(self):
         """bitwise_not(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_not, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.bitwise_not(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -245,6 +394,10 @@ class TensorMethods:
 
     def bitwise_or(self, other):
         """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_or, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.bitwise_or_Tensor(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -253,6 +406,10 @@ class TensorMethods:
 
     def bitwise_xor(self, other):
         """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_xor, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.bitwise_xor_Tensor(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -261,6 +418,10 @@ class TensorMethods:
 
     def bmm(self, mat2):
         """bmm(Tensor self, Tensor mat2) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bmm, (self, mat2,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.bmm(self, mat2)
         except TypeError as error:  # torch counts a method's positions without self
@@ -269,6 +430,10 @@ class TensorMethods:
 
     def ceil(self):
         """ceil(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ceil, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.ceil(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -277,6 +442,10 @@ class TensorMethods:
 
     def cholesky_solve(self, input2, upper=False):
         """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cholesky_solve, (self, input2, upper,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cholesky_solve(self, input2, upper)
         except TypeError as error:  # torch counts a method's positions without self
@@ -287,6 +456,10 @@ class TensorMethods:
         """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
         clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clamp, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp")
         except TypeError as error:  # torch counts a method's positions without self
@@ -297,6 +470,10 @@ class TensorMethods:
         """clamp_max(Tensor self, Scalar max) -> Tensor
         clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clamp_max, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.clamp_max(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp_max")
         except TypeError as error:  # torch counts a method's positions without self
@@ -307,6 +484,10 @@ class TensorMethods:
         """clamp_min(Tensor self, Scalar min) -> Tensor
         clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clamp_min, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.clamp_min(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp_min")
         except TypeError as error:  # torch counts a method's positions without self
@@ -315,6 +496,10 @@ class TensorMethods:
 
     def clone(self):
         """clone(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clone, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.clone(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -323,6 +508,10 @@ class TensorMethods:
 
     def copy_(self, src, non_blocking=False):
         """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.copy_, (self, src, non_blocking,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.copy_(self, src, non_blocking)
         except TypeError as error:  # torch counts a method's positions without self
@@ -331,6 +520,10 @@ class TensorMethods:
 
     def cos(self):
         """cos(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cos, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cos(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -339,6 +532,10 @@ class TensorMethods:
 
     def cosh(self):
         """cosh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cosh, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cosh(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -349,6 +546,10 @@ class TensorMethods:
         """count_nonzero(Tensor self, int? dim=None) -> Tensor
         count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.count_nonzero, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.count_nonzero(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -357,6 +558,10 @@ class TensorMethods:
 
     def cummax(self, dim):
         """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cummax, (self, dim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cummax(self, dim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -365,6 +570,10 @@ class TensorMethods:
 
     def cummin(self, dim):
         """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cummin, (self, dim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cummin(self, dim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -373,6 +582,10 @@ class TensorMethods:
 
     def cumprod(self, dim, *, dtype=None):
         """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cumprod, (self, dim,), {"dtype": dtype})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cumprod(self, dim, dtype=dtype)
         except TypeError as error:  # torch counts a method's positions without self
@@ -381,6 +594,10 @@ class TensorMethods:
 
     def cumsum(self, dim, *, dtype=None):
         """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cumsum, (self, dim,), {"dtype": dtype})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cumsum(self, dim, dtype=dtype)
         except TypeError as error:  # torch counts a method's positions without self
@@ -389,6 +606,10 @@ class TensorMethods:
 
     def deg2rad(self):
         """deg2rad(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.deg2rad, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.deg2rad(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -397,6 +618,10 @@ class TensorMethods:
 
     def diag_embed(self, offset=0, dim1=-2, dim2=-1):
         """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.diag_embed, (self, offset, dim1, dim2,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.diag_embed(self, offset, dim1, dim2)
         except TypeError as error:  # torch counts a method's positions without self
@@ -405,6 +630,10 @@ class TensorMethods:
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
         """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.diagonal, (self, offset, dim1, dim2,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.diagonal(self, offset, dim1, dim2)
         except TypeError as error:  # torch counts a method's positions without self
@@ -413,6 +642,10 @@ class TensorMethods:
 
     def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
         """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.diagonal_scatter, (self, src, offset, dim1, dim2,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.diagonal_scatter(self, src, offset, dim1, dim2)
         except TypeError as error:  # torch counts a method's positions without self
@@ -421,6 +654,10 @@ class TensorMethods:
 
     def digamma(self):
         """digamma(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.digamma, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.digamma(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -429,6 +666,10 @@ class TensorMethods:
 
     def dist(self, other, p=2):
         """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.dist, (self, other, p,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.dist(self, other, p)
         except TypeError as error:  # torch counts a method's positions without self
@@ -439,6 +680,10 @@ class TensorMethods:
         """div.Tensor(Tensor self, Tensor other) -> Tensor
         div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.div, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.div(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("div")
         except TypeError as error:  # torch counts a method's positions without self
@@ -447,6 +692,10 @@ class TensorMethods:
 
     def dot(self, tensor):
         """dot(Tensor self, Tensor tensor) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.dot, (self, tensor,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.dot(self, tensor)
         except TypeError as error:  # torch counts a method's positions without self
@@ -457,14 +706,36 @@ class TensorMethods:
         """eq.Scalar(Tensor self, Scalar other) -> Tensor
         eq.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.eq, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.eq(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("eq")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "eq")
             raise
 
+    def eq_(self, *args, **kwargs):
+        """eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.eq_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.eq_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "eq_")
+            raise
+
     def erf(self):
         """erf(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.erf, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.erf(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -473,6 +744,10 @@ class TensorMethods:
 
     def erfc(self):
         """erfc(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.erfc, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.erfc(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -481,6 +756,10 @@ class TensorMethods:
 
     def erfinv(self):
         """erfinv(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.erfinv, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.erfinv(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -489,6 +768,10 @@ class TensorMethods:
 
     def exp(self):
         """exp(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.exp, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.exp(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -497,6 +780,10 @@ class TensorMethods:
 
     def exp2(self):
         """exp2(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.exp2, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.exp2(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -505,6 +792,10 @@ class TensorMethods:
 
     def expand(self, *args, size=None, implicit=False):
         """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.expand, (self, *args,), {"size": size, "implicit": implicit})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.expand(self, _dispatch.varargs_list(args, size), implicit=implicit)
         except TypeError as error:  # torch counts a method's positions without self
@@ -513,6 +804,10 @@ class TensorMethods:
 
     def expm1(self):
         """expm1(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.expm1, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.expm1(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -523,6 +818,10 @@ class TensorMethods:
         """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
         fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.fill_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -531,6 +830,10 @@ class TensorMethods:
 
     def flip(self, *args, dims=None):
         """flip(Tensor self, int[] dims) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.flip, (self, *args,), {"dims": dims})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.flip(self, _dispatch.varargs_list(args, dims))
         except TypeError as error:  # torch counts a method's positions without self
@@ -539,6 +842,10 @@ class TensorMethods:
 
     def floor(self):
         """floor(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.floor, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.floor(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -549,6 +856,10 @@ class TensorMethods:
         """floor_divide(Tensor self, Tensor other) -> Tensor
         floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.floor_divide, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.floor_divide(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("floor_divide")
         except TypeError as error:  # torch counts a method's positions without self
@@ -557,6 +868,10 @@ class TensorMethods:
 
     def fmax(self, other):
         """fmax(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.fmax, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.fmax(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -565,6 +880,10 @@ class TensorMethods:
 
     def fmin(self, other):
         """fmin(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.fmin, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.fmin(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -575,6 +894,10 @@ class TensorMethods:
         """fmod.Scalar(Tensor self, Scalar other) -> Tensor
         fmod.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.fmod, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.fmod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("fmod")
         except TypeError as error:  # torch counts a method's positions without self
@@ -583,6 +906,10 @@ class TensorMethods:
 
     def frac(self):
         """frac(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.frac, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.frac(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -591,6 +918,10 @@ class TensorMethods:
 
     def gather(self, dim, index, *, sparse_grad=False):
         """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.gather, (self, dim, index,), {"sparse_grad": sparse_grad})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.gather(self, dim, index, sparse_grad=sparse_grad)
         except TypeError as error:  # torch counts a method's positions without self
@@ -601,24 +932,64 @@ class TensorMethods:
         """ge.Scalar(Tensor self, Scalar other) -> Tensor
         ge.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ge, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.ge(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ge")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "ge")
             raise
 
+    def ge_(self, *args, **kwargs):
+        """ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ge_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.ge_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "ge_")
+            raise
+
     def gt(self, *args, **kwargs):
         """gt.Scalar(Tensor self, Scalar other) -> Tensor
         gt.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.gt, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.gt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("gt")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "gt")
             raise
 
+    def gt_(self, *args, **kwargs):
+        """gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.gt_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.gt_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "gt_")
+            raise
+
     def hardshrink(self, lambd=0.5):
         """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hardshrink, (self, lambd,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.hardshrink(self, lambd)
         except TypeError as error:  # torch counts a method's positions without self
@@ -627,14 +998,58 @@ class TensorMethods:
 
     def hypot(self, other):
         """hypot(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hypot, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.hypot(self, other)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "hypot")
             raise
 
+    def i0(self):
+        """i0(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.i0, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.i0(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "i0")
+            raise
+
+    def igamma(self, other):
+        """igamma(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igamma, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igamma(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igamma")
+            raise
+
+    def igammac(self, other):
+        """igammac(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igammac, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igammac(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igammac")
+            raise
+
     def index_add(self, dim, index, source, *, alpha=1):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_add, (self, dim, index, source,), {"alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.index_add(self, dim, index, source, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -643,6 +1058,10 @@ class TensorMethods:
 
     def index_copy(self, dim, index, source):
         """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_copy, (self, dim, index, source,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.index_copy(self, dim, index, source)
         except TypeError as error:  # torch counts a method's positions without self
@@ -653,6 +1072,10 @@ class TensorMethods:
         """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
         index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_fill, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.index_fill(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -661,6 +1084,10 @@ class TensorMethods:
 
     def index_put(self, indices, values, accumulate=False):
         """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_put, (self, indices, values, accumulate,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.index_put(self, indices, values, accumulate)
         except TypeError as error:  # torch counts a method's positions without self
@@ -669,6 +1096,10 @@ class TensorMethods:
 
     def index_select(self, dim, index):
         """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_select, (self, dim, index,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.index_select(self, dim, index)
         except TypeError as error:  # torch counts a method's positions without self
@@ -677,6 +1108,10 @@ class TensorMethods:
 
     def kthvalue(self, k, dim=-1, keepdim=False):
         """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.kthvalue, (self, k, dim, keepdim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.kthvalue(self, k, dim, keepdim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -685,6 +1120,10 @@ class TensorMethods:
 
     def ldexp(self, other):
         """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ldexp, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.ldexp_Tensor(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -695,16 +1134,38 @@ class TensorMethods:
         """le.Scalar(Tensor self, Scalar other) -> Tensor
         le.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.le, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.le(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("le")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "le")
             raise
 
+    def le_(self, *args, **kwargs):
+        """le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.le_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.le_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "le_")
+            raise
+
     def lerp(self, *args, **kwargs):
         """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
         lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lerp, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.lerp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lerp")
         except TypeError as error:  # torch counts a method's positions without self
@@ -713,6 +1174,10 @@ class TensorMethods:
 
     def lgamma(self):
         """lgamma(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lgamma, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.lgamma(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -721,6 +1186,10 @@ class TensorMethods:
 
     def log(self):
         """log(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -729,6 +1198,10 @@ class TensorMethods:
 
     def log10(self):
         """log10(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log10, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log10(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -737,6 +1210,10 @@ class TensorMethods:
 
     def log1p(self):
         """log1p(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log1p, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log1p(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -745,6 +1222,10 @@ class TensorMethods:
 
     def log2(self):
         """log2(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log2, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log2(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -753,6 +1234,10 @@ class TensorMethods:
 
     def logaddexp(self, other):
         """logaddexp(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logaddexp, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.logaddexp(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -761,6 +1246,10 @@ class TensorMethods:
 
     def logaddexp2(self, other):
         """logaddexp2(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logaddexp2, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.logaddexp2(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -769,6 +1258,10 @@ class TensorMethods:
 
     def logical_and(self, other):
         """logical_and(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_and, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.logical_and(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -777,6 +1270,10 @@ class TensorMethods:
 
     def logical_not(self):
         """logical_not(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_not, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.logical_not(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -785,14 +1282,34 @@ class TensorMethods:
 
     def logical_or(self, other):
         """logical_or(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_or, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.logical_or(self, other)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "logical_or")
             raise
 
+    def logit(self, eps=None):
+        """logit(Tensor self, float? eps=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logit, (self, eps,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logit(self, eps)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logit")
+            raise
+
     def logsumexp(self, dim, keepdim=False):
         """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logsumexp, (self, dim, keepdim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.logsumexp(self, dim, keepdim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -803,16 +1320,38 @@ class TensorMethods:
         """lt.Scalar(Tensor self, Scalar other) -> Tensor
         lt.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lt, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.lt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lt")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "lt")
             raise
 
+    def lt_(self, *args, **kwargs):
+        """lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lt_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.lt_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "lt_")
+            raise
+
     def masked_fill(self, *args, **kwargs):
         """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
         masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.masked_fill, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.masked_fill(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -821,6 +1360,10 @@ class TensorMethods:
 
     def masked_select(self, mask):
         """masked_select(Tensor self, Tensor mask) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.masked_select, (self, mask,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.masked_select(self, mask)
         except TypeError as error:  # torch counts a method's positions without self
@@ -831,6 +1374,10 @@ class TensorMethods:
         """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         max(Tensor self) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.max, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.max(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("max")
         except TypeError as error:  # torch counts a method's positions without self
@@ -839,6 +1386,10 @@ class TensorMethods:
 
     def maximum(self, other):
         """maximum(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.maximum, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.maximum(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -849,6 +1400,10 @@ class TensorMethods:
         """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
         mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mean, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.mean(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("mean")
         except TypeError as error:  # torch counts a method's positions without self
@@ -859,6 +1414,10 @@ class TensorMethods:
         """median(Tensor self) -> Tensor
         median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.median, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.median(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("median")
         except TypeError as error:  # torch counts a method's positions without self
@@ -869,6 +1428,10 @@ class TensorMethods:
         """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         min(Tensor self) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.min, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.min(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("min")
         except TypeError as error:  # torch counts a method's positions without self
@@ -877,6 +1440,10 @@ class TensorMethods:
 
     def minimum(self, other):
         """minimum(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.minimum, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.minimum(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -885,6 +1452,10 @@ class TensorMethods:
 
     def mm(self, mat2):
         """mm(Tensor self, Tensor mat2) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mm, (self, mat2,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.mm(self, mat2)
         except TypeError as error:  # torch counts a method's positions without self
@@ -893,6 +1464,10 @@ class TensorMethods:
 
     def mul(self, other):
         """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mul, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.mul_Tensor(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -901,6 +1476,10 @@ class TensorMethods:
 
     def mv(self, vec):
         """mv(Tensor self, Tensor vec) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mv, (self, vec,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.mv(self, vec)
         except TypeError as error:  # torch counts a method's positions without self
@@ -909,6 +1488,10 @@ class TensorMethods:
 
     def mvlgamma(self, p):
         """mvlgamma(Tensor self, int p) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mvlgamma, (self, p,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.mvlgamma(self, p)
         except TypeError as error:  # torch counts a method's positions without self
@@ -919,6 +1502,10 @@ class TensorMethods:
         """nanmedian(Tensor self) -> Tensor
         nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.nanmedian, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.nanmedian(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("nanmedian")
         except TypeError as error:  # torch counts a method's positions without self
@@ -927,6 +1514,10 @@ class TensorMethods:
 
     def nansum(self, dim=None, keepdim=False, *, dtype=None):
         """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.nansum, (self, dim, keepdim,), {"dtype": dtype})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.nansum(self, dim, keepdim, dtype=dtype)
         except TypeError as error:  # torch counts a method's positions without self
@@ -935,6 +1526,10 @@ class TensorMethods:
 
     def narrow_copy(self, dim, start, length):
         """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.narrow_copy, (self, dim, start, length,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.narrow_copy(self, dim, start, length)
         except TypeError as error:  # torch counts a method's positions without self
@@ -945,14 +1540,36 @@ class TensorMethods:
         """ne.Scalar(Tensor self, Scalar other) -> Tensor
         ne.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ne, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.ne(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ne")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "ne")
             raise
 
+    def ne_(self, *args, **kwargs):
+        """ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
+        ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ne_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.ne_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "ne_")
+            raise
+
     def neg(self):
         """neg(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.neg, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.neg(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -961,6 +1578,10 @@ class TensorMethods:
 
     def nextafter(self, other):
         """nextafter(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.nextafter, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.nextafter(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -969,6 +1590,10 @@ class TensorMethods:
 
     def permute(self, *args, dims=None):
         """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.permute, (self, *args,), {"dims": dims})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.permute(self, _dispatch.varargs_list(args, dims))
         except TypeError as error:  # torch counts a method's positions without self
@@ -979,6 +1604,10 @@ class TensorMethods:
         """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
         pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.pow, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.pow(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("pow")
         except TypeError as error:  # torch counts a method's positions without self
@@ -989,6 +1618,10 @@ class TensorMethods:
         """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
         prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.prod, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.prod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("prod")
         except TypeError as error:  # torch counts a method's positions without self
@@ -997,6 +1630,10 @@ class TensorMethods:
 
     def put(self, index, source, accumulate=False):
         """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.put, (self, index, source, accumulate,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.put(self, index, source, accumulate)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1005,6 +1642,10 @@ class TensorMethods:
 
     def rad2deg(self):
         """rad2deg(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.rad2deg, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.rad2deg(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1013,6 +1654,10 @@ class TensorMethods:
 
     def reciprocal(self):
         """reciprocal(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.reciprocal, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.reciprocal(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1021,6 +1666,10 @@ class TensorMethods:
 
     def relu(self):
         """relu(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.relu, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.relu(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1031,6 +1680,10 @@ class TensorMethods:
         """remainder.Scalar(Tensor self, Scalar other) -> Tensor
         remainder.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.remainder, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("remainder")
         except TypeError as error:  # torch counts a method's positions without self
@@ -1039,6 +1692,10 @@ class TensorMethods:
 
     def repeat(self, *args, repeats=None):
         """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.repeat, (self, *args,), {"repeats": repeats})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.repeat(self, _dispatch.varargs_list(args, repeats))
         except TypeError as error:  # torch counts a method's positions without self
@@ -1047,6 +1704,10 @@ class TensorMethods:
 
     def roll(self, shifts, dims=()):
         """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.roll, (self, shifts, dims,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.roll(self, shifts, dims)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1055,6 +1716,10 @@ class TensorMethods:
 
     def rot90(self, k=1, dims=(0, 1)):
         """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.rot90, (self, k, dims,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.rot90(self, k, dims)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1065,6 +1730,10 @@ class TensorMethods:
         """round(Tensor self) -> Tensor
         round.decimals(Tensor self, *, int decimals) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.round, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.round(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("round")
         except TypeError as error:  # torch counts a method's positions without self
@@ -1073,6 +1742,10 @@ class TensorMethods:
 
     def rsqrt(self):
         """rsqrt(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.rsqrt, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.rsqrt(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1085,6 +1758,10 @@ class TensorMethods:
         scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
         scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.scatter(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("scatter")
         except TypeError as error:  # torch counts a method's positions without self
@@ -1093,6 +1770,10 @@ class TensorMethods:
 
     def scatter_add(self, dim, index, src):
         """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter_add, (self, dim, index, src,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.scatter_add(self, dim, index, src)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1101,6 +1782,10 @@ class TensorMethods:
 
     def select(self, dim, index):
         """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.select, (self, dim, index,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.select_int(self, dim, index)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1109,6 +1794,10 @@ class TensorMethods:
 
     def select_scatter(self, src, dim, index):
         """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.select_scatter, (self, src, dim, index,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.select_scatter(self, src, dim, index)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1117,6 +1806,10 @@ class TensorMethods:
 
     def sigmoid(self):
         """sigmoid(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sigmoid, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sigmoid(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1125,6 +1818,10 @@ class TensorMethods:
 
     def sign(self):
         """sign(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sign, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sign(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1133,6 +1830,10 @@ class TensorMethods:
 
     def sin(self):
         """sin(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sin, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sin(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1141,6 +1842,10 @@ class TensorMethods:
 
     def sinc(self):
         """sinc(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sinc, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sinc(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1149,6 +1854,10 @@ class TensorMethods:
 
     def sinh(self):
         """sinh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sinh, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sinh(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1157,6 +1866,10 @@ class TensorMethods:
 
     def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
         """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.slice_scatter, (self, src, dim, start, end, step,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.slice_scatter(self, src, dim, start, end, step)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1167,54 +1880,22 @@ class TensorMethods:
         """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sort, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sort(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sort")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "sort")
             raise
 
-    def special_entr(self):
-        """special_entr(Tensor self) -> Tensor"""
-        try:
-            return ops.special_entr(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_entr")
-            raise
-
-    def special_erfcx(self):
-        """special_erfcx(Tensor self) -> Tensor"""
-        try:
-            return ops.special_erfcx(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_erfcx")
-            raise
-
-    def special_log_ndtr(self):
-        """special_log_ndtr(Tensor self) -> Tensor"""
-        try:
-            return ops.special_log_ndtr(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_log_ndtr")
-            raise
-
-    def special_ndtri(self):
-        """special_ndtri(Tensor self) -> Tensor"""
-        try:
-            return ops.special_ndtri(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_ndtri")
-            raise
-
-    def special_xlog1py(self, other):
-        """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
-        try:
-            return ops.special_xlog1py(self, other)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_xlog1py")
-            raise
-
     def split_with_sizes(self, split_sizes, dim=0):
         """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.split_with_sizes, (self, split_sizes, dim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.split_with_sizes(self, split_sizes, dim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1223,6 +1904,10 @@ class TensorMethods:
 
     def sqrt(self):
         """sqrt(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sqrt, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sqrt(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1234,6 +1919,10 @@ class TensorMethods:
         squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
         squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.squeeze, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.squeeze(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1245,6 +1934,10 @@ class TensorMethods:
         squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
         squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.squeeze_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.squeeze_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1253,6 +1946,10 @@ class TensorMethods:
 
     def sub(self, other, *, alpha=1):
         """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sub, (self, other,), {"alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sub_Tensor(self, other, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1263,6 +1960,10 @@ class TensorMethods:
         """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
         sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sum, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sum(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sum")
         except TypeError as error:  # torch counts a method's positions without self
@@ -1271,6 +1972,10 @@ class TensorMethods:
 
     def t(self):
         """t(Tensor(a) self) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.t, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.t(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1279,6 +1984,10 @@ class TensorMethods:
 
     def t_(self):
         """t_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.t_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.t_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1287,6 +1996,10 @@ class TensorMethods:
 
     def take(self, index):
         """take(Tensor self, Tensor index) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.take, (self, index,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.take(self, index)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1295,6 +2008,10 @@ class TensorMethods:
 
     def tan(self):
         """tan(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.tan, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.tan(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1303,6 +2020,10 @@ class TensorMethods:
 
     def tanh(self):
         """tanh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.tanh, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.tanh(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1311,6 +2032,10 @@ class TensorMethods:
 
     def topk(self, k, dim=-1, largest=True, sorted=True):
         """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.topk, (self, k, dim, largest, sorted,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.topk(self, k, dim, largest, sorted)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1319,6 +2044,10 @@ class TensorMethods:
 
     def trace(self):
         """trace(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.trace, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.trace(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1327,6 +2056,10 @@ class TensorMethods:
 
     def transpose(self, dim0, dim1):
         """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.transpose, (self, dim0, dim1,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.transpose_int(self, dim0, dim1)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1335,6 +2068,10 @@ class TensorMethods:
 
     def transpose_(self, dim0, dim1):
         """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.transpose_, (self, dim0, dim1,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.transpose_(self, dim0, dim1)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1343,6 +2080,10 @@ class TensorMethods:
 
     def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
         """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.triangular_solve, (self, A, upper, transpose, unitriangular,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.triangular_solve(self, A, upper, transpose, unitriangular)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1351,6 +2092,10 @@ class TensorMethods:
 
     def tril(self, diagonal=0):
         """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.tril, (self, diagonal,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.tril(self, diagonal)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1359,6 +2104,10 @@ class TensorMethods:
 
     def triu(self, diagonal=0):
         """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.triu, (self, diagonal,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.triu(self, diagonal)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1367,6 +2116,10 @@ class TensorMethods:
 
     def trunc(self):
         """trunc(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.trunc, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.trunc(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1375,6 +2128,10 @@ class TensorMethods:
 
     def unbind(self, dim=0):
         """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.unbind, (self, dim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.unbind_int(self, dim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1383,6 +2140,10 @@ class TensorMethods:
 
     def unfold(self, dimension, size, step):
         """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.unfold, (self, dimension, size, step,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.unfold(self, dimension, size, step)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1391,6 +2152,10 @@ class TensorMethods:
 
     def unsafe_split(self, split_size, dim=0):
         """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.unsafe_split, (self, split_size, dim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.unsafe_split_Tensor(self, split_size, dim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1399,6 +2164,10 @@ class TensorMethods:
 
     def unsafe_split_with_sizes(self, split_sizes, dim=0):
         """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.unsafe_split_with_sizes, (self, split_sizes, dim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.unsafe_split_with_sizes(self, split_sizes, dim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1407,6 +2176,10 @@ class TensorMethods:
 
     def unsqueeze(self, dim):
         """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.unsqueeze, (self, dim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.unsqueeze(self, dim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1415,6 +2188,10 @@ class TensorMethods:
 
     def unsqueeze_(self, dim):
         """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.unsqueeze_, (self, dim,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.unsqueeze_(self, dim)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1423,6 +2200,10 @@ class TensorMethods:
 
     def vdot(self, other):
         """vdot(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.vdot, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.vdot(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1431,22 +2212,36 @@ class TensorMethods:
 
     def view(self, *args, size=None):
         """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.view, (self, *args,), {"size": size})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.view(self, _dispatch.varargs_list(args, size))
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "view")
             raise
 
-    def xlogy(self, other):
-        """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def xlogy(self, *args, **kwargs):
+        """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.xlogy, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.xlogy_Tensor(self, other)
+            return ops.xlogy(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("xlogy")
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "xlogy")
             raise
 
     def zero_(self):
         """zero_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.zero_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.zero_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1455,6 +2250,10 @@ class TensorMethods:
 
     def abs_(self):
         """In-place abs(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.abs_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.abs_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1463,6 +2262,10 @@ class TensorMethods:
 
     def acos_(self):
         """In-place acos(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.acos_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.acos_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1471,6 +2274,10 @@ class TensorMethods:
 
     def add_(self, other, *, alpha=1):
         """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.add_, (self, other,), {"alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.add_Tensor_(self, other, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1479,6 +2286,10 @@ class TensorMethods:
 
     def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
         """In-place addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addbmm_, (self, batch1, batch2,), {"beta": beta, "alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1487,6 +2298,10 @@ class TensorMethods:
 
     def addcdiv_(self, tensor1, tensor2, *, value=1):
         """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addcdiv_, (self, tensor1, tensor2,), {"value": value})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.addcdiv_(self, tensor1, tensor2, value=value)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1495,14 +2310,34 @@ class TensorMethods:
 
     def addcmul_(self, tensor1, tensor2, *, value=1):
         """In-place addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addcmul_, (self, tensor1, tensor2,), {"value": value})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.addcmul_(self, tensor1, tensor2, value=value)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "addcmul_")
             raise
 
+    def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+        """In-place addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addmm_, (self, mat1, mat2,), {"beta": beta, "alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.addmm_(self, mat1, mat2, beta=beta, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "addmm_")
+            raise
+
     def addmv_(self, mat, vec, *, beta=1, alpha=1):
         """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addmv_, (self, mat, vec,), {"beta": beta, "alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.addmv_(self, mat, vec, beta=beta, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1511,6 +2346,10 @@ class TensorMethods:
 
     def addr_(self, vec1, vec2, *, beta=1, alpha=1):
         """In-place addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addr_, (self, vec1, vec2,), {"beta": beta, "alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1519,6 +2358,10 @@ class TensorMethods:
 
     def asin_(self):
         """In-place asin(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.asin_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.asin_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1527,6 +2370,10 @@ class TensorMethods:
 
     def atan_(self):
         """In-place atan(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atan_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.atan_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1535,6 +2382,10 @@ class TensorMethods:
 
     def atan2_(self, other):
         """In-place atan2(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atan2_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.atan2_(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1543,14 +2394,70 @@ class TensorMethods:
 
     def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
         """In-place baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.baddbmm_, (self, batch1, batch2,), {"beta": beta, "alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "baddbmm_")
             raise
 
+    def bitwise_and_(self, other):
+        """In-place bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_and_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.bitwise_and_Tensor_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bitwise_and_")
+            raise
+
+    def bitwise_not_(self):
+        """In-place bitwise_not(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_not_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.bitwise_not_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bitwise_not_")
+            raise
+
+    def bitwise_or_(self, other):
+        """In-place bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_or_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.bitwise_or_Tensor_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bitwise_or_")
+            raise
+
+    def bitwise_xor_(self, other):
+        """In-place bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_xor_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.bitwise_xor_Tensor_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "bitwise_xor_")
+            raise
+
     def ceil_(self):
         """In-place ceil(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ceil_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.ceil_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1561,6 +2468,10 @@ class TensorMethods:
         """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
         In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clamp_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.clamp_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1571,6 +2482,10 @@ class TensorMethods:
         """In-place clamp_max(Tensor self, Scalar max) -> Tensor
         In-place clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clamp_max_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.clamp_max_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1581,6 +2496,10 @@ class TensorMethods:
         """In-place clamp_min(Tensor self, Scalar min) -> Tensor
         In-place clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clamp_min_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.clamp_min_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1589,6 +2508,10 @@ class TensorMethods:
 
     def cos_(self):
         """In-place cos(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cos_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cos_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1597,6 +2520,10 @@ class TensorMethods:
 
     def cosh_(self):
         """In-place cosh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cosh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cosh_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1605,6 +2532,10 @@ class TensorMethods:
 
     def cumprod_(self, dim, *, dtype=None):
         """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cumprod_, (self, dim,), {"dtype": dtype})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cumprod_(self, dim, dtype=dtype)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1613,6 +2544,10 @@ class TensorMethods:
 
     def cumsum_(self, dim, *, dtype=None):
         """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cumsum_, (self, dim,), {"dtype": dtype})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cumsum_(self, dim, dtype=dtype)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1621,6 +2556,10 @@ class TensorMethods:
 
     def deg2rad_(self):
         """In-place deg2rad(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.deg2rad_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.deg2rad_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1629,22 +2568,36 @@ class TensorMethods:
 
     def digamma_(self):
         """In-place digamma(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.digamma_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.digamma_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "digamma_")
             raise
 
-    def div_(self, other):
-        """In-place div.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def div_(self, *args, **kwargs):
+        """In-place div.Tensor(Tensor self, Tensor other) -> Tensor
+        In-place div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.div_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.div_Tensor_(self, other)
+            return ops.div_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "div_")
             raise
 
     def erf_(self):
         """In-place erf(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.erf_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.erf_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1653,6 +2606,10 @@ class TensorMethods:
 
     def erfc_(self):
         """In-place erfc(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.erfc_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.erfc_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1661,6 +2618,10 @@ class TensorMethods:
 
     def erfinv_(self):
         """In-place erfinv(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.erfinv_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.erfinv_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1669,6 +2630,10 @@ class TensorMethods:
 
     def exp_(self):
         """In-place exp(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.exp_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.exp_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1677,6 +2642,10 @@ class TensorMethods:
 
     def exp2_(self):
         """In-place exp2(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.exp2_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.exp2_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1685,6 +2654,10 @@ class TensorMethods:
 
     def expm1_(self):
         """In-place expm1(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.expm1_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.expm1_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1693,6 +2666,10 @@ class TensorMethods:
 
     def floor_(self):
         """In-place floor(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.floor_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.floor_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1703,6 +2680,10 @@ class TensorMethods:
         """In-place floor_divide(Tensor self, Tensor other) -> Tensor
         In-place floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.floor_divide_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.floor_divide_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1713,6 +2694,10 @@ class TensorMethods:
         """In-place fmod.Scalar(Tensor self, Scalar other) -> Tensor
         In-place fmod.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.fmod_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.fmod_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1721,6 +2706,10 @@ class TensorMethods:
 
     def frac_(self):
         """In-place frac(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.frac_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.frac_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1729,6 +2718,10 @@ class TensorMethods:
 
     def hardsigmoid_(self):
         """In-place hardsigmoid(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hardsigmoid_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.hardsigmoid_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1737,6 +2730,10 @@ class TensorMethods:
 
     def hardswish_(self):
         """In-place hardswish(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hardswish_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.hardswish_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1745,6 +2742,10 @@ class TensorMethods:
 
     def hardtanh_(self, min_val=-1, max_val=1):
         """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hardtanh_, (self, min_val, max_val,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.hardtanh_(self, min_val, max_val)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1753,14 +2754,70 @@ class TensorMethods:
 
     def hypot_(self, other):
         """In-place hypot(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hypot_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.hypot_(self, other)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "hypot_")
             raise
 
+    def i0_(self):
+        """In-place i0(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.i0_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.i0_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "i0_")
+            raise
+
+    def igamma_(self, other):
+        """In-place igamma(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igamma_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igamma_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igamma_")
+            raise
+
+    def igammac_(self, other):
+        """In-place igammac(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igammac_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igammac_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "igammac_")
+            raise
+
+    def index_add_(self, dim, index, source, *, alpha=1):
+        """In-place index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_add_, (self, dim, index, source,), {"alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.index_add_(self, dim, index, source, alpha=alpha)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "index_add_")
+            raise
+
     def index_copy_(self, dim, index, source):
         """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_copy_, (self, dim, index, source,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.index_copy_(self, dim, index, source)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1771,6 +2828,10 @@ class TensorMethods:
         """In-place index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
         In-place index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_fill_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.index_fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1779,6 +2840,10 @@ class TensorMethods:
 
     def index_put_(self, indices, values, accumulate=False):
         """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_put_, (self, indices, values, accumulate,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.index_put_(self, indices, values, accumulate)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1789,6 +2854,10 @@ class TensorMethods:
         """In-place lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
         In-place lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lerp_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.lerp_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1797,6 +2866,10 @@ class TensorMethods:
 
     def lgamma_(self):
         """In-place lgamma(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lgamma_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.lgamma_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1805,6 +2878,10 @@ class TensorMethods:
 
     def log_(self):
         """In-place log(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1813,6 +2890,10 @@ class TensorMethods:
 
     def log10_(self):
         """In-place log10(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log10_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log10_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1821,6 +2902,10 @@ class TensorMethods:
 
     def log1p_(self):
         """In-place log1p(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log1p_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log1p_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1829,16 +2914,72 @@ class TensorMethods:
 
     def log2_(self):
         """In-place log2(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log2_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log2_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "log2_")
             raise
 
+    def logical_and_(self, other):
+        """In-place logical_and(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_and_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logical_and_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logical_and_")
+            raise
+
+    def logical_not_(self):
+        """In-place logical_not(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_not_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logical_not_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logical_not_")
+            raise
+
+    def logical_or_(self, other):
+        """In-place logical_or(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_or_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logical_or_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logical_or_")
+            raise
+
+    def logit_(self, eps=None):
+        """In-place logit(Tensor self, float? eps=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logit_, (self, eps,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logit_(self, eps)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logit_")
+            raise
+
     def masked_fill_(self, *args, **kwargs):
         """In-place masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
         In-place masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.masked_fill_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.masked_fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1847,6 +2988,10 @@ class TensorMethods:
 
     def mish_(self):
         """In-place mish(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mish_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.mish_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1855,6 +3000,10 @@ class TensorMethods:
 
     def mul_(self, other):
         """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mul_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.mul_Tensor_(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1863,6 +3012,10 @@ class TensorMethods:
 
     def mvlgamma_(self, p):
         """In-place mvlgamma(Tensor self, int p) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mvlgamma_, (self, p,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.mvlgamma_(self, p)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1871,6 +3024,10 @@ class TensorMethods:
 
     def neg_(self):
         """In-place neg(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.neg_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.neg_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1879,6 +3036,10 @@ class TensorMethods:
 
     def nextafter_(self, other):
         """In-place nextafter(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.nextafter_, (self, other,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.nextafter_(self, other)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1889,6 +3050,10 @@ class TensorMethods:
         """In-place pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
         In-place pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.pow_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.pow_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1897,6 +3062,10 @@ class TensorMethods:
 
     def put_(self, index, source, accumulate=False):
         """In-place put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.put_, (self, index, source, accumulate,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.put_(self, index, source, accumulate)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1905,6 +3074,10 @@ class TensorMethods:
 
     def rad2deg_(self):
         """In-place rad2deg(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.rad2deg_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.rad2deg_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1913,6 +3086,10 @@ class TensorMethods:
 
     def reciprocal_(self):
         """In-place reciprocal(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.reciprocal_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.reciprocal_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1921,6 +3098,10 @@ class TensorMethods:
 
     def relu_(self):
         """In-place relu(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.relu_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.relu_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1931,6 +3112,10 @@ class TensorMethods:
         """In-place remainder.Scalar(Tensor self, Scalar other) -> Tensor
         In-place remainder.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.remainder_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.remainder_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1941,6 +3126,10 @@ class TensorMethods:
         """In-place round(Tensor self) -> Tensor
         In-place round.decimals(Tensor self, *, int decimals) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.round_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.round_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1949,6 +3138,10 @@ class TensorMethods:
 
     def rsqrt_(self):
         """In-place rsqrt(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.rsqrt_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.rsqrt_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1961,14 +3154,34 @@ class TensorMethods:
         In-place scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
         In-place scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.scatter_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "scatter_")
             raise
 
+    def scatter_add_(self, dim, index, src):
+        """In-place scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter_add_, (self, dim, index, src,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.scatter_add_(self, dim, index, src)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "scatter_add_")
+            raise
+
     def sigmoid_(self):
         """In-place sigmoid(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sigmoid_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sigmoid_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1977,6 +3190,10 @@ class TensorMethods:
 
     def sign_(self):
         """In-place sign(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sign_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sign_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1985,6 +3202,10 @@ class TensorMethods:
 
     def silu_(self):
         """In-place silu(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.silu_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.silu_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -1993,6 +3214,10 @@ class TensorMethods:
 
     def sin_(self):
         """In-place sin(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sin_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sin_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -2001,6 +3226,10 @@ class TensorMethods:
 
     def sinc_(self):
         """In-place sinc(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sinc_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sinc_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -2009,6 +3238,10 @@ class TensorMethods:
 
     def sinh_(self):
         """In-place sinh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sinh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sinh_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -2017,6 +3250,10 @@ class TensorMethods:
 
     def sqrt_(self):
         """In-place sqrt(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sqrt_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sqrt_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -2025,6 +3262,10 @@ class TensorMethods:
 
     def sub_(self, other, *, alpha=1):
         """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sub_, (self, other,), {"alpha": alpha})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sub_Tensor_(self, other, alpha=alpha)
         except TypeError as error:  # torch counts a method's positions without self
@@ -2033,6 +3274,10 @@ class TensorMethods:
 
     def tan_(self):
         """In-place tan(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.tan_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.tan_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -2041,6 +3286,10 @@ class TensorMethods:
 
     def tanh_(self):
         """In-place tanh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.tanh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.tanh_(self)
         except TypeError as error:  # torch counts a method's positions without self
@@ -2049,6 +3298,10 @@ class TensorMethods:
 
     def tril_(self, diagonal=0):
         """In-place tril(Tensor self, SymInt diagonal=0) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.tril_, (self, diagonal,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.tril_(self, diagonal)
         except TypeError as error:  # torch counts a method's positions without self
@@ -2057,6 +3310,10 @@ class TensorMethods:
 
     def triu_(self, diagonal=0):
         """In-place triu(Tensor self, SymInt diagonal=0) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.triu_, (self, diagonal,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.triu_(self, diagonal)
         except TypeError as error:  # torch counts a method's positions without self
@@ -2065,16 +3322,26 @@ class TensorMethods:
 
     def trunc_(self):
         """In-place trunc(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.trunc_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.trunc_(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "trunc_")
             raise
 
-    def xlogy_(self, other):
-        """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def xlogy_(self, *args, **kwargs):
+        """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        In-place xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.xlogy_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.xlogy_Tensor_(self, other)
+            return ops.xlogy_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "xlogy_")
             raise

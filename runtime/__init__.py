@@ -7,6 +7,8 @@ Below it, a module imports only modules of earlier rows, lower layers, and never
 package (tests/test_import_graph.py checks it). Row by row, with what each imports:
 
     aliases (torch's module names),      the standard library
+    modes (the mode stack every public
+    function and op consults)
     devices
     cpu_math, sampling                   numpy and the standard library: torch's CPU
                                          sampling kernels on arrays
@@ -31,15 +33,26 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     generated/                           recording, node, dispatch, namespaces, manual
     composite                            generated.ops, factories, devices, random_ops
     autograd                             engine, generated.ops, recording, random_ops
+    other_names                          generated.ops, _tensor: torch's other names of ops
+                                         (arccos, clip_, swapaxes, ...)
+    tensor_attributes                    generated.ops, _tensor: predicates, memory facts,
+                                         conj & co, apply_/map_, as_subclass
+    tensor_functions                     generated.ops, factories, linalg: composites (atleast_1d,
+                                         kron, cov, splits and stacks, det, ...)
     methods                              generated.tensor_methods, composite, autograd,
-                                         predicates, random_ops: sets the op methods on
+                                         predicates, random_ops, other_names,
+                                         tensor_attributes, tensor_functions: sets the op methods on
                                          Tensor
-    nn, optim, linalg                    composite, generated.ops, factories, _tensor,
-                                         random
+    nn, optim, linalg, special           composite, generated.ops, factories, _tensor,
+                                         random (special also out)
     utils (torch.utils.data),            random_ops, factories, generated.ops, nn,
     serialization (save, load)           dtypes, _tensor
     func                                 autograd, forward_grad, generated.ops, factories,
                                          random: torch.func's transforms
+    overrides (torch.overrides)          modes, _tensor: TorchFunctionMode
+
+    distributions                        generated.ops, factories, random_ops, nn, linalg,
+                                         autograd, sampling_serial: torch.distributions
     profiler                             engine, kernels, namespaces, generated.ops: times
                                          ops and backward nodes while it records
     viz (not imported here)              nn, runtime.__main__: draws a graph
@@ -48,6 +61,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     compile                              generated.ops, kernels, recording, nn, optim,
                                          autograd: a traced step as straight-line numpy
     cuda, accelerator                    devices: no device but the CPU
+    backends, deterministic              the standard library: torch.backends' flags,
+                                         use_deterministic_algorithms
     legacy                               factories, dtypes, _tensor: FloatTensor & co,
                                          Variable, finfo/iinfo, the thread counts
     version                              the standard library: torch.__version__
@@ -63,17 +78,21 @@ from runtime import (
     _dynamo,  # noqa: F401 - torch._dynamo (reset, config), for torch.compile's programs
     accelerator,
     autograd,
+    backends,  # torch.backends: cudnn, mps, mkldnn... as a CPU-only torch reports them
     compiler,
     cuda,
+    distributions,  # torch.distributions
     dtypes,
     func,
     linalg,
     methods,  # noqa: F401 - imported to set the op methods on Tensor
     nn,
     optim,
+    overrides,  # torch.overrides: TorchFunctionMode
     profiler,
     random,
     serialization,  # torch.serialization: save, load
+    special,  # torch.special
     utils,  # torch.utils.data
 )
 from runtime import factories as _factories
@@ -85,7 +104,22 @@ from runtime.aliases import install_as_torch, uninstall_as_torch
 from runtime.aliases import missing_attribute as _missing_attribute
 from runtime.compile import compile  # noqa: A004 - torch.compile: a step as one function
 from runtime.composite import *  # noqa: F403 - the composite ops
+from runtime.deterministic import (  # torch.use_deterministic_algorithms and friends
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode,
+    use_deterministic_algorithms,
+)
 from runtime.devices import device, get_default_device, set_default_device
+from runtime.distributions.samplers import (  # torch's samplers under the distributions
+    _dirichlet_grad,
+    _sample_dirichlet,
+    _standard_gamma,
+    _standard_gamma_grad,
+    binomial,
+    poisson,
+)
 from runtime.dtypes import bfloat16 as bfloat16  # no arithmetic: numpy lacks it
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
@@ -118,6 +152,7 @@ from runtime.grad_mode import (
 from runtime.legacy import *  # noqa: F403 - FloatTensor & co, finfo, iinfo, threads
 from runtime.nn.conv import conv1d, conv2d
 from runtime.nn.pooling import adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d
+from runtime.other_names import *  # noqa: F403 - arccos, clip, divide, ...: other names
 from runtime.predicates import *  # noqa: F403 - isnan, isclose, equal, ...
 from runtime.random import (
     Generator,
@@ -131,6 +166,8 @@ from runtime.random import (
 )
 from runtime.random_ops import *  # noqa: F403
 from runtime.serialization import load, save  # torch.save / torch.load
+from runtime.tensor_attributes import *  # noqa: F403 - is_signed, conj, square, ...
+from runtime.tensor_functions import *  # noqa: F403 - atleast_1d, kron, cov, ...
 from runtime.version import __version__
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
@@ -146,7 +183,11 @@ __all__ = [
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
-    "compile", "compiler", "thread_safe_generator",
+    "compile", "compiler", "thread_safe_generator", "overrides", "special",
+    "distributions", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
+    "_dirichlet_grad", "binomial", "poisson", "backends", "use_deterministic_algorithms",
+    "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
+    "set_deterministic_debug_mode", "get_deterministic_debug_mode",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
     *_legacy.__all__,
 ]
@@ -156,6 +197,25 @@ from runtime.nn import torch_functions as _nn_torch_functions  # noqa: E402
 from runtime.nn.torch_functions import *  # noqa: E402, F403
 
 __all__ += _nn_torch_functions.__all__
+
+# -- issue 28, helper nnB: torch.feature_dropout & co, pooling ----------------------------
+from runtime.nn.channel_dropout import (  # noqa: E402
+    alpha_dropout,
+    alpha_dropout_,
+    feature_alpha_dropout,
+    feature_alpha_dropout_,
+    feature_dropout,
+    feature_dropout_,
+)
+from runtime.nn.pooling_more import (  # noqa: E402
+    adaptive_max_pool1d_with_indices as adaptive_max_pool1d,
+)
+from runtime.nn.pooling_more import max_pool1d_with_indices, max_pool3d  # noqa: E402
+
+__all__ += ["alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
+            "feature_alpha_dropout_", "feature_dropout", "feature_dropout_",
+            "adaptive_max_pool1d", "max_pool1d_with_indices", "max_pool3d"]
+# -- end of nnB's block ---------------------------------------------------------------------
 
 
 def __getattr__(name: str) -> _Any:

@@ -44,8 +44,10 @@ TORCH_MODULES: dict[str, str] = {
     "torch.nn.utils": "runtime.nn.utils",
     "torch.nn.utils.clip_grad": "runtime.nn.utils.clip_grad",
     "torch.optim": "runtime.optim",
+    "torch.overrides": "runtime.overrides",  # TorchFunctionMode (runtime/modes.py's stack)
     "torch.profiler": "runtime.profiler",
     "torch.random": "runtime.random",
+    "torch.special": "runtime.special",
     # data loading, optimizers' schedules, saving
     "torch.utils": "runtime.utils",
     "torch.utils.data": "runtime.utils.data",
@@ -59,6 +61,19 @@ TORCH_MODULES: dict[str, str] = {
     "torch.compiler": "runtime.compiler",
     "torch._dynamo": "runtime._dynamo",
     "torch._dynamo.config": "runtime.compile.config",
+    # torch.distributions and its modules
+    **{f"torch.distributions{name}": f"runtime.distributions{name}" for name in (
+        "", ".constraints", ".distribution", ".exp_family", ".kl", ".utils", ".bernoulli",
+        ".beta", ".categorical", ".dirichlet", ".exponential", ".gamma", ".independent",
+        ".multivariate_normal", ".normal", ".uniform", ".transforms", ".constraint_registry",
+        ".transformed_distribution", ".laplace", ".cauchy", ".log_normal", ".gumbel",
+        ".geometric", ".one_hot_categorical", ".relaxed_bernoulli", ".mixture_same_family",
+        ".half_normal", ".chi2", ".weibull", ".binomial", ".half_cauchy", ".studentT",
+        ".pareto", ".poisson", ".multinomial")},
+    "torch.utils.checkpoint": "runtime.utils.checkpoint",
+    # torch.backends: the flags of a CPU-only torch
+    **{f"torch.backends{name}": f"runtime.backends{name}" for name in (
+        "", ".cpu", ".cuda", ".cudnn", ".mkl", ".mkldnn", ".mps", ".openmp", ".opt_einsum")},
 }
 
 _GRADGEN_NAMES = {gradgen: torch for torch, gradgen in TORCH_MODULES.items()}

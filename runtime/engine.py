@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from runtime import anomaly, dtypes, forward_grad, kernels
+from runtime import anomaly, dtypes, forward_grad, kernels, modes
 from runtime._tensor import Tensor
 from runtime.grad_mode import set_grad_enabled
 from runtime.namespaces import array_ops
@@ -42,9 +42,6 @@ InputBuffer = list
 # A ready node in the queue: (-sequence number, tie-breaker, node); the smallest runs first.
 ReadyEntry = tuple[float, int, Node]
 
-# -- profiler hook (runtime/profiler): while a profiler records, a function that wraps each
-# backward's `evaluate` to time every node; None otherwise, checked once per backward call.
-node_hook: Callable[[Callable], Callable] | None = None
 # -- observer hook (runtime/explore): while an explorer records, an object that wraps each
 # backward's `evaluate` (outside the profiler's hook: `observer.wrap(task, evaluate)`) and
 # hears of each gradient the engine sums back to its input's shape (`observer.reduced`);
@@ -58,7 +55,7 @@ class GraphTask:
 
     __slots__ = ("keep_graph", "create_graph", "raw", "check_nan", "dependencies",
                  "input_buffers", "ready", "tie", "needed", "should_execute", "captures",
-                 "captured")
+                 "captured", "array_ops")
 
     def __init__(self, keep_graph: bool, create_graph: bool) -> None:
         self.keep_graph = keep_graph  # retain_graph: keep saved tensors for another backward
@@ -74,6 +71,9 @@ class GraphTask:
         self.should_execute: set[Node] | None = None  # nodes that are queued when ready
         self.captures: dict[Edge, list[int]] = {}  # edge -> positions in `captured`
         self.captured: list = []
+        # What first-order formulas call their ops on: array_ops, or what an op mode (a
+        # profiler) gives in its place (runtime/modes.py).
+        self.array_ops = modes.array_ops(array_ops) if modes.active else array_ops
 
     def compute_dependencies(self, roots: Sequence[Edge], with_parents: bool
                              ) -> tuple[dict[Node, list[Node]], bool]:
@@ -167,8 +167,8 @@ class GraphTask:
         """Run ready nodes until none is left: `evaluate` runs a node on its input buffer and
         returns the gradients to deliver."""
         ready, buffers, deliver = self.ready, self.input_buffers, self.deliver
-        if node_hook is not None:  # a profiler is recording (runtime/profiler)
-            evaluate = node_hook(evaluate)
+        if modes.active:  # an op mode (a profiler) may watch the nodes (runtime/modes.py)
+            evaluate = modes.wrap_evaluate(evaluate)
         if observer is not None:  # an explorer is recording (runtime/explore)
             evaluate = observer.wrap(self, evaluate)
         node = None
@@ -187,7 +187,7 @@ class GraphTask:
         """A node of a raw backward that runs every node: no hooks, no capture, no anomaly
         mode; `apply` on arrays, the check of its gradients, and the release of its saved
         tensors."""
-        outputs = node.apply(grads, array_ops) if node.runs_on_arrays \
+        outputs = node.apply(grads, self.array_ops) if node.runs_on_arrays \
             else apply_on_arrays(node, grads)
         validate_outputs(node, outputs, True)
         if not self.keep_graph:
@@ -209,7 +209,7 @@ class GraphTask:
             if not runs:
                 return ()
             mask = self.output_mask(node)
-        outputs = call_function(node, grads, mask, self.raw)
+        outputs = call_function(node, grads, mask, self.raw, self.array_ops)
         if not self.keep_graph:
             node.release_variables()
         if self.check_nan:
@@ -324,12 +324,12 @@ def _runs_raw(hooked: bool, root_grads: Sequence, create_graph: bool) -> bool:
     return True
 
 
-def apply_on_arrays(node: Node, grads: list) -> list:
+def apply_on_arrays(node: Node, grads: list, ops: object = array_ops) -> list:
     """A node's apply in a raw backward: its formulas on the arrays (array_ops), or, for a
     node written for Tensors alone (a user's subclass, a custom Function's), on the arrays
     wrapped as Tensors, with grad mode off as in any backward without create_graph."""
     if node.runs_on_arrays:
-        return node.apply(grads, array_ops)
+        return node.apply(grads, ops)
     with set_grad_enabled(False):
         outputs = node.apply([None if g is None else Tensor._make(g, None) for g in grads])
     return [None if g is None else g._data for g in outputs]
@@ -426,18 +426,19 @@ def _call_post_hooks(node: Node, outputs: list, grads: list) -> list:
     return outputs
 
 
-def call_function(node: Node, grads: list, mask: tuple[bool, ...] | None, arrays: bool) -> list:
+def call_function(node: Node, grads: list, mask: tuple[bool, ...] | None, arrays: bool,
+                  ops: object = array_ops) -> list:
     """PyTorch's call_function: the hooks around `apply`, and the check of its results.
 
     `mask` says which gradients are needed (None: all that have an edge). A raw backward
-    (`arrays`) has no hooks and runs `apply` on arrays.
+    (`arrays`) has no hooks and runs `apply` on arrays, with `ops`.
     """
     hooked = node.has_hooks()
     if hooked:
         grads = _call_pre_hooks(node, grads)
     node._output_mask = mask
     try:
-        outputs = apply_on_arrays(node, grads) if arrays else node.apply(grads)
+        outputs = apply_on_arrays(node, grads, ops) if arrays else node.apply(grads)
     finally:
         node._output_mask = None
     validate_outputs(node, outputs, arrays)

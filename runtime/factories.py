@@ -14,6 +14,7 @@ import numpy as np
 
 from runtime import cpu_math, devices, dtypes
 from runtime import factory_args as args_
+from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Size, Tensor
 from runtime.factory_args import Parser, quick_options, quick_shape
@@ -131,6 +132,10 @@ def _check_data(data: Any, sizes: list[int], dim: int) -> None:
 def tensor(*args: Any, **options: Any) -> Tensor:
     """torch.tensor(data, *, dtype=None, device=None, requires_grad=False): a new leaf
     holding a copy of `data` (nested lists, numbers, arrays or a Tensor)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tensor, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     quick = (_NO_OPTIONS if not options else quick_options(options)) if len(args) == 1 \
         else None
     if quick is None:
@@ -170,6 +175,10 @@ def _checked_cast(array: np.ndarray, numpy_dtype: np.dtype) -> np.ndarray:
 def as_tensor(*args: Any, **options: Any) -> Tensor:
     """torch.as_tensor(data, *, dtype=None, device=None): `data` itself when it is a
     Tensor of that dtype, else a new tensor of it."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(as_tensor, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     quick = quick_options(options) if len(args) == 1 and "requires_grad" not in options \
         else None
     if quick is None:
@@ -220,6 +229,10 @@ def _sized(parser: Parser, size: tuple, options: dict, message: str = "negative"
 def zeros(*size: Any, **options: Any) -> Tensor:
     """torch.zeros(*size, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(zeros, (*size,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     shape, dtype, requires_grad, out = _sized(_ZEROS, size, options, "zeros")
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.factory("zeros", zeros, (shape,), {
@@ -230,6 +243,10 @@ def zeros(*size: Any, **options: Any) -> Tensor:
 def ones(*size: Any, **options: Any) -> Tensor:
     """torch.ones(*size, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ones, (*size,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     shape, dtype, requires_grad, out = _sized(_ONES, size, options)
     if out is not None:
         return _out.factory("ones", ones, (shape,), {
@@ -240,6 +257,10 @@ def ones(*size: Any, **options: Any) -> Tensor:
 def empty(*size: Any, **options: Any) -> Tensor:
     """torch.empty(*size, *, memory_format=None, out=None, dtype=None, layout=None,
     device=None, pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(empty, (*size,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     shape, dtype, requires_grad, out = _sized(_EMPTY, size, options)
     if out is not None:
         return _out.factory("empty", empty, (shape,), {
@@ -284,6 +305,10 @@ def _full_arguments(parser: Parser, args: tuple, options: dict
 def full(*args: Any, **options: Any) -> Tensor:
     """torch.full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(full, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     shape, value, dtype, requires_grad, out = _full_arguments(_FULL, args, options)
     if out is not None:
         return _out.factory("full", full, (shape, value), {
@@ -301,6 +326,10 @@ _EYE = Parser(f"eye(SymInt n, *, {_OPTIONS})", f"eye(SymInt n, SymInt m, *, {_OP
 def eye(*args: Any, **options: Any) -> Tensor:
     """torch.eye(n, m=n, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False): ones on the diagonal of an n x m matrix."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eye, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     quick = (_NO_OPTIONS if not options else quick_options(options)) if 1 <= len(args) <= 2 \
         and type(args[0]) is int and type(args[-1]) is int else None
     if quick is not None:
@@ -348,6 +377,10 @@ def arange(*args: Any, **options: Any) -> Tensor:
     """torch.arange(end), arange(start, end, step=1), each with *, out=None, dtype=None,
     layout=None, device=None, pin_memory=False, requires_grad=False: the values
     start + i * step below `end` (see _arange_values)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(arange, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     count = len(args)
     quick = quick_options(options) if count == 1 and type(args[0]) in _PLAIN_NUMBERS or \
         1 < count <= 3 and _all_plain(args) else None
@@ -390,7 +423,23 @@ def _arange_values(start: Any, end: Any, step: Any, *, dtype: dtypes.dtype | Non
         integral = True
     numpy_dtype = dtype.numpy if dtype is not None else (
         np.dtype(np.int64) if integral else dtypes.get_default_dtype().numpy)
-    if numpy_dtype == np.int64:  # int64 counts in int64: bounds and step cut first
+    start, end, step = _arange_bounds(start, end, step, numpy_dtype == np.int64)
+    if numpy_dtype == np.int64:
+        values = start + step * np.arange(_int64_count(start, end, step), dtype=np.int64)
+    else:
+        size = builtins.max(math.ceil((float(end) - float(start)) / float(step)), 0)
+        if numpy_dtype.kind in "iub":  # the other integer dtypes count in int64
+            values = _truncate(start) + _truncate(step) * np.arange(size, dtype=np.int64)
+        else:  # start + step * i as one fused multiply-add, in double
+            values = cpu_math.fma64(float(step), np.arange(size, dtype=np.float64),
+                                    float(start))
+    return _finish(values.astype(numpy_dtype), requires_grad)
+
+
+def _arange_bounds(start: Any, end: Any, step: Any, int64: bool) -> tuple[Any, Any, Any]:
+    """arange's bounds and step checked as torch checks them; for int64 (which counts in
+    int64) first cut to integers toward zero."""
+    if int64:
         if step != 0 and np.isfinite(step) and _truncate(step) == 0:
             raise ValueError("step must be nonzero")  # PyTorch's Python binding says so
         start, end, step = (_truncate(v) if np.isfinite(v) else v for v in (start, end, step))
@@ -400,19 +449,15 @@ def _arange_values(start: Any, end: Any, step: Any, *, dtype: dtypes.dtype | Non
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     if step > 0 and end < start or step < 0 and end > start:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    if numpy_dtype == np.int64:
-        sign = 1 if step > 0 else -1
-        span = end - start + step - sign
-        size = abs(span) // abs(step) * (1 if (span >= 0) == (step > 0) else -1)
-        values = start + step * np.arange(builtins.max(size, 0), dtype=np.int64)
-    else:
-        size = builtins.max(math.ceil((float(end) - float(start)) / float(step)), 0)
-        if numpy_dtype.kind in "iub":  # the other integer dtypes count in int64
-            values = _truncate(start) + _truncate(step) * np.arange(size, dtype=np.int64)
-        else:  # start + step * i as one fused multiply-add, in double
-            values = cpu_math.fma64(float(step), np.arange(size, dtype=np.float64),
-                                    float(start))
-    return _finish(values.astype(numpy_dtype), requires_grad)
+    return start, end, step
+
+
+def _int64_count(start: int, end: int, step: int) -> int:
+    """How many int64 values arange(start, end, step) has, counted in integers."""
+    sign = 1 if step > 0 else -1
+    span = end - start + step - sign
+    size = abs(span) // abs(step) * (1 if (span >= 0) == (step > 0) else -1)
+    return builtins.max(size, 0)
 
 
 def _spaced_parser(name: str, base: str = "") -> Parser:
@@ -463,6 +508,10 @@ def _check_0_dim(name: str, overload: int, start: Any, end: Any) -> None:
 def linspace(*args: Any, **options: Any) -> Tensor:
     """torch.linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False) (see _linspace_values)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linspace, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     start, end, steps, _, dtype, requires_grad, out = _spaced_arguments(
         _LINSPACE, args, options, 3)
     if out is not None:
@@ -502,6 +551,10 @@ def logspace(*args: Any, **options: Any) -> Tensor:
     """torch.logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     device=None, pin_memory=False, requires_grad=False): base ** linspace(start, end, steps),
     as torch's kernel computes it (see _logspace_values)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logspace, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     start, end, steps, base, dtype, requires_grad, out = _spaced_arguments(
         _LOGSPACE, args, options, 4)
     if out is not None:
@@ -578,6 +631,10 @@ def _like(input: Tensor, dtype: dtypes.dtype | None) -> tuple[tuple[int, ...], n
 def zeros_like(*args: Any, **options: Any) -> Tensor:
     """torch.zeros_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(zeros_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     input, dtype, requires_grad = _like_call(_ZEROS_LIKE, args, options)
     return _finish(np.zeros(*_like(input, dtype)), requires_grad)
 
@@ -585,6 +642,10 @@ def zeros_like(*args: Any, **options: Any) -> Tensor:
 def ones_like(*args: Any, **options: Any) -> Tensor:
     """torch.ones_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ones_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     input, dtype, requires_grad = _like_call(_ONES_LIKE, args, options)
     return _finish(np.ones(*_like(input, dtype)), requires_grad)
 
@@ -592,6 +653,10 @@ def ones_like(*args: Any, **options: Any) -> Tensor:
 def empty_like(*args: Any, **options: Any) -> Tensor:
     """torch.empty_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(empty_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     input, dtype, requires_grad = _like_call(_EMPTY_LIKE, args, options)
     return _finish(np.empty(*_like(input, dtype)), requires_grad)
 
@@ -599,6 +664,10 @@ def empty_like(*args: Any, **options: Any) -> Tensor:
 def full_like(*args: Any, **options: Any) -> Tensor:
     """torch.full_like(input, fill_value, *, memory_format=None, dtype=None, layout=None,
     device=None, pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(full_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     if len(args) == 2 and isinstance(args[0], Tensor) and type(args[1]) in _PLAIN_NUMBERS \
             and (quick := quick_options(options)) is not None:
         input, value, (dtype, requires_grad) = args[0], args[1], quick
@@ -628,18 +697,34 @@ class FactoryMethods:
     __slots__ = ()
 
     def new_zeros(self, *size: Any, **options: Any) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FactoryMethods.new_zeros, (self, *size), {**options})
+            if heard is not _modes.PASS:
+                return heard
         shape, dtype, requires_grad, _ = _sized(_NEW_ZEROS, size, options)
         return _finish(np.zeros(shape, (dtype or self.dtype).numpy), requires_grad)
 
     def new_ones(self, *size: Any, **options: Any) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FactoryMethods.new_ones, (self, *size), {**options})
+            if heard is not _modes.PASS:
+                return heard
         shape, dtype, requires_grad, _ = _sized(_NEW_ONES, size, options)
         return _finish(np.ones(shape, (dtype or self.dtype).numpy), requires_grad)
 
     def new_empty(self, *size: Any, **options: Any) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FactoryMethods.new_empty, (self, *size), {**options})
+            if heard is not _modes.PASS:
+                return heard
         shape, dtype, requires_grad, _ = _sized(_NEW_EMPTY, size, options)
         return _finish(np.empty(shape, (dtype or self.dtype).numpy), requires_grad)
 
     def new_full(self, *args: Any, **options: Any) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FactoryMethods.new_full, (self, *args), {**options})
+            if heard is not _modes.PASS:
+                return heard
         shape, value, dtype, requires_grad, _ = _full_arguments(_NEW_FULL, args, options)
         numpy_dtype = (dtype or self.dtype).numpy
         return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),

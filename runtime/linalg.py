@@ -14,6 +14,7 @@ from collections import namedtuple
 from typing import Any
 
 from generated import ops
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.aliases import missing_attribute
 from runtime.kernels import LinAlgError
@@ -35,6 +36,10 @@ def _tensors(function: str, **arguments: Any) -> None:
 def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
                 dtype: Any = None) -> Any:
     """The `ord`-norm of the elements (over `dim`, else all of them)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(vector_norm, (x, ord, dim, keepdim), {"dtype": dtype})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_vector_norm", input=x)
     dims = [dim] if isinstance(dim, int) else dim
     return ops.linalg_vector_norm(x, ord, dims, keepdim, dtype=dtype)
@@ -62,6 +67,10 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
                 dtype: Any = None) -> Any:
     """'fro' (the 2-norm of the entries), or 1 / -1 (largest / smallest column sum of |A|)
     and inf / -inf (the same for rows)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(matrix_norm, (A, ord, dim, keepdim), {"dtype": dtype})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_matrix_norm", input=A)
     rows, columns = _two_dims(A, tuple(dim), "matrix_norm")
     if ord == "fro":
@@ -97,6 +106,10 @@ def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
          dtype: Any = None) -> Any:
     """A vector norm over one dim (or all of them when neither ord nor dim is given), a
     matrix norm over two (or of a 2-D tensor when ord is given without dim)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(norm, (A, ord, dim, keepdim), {"dtype": dtype})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_norm", input=A)
     if isinstance(dim, int):
         dim = (dim,)
@@ -113,23 +126,39 @@ def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
 def inv_ex(A: Any, *, check_errors: bool = False) -> Any:
     """(inverse, info): info is 0, or where elimination met a zero pivot (then the inverse
     is meaningless) unless check_errors raises instead."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(inv_ex, (A,), {"check_errors": check_errors})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_inv_ex", A=A)
     return ops.linalg_inv_ex(A, check_errors=check_errors)
 
 
 def inv(A: Any) -> Any:
     """A⁻¹, or LinAlgError for a singular matrix."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(inv, (A,), {})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_inv", A=A)
     return ops.linalg_inv_ex(A, check_errors=True).inverse
 
 
 def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(solve_ex, (A, B), {"left": left, "check_errors": check_errors})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_solve_ex", A=A, B=B)
     return ops.linalg_solve_ex(A, B, left=left, check_errors=check_errors)
 
 
 def solve(A: Any, B: Any, *, left: bool = True) -> Any:
     """X with AX = B (or XA = B when left=False); B may be a vector or a batch of them."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(solve, (A, B), {"left": left})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_solve", A=A, B=B)
     return ops.linalg_solve_ex(A, B, left=left, check_errors=True).result
 
@@ -141,18 +170,30 @@ _SvdResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
 
 def det(A: Any) -> Any:
     """det A (LinalgDetBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(det, (A,), {})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_det", A=A)
     return ops._linalg_det(A)[0]
 
 
 def slogdet(A: Any) -> Any:
     """(sign, log |det A|)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slogdet, (A,), {})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_slogdet", A=A)
     sign_, logabsdet = ops._linalg_slogdet(A)[:2]
     return _SlogdetResult(sign_, logabsdet)
 
 
 def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cholesky_ex, (A,), {"upper": upper, "check_errors": check_errors})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_cholesky_ex", A=A)
     return ops.linalg_cholesky_ex(A, upper=upper, check_errors=check_errors)
 
@@ -160,23 +201,40 @@ def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False) -> A
 def cholesky(A: Any, *, upper: bool = False) -> Any:
     """L with A = L Lᵀ (U = Lᵀ with upper=True), or LinAlgError if A is not positive
     definite."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cholesky, (A,), {"upper": upper})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_cholesky", A=A)
     return ops.linalg_cholesky_ex(A, upper=upper, check_errors=True)[0]
 
 
 def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,
                      unitriangular: bool = False) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(solve_triangular, (A, B), {"upper": upper, "left": left,
+            "unitriangular": unitriangular})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_solve_triangular", A=A, B=B)
     return ops.linalg_solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
 
 
 def lu_factor_ex(A: Any, *, pivot: bool = True, check_errors: bool = False) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lu_factor_ex, (A,), {"pivot": pivot, "check_errors": check_errors})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_lu_factor_ex", A=A)
     return ops.linalg_lu_factor_ex(A, pivot=pivot, check_errors=check_errors)
 
 
 def lu_factor(A: Any, *, pivot: bool = True) -> Any:
     """(LU, pivots), with torch's error for a zero pivot."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lu_factor, (A,), {"pivot": pivot})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_lu_factor", A=A)
     LU, pivots, info = ops.linalg_lu_factor_ex(A, pivot=pivot)
     failed = info.detach().numpy().reshape(-1).nonzero()[0]
@@ -192,17 +250,29 @@ def lu_factor(A: Any, *, pivot: bool = True) -> Any:
 
 
 def lu(A: Any, *, pivot: bool = True) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lu, (A,), {"pivot": pivot})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_lu", A=A)
     return ops.linalg_lu(A, pivot=pivot)
 
 
 def lu_solve(LU: Any, pivots: Any, B: Any, *, left: bool = True, adjoint: bool = False) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lu_solve, (LU, pivots, B), {"left": left, "adjoint": adjoint})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_lu_solve", LU=LU, pivots=pivots, B=B)
     return ops.linalg_lu_solve(LU, pivots, B, left=left, adjoint=adjoint)
 
 
 def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> Any:
     """(U, S, Vh) with A = U diag(S) Vh."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(svd, (A, full_matrices), {"driver": driver})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_svd", A=A)
     return _SvdResult(*ops._linalg_svd(A, full_matrices, True, driver=driver))
 
@@ -210,31 +280,55 @@ def svd(A: Any, full_matrices: bool = True, *, driver: Any = None) -> Any:
 def svdvals(A: Any, *, driver: Any = None) -> Any:
     """The singular values, descending (U and Vh are computed too: the derivatives need
     them)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(svdvals, (A,), {"driver": driver})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_svdvals", A=A)
     return ops._linalg_svd(A, False, True, driver=driver)[1]
 
 
 def eigh(A: Any, UPLO: str = "L") -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eigh, (A, UPLO), {})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_eigh", A=A)
     return ops._linalg_eigh(A, UPLO)
 
 
 def eigvalsh(A: Any, UPLO: str = "L") -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eigvalsh, (A, UPLO), {})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_eigvalsh", A=A)
     return ops._linalg_eigh(A, UPLO, True)[0]
 
 
 def qr(A: Any, mode: str = "reduced") -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(qr, (A, mode), {})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_qr", A=A)
     return ops.linalg_qr(A, mode)
 
 
 def matrix_exp(A: Any) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(matrix_exp, (A,), {})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_matrix_exp", A=A)
     return ops.linalg_matrix_exp(A)
 
 
 def cross(input: Any, other: Any, *, dim: int = -1) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cross, (input, other), {"dim": dim})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_cross", input=input, other=other)
     return ops.linalg_cross(input, other, dim=dim)
 
@@ -242,6 +336,10 @@ def cross(input: Any, other: Any, *, dim: int = -1) -> Any:
 def pinv(A: Any, rcond: Any = None, hermitian: bool = False, *, atol: Any = None,
          rtol: Any = None) -> Any:
     """The pseudo-inverse; rcond is the older name of rtol."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pinv, (A, rcond, hermitian), {"atol": atol, "rtol": rtol})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_pinv", A=A)
     if rcond is not None:
         rtol = rcond
@@ -249,6 +347,10 @@ def pinv(A: Any, rcond: Any = None, hermitian: bool = False, *, atol: Any = None
 
 
 def lstsq(A: Any, B: Any, rcond: Any = None, *, driver: Any = None) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lstsq, (A, B, rcond), {"driver": driver})
+        if heard is not _modes.PASS:
+            return heard
     _tensors("linalg_lstsq", A=A, B=B)
     return ops.linalg_lstsq(A, B, rcond, driver=driver)
 

@@ -890,6 +890,43 @@ def mvlgamma_backward(ops: Any, grad: Any, self: Any, p: int) -> Any:
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"cos", "digamma", "sin"}))
 
 
+# torch.special (helper "special"): the Bessel functions' and logit's derivatives.
+
+def _tiny(ops: Any, self: Any) -> float:
+    """The machine epsilon of self's dtype: below it, 1/x is not worth taking. (The dtype's
+    name is read as text: numpy's, gradgen's and torch's dtypes all end it with `float32`.)"""
+    return 1.1920928955078125e-07 if str(self.dtype).endswith("float32") else 2.220446049250313e-16
+
+
+def i1_backward(ops: Any, grad: Any, self: Any, result: Any) -> Any:
+    """d/dx I1(x) = I0(x) - I1(x) / x, and 1/2 at (and near) 0, where that is 0/0."""
+    eps = _tiny(ops, self)
+    not_tiny = ops.abs(self) > eps
+    safe_self = ops.where(not_tiny, self, eps)
+    slope = ops.i0(safe_self) - result / safe_self
+    return grad * ops.where(not_tiny, slope, 0.5)
+
+
+def i1e_backward(ops: Any, grad: Any, self: Any, result: Any) -> Any:
+    """d/dx exp(-|x|) I1(x) = I0e(x) - I1e(x) (sgn(x) + 1/x), and 1/2 near 0."""
+    eps = _tiny(ops, self)
+    not_tiny = ops.abs(self) > eps
+    safe_self = ops.where(not_tiny, self, eps)
+    slope = ops.special_i0e(safe_self) - result * (ops.sign(safe_self) + 1 / safe_self)
+    return grad * ops.where(not_tiny, slope, 0.5)
+
+
+def logit_backward(ops: Any, grad: Any, self: Any, eps: Any) -> Any:
+    """d/dx log(x / (1 - x)) = 1 / (x (1 - x)) inside [eps, 1 - eps] (0 outside it, where
+    the input was clamped), or inside [0, 1] without eps (NaN outside it)."""
+    low, high = (0.0, 1.0) if eps is None else (eps, 1.0 - eps)
+    inside = ops.logical_and(self >= low, self <= high)
+    return ops.where(inside, grad / (self * (1.0 - self)), math.nan if eps is None else 0.0)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"i0", "special_i0e"}))
+
+
 # -- reductions, scans, indexing and shape (torch's spec, family 2) ----------------------------
 # (helpers of this family follow; keep this line and the blank ones around it)
 

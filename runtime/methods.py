@@ -18,13 +18,17 @@ from types import FunctionType
 
 from generated.ops import alias
 from generated.tensor_methods import TensorMethods
+from runtime import modes
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods
 from runtime.factories import FactoryMethods, legacy_new
 from runtime.nn.activation_more import NnMethods
+from runtime.other_names import OtherNameMethods
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
+from runtime.tensor_attributes import AttributeMethods
+from runtime.tensor_functions import FunctionMethods
 
 
 def backward(
@@ -35,6 +39,12 @@ def backward(
     inputs: Sequence[Tensor] | Tensor | None = None,
 ) -> None:
     """Accumulate this tensor's gradient into the leaves' `.grad` (autograd.backward)."""
+    if modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = modes.dispatch(Tensor.backward, (self,), {
+            "gradient": gradient, "retain_graph": retain_graph, "create_graph": create_graph,
+            "inputs": inputs})
+        if heard is not modes.PASS:
+            return heard
     gradients.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
@@ -63,4 +73,7 @@ install(CompositeMethods)
 install(PredicateMethods)
 install(RandomMethods)
 install(TensorOpsMethods)  # tensor ops: argsort, narrow, mT, `//`, `%`, ...
+install(OtherNameMethods)  # torch's other names: arccos, clip_, swapaxes, ...
+install(AttributeMethods)  # is_signed, itemsize, data_ptr, conj, H, apply_, ...
+install(FunctionMethods)  # kron, diff, tile, cov, det, ...
 install(NnMethods)  # Tensor.prelu (issue 28, helper nnlayers)

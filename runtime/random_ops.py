@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes, factories, factory_args, sampling
+from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import _C_TYPE_NAMES, Tensor, _scalar_type_name
 from runtime.dispatch import int_list
@@ -325,12 +326,20 @@ def _sized(parser: factory_args.Parser, size: tuple, options: dict) -> tuple:
 def rand(*size: Any, **options: Any) -> Tensor:
     """torch.rand(*size, *, generator=None, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False): U(0, 1) samples of the given size."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rand, (*size,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     return _samples(rand, _RAND, "check_uniform_bounds", sampling.uniform, size, options)
 
 
 def randn(*size: Any, **options: Any) -> Tensor:
     """torch.randn(*size, *, generator=None, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False): N(0, 1) samples of the given size."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(randn, (*size,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     return _samples(randn, _RANDN, "normal_kernel_cpu", sampling.normal, size, options)
 
 
@@ -350,6 +359,10 @@ def randint(*args: Any, **options: Any) -> Tensor:
     """torch.randint(high, size) or randint(low, high, size), each with *, generator=None,
     out=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False:
     integers in [low, high) (low 0 by default), int64 unless `dtype` says otherwise."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(randint, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     quick = _quick_randint(args, options)
     if quick is not None:
         low, high, shape, (dtype, requires_grad) = quick
@@ -388,6 +401,10 @@ def randperm(*args: Any, **options: Any) -> Tensor:
     """torch.randperm(n, *, generator=None, out=None, dtype=torch.int64, layout=None,
     device=None, pin_memory=False, requires_grad=False): a random permutation of
     0 .. n-1."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(randperm, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     quick = factory_args.quick_options(options) if len(args) == 1 and type(args[0]) is int \
         else None
     if quick is not None:
@@ -420,6 +437,11 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[int] | None = None, *,
            requires_grad: bool = False, device: Any = None) -> Tensor:
     """N(mean, std²) samples: `mean` and `std` are numbers (then `size` is needed) or
     tensors (broadcast together); the draws are N(0, 1), then scaled and shifted."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(normal, (mean, std, size), {"generator": generator, "dtype": dtype,
+            "requires_grad": requires_grad, "device": device})
+        if heard is not _modes.PASS:
+            return heard
     generator = _generator(generator)
     mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not mean_is_tensor and not std_is_tensor:
@@ -458,6 +480,10 @@ def _standard_normal(shape: tuple[int, ...], dtype: np.dtype, generator: Generat
 def bernoulli(input: Tensor, p: float | None = None, *,
               generator: Generator | None = None) -> Tensor:
     """0/1 samples in input's dtype: with probability input[i], or `p` when given."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bernoulli, (input, p), {"generator": generator})
+        if heard is not _modes.PASS:
+            return heard
     result = factories.empty_like(input)
     return bernoulli_(result, input if p is None else p, generator=generator)
 
@@ -465,6 +491,11 @@ def bernoulli(input: Tensor, p: float | None = None, *,
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
     """Category indices drawn from each row of probabilities (or weights) `input`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(multinomial, (input, num_samples, replacement),
+            {"generator": generator})
+        if heard is not _modes.PASS:
+            return heard
     probs = input._data
     _check_multinomial(probs, num_samples, replacement)
     rows = probs.reshape(-1, probs.shape[-1])
@@ -534,6 +565,10 @@ _RANDINT_LIKE = _with_generator(f"randint_like(Tensor input, SymInt low, SymInt 
 def rand_like(*args: Any, **options: Any) -> Tensor:
     """torch.rand_like(input, *, generator=None, memory_format=None, dtype=None, layout=None,
     device=None, pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rand_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     input, dtype, requires_grad, bound = factories.like_arguments(_RAND_LIKE, args, options)
     result = uniform_(empty_like_layout(input, dtype), generator=bound.get("generator"))
     return factories._finish(result._data, requires_grad)
@@ -542,6 +577,10 @@ def rand_like(*args: Any, **options: Any) -> Tensor:
 def randn_like(*args: Any, **options: Any) -> Tensor:
     """torch.randn_like(input, *, generator=None, memory_format=None, dtype=None,
     layout=None, device=None, pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(randn_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     input, dtype, requires_grad, bound = factories.like_arguments(_RANDN_LIKE, args, options)
     result = normal_(empty_like_layout(input, dtype), generator=bound.get("generator"))
     return factories._finish(result._data, requires_grad)
@@ -551,6 +590,10 @@ def randint_like(*args: Any, **options: Any) -> Tensor:
     """torch.randint_like(input, high) or randint_like(input, low, high), each with *,
     generator=None, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(randint_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     _, bound = _RANDINT_LIKE.parse(args, options)
     dtype, requires_grad = factory_args.options_of(bound)
     low = factory_args.symint(bound["low"]) if "low" in bound else 0
@@ -572,8 +615,17 @@ class RandomMethods:
     random_ = random_
 
     def bernoulli(self, p: float | None = None, *, generator: Generator | None = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(RandomMethods.bernoulli, (self, p), {"generator": generator})
+            if heard is not _modes.PASS:
+                return heard
         return bernoulli(self, p, generator=generator)
 
     def multinomial(self, num_samples: int, replacement: bool = False, *,
                     generator: Generator | None = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(RandomMethods.multinomial, (self, num_samples, replacement),
+                {"generator": generator})
+            if heard is not _modes.PASS:
+                return heard
         return multinomial(self, num_samples, replacement, generator=generator)

@@ -6,3 +6,26 @@ programs the tests run as scripts check too."""
 import os
 
 os.environ["GRADGEN_VERIFY_GUARDS"] = "1"
+
+
+def pytest_addoption(parser):  # noqa: ANN001, ANN201 (pytest's hook)
+    parser.addoption("--quick", action="store_true",
+                     help="the development subset: the first case of every test (one "
+                          "parameter set each), no test marked slow")
+
+
+def pytest_collection_modifyitems(config, items):  # noqa: ANN001, ANN201 (pytest's hook)
+    """Under --quick, keep one case of each test function and leave out the slow ones."""
+    if not config.getoption("--quick"):
+        return
+    seen: set[str] = set()
+    kept, dropped = [], []
+    for item in items:
+        function = item.nodeid.split("[", 1)[0]
+        if function in seen or item.get_closest_marker("slow"):
+            dropped.append(item)
+        else:
+            seen.add(function)
+            kept.append(item)
+    config.hook.pytest_deselected(items=dropped)
+    items[:] = kept

@@ -11,6 +11,22 @@ import pytest
 
 from tests.oracle import close, same
 
+# With the default div_value the last cluster's hidden size is 8 // 4**2 = 0: torch warns
+# that initialising its zero-element Linear is a no-op, and so does gradgen (checked in
+# test_a_zero_element_cluster_warns_as_torch); the other tests need not repeat it.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Initializing zero-element tensors is a no-op:UserWarning")
+
+
+def test_a_zero_element_cluster_warns_as_torch() -> None:
+    import torch
+
+    import runtime
+
+    for lib in (torch, runtime):
+        with pytest.warns(UserWarning, match="Initializing zero-element tensors is a no-op"):
+            _model(lib)
+
 
 def _model(lib: Any, **options: Any) -> Any:
     lib.manual_seed(0)

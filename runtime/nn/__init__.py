@@ -107,6 +107,80 @@ __all__ = [
     "SoftMarginLoss",
 ]
 
+# -- issue 28, helper nnB: channel and alpha dropout, padding, pooling, lazy modules --------
+from runtime.nn.channel_dropout import (  # noqa: E402
+    AlphaDropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
+from runtime.nn.container import Container  # noqa: E402
+from runtime.nn.lazy import (  # noqa: E402
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyLinear,
+)
+from runtime.nn.padding import (  # noqa: E402
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+from runtime.nn.parameter import (  # noqa: E402
+    Buffer,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
+from runtime.nn.pooling_more import (  # noqa: E402
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool3d,
+    AvgPool3d,
+    Fold,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+    Unfold,
+)
+
+__all__ += [
+    "Buffer", "Container", "UninitializedBuffer", "UninitializedParameter", "LazyBatchNorm1d",
+    "LazyBatchNorm2d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+    "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyLinear", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool3d", "AvgPool3d", "Fold", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool3d",
+    "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unfold", "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
+    "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
+    "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d",
+    "ZeroPad3d",
+]
+# -- end of nnB's block ---------------------------------------------------------------------
+
 
 # -- issue 28, helper nnlayers: attention, Transformer, norms, losses, activations ------------
 from runtime.nn.transformer import (  # noqa: E402 - one block, appended for easy merging

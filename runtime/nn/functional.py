@@ -101,6 +101,51 @@ __all__ = [
     "soft_margin_loss",
 ]
 
+# -- issue 28, helper nnB: channel and alpha dropout, pooling, fold/unfold ------------------
+from runtime.nn.channel_dropout import dropout1d, dropout2d, dropout3d  # noqa: E402
+from runtime.nn.channel_dropout import (  # noqa: E402
+    functional_alpha_dropout as alpha_dropout,
+)
+from runtime.nn.channel_dropout import (  # noqa: E402
+    functional_feature_alpha_dropout as feature_alpha_dropout,
+)
+from runtime.nn.pooling_more import (  # noqa: E402
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    avg_pool3d,
+    fold,
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+    unfold,
+)
+
+__all__ += [
+    "alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices", "avg_pool3d", "fold", "lp_pool1d", "lp_pool2d",
+    "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d",
+    "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "unfold",
+    "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
+]
+# -- end of nnB's block ---------------------------------------------------------------------
+
 
 # -- issue 28, helper nnlayers: attention, norms, losses, activations --------------------------
 from runtime.nn.attention import multi_head_attention_forward  # noqa: E402

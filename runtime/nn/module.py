@@ -18,7 +18,7 @@ from runtime._tensor import Tensor
 from runtime.dtypes import type_string
 from runtime.grad_mode import no_grad
 from runtime.hooks import RemovableHandle, add_hook
-from runtime.nn.parameter import Parameter
+from runtime.nn.parameter import Parameter, buffer_persistence
 
 __all__ = ["Module", "typename"]
 
@@ -171,6 +171,8 @@ class Module:
                 raise TypeError(f"cannot assign '{typename(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
             modules[name] = None
+        elif buffer_persistence(value) is not None:  # a tensor nn.Buffer made
+            self.register_buffer(name, value, buffer_persistence(value))
         elif name in self.__dict__.get("_buffers", ()):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "

@@ -1,0 +1,427 @@
+"""Tensor attributes that describe a tensor or give it again another way: predicates
+(`is_signed`, `is_nonzero`, `is_same_size`...), memory facts (`itemsize`, `nbytes`,
+`data_ptr`, `storage_offset`, `dim_order`), the identities of a real tensor (`conj`,
+`resolve_neg`, `real`), `positive`, `square`, `ravel`, `msort`, `adjoint`/`H`, `byte()`, the
+element-wise Python callbacks (`apply_`, `map_`, `map2_`) and `as_subclass`, with their
+`torch.*` functions where torch has them.
+
+gradgen's tensors are real and live on the CPU, so the complex and device predicates answer
+as a CPU tensor of a real dtype does in torch. `AttributeMethods` holds the Tensor methods,
+set on Tensor by runtime/methods.py.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from generated import ops
+from runtime import dispatch, dtypes, recording
+from runtime._tensor import Tensor
+
+__all__ = ["is_signed", "is_nonzero", "is_same_size", "is_complex", "is_conj", "is_neg",
+           "is_inference", "get_device", "positive", "conj", "conj_physical", "conj_physical_",
+           "resolve_conj", "resolve_neg", "adjoint", "ravel", "square", "square_", "msort",
+           "real", "imag"]
+
+
+def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
+    """torch's TypeError for a function of one Tensor given something else."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
+                        f"not {dispatch._type_name(value)}")
+
+
+# -- predicates --------------------------------------------------------------------------------
+
+def is_signed(input: Any) -> bool:
+    """Whether the dtype holds negative numbers: every dtype but bool and uint8."""
+    _check_tensor("is_signed", input)
+    return input.dtype not in (dtypes.bool_, dtypes.uint8)
+
+
+def is_nonzero(input: Any) -> bool:
+    """The truth of a one-element tensor (NaN is true); more or fewer elements are an error."""
+    _check_tensor("is_nonzero", input)
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input._data.reshape(()) != 0)
+
+
+def is_same_size(input: Any, other: Any) -> bool:
+    _check_tensor("is_same_size", input)
+    _check_tensor("is_same_size", other, "other", 2)
+    return input.shape == other.shape
+
+
+def is_complex(input: Any) -> bool:
+    """gradgen has no complex dtype: False."""
+    _check_tensor("is_complex", input)
+    return False
+
+
+def is_conj(input: Any) -> bool:
+    """Whether the tensor is a lazily conjugated view: never, for a real tensor."""
+    _check_tensor("is_conj", input)
+    return False
+
+
+def is_neg(input: Any) -> bool:
+    """Whether the tensor is a lazily negated view (torch's, of conjugated imaginary parts)."""
+    _check_tensor("is_neg", input)
+    return False
+
+
+def is_inference(input: Any) -> bool:
+    _check_tensor("is_inference", input)
+    return input.is_inference()
+
+
+def get_device(input: Any) -> int:
+    """The CUDA device index; -1 for a CPU tensor, as every gradgen tensor is."""
+    _check_tensor("get_device", input)
+    return -1
+
+
+# -- a real tensor, given again ----------------------------------------------------------------
+
+def conj(input: Any) -> Any:
+    """The conjugate: a real tensor is its own, the tensor itself."""
+    _check_tensor("conj", input)
+    return input
+
+
+def resolve_conj(input: Any) -> Any:
+    _check_tensor("resolve_conj", input)
+    return input
+
+
+def resolve_neg(input: Any) -> Any:
+    _check_tensor("resolve_neg", input)
+    return input
+
+
+def conj_physical(input: Any) -> Any:
+    """The conjugate, computed: of a real tensor, the tensor itself, as in torch."""
+    _check_tensor("conj_physical", input)
+    return input
+
+
+def conj_physical_(input: Any) -> Any:
+    """In place: nothing to write for a real tensor, but a leaf that requires grad is
+    refused as for any in-place op."""
+    _check_tensor("conj_physical_", input)
+    recording.check_inplace(input)
+    return input
+
+
+def real(input: Any) -> Any:
+    _check_tensor("real", input)
+    return input
+
+
+def imag(input: Any) -> Any:
+    _check_tensor("imag", input)
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+def positive(input: Any) -> Any:
+    """`+x`: the tensor itself, refused for bool as torch's unary plus is."""
+    _check_tensor("positive", input)
+    if input.dtype is dtypes.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+# -- composites --------------------------------------------------------------------------------
+
+def square(input: Any, *, out: Any = None) -> Any:
+    """x ** 2 (PowBackward0, as torch's); a bool tensor squares as int64."""
+    _check_tensor("square", input)
+    source = input.long() if input.dtype is dtypes.bool_ else input
+    return ops.pow(source, 2) if out is None else ops.pow(source, 2, out=out)
+
+
+def square_(input: Any) -> Any:
+    _check_tensor("square_", input)
+    return input.pow_(2)
+
+
+def ravel(input: Any) -> Any:
+    """The elements as one dimension: a view of the contiguous tensor (ViewBackward0)."""
+    _check_tensor("ravel", input)
+    return input.contiguous().view(-1)
+
+
+def msort(input: Any) -> Any:
+    """Sorted along the first dimension (SortBackward0)."""
+    _check_tensor("msort", input)
+    return ops.sort(input, 0).values
+
+
+def adjoint(input: Any) -> Any:
+    """The last two dimensions swapped (the conjugate is the tensor itself)."""
+    _check_tensor("adjoint", input)
+    if input.ndim == 0:
+        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=3)
+        return input
+    if input.ndim < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {input.ndim}-D tensor.")
+    return ops.transpose(input, -2, -1)
+
+
+# -- memory ------------------------------------------------------------------------------------
+
+def _storage_root(array: np.ndarray) -> np.ndarray:
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array
+
+
+def _dim_order(tensor: Any) -> tuple[int, ...]:
+    """The dims from outermost to innermost in memory: sorted by stride, ties and
+    zero strides keeping their order (torch's elementwise-output permutation)."""
+    ndim, shape, strides = tensor.ndim, tensor.shape, tensor.stride()
+    if ndim <= 1 or tensor.is_contiguous():
+        return tuple(range(ndim))
+
+    def at_least(a: int, b: int) -> bool:
+        return b == 0 or (a != 0 and (a >= b or a % b == 0))
+
+    def order(a: int, b: int) -> int:  # > 0: a is inner to b (the scan runs innermost first)
+        if strides[a] == 0 or strides[b] == 0:
+            return 0
+        if strides[a] == strides[b]:
+            return 0 if at_least(shape[b], shape[a]) else 1
+        return -1 if at_least(strides[b], strides[a]) else 1
+
+    dims = list(reversed(range(ndim)))  # innermost first, sorted by insertion
+    for i in range(1, ndim):
+        moving = i
+        for j in reversed(range(i)):
+            comparison = order(dims[j], dims[moving])
+            if comparison > 0:
+                dims[j], dims[moving] = dims[moving], dims[j]
+                moving = j
+            elif comparison < 0:
+                break
+    return tuple(reversed(dims))
+
+
+# -- Python callbacks --------------------------------------------------------------------------
+
+def _callback_target(self: Any, name: str) -> None:
+    if self.requires_grad:  # even under no_grad
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
+                           f"var.detach().{name}() instead.")
+
+
+def _write_elements(self: Any, function: Callable, *others: np.ndarray) -> Any:
+    """Each element of self replaced by function(element, others' elements), in place, as
+    Python numbers of self's type."""
+    data = self._data
+    kind = bool if data.dtype == np.bool_ else int if data.dtype.kind in "iu" else float
+    flat = [function(*(kind(v) if i == 0 else v for i, v in enumerate(values)))
+            for values in zip(data.reshape(-1).tolist(),
+                              *(o.reshape(-1).tolist() for o in others), strict=True)]
+    converted = [kind(v) if kind is not float else float(v) for v in flat]
+    data[...] = np.array(converted, dtype=data.dtype).reshape(data.shape)
+    self._version_counter.version += 1
+    return self
+
+
+def _mapped_operand(self: Any, other: Any, name: str, argument: str, position: int) -> np.ndarray:
+    _check_tensor(name, other, argument, position)
+    if other.dtype is not self.dtype:
+        # (torch words map_'s and map2_'s messages a little differently)
+        where = f"'{argument}'" if name == "map_" else f"argument '{argument}'"
+        raise TypeError(f"{name}: expected {self.type()} for {where} (got {other.type()})")
+    if other.shape != self.shape:
+        self_dims, other_dims = self.ndim, other.ndim
+        if other_dims > self_dims:
+            raise RuntimeError(
+                f"expand({other.type()}{{{list(other.shape)}}}, size={list(self.shape)}): the "
+                f"number of sizes provided ({self_dims}) must be greater or equal to the number "
+                f"of dimensions in the tensor ({other_dims})")
+        return np.broadcast_to(other._data, self.shape)
+    return other._data
+
+
+class AttributeMethods:
+    """The Tensor methods and properties of this module, set on Tensor by runtime/methods.py."""
+
+    __slots__ = ()
+
+    def is_signed(self) -> bool:
+        return is_signed(self)
+
+    def is_nonzero(self) -> bool:
+        return is_nonzero(self)
+
+    def is_same_size(self, other: Any) -> bool:
+        _check_tensor("is_same_size", other, "other", 1)
+        return is_same_size(self, other)
+
+    def is_complex(self) -> bool:
+        return False
+
+    def is_conj(self) -> bool:
+        return False
+
+    def is_neg(self) -> bool:
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    @property
+    def is_maia(self) -> bool:
+        return False
+
+    def get_device(self) -> int:
+        return -1
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.dtype.itemsize
+
+    def data_ptr(self) -> int:
+        """The address of the first element (0 for a tensor without elements, as torch's)."""
+        return self._data.__array_interface__["data"][0] if self._data.size else 0
+
+    def const_data_ptr(self) -> int:
+        return AttributeMethods.data_ptr(self)
+
+    def storage_offset(self) -> int:
+        """Where the first element sits in the storage, counted in elements."""
+        root = _storage_root(self._data)
+        if not self._data.size:
+            return 0
+        start = self._data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        return start // self._data.itemsize
+
+    def dim_order(self, *, ambiguity_check: Any = False) -> tuple[int, ...]:
+        return _dim_order(self)
+
+    def ndimension(self) -> int:
+        return self.ndim
+
+    def byte(self, memory_format: Any = None) -> Any:
+        return self.to(dtypes.uint8)
+
+    def reshape_as(self, other: Any) -> Any:
+        return self.reshape(other.shape)
+
+    def positive(self) -> Any:
+        return positive(self)
+
+    def conj(self) -> Any:
+        return self
+
+    def conj_physical(self) -> Any:
+        return self
+
+    def conj_physical_(self) -> Any:
+        return conj_physical_(self)
+
+    def resolve_conj(self) -> Any:
+        return self
+
+    def resolve_neg(self) -> Any:
+        return self
+
+    @property
+    def real(self) -> Any:
+        return self
+
+    @property
+    def imag(self) -> Any:
+        return imag(self)
+
+    def adjoint(self) -> Any:
+        return adjoint(self)
+
+    @property
+    def H(self) -> Any:  # noqa: N802 - torch's name
+        """The conjugate transpose of a matrix (of a real one, its transpose)."""
+        if self.ndim not in (0, 2):
+            batches = " For batches of matrices, consider using tensor.mH" if self.ndim > 2 \
+                else ""
+            raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                               f"{self.ndim}-D tensor.{batches}")
+        if self.ndim == 0:
+            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                          UserWarning, stacklevel=2)
+            return self
+        return ops.transpose(self, 0, 1)
+
+    def ravel(self) -> Any:
+        return ravel(self)
+
+    def square(self) -> Any:
+        return square(self)
+
+    def square_(self) -> Any:
+        return square_(self)
+
+    def msort(self) -> Any:
+        return msort(self)
+
+    @property
+    def name(self) -> None:
+        """A tensor's dimension-name tuple is `names`; `name` is None, as torch's."""
+        return None
+
+    @property
+    def volatile(self) -> bool:
+        warnings.warn("volatile was removed (Variable.volatile is always False)", stacklevel=2)
+        return False
+
+    @property
+    def grad_dtype(self) -> Any:
+        if self.grad_fn is not None:
+            raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+        return self.dtype
+
+    def apply_(self, callable: Callable) -> Any:
+        """Each element replaced by callable(element), in place (CPU tensors only)."""
+        _callback_target(self, "apply_")
+        return _write_elements(self, callable)
+
+    def map_(self, tensor: Any, callable: Callable) -> Any:
+        """Each element replaced by callable(element, tensor's element), in place."""
+        _callback_target(self, "map_")
+        return _write_elements(self, callable, _mapped_operand(self, tensor, "map_", "other", 1))
+
+    def map2_(self, x: Any, y: Any, callable: Callable) -> Any:
+        _callback_target(self, "map2_")
+        return _write_elements(self, callable, _mapped_operand(self, x, "map2_", "x", 1),
+                               _mapped_operand(self, y, "map2_", "y", 2))
+
+    def as_subclass(self, cls: type) -> Any:
+        """The same data as an instance of a Tensor subclass, attached to the graph."""
+        if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+            raise TypeError("Creating a Tensor subclass from a class that does not inherit "
+                            "from Tensor is not possible. Make sure your class inherits from "
+                            "Tensor.")
+        alias = ops.alias(self)
+        result = object.__new__(cls)
+        for slot in _TENSOR_SLOTS:
+            setattr(result, slot, getattr(alias, slot))
+        return result
+
+
+_TENSOR_SLOTS = tuple(slot for klass in Tensor.__mro__
+                      for slot in getattr(klass, "__slots__", ()) if slot != "__weakref__")

@@ -1,0 +1,679 @@
+"""torch functions built from other ops, as torch builds them (CompositeImplicitAutograd):
+their graphs show the ops they are made of, so a gradient flows without a node of their own.
+
+Shapes (atleast_Nd, broadcast_shapes/_tensors, the stacks and splits, tile), products (kron,
+inner, tensordot), statistics (cov, corrcoef, nanmean, diff), matrices (diag, diagflat, det,
+logdet, slogdet, matrix_exp, pinverse), take_along_dim, cartesian_prod, combinations,
+meshgrid, float_power, the index factories tril_/triu_indices, the type questions
+(can_cast, promote_types, result_type) and a few predicates without a gradient. Tensor
+methods are in `FunctionMethods`, set on Tensor by runtime/methods.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from generated import ops
+from runtime import dispatch, dtypes, factories, kernels, linalg
+from runtime._tensor import Size, Tensor
+
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
+           "cartesian_prod", "combinations", "kron", "inner", "tensordot", "diff", "diagflat",
+           "diag", "fliplr", "hsplit", "vsplit", "dsplit", "tensor_split", "hstack", "vstack",
+           "dstack", "column_stack", "row_stack", "tile", "take_along_dim", "det", "slogdet",
+           "logdet", "matrix_exp", "pinverse", "cov", "corrcoef", "float_power", "nanmean",
+           "meshgrid", "tril_indices", "triu_indices", "can_cast", "promote_types",
+           "result_type", "isneginf", "isposinf", "isreal", "signbit"]
+
+
+def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
+                        f"not {dispatch._type_name(value)}")
+
+
+def _tensor_sequence(name: str, tensors: tuple) -> list:
+    """`f(a, b)` and `f([a, b])` alike."""
+    if len(tensors) == 1 and isinstance(tensors[0], list | tuple):
+        tensors = tuple(tensors[0])
+    for index, value in enumerate(tensors):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"expected Tensor as element {index} in argument 0, but got "
+                            f"{dispatch._type_name(value)}")
+    return list(tensors)
+
+
+# -- shapes ------------------------------------------------------------------------------------
+
+def _at_least(tensors: tuple, name: str, grow: Any) -> Any:
+    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+        return grow(tensors[0])
+    return tuple(grow(t) for t in _tensor_sequence(name, tensors))
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    """Each tensor with at least one dimension (a 0-dim one as shape [1])."""
+    return _at_least(tensors, "atleast_1d", lambda t: t.reshape(1) if t.ndim == 0 else t)
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    def grow(t: Any) -> Any:
+        return t.reshape(1, 1) if t.ndim == 0 else t.unsqueeze(0) if t.ndim == 1 else t
+    return _at_least(tensors, "atleast_2d", grow)
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    def grow(t: Any) -> Any:
+        if t.ndim == 0:
+            return t.reshape(1, 1, 1)
+        if t.ndim == 1:
+            return t.unsqueeze(0).unsqueeze(-1)
+        return t.unsqueeze(-1) if t.ndim == 2 else t
+    return _at_least(tensors, "atleast_3d", grow)
+
+
+def broadcast_shapes(*shapes: Any) -> Size:
+    """The shape tensors of these shapes broadcast to, without making any tensor."""
+    sizes = [(s,) if isinstance(s, int) else tuple(s) for s in shapes]
+    ndim = max((len(s) for s in sizes), default=0)
+    result = [1] * ndim
+    for index, size in enumerate(sizes):
+        for back in range(1, len(size) + 1):
+            length = size[-back]
+            if length < 0:
+                raise ValueError("Attempting to broadcast a dimension with negative length!")
+            if length == 1 or length == result[-back]:
+                continue
+            if result[-back] != 1:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {length} at {-back}! "
+                    f"Mismatching argument at index {index} had {tuple(size)}; but expected "
+                    f"shape should be broadcastable to {result}")
+            result[-back] = length
+    return Size(result)
+
+
+def broadcast_tensors(*tensors: Any) -> tuple:
+    """Each tensor expanded to the common shape (ExpandBackward0 views)."""
+    tensors = _tensor_sequence("broadcast_tensors", tensors)
+    shape = tuple(kernels.broadcast_shapes(*(tuple(t.shape) for t in tensors))) \
+        if len(tensors) > 1 else tuple(tensors[0].shape) if tensors else ()
+    return tuple(ops.expand(t, shape) for t in tensors)
+
+
+def _split_dims(name: str, input: Any, sections: Any, dim: int, least: int) -> tuple:
+    _check_tensor(name, input)
+    if input.ndim < least:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension"
+                           f", but got a tensor with {input.ndim} "
+                           "dimensions!")
+    if isinstance(sections, int) and not isinstance(sections, bool):
+        size = input.shape[dim]
+        if sections == 0 or size % sections:
+            raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but "
+                               f"the size of the dimension {size} is not divisible by the "
+                               f"split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input: Any, indices_or_sections: Any) -> tuple:
+    """Split along dim 1 (dim 0 of a 1-D tensor)."""
+    dim = 0 if isinstance(input, Tensor) and input.ndim == 1 else 1
+    return _split_dims("hsplit", input, indices_or_sections, dim, 1)
+
+
+def vsplit(input: Any, indices_or_sections: Any) -> tuple:
+    return _split_dims("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input: Any, indices_or_sections: Any) -> tuple:
+    return _split_dims("dsplit", input, indices_or_sections, 2, 3)
+
+
+def tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple:
+    """Views of `input` cut into `sections` nearly equal parts, or at `indices`."""
+    _check_tensor("tensor_split", input)
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    dim = kernels._wrap_dim(dim, input.ndim)
+    size = input.shape[dim]
+    cuts = indices_or_sections
+    if isinstance(cuts, Tensor):
+        if cuts.dtype.is_floating_point or cuts.dtype is dtypes.bool_ or cuts.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have "
+                               "integral dtype, but got " + str(cuts.dtype))
+        cuts = int(cuts.item()) if cuts.ndim == 0 else [int(v) for v in cuts.tolist()]
+    if isinstance(cuts, int):
+        if cuts <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {cuts}")
+        small, extra = divmod(size, cuts)
+        bounds = list(itertools.accumulate([small + 1] * extra + [small] * (cuts - extra),
+                                           initial=0))
+    else:
+        bounds = [0, *(int(c) for c in cuts), size]
+    pieces = []
+    for start, stop in zip(bounds, bounds[1:], strict=False):
+        start, stop = min(max(start, 0), size), min(max(stop, 0), size)
+        pieces.append(ops.slice(input, dim, start, max(start, stop)))
+    return tuple(pieces)
+
+
+def hstack(tensors: Any, *, out: Any = None) -> Any:
+    tensors = atleast_1d(_tensor_sequence("hstack", (tensors,)))
+    dim = 0 if tensors and tensors[0].ndim == 1 else 1
+    return _cat(tensors, dim, out)
+
+
+def vstack(tensors: Any, *, out: Any = None) -> Any:
+    return _cat(atleast_2d(_tensor_sequence("vstack", (tensors,))), 0, out)
+
+
+def row_stack(tensors: Any, *, out: Any = None) -> Any:
+    """vstack under another name."""
+    return _cat(atleast_2d(_tensor_sequence("row_stack", (tensors,))), 0, out)
+
+
+def dstack(tensors: Any, *, out: Any = None) -> Any:
+    return _cat(atleast_3d(_tensor_sequence("dstack", (tensors,))), 2, out)
+
+
+def column_stack(tensors: Any, *, out: Any = None) -> Any:
+    """1-D and 0-D tensors as columns, the others as they are, side by side."""
+    tensors = [t.reshape(t.numel(), 1) if t.ndim <= 1 else t
+               for t in _tensor_sequence("column_stack", (tensors,))]
+    return _cat(tensors, 1, out)
+
+
+def _cat(tensors: Any, dim: int, out: Any) -> Any:
+    return ops.cat(list(tensors), dim) if out is None else ops.cat(list(tensors), dim, out=out)
+
+
+def tile(input: Any, dims: Any) -> Any:
+    """repeat, with `dims` padded with leading ones to the tensor's dimensions."""
+    _check_tensor("tile", input)
+    dims = dispatch.int_list((dims,)) if isinstance(dims, list | tuple) else (int(dims),)
+    return ops.repeat(input, (1,) * (input.ndim - len(dims)) + tuple(dims))
+
+
+def fliplr(input: Any) -> Any:
+    _check_tensor("fliplr", input)
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return ops.flip(input, [1])
+
+
+# -- products ----------------------------------------------------------------------------------
+
+def kron(input: Any, other: Any) -> Any:
+    """The Kronecker product: every element of `input` times the whole of `other`."""
+    _check_tensor("kron", input)
+    _check_tensor("kron", other, "other", 2)
+    ndim = max(input.ndim, other.ndim)
+    sizes_a = (1,) * (ndim - input.ndim) + tuple(input.shape)
+    sizes_b = (1,) * (ndim - other.ndim) + tuple(other.shape)
+    # a's dims at even places, b's at odd ones, so that they interleave in the product
+    a = input.reshape([n for size in sizes_a for n in (size, 1)])
+    b = other.reshape([n for size in sizes_b for n in (1, size)])
+    return ops._unsafe_view(ops.mul(a, b), [p * q for p, q in zip(sizes_a, sizes_b,
+                                                                   strict=True)])
+
+
+def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
+    """Sum over the dims given of `a` and `b` (`dims` an int: a's last, b's first)."""
+    _check_tensor("tensordot", a, "a")
+    _check_tensor("tensordot", b, "b", 2)
+    if isinstance(dims, Tensor):
+        dims = dims.item() if dims.ndim == 0 else dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.ndim, b.ndim):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    dims_a = [kernels._wrap_dim(d, a.ndim) for d in dims_a]
+    dims_b = [kernels._wrap_dim(d, b.ndim) for d in dims_b]
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    for da, db in zip(dims_a, dims_b, strict=True):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[da]} in dim {da} and second has size {b.shape[db]} "
+                               f"in dim {db}")
+    free_a = [d for d in range(a.ndim) if d not in dims_a]
+    free_b = [d for d in range(b.ndim) if d not in dims_b]
+    size = math.prod(a.shape[d] for d in dims_a)
+    left = a.permute(free_a + dims_a).reshape(math.prod(a.shape[d] for d in free_a), size)
+    right = b.permute(dims_b + free_b).reshape(size, math.prod(b.shape[d] for d in free_b))
+    result = ops.mm(left, right).reshape([a.shape[d] for d in free_a] +
+                                         [b.shape[d] for d in free_b])
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+def inner(input: Any, other: Any, *, out: Any = None) -> Any:
+    """Sums of products over the last dimension of each."""
+    _check_tensor("inner", input)
+    _check_tensor("inner", other, "other", 2)
+    if input.ndim == 0 or other.ndim == 0:
+        return ops.mul(input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+# -- statistics --------------------------------------------------------------------------------
+
+def diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Any:
+    """The n-th forward difference along `dim`, with `prepend` / `append` joined first."""
+    _check_tensor("diff", input)
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    if n == 0:  # a copy (torch's copy_ into a new tensor: CopyBackwards)
+        return factories.empty_like(input).copy_(input)
+    parts = [p for p in (prepend, input, append) if p is not None]
+    result = ops.cat(parts, dim) if len(parts) > 1 else input
+    dim = kernels._wrap_dim(dim, result.ndim)
+    for _ in range(n):
+        length = result.shape[dim]
+        if length == 0:
+            break
+        later, earlier = ops.slice(result, dim, 1, length), ops.slice(result, dim, 0, length - 1)
+        result = ops.ne(later, earlier) if result.dtype is dtypes.bool_ else \
+            ops.sub(later, earlier)
+    return result
+
+
+def nanmean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
+            out: Any = None) -> Any:
+    """The mean of the elements that are not NaN."""
+    _check_tensor("nanmean", input)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {kernels._TYPE_NAMES.get(input.dtype.name, input.dtype)}")
+    counted = input.isnan().logical_not()
+    if dim is None:
+        return input.nansum(dtype=dtype).div(counted.sum())
+    return input.nansum(dim, keepdim, dtype=dtype).div(counted.sum(dim, keepdim))
+
+
+def cov(input: Any, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Any:
+    """The covariance of the variables (rows) over the observations (columns)."""
+    _check_tensor("cov", input)
+    if input.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.ndim} dimensions")
+    x = input.view(1, -1) if input.ndim < 2 else input
+    observations = x.shape[1]
+    weights = fweights
+    if aweights is not None:
+        weights = aweights if weights is None else weights * aweights
+    if weights is None:
+        mean = x.mean(1)
+        normaliser = observations - correction
+    else:
+        weight_sum = weights.sum()
+        mean = (x * weights).sum(1) / weight_sum
+        normaliser = weight_sum - correction if aweights is None else \
+            weight_sum - correction * (weights * aweights).sum() / weight_sum
+    if (normaliser <= 0) if not isinstance(normaliser, Tensor) else bool(normaliser <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=2)
+        normaliser = normaliser * 0 if isinstance(normaliser, Tensor) else 0
+    centred = x - mean.unsqueeze(1)
+    weighted = centred if weights is None else centred * weights
+    return (ops.mm(weighted, centred.t()) / normaliser).squeeze()
+
+
+def corrcoef(input: Any) -> Any:
+    """Pearson's correlation coefficients of the variables (rows), clamped to [-1, 1]."""
+    _check_tensor("corrcoef", input)
+    if input.ndim > 2:
+        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but "
+                           f"got an input with {input.ndim} dimensions")
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    deviation = c.diagonal().sqrt()
+    c = c / deviation.unsqueeze(1)
+    c = c / deviation.unsqueeze(0)
+    return c.clamp(-1, 1)
+
+
+def float_power(input: Any, exponent: Any, *, out: Any = None) -> Any:
+    """pow in double precision (a float64 result)."""
+    if not isinstance(input, Tensor):
+        _check_tensor("float_power", exponent, "exponent", 2)
+        return ops.pow(float(input), exponent.to(dtypes.float64))
+    base = input.to(dtypes.float64)
+    if isinstance(exponent, Tensor):
+        result = ops.pow(base, exponent.to(dtypes.float64))
+    else:
+        result = ops.pow(base, float(exponent))
+    if out is not None:
+        out.copy_(result)
+        return out
+    return result
+
+
+# -- matrices ----------------------------------------------------------------------------------
+
+def diagflat(input: Any, offset: int = 0) -> Any:
+    """A matrix with the elements of `input` (flattened) on its `offset` diagonal."""
+    _check_tensor("diagflat", input)
+    return ops.diag_embed(input.contiguous().view(-1), offset)
+
+
+def diag(input: Any, diagonal: int = 0, *, out: Any = None) -> Any:
+    """Of a vector, the matrix with it on a diagonal; of a matrix, that diagonal."""
+    _check_tensor("diag", input)
+    if input.ndim == 1:
+        return ops.diag_embed(input, diagonal)
+    if input.ndim != 2:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " + f"{input.ndim}D")
+    return ops.diagonal(input, diagonal).clone()
+
+
+def det(input: Any) -> Any:
+    """linalg.det under its older name."""
+    _check_tensor("det", input)
+    return linalg.det(input)
+
+
+def slogdet(input: Any) -> Any:
+    _check_tensor("slogdet", input)
+    return linalg.slogdet(input)
+
+
+def logdet(input: Any) -> Any:
+    """log(det): NaN where the determinant is negative."""
+    _check_tensor("logdet", input)
+    sign, logabsdet = linalg.slogdet(input)
+    return ops.where(sign == -1, float("nan"), logabsdet)
+
+
+def matrix_exp(input: Any) -> Any:
+    _check_tensor("matrix_exp", input)
+    return linalg.matrix_exp(input)
+
+
+def pinverse(input: Any, rcond: float = 1e-15) -> Any:
+    """linalg.pinv, with singular values below rcond times the largest treated as zero."""
+    _check_tensor("pinverse", input)
+    return linalg.pinv(input, rcond)
+
+
+# -- indexing ----------------------------------------------------------------------------------
+
+def take_along_dim(input: Any, indices: Any, dim: int | None = None, *, out: Any = None) -> Any:
+    """gather, with `indices` broadcast against `input` (flattened when no dim is given)."""
+    _check_tensor("take_along_dim", input)
+    _check_tensor("take_along_dim", indices, "indices", 2)
+    if dim is not None and input.ndim != indices.ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input.ndim} dimensions for input, "
+                           f"and {indices.ndim} dimensions for indices")
+    if indices.dtype not in (dtypes.int64,):
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{kernels._TYPE_NAMES.get(indices.dtype.name, indices.dtype)}")
+    if dim is None:
+        return ops.gather(input.view(-1), 0, indices.view(-1))
+    dim = kernels._wrap_dim(dim, input.ndim)
+    input_shape, index_shape = list(input.shape), list(indices.shape)
+    input_shape[dim] = index_shape[dim] = 1
+    common = list(kernels.broadcast_shapes(tuple(input_shape), tuple(index_shape)))
+    common_input, common_index = list(common), list(common)
+    common_input[dim], common_index[dim] = input.shape[dim], indices.shape[dim]
+    return ops.gather(input.expand(common_input), dim, indices.expand(common_index))
+
+
+def cartesian_prod(*tensors: Any) -> Any:
+    """Every combination of one element of each 1-D tensor, one per row."""
+    tensors = _tensor_sequence("cartesian_prod", tensors)
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return ops.stack([g.flatten() for g in grids], 1)
+
+
+def combinations(input: Any, r: int = 2, with_replacement: bool = False) -> Any:
+    """The length-r combinations of the elements of a 1-D tensor, one per row."""
+    _check_tensor("combinations", input)
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return factories.empty(0, dtype=input.dtype)
+    pick = itertools.combinations_with_replacement if with_replacement else \
+        itertools.combinations
+    rows = np.array(list(pick(range(input.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    columns = [ops.index_select(input, 0, factories.from_numpy(rows[:, i].copy()))
+               for i in range(r)]
+    return ops.stack(columns, 1)
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
+    """Coordinate grids from 1-D tensors: the k-th output varies along dim k ('ij') or, for
+    the first two, the other way round ('xy')."""
+    tensors = _tensor_sequence("meshgrid", tensors)
+    if indexing is None:
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                      "indexing argument.", UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError('torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
+                           f"{indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t}")
+    flat = [t.reshape(-1) for t in tensors]
+    swap = indexing == "xy" and len(flat) >= 2
+    if swap:
+        flat[0], flat[1] = flat[1], flat[0]
+    shape = [t.shape[0] for t in flat]
+    grids = []
+    for k, t in enumerate(flat):
+        view = [1] * len(flat)
+        view[k] = -1
+        grids.append(t.view(view).expand(shape))
+    if swap:  # the grids of the swapped pair, in the order given
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def _indices(name: str, row: int, col: int, offset: int, dtype: Any, lower: bool) -> Any:
+    dtype = dtypes.int64 if dtype is None else dtype
+    if dtype not in (dtypes.int64, dtypes.int32):
+        raise RuntimeError(f'"{name}" not implemented for '
+                           f"'{kernels._TYPE_NAMES.get(dtype.name, dtype)}'")
+    if row < 0 or col < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else
+                           f"col must be non-negative, got{col}")
+    found = np.tril_indices(row, offset, col) if lower else np.triu_indices(row, offset, col)
+    return factories.from_numpy(np.array(found, dtype=dtype.numpy).reshape(2, -1))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None, pin_memory: bool = False) -> Any:
+    """The (row, column) indices of a row x col matrix's lower triangle, one column each."""
+    return _indices("tril_indices", row, col, offset, dtype, True)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None, pin_memory: bool = False) -> Any:
+    return _indices("triu_indices", row, col, offset, dtype, False)
+
+
+# -- types -------------------------------------------------------------------------------------
+
+def _category(d: Any) -> int:
+    return 0 if d is dtypes.bool_ else 2 if d.is_floating_point else 1
+
+
+def can_cast(from_: Any, to: Any) -> bool:
+    """Whether torch's type promotion allows casting `from_` to `to`: never to a lower
+    category (float to int, int to bool)."""
+    for name, value in (("from", from_), ("to", to)):
+        if not isinstance(value, dtypes.dtype):
+            raise TypeError(f"can_cast(): argument '{name}' (position "
+                            f"{1 if name == 'from' else 2}) must be torch.dtype, not "
+                            f"{dispatch._type_name(value)}")
+    return _category(from_) <= _category(to)
+
+
+def promote_types(type1: Any, type2: Any) -> Any:
+    """The dtype that both promote to."""
+    for position, value in enumerate((type1, type2), 1):
+        if not isinstance(value, dtypes.dtype):
+            raise TypeError(f"promote_types(): argument 'type{position}' (position "
+                            f"{position}) must be torch.dtype, not {dispatch._type_name(value)}")
+    if _category(type1) != _category(type2):  # bool < integers < floats: the higher wins
+        return type1 if _category(type1) > _category(type2) else type2
+    return dtypes.from_numpy(np.promote_types(type1.numpy, type2.numpy))
+
+
+def result_type(tensor: Any, other: Any) -> Any:
+    """The dtype an op of `tensor` and `other` (tensors or Python numbers) gives."""
+    operands = [v._data if isinstance(v, Tensor) else v for v in (tensor, other)]
+    if not any(isinstance(v, np.ndarray) for v in operands):
+        operands[0] = np.asarray(operands[0], dtype=np.int64 if isinstance(operands[0], int)
+                                 and not isinstance(operands[0], bool) else None
+                                 if isinstance(operands[0], bool) else
+                                 dtypes.get_default_dtype().numpy)
+    return dtypes.from_numpy(kernels.result_type(*operands))
+
+
+# -- predicates without a gradient -------------------------------------------------------------
+
+def _bool_tensor(array: Any) -> Any:
+    return Tensor._make(np.asarray(array, dtype=np.bool_), None)
+
+
+def isneginf(input: Any, *, out: Any = None) -> Any:
+    _check_tensor("isneginf", input)
+    return _bool_tensor(np.isneginf(input._data) if input.dtype.is_floating_point
+                        else np.zeros(input.shape, np.bool_))
+
+
+def isposinf(input: Any, *, out: Any = None) -> Any:
+    _check_tensor("isposinf", input)
+    return _bool_tensor(np.isposinf(input._data) if input.dtype.is_floating_point
+                        else np.zeros(input.shape, np.bool_))
+
+
+def isreal(input: Any) -> Any:
+    """Every element of a real tensor is real."""
+    _check_tensor("isreal", input)
+    return _bool_tensor(np.ones(input.shape, np.bool_))
+
+
+def signbit(input: Any, *, out: Any = None) -> Any:
+    """Where the sign bit is set (-0.0 included)."""
+    _check_tensor("signbit", input)
+    return _bool_tensor(np.signbit(input._data))
+
+
+class FunctionMethods:
+    """The Tensor methods of these functions, set on Tensor by runtime/methods.py."""
+
+    __slots__ = ()
+
+    def kron(self, other: Any) -> Any:
+        return kron(self, other)
+
+    def inner(self, other: Any) -> Any:
+        return inner(self, other)
+
+    def diff(self, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Any:
+        return diff(self, n, dim, prepend, append)
+
+    def diagflat(self, offset: int = 0) -> Any:
+        return diagflat(self, offset)
+
+    def diag(self, diagonal: int = 0) -> Any:
+        return diag(self, diagonal)
+
+    def fliplr(self) -> Any:
+        return fliplr(self)
+
+    def hsplit(self, indices_or_sections: Any) -> tuple:
+        return hsplit(self, indices_or_sections)
+
+    def vsplit(self, indices_or_sections: Any) -> tuple:
+        return vsplit(self, indices_or_sections)
+
+    def dsplit(self, indices_or_sections: Any) -> tuple:
+        return dsplit(self, indices_or_sections)
+
+    def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple:
+        return tensor_split(self, indices_or_sections, dim)
+
+    def tile(self, *dims: Any) -> Any:
+        return tile(self, dims[0] if len(dims) == 1 else dims)
+
+    def take_along_dim(self, indices: Any, dim: int | None = None) -> Any:
+        return take_along_dim(self, indices, dim)
+
+    def det(self) -> Any:
+        return det(self)
+
+    def slogdet(self) -> Any:
+        return slogdet(self)
+
+    def logdet(self) -> Any:
+        return logdet(self)
+
+    def matrix_exp(self) -> Any:
+        return matrix_exp(self)
+
+    def pinverse(self, rcond: float = 1e-15) -> Any:
+        return pinverse(self, rcond)
+
+    def cov(self, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Any:
+        return cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+    def corrcoef(self) -> Any:
+        return corrcoef(self)
+
+    def float_power(self, exponent: Any) -> Any:
+        return float_power(self, exponent)
+
+    def float_power_(self, exponent: Any) -> Any:
+        if self.dtype is not dtypes.float64:
+            raise RuntimeError("the base given to float_power_ has dtype "
+                               f"{kernels._TYPE_NAMES.get(self.dtype.name, self.dtype)} but the "
+                               "operation's result requires dtype Double")
+        return self.pow_(exponent.double() if isinstance(exponent, Tensor) else
+                         float(exponent))
+
+    def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+        return nanmean(self, dim, keepdim, dtype=dtype)
+
+    def isneginf(self) -> Any:
+        return isneginf(self)
+
+    def isposinf(self) -> Any:
+        return isposinf(self)
+
+    def isreal(self) -> Any:
+        return isreal(self)
+
+    def signbit(self) -> Any:
+        return signbit(self)

@@ -1,0 +1,478 @@
+"""torch.* names gradgen lacked (issue 28, part 5), each against torch: values, dtypes,
+grad_fn names, gradients and errors."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from tests.names_oracle import grads, same
+
+# -- other names of existing ops ----------------------------------------------------------------
+
+UNARY = ["absolute", "arccos", "arcsin", "arctan", "arcsinh", "arctanh", "fix", "negative"]
+BINARY = ["arctan2", "divide", "greater", "greater_equal", "less", "less_equal", "multiply",
+          "not_equal", "subtract", "true_divide"]
+
+
+def _unary_input(t, name):
+    return t.tensor([[0.25, -0.5, 0.75], [1.5, -2.25, 0.0]]) if name != "arccosh" else \
+        t.tensor([[1.25, 2.5, 3.0], [1.5, 2.25, 4.0]])
+
+
+@pytest.mark.parametrize("name", [*UNARY, "arccosh"])
+def test_unary_other_names(name):
+    same(lambda t: getattr(t, name)(_unary_input(t, name)))
+    same(lambda t: getattr(_unary_input(t, name), name)())
+
+    def in_place(t):
+        x = _unary_input(t, name)
+        return getattr(x, f"{name}_")() is x, x
+
+    same(in_place)
+    if name not in ("absolute", "fix", "negative"):
+        same(lambda t: getattr(t, name)(_unary_input(t, name).double()))
+
+
+@pytest.mark.parametrize("name", [*UNARY, "arccosh"])
+def test_unary_other_names_gradients(name):
+    if name == "fix":  # trunc: zero gradient
+        pass
+
+    def build(t):
+        x = _unary_input(t, name).double().requires_grad_()
+        return getattr(t, name)(x), (x,)
+
+    grads(build)
+
+
+@pytest.mark.parametrize("name", ["arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh",
+                                  "clip", "fix", "negative"])
+def test_in_place_functions(name):
+    def program(t):
+        x = _unary_input(t, name if name != "clip" else "arccos")
+        result = getattr(t, f"{name}_")(x, -0.5, 0.5) if name == "clip" else \
+            getattr(t, f"{name}_")(x)
+        return result is x, x
+
+    same(program)
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("other", ["tensor", "broadcast", "number"])
+def test_binary_other_names(name, other):
+    def operands(t):
+        x = t.tensor([[0.25, -0.5, 0.75], [1.5, -2.25, 3.0]])
+        y = {"tensor": t.tensor([[0.5, -0.5, 2.0], [1.0, 4.0, 3.0]]),
+             "broadcast": t.tensor([0.5, -0.5, 2.0]), "number": 2}[other]
+        return x, y
+
+    if name == "arctan2" and other == "number":
+        same(lambda t: t.arctan2(*operands(t)))  # torch wants a tensor there
+        return
+    same(lambda t: getattr(t, name)(*operands(t)))
+    same(lambda t: getattr(operands(t)[0], name)(operands(t)[1]))
+
+    def in_place(t):
+        x, y = operands(t)
+        return getattr(x, f"{name}_")(y) is x, x
+
+    same(in_place)
+
+
+@pytest.mark.parametrize("name", ["arctan2", "divide", "multiply", "subtract", "true_divide"])
+def test_binary_other_names_gradients(name):
+    def build(t):
+        x = t.tensor([[0.25, -0.5, 0.75], [1.5, -2.25, 3.0]], dtype=t.float64,
+                     requires_grad=True)
+        y = t.tensor([0.5, -1.5, 2.0], dtype=t.float64, requires_grad=True)
+        return getattr(t, name)(x, y), (x, y)
+
+    grads(build)
+
+
+def test_keywords_of_other_names():
+    x = [[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]]
+    same(lambda t: t.divide(t.tensor(x), t.tensor(2.0), rounding_mode="floor"))
+    same(lambda t: t.tensor(x).divide_(t.tensor(-4.0), rounding_mode="trunc"))
+    same(lambda t: t.subtract(t.tensor(x), t.tensor(1.5), alpha=2))
+    same(lambda t: t.tensor(x).subtract_(t.tensor(1.5), alpha=-1))
+    same(lambda t: t.clip(t.tensor(x), min=-1.5))
+    same(lambda t: t.clip(t.tensor(x), max=t.tensor([0.0, 1.0, 2.0])))
+    same(lambda t: t.tensor(x).clip_(-1, 1))
+    same(lambda t: t.tensor(x).clip(max=2.5))
+    same(lambda t: t.multiply(2, 3))
+    same(lambda t: t.true_divide(input=t.tensor(x), other=t.tensor(3.0)))
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.arccos("a"),
+    lambda t: t.arccos(t.ones(2), 3),
+    lambda t: t.arctan2(t.ones(2), None),
+    lambda t: t.ones(2, dtype=t.int64).divide_(2),
+    lambda t: t.ones(2, requires_grad=True).negative_(),
+    lambda t: t.clip(t.ones(2)),
+    lambda t: t.ones(2).greater(t.ones(3)),
+])
+def test_errors_under_other_names(program):
+    same(program)
+
+
+def test_other_names_record_the_named_op():
+    def program(t):
+        x = t.tensor([0.5, -0.25], requires_grad=True)
+        return [getattr(t, name)(x).grad_fn.name() for name in ("arccos", "negative", "fix")] \
+            + [t.multiply(x, x).grad_fn.name(), t.clip(x, 0, 1).grad_fn.name(),
+               t.swapaxes(x[None], 0, 1).grad_fn.name()]
+
+    same(program)
+
+
+def test_swapaxes_swapdims():
+    x = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    same(lambda t: t.swapaxes(t.tensor(x), 0, 1))
+    same(lambda t: t.swapaxes(t.tensor(x), axis0=1, axis1=0))
+    same(lambda t: t.swapdims(t.tensor(x), dim0=0, dim1=-1))
+    same(lambda t: t.tensor(x).swapaxes(axis0=0, axis1=1))
+    same(lambda t: t.tensor(x).swapdims(0, 1))
+    same(lambda t: t.tensor(x).swapaxes_(0, 1))
+    same(lambda t: t.tensor(x).swapdims_(1, 0))
+    same(lambda t: t.swapaxes(t.tensor(x), 0, 2))
+
+    def build(t):
+        w = t.tensor(x, requires_grad=True)
+        return t.swapaxes(w, 0, 1) * t.tensor([[1.0, 2.0]]), (w,)
+
+    grads(build)
+
+
+def test_concat_concatenate():
+    def tensors(t):
+        return [t.tensor([[1.0, 2.0]]), t.tensor([[3.0, 4.0], [5.0, 6.0]])]
+
+    same(lambda t: t.concat(tensors(t)))
+    same(lambda t: t.concat(tensors(t), dim=0))
+    same(lambda t: t.concatenate(tensors(t), axis=0))
+    same(lambda t: t.concatenate(tensors(t), 0))
+    same(lambda t: t.concat(tensors(t), 1))
+
+    def out(t):
+        result = t.empty(3, 2)
+        t.concat(tensors(t), out=result)
+        return result
+
+    same(out)
+
+    def build(t):
+        a = t.tensor([[1.0, 2.0]], requires_grad=True)
+        b = t.tensor([[3.0, 4.0]], requires_grad=True)
+        return t.concatenate([a, b], axis=0) * t.tensor([[1.0], [3.0]]), (a, b)
+
+    grads(build)
+
+
+# -- composites: shapes ------------------------------------------------------------------------
+
+def _shaped(t):
+    return [t.tensor(1.5), t.tensor([1.0, 2.0]), t.tensor([[1.0, 2.0, 3.0]]),
+            t.ones(2, 1, 3)]
+
+
+@pytest.mark.parametrize("name", ["atleast_1d", "atleast_2d", "atleast_3d"])
+def test_atleast(name):
+    same(lambda t: [getattr(t, name)(x).shape for x in _shaped(t)])
+    same(lambda t: getattr(t, name)(*_shaped(t)))
+    same(lambda t: getattr(t, name)(_shaped(t)))
+    same(lambda t: getattr(t, name)(t.tensor([1.0]), 3))
+
+    def build(t):
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        y = getattr(t, name)(x)
+        return y * t.arange(1.0, 3.0).reshape(y.shape), (x,)
+
+    grads(build)
+
+
+def test_broadcast_shapes_and_tensors():
+    same(lambda t: t.broadcast_shapes((2, 1), (3,), 1))
+    same(lambda t: t.broadcast_shapes())
+    same(lambda t: t.broadcast_shapes([4, 1, 3], (2, 1), t.Size([1])))
+    same(lambda t: t.broadcast_shapes((2,), (3,)))
+    same(lambda t: t.broadcast_shapes((2, 3), (4, 1), (5, 1, 1)))
+    same(lambda t: t.broadcast_tensors(t.ones(2, 1), t.arange(3.0)))
+    same(lambda t: t.broadcast_tensors(t.ones(2), t.ones(3)))
+
+    def build(t):
+        a = t.tensor([[1.0], [2.0]], requires_grad=True)
+        b = t.tensor([3.0, 4.0, 5.0], requires_grad=True)
+        x, y = t.broadcast_tensors(a, b)
+        return x * y, (a, b)
+
+    grads(build)
+
+
+@pytest.mark.parametrize("sections", [2, 3, [1, 3], (0, 2, 2, 7), "tensor"])
+def test_tensor_split(sections):
+    def program(t):
+        x = t.arange(14.0).reshape(7, 2)
+        cuts = t.tensor([1, 4]) if sections == "tensor" else sections
+        return t.tensor_split(x, cuts), x.tensor_split(cuts, dim=0), \
+            t.tensor_split(x.t(), cuts, 1)
+
+    same(program)
+
+
+@pytest.mark.parametrize("name", ["hsplit", "vsplit", "dsplit"])
+def test_hsplit_vsplit_dsplit(name):
+    same(lambda t: getattr(t, name)(t.arange(24.0).reshape(2, 2, 6), 2))
+    same(lambda t: getattr(t.arange(24.0).reshape(2, 2, 6), name)([1, 3]))
+    same(lambda t: getattr(t, name)(t.arange(24.0).reshape(2, 2, 6), 5))
+    same(lambda t: getattr(t, name)(t.arange(4.0), 2))
+    same(lambda t: getattr(t, name)(t.tensor(1.0), 1))
+
+
+@pytest.mark.parametrize("name", ["hstack", "vstack", "dstack", "column_stack", "row_stack"])
+def test_stacks(name):
+    same(lambda t: getattr(t, name)([t.tensor([1.0, 2.0]), t.tensor([3.0, 4.0])]))
+    same(lambda t: getattr(t, name)((t.tensor([[1.0], [2.0]]), t.tensor([[3.0], [4.0]]))))
+    same(lambda t: getattr(t, name)([t.tensor(1.0), t.tensor(2.0)]))
+    same(lambda t: getattr(t, name)([t.ones(2), t.ones(3)]))
+
+    def build(t):
+        a = t.tensor([1.0, 2.0], requires_grad=True)
+        b = t.tensor([3.0, 4.0], requires_grad=True)
+        out = getattr(t, name)([a, b])
+        return out * t.arange(1.0, out.numel() + 1).reshape(out.shape), (a, b)
+
+    grads(build)
+
+
+def test_tile_fliplr_take_along_dim():
+    same(lambda t: t.tile(t.tensor([1, 2]), (2, 2)))
+    same(lambda t: t.tensor([[1, 2], [3, 4]]).tile(2))
+    same(lambda t: t.tensor([[1, 2], [3, 4]]).tile(1, 2, 2))
+    same(lambda t: t.fliplr(t.arange(6).reshape(2, 3)))
+    same(lambda t: t.fliplr(t.arange(3)))
+    x = [[10.0, 30.0, 20.0], [60.0, 40.0, 50.0]]
+    same(lambda t: t.take_along_dim(t.tensor(x), t.tensor(x).argsort(1), 1))
+    same(lambda t: t.take_along_dim(t.tensor(x), t.tensor([0, 5])))
+    same(lambda t: t.take_along_dim(t.tensor(x), t.tensor([[0], [2]]), dim=1))
+    same(lambda t: t.take_along_dim(t.tensor(x), t.tensor([[0, 1, 1]]), 0))
+    same(lambda t: t.take_along_dim(t.tensor(x), t.tensor([1.0]), 0))
+
+    def build(t):
+        w = t.tensor(x, requires_grad=True)
+        return (t.tile(w, (2, 1)).sum(0) + t.fliplr(w)[0]
+                + t.take_along_dim(w, t.tensor([[2], [0]]), 1).sum()), (w,)
+
+    grads(build)
+
+
+# -- composites: products and statistics -------------------------------------------------------
+
+@pytest.mark.parametrize("shapes", [((2, 2), (2, 3)), ((3,), (2,)), ((2, 1, 2), (3, 2)),
+                                    ((), (2,))])
+def test_kron(shapes):
+    def build(t):
+        a = t.arange(1.0, 1 + math.prod(shapes[0])).reshape(shapes[0]).requires_grad_()
+        b = (t.arange(1.0, 1 + math.prod(shapes[1])) * 0.5).reshape(shapes[1]).requires_grad_()
+        return t.kron(a, b), (a, b)
+
+    grads(build)
+
+
+def test_inner_and_tensordot():
+    def build(t):
+        a = t.arange(6.0).reshape(2, 3).requires_grad_()
+        b = t.arange(12.0).reshape(4, 3).requires_grad_()
+        c = t.arange(24.0).reshape(3, 4, 2).requires_grad_()
+        return (t.inner(a, b).sum() + t.tensordot(a, c, 1).sum()
+                + t.tensordot(b.t(), c, ([0], [1])).sum()
+                + t.tensordot(a, b, dims=([1], [1])).sum() + t.inner(a, t.tensor(2.0)).sum()), \
+            (a, b, c)
+
+    grads(build)
+    same(lambda t: t.inner(t.ones(2, 3), t.ones(3, 2)))
+    same(lambda t: t.tensordot(t.ones(2, 3), t.ones(3, 2), 3))
+    same(lambda t: t.tensordot(t.ones(2, 3), t.ones(2, 3), 2).grad_fn)
+    same(lambda t: t.inner(t.arange(3), t.arange(3)))
+
+
+@pytest.mark.parametrize("arguments", [{}, {"n": 2}, {"dim": 0}, {"n": 0},
+                                       {"prepend": "p"}, {"append": "p", "n": 3}])
+def test_diff(arguments):
+    def build(t):
+        x = t.tensor([[1.0, 4.0, 9.0, 16.0], [2.0, -1.0, 0.5, 3.0]], requires_grad=True)
+        kwargs = {k: (t.tensor([[0.5], [1.5]]) if v == "p" else v) for k, v in arguments.items()}
+        if "dim" in kwargs:
+            kwargs = {"dim": 0}
+        return t.diff(x, **kwargs), (x,)
+
+    grads(build)
+    same(lambda t: t.diff(t.tensor([True, False, False, True])))
+    same(lambda t: t.tensor([1, 5, 2]).diff())
+    same(lambda t: t.diff(t.tensor(1.0)))
+
+
+@pytest.mark.parametrize("arguments", [{}, {"correction": 0}, {"correction": 5},
+                                       {"fweights": "f"}, {"aweights": "a"},
+                                       {"fweights": "f", "aweights": "a"}])
+def test_cov(arguments):
+    def build(t):
+        x = t.tensor([[0.0, 1.0, 2.0, 4.0], [2.0, 1.5, 0.0, -1.0], [1.0, 1.0, 3.0, 0.5]],
+                     dtype=t.float64, requires_grad=True)
+        kwargs = {k: t.tensor([1, 2, 1, 3]) if v == "f" else
+                  t.tensor([0.5, 1.0, 2.0, 1.5], dtype=t.float64) if v == "a" else v
+                  for k, v in arguments.items()}
+        return t.cov(x, **kwargs), (x,)
+
+    grads(build)
+    same(lambda t: t.cov(t.tensor([1.0, 2.0, 4.0])))
+    same(lambda t: t.tensor([[1.0, 2.0], [3.0, 1.0]]).cov(correction=0))
+
+
+def test_corrcoef():
+    def build(t):
+        x = t.tensor([[0.0, 1.0, 2.0, 4.0], [2.0, 1.5, 0.0, -1.0], [1.0, 1.0, 3.0, 0.5]],
+                     dtype=t.float64, requires_grad=True)
+        return t.corrcoef(x), (x,)
+
+    grads(build)
+    same(lambda t: t.corrcoef(t.tensor([1.0, 2.0, 4.0])))
+    same(lambda t: t.tensor([[1.0, 2.0, 3.0], [3.0, 1.0, 2.0]]).corrcoef())
+
+
+def test_nanmean():
+    x = [[1.0, float("nan"), 3.0], [float("nan"), float("nan"), 2.0]]
+    same(lambda t: t.nanmean(t.tensor(x)))
+    same(lambda t: t.nanmean(t.tensor(x), 1))
+    same(lambda t: t.tensor(x).nanmean(dim=0, keepdim=True))
+    same(lambda t: t.nanmean(t.tensor([1, 2])))
+
+    def build(t):
+        w = t.tensor(x, dtype=t.float64, requires_grad=True)
+        return t.nanmean(w, 1), (w,)
+
+    grads(build)
+
+
+def test_float_power():
+    same(lambda t: t.float_power(t.tensor([1.0, 2.0, 3.0]), 2))
+    same(lambda t: t.float_power(t.tensor([1, 2, 3]), t.tensor([0.5, 2.0, -1.0])))
+    same(lambda t: t.float_power(2, t.tensor([1, 2])))
+    same(lambda t: t.tensor([1.5, 2.0]).float_power(3))
+    same(lambda t: t.tensor([1.5, 2.0], dtype=t.float64).float_power_(2))
+    same(lambda t: t.tensor([1.5, 2.0]).float_power_(2))
+
+    def build(t):
+        x = t.tensor([1.5, 2.0], requires_grad=True)
+        return t.float_power(x, 3), (x,)
+
+    grads(build)
+
+
+# -- composites: matrices and indexing ---------------------------------------------------------
+
+def test_diag_and_diagflat():
+    same(lambda t: t.diag(t.tensor([1.0, 2.0]), 1))
+    same(lambda t: t.diag(t.arange(9.0).reshape(3, 3), -1))
+    same(lambda t: t.arange(9.0).reshape(3, 3).diag())
+    same(lambda t: t.diag(t.ones(2, 2, 2)))
+    same(lambda t: t.diagflat(t.tensor([[1.0, 2.0], [3.0, 4.0]])))
+    same(lambda t: t.tensor([1.0, 2.0]).diagflat(-1))
+
+    def build(t):
+        v = t.tensor([1.0, 2.0], requires_grad=True)
+        m = t.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        return t.diag(v).sum() + t.diag(m).sum() * 2 + t.diagflat(m, 1).sum(), (v, m)
+
+    grads(build)
+
+
+def test_det_logdet_slogdet_matrix_exp_pinverse():
+    a = [[2.0, 1.0, 0.5], [1.0, 3.0, -1.0], [0.0, 1.0, 1.5]]
+    negative = [[0.0, 1.0], [1.0, 0.0]]
+    same(lambda t: (t.det(t.tensor(a)), t.tensor(a).det(), t.logdet(t.tensor(negative)),
+                    t.tensor(a).logdet(), tuple(t.slogdet(t.tensor(negative))),
+                    tuple(t.tensor(a).slogdet())), rtol=1e-5)
+
+    def build(t):
+        m = t.tensor(a, dtype=t.float64, requires_grad=True)
+        return (t.det(m) + t.logdet(m) + t.slogdet(m)[1] + t.matrix_exp(m * 0.1).sum()
+                + t.pinverse(m[:2]).sum() + m.pinverse().sum()), (m,)
+
+    grads(build, rtol=1e-6, atol=1e-9)
+
+
+def test_cartesian_prod_combinations():
+    same(lambda t: t.cartesian_prod(t.tensor([1, 2]), t.tensor([3, 4, 5])))
+    same(lambda t: t.cartesian_prod(t.tensor([1, 2])))
+    same(lambda t: t.cartesian_prod(t.tensor([1, 2]), t.tensor([[3]])))
+    same(lambda t: t.combinations(t.tensor([1, 2, 3, 4])))
+    same(lambda t: t.combinations(t.tensor([1.0, 2.0, 3.0]), r=3))
+    same(lambda t: t.combinations(t.tensor([1.0, 2.0, 3.0]), 2, with_replacement=True))
+    same(lambda t: t.combinations(t.tensor([1.0, 2.0]), r=0))
+    same(lambda t: t.combinations(t.tensor([1.0, 2.0]), r=3))
+
+    def build(t):
+        a = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = t.tensor([0.5, -1.0], requires_grad=True)
+        return t.cartesian_prod(a, b).prod(1) + 0 * t.combinations(a).sum(), (a, b)
+
+    same(lambda t: t.cartesian_prod(t.ones(2, requires_grad=True), t.ones(2)).grad_fn.name())
+    same(lambda t: t.combinations(t.ones(3, requires_grad=True)).grad_fn.name())
+
+    def build2(t):
+        a = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        return t.combinations(a, with_replacement=True).prod(1), (a,)
+
+    grads(build2)
+
+
+@pytest.mark.parametrize("indexing", ["ij", "xy"])
+def test_meshgrid(indexing):
+    def build(t):
+        a = t.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = t.tensor([0.5, -1.0], requires_grad=True)
+        c = t.tensor(4.0, requires_grad=True)
+        x, y, z = t.meshgrid(a, b, c, indexing=indexing)
+        return x * y + z * t.arange(float(x.numel())).reshape(x.shape), (a, b, c)
+
+    grads(build)
+    same(lambda t: t.meshgrid([t.tensor([1, 2]), t.tensor([3, 4, 5])], indexing=indexing))
+    same(lambda t: t.meshgrid(t.tensor([1, 2]), indexing=indexing))
+
+
+def test_meshgrid_errors_and_warning():
+    same(lambda t: t.meshgrid(t.tensor([1, 2]), t.tensor([3])))
+    same(lambda t: t.meshgrid(t.tensor([1, 2]), indexing="ab"))
+
+
+@pytest.mark.parametrize("name", ["tril_indices", "triu_indices"])
+@pytest.mark.parametrize("arguments", [(3, 3), (4, 3, 1), (3, 5, -1), (0, 3), (3, 3, 5)])
+def test_triangle_indices(name, arguments):
+    same(lambda t: getattr(t, name)(*arguments))
+    same(lambda t: getattr(t, name)(*arguments, dtype=t.int32))
+
+
+def test_types():
+    same(lambda t: [t.can_cast(a, b) for a in (t.float32, t.int64, t.bool, t.uint8)
+                    for b in (t.float64, t.int32, t.bool, t.float16)])
+    same(lambda t: [t.promote_types(a, b) for a in (t.float32, t.int64, t.bool, t.uint8)
+                    for b in (t.float64, t.int32, t.bool, t.float16)])
+    same(lambda t: [t.result_type(a, b) for a, b in
+                    ((t.ones(2), 2.5), (t.ones(2, dtype=t.int64), 2.5), (2, 3),
+                     (t.ones(2, dtype=t.int32), t.ones(2, dtype=t.float64)), (1.0, 2),
+                     (t.tensor(1.0), t.tensor([1], dtype=t.int64)), (True, False),
+                     (t.ones(2, dtype=t.uint8), -1))])
+    same(lambda t: t.can_cast(t.float32, 3))
+
+
+def test_predicates_without_gradient():
+    x = [1.0, -0.0, 0.0, float("-inf"), float("inf"), float("nan"), -2.5]
+    for name in ("isneginf", "isposinf", "isreal", "signbit"):
+        same(lambda t, name=name: getattr(t, name)(t.tensor(x)))
+        same(lambda t, name=name: getattr(t.tensor([1, -2, 0]), name)())
+        same(lambda t, name=name: getattr(t, name)(t.tensor(x, requires_grad=True)))
+        same(lambda t, name=name: getattr(t, name)([1.0]))
