@@ -16,6 +16,7 @@ import numpy as np
 
 from generated import ops
 from runtime import composite, dtypes, factories, kernels, random_ops, sampling
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.grad_mode import no_grad
 from runtime.nn import init
@@ -34,31 +35,55 @@ __all__ = [
 
 def relu_(input: Tensor) -> Tensor:
     """relu, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(relu_, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     return ops.relu_(input)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """elu, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(elu_, (input, alpha), {})
+        if heard is not _modes.PASS:
+            return heard
     return composite.elu(input, alpha, inplace=True)
 
 
 def selu_(input: Tensor) -> Tensor:
     """selu, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(selu_, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     return selu(input, inplace=True)
 
 
 def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
     """celu, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(celu_, (input, alpha), {})
+        if heard is not _modes.PASS:
+            return heard
     return celu(input, alpha, inplace=True)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
     """leaky_relu, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(leaky_relu_, (input, negative_slope), {})
+        if heard is not _modes.PASS:
+            return heard
     return composite.leaky_relu(input, negative_slope, inplace=True)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     """hardtanh, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardtanh_, (input, min_val, max_val), {})
+        if heard is not _modes.PASS:
+            return heard
     return composite.hardtanh(input, min_val, max_val, inplace=True)
 
 
@@ -66,6 +91,10 @@ def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Ten
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x above 0, weight · x below, with one weight per channel (dimension 1) or one for all."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(prelu, (input, weight), {})
+        if heard is not _modes.PASS:
+            return heard
     if not input.dtype.is_floating_point and input.dtype is weight.dtype:
         raise NotImplementedError(f'"prelu_cpu" not implemented for \'{_type_name(input)}\'')
     if input.dtype is not weight.dtype:
@@ -95,6 +124,10 @@ class NnMethods:
     __slots__ = ()
 
     def prelu(self, weight: Tensor) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(NnMethods.prelu, (self, weight), {})
+            if heard is not _modes.PASS:
+                return heard
         return prelu(self, weight)
 
 
@@ -142,6 +175,10 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
           training: bool = False, inplace: bool = False) -> Tensor:
     """Leaky ReLU with a random slope in [lower, upper] per element in training, and the
     mean slope (lower + upper) / 2 in eval."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rrelu, (input, lower, upper, training, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     if inplace:
         return rrelu_(input, lower, upper, training)
     if not training:
@@ -153,6 +190,10 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
            training: bool = False) -> Tensor:
     """rrelu, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rrelu_, (input, lower, upper, training), {})
+        if heard is not _modes.PASS:
+            return heard
     if not training:
         return composite.leaky_relu(input, (lower + upper) / 2, inplace=True)
     _check_rrelu_dtype(input)
@@ -206,6 +247,10 @@ class Softmax2d(Module):
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
     """y[..., o] = input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bilinear, (input1, input2, weight, bias), {})
+        if heard is not _modes.PASS:
+            return heard
     if input1.dim() != input2.dim():
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and "
                            f"{input2.dim()}")
@@ -336,6 +381,12 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                   padding_idx: int | None = None) -> Tensor:
     """The sum, mean or max of each bag of embedding rows, without the rows in between:
     bags are the rows of a 2-D input, or the runs of a 1-D input that `offsets` start."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(embedding_bag, (input, weight, offsets, max_norm, norm_type,
+                                scale_grad_by_freq, mode, sparse, per_sample_weights,
+                                include_last_offset, padding_idx), {})
+        if heard is not _modes.PASS:
+            return heard
     if weight.dtype.is_floating_point is False and input.dtype.is_floating_point:
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
@@ -471,6 +522,10 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
                    dim: int = -1) -> Tensor:
     """softmax((logits + Gumbel noise) / tau) along dim; with hard, the one-hot of its
     argmax in the forward pass and the soft sample's gradient in the backward one."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gumbel_softmax, (logits, tau, hard, eps, dim), {})
+        if heard is not _modes.PASS:
+            return heard
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     gumbels = -random_ops.empty_like_layout(logits).exponential_().log()

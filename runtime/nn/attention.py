@@ -15,6 +15,7 @@ from typing import Any
 
 from generated import ops
 from runtime import composite, dtypes, factories
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 
 __all__ = ["multi_head_attention_forward"]
@@ -214,6 +215,16 @@ def multi_head_attention_forward(
     """Attention of `query` (L, N, E) over `key` / `value` (S, N, ·) in num_heads heads:
     project, split the heads, softmax(q kᵀ / √head_dim + masks) v, join, project out. Returns
     the output and, with need_weights, the attention weights (averaged over the heads)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(multi_head_attention_forward, (query, key, value,
+                                embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias, bias_k,
+                                bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                training, key_padding_mask, need_weights, attn_mask,
+                                use_separate_proj_weight, q_proj_weight, k_proj_weight,
+                                v_proj_weight, static_k, static_v, average_attn_weights, is_causal),
+                                {})
+        if heard is not _modes.PASS:
+            return heard
     batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:  # one sequence: a batch of one, squeezed again at the end
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

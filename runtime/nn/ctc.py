@@ -19,6 +19,7 @@ import numpy as np
 
 from generated import ops
 from runtime import composite, factories
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.nn.module import Module
 
@@ -156,6 +157,11 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     """The CTC loss of (T, N, C) log-probabilities (or (T, C) for one sequence) against the
     targets, with each sample's input and target length. 'mean' divides each loss by its
     target length, then averages over the batch."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ctc_loss, (log_probs, targets, input_lengths, target_lengths, blank,
+                                reduction, zero_infinity), {})
+        if heard is not _modes.PASS:
+            return heard
     enum = composite._reduction(reduction)
     batched = log_probs.dim() == 3
     input_lengths, target_lengths = _lengths(input_lengths), _lengths(target_lengths)

@@ -18,6 +18,7 @@ import numpy as np
 
 from generated import ops
 from runtime import composite, dtypes, factories, kernels
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.grad_mode import no_grad
 
@@ -49,12 +50,20 @@ def _list(tensor: Tensor) -> str:
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """The p-norm of x1 - x2 + eps over the last dimension (of the broadcast shape)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pairwise_distance, (x1, x2, p, eps, keepdim), {})
+        if heard is not _modes.PASS:
+            return heard
     dim = max(x1.dim(), x2.dim()) - 1
     return composite.norm(x1 - x2 + eps, p, dim, keepdim)
 
 
 def pdist(input: Tensor, p: float = 2.0) -> Tensor:
     """The p-norm distance between every pair of rows i < j of an (N, M) input, in order."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pdist, (input, p), {})
+        if heard is not _modes.PASS:
+            return heard
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if p < 0:
@@ -77,6 +86,11 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
                         reduction: str = "mean") -> Tensor:
     """max(0, -target (input1 - input2) + margin): input1 should rank above input2 where
     target is 1, below where it is -1."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(margin_ranking_loss, (input1, input2, target, margin, size_average,
+                                reduce, reduction), {})
+        if heard is not _modes.PASS:
+            return heard
     enum = composite._reduction(reduction, size_average, reduce)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError("margin_ranking_loss : All input tensors should have same dimension "
@@ -89,6 +103,11 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
     """input where target is 1, max(0, margin - input) where it is -1."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hinge_embedding_loss, (input, target, margin, size_average, reduce,
+                                reduction), {})
+        if heard is not _modes.PASS:
+            return heard
     enum = composite._reduction(reduction, size_average, reduce)
     zeros = factories.zeros_like(input)
     beyond_margin = ops.where(target != 1, (margin - input).clamp_min(0), zeros)
@@ -100,6 +119,11 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
                           size_average: bool | None = None, reduce: bool | None = None,
                           reduction: str = "mean") -> Tensor:
     """1 - cos(input1, input2) where target is 1, max(0, cos - margin) where it is -1."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cosine_embedding_loss, (input1, input2, target, margin,
+                                size_average, reduce, reduction), {})
+        if heard is not _modes.PASS:
+            return heard
     enum = composite._reduction(reduction, size_average, reduce)
     dim = target.dim()
     if dim not in (0, 1):
@@ -133,6 +157,11 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with the p-norm distance;
     swap takes the smaller of d(anchor, negative) and d(positive, negative)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(triplet_margin_loss, (anchor, positive, negative, margin, p, eps,
+                                swap, size_average, reduce, reduction), {})
+        if heard is not _modes.PASS:
+            return heard
     enum = composite._reduction(reduction, size_average, reduce)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -150,6 +179,12 @@ def triplet_margin_with_distance_loss(
         distance_function: Callable[[Tensor, Tensor], Tensor] | None = None,
         margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Tensor:
     """The triplet margin loss with any distance function (pairwise_distance by default)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(triplet_margin_with_distance_loss, (anchor, positive, negative),
+                                {"distance_function": distance_function, "margin": margin,
+                                "swap": swap, "reduction": reduction})
+        if heard is not _modes.PASS:
+            return heard
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if margin <= 0:
@@ -171,6 +206,11 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """The Poisson negative log likelihood of target given the rate exp(input) (log_input)
     or input; full adds Stirling's approximation of log(target!) for targets above 1."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(poisson_nll_loss, (input, target, log_input, full, size_average,
+                                eps, reduce, reduction), {})
+        if heard is not _modes.PASS:
+            return heard
     enum = composite._reduction(reduction, size_average, reduce)
     if log_input:
         loss = ops.exp(input) - target * input
@@ -186,6 +226,10 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
                       eps: float = 1e-6, reduction: str = "mean") -> Tensor:
     """The Gaussian negative log likelihood, ½ (log var + (input - target)² / var), with
     var clamped to eps (without a gradient through the clamp) and shaped as torch allows."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gaussian_nll_loss, (input, target, var, full, eps, reduction), {})
+        if heard is not _modes.PASS:
+            return heard
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
@@ -238,6 +282,11 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
                       reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Σ_{i≠y} max(0, margin - x[y] + x[i])^p (times weight[y]) / C per sample: the
     multi-class hinge loss."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(multi_margin_loss, (input, target, p, margin, weight, size_average,
+                                reduce, reduction), {})
+        if heard is not _modes.PASS:
+            return heard
     enum = composite._reduction(reduction, size_average, reduce)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
@@ -272,6 +321,11 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
                            reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Σ_j Σ_{i not a target} max(0, 1 - (x[j] - x[i])) / C per sample, over the target
     classes j listed in `target` up to its first -1."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(multilabel_margin_loss, (input, target, size_average, reduce,
+                                reduction), {})
+        if heard is not _modes.PASS:
+            return heard
     enum = composite._reduction(reduction, size_average, reduce)
     frames, classes = _check_margin_input(input)
     _check_long(target)
@@ -304,6 +358,11 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
                                 size_average: bool | None = None, reduce: bool | None = None,
                                 reduction: str = "mean") -> Tensor:
     """The binary logistic loss of every class, averaged over the classes."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(multilabel_soft_margin_loss, (input, target, weight, size_average,
+                                reduce, reduction), {})
+        if heard is not _modes.PASS:
+            return heard
     if size_average is not None or reduce is not None:
         reduction = _REDUCTION_NAMES[composite._reduction(reduction, size_average, reduce)]
     loss = -(target * composite.logsigmoid(input) + (1 - target) * composite.logsigmoid(-input))

@@ -13,6 +13,7 @@ from typing import Any
 
 from generated import ops
 from runtime import composite, legacy
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.grad_mode import no_grad
 
@@ -32,6 +33,10 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise each sample's channels in num_groups groups by the group's mean and
     (biased) variance, then scale and shift per channel."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(group_norm, (input, num_groups, weight, bias, eps), {})
+        if heard is not _modes.PASS:
+            return heard
     if input.dim() < 2:
         raise RuntimeError("Expected at least 2 dimensions for input tensor but received "
                            f"{input.dim()}")
@@ -71,6 +76,11 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
     """Normalise each sample's channels over their own spatial extent: batch norm of the
     input seen as one sample of N * C channels, as torch computes it; running statistics
     (when given) take the mean over the samples."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(instance_norm, (input, running_mean, running_var, weight, bias,
+                                use_input_stats, momentum, eps), {})
+        if heard is not _modes.PASS:
+            return heard
     if use_input_stats and math.prod(input.shape[2:]) == 1:
         raise ValueError("Expected more than 1 spatial element when training, got input size "
                          f"{_size(input)}")
@@ -96,6 +106,10 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
                         k: float = 1.0) -> Tensor:
     """Each element divided by (k + alpha · mean of the squares of its `size` neighbouring
     channels) ** beta (the window zero-padded at the edges)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(local_response_norm, (input, size, alpha, beta, k), {})
+        if heard is not _modes.PASS:
+            return heard
     dim = input.dim()
     if dim < 3:
         raise ValueError("Expected 3D or higher dimensionality                          input "
@@ -120,6 +134,10 @@ def rms_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
              eps: float | None = None) -> Tensor:
     """x / √(mean(x²) + eps) over the last len(normalized_shape) dimensions, times weight;
     eps defaults to the dtype's machine epsilon."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rms_norm, (input, normalized_shape, weight, eps), {})
+        if heard is not _modes.PASS:
+            return heard
     if isinstance(normalized_shape, int):
         raise TypeError("rms_norm(): argument 'normalized_shape' (position 2) must be tuple of "
                         "ints, not int")
