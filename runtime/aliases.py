@@ -71,6 +71,8 @@ TORCH_MODULES: dict[str, str] = {
         ".half_normal", ".chi2", ".weibull", ".binomial", ".half_cauchy", ".studentT",
         ".pareto", ".poisson", ".multinomial")},
     "torch.utils.checkpoint": "runtime.utils.checkpoint",
+    # issue 28, helper nnlayers: where programs import pad_sequence & co. from
+    "torch.nn.utils.rnn": "runtime.nn.utils.rnn",
     # torch.backends: the flags of a CPU-only torch
     **{f"torch.backends{name}": f"runtime.backends{name}" for name in (
         "", ".cpu", ".cuda", ".cudnn", ".mkl", ".mkldnn", ".mps", ".openmp", ".opt_einsum")},
