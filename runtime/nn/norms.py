@@ -1,10 +1,9 @@
-"""More normalisation layers: GroupNorm, InstanceNorm1d/2d/3d, LocalResponseNorm, RMSNorm,
-BatchNorm3d and SyncBatchNorm, with their torch.nn.functional forms.
+"""More normalisation layers: GroupNorm, InstanceNorm1d/2d/3d, LocalResponseNorm,
+CrossMapLRN2d, RMSNorm, BatchNorm3d and SyncBatchNorm, on the functional forms of
+runtime/nn/norm_functions.py.
 
-Each functional form is a composite of existing differentiable ops (mean, var, rsqrt,
-batch_norm, pad), so autograd flows through its pieces; the numbers agree with torch's fused
-kernels to rounding. SyncBatchNorm is batch norm on one process, which is what torch's does
-on a CPU without an initialised process group.
+SyncBatchNorm is batch norm on one process, which is what torch's does on a CPU without an
+initialised process group.
 """
 
 from __future__ import annotations
