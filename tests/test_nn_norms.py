@@ -252,3 +252,33 @@ def test_rms_norm_module() -> None:
 ])
 def test_rms_norm_errors(call: str) -> None:
     same(lambda lib: repr(eval(call)))
+
+
+# -- the lazy forms -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("cls", "options", "shape"), [
+    ("LazyBatchNorm3d", {}, (2, 3, 2, 2, 2)),
+    ("LazyBatchNorm3d", {"affine": False, "momentum": None}, (3, 2, 1, 2, 2)),
+    ("LazyInstanceNorm1d", {}, (2, 3, 4)),
+    ("LazyInstanceNorm2d", {"affine": False, "track_running_stats": False}, (2, 3, 4, 2)),
+    ("LazyInstanceNorm3d", {"eps": 1e-3}, (2, 3, 2, 2, 3)),
+])
+def test_lazy_norms(cls: str, options: dict, shape: tuple) -> None:
+    def program(lib: Any) -> list:
+        module = getattr(lib.nn, cls)(**options)
+        before = [repr(module), list(module.state_dict()), module.has_uninitialized_params()]
+        input = lib.tensor(_data(shape, 1), requires_grad=True)
+        out = module(input)
+        out.pow(3).sum().backward()
+        return [*before, type(module).__name__, repr(module), list(module.state_dict()), out,
+                input.grad, *module.buffers(), *[p.grad for p in module.parameters()]]
+
+    close(program)
+
+
+@pytest.mark.parametrize("call", [
+    "lib.nn.LazyInstanceNorm2d()(lib.ones(3, 4, 5))",
+    "lib.nn.LazyBatchNorm3d()(lib.ones(2, 3, 4))",
+])
+def test_lazy_norm_errors(call: str) -> None:
+    same(lambda lib: repr(eval(call)))

@@ -204,6 +204,10 @@ from runtime.nn.norms import (  # noqa: E402
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
+    LazyBatchNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
     LocalResponseNorm,
     RMSNorm,
     SyncBatchNorm,
@@ -211,7 +215,8 @@ from runtime.nn.norms import (  # noqa: E402
 
 __all__ += [
     "BatchNorm3d", "CrossMapLRN2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
-    "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "SyncBatchNorm",
+    "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "SyncBatchNorm", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 ]
 
 from runtime.nn.losses_more import (  # noqa: E402

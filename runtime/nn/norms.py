@@ -19,6 +19,7 @@ from runtime.grad_mode import no_grad
 from runtime.nn import functional as F
 from runtime.nn import init
 from runtime.nn.batchnorm import _BatchNorm
+from runtime.nn.lazy import _lazy_batch_norm
 from runtime.nn.module import Module
 from runtime.nn.norm_functions import (
     group_norm,
@@ -30,7 +31,8 @@ from runtime.nn.parameter import Parameter
 
 __all__ = [
     "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-    "LocalResponseNorm", "CrossMapLRN2d", "RMSNorm", "SyncBatchNorm",
+    "LocalResponseNorm", "CrossMapLRN2d", "RMSNorm", "SyncBatchNorm", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 ]
 
 
@@ -317,3 +319,13 @@ class RMSNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+# -- the lazy forms (runtime/nn/lazy.py): num_features read from the first input's dim 1 ------
+# (torch's lazy instance norms take the batch norms' defaults, affine and running stats on,
+# and read dimension 1 even of an unbatched input: so do these)
+
+LazyBatchNorm3d = _lazy_batch_norm(BatchNorm3d, "LazyBatchNorm3d")
+LazyInstanceNorm1d = _lazy_batch_norm(InstanceNorm1d, "LazyInstanceNorm1d")
+LazyInstanceNorm2d = _lazy_batch_norm(InstanceNorm2d, "LazyInstanceNorm2d")
+LazyInstanceNorm3d = _lazy_batch_norm(InstanceNorm3d, "LazyInstanceNorm3d")
