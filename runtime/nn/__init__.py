@@ -227,6 +227,7 @@ from runtime.nn.losses_more import (  # noqa: E402
     MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
+    NLLLoss2d,
     PairwiseDistance,
     PoissonNLLLoss,
     TripletMarginLoss,
@@ -236,7 +237,7 @@ from runtime.nn.losses_more import (  # noqa: E402
 __all__ += [
     "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
     "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PairwiseDistance",
-    "PoissonNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "PoissonNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d",
 ]
 
 from runtime.nn.activation_more import (  # noqa: E402

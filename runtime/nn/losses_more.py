@@ -5,10 +5,11 @@ losses, and PairwiseDistance, each on its functional form (runtime/nn/loss_funct
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 from runtime._tensor import Tensor
-from runtime.nn.loss import _legacy_reduction
+from runtime.nn.loss import NLLLoss, _legacy_reduction
 from runtime.nn.loss_functions import (
     cosine_embedding_loss,
     gaussian_nll_loss,
@@ -27,7 +28,7 @@ from runtime.nn.module import Module
 __all__ = [
     "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
     "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PairwiseDistance",
-    "PoissonNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "PoissonNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d",
 ]
 
 
@@ -226,3 +227,16 @@ class MultiMarginLoss(_WeightedLoss):
         return multi_margin_loss(input, target, p=self.p, margin=self.margin,
                                  weight=self.weight, reduction=self.reduction)
 
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under its deprecated name (it takes any number of dimensions already)."""
+
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 ignore_index: int = -100, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see "
+                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.",
+                      FutureWarning, stacklevel=2)
+        super().__init__(weight, ignore_index, _legacy_reduction(size_average, reduce,
+                                                                 reduction))
