@@ -23,6 +23,7 @@ from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods
 from runtime.factories import FactoryMethods, legacy_new
+from runtime.nn.activation_more import NnMethods
 from runtime.other_names import OtherNameMethods
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
@@ -80,3 +81,4 @@ install(TensorOpsMethods, numpy_keywords=True)  # tensor ops: argsort, narrow, m
 install(OtherNameMethods)  # torch's other names: arccos, clip_, swapaxes, ...
 install(AttributeMethods)  # is_signed, itemsize, data_ptr, conj, H, apply_, ...
 install(FunctionMethods)  # kron, diff, tile, cov, det, ...
+install(NnMethods)  # Tensor.prelu (issue 28, helper nnlayers)

@@ -35,11 +35,25 @@ def test_prelu(shape: tuple, parameters: int) -> None:
     close(program)
 
 
+def test_tensor_prelu_method() -> None:
+    def program(lib: Any) -> list:
+        input = lib.tensor(_data((2, 3, 2), 1), requires_grad=True)
+        weight = lib.tensor([0.1, 0.5, 2.0], requires_grad=True)
+        out = input.prelu(weight)
+        out.sum().backward()
+        return [out, input.grad, weight.grad]
+
+    close(program)
+
+
 @pytest.mark.parametrize("call", [
     "F.prelu(lib.ones(2, 3), lib.ones(4))",
     "F.prelu(lib.ones(()), lib.ones(2))",
     "F.prelu(lib.ones(2, 3), lib.ones(1, 1))",
     "F.prelu(lib.ones(2, 3), lib.ones(3, dtype=lib.float64))",
+    "F.prelu(lib.ones(2, 3, dtype=lib.int64), lib.ones(3, dtype=lib.int64))",
+    "F.rrelu(lib.ones(3, dtype=lib.int64), training=True)",
+    "F.rrelu(-lib.ones(3, dtype=lib.int64))",
 ])
 def test_prelu_errors(call: str) -> None:
     def program(lib: Any) -> Any:
@@ -224,6 +238,8 @@ BAG_ERRORS = [
     "F.embedding_bag(lib.tensor([0, 1]), w, lib.tensor([0]), mode='max',"
     " scale_grad_by_freq=True)",
     "lib.nn.EmbeddingBag(3, 2, padding_idx=3)",
+    "F.embedding_bag(lib.tensor([0, 7]), w, lib.tensor([0]))",
+    "F.embedding_bag(lib.tensor([0, 1]), w, lib.tensor([0]), padding_idx=5)",
     "lib.nn.EmbeddingBag(3, 2, _weight=lib.ones(2, 2))",
     "lib.nn.EmbeddingBag.from_pretrained(lib.ones(3))",
     "lib.nn.Embedding.from_pretrained(lib.ones(3))",

@@ -255,6 +255,8 @@ LOSS_ERRORS = [
     "F.multi_margin_loss(lib.ones(2, 0), lib.tensor([0, 1]))",
     "F.multi_margin_loss(lib.ones(2, 3), lib.tensor([0, 3]))",
     "lib.nn.MultiMarginLoss(p=0)",
+    "F.multi_margin_loss(lib.ones(2, 3), lib.tensor([0.0, 1.0]))",
+    "F.multilabel_margin_loss(lib.ones(2, 3), lib.tensor([[0.0, 1.0, -1.0], [0, 1, 2]]))",
     "lib.nn.MultiMarginLoss(weight=lib.ones(2, 2))",
     "F.multilabel_margin_loss(lib.ones(2, 3), lib.tensor([0, 1]))",
     "F.multilabel_margin_loss(lib.ones(3), lib.tensor([[0, 1, 2]]))",
@@ -278,3 +280,27 @@ def test_loss_errors_are_torch_s(call: str) -> None:
         return repr(result) if isinstance(result, lib.nn.Module) else result.tolist()
 
     same(program)
+
+
+def test_nll_loss_2d_is_nll_loss_under_its_deprecated_name() -> None:
+    def build(lib: Any) -> tuple:
+        legacy = lib.nn.NLLLoss2d(size_average=False)
+        module = lib.nn.NLLLoss2d(weight=lib.tensor([1.0, 2.0, 0.5], dtype=lib.float64),
+                                  ignore_index=1)
+        return legacy, module
+
+    def construction(lib: Any) -> list:
+        legacy, module = build(lib)
+        return [repr(legacy), legacy.reduction, legacy.ignore_index, repr(module),
+                list(module.state_dict())]
+
+    def values(lib: Any) -> list:
+        legacy, module = build(lib)
+        scores = lib.tensor(_data((2, 3, 2, 2), 1), requires_grad=True)
+        target = lib.tensor([[[0, 1], [2, 2]], [[1, 0], [0, 2]]])
+        loss = module(scores.log_softmax(1), target)
+        loss.backward()
+        return [loss, scores.grad, legacy(scores.log_softmax(1), target)]
+
+    same(construction)
+    close(values, 1e-10, 1e-12)

@@ -61,6 +61,8 @@ def test_group_norm_module() -> None:
     "lib.nn.functional.group_norm(lib.zeros(2, 4, 3), 2, lib.ones(3))",
     "lib.nn.functional.group_norm(lib.zeros(2, 4, 3), 2, None, lib.ones(2, 2))",
     "lib.nn.functional.group_norm(lib.zeros(2, 4, 3), 2, lib.ones(4), lib.ones(2))",
+    "lib.nn.functional.group_norm(lib.ones(2, 4, 3), -2)",
+    "lib.nn.functional.group_norm(lib.ones(0, 4, 3), 2, lib.ones(4), lib.ones(4))",
 ])
 def test_group_norm_errors(call: str) -> None:
     same(lambda lib: repr(eval(call)))
@@ -200,6 +202,8 @@ def test_cross_map_lrn2d() -> None:
     "lib.nn.functional.local_response_norm(lib.zeros(2, 3), 2)",
     "lib.nn.functional.local_response_norm(lib.zeros(0, 3, 2), 2).shape",
     "lib.nn.CrossMapLRN2d(3)(lib.zeros(2, 3, 4))",
+    "lib.nn.functional.local_response_norm(lib.ones(2, 4, 3), 0)",
+    "lib.nn.functional.local_response_norm(lib.ones(2, 4, 3, 2), 0)",
 ])
 def test_local_response_norm_errors(call: str) -> None:
     same(lambda lib: repr(eval(call)))
@@ -247,4 +251,34 @@ def test_rms_norm_module() -> None:
     "lib.nn.functional.rms_norm(lib.ones(2, 5), [5], lib.ones(5, 1))",
 ])
 def test_rms_norm_errors(call: str) -> None:
+    same(lambda lib: repr(eval(call)))
+
+
+# -- the lazy forms -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("cls", "options", "shape"), [
+    ("LazyBatchNorm3d", {}, (2, 3, 2, 2, 2)),
+    ("LazyBatchNorm3d", {"affine": False, "momentum": None}, (3, 2, 1, 2, 2)),
+    ("LazyInstanceNorm1d", {}, (2, 3, 4)),
+    ("LazyInstanceNorm2d", {"affine": False, "track_running_stats": False}, (2, 3, 4, 2)),
+    ("LazyInstanceNorm3d", {"eps": 1e-3}, (2, 3, 2, 2, 3)),
+])
+def test_lazy_norms(cls: str, options: dict, shape: tuple) -> None:
+    def program(lib: Any) -> list:
+        module = getattr(lib.nn, cls)(**options)
+        before = [repr(module), list(module.state_dict()), module.has_uninitialized_params()]
+        input = lib.tensor(_data(shape, 1), requires_grad=True)
+        out = module(input)
+        out.pow(3).sum().backward()
+        return [*before, type(module).__name__, repr(module), list(module.state_dict()), out,
+                input.grad, *module.buffers(), *[p.grad for p in module.parameters()]]
+
+    close(program)
+
+
+@pytest.mark.parametrize("call", [
+    "lib.nn.LazyInstanceNorm2d()(lib.ones(3, 4, 5))",
+    "lib.nn.LazyBatchNorm3d()(lib.ones(2, 3, 4))",
+])
+def test_lazy_norm_errors(call: str) -> None:
     same(lambda lib: repr(eval(call)))

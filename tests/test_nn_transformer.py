@@ -143,6 +143,21 @@ def test_multihead_attention_repr_state_dict_and_parameters() -> None:
     same(program)
 
 
+@pytest.mark.parametrize(("attn", "padding"), [(None, None), ("2d", None), (None, "pad"),
+                                              ("3d", "pad"), ("2d", "pad")])
+def test_multihead_attention_merge_masks(attn: str | None, padding: str | None) -> None:
+    def program(lib: Any) -> list:
+        module = lib.nn.MultiheadAttention(4, 2, batch_first=True)
+        query = lib.zeros(3, 5, 4)
+        attn_mask = {None: None, "2d": lib.tensor(_data((5, 5), 1)),
+                     "3d": lib.tensor(_data((6, 5, 5), 2))}[attn]
+        padding_mask = None if padding is None else lib.tensor(_data((3, 5), 3))
+        merged, kind = module.merge_masks(attn_mask, padding_mask, query)
+        return [merged, kind]
+
+    close(program)
+
+
 MHA_ERRORS = [
     "lib.nn.MultiheadAttention(6, 4)",
     "lib.nn.MultiheadAttention(0, 2)",
@@ -424,3 +439,42 @@ def test_encoder_inference_path_warns_once_per_process_as_torch() -> None:
                               text=True, check=True).stdout for name in ("torch", "runtime")]
     assert outputs[0] == outputs[1]
     assert "nested tensors is in prototype stage" in outputs[0]
+
+
+@pytest.mark.parametrize("case", ["mha eval no_grad", "mha eval grad", "mha train",
+                                  "mha batch second", "encoder layer", "decoder layer",
+                                  "encoder layer batch second"])
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_fully_padded_sequences_as_torch(case: str, need_weights: bool) -> None:
+    """A sequence whose every key is padded: torch's fused inference path (eval mode, no
+    gradient, batch_first self-attention) gives NaN for it; its other paths give zeros
+    (scaled_dot_product_attention) or NaN (the weights path). gradgen gives the same."""
+    batch_first = "batch second" not in case
+    x = _data((2, 5, 8) if batch_first else (5, 2, 8), 1)
+    padding = np.zeros((2, 5), dtype=bool)
+    padding[1] = True
+
+    def program(lib: Any) -> list:
+        lib.manual_seed(0)
+        query = lib.tensor(x)
+        mask = lib.tensor(padding)
+        if case.startswith("mha"):
+            module = lib.nn.MultiheadAttention(8, 2, batch_first=batch_first)
+            module.train(case == "mha train")
+            call = lambda: module(query, query, query, key_padding_mask=mask,  # noqa: E731
+                                  need_weights=need_weights)
+        elif case.startswith("encoder"):
+            module = lib.nn.TransformerEncoderLayer(8, 2, 16, batch_first=batch_first).eval()
+            call = lambda: (module(query, src_key_padding_mask=mask),)  # noqa: E731
+        else:
+            module = lib.nn.TransformerDecoderLayer(8, 2, 16, batch_first=True).eval()
+            call = lambda: (module(query, query, tgt_key_padding_mask=mask),)  # noqa: E731
+        if case == "mha eval grad":
+            results = call()
+        else:
+            with lib.no_grad():
+                results = call()
+        return [None if r is None else r.detach().masked_fill(r.isnan(), 123.0)
+                for r in results]
+
+    close(program, rtol=1e-4, atol=1e-5)

@@ -335,8 +335,8 @@ def test_torch_names_gradgen_s_modules_and_never_the_real_torch(tmp_path: Path) 
                                  "(yet)"),
     ("import torch\ntorch.fft.fft", "AttributeError: module 'torch' has no attribute 'fft': "
                                     "torch.fft is not in gradgen (yet)"),
-    ("import torch.nn as nn\nnn.Transformer()", "AttributeError: module 'torch.nn' has no "
-     "attribute 'Transformer': torch.nn.Transformer is not in gradgen (yet)"),
+    ("import torch.nn as nn\nnn.DataParallel()", "AttributeError: module 'torch.nn' has no "
+     "attribute 'DataParallel': torch.nn.DataParallel is not in gradgen (yet)"),
     # Python's own ImportError, which names gradgen's module; a note names torch's.
     ("from torch.optim import SparseAdam", "torch.optim.SparseAdam is not in gradgen (yet)"),
 ])

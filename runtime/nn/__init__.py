@@ -207,6 +207,10 @@ from runtime.nn.norms import (  # noqa: E402
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
+    LazyBatchNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
     LocalResponseNorm,
     RMSNorm,
     SyncBatchNorm,
@@ -214,7 +218,8 @@ from runtime.nn.norms import (  # noqa: E402
 
 __all__ += [
     "BatchNorm3d", "CrossMapLRN2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
-    "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "SyncBatchNorm",
+    "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "SyncBatchNorm", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
 ]
 
 from runtime.nn.losses_more import (  # noqa: E402
@@ -225,6 +230,7 @@ from runtime.nn.losses_more import (  # noqa: E402
     MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
+    NLLLoss2d,
     PairwiseDistance,
     PoissonNLLLoss,
     TripletMarginLoss,
@@ -234,7 +240,7 @@ from runtime.nn.losses_more import (  # noqa: E402
 __all__ += [
     "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
     "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PairwiseDistance",
-    "PoissonNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+    "PoissonNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d",
 ]
 
 from runtime.nn.activation_more import (  # noqa: E402

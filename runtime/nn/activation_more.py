@@ -95,10 +95,11 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         heard = _modes.dispatch(prelu, (input, weight), {})
         if heard is not _modes.PASS:
             return heard
+    if not input.dtype.is_floating_point and input.dtype is weight.dtype:
+        raise NotImplementedError(f'"prelu_cpu" not implemented for \'{_type_name(input)}\'')
     if input.dtype is not weight.dtype:
-        raise RuntimeError("prelu: Type promoting not supported. Got "
-                           f"{kernels._dtype_name(input._data)} and "
-                           f"{kernels._dtype_name(weight._data)}")
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_type_name(input)} and "
+                           f"{_type_name(weight)}")
     if weight.numel() != 1:
         if input.dim() == 0:
             raise RuntimeError("Not allow zero-dim input tensor.")
@@ -115,6 +116,19 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     else:
         weight = weight.reshape(-1) if input.dim() == 1 else weight.reshape(())
     return ops.where(input > 0, input, weight * input)
+
+
+class NnMethods:
+    """Tensor methods for the functions above (installed by runtime/methods.py)."""
+
+    __slots__ = ()
+
+    def prelu(self, weight: Tensor) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(NnMethods.prelu, (self, weight), {})
+            if heard is not _modes.PASS:
+                return heard
+        return prelu(self, weight)
 
 
 class PReLU(Module):
@@ -169,6 +183,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
         return rrelu_(input, lower, upper, training)
     if not training:
         return composite.leaky_relu(input, (lower + upper) / 2)
+    _check_rrelu_dtype(input)
     return input * _rrelu_noise(input, lower, upper)
 
 
@@ -181,7 +196,19 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
             return heard
     if not training:
         return composite.leaky_relu(input, (lower + upper) / 2, inplace=True)
+    _check_rrelu_dtype(input)
     return input.mul_(_rrelu_noise(input, lower, upper))
+
+
+def _check_rrelu_dtype(input: Tensor) -> None:
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"rrelu_with_noise_out_cpu" not implemented for \'{_type_name(input)}\'')
+
+
+def _type_name(tensor: Tensor) -> str:
+    """`Long`, `Int`, `Bool`: how torch's kernel messages name a dtype."""
+    return kernels._dtype_name(tensor.detach().numpy())
 
 
 class RReLU(Module):
@@ -356,8 +383,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     bags are the rows of a 2-D input, or the runs of a 1-D input that `offsets` start."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(embedding_bag, (input, weight, offsets, max_norm, norm_type,
-            scale_grad_by_freq, mode, sparse, per_sample_weights, include_last_offset, padding_idx),
-            {})
+                                scale_grad_by_freq, mode, sparse, per_sample_weights,
+                                include_last_offset, padding_idx), {})
         if heard is not _modes.PASS:
             return heard
     if weight.dtype.is_floating_point is False and input.dtype.is_floating_point:
@@ -370,8 +397,16 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
     indices, bounds, sample_weights = _bags(input, offsets, include_last_offset,
                                             per_sample_weights)
     ids = indices.numpy().astype(np.int64)
+    rows_count = weight.shape[0]
+    outside = np.flatnonzero((ids < 0) | (ids >= rows_count))
+    if outside.size:
+        raise RuntimeError(f"Index {outside[0]} of input takes value {ids[outside[0]]} which is "
+                           f"not in the valid range [0, {rows_count})")
+    if padding_idx is not None and not -rows_count <= padding_idx < rows_count:
+        raise RuntimeError("padding_idx must be within the number of embeddings, "
+                           f"-{rows_count} through {rows_count - 1}, but got {padding_idx}")
     if padding_idx is not None and padding_idx < 0:
-        padding_idx += weight.shape[0]
+        padding_idx += rows_count
     kept = ids != padding_idx if padding_idx is not None else np.ones(ids.shape, dtype=bool)
     rows = ops.index_select(weight, 0, indices.to(dtypes.int64))
     if mode == "max":

@@ -159,7 +159,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
     target length, then averages over the batch."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(ctc_loss, (log_probs, targets, input_lengths, target_lengths, blank,
-            reduction, zero_infinity), {})
+                                reduction, zero_infinity), {})
         if heard is not _modes.PASS:
             return heard
     enum = composite._reduction(reduction)

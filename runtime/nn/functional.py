@@ -148,11 +148,11 @@ __all__ += [
 
 
 # -- issue 28, helper nnlayers: attention, norms, losses, activations --------------------------
-from runtime.nn.transformer import multi_head_attention_forward  # noqa: E402
+from runtime.nn.attention import multi_head_attention_forward  # noqa: E402
 
 __all__ += ["multi_head_attention_forward"]
 
-from runtime.nn.norms import (  # noqa: E402
+from runtime.nn.norm_functions import (  # noqa: E402
     group_norm,
     instance_norm,
     local_response_norm,
@@ -161,7 +161,7 @@ from runtime.nn.norms import (  # noqa: E402
 
 __all__ += ["group_norm", "instance_norm", "local_response_norm", "rms_norm"]
 
-from runtime.nn.losses_more import (  # noqa: E402
+from runtime.nn.loss_functions import (  # noqa: E402
     cosine_embedding_loss,
     gaussian_nll_loss,
     hinge_embedding_loss,

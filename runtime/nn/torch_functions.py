@@ -14,7 +14,7 @@ from typing import Any
 from generated import ops
 from runtime import modes as _modes
 from runtime._tensor import Tensor
-from runtime.nn import activation_more, ctc, losses_more, nonlinear, norms
+from runtime.nn import activation_more, ctc, loss_functions, nonlinear, norm_functions
 
 __all__ = [
     "bilinear", "cosine_embedding_loss", "ctc_loss", "group_norm", "hinge_embedding_loss",
@@ -27,9 +27,9 @@ _REDUCTION_NAMES = {0: "none", 1: "mean", 2: "sum"}
 
 prelu = activation_more.prelu
 bilinear = activation_more.bilinear
-pdist = losses_more.pdist
-pairwise_distance = losses_more.pairwise_distance
-rms_norm = norms.rms_norm
+pdist = loss_functions.pdist
+pairwise_distance = loss_functions.pairwise_distance
+rms_norm = norm_functions.rms_norm
 
 
 def _name(reduction: int) -> str:
@@ -88,10 +88,10 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     """F.group_norm (cudnn_enabled is accepted and has no effect on a CPU)."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(group_norm, (input, num_groups, weight, bias, eps, cudnn_enabled),
-            {})
+                                {})
         if heard is not _modes.PASS:
             return heard
-    return norms.group_norm(input, num_groups, weight, bias, eps)
+    return norm_functions.group_norm(input, num_groups, weight, bias, eps)
 
 
 def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None, N: int,  # noqa: N803
@@ -104,7 +104,7 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     grouped = input.reshape(N, group, -1)
     mean = grouped.mean(-1)
     rstd = ops.rsqrt(grouped.var(-1, correction=0) + eps)
-    return norms.group_norm(input, group, weight, bias, eps), mean, rstd
+    return norm_functions.group_norm(input, group, weight, bias, eps), mean, rstd
 
 
 def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
@@ -114,10 +114,10 @@ def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     """F.instance_norm, in ATen's argument order."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(instance_norm, (input, weight, bias, running_mean, running_var,
-            use_input_stats, momentum, eps, cudnn_enabled), {})
+                                use_input_stats, momentum, eps, cudnn_enabled), {})
         if heard is not _modes.PASS:
             return heard
-    return norms.instance_norm(input, running_mean, running_var, weight, bias,
+    return norm_functions.instance_norm(input, running_mean, running_var, weight, bias,
                                use_input_stats, momentum, eps)
 
 
@@ -125,10 +125,10 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
                         reduction: int = 0) -> Tensor:
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(margin_ranking_loss, (input1, input2, target, margin, reduction),
-            {})
+                                {})
         if heard is not _modes.PASS:
             return heard
-    return losses_more.margin_ranking_loss(input1, input2, target, margin,
+    return loss_functions.margin_ranking_loss(input1, input2, target, margin,
                                            reduction=_name(reduction))
 
 
@@ -138,17 +138,17 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
         heard = _modes.dispatch(hinge_embedding_loss, (input, target, margin, reduction), {})
         if heard is not _modes.PASS:
             return heard
-    return losses_more.hinge_embedding_loss(input, target, margin, reduction=_name(reduction))
+    return loss_functions.hinge_embedding_loss(input, target, margin, reduction=_name(reduction))
 
 
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor,
                           margin: float = 0.0, reduction: int = 0) -> Tensor:
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(cosine_embedding_loss, (input1, input2, target, margin, reduction),
-            {})
+                                {})
         if heard is not _modes.PASS:
             return heard
-    return losses_more.cosine_embedding_loss(input1, input2, target, margin,
+    return loss_functions.cosine_embedding_loss(input1, input2, target, margin,
                                              reduction=_name(reduction))
 
 
@@ -157,10 +157,10 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         swap: bool = False, reduction: int = 0) -> Tensor:
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(triplet_margin_loss, (anchor, positive, negative, margin, p, eps,
-            swap, reduction), {})
+                                swap, reduction), {})
         if heard is not _modes.PASS:
             return heard
-    return losses_more.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+    return loss_functions.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                            reduction=_name(reduction))
 
 
@@ -168,10 +168,10 @@ def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool, full: bool,
                      reduction: int) -> Tensor:
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(poisson_nll_loss, (input, target, log_input, full, eps, reduction),
-            {})
+                                {})
         if heard is not _modes.PASS:
             return heard
-    return losses_more.poisson_nll_loss(input, target, log_input, full, eps=eps,
+    return loss_functions.poisson_nll_loss(input, target, log_input, full, eps=eps,
                                         reduction=_name(reduction))
 
 
@@ -179,7 +179,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Any, target_leng
              blank: int = 0, reduction: int = 0, zero_infinity: bool = False) -> Tensor:
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(ctc_loss, (log_probs, targets, input_lengths, target_lengths, blank,
-            reduction, zero_infinity), {})
+                                reduction, zero_infinity), {})
         if heard is not _modes.PASS:
             return heard
     return ctc.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
