@@ -224,10 +224,8 @@ def kron(input: Any, other: Any) -> Any:
                                                                    strict=True)])
 
 
-def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
-    """Sum over the dims given of `a` and `b` (`dims` an int: a's last, b's first)."""
-    _check_tensor("tensordot", a, "a")
-    _check_tensor("tensordot", b, "b", 2)
+def _contracted_dims(a: Any, b: Any, dims: Any) -> tuple[list[int], list[int]]:
+    """tensordot's `dims` as two lists of wrapped dims, checked as torch checks them."""
     if isinstance(dims, Tensor):
         dims = dims.item() if dims.ndim == 0 else dims.tolist()
     if isinstance(dims, int):
@@ -247,6 +245,14 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[da]} in dim {da} and second has size {b.shape[db]} "
                                f"in dim {db}")
+    return dims_a, dims_b
+
+
+def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
+    """Sum over the dims given of `a` and `b` (`dims` an int: a's last, b's first)."""
+    _check_tensor("tensordot", a, "a")
+    _check_tensor("tensordot", b, "b", 2)
+    dims_a, dims_b = _contracted_dims(a, b, dims)
     free_a = [d for d in range(a.ndim) if d not in dims_a]
     free_b = [d for d in range(b.ndim) if d not in dims_b]
     size = math.prod(a.shape[d] for d in dims_a)
