@@ -3265,7 +3265,7 @@ def logical_not_(self_):
     """
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["logical_not"], (self_,), inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.logical_not(recording.data(self_)))
     return self_
 
@@ -3290,7 +3290,7 @@ def logical_and_(self_, other):
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["logical_and"], (self_, other,), inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.logical_and(recording.data(self_), recording.data(other)))
     return self_
 
@@ -3315,7 +3315,7 @@ def logical_or_(self_, other):
     """
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
         self_, other = _dispatch.check_arguments(OVERLOADS["logical_or"], (self_, other,), inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.logical_or(recording.data(self_), recording.data(other)))
     return self_
 
@@ -3340,7 +3340,7 @@ def bitwise_not_(self_):
     """
     if not isinstance(self_, Tensor):
         (self_,) = _dispatch.check_arguments(OVERLOADS["bitwise_not"], (self_,), inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_not(recording.data(self_)))
     return self_
 
@@ -3365,7 +3365,7 @@ def bitwise_and_Tensor_(self_, other):
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,), inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
     return self_
 
@@ -3390,7 +3390,7 @@ def bitwise_or_Tensor_(self_, other):
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,), inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
     return self_
 
@@ -3415,7 +3415,7 @@ def bitwise_xor_Tensor_(self_, other):
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
     return self_
 
@@ -6951,7 +6951,7 @@ def scatter_reduce_(self_, dim, index, src, *, reduce):
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
         self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,), inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return self_
 
@@ -6976,7 +6976,7 @@ def scatter_value_reduce_(self_, dim, index, value, *, reduce):
     """
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
         self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value_reduce"], (self_, index, value,), inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
     return self_
 
@@ -7253,7 +7253,7 @@ def floor_divide_default_(self_, other):
     """
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide"], (self_, other,), inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.floor_divide(recording.data(self_), recording.data(other)))
     return self_
 
@@ -7278,7 +7278,7 @@ def floor_divide_Scalar_(self_, other):
     """
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
         self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide.Scalar"], (self_, other,), inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.floor_divide_Scalar(recording.data(self_), other))
     return self_
 

@@ -37,9 +37,12 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          conj & co, apply_/map_, as_subclass
     tensor_functions                     generated.ops, factories, linalg: composites (atleast_1d,
                                          kron, cov, splits and stacks, det, ...)
+    counting                             kernels, recording, _tensor: results without a
+                                         gradient (bincount, histc, isin, gcd, ...)
     methods                              generated.tensor_methods, composite, autograd,
                                          predicates, random_ops, other_names,
-                                         tensor_attributes, tensor_functions: sets the op methods on
+                                         tensor_attributes, tensor_functions,
+                                         counting: sets the op methods on
                                          Tensor
     nn, optim, linalg                    composite, generated.ops, factories, _tensor,
                                          random
@@ -92,6 +95,7 @@ from runtime.aliases import install_as_torch, uninstall_as_torch
 from runtime.aliases import missing_attribute as _missing_attribute
 from runtime.compile import compile  # noqa: A004 - torch.compile: a step as one function
 from runtime.composite import *  # noqa: F403 - the composite ops
+from runtime.counting import *  # noqa: F403 - bincount, histc, isin, gcd, ...
 from runtime.devices import device, get_default_device, set_default_device
 from runtime.dtypes import bfloat16 as bfloat16  # no arithmetic: numpy lacks it
 from runtime.dtypes import (

@@ -294,3 +294,18 @@ def test_as_subclass():
 
     same(program)
     same(lambda t: t.ones(2).as_subclass(int))
+
+
+@pytest.mark.parametrize("name", ["logical_not_", "bitwise_not_", "logical_and_", "logical_or_"])
+def test_in_place_without_derivative_writes_into_a_leaf(name):
+    def program(t):
+        x = t.tensor([1.0, 0.0], requires_grad=True) if "logical" in name else \
+            t.tensor([1, 0])
+        args = () if name.endswith("not_") else (t.tensor([1.0, 1.0]),)
+        getattr(x, name)(*args)
+        y = t.tensor([1.0, 0.0], requires_grad=True) * 2
+        if "logical" in name:
+            getattr(y, name)(*args)
+        return x, x.is_leaf, y, y.grad_fn.name()
+
+    same(program)

@@ -476,3 +476,77 @@ def test_predicates_without_gradient():
         same(lambda t, name=name: getattr(t.tensor([1, -2, 0]), name)())
         same(lambda t, name=name: getattr(t, name)(t.tensor(x, requires_grad=True)))
         same(lambda t, name=name: getattr(t, name)([1.0]))
+
+
+# -- results without a gradient: counting, searching, integer ops ------------------------------
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.bincount(t.tensor([0, 1, 1, 3])),
+    lambda t: t.bincount(t.tensor([0, 1, 1, 3]), t.tensor([0.5, 1.0, 1.0, 2.0])),
+    lambda t: t.bincount(t.tensor([0, 1, 1, 3]), t.tensor([0.5, 1.0, 1.0, 2.0],
+                                                          dtype=t.float64)),
+    lambda t: t.bincount(t.tensor([0, 1, 1, 3]), t.tensor([1, 2, 3, 4]), minlength=6),
+    lambda t: t.tensor([2, 2, 0], dtype=t.int32).bincount(),
+    lambda t: t.bincount(t.tensor([], dtype=t.int64)),
+    lambda t: t.bincount(t.tensor([-1])),
+    lambda t: t.bincount(t.tensor([1.0])),
+    lambda t: t.bincount(t.ones(2, 2, dtype=t.int64)),
+    lambda t: t.bincount(t.tensor([1]), minlength=-1),
+    lambda t: t.bincount(t.tensor([1, 2]), t.ones(3)),
+    lambda t: t.histc(t.tensor([1.0, 2.0, 2.0, 5.0]), 4),
+    lambda t: t.histc(t.tensor([1.0, 2.0, 2.0, 5.0, -1.0, 7.0]), 3, 0, 6),
+    lambda t: t.tensor([0.1, 0.25, 0.9, 1.0], dtype=t.float64).histc(bins=5, min=0, max=1),
+    lambda t: t.histc(t.tensor([3.0, 3.0]), 4),
+    lambda t: t.histc(t.tensor([1, 2]), 3),
+    lambda t: t.histc(t.tensor([1.0, 2.0]), 4, 2, 1),
+    lambda t: t.histc(t.tensor([1.0, 2.0]), -1),
+    lambda t: t.bucketize(t.tensor([1, 5, 9]), t.tensor([1, 3, 5, 7])),
+    lambda t: t.bucketize(t.tensor([[1.0, 5.0], [9.0, 0.0]]), t.tensor([1.0, 3.0, 5.0, 7.0]),
+                          right=True, out_int32=True),
+    lambda t: t.bucketize(3, t.tensor([1, 3, 5, 7])),
+    lambda t: t.searchsorted(t.tensor([[1, 3, 5], [2, 4, 6]]), t.tensor([[3], [5]])),
+    lambda t: t.searchsorted(t.tensor([1, 3, 5]), 3, side="right"),
+    lambda t: t.searchsorted(t.tensor([1.0, 3.0, 5.0]), t.tensor([3.0, 0.0, 9.0]), right=True),
+    lambda t: t.searchsorted(t.tensor([5, 1, 3]), t.tensor([2, 4]), sorter=t.tensor([1, 2, 0])),
+    lambda t: t.searchsorted(t.tensor([1, 3]), t.tensor([2]), side="middle"),
+    lambda t: t.isin(t.tensor([1, 2, 3]), t.tensor([2, 5])),
+    lambda t: t.isin(t.tensor([1.0, 2.0, 3.0]), 2),
+    lambda t: t.isin(2, t.tensor([2, 3])),
+    lambda t: t.isin(t.tensor([[1, 2], [3, 4]]), t.tensor([2, 4]), invert=True),
+    lambda t: t.unravel_index(t.tensor([4, 7]), (2, 4)),
+    lambda t: t.unravel_index(t.tensor(9), (2, 3)),
+    lambda t: t.unravel_index(t.tensor([[1], [5]]), t.Size([3, 2])),
+    lambda t: t.unravel_index(t.tensor([1.0]), (2, 3)),
+])
+def test_counting_and_searching(program):
+    same(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.gcd(t.tensor([4, 6, 0, -8]), t.tensor([6, 9, 5, 12])),
+    lambda t: t.lcm(t.tensor([4, -6, 0]), t.tensor([6, 9, 3])),
+    lambda t: t.tensor([4, 6], dtype=t.int32).gcd(t.tensor([2, 4], dtype=t.int32)),
+    lambda t: t.gcd(t.ones(2), t.ones(2)),
+    lambda t: t.lcm(t.tensor([2]), t.tensor([1.0])),
+    lambda t: t.logical_xor(t.tensor([1.0, 0.0, 2.0]), t.tensor([1, 1, 0])),
+    lambda t: t.tensor([True, False]).logical_xor(t.tensor([True])),
+    lambda t: t.logical_xor(t.ones(2), t.ones(3)),
+    lambda t: t.heaviside(t.tensor([-1.0, 0.0, 2.0]), t.tensor([0.5])),
+    lambda t: t.heaviside(t.tensor([-1, 0, 2]), t.tensor([7])),
+    lambda t: t.heaviside(t.tensor([-1.0, 0.0, 2.0]), t.tensor([1])),
+    lambda t: t.tensor([-1.0, 0.0, 2.0]).heaviside(t.tensor(0.25)),
+])
+def test_integer_and_logical_ops(program):
+    same(program)
+
+
+def test_in_place_integer_and_logical_ops():
+    def program(t):
+        a, b = t.tensor([4, 6, 9]), t.tensor([6, 4, 3])
+        x = t.tensor([1.0, 0.0, 3.0])
+        y = t.tensor([-1.0, 0.0, 2.0])
+        return (t.gcd_(a, t.tensor([2, 4, 6])) is a, a, b.lcm_(t.tensor([4, 6, 9])), b,
+                x.logical_xor_(t.tensor([1, 1, 0])), y.heaviside_(t.tensor([0.5])), y)
+
+    same(program)
+    same(lambda t: t.ones(2, requires_grad=True).logical_xor_(t.ones(2)))
