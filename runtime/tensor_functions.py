@@ -11,6 +11,7 @@ methods are in `FunctionMethods`, set on Tensor by runtime/methods.py.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import warnings
@@ -21,6 +22,7 @@ import numpy as np
 from generated import ops
 from runtime import dispatch, dtypes, factories, kernels, linalg
 from runtime._tensor import Size, Tensor
+from runtime.composite import matmul as _matmul
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
            "cartesian_prod", "combinations", "kron", "inner", "tensordot", "diff", "diagflat",
@@ -28,7 +30,9 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadc
            "dstack", "column_stack", "row_stack", "tile", "take_along_dim", "det", "slogdet",
            "logdet", "matrix_exp", "pinverse", "cov", "corrcoef", "float_power", "nanmean",
            "meshgrid", "tril_indices", "triu_indices", "can_cast", "promote_types",
-           "result_type", "isneginf", "isposinf", "isreal", "signbit"]
+           "result_type", "isneginf", "isposinf", "isreal", "signbit", "repeat_interleave",
+           "cross", "trapezoid", "trapz", "cumulative_trapezoid", "vander", "matrix_power",
+           "aminmax"]
 
 
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
@@ -527,6 +531,168 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
     return _indices("triu_indices", row, col, offset, dtype, False)
 
 
+# -- more composites: repeats, integrals, powers ----------------------------------------------
+
+def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Any:
+    """Each element repeated `repeats` times along `dim` (the flattened tensor when no dim);
+    of a tensor of counts alone, the indices 0, 1, ... each repeated by its count."""
+    _check_tensor("repeat_interleave", input)
+    if repeats is None:
+        return _repeated_indices(input)
+    if dim is None:
+        input, dim = input.flatten(), 0
+    dim = kernels._wrap_dim(dim, input.ndim) if input.ndim else 0
+    if isinstance(repeats, Tensor):
+        if repeats.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        counts = repeats.reshape(1).expand(input.shape[dim]) if repeats.numel() == 1 else repeats
+        if counts.shape[0] != input.shape[dim]:
+            raise RuntimeError("repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {counts.shape[0]} and "
+                               f"input.size({dim}) = {input.shape[dim]}")
+        return ops.index_select(input, dim, _repeated_indices(counts))
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    shape = list(input.shape)
+    expanded = shape[:dim + 1] + [repeats] + shape[dim + 1:]
+    shape[dim] *= repeats
+    return input.unsqueeze(dim + 1).expand(expanded).clone().view(shape)
+
+
+def _repeated_indices(counts: Any) -> Any:
+    if counts.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if counts.dtype.is_floating_point or counts.dtype is dtypes.bool_:
+        raise NotImplementedError('"repeat_interleave_cpu" not implemented for '
+                                  f"'{kernels._TYPE_NAMES.get(counts.dtype.name)}'")
+    values = counts._data
+    if values.size and values.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    return factories.from_numpy(np.repeat(np.arange(values.size, dtype=values.dtype), values))
+
+
+def cross(input: Any, other: Any, dim: int | None = None, *, out: Any = None) -> Any:
+    """The cross product of 3-vectors along `dim` (without one: the first dim of size 3,
+    deprecated)."""
+    _check_tensor("cross", input)
+    _check_tensor("cross", other, "other", 2)
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                      "default value of dim will change to agree with that of linalg.cross in a "
+                      "future release.", UserWarning, stacklevel=2)
+        shape = kernels.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        dim = next((d for d, size in enumerate(shape) if size == 3), -1)
+    return linalg.cross(input, other, dim=dim)
+
+
+def _integration_steps(y: Any, x: Any, dim: int) -> Any:
+    """The widths of the trapezoids: diff of x along dim (a 1-D x laid along dim)."""
+    if x.ndim == 1:
+        shape = [1] * y.ndim
+        shape[dim] = x.shape[0]
+        x = x.view(shape)
+    length = x.shape[dim]
+    return ops.slice(x, dim, 1, length) - ops.slice(x, dim, 0, length - 1)
+
+
+def trapezoid(y: Any, x: Any = None, *, dx: float | None = None, dim: int = -1) -> Any:
+    """The trapezoidal rule along `dim`, at spacing dx (1 by default) or at the points x."""
+    _check_tensor("trapezoid", y, "y")
+    dim = kernels._wrap_dim(dim, y.ndim)
+    length = y.shape[dim]
+    if length == 0:
+        return y.sum(dim) * 0
+    if isinstance(x, Tensor):
+        steps = _integration_steps(y, x, dim)
+        pairs = ops.slice(y, dim, 1, length) + ops.slice(y, dim, 0, length - 1)
+        return ops.div_Scalar((pairs * steps).sum(dim), 2.0)
+    spacing = 1 if dx is None else dx
+    ends = ops.mul_Scalar(y.select(dim, 0) + y.select(dim, -1), 0.5)
+    return ops.mul_Scalar(y.sum(dim) - ends, spacing)
+
+
+def trapz(y: Any, x: Any = None, *, dx: float | None = None, dim: int = -1) -> Any:
+    """trapezoid under its older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Any, x: Any = None, *, dx: float | None = None,
+                         dim: int = -1) -> Any:
+    """The running trapezoidal integral along `dim`."""
+    _check_tensor("cumulative_trapezoid", y, "y")
+    dim = kernels._wrap_dim(dim, y.ndim)
+    length = y.shape[dim]
+    pairs = ops.slice(y, dim, 1, length) + ops.slice(y, dim, 0, max(length - 1, 0))
+    if isinstance(x, Tensor):
+        return ops.div_Scalar((pairs * _integration_steps(y, x, dim)).cumsum(dim), 2.0)
+    return ops.mul_Scalar(pairs, (1 if dx is None else dx) / 2.0).cumsum(dim)
+
+
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
+    """The Vandermonde matrix of a 1-D tensor: its powers, highest first unless increasing."""
+    _check_tensor("vander", x, "x")
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    columns = x.shape[0] if N is None else N
+    if columns < 0:
+        raise RuntimeError("N must be non-negative.")
+    dtype = x.dtype if x.dtype.is_floating_point else dtypes.int64
+    result = factories.ones(x.shape[0], columns, dtype=dtype)
+    if columns > 1:
+        result[:, 1:] = x.unsqueeze(1)
+        result[:, 1:] = result[:, 1:].cumprod(1)
+    return result if increasing else result.flip(1)
+
+
+def matrix_power(input: Any, n: int) -> Any:
+    """The n-th power of square matrices by repeated squaring (the inverse's, for n < 0)."""
+    _check_tensor("matrix_power", input)
+    if input.ndim < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they "
+                           f"are {input.shape[-2]} by {input.shape[-1]} matrices")
+    if n == 0:
+        eye = factories.eye(input.shape[-1], dtype=input.dtype).expand(input.shape)
+        return input.clone().copy_(eye)
+    if n == 1:
+        return input.clone()
+    a = linalg.inv(input) if n < 0 else input
+    n = abs(n)
+    if n == 1:
+        return a
+    if n in (2, 3):
+        square = _matmul(a, a)
+        return square if n == 2 else _matmul(square, a)
+    power = result = None
+    while n:
+        n, bit = divmod(n, 2)
+        power = a if power is None else _matmul(power, power)
+        if bit:
+            result = power if result is None else _matmul(result, power)
+    return result
+
+
+_aminmax_return = collections.namedtuple("aminmax", ["min", "max"])
+
+
+def aminmax(input: Any, *, dim: int | None = None, keepdim: bool = False) -> Any:
+    """(amin, amax) in one call."""
+    _check_tensor("aminmax", input)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        low, high = input.amin(), input.amax()
+        if keepdim:
+            low, high = low.reshape([1] * input.ndim), high.reshape([1] * input.ndim)
+        return _aminmax_return(low, high)
+    return _aminmax_return(input.amin(dim, keepdim), input.amax(dim, keepdim))
+
+
 # -- types -------------------------------------------------------------------------------------
 
 def _category(d: Any) -> int:
@@ -674,6 +840,19 @@ class FunctionMethods:
 
     def isneginf(self) -> Any:
         return isneginf(self)
+
+    def repeat_interleave(self, repeats: Any = None, dim: int | None = None, *,
+                          output_size: int | None = None) -> Any:
+        return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def cross(self, other: Any, dim: int | None = None) -> Any:
+        return cross(self, other, dim)
+
+    def matrix_power(self, n: int) -> Any:
+        return matrix_power(self, n)
+
+    def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> Any:
+        return aminmax(self, dim=dim, keepdim=keepdim)
 
     def isposinf(self) -> Any:
         return isposinf(self)

@@ -550,3 +550,125 @@ def test_in_place_integer_and_logical_ops():
 
     same(program)
     same(lambda t: t.ones(2, requires_grad=True).logical_xor_(t.ones(2)))
+
+
+# -- composites: repeats, integrals, powers ----------------------------------------------------
+
+def _chain(tensor, length=4):
+    names, node = [], tensor.grad_fn
+    while node is not None and len(names) < length:
+        names.append(node.name())
+        node = node.next_functions[0][0] if node.next_functions else None
+    return names
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, x: t.repeat_interleave(x, 2),
+    lambda t, x: t.repeat_interleave(x, 3, dim=1),
+    lambda t, x: x.repeat_interleave(t.tensor([1, 0]), dim=0),
+    lambda t, x: t.repeat_interleave(x, t.tensor([2]), dim=-1),
+    lambda t, x: t.repeat_interleave(x, t.tensor(2)),
+])
+def test_repeat_interleave(call):
+    def build(t):
+        x = t.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        y = call(t, x)
+        return y * t.arange(float(y.numel())).reshape(y.shape), (x,)
+
+    grads(build)
+    same(lambda t: _chain(call(t, t.ones(2, 3, requires_grad=True))))
+
+
+def test_repeat_interleave_counts_and_errors():
+    same(lambda t: t.repeat_interleave(t.tensor([2, 0, 3])))
+    same(lambda t: t.repeat_interleave(t.ones(2, 3), t.tensor([1, 2, 3]), dim=0))
+    same(lambda t: t.repeat_interleave(t.ones(2), -1))
+    same(lambda t: t.repeat_interleave(t.tensor([1.0, 2.0])))
+    same(lambda t: t.repeat_interleave(t.tensor([[1, 2]])))
+    same(lambda t: t.repeat_interleave(t.tensor([-1, 2])))
+    same(lambda t: t.repeat_interleave(t.ones(3), t.tensor([1, -1, 1])))
+
+
+def test_cross():
+    def build(t):
+        a = t.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], requires_grad=True)
+        b = t.tensor([[4.0, 5.0, 6.0], [1.0, 1.0, 0.0]], requires_grad=True)
+        return t.cross(a, b, dim=1) + a.cross(b, 1), (a, b)
+
+    grads(build)
+    same(lambda t: t.cross(t.ones(3, 2), t.arange(6.0).reshape(3, 2)))
+    same(lambda t: t.cross(t.ones(2, 2), t.ones(2, 2), dim=1))
+
+
+@pytest.mark.parametrize("arguments", [{}, {"dx": 0.5}, {"x": "1d"}, {"x": "2d"},
+                                       {"dim": 0}, {"dim": 0, "x": "col"}])
+@pytest.mark.parametrize("name", ["trapezoid", "trapz", "cumulative_trapezoid"])
+def test_trapezoid_rules(name, arguments):
+    def build(t):
+        y = t.tensor([[1.0, 4.0, 9.0, 16.0], [2.0, -1.0, 0.5, 3.0], [0.0, 1.0, 0.0, 1.0]],
+                     requires_grad=True)
+        kwargs = dict(arguments)
+        x = kwargs.pop("x", None)
+        if x == "1d":
+            kwargs["x"] = t.tensor([0.0, 0.5, 2.0, 2.5])
+        elif x == "2d":
+            kwargs["x"] = t.tensor([[0.0, 1.0, 1.5, 3.0]]).expand(3, 4)
+        elif x == "col":
+            kwargs["x"] = t.tensor([0.0, 2.0, 3.0])
+        if name == "trapz" and "x" in kwargs:
+            return t.trapz(y, kwargs.pop("x"), **kwargs), (y,)
+        return getattr(t, name)(y, **kwargs), (y,)
+
+    grads(build)
+    same(lambda t: _chain(build(t)[0], 4))
+
+
+def test_vander():
+    same(lambda t: t.vander(t.tensor([1, 2, 3])))
+    same(lambda t: t.vander(t.tensor([1.0, 2.0, 3.0]), N=4, increasing=True))
+    same(lambda t: t.vander(t.tensor([1.0, 2.0]), N=0))
+    same(lambda t: t.vander(t.ones(2, 2)))
+
+    same(lambda t: _chain(t.vander(t.ones(3, requires_grad=True)), 3))
+
+    def program(t):  # torch's vander cannot be differentiated: it writes over what it saved
+        y = t.vander(t.tensor([1.0, -2.0, 0.5], requires_grad=True), 4)
+        try:
+            y.sum().backward()
+        except RuntimeError as error:
+            return str(error).split(":")[0]
+        return "no error"
+
+    same(program)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, -1, -2])
+def test_matrix_power(n):
+    def build(t):
+        m = t.tensor([[1.0, 0.5], [-0.25, 1.5]], dtype=t.float64, requires_grad=True)
+        return t.matrix_power(m, n) + m.matrix_power(n), (m,)
+
+    grads(build, rtol=1e-6, atol=1e-9)
+    same(lambda t: _chain(t.matrix_power(t.eye(2, requires_grad=True) * 2, n), 3))
+    same(lambda t: t.matrix_power(t.ones(2, 3, 3), n).shape)
+
+
+def test_matrix_power_errors():
+    same(lambda t: t.matrix_power(t.ones(3), 2))
+    same(lambda t: t.matrix_power(t.ones(2, 3), 2))
+
+
+def test_aminmax():
+    same(lambda t: tuple(t.aminmax(t.tensor([[1, 3], [2, 0]]), dim=0)))
+    same(lambda t: tuple(t.tensor([[1.0, 3.0], [2.0, 0.0]]).aminmax()))
+    same(lambda t: tuple(t.aminmax(t.tensor([[1.0, 3.0], [2.0, 0.0]]), dim=1, keepdim=True)))
+    same(lambda t: tuple(t.aminmax(t.tensor([[1.0, 3.0]]), keepdim=True)))
+    same(lambda t: t.aminmax(t.tensor([])))
+
+    def program(t):  # gradgen records AminBackward0/AmaxBackward0 where torch has one node
+        x = t.tensor([[1.0, 3.0], [3.0, 0.0]], requires_grad=True)
+        low, high = t.aminmax(x, dim=1)
+        (low * 2 + high).sum().backward()
+        return x.grad
+
+    same(program)
