@@ -39,6 +39,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          kron, cov, splits and stacks, det, ...)
     counting                             kernels, recording, _tensor: results without a
                                          gradient (bincount, histc, isin, gcd, ...)
+    global_flags                         anomaly, factories: process switches (anomaly,
+                                         warn-always, autocast off), scalar_tensor, range
     methods                              generated.tensor_methods, composite, autograd,
                                          predicates, random_ops, other_names,
                                          tensor_attributes, tensor_functions,
@@ -118,6 +120,7 @@ from runtime.dtypes import dtype as dtype
 from runtime.dtypes import float as float  # noqa: A004 - torch.float
 from runtime.dtypes import int as int  # noqa: A004 - torch.int
 from runtime.factories import *  # noqa: F403
+from runtime.global_flags import *  # noqa: F403 - set_anomaly_enabled, autocast off, ...
 from runtime.grad_mode import (
     enable_grad,
     inference_mode,

@@ -672,3 +672,82 @@ def test_aminmax():
         return x.grad
 
     same(program)
+
+
+# -- process switches and small factories ------------------------------------------------------
+
+def test_anomaly_switches():
+    def program(t):
+        found = [t.is_anomaly_enabled(), t.is_anomaly_check_nan_enabled()]
+        t.set_anomaly_enabled(True, False)
+        found += [t.is_anomaly_enabled(), t.is_anomaly_check_nan_enabled()]
+        t.set_anomaly_enabled(False)
+        return found + [t.is_anomaly_enabled(), t.is_anomaly_check_nan_enabled()]
+
+    same(program)
+
+
+def test_warn_always_and_precision():
+    def program(t):
+        found = [t.is_warn_always_enabled(), t.get_float32_matmul_precision()]
+        t.set_warn_always(True)
+        t.set_float32_matmul_precision("medium")
+        found += [t.is_warn_always_enabled(), t.get_float32_matmul_precision()]
+        t.set_float32_matmul_precision("fastest")
+        found.append(t.get_float32_matmul_precision())
+        t.set_warn_always(False)
+        t.set_float32_matmul_precision("highest")
+        return found + [t.set_flush_denormal(False), t.init_num_threads()]
+
+    same(program)
+
+
+def test_autocast_reported_off():
+    def program(t):
+        return [t.is_autocast_enabled(), t.is_autocast_enabled("cpu"), t.is_autocast_cpu_enabled(),
+                t.is_autocast_cache_enabled(), t.get_autocast_dtype("cpu"),
+                t.get_autocast_cpu_dtype(), t.get_autocast_gpu_dtype(), t.clear_autocast_cache(),
+                t.set_autocast_enabled(False), t.set_autocast_cpu_enabled(False)]
+
+    same(program)
+
+
+def test_autocast_cannot_be_turned_on():
+    import runtime
+
+    with pytest.raises(NotImplementedError, match="gradgen has no autocast"):
+        runtime.set_autocast_enabled(True)
+    with pytest.raises(NotImplementedError, match="gradgen has no autocast"):
+        runtime.set_autocast_enabled("cpu", True)
+    assert not runtime.is_autocast_enabled()
+
+
+def test_typename_and_is_storage():
+    same(lambda t: [t.typename(t.ones(2, dtype=t.int64)), t.typename(t.ones(2)), t.typename(3),
+                    t.typename("a"), t.typename(t.float32), t.is_storage(t.ones(2)),
+                    t.is_storage(3)])
+
+
+def test_scalar_tensor_and_range():
+    same(lambda t: [t.scalar_tensor(3), t.scalar_tensor(2.5, dtype=t.float64),
+                    t.scalar_tensor(True), t.scalar_tensor(3, dtype=t.int64),
+                    t.scalar_tensor(1.5, requires_grad=True)])
+    same(lambda t: t.range(0, 1, 0.25))
+    same(lambda t: t.range(1, 4, dtype=t.int64))
+    same(lambda t: t.range(5, 1, -2))
+    same(lambda t: t.range(1, 4, 0))
+    same(lambda t: t.range(4, 1))
+
+
+def test_empty_strided_and_permuted_layout():
+    same(lambda t: [t.empty_strided((2, 3), (1, 2)).stride(), t.empty_strided((2, 3), (1, 2)).shape,
+                    t.empty_strided((2, 3), (3, 1), dtype=t.int64).dtype,
+                    t.empty_permuted((2, 3, 4), (2, 0, 1)).stride(),
+                    t.empty_permuted((2, 3, 4), (0, 1, 2)).is_contiguous()])
+
+
+def test_nonzero_static():
+    same(lambda t: t.nonzero_static(t.tensor([[0, 1], [1, 1]]), size=2))
+    same(lambda t: t.nonzero_static(t.tensor([0.0, 1.5]), size=3, fill_value=9))
+    same(lambda t: t.nonzero_static(t.tensor([0, 1]), size=0))
+    same(lambda t: t.nonzero_static(t.tensor([0, 1]), size=-1))
