@@ -4094,6 +4094,74 @@ NODES = {
             "result": "output",
         },
     },
+    "CopysignBackward0": {
+        "entry": "copysign.Tensor",
+        "schema": "copysign.Tensor(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "copysign_tensor_self_backward(grad, self, result)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "copysign_tensor_self_backward(self_t, self_p, result)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+            "other": "tensor",
+        },
+    },
+    "CopysignBackward1": {
+        "entry": "copysign.Scalar",
+        "schema": "copysign.Scalar(Tensor self, Scalar other) -> Tensor",
+        "formulas": (
+            ("self", "copysign_tensor_self_backward(grad, self, result)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "copysign_tensor_self_backward(self_t, self_p, result)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "SgnBackward0": {
+        "entry": "sgn",
+        "schema": "sgn(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "zeros_like(self_t)"),
+        ),
+        "saved": {
+        },
+    },
+    "NanToNumBackward0": {
+        "entry": "nan_to_num",
+        "schema": "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
+        "formulas": (
+            ("self", "grad * ((self - self) == 0)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * (self_p - self_p == 0)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "FrexpBackward0": {
+        "entry": "frexp.Tensor",
+        "schema": "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",
+        "formulas": (
+            ("self", "grad / exponent.exp2()"),
+        ),
+        "result": (
+            ("mantissa", "self_t / exponent.exp2()", ""),
+        ),
+        "saved": {
+            "exponent": "output",
+        },
+    },
     "AddmvBackward0": {
         "entry": "addmv",
         "schema": "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",

@@ -293,6 +293,11 @@ __all__ = [
     "TakeBackward0",
     "PutBackward0",
     "DistBackward0",
+    "CopysignBackward0",
+    "CopysignBackward1",
+    "SgnBackward0",
+    "NanToNumBackward0",
+    "FrexpBackward0",
     "AddmvBackward0",
     "AddrBackward0",
     "BaddbmmBackward0",
@@ -8646,6 +8651,155 @@ class DistBackward0(Node):
         # other: -norm_backward(grad, self - other, p, result)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = -manual.norm_backward(ops, grad, self_ - other, p, result)
+        return grad_inputs
+
+
+class CopysignBackward0(Node):
+    """copysign.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry copysign.Tensor
+    self: copysign_tensor_self_backward(grad, self, result)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "result_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: copysign_tensor_self_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.copysign_tensor_self_backward(ops, grad, self_, result)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class CopysignBackward1(Node):
+    """copysign.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry copysign.Scalar
+    self: copysign_tensor_self_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: copysign_tensor_self_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.copysign_tensor_self_backward(ops, grad, self_, result)
+        return grad_inputs
+
+
+class SgnBackward0(Node):
+    """sgn(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sgn
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class NanToNumBackward0(Node):
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+
+    derivatives.yaml, entry nan_to_num
+    self: grad * ((self - self) == 0)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * ((self - self) == 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * (self_ - self_ == 0)
+        return grad_inputs
+
+
+class FrexpBackward0(Node):
+    """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+
+    derivatives.yaml, entry frexp.Tensor
+    self: grad / exponent.exp2()
+    """
+
+    __slots__ = ("exponent_",)
+
+    @property
+    def _saved_exponent(self):
+        return self.exponent_.unpack(self)
+
+    def release_variables(self):
+        self.exponent_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        exponent = ops.unpack(self.exponent_, self)
+        grad_inputs = [None]
+        # self: grad / exponent.exp2()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / ops.exp2(exponent)
         return grad_inputs
 
 

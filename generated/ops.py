@@ -64,6 +64,8 @@ from generated.functions import (
     ConvolutionBackward0,
     ConvolutionBackwardBackward0,
     CopyBackwards,
+    CopysignBackward0,
+    CopysignBackward1,
     CosBackward0,
     CoshBackward0,
     CummaxBackward0,
@@ -106,6 +108,7 @@ from generated.functions import (
     FmodBackward0,
     FmodBackward1,
     FracBackward0,
+    FrexpBackward0,
     GatherBackward0,
     GeBackward0,
     GeBackward1,
@@ -197,6 +200,7 @@ from generated.functions import (
     NanmedianBackward0,
     NanmedianBackward1,
     NansumBackward0,
+    NanToNumBackward0,
     NarrowCopyBackward0,
     NativeBatchNormBackward0,
     NativeDropoutBackward0,
@@ -255,6 +259,7 @@ from generated.functions import (
     SelectBackward0,
     SelectBackwardBackward0,
     SelectScatterBackward0,
+    SgnBackward0,
     SigmoidBackward0,
     SigmoidBackwardBackward0,
     SignBackward0,
@@ -441,6 +446,7 @@ __all__ = [
     "constant_pad_nd",
     "convolution",
     "convolution_backward",
+    "copysign",
     "cos",
     "cos_",
     "cosh",
@@ -489,6 +495,7 @@ __all__ = [
     "fmod",
     "frac",
     "frac_",
+    "frexp",
     "gather",
     "ge",
     "gelu",
@@ -512,6 +519,7 @@ __all__ = [
     "index_select",
     "kthvalue",
     "ldexp",
+    "ldexp_",
     "le",
     "leaky_relu",
     "leaky_relu_",
@@ -564,6 +572,8 @@ __all__ = [
     "mul",
     "mv",
     "mvlgamma",
+    "nan_to_num",
+    "nan_to_num_",
     "nanmedian",
     "nansum",
     "narrow_copy",
@@ -620,6 +630,7 @@ __all__ = [
     "select",
     "select_backward",
     "select_scatter",
+    "sgn",
     "sigmoid",
     "sigmoid_",
     "sigmoid_backward",
@@ -731,6 +742,8 @@ _kthvalue_return = namedtuple("kthvalue", ["values", "indices"])
 _cummax_return = namedtuple("cummax", ["values", "indices"])
 
 _cummin_return = namedtuple("cummin", ["values", "indices"])
+
+_frexp_Tensor_return = namedtuple("frexp", ["mantissa", "exponent"])
 
 __linalg_det_return = namedtuple("_linalg_det", ["result", "LU", "pivots"])
 
@@ -8662,6 +8675,34 @@ def ldexp_Tensor(self_, other):
     return result
 
 
+def ldexp_Tensor_(self_, other):
+    """In-place ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry ldexp.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["ldexp.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = LdexpBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ldexp_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
 def xlogy_Tensor(self_, other):
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
 
@@ -9830,6 +9871,219 @@ def nonzero(self_):
         (self_,) = _dispatch.check_arguments(OVERLOADS["nonzero"], (self_,))
     result = recording.wrap(kernels.nonzero(recording.data(self_)))
     return result
+
+
+def copysign_Tensor(self_, other):
+    """copysign.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry copysign.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["copysign.Tensor"], (self_, other,))
+    result = recording.wrap(kernels.copysign_Tensor(recording.data(self_), recording.data(other)))
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = CopysignBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.copysign_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def copysign_Tensor_(self_, other):
+    """In-place copysign.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry copysign.Tensor
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
+        self_, other = _dispatch.check_arguments(OVERLOADS["copysign.Tensor"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = CopysignBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.copysign_Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.copysign_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def copysign_Scalar(self_, other):
+    """copysign.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry copysign.Scalar
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["copysign.Scalar"], (self_, other,))
+    result = recording.wrap(kernels.copysign_Scalar(recording.data(self_), other))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CopysignBackward1(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.copysign_Scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def copysign_Scalar_(self_, other):
+    """In-place copysign.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry copysign.Scalar
+    """
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
+        self_, other = _dispatch.check_arguments(OVERLOADS["copysign.Scalar"], (self_, other,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CopysignBackward1(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.copysign_Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.copysign_Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def sgn(self_):
+    """sgn(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sgn
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sgn"], (self_,))
+    result = recording.wrap(kernels.sgn(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SgnBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sgn(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def sgn_(self_):
+    """In-place sgn(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sgn
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["sgn"], (self_,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SgnBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.sgn(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.sgn(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def nan_to_num(self_, nan=None, posinf=None, neginf=None):
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+
+    derivatives.yaml, entry nan_to_num
+    """
+    if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE):
+        self_, nan, posinf, neginf = _dispatch.check_arguments(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,))
+    result = recording.wrap(kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
+    if recording.compute_requires_grad(self_):
+        grad_fn = NanToNumBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nan_to_num(self_, forward_grad.tangent(self_), nan, posinf, neginf, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def nan_to_num_(self_, nan=None, posinf=None, neginf=None):
+    """In-place nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+
+    derivatives.yaml, entry nan_to_num
+    """
+    if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE):
+        self_, nan, posinf, neginf = _dispatch.check_arguments(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = NanToNumBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.nan_to_num(original_self, forward_grad.tangent(self_), nan, posinf, neginf, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def frexp_Tensor(self_):
+    """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+
+    derivatives.yaml, entry frexp.Tensor
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["frexp.Tensor"], (self_,))
+    mantissa, exponent = map(recording.wrap, kernels.frexp_Tensor(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FrexpBackward0(recording.collect_next_edges(self_))
+        recording.set_history(mantissa, grad_fn)
+        recording.skip_output(exponent, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.frexp_Tensor(self_, forward_grad.tangent(self_), mantissa, exponent)
+        forward_grad.set_tangents((mantissa, exponent), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.exponent_ = SavedVariable(exponent, True)
+    return _frexp_Tensor_return(mantissa, exponent)
 
 
 def addmv(self_, mat, vec, *, beta=1, alpha=1):
@@ -11273,8 +11527,10 @@ bitwise_or = bitwise_or_Tensor
 bitwise_or_ = bitwise_or_Tensor_
 bitwise_xor = bitwise_xor_Tensor
 bitwise_xor_ = bitwise_xor_Tensor_
+frexp = frexp_Tensor
 index = index_Tensor
 ldexp = ldexp_Tensor
+ldexp_ = ldexp_Tensor_
 linalg_pinv = linalg_pinv_atol_rtol_tensor
 mul = mul_Tensor
 mul_ = mul_Tensor_
@@ -12752,6 +13008,26 @@ OVERLOADS = {
     "nonzero": Overload(nonzero, kernels.nonzero, "nonzero(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
+    "copysign.Tensor": Overload(copysign_Tensor, kernels.copysign_Tensor, "copysign.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "copysign.Scalar": Overload(copysign_Scalar, kernels.copysign_Scalar, "copysign.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "sgn": Overload(sgn, kernels.sgn, "sgn(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "nan_to_num": Overload(nan_to_num, kernels.nan_to_num, "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("nan", "float?", has_default=True),
+        Param("posinf", "float?", has_default=True),
+        Param("neginf", "float?", has_default=True),
+    )),
+    "frexp.Tensor": Overload(frexp_Tensor, kernels.frexp_Tensor, "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)", (
+        Param("self_", "Tensor"),
+    )),
     "addmv": Overload(addmv, kernels.addmv, "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (
         Param("self_", "Tensor"),
         Param("mat", "Tensor"),
@@ -13905,6 +14181,19 @@ BY_NAME = {
     "nonzero": (
         OVERLOADS["nonzero"],
     ),
+    "copysign": (
+        OVERLOADS["copysign.Tensor"],
+        OVERLOADS["copysign.Scalar"],
+    ),
+    "sgn": (
+        OVERLOADS["sgn"],
+    ),
+    "nan_to_num": (
+        OVERLOADS["nan_to_num"],
+    ),
+    "frexp": (
+        OVERLOADS["frexp.Tensor"],
+    ),
     "addmv": (
         OVERLOADS["addmv"],
     ),
@@ -14315,6 +14604,9 @@ BY_NAME = {
     "nextafter_": (
         OVERLOADS["nextafter"]._replace(wrapper=nextafter_, kernel=None),
     ),
+    "ldexp_": (
+        OVERLOADS["ldexp.Tensor"]._replace(wrapper=ldexp_Tensor_, kernel=None),
+    ),
     "xlogy_": (
         OVERLOADS["xlogy.Tensor"]._replace(wrapper=xlogy_Tensor_, kernel=None),
     ),
@@ -14333,6 +14625,16 @@ BY_NAME = {
     ),
     "put_": (
         OVERLOADS["put"]._replace(wrapper=put_, kernel=None),
+    ),
+    "copysign_": (
+        OVERLOADS["copysign.Tensor"]._replace(wrapper=copysign_Tensor_, kernel=None),
+        OVERLOADS["copysign.Scalar"]._replace(wrapper=copysign_Scalar_, kernel=None),
+    ),
+    "sgn_": (
+        OVERLOADS["sgn"]._replace(wrapper=sgn_, kernel=None),
+    ),
+    "nan_to_num_": (
+        OVERLOADS["nan_to_num"]._replace(wrapper=nan_to_num_, kernel=None),
     ),
     "addmv_": (
         OVERLOADS["addmv"]._replace(wrapper=addmv_, kernel=None),
@@ -14524,6 +14826,11 @@ def count_nonzero(*args, **kwargs):
     return _dispatch.call("count_nonzero", BY_NAME["count_nonzero"], args, kwargs)
 
 
+def copysign(*args, **kwargs):
+    """Picks the overload of copysign that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("copysign", BY_NAME["copysign"], args, kwargs)
+
+
 def eq_(*args, **kwargs):
     """Picks the overload of eq_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("eq_", BY_NAME["eq_"], args, kwargs)
@@ -14617,3 +14924,8 @@ def fmod_(*args, **kwargs):
 def index_fill_(*args, **kwargs):
     """Picks the overload of index_fill_ that the arguments match, as PyTorch's binding does."""
     return _dispatch.call("index_fill_", BY_NAME["index_fill_"], args, kwargs)
+
+
+def copysign_(*args, **kwargs):
+    """Picks the overload of copysign_ that the arguments match, as PyTorch's binding does."""
+    return _dispatch.call("copysign_", BY_NAME["copysign_"], args, kwargs)

@@ -353,6 +353,16 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "copy_")
             raise
 
+    def copysign(self, *args, **kwargs):
+        """copysign.Tensor(Tensor self, Tensor other) -> Tensor
+        copysign.Scalar(Tensor self, Scalar other) -> Tensor
+        """
+        try:
+            return ops.copysign(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "copysign")
+            raise
+
     def cos(self):
         """cos(Tensor self) -> Tensor"""
         try:
@@ -621,6 +631,14 @@ class TensorMethods:
             return ops.frac(self)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "frac")
+            raise
+
+    def frexp(self):
+        """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
+        try:
+            return ops.frexp_Tensor(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "frexp")
             raise
 
     def gather(self, dim, index, *, sparse_grad=False):
@@ -989,6 +1007,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "mvlgamma")
             raise
 
+    def nan_to_num(self, nan=None, posinf=None, neginf=None):
+        """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+        try:
+            return ops.nan_to_num(self, nan, posinf, neginf)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nan_to_num")
+            raise
+
     def nanmedian(self, *args, **kwargs):
         """nanmedian(Tensor self) -> Tensor
         nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
@@ -1197,6 +1223,14 @@ class TensorMethods:
             return ops.select_scatter(self, src, dim, index)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "select_scatter")
+            raise
+
+    def sgn(self):
+        """sgn(Tensor self) -> Tensor"""
+        try:
+            return ops.sgn(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sgn")
             raise
 
     def sigmoid(self):
@@ -1711,6 +1745,16 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "clamp_min_")
             raise
 
+    def copysign_(self, *args, **kwargs):
+        """In-place copysign.Tensor(Tensor self, Tensor other) -> Tensor
+        In-place copysign.Scalar(Tensor self, Scalar other) -> Tensor
+        """
+        try:
+            return ops.copysign_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "copysign_")
+            raise
+
     def cos_(self):
         """In-place cos(Tensor self) -> Tensor"""
         try:
@@ -1919,6 +1963,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "index_put_")
             raise
 
+    def ldexp_(self, other):
+        """In-place ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
+        try:
+            return ops.ldexp_Tensor_(self, other)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "ldexp_")
+            raise
+
     def lerp_(self, *args, **kwargs):
         """In-place lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
         In-place lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
@@ -2027,6 +2079,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "mvlgamma_")
             raise
 
+    def nan_to_num_(self, nan=None, posinf=None, neginf=None):
+        """In-place nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+        try:
+            return ops.nan_to_num_(self, nan, posinf, neginf)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "nan_to_num_")
+            raise
+
     def neg_(self):
         """In-place neg(Tensor self) -> Tensor"""
         try:
@@ -2131,6 +2191,14 @@ class TensorMethods:
             return ops.scatter_add_(self, dim, index, src)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "scatter_add_")
+            raise
+
+    def sgn_(self):
+        """In-place sgn(Tensor self) -> Tensor"""
+        try:
+            return ops.sgn_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "sgn_")
             raise
 
     def sigmoid_(self):

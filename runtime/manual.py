@@ -56,6 +56,12 @@ def pow_backward_exponent(ops: Any, grad: Any, self: Any, exponent: Any, result:
     return ops.where(flat, 0, grad * result * ops.log(self))
 
 
+def copysign_tensor_self_backward(ops: Any, grad: Any, self: Any, result: Any) -> Any:
+    """d copysign(x, y) / dx: the sign flip result / x, and 0 where x is 0."""
+    ratio = result / self
+    return grad * ops.where(self == 0, 0, ratio)
+
+
 def gelu_double_backward(ops: Any, grad: Any, grad_output: Any, self: Any,
                          approximate: str) -> Any:
     """d/dx of gelu_backward(grad_output, x) = grad_output * gelu''(x), times `grad`."""

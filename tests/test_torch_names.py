@@ -751,3 +751,68 @@ def test_nonzero_static():
     same(lambda t: t.nonzero_static(t.tensor([0.0, 1.5]), size=3, fill_value=9))
     same(lambda t: t.nonzero_static(t.tensor([0, 1]), size=0))
     same(lambda t: t.nonzero_static(t.tensor([0, 1]), size=-1))
+
+
+# -- spec entries: copysign, sgn, nan_to_num, frexp, ldexp_ -------------------------------------
+
+def test_copysign():
+    x = [1.5, -2.0, 0.0, -0.0, 3.0]
+    same(lambda t: t.copysign(t.tensor(x), t.tensor([-1.0, 1.0, -1.0, 1.0, -0.0])))
+    same(lambda t: t.copysign(t.tensor(x), -2))
+    same(lambda t: t.tensor([1, -2, 3]).copysign(t.tensor([-1, 1, -1])))
+    same(lambda t: t.tensor(x).copysign_(-1.0))
+    same(lambda t: t.tensor([1, 2]).copysign_(-1.0))
+
+    def build(t):
+        a = t.tensor(x, dtype=t.float64, requires_grad=True)
+        b = t.tensor([-1.0, 1.0, -1.0, 2.0, -3.0], dtype=t.float64, requires_grad=True)
+        return t.copysign(a, b) + a.copysign(-1.5), (a, b)
+
+    grads(build)
+
+
+def test_sgn():
+    same(lambda t: t.sgn(t.tensor([-1.5, 0.0, 2.0, float("nan")])))
+    same(lambda t: t.tensor([-3, 0, 4]).sgn())
+    same(lambda t: t.tensor([-1.5, 0.0, 2.0]).sgn_())
+
+    def build(t):
+        a = t.tensor([-1.5, 0.5, 2.0], requires_grad=True)
+        return t.sgn(a) * 3, (a,)
+
+    grads(build)
+
+
+def test_nan_to_num():
+    x = [1.0, float("nan"), float("inf"), float("-inf"), -2.5]
+    same(lambda t: t.nan_to_num(t.tensor(x)))
+    same(lambda t: t.nan_to_num(t.tensor(x, dtype=t.float64), nan=0.5, posinf=2.0, neginf=-3.0))
+    same(lambda t: t.tensor(x).nan_to_num(posinf=1e30))
+    same(lambda t: t.tensor([1, 2]).nan_to_num())
+
+    def in_place(t):
+        y = t.tensor(x)
+        return t.nan_to_num_(y, 1.0) is y, y, t.tensor(x).nan_to_num_(neginf=0.0)
+
+    same(in_place)
+
+    def build(t):
+        a = t.tensor(x, requires_grad=True)
+        return t.nan_to_num(a) * 2, (a,)
+
+    grads(build)
+
+
+def test_frexp_and_ldexp_in_place():
+    x = [0.75, -6.0, 1024.5, 0.0, 3.0]
+    same(lambda t: tuple(t.frexp(t.tensor(x))))
+    same(lambda t: tuple(t.tensor(x, dtype=t.float64).frexp()))
+    same(lambda t: t.frexp(t.tensor([1, 2])))
+
+    def build(t):
+        a = t.tensor(x, requires_grad=True)
+        return t.frexp(a).mantissa * 2, (a,)
+
+    grads(build)
+    same(lambda t: t.ldexp_(t.tensor([1.0, 2.0]), t.tensor([1, 3])))
+    same(lambda t: t.tensor([1.0, -2.0]).ldexp_(t.tensor([2, -1])))
