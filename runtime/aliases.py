@@ -52,6 +52,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.utils.data.dataloader": "runtime.utils.data.dataloader",
     "torch.utils.data.dataset": "runtime.utils.data.dataset",
     "torch.utils.data.sampler": "runtime.utils.data.sampler",
+    "torch.utils.data.distributed": "runtime.utils.data.distributed",
     "torch.optim.lr_scheduler": "runtime.optim.lr_scheduler",
     "torch.nn.utils.convert_parameters": "runtime.nn.utils.convert_parameters",
     "torch.serialization": "runtime.serialization",
