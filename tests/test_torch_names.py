@@ -816,3 +816,28 @@ def test_frexp_and_ldexp_in_place():
     grads(build)
     same(lambda t: t.ldexp_(t.tensor([1.0, 2.0]), t.tensor([1, 3])))
     same(lambda t: t.tensor([1.0, -2.0]).ldexp_(t.tensor([2, -1])))
+
+
+# -- torch.autograd's switches -----------------------------------------------------------------
+
+def test_multithreading_switch():
+    def program(t):
+        found = [t.autograd.is_multithreading_enabled()]
+        with t.autograd.set_multithreading_enabled(False):
+            found.append(t.autograd.is_multithreading_enabled())
+        found.append(t.autograd.is_multithreading_enabled())
+        t.autograd.set_multithreading_enabled(False)
+        found.append(t.autograd.is_multithreading_enabled())
+        t.autograd.set_multithreading_enabled(True)
+        return found + [t.autograd.is_multithreading_enabled(),
+                        t.autograd.is_view_replay_enabled()]
+
+    same(program)
+
+
+def test_kineto_and_profiler_activity():
+    import runtime
+
+    assert runtime.autograd.kineto_available() is False  # gradgen's profiler is its own
+    assert runtime.autograd.ProfilerActivity is runtime.profiler.ProfilerActivity
+    same(lambda t: t.autograd.ProfilerActivity.CPU.name)
