@@ -32,7 +32,7 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadc
            "meshgrid", "tril_indices", "triu_indices", "can_cast", "promote_types",
            "result_type", "isneginf", "isposinf", "isreal", "signbit", "repeat_interleave",
            "cross", "trapezoid", "trapz", "cumulative_trapezoid", "vander", "matrix_power",
-           "aminmax"]
+           "aminmax", "svd", "qr", "lu", "lu_solve", "cholesky"]
 
 
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
@@ -693,6 +693,87 @@ def aminmax(input: Any, *, dim: int | None = None, keepdim: bool = False) -> Any
     return _aminmax_return(input.amin(dim, keepdim), input.amax(dim, keepdim))
 
 
+# -- the older linalg names (deprecated in torch, each warning once a process) ----------------
+
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    """torch's TORCH_WARN_ONCE: the first call in the process warns, later ones do not."""
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
+_svd_return = collections.namedtuple("svd", ["U", "S", "V"])
+_qr_return = collections.namedtuple("qr", ["Q", "R"])
+
+
+def svd(input: Any, some: bool = True, compute_uv: bool = True, *, out: Any = None) -> Any:
+    """(U, S, V) with input = U diag(S) V^T (linalg.svd gives V^T); without compute_uv, U
+    and V are full-size zeros."""
+    _check_tensor("svd", input)
+    if not compute_uv:
+        values = linalg.svdvals(input)
+        m, n = input.shape[-2], input.shape[-1]
+        batch = tuple(input.shape[:-2])
+        return _svd_return(factories.zeros(*batch, m, m, dtype=input.dtype), values,
+                           factories.zeros(*batch, n, n, dtype=input.dtype))
+    u, s, vh = linalg.svd(input, full_matrices=not some)
+    return _svd_return(u, s, vh.mT)
+
+
+def qr(input: Any, some: bool = True, *, out: Any = None) -> Any:
+    _check_tensor("qr", input)
+    _warn_once("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in "
+               "a future PyTorch release.\nThe boolean parameter 'some' has been replaced with a "
+               "string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\n"
+               "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+    q, r = linalg.qr(input, "reduced" if some else "complete")
+    return _qr_return(q, r)
+
+
+def lu(A: Any, pivot: bool = True, get_infos: bool = False, out: Any = None) -> tuple:
+    """(LU, pivots) of linalg.lu_factor_ex, and its info with get_infos."""
+    _check_tensor("lu", A, "A")
+    _warn_once("lu", "torch.lu is deprecated in favor of torch.linalg.lu_factor / "
+               "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\n"
+               "LU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\nLU, pivots "
+               "= torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = "
+               "torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, "
+               "pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)")
+    factors, pivots, info = linalg.lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
+    return (factors, pivots, info) if get_infos else (factors, pivots)
+
+
+def lu_solve(input: Any, LU_data: Any, LU_pivots: Any, *, out: Any = None) -> Any:  # noqa: N803
+    """linalg.lu_solve with the right-hand side first."""
+    _check_tensor("lu_solve", input)
+    _warn_once("lu_solve", "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand "
+               "will be removed in a future PyTorch release.\nNote that torch.linalg.lu_solve "
+               "has its arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be "
+               "replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)")
+    return linalg.lu_solve(LU_data, LU_pivots, input)
+
+
+def cholesky(input: Any, upper: bool = False, *, out: Any = None) -> Any:
+    """linalg.cholesky (gradgen records its node, LinalgCholeskyExBackward0, where torch's
+    older op has CholeskyBackward0)."""
+    _check_tensor("cholesky", input)
+    _warn_once("cholesky", "torch.cholesky is deprecated in favor of torch.linalg.cholesky and "
+               "will be removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould "
+               "be replaced with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, "
+               "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
+               "transform will produce equivalent results for all valid (symmetric positive "
+               "definite) inputs.")
+    try:
+        return linalg.cholesky(input, upper=upper)
+    except RuntimeError as error:  # torch's older op names itself in the message
+        if error.args and str(error.args[0]).startswith("linalg.cholesky:"):
+            error.args = (error.args[0][len("linalg."):], *error.args[1:])
+        raise
+
+
 # -- types -------------------------------------------------------------------------------------
 
 def _category(d: Any) -> int:
@@ -850,6 +931,21 @@ class FunctionMethods:
 
     def matrix_power(self, n: int) -> Any:
         return matrix_power(self, n)
+
+    def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
+        return svd(self, some, compute_uv)
+
+    def qr(self, some: bool = True) -> Any:
+        return qr(self, some)
+
+    def lu(self, pivot: bool = True, get_infos: bool = False) -> tuple:
+        return lu(self, pivot, get_infos)
+
+    def lu_solve(self, LU_data: Any, LU_pivots: Any) -> Any:  # noqa: N803 - torch's names
+        return lu_solve(self, LU_data, LU_pivots)
+
+    def cholesky(self, upper: bool = False) -> Any:
+        return cholesky(self, upper)
 
     def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> Any:
         return aminmax(self, dim=dim, keepdim=keepdim)

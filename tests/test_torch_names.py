@@ -841,3 +841,69 @@ def test_kineto_and_profiler_activity():
     assert runtime.autograd.kineto_available() is False  # gradgen's profiler is its own
     assert runtime.autograd.ProfilerActivity is runtime.profiler.ProfilerActivity
     same(lambda t: t.autograd.ProfilerActivity.CPU.name)
+
+
+# -- the older linalg names --------------------------------------------------------------------
+
+def _values_only(program):
+    """Compare what the program returns or raises, not its warnings (torch warns once a
+    process for these, whichever test calls them first)."""
+    from tests import names_oracle
+    import runtime
+    import torch
+
+    ours, theirs = names_oracle.observe(program, runtime)[0], \
+        names_oracle.observe(program, torch)[0]
+    names_oracle._assert_equal(ours, theirs, 1e-5, 1e-6, "result")
+
+
+_A = [[2.0, 1.0, 0.5], [1.0, 3.0, -1.0], [0.0, 1.0, 1.5], [1.0, 1.0, 1.0]]
+_SPD = [[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]]
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: (lambda r: (r.S, r.U.abs(), r.V.abs(), type(r).__name__))(t.svd(t.tensor(_A))),
+    lambda t: [x.shape for x in t.svd(t.tensor(_A), some=False)],
+    lambda t: tuple(t.svd(t.tensor(_A), compute_uv=False)),
+    lambda t: t.tensor(_SPD).svd().S,
+    lambda t: (lambda r: (r.Q.abs(), r.R.abs(), type(r).__name__))(t.qr(t.tensor(_A))),
+    lambda t: [x.shape for x in t.qr(t.tensor(_A), some=False)],
+    lambda t: t.lu(t.tensor(_SPD)),
+    lambda t: t.tensor(_SPD).lu(get_infos=True),
+    lambda t: t.lu_solve(t.ones(3, 2), *t.lu(t.tensor(_SPD))),
+    lambda t: t.ones(3, 1).lu_solve(*t.lu(t.tensor(_SPD))),
+    lambda t: t.cholesky(t.tensor(_SPD)),
+    lambda t: t.tensor(_SPD).cholesky(upper=True),
+    lambda t: t.cholesky(t.tensor([[1.0, 2.0], [2.0, 1.0]])),
+])
+def test_older_linalg_names(program):
+    _values_only(program)
+
+
+def test_older_linalg_gradients():
+    def program(t):
+        a = t.tensor(_A, dtype=t.float64, requires_grad=True)
+        s = t.tensor(_SPD, dtype=t.float64, requires_grad=True)
+        loss = (t.svd(a).S.sum() + t.qr(a).R.diagonal().abs().sum()
+                + t.lu_solve(t.ones(3, 1, dtype=t.float64), *t.lu(s)).sum()
+                + t.cholesky(s).sum())
+        loss.backward()
+        return a.grad, s.grad
+
+    _values_only(program)
+
+
+def test_older_linalg_names_warn_once():
+    import warnings
+
+    import runtime
+    from runtime import tensor_functions
+
+    tensor_functions._warned.discard("qr")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        runtime.qr(runtime.eye(2))
+        runtime.qr(runtime.eye(2))
+    assert [str(w.message).split("\n")[0] for w in caught] == [
+        "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
+        "PyTorch release."]
