@@ -848,9 +848,10 @@ def test_kineto_and_profiler_activity():
 def _values_only(program):
     """Compare what the program returns or raises, not its warnings (torch warns once a
     process for these, whichever test calls them first)."""
-    from tests import names_oracle
-    import runtime
     import torch
+
+    import runtime
+    from tests import names_oracle
 
     ours, theirs = names_oracle.observe(program, runtime)[0], \
         names_oracle.observe(program, torch)[0]
