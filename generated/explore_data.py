@@ -4149,6 +4149,21 @@ NODES = {
             "self_": "tensor",
         },
     },
+    "LogcumsumexpBackward0": {
+        "entry": "logcumsumexp",
+        "schema": "logcumsumexp(Tensor self, int dim) -> Tensor",
+        "formulas": (
+            ("self", "logcumsumexp_backward(grad, self, result, dim)"),
+        ),
+        "result": (
+            ("result", "logcumsumexp_jvp(self_p, self_t, dim)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+            "dim": "value",
+        },
+    },
     "FrexpBackward0": {
         "entry": "frexp.Tensor",
         "schema": "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",

@@ -295,6 +295,7 @@ __all__ = [
     "copysign_Scalar",
     "sgn",
     "nan_to_num",
+    "logcumsumexp",
     "frexp_Tensor",
     "addmv",
     "addr",
@@ -3022,6 +3023,15 @@ def nan_to_num(self_p, self_t, nan, posinf, neginf, result):
     result: auto_element_wise, from self: grad * ((self - self) == 0)
     """
     return self_t * (self_p - self_p == 0)
+
+
+def logcumsumexp(self_p, self_t, dim, result):
+    """logcumsumexp(Tensor self, int dim) -> Tensor
+
+    derivatives.yaml, entry logcumsumexp
+    result: logcumsumexp_jvp(self_p, self_t, dim)
+    """
+    return manual.logcumsumexp_jvp(ops, self_p, self_t, dim)
 
 
 def frexp_Tensor(self_p, self_t, mantissa, exponent):

@@ -297,6 +297,7 @@ __all__ = [
     "CopysignBackward1",
     "SgnBackward0",
     "NanToNumBackward0",
+    "LogcumsumexpBackward0",
     "FrexpBackward0",
     "AddmvBackward0",
     "AddrBackward0",
@@ -8773,6 +8774,40 @@ class NanToNumBackward0(Node):
         # self: grad * ((self - self) == 0)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = grad * (self_ - self_ == 0)
+        return grad_inputs
+
+
+class LogcumsumexpBackward0(Node):
+    """logcumsumexp(Tensor self, int dim) -> Tensor
+
+    derivatives.yaml, entry logcumsumexp
+    self: logcumsumexp_backward(grad, self, result, dim)
+    """
+
+    __slots__ = ("self_", "result_", "_saved_dim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: logcumsumexp_backward(grad, self, result, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.logcumsumexp_backward(ops, grad, self_, result, dim)
         return grad_inputs
 
 

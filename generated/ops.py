@@ -167,6 +167,7 @@ from generated.functions import (
     Logaddexp2Backward0,
     LogaddexpBackward0,
     LogBackward0,
+    LogcumsumexpBackward0,
     LogSigmoidBackward0,
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
@@ -549,6 +550,7 @@ __all__ = [
     "log_sigmoid_forward",
     "logaddexp",
     "logaddexp2",
+    "logcumsumexp",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -10063,6 +10065,30 @@ def nan_to_num_(self_, nan=None, posinf=None, neginf=None):
     return self_
 
 
+def logcumsumexp(self_, dim):
+    """logcumsumexp(Tensor self, int dim) -> Tensor
+
+    derivatives.yaml, entry logcumsumexp
+    """
+    if not isinstance(self_, Tensor):
+        (self_,) = _dispatch.check_arguments(OVERLOADS["logcumsumexp"], (self_,))
+    result = recording.wrap(kernels.logcumsumexp(recording.data(self_), dim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LogcumsumexpBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.logcumsumexp(self_, forward_grad.tangent(self_), dim, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
 def frexp_Tensor(self_):
     """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
 
@@ -13025,6 +13051,10 @@ OVERLOADS = {
         Param("posinf", "float?", has_default=True),
         Param("neginf", "float?", has_default=True),
     )),
+    "logcumsumexp": Overload(logcumsumexp, kernels.logcumsumexp, "logcumsumexp(Tensor self, int dim) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
     "frexp.Tensor": Overload(frexp_Tensor, kernels.frexp_Tensor, "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)", (
         Param("self_", "Tensor"),
     )),
@@ -14190,6 +14220,9 @@ BY_NAME = {
     ),
     "nan_to_num": (
         OVERLOADS["nan_to_num"],
+    ),
+    "logcumsumexp": (
+        OVERLOADS["logcumsumexp"],
     ),
     "frexp": (
         OVERLOADS["frexp.Tensor"],

@@ -1011,6 +1011,9 @@ FORMULAS = {
     "NanToNumBackward0": {
         0: "self: grad * ((self - self) == 0)",
     },
+    "LogcumsumexpBackward0": {
+        0: "self: logcumsumexp_backward(grad, self, result, dim)",
+    },
     "FrexpBackward0": {
         0: "self: grad / exponent.exp2()",
     },

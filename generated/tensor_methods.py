@@ -849,6 +849,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "logaddexp2")
             raise
 
+    def logcumsumexp(self, dim):
+        """logcumsumexp(Tensor self, int dim) -> Tensor"""
+        try:
+            return ops.logcumsumexp(self, dim)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "logcumsumexp")
+            raise
+
     def logical_and(self, other):
         """logical_and(Tensor self, Tensor other) -> Tensor"""
         try:

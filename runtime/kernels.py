@@ -2497,6 +2497,18 @@ def cumsum(self, dim, dtype=None):
     return _array(np.cumsum(self, axis=axis, dtype=_accumulator(out)), out)
 
 
+def logcumsumexp(self, dim):
+    """log(cumsum(exp(self))) along dim, without overflow (numpy's logaddexp, accumulated)."""
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}'")
+    axis = _wrap_dim(dim, self.ndim)
+    if self.ndim == 0:
+        return self.copy()
+    with silenced():
+        return np.logaddexp.accumulate(self, axis=axis)
+
+
 def cumprod(self, dim, dtype=None):
     axis = _scan_axis(self, dim)
     out = _sum_dtype(self, dtype)

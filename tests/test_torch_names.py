@@ -908,3 +908,19 @@ def test_older_linalg_names_warn_once():
     assert [str(w.message).split("\n")[0] for w in caught] == [
         "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
         "PyTorch release."]
+
+
+def test_logcumsumexp():
+    x = [[0.5, -1.0, 2.0, 30.0], [-50.0, 1.0, 1.0, 0.0]]
+    same(lambda t: t.logcumsumexp(t.tensor(x), 1))
+    same(lambda t: t.tensor(x, dtype=t.float64).logcumsumexp(dim=0))
+    same(lambda t: t.logcumsumexp(t.tensor([float("-inf"), 1.0]), 0))
+    same(lambda t: t.logcumsumexp(t.tensor(2.0), 0))
+    same(lambda t: t.logcumsumexp(t.tensor([1, 2]), 0))
+    same(lambda t: t.logcumsumexp(t.ones(2), 1))
+
+    def build(t):
+        a = t.tensor(x, dtype=t.float64, requires_grad=True)
+        return t.logcumsumexp(a, 1) * t.tensor([1.0, -2.0, 0.5, 3.0], dtype=t.float64), (a,)
+
+    grads(build)
