@@ -14,7 +14,7 @@ from runtime import dispatch, dtypes, kernels, recording
 from runtime._tensor import Tensor
 
 __all__ = ["bincount", "histc", "bucketize", "searchsorted", "isin", "unravel_index", "gcd",
-           "gcd_", "lcm", "lcm_", "logical_xor", "heaviside"]
+           "gcd_", "lcm", "lcm_", "logical_xor", "heaviside", "unique", "unique_consecutive"]
 
 
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
@@ -170,6 +170,57 @@ def unravel_index(indices: Any, shape: Any) -> tuple:
     return tuple(_new(c, np.int64) for c in reversed(coordinates))
 
 
+def _unique_result(values: np.ndarray, inverse: np.ndarray, counts: np.ndarray,
+                   return_inverse: bool, return_counts: bool) -> Any:
+    found = [_new(values)]
+    if return_inverse:
+        found.append(_new(inverse, np.int64))
+    if return_counts:
+        found.append(_new(counts, np.int64))
+    return found[0] if len(found) == 1 else tuple(found)
+
+
+def unique(input: Any, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+           return_counts: bool = False, dim: int | None = None) -> Any:
+    """The distinct elements (or slices along dim), sorted; with where each element went
+    and how often each occurs. NaNs are all distinct, as in torch. (torch records a node
+    whose backward is not implemented; gradgen's result has no history.)"""
+    _check_tensor("unique", input)
+    data = input._data
+    if dim is None:
+        values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True,
+                                            return_counts=True, equal_nan=False)
+        inverse = inverse.reshape(data.shape)
+    else:
+        axis = kernels._wrap_dim(dim, data.ndim)
+        values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True,
+                                            axis=axis, equal_nan=False)
+        inverse = inverse.reshape(-1)
+    return _unique_result(values, inverse, counts, return_inverse, return_counts)
+
+
+def unique_consecutive(input: Any, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None) -> Any:
+    """Each run of equal consecutive elements (or slices along dim) kept once."""
+    _check_tensor("unique_consecutive", input)
+    data = input._data
+    axis = 0 if dim is None else kernels._wrap_dim(dim, data.ndim)
+    rows = data.reshape(-1) if dim is None else np.moveaxis(data, axis, 0)
+    if rows.shape[0] == 0:
+        return _unique_result(data.reshape(0) if dim is None else data, np.zeros(0, np.int64),
+                              np.zeros(0, np.int64), return_inverse, return_counts)
+    flat = rows.reshape(rows.shape[0], -1)
+    starts = np.concatenate([[True], np.any(flat[1:] != flat[:-1], axis=1)])
+    inverse = np.cumsum(starts) - 1
+    counts = np.diff(np.append(np.flatnonzero(starts), rows.shape[0]))
+    kept = rows[starts]
+    values = kept if dim is None else np.moveaxis(kept, 0, axis)
+    if dim is None:
+        inverse = inverse.reshape(data.shape)
+    return _unique_result(np.ascontiguousarray(values), inverse, counts, return_inverse,
+                          return_counts)
+
+
 # -- element-wise, without a gradient ----------------------------------------------------------
 
 def _integer_pair(name: str, input: Any, other: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -257,6 +308,14 @@ class CountingMethods:
 
     def heaviside(self, values: Any) -> Tensor:
         return heaviside(self, values)
+
+    def unique(self, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+               return_counts: bool = False, dim: int | None = None) -> Any:
+        return unique(self, sorted, return_inverse, return_counts, dim)
+
+    def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False,
+                           dim: int | None = None) -> Any:
+        return unique_consecutive(self, return_inverse, return_counts, dim)
 
     def heaviside_(self, values: Any) -> Any:
         return _in_place(self, heaviside(self, values))

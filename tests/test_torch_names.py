@@ -924,3 +924,24 @@ def test_logcumsumexp():
         return t.logcumsumexp(a, 1) * t.tensor([1.0, -2.0, 0.5, 3.0], dtype=t.float64), (a,)
 
     grads(build)
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.unique(t.tensor([3, 1, 2, 3, 1, 5])),
+    lambda t: t.unique(t.tensor([3, 1, 2, 3, 1, 5]), sorted=False),
+    lambda t: t.unique(t.tensor([[3, 1], [2, 3]]), return_inverse=True, return_counts=True),
+    lambda t: t.unique(t.tensor([[1, 2], [1, 2], [0, 5]]), dim=0, return_inverse=True,
+                       return_counts=True),
+    lambda t: t.tensor([[1, 2, 1], [3, 4, 3]]).unique(dim=1, return_counts=True),
+    lambda t: t.unique(t.tensor([1.0, float("nan"), float("nan"), 2.0])),
+    lambda t: t.unique(t.tensor(3)),
+    lambda t: t.unique(t.tensor([], dtype=t.int64), return_counts=True),
+    lambda t: t.unique_consecutive(t.tensor([1, 1, 2, 2, 3, 1, 1]), return_inverse=True,
+                                   return_counts=True),
+    lambda t: t.unique_consecutive(t.tensor([[1, 2], [1, 2], [0, 5], [1, 2]]), dim=0,
+                                   return_counts=True),
+    lambda t: t.tensor([[1, 1, 2], [3, 3, 4]]).unique_consecutive(dim=1, return_inverse=True),
+    lambda t: t.unique_consecutive(t.tensor([[1, 1], [2, 2]])),
+])
+def test_unique(program):
+    same(program)
