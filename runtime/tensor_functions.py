@@ -32,7 +32,7 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadc
            "meshgrid", "tril_indices", "triu_indices", "can_cast", "promote_types",
            "result_type", "isneginf", "isposinf", "isreal", "signbit", "repeat_interleave",
            "cross", "trapezoid", "trapz", "cumulative_trapezoid", "vander", "matrix_power",
-           "aminmax", "svd", "qr", "lu", "lu_solve", "cholesky"]
+           "aminmax", "svd", "qr", "lu", "lu_solve", "cholesky", "quantile", "nanquantile"]
 
 
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
@@ -693,6 +693,88 @@ def aminmax(input: Any, *, dim: int | None = None, keepdim: bool = False) -> Any
     return _aminmax_return(input.amin(dim, keepdim), input.amax(dim, keepdim))
 
 
+# -- quantiles --------------------------------------------------------------------------------
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_checks(name: str, input: Any, q: Any, interpolation: str) -> list[float]:
+    _check_tensor(name, input)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype is not input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        values = [float(v) for v in q.reshape(-1).tolist()]
+        if any(not 0 <= v <= 1 for v in values):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    else:
+        values = [float(q)]
+        if not 0 <= values[0] <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    return values
+
+
+def _one_quantile(ordered: Any, count: Any, q: float, dim: int, interpolation: str) -> Any:
+    """The q-th quantile of each row of `ordered` (sorted along dim, keepdim shapes) whose
+    first `count` entries are the numbers to use; a row with none gives NaN (its last,
+    NaN, entry)."""
+    last = ordered.shape[dim] - 1
+    ranks = ops.where(count > 0, (count - 1) * q, float(last))
+    if interpolation == "nearest":
+        return ops.gather(ordered, dim, ranks.round().long())
+    below_rank = ranks.floor()
+    below = ops.gather(ordered, dim, below_rank.long())
+    above = ops.gather(ordered, dim, ranks.ceil().long())
+    if interpolation == "lower":
+        return below
+    if interpolation == "higher":
+        return above
+    weight = ranks - below_rank if interpolation == "linear" else ranks * 0 + 0.5
+    return ops.lerp(below, above, weight.to(ordered.dtype))
+
+
+def _quantile(name: str, input: Any, q: Any, dim: Any, keepdim: bool, interpolation: str,
+              ignore_nan: bool) -> Any:
+    qs = _quantile_checks(name, input, q, interpolation)
+    source = input.reshape(-1) if dim is None else input
+    axis = 0 if dim is None else kernels._wrap_dim(dim, input.ndim)
+    ordered = ops.sort(source, axis).values  # NaNs sort last
+    numbers = ops.logical_not(source.isnan()).sum(axis, True)
+    if ignore_nan:
+        count = numbers
+    else:  # a row with a NaN has NaN quantiles: no count, so its last entry
+        count = ops.where(numbers == source.shape[axis], numbers, 0)
+    results = []
+    for value in qs:
+        result = _one_quantile(ordered, count, value, axis, interpolation)
+        if dim is None:
+            result = result.reshape([1] * input.ndim) if keepdim else result.reshape(())
+        elif not keepdim:
+            result = result.squeeze(axis)
+        results.append(result)
+    return ops.stack(results, 0) if isinstance(q, Tensor) and q.ndim == 1 else results[0]
+
+
+def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, *,
+             interpolation: str = "linear", out: Any = None) -> Any:
+    """The q-th quantiles along dim (of all elements without one), NaN where a NaN is."""
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                interpolation: str = "linear", out: Any = None) -> Any:
+    """quantile of the numbers that are not NaN."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
 # -- the older linalg names (deprecated in torch, each warning once a process) ----------------
 
 _warned: set[str] = set()
@@ -931,6 +1013,14 @@ class FunctionMethods:
 
     def matrix_power(self, n: int) -> Any:
         return matrix_power(self, n)
+
+    def quantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> Any:
+        return quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                    interpolation: str = "linear") -> Any:
+        return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
 
     def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
         return svd(self, some, compute_uv)

@@ -945,3 +945,43 @@ def test_logcumsumexp():
 ])
 def test_unique(program):
     same(program)
+
+
+_Q = [[1.0, 5.0, 2.0, 8.0, -1.0], [3.0, float("nan"), 1.0, 0.0, 2.5]]
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantiles(name, interpolation):
+    def run(t, *args, **kwargs):
+        return getattr(t, name)(*args, interpolation=interpolation, **kwargs)
+
+    same(lambda t: run(t, t.tensor(_Q), 0.4, dim=1))
+    same(lambda t: run(t, t.tensor(_Q), 0.5))
+    same(lambda t: run(t, t.tensor(_Q[0]), t.tensor([0.25, 0.5, 0.9])))
+    same(lambda t: run(t, t.tensor(_Q), t.tensor([0.1, 0.9]), dim=0, keepdim=True))
+    same(lambda t: run(t, t.tensor(_Q), 0.5, dim=1, keepdim=True))
+    same(lambda t: run(t, t.tensor(_Q, dtype=t.float64), 0.75, keepdim=True))
+    same(lambda t: run(t, t.tensor([float("nan")] * 2), 0.5))
+
+    def build(t):
+        x = t.tensor([[1.0, 5.0, 2.0, 8.0, -1.0], [3.0, 4.0, 1.0, 0.0, 2.5]], dtype=t.float64,
+                     requires_grad=True)
+        # (gradgen's graph is another than torch's: one gather per q; `* 1` compares values)
+        return run(t, x, t.tensor([0.3, 0.8], dtype=t.float64), dim=1) * 1, (x,)
+
+    grads(build)
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.quantile(t.tensor([1.0, 2.0]), 1.5),
+    lambda t: t.quantile(t.tensor([1.0, 2.0]), t.tensor([1.5])),
+    lambda t: t.quantile(t.tensor([1, 2]), 0.5),
+    lambda t: t.quantile(t.tensor([1.0]), 0.5, interpolation="foo"),
+    lambda t: t.quantile(t.tensor([1.0]), t.tensor([0.5], dtype=t.float64)),
+    lambda t: t.quantile(t.tensor([]), 0.5),
+    lambda t: t.tensor([3.0, 1.0, 2.0]).quantile(0.5),
+    lambda t: t.tensor([3.0, float("nan"), 2.0]).nanquantile(0.5),
+])
+def test_quantile_errors_and_methods(program):
+    same(program)
