@@ -4164,6 +4164,21 @@ NODES = {
             "dim": "value",
         },
     },
+    "MaskedScatterBackward0": {
+        "entry": "masked_scatter",
+        "schema": "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
+        "formulas": (
+            ("self", "grad.masked_fill(mask, 0)"),
+            ("source", "masked_scatter_backward(grad, mask, source.shape)"),
+        ),
+        "result": (
+            ("result", "self_t.masked_scatter(mask_p, source_t)", ""),
+        ),
+        "saved": {
+            "mask": "tensor",
+            "source_sym_sizes": "sizes",
+        },
+    },
     "FrexpBackward0": {
         "entry": "frexp.Tensor",
         "schema": "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",

@@ -296,6 +296,7 @@ __all__ = [
     "sgn",
     "nan_to_num",
     "logcumsumexp",
+    "masked_scatter",
     "frexp_Tensor",
     "addmv",
     "addr",
@@ -3032,6 +3033,15 @@ def logcumsumexp(self_p, self_t, dim, result):
     result: logcumsumexp_jvp(self_p, self_t, dim)
     """
     return manual.logcumsumexp_jvp(ops, self_p, self_t, dim)
+
+
+def masked_scatter(self_p, self_t, mask_p, source_p, source_t, result):
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+
+    derivatives.yaml, entry masked_scatter
+    result: self_t.masked_scatter(mask_p, source_t)
+    """
+    return ops.masked_scatter(self_t, mask_p, source_t)
 
 
 def frexp_Tensor(self_p, self_t, mantissa, exponent):

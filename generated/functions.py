@@ -298,6 +298,7 @@ __all__ = [
     "SgnBackward0",
     "NanToNumBackward0",
     "LogcumsumexpBackward0",
+    "MaskedScatterBackward0",
     "FrexpBackward0",
     "AddmvBackward0",
     "AddrBackward0",
@@ -8808,6 +8809,38 @@ class LogcumsumexpBackward0(Node):
         # self: logcumsumexp_backward(grad, self, result, dim)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.logcumsumexp_backward(ops, grad, self_, result, dim)
+        return grad_inputs
+
+
+class MaskedScatterBackward0(Node):
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+
+    derivatives.yaml, entry masked_scatter
+    self: grad.masked_fill(mask, 0)
+    source: masked_scatter_backward(grad, mask, source.shape)
+    """
+
+    __slots__ = ("mask_", "_saved_source_sym_sizes")
+
+    @property
+    def _saved_mask(self):
+        return self.mask_.unpack()
+
+    def release_variables(self):
+        self.mask_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        mask = ops.unpack(self.mask_, self)
+        source_sym_sizes = self._saved_source_sym_sizes
+        grad_inputs = [None, None]
+        # self: grad.masked_fill(mask, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.masked_fill(grad, mask, 0)
+        # source: masked_scatter_backward(grad, mask, source.shape)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.masked_scatter_backward(ops, grad, mask, source_sym_sizes)
         return grad_inputs
 
 

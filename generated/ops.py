@@ -177,6 +177,7 @@ from generated.functions import (
     LuUnpackBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
+    MaskedScatterBackward0,
     MaskedSelectBackward0,
     MaxBackward0,
     MaxBackward1,
@@ -558,6 +559,7 @@ __all__ = [
     "lt",
     "lu_unpack",
     "masked_fill",
+    "masked_scatter",
     "masked_select",
     "max",
     "max_pool2d_with_indices",
@@ -10089,6 +10091,52 @@ def logcumsumexp(self_, dim):
     return result
 
 
+def masked_scatter(self_, mask, source):
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+
+    derivatives.yaml, entry masked_scatter
+    """
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor):
+        self_, mask, source = _dispatch.check_arguments(OVERLOADS["masked_scatter"], (self_, mask, source,))
+    result = recording.wrap(kernels.masked_scatter(recording.data(self_), recording.data(mask), recording.data(source)))
+    if recording.compute_requires_grad(self_, source):
+        grad_fn = MaskedScatterBackward0(recording.collect_next_edges(self_, source))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn._saved_source_sym_sizes = recording.sizes(source)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, source):
+        with forward_grad.computing_tangents():
+            tangent = forward.masked_scatter(self_, forward_grad.tangent(self_), mask, source, forward_grad.tangent(source), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def masked_scatter_(self_, mask, source):
+    """In-place masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+
+    derivatives.yaml, entry masked_scatter
+    """
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor):
+        self_, mask, source = _dispatch.check_arguments(OVERLOADS["masked_scatter"], (self_, mask, source,), inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, source)
+    if needs_grad:
+        grad_fn = MaskedScatterBackward0(recording.collect_next_edges(self_, source))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn._saved_source_sym_sizes = recording.sizes(source)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.masked_scatter(recording.data(self_), recording.data(mask), recording.data(source)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.masked_scatter(original_self, forward_grad.tangent(self_), mask, source, forward_grad.tangent(source), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
 def frexp_Tensor(self_):
     """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
 
@@ -13055,6 +13103,11 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("dim", "int"),
     )),
+    "masked_scatter": Overload(masked_scatter, kernels.masked_scatter, "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mask", "Tensor"),
+        Param("source", "Tensor"),
+    )),
     "frexp.Tensor": Overload(frexp_Tensor, kernels.frexp_Tensor, "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)", (
         Param("self_", "Tensor"),
     )),
@@ -14224,6 +14277,9 @@ BY_NAME = {
     "logcumsumexp": (
         OVERLOADS["logcumsumexp"],
     ),
+    "masked_scatter": (
+        OVERLOADS["masked_scatter"],
+    ),
     "frexp": (
         OVERLOADS["frexp.Tensor"],
     ),
@@ -14668,6 +14724,9 @@ BY_NAME = {
     ),
     "nan_to_num_": (
         OVERLOADS["nan_to_num"]._replace(wrapper=nan_to_num_, kernel=None),
+    ),
+    "masked_scatter_": (
+        OVERLOADS["masked_scatter"]._replace(wrapper=masked_scatter_, kernel=None),
     ),
     "addmv_": (
         OVERLOADS["addmv"]._replace(wrapper=addmv_, kernel=None),

@@ -1014,6 +1014,10 @@ FORMULAS = {
     "LogcumsumexpBackward0": {
         0: "self: logcumsumexp_backward(grad, self, result, dim)",
     },
+    "MaskedScatterBackward0": {
+        0: "self: grad.masked_fill(mask, 0)",
+        1: "source: masked_scatter_backward(grad, mask, source.shape)",
+    },
     "FrexpBackward0": {
         0: "self: grad / exponent.exp2()",
     },

@@ -919,6 +919,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "masked_fill")
             raise
 
+    def masked_scatter(self, mask, source):
+        """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+        try:
+            return ops.masked_scatter(self, mask, source)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "masked_scatter")
+            raise
+
     def masked_select(self, mask):
         """masked_select(Tensor self, Tensor mask) -> Tensor"""
         try:
@@ -2061,6 +2069,14 @@ class TensorMethods:
             return ops.masked_fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _dispatch.reword_for_method(error, "masked_fill_")
+            raise
+
+    def masked_scatter_(self, mask, source):
+        """In-place masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+        try:
+            return ops.masked_scatter_(self, mask, source)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "masked_scatter_")
             raise
 
     def mish_(self):

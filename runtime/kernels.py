@@ -2680,6 +2680,25 @@ def masked_select(self, mask):
     return np.array(np.broadcast_to(self, shape)[np.broadcast_to(mask, shape)], copy=True)
 
 
+def masked_scatter(self, mask, source):
+    """self (broadcast with mask) with the elements where mask is true taken, in order, from
+    the first elements of source."""
+    if mask.dtype != np.bool_:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {_dtype_label(mask)}")
+    if source.dtype != self.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but "
+                           f"got{_dtype_label(self)} and {_dtype_label(source)}")
+    shape = broadcast_shapes(self.shape, mask.shape)
+    result = np.array(np.broadcast_to(self, shape), copy=True)
+    where = np.broadcast_to(mask, shape)
+    count = int(np.count_nonzero(where))
+    if count > source.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    result[where] = np.asarray(source).reshape(-1)[:count]
+    return result
+
+
 def _scatter_shape_check(self, dim, index, src=None) -> None:
     """PyTorch's shape checks of scatter, before any numpy indexing (whose broadcast
     ValueError would otherwise leak out): index has self's (and src's) number of dimensions,

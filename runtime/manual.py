@@ -19,10 +19,10 @@ NAMESPACE_NAMES = (
     "_index_put_impl_", "abs", "amax", "arange", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "cat", "cumsum", "embedding",
     "embedding_dense_backward", "exp", "expand", "flip", "index_add", "log", "logcumsumexp",
-    "logical_and", "logical_or", "mean", "mm", "numel", "ones_like", "permute", "pow", "prod",
-    "reshape", "scatter_add", "select", "sigmoid", "sign", "slice", "slice_backward", "stack",
-    "sum", "t", "tanh", "tensor", "threshold_backward", "to", "unsqueeze", "view", "where",
-    "zeros", "zeros_like",
+    "logical_and", "logical_or", "masked_select", "mean", "mm", "numel", "ones_like", "permute",
+    "pow", "prod", "reshape", "scatter_add", "select", "sigmoid", "sign", "slice",
+    "slice_backward", "stack", "sum", "t", "tanh", "tensor", "threshold_backward", "to",
+    "unsqueeze", "view", "where", "zeros", "zeros_like",
 )
 
 # -- elementwise ------------------------------------------------------------------------------
@@ -84,6 +84,16 @@ def logcumsumexp_jvp(ops: Any, self_p: Any, self_t: Any, dim: int) -> Any:
     """The tangent of logcumsumexp: a running softmax-weighted sum of self_t."""
     shifted = ops.exp(self_p - ops.amax(self_p, [dim], True))
     return ops.cumsum(shifted * self_t, dim) / (ops.cumsum(shifted, dim) + 1e-13)
+
+
+def masked_scatter_backward(ops: Any, grad: Any, mask: Any, sizes: Sequence[int]) -> Any:
+    """source's gradient: grad where mask is true, in order, then zeros for the elements of
+    source that were not used, in source's shape."""
+    selected = ops.masked_select(grad, mask)
+    missing = math.prod(sizes) - ops.numel(selected)
+    if missing > 0:
+        selected = ops.cat([selected, ops.zeros(missing, dtype=grad.dtype)])
+    return ops.view(selected, sizes)
 
 
 def gelu_double_backward(ops: Any, grad: Any, grad_output: Any, self: Any,

@@ -985,3 +985,22 @@ def test_quantiles(name, interpolation):
 ])
 def test_quantile_errors_and_methods(program):
     same(program)
+
+
+def test_masked_scatter():
+    mask = [True, False, True]
+    same(lambda t: t.masked_scatter(t.zeros(2, 3), t.tensor(mask), t.arange(6.0).reshape(2, 3)))
+    same(lambda t: t.zeros(2, 3).masked_scatter(t.tensor(mask), t.arange(10.0)))
+    same(lambda t: t.zeros(3).masked_scatter(t.ones(2, 3, dtype=t.bool), t.arange(6.0)))
+    same(lambda t: t.zeros(2, 3).masked_scatter_(t.tensor(mask), t.arange(4.0)))
+    same(lambda t: t.zeros(2, 3).masked_scatter(t.tensor([1, 0, 1]), t.ones(6)))
+    same(lambda t: t.zeros(2, 3).masked_scatter(t.tensor(mask), t.ones(6, dtype=t.float64)))
+    same(lambda t: t.zeros(2, 3).masked_scatter(t.tensor(mask), t.ones(3)))
+
+    def build(t):
+        s = t.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        src = t.tensor([0.5, -1.0, 2.0, 3.0, 7.0], requires_grad=True)
+        out = s.masked_scatter(t.tensor(mask), src)
+        return out * t.tensor([[1.0, 2.0, 3.0]]), (s, src)
+
+    grads(build)
