@@ -690,9 +690,10 @@ class _Wrapper:
     def inplace_body(self) -> list[str]:
         """The same for a write into self: check it may be written, record, write, rebase
         self's history on the new node, pass the tangent on; return self."""
+        if not self.info.differentiable:  # as torch: no autograd check, a leaf may be written
+            return ["recording.check_inplace(self_, differentiable=False)", *self.write,
+                    "return self_"]
         lines = ["recording.check_inplace(self_)"]
-        if not self.info.differentiable:
-            return [*lines, *self.write, "return self_"]
         missing = self.forward["missing"]
         lines += [f"needs_grad = recording.compute_requires_grad({self.inputs})",
                   "if needs_grad:", *_indent([self._make_node(), *self.inplace_saves])]

@@ -4314,6 +4314,91 @@ NODES = {
             "result": "output",
         },
     },
+    "CopysignBackward0": {
+        "entry": "copysign.Tensor",
+        "schema": "copysign.Tensor(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "copysign_tensor_self_backward(grad, self, result)"),
+            ("other", "zeros_like(other)"),
+        ),
+        "result": (
+            ("result", "copysign_tensor_self_backward(self_t, self_p, result)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+            "other": "tensor",
+        },
+    },
+    "CopysignBackward1": {
+        "entry": "copysign.Scalar",
+        "schema": "copysign.Scalar(Tensor self, Scalar other) -> Tensor",
+        "formulas": (
+            ("self", "copysign_tensor_self_backward(grad, self, result)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "copysign_tensor_self_backward(self_t, self_p, result)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "SgnBackward0": {
+        "entry": "sgn",
+        "schema": "sgn(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "zeros_like(self_t)"),
+        ),
+        "saved": {
+        },
+    },
+    "LogcumsumexpBackward0": {
+        "entry": "logcumsumexp",
+        "schema": "logcumsumexp(Tensor self, int dim) -> Tensor",
+        "formulas": (
+            ("self", "logcumsumexp_backward(grad, self, result, dim)"),
+        ),
+        "result": (
+            ("result", "logcumsumexp_jvp(self_p, self_t, dim)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+            "dim": "value",
+        },
+    },
+    "MaskedScatterBackward0": {
+        "entry": "masked_scatter",
+        "schema": "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor",
+        "formulas": (
+            ("self", "grad.masked_fill(mask, 0)"),
+            ("source", "masked_scatter_backward(grad, mask, source.shape)"),
+        ),
+        "result": (
+            ("result", "self_t.masked_scatter(mask_p, source_t)", ""),
+        ),
+        "saved": {
+            "mask": "tensor",
+            "source_sym_sizes": "sizes",
+        },
+    },
+    "FrexpBackward0": {
+        "entry": "frexp.Tensor",
+        "schema": "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",
+        "formulas": (
+            ("self", "grad / exponent.exp2()"),
+        ),
+        "result": (
+            ("mantissa", "self_t / exponent.exp2()", ""),
+        ),
+        "saved": {
+            "exponent": "output",
+        },
+    },
     "AddmvBackward0": {
         "entry": "addmv",
         "schema": "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor",

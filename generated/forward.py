@@ -302,6 +302,12 @@ __all__ = [
     "take",
     "put",
     "dist",
+    "copysign_Tensor",
+    "copysign_Scalar",
+    "sgn",
+    "logcumsumexp",
+    "masked_scatter",
+    "frexp_Tensor",
     "addmv",
     "addr",
     "baddbmm",
@@ -3092,6 +3098,61 @@ def dist(self_p, self_t, other_p, other_t, p, result):
     result: (norm_backward(ones_like(result), self_p - other_p, p, result) * (self_t - other_t)).sum()
     """
     return ops.sum(manual.norm_backward(ops, manual.ones_like(ops, result), self_p - other_p, p, result) * (self_t - other_t))
+
+
+def copysign_Tensor(self_p, self_t, other_p, other_t, result):
+    """copysign.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry copysign.Tensor
+    result: copysign_tensor_self_backward(self_t, self_p, result)
+    """
+    return manual.copysign_tensor_self_backward(ops, self_t, self_p, result)
+
+
+def copysign_Scalar(self_p, self_t, other, result):
+    """copysign.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry copysign.Scalar
+    result: auto_element_wise, from self: copysign_tensor_self_backward(grad, self, result)
+    """
+    return manual.copysign_tensor_self_backward(ops, self_t, self_p, result)
+
+
+def sgn(self_p, self_t, result):
+    """sgn(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sgn
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def logcumsumexp(self_p, self_t, dim, result):
+    """logcumsumexp(Tensor self, int dim) -> Tensor
+
+    derivatives.yaml, entry logcumsumexp
+    result: logcumsumexp_jvp(self_p, self_t, dim)
+    """
+    return manual.logcumsumexp_jvp(ops, self_p, self_t, dim)
+
+
+def masked_scatter(self_p, self_t, mask_p, source_p, source_t, result):
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+
+    derivatives.yaml, entry masked_scatter
+    result: self_t.masked_scatter(mask_p, source_t)
+    """
+    return ops.masked_scatter(self_t, mask_p, source_t)
+
+
+def frexp_Tensor(self_p, self_t, mantissa, exponent):
+    """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+
+    derivatives.yaml, entry frexp.Tensor
+    mantissa: self_t / exponent.exp2()
+    """
+    mantissa_t = self_t / ops.exp2(exponent)
+    return mantissa_t, None
 
 
 def addmv(self_p, self_t, mat_p, mat_t, vec_p, vec_t, beta, alpha, result):

@@ -309,6 +309,12 @@ __all__ = [
     "TakeBackward0",
     "PutBackward0",
     "DistBackward0",
+    "CopysignBackward0",
+    "CopysignBackward1",
+    "SgnBackward0",
+    "LogcumsumexpBackward0",
+    "MaskedScatterBackward0",
+    "FrexpBackward0",
     "AddmvBackward0",
     "AddrBackward0",
     "BaddbmmBackward0",
@@ -9156,6 +9162,194 @@ class DistBackward0(Node):
         # other: -norm_backward(grad, self - other, p, result)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = -manual.norm_backward(ops, grad, self_ - other, p, result)
+        return grad_inputs
+
+
+class CopysignBackward0(Node):
+    """copysign.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry copysign.Tensor
+    self: copysign_tensor_self_backward(grad, self, result)
+    other: zeros_like(other)
+    """
+
+    __slots__ = ("self_", "result_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: copysign_tensor_self_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.copysign_tensor_self_backward(ops, grad, self_, result)
+        # other: zeros_like(other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, other)
+        return grad_inputs
+
+
+class CopysignBackward1(Node):
+    """copysign.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry copysign.Scalar
+    self: copysign_tensor_self_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: copysign_tensor_self_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.copysign_tensor_self_backward(ops, grad, self_, result)
+        return grad_inputs
+
+
+class SgnBackward0(Node):
+    """sgn(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sgn
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class LogcumsumexpBackward0(Node):
+    """logcumsumexp(Tensor self, int dim) -> Tensor
+
+    derivatives.yaml, entry logcumsumexp
+    self: logcumsumexp_backward(grad, self, result, dim)
+    """
+
+    __slots__ = ("self_", "result_", "_saved_dim")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: logcumsumexp_backward(grad, self, result, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.logcumsumexp_backward(ops, grad, self_, result, dim)
+        return grad_inputs
+
+
+class MaskedScatterBackward0(Node):
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+
+    derivatives.yaml, entry masked_scatter
+    self: grad.masked_fill(mask, 0)
+    source: masked_scatter_backward(grad, mask, source.shape)
+    """
+
+    __slots__ = ("mask_", "_saved_source_sym_sizes")
+
+    @property
+    def _saved_mask(self):
+        return self.mask_.unpack()
+
+    def release_variables(self):
+        self.mask_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        mask = ops.unpack(self.mask_, self)
+        source_sym_sizes = self._saved_source_sym_sizes
+        grad_inputs = [None, None]
+        # self: grad.masked_fill(mask, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.masked_fill(grad, mask, 0)
+        # source: masked_scatter_backward(grad, mask, source.shape)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.masked_scatter_backward(ops, grad, mask, source_sym_sizes)
+        return grad_inputs
+
+
+class FrexpBackward0(Node):
+    """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+
+    derivatives.yaml, entry frexp.Tensor
+    self: grad / exponent.exp2()
+    """
+
+    __slots__ = ("exponent_",)
+
+    @property
+    def _saved_exponent(self):
+        return self.exponent_.unpack(self)
+
+    def release_variables(self):
+        self.exponent_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        exponent = ops.unpack(self.exponent_, self)
+        grad_inputs = [None]
+        # self: grad / exponent.exp2()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / ops.exp2(exponent)
         return grad_inputs
 
 

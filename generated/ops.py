@@ -64,6 +64,8 @@ from generated.functions import (
     ConvolutionBackward0,
     ConvolutionBackwardBackward0,
     CopyBackwards,
+    CopysignBackward0,
+    CopysignBackward1,
     CosBackward0,
     CoshBackward0,
     CummaxBackward0,
@@ -106,6 +108,7 @@ from generated.functions import (
     FmodBackward0,
     FmodBackward1,
     FracBackward0,
+    FrexpBackward0,
     GatherBackward0,
     GeBackward0,
     GeBackward1,
@@ -167,6 +170,7 @@ from generated.functions import (
     Logaddexp2Backward0,
     LogaddexpBackward0,
     LogBackward0,
+    LogcumsumexpBackward0,
     LogitBackward0,
     LogSigmoidBackward0,
     LogSoftmaxBackward0,
@@ -177,6 +181,7 @@ from generated.functions import (
     LuUnpackBackward0,
     MaskedFillBackward0,
     MaskedFillBackward1,
+    MaskedScatterBackward0,
     MaskedSelectBackward0,
     MaxBackward0,
     MaxBackward1,
@@ -260,6 +265,7 @@ from generated.functions import (
     SelectBackward0,
     SelectBackwardBackward0,
     SelectScatterBackward0,
+    SgnBackward0,
     SigmoidBackward0,
     SigmoidBackwardBackward0,
     SignBackward0,
@@ -459,6 +465,7 @@ __all__ = [
     "constant_pad_nd",
     "convolution",
     "convolution_backward",
+    "copysign",
     "cos",
     "cos_",
     "cosh",
@@ -507,6 +514,7 @@ __all__ = [
     "fmod",
     "frac",
     "frac_",
+    "frexp",
     "gather",
     "ge",
     "gelu",
@@ -534,6 +542,7 @@ __all__ = [
     "index_select",
     "kthvalue",
     "ldexp",
+    "ldexp_",
     "le",
     "leaky_relu",
     "leaky_relu_",
@@ -563,6 +572,7 @@ __all__ = [
     "log_sigmoid_forward",
     "logaddexp",
     "logaddexp2",
+    "logcumsumexp",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -572,6 +582,7 @@ __all__ = [
     "lt",
     "lu_unpack",
     "masked_fill",
+    "masked_scatter",
     "masked_select",
     "max",
     "max_pool2d_with_indices",
@@ -646,6 +657,7 @@ __all__ = [
     "select",
     "select_backward",
     "select_scatter",
+    "sgn",
     "sigmoid",
     "sigmoid_",
     "sigmoid_backward",
@@ -785,6 +797,8 @@ _kthvalue_return = namedtuple("kthvalue", ["values", "indices"])
 _cummax_return = namedtuple("cummax", ["values", "indices"])
 
 _cummin_return = namedtuple("cummin", ["values", "indices"])
+
+_frexp_Tensor_return = namedtuple("frexp", ["mantissa", "exponent"])
 
 __linalg_det_return = namedtuple("_linalg_det", ["result", "LU", "pivots"])
 
@@ -3771,7 +3785,7 @@ def logical_not_(self_=MISSING, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["logical_not"], (self_,), kwargs, inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.logical_not(recording.data(self_)))
     return self_
 
@@ -3804,7 +3818,7 @@ def logical_and_(self_=MISSING, other=MISSING, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["logical_and"], (self_, other,), kwargs, inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.logical_and(recording.data(self_), recording.data(other)))
     return self_
 
@@ -3837,7 +3851,7 @@ def logical_or_(self_=MISSING, other=MISSING, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["logical_or"], (self_, other,), kwargs, inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.logical_or(recording.data(self_), recording.data(other)))
     return self_
 
@@ -3870,7 +3884,7 @@ def bitwise_not_(self_=MISSING, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["bitwise_not"], (self_,), kwargs, inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_not(recording.data(self_)))
     return self_
 
@@ -3903,7 +3917,7 @@ def bitwise_and_Tensor_(self_=MISSING, other=MISSING, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["bitwise_and.Tensor"], (self_, other,), kwargs, inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
     return self_
 
@@ -3936,7 +3950,7 @@ def bitwise_or_Tensor_(self_=MISSING, other=MISSING, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["bitwise_or.Tensor"], (self_, other,), kwargs, inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
     return self_
 
@@ -3969,7 +3983,7 @@ def bitwise_xor_Tensor_(self_=MISSING, other=MISSING, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), kwargs, inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
     return self_
 
@@ -8133,7 +8147,7 @@ def scatter_reduce_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, r
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
         self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs, inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return self_
 
@@ -8166,7 +8180,7 @@ def scatter_value_reduce_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or reduce is MISSING or kwargs:
         self_, dim, index, value, reduce = _arguments.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs, inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
     return self_
 
@@ -8491,7 +8505,7 @@ def floor_divide_default_(self_=MISSING, other=MISSING, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs, inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.floor_divide(recording.data(self_), recording.data(other)))
     return self_
 
@@ -8524,7 +8538,7 @@ def floor_divide_Scalar_(self_=MISSING, other=MISSING, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs, inplace=True)
-    recording.check_inplace(self_)
+    recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.floor_divide_Scalar(recording.data(self_), other))
     return self_
 
@@ -10180,6 +10194,38 @@ def ldexp_Tensor(self_=MISSING, other=MISSING, **kwargs):
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
+
+
+def ldexp_Tensor_(self_=MISSING, other=MISSING, **kwargs):
+    """In-place ldexp.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry ldexp.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ldexp_Tensor_, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["ldexp.Tensor"], (self_, other,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = LdexpBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.ldexp_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
 
 
 def xlogy_Tensor(self_=MISSING, other=MISSING, **kwargs):
@@ -12819,6 +12865,285 @@ def nonzero(self_=MISSING, **kwargs):
     return result
 
 
+def copysign_Tensor(self_=MISSING, other=MISSING, **kwargs):
+    """copysign.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry copysign.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copysign_Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["copysign.Tensor"], (self_, other,), kwargs)
+    result = recording.wrap(kernels.copysign_Tensor(recording.data(self_), recording.data(other)))
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = CopysignBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.copysign_Tensor(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def copysign_Tensor_(self_=MISSING, other=MISSING, **kwargs):
+    """In-place copysign.Tensor(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry copysign.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copysign_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["copysign.Tensor"], (self_, other,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = CopysignBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.copysign_Tensor(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.copysign_Tensor(original_self, forward_grad.tangent(self_), other, forward_grad.tangent(other), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def copysign_Scalar(self_=MISSING, other=MISSING, **kwargs):
+    """copysign.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry copysign.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copysign_Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["copysign.Scalar"], (self_, other,), kwargs)
+    result = recording.wrap(kernels.copysign_Scalar(recording.data(self_), other))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CopysignBackward1(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.copysign_Scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def copysign_Scalar_(self_=MISSING, other=MISSING, **kwargs):
+    """In-place copysign.Scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry copysign.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copysign_Scalar_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["copysign.Scalar"], (self_, other,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CopysignBackward1(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.copysign_Scalar(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.copysign_Scalar(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def sgn(self_=MISSING, **kwargs):
+    """sgn(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sgn
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sgn, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs)
+    result = recording.wrap(kernels.sgn(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SgnBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sgn(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def sgn_(self_=MISSING, **kwargs):
+    """In-place sgn(Tensor self) -> Tensor
+
+    derivatives.yaml, entry sgn
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sgn_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SgnBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.sgn(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.sgn(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def logcumsumexp(self_=MISSING, dim=MISSING, **kwargs):
+    """logcumsumexp(Tensor self, int dim) -> Tensor
+
+    derivatives.yaml, entry logcumsumexp
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logcumsumexp, (self_, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["logcumsumexp"], (self_, dim,), kwargs)
+    result = recording.wrap(kernels.logcumsumexp(recording.data(self_), dim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LogcumsumexpBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.logcumsumexp(self_, forward_grad.tangent(self_), dim, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def masked_scatter(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
+    """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+
+    derivatives.yaml, entry masked_scatter
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_scatter, (self_, mask, source), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs:
+        self_, mask, source = _arguments.bind(OVERLOADS["masked_scatter"], (self_, mask, source,), kwargs)
+    result = recording.wrap(kernels.masked_scatter(recording.data(self_), recording.data(mask), recording.data(source)))
+    if recording.compute_requires_grad(self_, source):
+        grad_fn = MaskedScatterBackward0(recording.collect_next_edges(self_, source))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn._saved_source_sym_sizes = recording.sizes(source)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, source):
+        with forward_grad.computing_tangents():
+            tangent = forward.masked_scatter(self_, forward_grad.tangent(self_), mask, source, forward_grad.tangent(source), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def masked_scatter_(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
+    """In-place masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
+
+    derivatives.yaml, entry masked_scatter
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_scatter_, (self_, mask, source), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs:
+        self_, mask, source = _arguments.bind(OVERLOADS["masked_scatter"], (self_, mask, source,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, source)
+    if needs_grad:
+        grad_fn = MaskedScatterBackward0(recording.collect_next_edges(self_, source))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn._saved_source_sym_sizes = recording.sizes(source)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.masked_scatter(recording.data(self_), recording.data(mask), recording.data(source)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.masked_scatter(original_self, forward_grad.tangent(self_), mask, source, forward_grad.tangent(source), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def frexp_Tensor(self_=MISSING, **kwargs):
+    """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
+
+    derivatives.yaml, entry frexp.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(frexp_Tensor, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["frexp.Tensor"], (self_,), kwargs)
+    mantissa, exponent = map(recording.wrap, kernels.frexp_Tensor(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FrexpBackward0(recording.collect_next_edges(self_))
+        recording.set_history(mantissa, grad_fn)
+        recording.skip_output(exponent, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.frexp_Tensor(self_, forward_grad.tangent(self_), mantissa, exponent)
+        forward_grad.set_tangents((mantissa, exponent), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.exponent_ = SavedVariable(exponent, True)
+    return _frexp_Tensor_return(mantissa, exponent)
+
+
 def addmv(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
     """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
@@ -14504,8 +14829,10 @@ bitwise_or = bitwise_or_Tensor
 bitwise_or_ = bitwise_or_Tensor_
 bitwise_xor = bitwise_xor_Tensor
 bitwise_xor_ = bitwise_xor_Tensor_
+frexp = frexp_Tensor
 index = index_Tensor
 ldexp = ldexp_Tensor
+ldexp_ = ldexp_Tensor_
 linalg_pinv = linalg_pinv_atol_rtol_tensor
 mul = mul_Tensor
 mul_ = mul_Tensor_
@@ -14527,8 +14854,10 @@ bitwise_or_Tensor.__name__ = bitwise_or_Tensor.__qualname__ = "bitwise_or"
 bitwise_or_Tensor_.__name__ = bitwise_or_Tensor_.__qualname__ = "bitwise_or_"
 bitwise_xor_Tensor.__name__ = bitwise_xor_Tensor.__qualname__ = "bitwise_xor"
 bitwise_xor_Tensor_.__name__ = bitwise_xor_Tensor_.__qualname__ = "bitwise_xor_"
+frexp_Tensor.__name__ = frexp_Tensor.__qualname__ = "frexp"
 index_Tensor.__name__ = index_Tensor.__qualname__ = "index"
 ldexp_Tensor.__name__ = ldexp_Tensor.__qualname__ = "ldexp"
+ldexp_Tensor_.__name__ = ldexp_Tensor_.__qualname__ = "ldexp_"
 linalg_pinv_atol_rtol_tensor.__name__ = linalg_pinv_atol_rtol_tensor.__qualname__ = "linalg_pinv"
 mul_Tensor.__name__ = mul_Tensor.__qualname__ = "mul"
 mul_Tensor_.__name__ = mul_Tensor_.__qualname__ = "mul_"
@@ -16247,6 +16576,29 @@ OVERLOADS = {
     "nonzero": Overload(nonzero, kernels.nonzero, "nonzero(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
+    "copysign.Tensor": Overload(copysign_Tensor, kernels.copysign_Tensor, "copysign.Tensor(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "copysign.Scalar": Overload(copysign_Scalar, kernels.copysign_Scalar, "copysign.Scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "sgn": Overload(sgn, kernels.sgn, "sgn(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "logcumsumexp": Overload(logcumsumexp, kernels.logcumsumexp, "logcumsumexp(Tensor self, int dim) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
+    "masked_scatter": Overload(masked_scatter, kernels.masked_scatter, "masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mask", "Tensor"),
+        Param("source", "Tensor"),
+    )),
+    "frexp.Tensor": Overload(frexp_Tensor, kernels.frexp_Tensor, "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)", (
+        Param("self_", "Tensor"),
+    )),
     "addmv": Overload(addmv, kernels.addmv, "addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor", (
         Param("self_", "Tensor"),
         Param("mat", "Tensor"),
@@ -17532,6 +17884,22 @@ BY_NAME = {
     "nonzero": (
         OVERLOADS["nonzero"],
     ),
+    "copysign": (
+        OVERLOADS["copysign.Tensor"],
+        OVERLOADS["copysign.Scalar"],
+    ),
+    "sgn": (
+        OVERLOADS["sgn"],
+    ),
+    "logcumsumexp": (
+        OVERLOADS["logcumsumexp"],
+    ),
+    "masked_scatter": (
+        OVERLOADS["masked_scatter"],
+    ),
+    "frexp": (
+        OVERLOADS["frexp.Tensor"],
+    ),
     "addmv": (
         OVERLOADS["addmv"],
     ),
@@ -17942,6 +18310,9 @@ BY_NAME = {
     "nextafter_": (
         OVERLOADS["nextafter"]._replace(wrapper=nextafter_, kernel=None),
     ),
+    "ldexp_": (
+        OVERLOADS["ldexp.Tensor"]._replace(wrapper=ldexp_Tensor_, kernel=None),
+    ),
     "xlogy_": (
         OVERLOADS["xlogy.Tensor"]._replace(wrapper=xlogy_Tensor_, kernel=None),
         OVERLOADS["xlogy.Scalar_Other"]._replace(wrapper=xlogy_Scalar_Other_, kernel=None),
@@ -17976,6 +18347,16 @@ BY_NAME = {
     ),
     "put_": (
         OVERLOADS["put"]._replace(wrapper=put_, kernel=None),
+    ),
+    "copysign_": (
+        OVERLOADS["copysign.Tensor"]._replace(wrapper=copysign_Tensor_, kernel=None),
+        OVERLOADS["copysign.Scalar"]._replace(wrapper=copysign_Scalar_, kernel=None),
+    ),
+    "sgn_": (
+        OVERLOADS["sgn"]._replace(wrapper=sgn_, kernel=None),
+    ),
+    "masked_scatter_": (
+        OVERLOADS["masked_scatter"]._replace(wrapper=masked_scatter_, kernel=None),
     ),
     "addmv_": (
         OVERLOADS["addmv"]._replace(wrapper=addmv_, kernel=None),
@@ -18442,6 +18823,15 @@ def count_nonzero(*args, **kwargs):
     return _arguments.call("count_nonzero", BY_NAME["count_nonzero"], args, kwargs)
 
 
+def copysign(*args, **kwargs):
+    """Picks the overload of copysign that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copysign, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("copysign", BY_NAME["copysign"], args, kwargs)
+
+
 def eq_(*args, **kwargs):
     """Picks the overload of eq_ that the arguments match, as PyTorch's binding does."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -18620,3 +19010,12 @@ def index_fill_(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _arguments.call("index_fill_", BY_NAME["index_fill_"], args, kwargs)
+
+
+def copysign_(*args, **kwargs):
+    """Picks the overload of copysign_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copysign_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("copysign_", BY_NAME["copysign_"], args, kwargs)

@@ -1050,6 +1050,26 @@ FORMULAS = {
         0: "self: norm_backward(grad, self - other, p, result)",
         1: "other: -norm_backward(grad, self - other, p, result)",
     },
+    "CopysignBackward0": {
+        0: "self: copysign_tensor_self_backward(grad, self, result)",
+        1: "other: zeros_like(other)",
+    },
+    "CopysignBackward1": {
+        0: "self: copysign_tensor_self_backward(grad, self, result)",
+    },
+    "SgnBackward0": {
+        0: "self: zeros_like(grad)",
+    },
+    "LogcumsumexpBackward0": {
+        0: "self: logcumsumexp_backward(grad, self, result, dim)",
+    },
+    "MaskedScatterBackward0": {
+        0: "self: grad.masked_fill(mask, 0)",
+        1: "source: masked_scatter_backward(grad, mask, source.shape)",
+    },
+    "FrexpBackward0": {
+        0: "self: grad / exponent.exp2()",
+    },
     "AddmvBackward0": {
         0: "self: maybe_multiply(grad, beta)",
         1: "mat: maybe_multiply(grad.unsqueeze(1) * vec, alpha)",

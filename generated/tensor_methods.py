@@ -519,6 +519,20 @@ class TensorMethods:
             _arguments.reword_for_method(error, "copy_")
             raise
 
+    def copysign(self, *args, **kwargs):
+        """copysign.Tensor(Tensor self, Tensor other) -> Tensor
+        copysign.Scalar(Tensor self, Scalar other) -> Tensor
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.copysign, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.copysign(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "copysign")
+            raise
+
     def cos(self):
         """cos(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -917,6 +931,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "frac")
             raise
 
+    def frexp(self):
+        """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.frexp, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.frexp_Tensor(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "frexp")
+            raise
+
     def gather(self, dim=MISSING, index=MISSING, *, sparse_grad=False, **kwargs):
         """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -1257,6 +1283,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "logaddexp2")
             raise
 
+    def logcumsumexp(self, dim=MISSING, **kwargs):
+        """logcumsumexp(Tensor self, int dim) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logcumsumexp, (self, dim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logcumsumexp(self, dim) if not kwargs else ops.logcumsumexp(self, dim, **_arguments.method_keywords("logcumsumexp", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "logcumsumexp")
+            raise
+
     def logical_and(self, other=MISSING, **kwargs):
         """logical_and(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -1357,6 +1395,18 @@ class TensorMethods:
             return ops.masked_fill(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "masked_fill")
+            raise
+
+    def masked_scatter(self, mask=MISSING, source=MISSING, **kwargs):
+        """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.masked_scatter, (self, mask, source,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.masked_scatter(self, mask, source) if not kwargs else ops.masked_scatter(self, mask, source, **_arguments.method_keywords("masked_scatter", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "masked_scatter")
             raise
 
     def masked_select(self, mask=MISSING, **kwargs):
@@ -1815,6 +1865,18 @@ class TensorMethods:
             return ops.select_scatter(self, src, dim, index) if not kwargs else ops.select_scatter(self, src, dim, index, **_arguments.method_keywords("select_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "select_scatter")
+            raise
+
+    def sgn(self):
+        """sgn(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sgn, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.sgn(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "sgn")
             raise
 
     def sigmoid(self):
@@ -2519,6 +2581,20 @@ class TensorMethods:
             _arguments.reword_for_method(error, "clamp_min_")
             raise
 
+    def copysign_(self, *args, **kwargs):
+        """In-place copysign.Tensor(Tensor self, Tensor other) -> Tensor
+        In-place copysign.Scalar(Tensor self, Scalar other) -> Tensor
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.copysign_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.copysign_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "copysign_")
+            raise
+
     def cos_(self):
         """In-place cos(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -2863,6 +2939,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "index_put_")
             raise
 
+    def ldexp_(self, other=MISSING, **kwargs):
+        """In-place ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ldexp_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.ldexp_Tensor_(self, other) if not kwargs else ops.ldexp_Tensor_(self, other, **_arguments.method_keywords("ldexp", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "ldexp_")
+            raise
+
     def lerp_(self, *args, **kwargs):
         """In-place lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
         In-place lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
@@ -2997,6 +3085,18 @@ class TensorMethods:
             return ops.masked_fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "masked_fill_")
+            raise
+
+    def masked_scatter_(self, mask=MISSING, source=MISSING, **kwargs):
+        """In-place masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.masked_scatter_, (self, mask, source,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.masked_scatter_(self, mask, source) if not kwargs else ops.masked_scatter_(self, mask, source, **_arguments.method_keywords("masked_scatter", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "masked_scatter_")
             raise
 
     def mish_(self):
@@ -3199,6 +3299,18 @@ class TensorMethods:
             return ops.scatter_add_(self, dim, index, src) if not kwargs else ops.scatter_add_(self, dim, index, src, **_arguments.method_keywords("scatter_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "scatter_add_")
+            raise
+
+    def sgn_(self):
+        """In-place sgn(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sgn_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.sgn_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "sgn_")
             raise
 
     def sigmoid_(self):

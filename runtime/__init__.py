@@ -40,9 +40,14 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          conj & co, apply_/map_, as_subclass
     tensor_functions                     generated.ops, factories, linalg: composites (atleast_1d,
                                          kron, cov, splits and stacks, det, ...)
+    counting                             kernels, recording, _tensor: results without a
+                                         gradient (bincount, histc, isin, gcd, ...)
+    global_flags                         anomaly, factories: process switches (anomaly,
+                                         warn-always, autocast off), scalar_tensor, range
     methods                              generated.tensor_methods, composite, autograd,
                                          predicates, random_ops, other_names,
-                                         tensor_attributes, tensor_functions: sets the op methods on
+                                         tensor_attributes, tensor_functions,
+                                         counting: sets the op methods on
                                          Tensor
     nn, optim, linalg, special, fft      composite, generated.ops, factories, _tensor,
                                          random (special, fft also out)
@@ -108,6 +113,7 @@ from runtime.aliases import install_as_torch, uninstall_as_torch
 from runtime.aliases import missing_attribute as _missing_attribute
 from runtime.compile import compile  # noqa: A004 - torch.compile: a step as one function
 from runtime.composite import *  # noqa: F403 - the composite ops
+from runtime.counting import *  # noqa: F403 - bincount, histc, isin, gcd, ...
 from runtime.deterministic import (  # torch.use_deterministic_algorithms and friends
     are_deterministic_algorithms_enabled,
     get_deterministic_debug_mode,
@@ -145,6 +151,7 @@ from runtime.dtypes import dtype as dtype
 from runtime.dtypes import float as float  # noqa: A004 - torch.float
 from runtime.dtypes import int as int  # noqa: A004 - torch.int
 from runtime.factories import *  # noqa: F403
+from runtime.global_flags import *  # noqa: F403 - set_anomaly_enabled, autocast off, ...
 from runtime.grad_mode import (
     enable_grad,
     inference_mode,

@@ -124,7 +124,7 @@ class Tensor:
     __slots__ = (
         "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_counter",
         "_backward_hooks", "_retains_grad", "_grad_accumulator", "_base", "_base_grad_fn",
-        "_fw_grad", "__weakref__",
+        "_fw_grad", "_post_accumulate_grad_hooks", "__weakref__",
     )
     # numpy defers to Tensor's reflected operators (np.float64(2) * t -> t.__rmul__).
     __array_ufunc__ = None
@@ -148,6 +148,7 @@ class Tensor:
         tensor._base = None
         tensor._base_grad_fn = None  # a view's: its base's grad_fn when the view was made
         tensor._fw_grad = None  # the tangent, in forward AD (runtime/forward_grad.py)
+        tensor._post_accumulate_grad_hooks = None  # a leaf's, run after its .grad is set
         return tensor
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -331,6 +332,19 @@ class Tensor:
             tensor._grad = grad.clone() if tensor._grad is None else tensor._grad + grad
 
         node.add_retains_grad_hook(self._output_nr, retain)
+
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
+                                           ) -> RemovableHandle:
+        """`hook(tensor)` after backward has accumulated into this leaf's .grad."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require "
+                               "gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = {}
+        return add_hook(self._post_accumulate_grad_hooks, hook)
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """`hook(grad)` runs when this tensor's gradient is computed; it may return a new one."""

@@ -56,6 +56,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.utils.data.dataloader": "runtime.utils.data.dataloader",
     "torch.utils.data.dataset": "runtime.utils.data.dataset",
     "torch.utils.data.sampler": "runtime.utils.data.sampler",
+    "torch.utils.data.distributed": "runtime.utils.data.distributed",
     "torch.optim.lr_scheduler": "runtime.optim.lr_scheduler",
     "torch.nn.utils.convert_parameters": "runtime.nn.utils.convert_parameters",
     "torch.serialization": "runtime.serialization",
@@ -86,7 +87,6 @@ TORCH_MODULES: dict[str, str] = {
     "torch.nn.utils.parametrizations": "runtime.nn.utils.parametrizations",
     "torch.nn.utils.parametrize": "runtime.nn.utils.parametrize",
     "torch.nn.utils.prune": "runtime.nn.utils.prune",
-    "torch.nn.utils.rnn": "runtime.nn.utils.rnn",
     "torch.nn.utils.stateless": "runtime.nn.utils.stateless",
 }
 

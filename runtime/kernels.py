@@ -2508,6 +2508,18 @@ def cumsum(self, dim, dtype=None):
     return _array(np.cumsum(self, axis=axis, dtype=_accumulator(out)), out)
 
 
+def logcumsumexp(self, dim):
+    """log(cumsum(exp(self))) along dim, without overflow (numpy's logaddexp, accumulated)."""
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}'")
+    axis = _wrap_dim(dim, self.ndim)
+    if self.ndim == 0:
+        return self.copy()
+    with silenced():
+        return np.logaddexp.accumulate(self, axis=axis)
+
+
 def cumprod(self, dim, dtype=None):
     axis = _scan_axis(self, dim)
     out = _sum_dtype(self, dtype)
@@ -2678,6 +2690,25 @@ def masked_select(self, mask):
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = broadcast_shapes(mask.shape, self.shape)  # PyTorch's order, in its message
     return np.array(np.broadcast_to(self, shape)[np.broadcast_to(mask, shape)], copy=True)
+
+
+def masked_scatter(self, mask, source):
+    """self (broadcast with mask) with the elements where mask is true taken, in order, from
+    the first elements of source."""
+    if mask.dtype != np.bool_:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with "
+                           f"dtype {_dtype_label(mask)}")
+    if source.dtype != self.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but "
+                           f"got{_dtype_label(self)} and {_dtype_label(source)}")
+    shape = broadcast_shapes(self.shape, mask.shape)
+    result = np.array(np.broadcast_to(self, shape), copy=True)
+    where = np.broadcast_to(mask, shape)
+    count = int(np.count_nonzero(where))
+    if count > source.size:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    result[where] = np.asarray(source).reshape(-1)[:count]
+    return result
 
 
 def _scatter_shape_check(self, dim, index, src=None) -> None:

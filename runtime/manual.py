@@ -16,10 +16,11 @@ from typing import Any
 
 # What the helpers call through `ops`; every namespace must provide them.
 NAMESPACE_NAMES = (
-    "_index_put_impl_", "abs", "arange", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "cat", "embedding", "embedding_dense_backward", "exp",
-    "expand", "index_add", "log", "logical_and", "logical_or", "mean", "mm", "numel", "ones_like",
-    "permute", "pow", "prod", "reshape", "scatter_add", "select", "sigmoid", "sign", "slice",
+    "_index_put_impl_", "abs", "amax", "arange", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "cat", "cumsum", "embedding",
+    "embedding_dense_backward", "exp", "expand", "flip", "index_add", "log", "logcumsumexp",
+    "logical_and", "logical_or", "masked_select", "mean", "mm", "numel", "ones_like", "permute",
+    "pow", "prod", "reshape", "scatter_add", "select", "sigmoid", "sign", "slice",
     "slice_backward", "stack", "sum", "t", "tanh", "tensor", "threshold_backward", "to",
     "unsqueeze", "view", "where", "zeros", "zeros_like",
 )
@@ -54,6 +55,45 @@ def pow_backward_exponent(ops: Any, grad: Any, self: Any, exponent: Any, result:
         return grad * result * (math.log(self) if self > 0 else math.nan)
     flat = ops.logical_and(self == 0, exponent >= 0)
     return ops.where(flat, 0, grad * result * ops.log(self))
+
+
+def copysign_tensor_self_backward(ops: Any, grad: Any, self: Any, result: Any) -> Any:
+    """d copysign(x, y) / dx: the sign flip result / x, and 0 where x is 0."""
+    ratio = result / self
+    return grad * ops.where(self == 0, 0, ratio)
+
+
+def logcumsumexp_backward(ops: Any, grad: Any, self: Any, result: Any, dim: int) -> Any:
+    """The gradient of logcumsumexp: the positive and negative parts of grad, each summed
+    from the end in log space (a reversed logcumsumexp) and weighted by exp(self)."""
+    if grad.ndim == 0 or ops.numel(grad) == 0:
+        return grad
+    lowest = -3.4028234663852886e+38 if self.dtype.itemsize == 4 else -1.7976931348623157e+308
+    log_abs_grad = ops.log(ops.abs(grad))
+    positive = ops.where(grad > 0, log_abs_grad, lowest)
+    negative = ops.where(grad < 0, log_abs_grad, lowest)
+
+    def from_the_end(x: Any) -> Any:
+        return ops.flip(ops.logcumsumexp(ops.flip(x, [dim]), dim), [dim])
+
+    return ops.exp(from_the_end(positive - result) + self) - \
+        ops.exp(from_the_end(negative - result) + self)
+
+
+def logcumsumexp_jvp(ops: Any, self_p: Any, self_t: Any, dim: int) -> Any:
+    """The tangent of logcumsumexp: a running softmax-weighted sum of self_t."""
+    shifted = ops.exp(self_p - ops.amax(self_p, [dim], True))
+    return ops.cumsum(shifted * self_t, dim) / (ops.cumsum(shifted, dim) + 1e-13)
+
+
+def masked_scatter_backward(ops: Any, grad: Any, mask: Any, sizes: Sequence[int]) -> Any:
+    """source's gradient: grad where mask is true, in order, then zeros for the elements of
+    source that were not used, in source's shape."""
+    selected = ops.masked_select(grad, mask)
+    missing = math.prod(sizes) - ops.numel(selected)
+    if missing > 0:
+        selected = ops.cat([selected, ops.zeros(missing, dtype=grad.dtype)])
+    return ops.view(selected, sizes)
 
 
 def gelu_double_backward(ops: Any, grad: Any, grad_output: Any, self: Any,

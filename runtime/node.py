@@ -225,7 +225,16 @@ class AccumulateGrad(Node):
 
     def apply(self, grads: list, ops: Any = tensor_ops) -> list:
         if ops.on_arrays:
-            return self._accumulate_array(grads[0])
+            self._accumulate_array(grads[0])
+        else:
+            self._accumulate_tensor(grads)
+        hooks = self.variable._post_accumulate_grad_hooks
+        if hooks and grads[0] is not None:  # register_post_accumulate_grad_hook's
+            for hook in tuple(hooks.values()):
+                hook(self.variable)
+        return []
+
+    def _accumulate_tensor(self, grads: list) -> list:
         grad = grads[0]
         if grad is None:
             return []

@@ -143,8 +143,10 @@ def scalar_type(value: Any) -> Any:
 
 # -- in-place ops -------------------------------------------------------------------------
 
-def check_inplace(tensor: Tensor) -> None:
-    """PyTorch's checks before an in-place op may write into `tensor`."""
+def check_inplace(tensor: Tensor, differentiable: bool = True) -> None:
+    """PyTorch's checks before an in-place op may write into `tensor`. An op without a
+    derivative (logical_and_, bitwise_not_) is checked only for inference tensors: torch
+    lets it write into a leaf that requires grad, which keeps its flag."""
     counter = tensor._counter  # None: never shared or bumped, so not an inference tensor
     if counter is not None and counter.inference and not is_inference_mode_enabled():
         raise RuntimeError(
@@ -152,7 +154,7 @@ def check_inplace(tensor: Tensor) -> None:
             "a clone to get a normal tensor before doing inplace update.See "
             "https://github.com/pytorch/rfcs/pull/17 for more details."
         )
-    if not is_grad_enabled():
+    if not (differentiable and is_grad_enabled()):
         return
     if tensor.grad_fn is None and tensor._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "

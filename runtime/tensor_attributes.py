@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import arguments, dtypes, recording
+from runtime import arguments, dtypes, factories, grad_mode, recording
 from runtime import modes as _modes
-from runtime._tensor import Tensor
+from runtime._tensor import Size, Tensor
 
 __all__ = ["is_signed", "is_nonzero", "is_same_size", "is_complex", "is_conj", "is_neg",
            "is_inference", "get_device", "positive", "conj", "conj_physical", "conj_physical_",
            "resolve_conj", "resolve_neg", "adjoint", "ravel", "square", "square_", "msort",
-           "real", "imag"]
+           "real", "imag", "unsafe_chunk", "unsafe_split"]
 
 
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
@@ -243,6 +243,18 @@ def msort(input: Any) -> Any:
             return heard
     _check_tensor("msort", input)
     return ops.sort(input, 0).values
+
+
+def unsafe_chunk(input: Any, chunks: int, dim: int = 0) -> tuple:
+    """chunk, whose views torch lets be written in place without checks (gradgen records
+    SplitBackward0 where torch has UnsafeSplitBackward0)."""
+    _check_tensor("unsafe_chunk", input)
+    return input.chunk(chunks, dim)
+
+
+def unsafe_split(input: Any, split_size: Any, dim: int = 0) -> tuple:
+    _check_tensor("unsafe_split", input)
+    return input.split(split_size, dim)
 
 
 def adjoint(input: Any) -> Any:
@@ -607,6 +619,94 @@ class AttributeMethods:
         _callback_target(self, "map2_")
         return _write_elements(self, callable, _mapped_operand(self, x, "map2_", "x", 1),
                                _mapped_operand(self, y, "map2_", "y", 2))
+
+    def fill_diagonal_(self, fill_value: Any, wrap: bool = False) -> Any:
+        """The main diagonal set to fill_value, in place; a tall matrix's diagonal starts
+        again one row below its end when wrap is set."""
+        if self.ndim < 2:
+            raise RuntimeError("dimensions must larger than 1")
+        if self.ndim > 2 and len(set(self.shape)) != 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        if self.requires_grad and self.grad_fn is None and grad_mode.is_grad_enabled():
+            # torch writes through a diagonal view of self
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
+        recording.check_inplace(self)
+        data = self._data
+        if self.ndim > 2:
+            data[(np.arange(self.shape[0]),) * self.ndim] = fill_value
+        else:
+            rows, columns = self.shape
+            step = columns + 1  # along the flattened matrix, from one diagonal cell to the next
+            end = rows * columns if wrap and rows > columns else min(rows, columns) * columns
+            if data.flags.c_contiguous:
+                data.reshape(-1)[:end:step] = fill_value
+            else:  # a strided view: its diagonal cell by cell (without wrapping)
+                index = np.arange(min(rows, columns))
+                data[index, index] = fill_value
+        self._version_counter.version += 1
+        return self
+
+    def new(self, *args: Any, **kwargs: Any) -> Any:
+        """The legacy constructor in this tensor's dtype: a size gives an uninitialised
+        tensor (zeros here), a sequence its data."""
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            raise TypeError(f"expected TensorOptions(dtype={self.dtype.name.replace('32', '')}"
+                            ", device=cpu, layout=Strided, requires_grad=false (default), "
+                            "pinned_memory=false (default), memory_format=(nullopt)) (got "
+                            f"TensorOptions(dtype={args[0].dtype.name}, device=cpu, "
+                            "layout=Strided, requires_grad=false (default), pinned_memory=false "
+                            "(default), memory_format=(nullopt)))")
+        if len(args) == 1 and isinstance(args[0], list | tuple) and not isinstance(args[0], Size):
+            return factories.tensor(args[0], dtype=self.dtype)
+        shape = tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else args
+        return factories.zeros(*shape, dtype=self.dtype) if shape else \
+            factories.empty(0, dtype=self.dtype)
+
+    def new_empty_strided(self, size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
+                          requires_grad: bool = False, layout: Any = None,
+                          pin_memory: bool = False) -> Any:
+        from runtime.global_flags import empty_strided  # (a sibling module: no cycle)
+
+        return empty_strided(size, stride, dtype=dtype or self.dtype,
+                             requires_grad=requires_grad)
+
+    def resize_(self, *sizes: Any, memory_format: Any = None) -> Any:
+        """This tensor with a new shape, its first elements kept (new ones are zeros here,
+        uninitialised in torch)."""
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        shape = arguments.int_list(sizes)
+        count = int(np.prod(shape, dtype=np.int64))
+        flat = self._data.reshape(-1)
+        data = np.zeros(count, dtype=self._data.dtype)
+        data[:min(count, flat.size)] = flat[:count]
+        self._data = data.reshape(shape)
+        self._version_counter.version += 1
+        return self
+
+    def resize_as_(self, the_template: Any, *, memory_format: Any = None) -> Any:
+        return AttributeMethods.resize_(self, *the_template.shape)
+
+    def resize(self, *sizes: Any) -> Any:
+        """Deprecated: a resized copy (of the same elements when their count is unchanged)."""
+        warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+        shape = arguments.int_list(sizes)
+        if int(np.prod(shape, dtype=np.int64)) == self.numel():
+            return self.reshape(shape).clone() if self.requires_grad else \
+                self.detach().clone().reshape(shape)
+        return AttributeMethods.resize_(self.detach().clone(), *shape)
+
+    def nonzero_static(self, *, size: int, fill_value: int = -1) -> Any:
+        from runtime.global_flags import nonzero_static  # (a sibling module: no cycle)
+
+        return nonzero_static(self, size=size, fill_value=fill_value)
+
+    def unsafe_chunk(self, chunks: int, dim: int = 0) -> tuple:
+        return unsafe_chunk(self, chunks, dim)
+
+    def unsafe_split(self, split_size: Any, dim: int = 0) -> tuple:
+        return unsafe_split(self, split_size, dim)
 
     def as_subclass(self, cls: type) -> Any:
         """The same data as an instance of a Tensor subclass, attached to the graph."""

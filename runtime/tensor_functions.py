@@ -11,6 +11,7 @@ methods are in `FunctionMethods`, set on Tensor by runtime/methods.py.
 
 from __future__ import annotations
 
+import collections
 import itertools
 import math
 import warnings
@@ -22,6 +23,7 @@ from generated import ops
 from runtime import arguments, dtypes, factories, kernels, linalg
 from runtime import modes as _modes
 from runtime._tensor import Size, Tensor
+from runtime.composite import matmul as _matmul
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
            "cartesian_prod", "combinations", "kron", "inner", "tensordot", "diff", "diagflat",
@@ -29,7 +31,9 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadc
            "dstack", "column_stack", "row_stack", "tile", "take_along_dim", "det", "slogdet",
            "logdet", "matrix_exp", "pinverse", "cov", "corrcoef", "float_power", "nanmean",
            "meshgrid", "tril_indices", "triu_indices", "can_cast", "promote_types",
-           "result_type", "isneginf", "isposinf", "isreal", "signbit"]
+           "result_type", "isneginf", "isposinf", "isreal", "signbit", "repeat_interleave",
+           "cross", "trapezoid", "trapz", "cumulative_trapezoid", "vander", "matrix_power",
+           "aminmax", "svd", "qr", "lu", "lu_solve", "cholesky", "quantile", "nanquantile"]
 
 
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
@@ -289,14 +293,8 @@ def kron(input: Any, other: Any) -> Any:
                                                                    strict=True)])
 
 
-def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
-    """Sum over the dims given of `a` and `b` (`dims` an int: a's last, b's first)."""
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tensordot, (a, b, dims, out), {})
-        if heard is not _modes.PASS:
-            return heard
-    _check_tensor("tensordot", a, "a")
-    _check_tensor("tensordot", b, "b", 2)
+def _contracted_dims(a: Any, b: Any, dims: Any) -> tuple[list[int], list[int]]:
+    """tensordot's `dims` as two lists of wrapped dims, checked as torch checks them."""
     if isinstance(dims, Tensor):
         dims = dims.item() if dims.ndim == 0 else dims.tolist()
     if isinstance(dims, int):
@@ -316,6 +314,18 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[da]} in dim {da} and second has size {b.shape[db]} "
                                f"in dim {db}")
+    return dims_a, dims_b
+
+
+def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
+    """Sum over the dims given of `a` and `b` (`dims` an int: a's last, b's first)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tensordot, (a, b, dims, out), {})
+        if heard is not _modes.PASS:
+            return heard
+    _check_tensor("tensordot", a, "a")
+    _check_tensor("tensordot", b, "b", 2)
+    dims_a, dims_b = _contracted_dims(a, b, dims)
     free_a = [d for d in range(a.ndim) if d not in dims_a]
     free_b = [d for d in range(b.ndim) if d not in dims_b]
     size = math.prod(a.shape[d] for d in dims_a)
@@ -669,6 +679,331 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
     return _indices("triu_indices", row, col, offset, dtype, False)
 
 
+# -- more composites: repeats, integrals, powers ----------------------------------------------
+
+def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Any:
+    """Each element repeated `repeats` times along `dim` (the flattened tensor when no dim);
+    of a tensor of counts alone, the indices 0, 1, ... each repeated by its count."""
+    _check_tensor("repeat_interleave", input)
+    if repeats is None:
+        return _repeated_indices(input)
+    if dim is None:
+        input, dim = input.flatten(), 0
+    dim = kernels._wrap_dim(dim, input.ndim) if input.ndim else 0
+    if isinstance(repeats, Tensor):
+        if repeats.ndim > 1:
+            raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+        counts = repeats.reshape(1).expand(input.shape[dim]) if repeats.numel() == 1 else repeats
+        if counts.shape[0] != input.shape[dim]:
+            raise RuntimeError("repeats must have the same size as input along dim, but got "
+                               f"repeats.size(0) = {counts.shape[0]} and "
+                               f"input.size({dim}) = {input.shape[dim]}")
+        return ops.index_select(input, dim, _repeated_indices(counts))
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    shape = list(input.shape)
+    expanded = shape[:dim + 1] + [repeats] + shape[dim + 1:]
+    shape[dim] *= repeats
+    return input.unsqueeze(dim + 1).expand(expanded).clone().view(shape)
+
+
+def _repeated_indices(counts: Any) -> Any:
+    if counts.ndim != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if counts.dtype.is_floating_point or counts.dtype is dtypes.bool_:
+        raise NotImplementedError('"repeat_interleave_cpu" not implemented for '
+                                  f"'{kernels._TYPE_NAMES.get(counts.dtype.name)}'")
+    values = counts._data
+    if values.size and values.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    return factories.from_numpy(np.repeat(np.arange(values.size, dtype=values.dtype), values))
+
+
+def cross(input: Any, other: Any, dim: int | None = None, *, out: Any = None) -> Any:
+    """The cross product of 3-vectors along `dim` (without one: the first dim of size 3,
+    deprecated)."""
+    _check_tensor("cross", input)
+    _check_tensor("cross", other, "other", 2)
+    if dim is None:
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                      "default value of dim will change to agree with that of linalg.cross in a "
+                      "future release.", UserWarning, stacklevel=2)
+        shape = kernels.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        dim = next((d for d, size in enumerate(shape) if size == 3), -1)
+    return linalg.cross(input, other, dim=dim)
+
+
+def _integration_steps(y: Any, x: Any, dim: int) -> Any:
+    """The widths of the trapezoids: diff of x along dim (a 1-D x laid along dim)."""
+    if x.ndim == 1:
+        shape = [1] * y.ndim
+        shape[dim] = x.shape[0]
+        x = x.view(shape)
+    length = x.shape[dim]
+    return ops.slice(x, dim, 1, length) - ops.slice(x, dim, 0, length - 1)
+
+
+def trapezoid(y: Any, x: Any = None, *, dx: float | None = None, dim: int = -1) -> Any:
+    """The trapezoidal rule along `dim`, at spacing dx (1 by default) or at the points x."""
+    _check_tensor("trapezoid", y, "y")
+    dim = kernels._wrap_dim(dim, y.ndim)
+    length = y.shape[dim]
+    if length == 0:
+        return y.sum(dim) * 0
+    if isinstance(x, Tensor):
+        steps = _integration_steps(y, x, dim)
+        pairs = ops.slice(y, dim, 1, length) + ops.slice(y, dim, 0, length - 1)
+        return ops.div_Scalar((pairs * steps).sum(dim), 2.0)
+    spacing = 1 if dx is None else dx
+    ends = ops.mul_Scalar(y.select(dim, 0) + y.select(dim, -1), 0.5)
+    return ops.mul_Scalar(y.sum(dim) - ends, spacing)
+
+
+def trapz(y: Any, x: Any = None, *, dx: float | None = None, dim: int = -1) -> Any:
+    """trapezoid under its older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y: Any, x: Any = None, *, dx: float | None = None,
+                         dim: int = -1) -> Any:
+    """The running trapezoidal integral along `dim`."""
+    _check_tensor("cumulative_trapezoid", y, "y")
+    dim = kernels._wrap_dim(dim, y.ndim)
+    length = y.shape[dim]
+    pairs = ops.slice(y, dim, 1, length) + ops.slice(y, dim, 0, max(length - 1, 0))
+    if isinstance(x, Tensor):
+        return ops.div_Scalar((pairs * _integration_steps(y, x, dim)).cumsum(dim), 2.0)
+    return ops.mul_Scalar(pairs, (1 if dx is None else dx) / 2.0).cumsum(dim)
+
+
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
+    """The Vandermonde matrix of a 1-D tensor: its powers, highest first unless increasing."""
+    _check_tensor("vander", x, "x")
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    columns = x.shape[0] if N is None else N
+    if columns < 0:
+        raise RuntimeError("N must be non-negative.")
+    dtype = x.dtype if x.dtype.is_floating_point else dtypes.int64
+    result = factories.ones(x.shape[0], columns, dtype=dtype)
+    if columns > 1:
+        result[:, 1:] = x.unsqueeze(1)
+        result[:, 1:] = result[:, 1:].cumprod(1)
+    return result if increasing else result.flip(1)
+
+
+def matrix_power(input: Any, n: int) -> Any:
+    """The n-th power of square matrices by repeated squaring (the inverse's, for n < 0)."""
+    _check_tensor("matrix_power", input)
+    if input.ndim < 2:
+        raise RuntimeError("linalg.matrix_power: The input tensor A must have at least 2 "
+                           "dimensions.")
+    if input.shape[-1] != input.shape[-2]:
+        raise RuntimeError("linalg.matrix_power: A must be batches of square matrices, but they "
+                           f"are {input.shape[-2]} by {input.shape[-1]} matrices")
+    if n == 0:
+        eye = factories.eye(input.shape[-1], dtype=input.dtype).expand(input.shape)
+        return input.clone().copy_(eye)
+    if n == 1:
+        return input.clone()
+    a = linalg.inv(input) if n < 0 else input
+    n = abs(n)
+    if n == 1:
+        return a
+    if n in (2, 3):
+        square = _matmul(a, a)
+        return square if n == 2 else _matmul(square, a)
+    power = result = None
+    while n:
+        n, bit = divmod(n, 2)
+        power = a if power is None else _matmul(power, power)
+        if bit:
+            result = power if result is None else _matmul(result, power)
+    return result
+
+
+_aminmax_return = collections.namedtuple("aminmax", ["min", "max"])
+
+
+def aminmax(input: Any, *, dim: int | None = None, keepdim: bool = False) -> Any:
+    """(amin, amax) in one call."""
+    _check_tensor("aminmax", input)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        low, high = input.amin(), input.amax()
+        if keepdim:
+            low, high = low.reshape([1] * input.ndim), high.reshape([1] * input.ndim)
+        return _aminmax_return(low, high)
+    return _aminmax_return(input.amin(dim, keepdim), input.amax(dim, keepdim))
+
+
+# -- quantiles --------------------------------------------------------------------------------
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile_checks(name: str, input: Any, q: Any, interpolation: str) -> list[float]:
+    _check_tensor(name, input)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype is not input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        values = [float(v) for v in q.reshape(-1).tolist()]
+        if any(not 0 <= v <= 1 for v in values):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    else:
+        values = [float(q)]
+        if not 0 <= values[0] <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    return values
+
+
+def _one_quantile(ordered: Any, count: Any, q: float, dim: int, interpolation: str) -> Any:
+    """The q-th quantile of each row of `ordered` (sorted along dim, keepdim shapes) whose
+    first `count` entries are the numbers to use; a row with none gives NaN (its last,
+    NaN, entry)."""
+    last = ordered.shape[dim] - 1
+    ranks = ops.where(count > 0, (count - 1) * q, float(last))
+    if interpolation == "nearest":
+        return ops.gather(ordered, dim, ranks.round().long())
+    below_rank = ranks.floor()
+    below = ops.gather(ordered, dim, below_rank.long())
+    above = ops.gather(ordered, dim, ranks.ceil().long())
+    if interpolation == "lower":
+        return below
+    if interpolation == "higher":
+        return above
+    weight = ranks - below_rank if interpolation == "linear" else ranks * 0 + 0.5
+    return ops.lerp(below, above, weight.to(ordered.dtype))
+
+
+def _quantile(name: str, input: Any, q: Any, dim: Any, keepdim: bool, interpolation: str,
+              ignore_nan: bool) -> Any:
+    qs = _quantile_checks(name, input, q, interpolation)
+    source = input.reshape(-1) if dim is None else input
+    axis = 0 if dim is None else kernels._wrap_dim(dim, input.ndim)
+    ordered = ops.sort(source, axis).values  # NaNs sort last
+    numbers = ops.logical_not(source.isnan()).sum(axis, True)
+    if ignore_nan:
+        count = numbers
+    else:  # a row with a NaN has NaN quantiles: no count, so its last entry
+        count = ops.where(numbers == source.shape[axis], numbers, 0)
+    results = []
+    for value in qs:
+        result = _one_quantile(ordered, count, value, axis, interpolation)
+        if dim is None:
+            result = result.reshape([1] * input.ndim) if keepdim else result.reshape(())
+        elif not keepdim:
+            result = result.squeeze(axis)
+        results.append(result)
+    return ops.stack(results, 0) if isinstance(q, Tensor) and q.ndim == 1 else results[0]
+
+
+def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, *,
+             interpolation: str = "linear", out: Any = None) -> Any:
+    """The q-th quantiles along dim (of all elements without one), NaN where a NaN is."""
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                interpolation: str = "linear", out: Any = None) -> Any:
+    """quantile of the numbers that are not NaN."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+# -- the older linalg names (deprecated in torch, each warning once a process) ----------------
+
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    """torch's TORCH_WARN_ONCE: the first call in the process warns, later ones do not."""
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
+_svd_return = collections.namedtuple("svd", ["U", "S", "V"])
+_qr_return = collections.namedtuple("qr", ["Q", "R"])
+
+
+def svd(input: Any, some: bool = True, compute_uv: bool = True, *, out: Any = None) -> Any:
+    """(U, S, V) with input = U diag(S) V^T (linalg.svd gives V^T); without compute_uv, U
+    and V are full-size zeros."""
+    _check_tensor("svd", input)
+    if not compute_uv:
+        values = linalg.svdvals(input)
+        m, n = input.shape[-2], input.shape[-1]
+        batch = tuple(input.shape[:-2])
+        return _svd_return(factories.zeros(*batch, m, m, dtype=input.dtype), values,
+                           factories.zeros(*batch, n, n, dtype=input.dtype))
+    u, s, vh = linalg.svd(input, full_matrices=not some)
+    return _svd_return(u, s, vh.mT)
+
+
+def qr(input: Any, some: bool = True, *, out: Any = None) -> Any:
+    _check_tensor("qr", input)
+    _warn_once("qr", "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in "
+               "a future PyTorch release.\nThe boolean parameter 'some' has been replaced with a "
+               "string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\n"
+               "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')")
+    q, r = linalg.qr(input, "reduced" if some else "complete")
+    return _qr_return(q, r)
+
+
+def lu(A: Any, pivot: bool = True, get_infos: bool = False, out: Any = None) -> tuple:
+    """(LU, pivots) of linalg.lu_factor_ex, and its info with get_infos."""
+    _check_tensor("lu", A, "A")
+    _warn_once("lu", "torch.lu is deprecated in favor of torch.linalg.lu_factor / "
+               "torch.linalg.lu_factor_ex and will be removed in a future PyTorch release.\n"
+               "LU, pivots = torch.lu(A, compute_pivots)\nshould be replaced with\nLU, pivots "
+               "= torch.linalg.lu_factor(A, compute_pivots)\nand\nLU, pivots, info = "
+               "torch.lu(A, compute_pivots, get_infos=True)\nshould be replaced with\nLU, "
+               "pivots, info = torch.linalg.lu_factor_ex(A, compute_pivots)")
+    factors, pivots, info = linalg.lu_factor_ex(A, pivot=pivot, check_errors=not get_infos)
+    return (factors, pivots, info) if get_infos else (factors, pivots)
+
+
+def lu_solve(input: Any, LU_data: Any, LU_pivots: Any, *, out: Any = None) -> Any:  # noqa: N803
+    """linalg.lu_solve with the right-hand side first."""
+    _check_tensor("lu_solve", input)
+    _warn_once("lu_solve", "torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand "
+               "will be removed in a future PyTorch release.\nNote that torch.linalg.lu_solve "
+               "has its arguments reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be "
+               "replaced with\nX = torch.linalg.lu_solve(LU, pivots, B)")
+    return linalg.lu_solve(LU_data, LU_pivots, input)
+
+
+def cholesky(input: Any, upper: bool = False, *, out: Any = None) -> Any:
+    """linalg.cholesky (gradgen records its node, LinalgCholeskyExBackward0, where torch's
+    older op has CholeskyBackward0)."""
+    _check_tensor("cholesky", input)
+    _warn_once("cholesky", "torch.cholesky is deprecated in favor of torch.linalg.cholesky and "
+               "will be removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould "
+               "be replaced with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, "
+               "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
+               "transform will produce equivalent results for all valid (symmetric positive "
+               "definite) inputs.")
+    try:
+        return linalg.cholesky(input, upper=upper)
+    except RuntimeError as error:  # torch's older op names itself in the message
+        if error.args and str(error.args[0]).startswith("linalg.cholesky:"):
+            error.args = (error.args[0][len("linalg."):], *error.args[1:])
+        raise
+
+
 # -- types -------------------------------------------------------------------------------------
 
 def _category(d: Any) -> int:
@@ -938,6 +1273,42 @@ class FunctionMethods:
             if heard is not _modes.PASS:
                 return heard
         return isneginf(self)
+
+    def repeat_interleave(self, repeats: Any = None, dim: int | None = None, *,
+                          output_size: int | None = None) -> Any:
+        return repeat_interleave(self, repeats, dim, output_size=output_size)
+
+    def cross(self, other: Any, dim: int | None = None) -> Any:
+        return cross(self, other, dim)
+
+    def matrix_power(self, n: int) -> Any:
+        return matrix_power(self, n)
+
+    def quantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> Any:
+        return quantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def nanquantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                    interpolation: str = "linear") -> Any:
+        return nanquantile(self, q, dim, keepdim, interpolation=interpolation)
+
+    def svd(self, some: bool = True, compute_uv: bool = True) -> Any:
+        return svd(self, some, compute_uv)
+
+    def qr(self, some: bool = True) -> Any:
+        return qr(self, some)
+
+    def lu(self, pivot: bool = True, get_infos: bool = False) -> tuple:
+        return lu(self, pivot, get_infos)
+
+    def lu_solve(self, LU_data: Any, LU_pivots: Any) -> Any:  # noqa: N803 - torch's names
+        return lu_solve(self, LU_data, LU_pivots)
+
+    def cholesky(self, upper: bool = False) -> Any:
+        return cholesky(self, upper)
+
+    def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> Any:
+        return aminmax(self, dim=dim, keepdim=keepdim)
 
     def isposinf(self) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

@@ -19,8 +19,11 @@ def describe(value: Any) -> Any:
     name; containers item by item; a dtype, size or device as its string."""
     if isinstance(value, torch.Tensor | runtime.Tensor):
         grad_fn = value.grad_fn.name() if value.grad_fn is not None else None
-        return ("tensor", str(value.dtype), tuple(value.shape),
-                value.detach().numpy().copy(), value.requires_grad, grad_fn)
+        # (torch's gradient known to be zero is a ZeroTensor: numpy() needs force=True)
+        array = value.detach().numpy(force=True) if isinstance(value, torch.Tensor) else \
+            value.detach().numpy()
+        return ("tensor", str(value.dtype), tuple(value.shape), array.copy(),
+                value.requires_grad, grad_fn)
     if isinstance(value, list | tuple):
         return (type(value).__name__ if type(value) in (list, tuple) else "tuple",
                 [describe(v) for v in value])

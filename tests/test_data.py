@@ -416,9 +416,10 @@ def test_torch_names_resolve_to_gradgen_s_modules():
     assert rt.utils.data is rdata
     assert dataloader.default_collate is rdata.default_collate
     assert rt.utils.data.dataset.random_split is rdata.random_split
-    with pytest.raises(AttributeError, match="torch.utils.data.DistributedSampler is not in "
+    assert rdata.DistributedSampler is rt.utils.data.distributed.DistributedSampler
+    with pytest.raises(AttributeError, match="torch.utils.data.NoSuchSampler is not in "
                                              "gradgen"):
-        rdata.DistributedSampler  # noqa: B018
+        rdata.NoSuchSampler  # noqa: B018
 
 
 def _mnist_example(lib, data):

@@ -294,3 +294,103 @@ def test_as_subclass():
 
     same(program)
     same(lambda t: t.ones(2).as_subclass(int))
+
+
+@pytest.mark.parametrize("name", ["logical_not_", "bitwise_not_", "logical_and_", "logical_or_"])
+def test_in_place_without_derivative_writes_into_a_leaf(name):
+    def program(t):
+        x = t.tensor([1.0, 0.0], requires_grad=True) if "logical" in name else \
+            t.tensor([1, 0])
+        args = () if name.endswith("not_") else (t.tensor([1.0, 1.0]),)
+        getattr(x, name)(*args)
+        y = t.tensor([1.0, 0.0], requires_grad=True) * 2
+        if "logical" in name:
+            getattr(y, name)(*args)
+        return x, x.is_leaf, y, y.grad_fn.name()
+
+    same(program)
+
+
+# -- fill_diagonal_, new, resize, post-accumulate hooks ----------------------------------------
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.zeros(3, 3).fill_diagonal_(2),
+    lambda t: t.zeros(5, 3).fill_diagonal_(2),
+    lambda t: t.zeros(7, 3).fill_diagonal_(2, wrap=True),
+    lambda t: t.zeros(3, 5).fill_diagonal_(2, wrap=True),
+    lambda t: t.zeros(2, 2, 2).fill_diagonal_(1),
+    lambda t: t.zeros(3, 3, dtype=t.int64).fill_diagonal_(1.7),
+    lambda t: t.zeros(4, 3).t().fill_diagonal_(5),
+    lambda t: t.zeros(2, 3, 2).fill_diagonal_(1),
+    lambda t: t.zeros(3).fill_diagonal_(1),
+    lambda t: t.zeros(2, 2, requires_grad=True).fill_diagonal_(1),
+])
+def test_fill_diagonal(program):
+    same(program)
+
+
+def test_new():
+    same(lambda t: t.ones(2, dtype=t.int32).new([1, 2]))
+    same(lambda t: t.ones(2, dtype=t.float64).new((1.5, 2)))
+    same(lambda t: t.ones(2, dtype=t.int32).new(2, 3).shape)
+    same(lambda t: (t.ones(2, dtype=t.int32).new().dtype, t.ones(2).new().shape))
+    same(lambda t: t.ones(2, dtype=t.int64).new(t.Size([2, 1])).shape)
+    same(lambda t: t.ones(2, dtype=t.int32).new(2, 3).dtype)
+
+
+def test_resize():
+    same(lambda t: t.arange(6.0).resize_(2, 3))
+    same(lambda t: t.arange(6.0).resize_((4,)))
+    same(lambda t: t.arange(6.0).resize_as_(t.ones(3, 2)))
+    same(lambda t: t.arange(6.0, requires_grad=True).resize_(2, 3))
+    same(lambda t: t.arange(6.0).resize(2, 3))
+    same(lambda t: (t.arange(6.0, requires_grad=True) * 1).resize(3, 2).shape)
+
+    def program(t):
+        x = t.arange(6.0)
+        version = x._version
+        x.resize_(3, 2)
+        return x._version > version, x.shape
+
+    same(program)
+
+
+def test_new_empty_strided_nonzero_static_unsafe_chunk():
+    same(lambda t: (t.ones(2, 2).new_empty_strided((2, 3), (1, 2)).stride(),
+                    t.ones(2, dtype=t.int64).new_empty_strided((2,), (1,)).dtype))
+    same(lambda t: t.tensor([0, 3, 0, 1]).nonzero_static(size=3))
+    same(lambda t: [c.shape for c in t.ones(5, 2).unsafe_chunk(2)])
+    same(lambda t: t.unsafe_chunk(t.arange(5.0), 3))
+    same(lambda t: t.unsafe_split(t.arange(5.0), 2))
+    same(lambda t: t.arange(6.0).reshape(2, 3).unsafe_split(1, 1))
+
+
+def test_post_accumulate_grad_hook():
+    def program(t):
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+        handle = x.register_post_accumulate_grad_hook(lambda p: seen.append(p.grad.clone()))
+        (x * 3).sum().backward()
+        (x * x).sum().backward()
+        handle.remove()
+        (x * 3).sum().backward()
+        return seen, x.grad, type(handle).__name__
+
+    same(program)
+    same(lambda t: (t.ones(2, requires_grad=True) * 1).register_post_accumulate_grad_hook(print))
+    same(lambda t: t.ones(2).register_post_accumulate_grad_hook(print))
+
+    def in_backward_step(t):  # the optimizer-in-backward pattern of torch's tutorials
+        w = t.tensor([1.0, -2.0], requires_grad=True)
+
+        def step(p):
+            with t.no_grad():
+                p.add_(p.grad, alpha=-0.1)
+            p.grad = None
+
+        w.register_post_accumulate_grad_hook(step)
+        for _ in range(3):
+            (w * w).sum().backward()
+        return w, w.grad
+
+    same(in_backward_step)

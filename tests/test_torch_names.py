@@ -476,3 +476,531 @@ def test_predicates_without_gradient():
         same(lambda t, name=name: getattr(t.tensor([1, -2, 0]), name)())
         same(lambda t, name=name: getattr(t, name)(t.tensor(x, requires_grad=True)))
         same(lambda t, name=name: getattr(t, name)([1.0]))
+
+
+# -- results without a gradient: counting, searching, integer ops ------------------------------
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.bincount(t.tensor([0, 1, 1, 3])),
+    lambda t: t.bincount(t.tensor([0, 1, 1, 3]), t.tensor([0.5, 1.0, 1.0, 2.0])),
+    lambda t: t.bincount(t.tensor([0, 1, 1, 3]), t.tensor([0.5, 1.0, 1.0, 2.0],
+                                                          dtype=t.float64)),
+    lambda t: t.bincount(t.tensor([0, 1, 1, 3]), t.tensor([1, 2, 3, 4]), minlength=6),
+    lambda t: t.tensor([2, 2, 0], dtype=t.int32).bincount(),
+    lambda t: t.bincount(t.tensor([], dtype=t.int64)),
+    lambda t: t.bincount(t.tensor([-1])),
+    lambda t: t.bincount(t.tensor([1.0])),
+    lambda t: t.bincount(t.ones(2, 2, dtype=t.int64)),
+    lambda t: t.bincount(t.tensor([1]), minlength=-1),
+    lambda t: t.bincount(t.tensor([1, 2]), t.ones(3)),
+    lambda t: t.histc(t.tensor([1.0, 2.0, 2.0, 5.0]), 4),
+    lambda t: t.histc(t.tensor([1.0, 2.0, 2.0, 5.0, -1.0, 7.0]), 3, 0, 6),
+    lambda t: t.tensor([0.1, 0.25, 0.9, 1.0], dtype=t.float64).histc(bins=5, min=0, max=1),
+    lambda t: t.histc(t.tensor([3.0, 3.0]), 4),
+    lambda t: t.histc(t.tensor([1, 2]), 3),
+    lambda t: t.histc(t.tensor([1.0, 2.0]), 4, 2, 1),
+    lambda t: t.histc(t.tensor([1.0, 2.0]), -1),
+    lambda t: t.bucketize(t.tensor([1, 5, 9]), t.tensor([1, 3, 5, 7])),
+    lambda t: t.bucketize(t.tensor([[1.0, 5.0], [9.0, 0.0]]), t.tensor([1.0, 3.0, 5.0, 7.0]),
+                          right=True, out_int32=True),
+    lambda t: t.bucketize(3, t.tensor([1, 3, 5, 7])),
+    lambda t: t.searchsorted(t.tensor([[1, 3, 5], [2, 4, 6]]), t.tensor([[3], [5]])),
+    lambda t: t.searchsorted(t.tensor([1, 3, 5]), 3, side="right"),
+    lambda t: t.searchsorted(t.tensor([1.0, 3.0, 5.0]), t.tensor([3.0, 0.0, 9.0]), right=True),
+    lambda t: t.searchsorted(t.tensor([5, 1, 3]), t.tensor([2, 4]), sorter=t.tensor([1, 2, 0])),
+    lambda t: t.searchsorted(t.tensor([1, 3]), t.tensor([2]), side="middle"),
+    lambda t: t.isin(t.tensor([1, 2, 3]), t.tensor([2, 5])),
+    lambda t: t.isin(t.tensor([1.0, 2.0, 3.0]), 2),
+    lambda t: t.isin(2, t.tensor([2, 3])),
+    lambda t: t.isin(t.tensor([[1, 2], [3, 4]]), t.tensor([2, 4]), invert=True),
+    lambda t: t.unravel_index(t.tensor([4, 7]), (2, 4)),
+    lambda t: t.unravel_index(t.tensor(9), (2, 3)),
+    lambda t: t.unravel_index(t.tensor([[1], [5]]), t.Size([3, 2])),
+    lambda t: t.unravel_index(t.tensor([1.0]), (2, 3)),
+])
+def test_counting_and_searching(program):
+    same(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.gcd(t.tensor([4, 6, 0, -8]), t.tensor([6, 9, 5, 12])),
+    lambda t: t.lcm(t.tensor([4, -6, 0]), t.tensor([6, 9, 3])),
+    lambda t: t.tensor([4, 6], dtype=t.int32).gcd(t.tensor([2, 4], dtype=t.int32)),
+    lambda t: t.gcd(t.ones(2), t.ones(2)),
+    lambda t: t.lcm(t.tensor([2]), t.tensor([1.0])),
+    lambda t: t.logical_xor(t.tensor([1.0, 0.0, 2.0]), t.tensor([1, 1, 0])),
+    lambda t: t.tensor([True, False]).logical_xor(t.tensor([True])),
+    lambda t: t.logical_xor(t.ones(2), t.ones(3)),
+    lambda t: t.heaviside(t.tensor([-1.0, 0.0, 2.0]), t.tensor([0.5])),
+    lambda t: t.heaviside(t.tensor([-1, 0, 2]), t.tensor([7])),
+    lambda t: t.heaviside(t.tensor([-1.0, 0.0, 2.0]), t.tensor([1])),
+    lambda t: t.tensor([-1.0, 0.0, 2.0]).heaviside(t.tensor(0.25)),
+])
+def test_integer_and_logical_ops(program):
+    same(program)
+
+
+def test_in_place_integer_and_logical_ops():
+    def program(t):
+        a, b = t.tensor([4, 6, 9]), t.tensor([6, 4, 3])
+        x = t.tensor([1.0, 0.0, 3.0])
+        y = t.tensor([-1.0, 0.0, 2.0])
+        return (t.gcd_(a, t.tensor([2, 4, 6])) is a, a, b.lcm_(t.tensor([4, 6, 9])), b,
+                x.logical_xor_(t.tensor([1, 1, 0])), y.heaviside_(t.tensor([0.5])), y)
+
+    same(program)
+    same(lambda t: t.ones(2, requires_grad=True).logical_xor_(t.ones(2)))
+
+
+# -- composites: repeats, integrals, powers ----------------------------------------------------
+
+def _chain(tensor, length=4):
+    names, node = [], tensor.grad_fn
+    while node is not None and len(names) < length:
+        names.append(node.name())
+        node = node.next_functions[0][0] if node.next_functions else None
+    return names
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, x: t.repeat_interleave(x, 2),
+    lambda t, x: t.repeat_interleave(x, 3, dim=1),
+    lambda t, x: x.repeat_interleave(t.tensor([1, 0]), dim=0),
+    lambda t, x: t.repeat_interleave(x, t.tensor([2]), dim=-1),
+    lambda t, x: t.repeat_interleave(x, t.tensor(2)),
+])
+def test_repeat_interleave(call):
+    def build(t):
+        x = t.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        y = call(t, x)
+        return y * t.arange(float(y.numel())).reshape(y.shape), (x,)
+
+    grads(build)
+    same(lambda t: _chain(call(t, t.ones(2, 3, requires_grad=True))))
+
+
+def test_repeat_interleave_counts_and_errors():
+    same(lambda t: t.repeat_interleave(t.tensor([2, 0, 3])))
+    same(lambda t: t.repeat_interleave(t.ones(2, 3), t.tensor([1, 2, 3]), dim=0))
+    same(lambda t: t.repeat_interleave(t.ones(2), -1))
+    same(lambda t: t.repeat_interleave(t.tensor([1.0, 2.0])))
+    same(lambda t: t.repeat_interleave(t.tensor([[1, 2]])))
+    same(lambda t: t.repeat_interleave(t.tensor([-1, 2])))
+    same(lambda t: t.repeat_interleave(t.ones(3), t.tensor([1, -1, 1])))
+
+
+def test_cross():
+    def build(t):
+        a = t.tensor([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]], requires_grad=True)
+        b = t.tensor([[4.0, 5.0, 6.0], [1.0, 1.0, 0.0]], requires_grad=True)
+        return t.cross(a, b, dim=1) + a.cross(b, 1), (a, b)
+
+    grads(build)
+    same(lambda t: t.cross(t.ones(3, 2), t.arange(6.0).reshape(3, 2)))
+    same(lambda t: t.cross(t.ones(2, 2), t.ones(2, 2), dim=1))
+
+
+@pytest.mark.parametrize("arguments", [{}, {"dx": 0.5}, {"x": "1d"}, {"x": "2d"},
+                                       {"dim": 0}, {"dim": 0, "x": "col"}])
+@pytest.mark.parametrize("name", ["trapezoid", "trapz", "cumulative_trapezoid"])
+def test_trapezoid_rules(name, arguments):
+    def build(t):
+        y = t.tensor([[1.0, 4.0, 9.0, 16.0], [2.0, -1.0, 0.5, 3.0], [0.0, 1.0, 0.0, 1.0]],
+                     requires_grad=True)
+        kwargs = dict(arguments)
+        x = kwargs.pop("x", None)
+        if x == "1d":
+            kwargs["x"] = t.tensor([0.0, 0.5, 2.0, 2.5])
+        elif x == "2d":
+            kwargs["x"] = t.tensor([[0.0, 1.0, 1.5, 3.0]]).expand(3, 4)
+        elif x == "col":
+            kwargs["x"] = t.tensor([0.0, 2.0, 3.0])
+        if name == "trapz" and "x" in kwargs:
+            return t.trapz(y, kwargs.pop("x"), **kwargs), (y,)
+        return getattr(t, name)(y, **kwargs), (y,)
+
+    grads(build)
+    same(lambda t: _chain(build(t)[0], 4))
+
+
+def test_vander():
+    same(lambda t: t.vander(t.tensor([1, 2, 3])))
+    same(lambda t: t.vander(t.tensor([1.0, 2.0, 3.0]), N=4, increasing=True))
+    same(lambda t: t.vander(t.tensor([1.0, 2.0]), N=0))
+    same(lambda t: t.vander(t.ones(2, 2)))
+
+    same(lambda t: _chain(t.vander(t.ones(3, requires_grad=True)), 3))
+
+    def program(t):  # torch's vander cannot be differentiated: it writes over what it saved
+        y = t.vander(t.tensor([1.0, -2.0, 0.5], requires_grad=True), 4)
+        try:
+            y.sum().backward()
+        except RuntimeError as error:
+            return str(error).split(":")[0]
+        return "no error"
+
+    same(program)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, -1, -2])
+def test_matrix_power(n):
+    def build(t):
+        m = t.tensor([[1.0, 0.5], [-0.25, 1.5]], dtype=t.float64, requires_grad=True)
+        return t.matrix_power(m, n) + m.matrix_power(n), (m,)
+
+    grads(build, rtol=1e-6, atol=1e-9)
+    same(lambda t: _chain(t.matrix_power(t.eye(2, requires_grad=True) * 2, n), 3))
+    same(lambda t: t.matrix_power(t.ones(2, 3, 3), n).shape)
+
+
+def test_matrix_power_errors():
+    same(lambda t: t.matrix_power(t.ones(3), 2))
+    same(lambda t: t.matrix_power(t.ones(2, 3), 2))
+
+
+def test_aminmax():
+    same(lambda t: tuple(t.aminmax(t.tensor([[1, 3], [2, 0]]), dim=0)))
+    same(lambda t: tuple(t.tensor([[1.0, 3.0], [2.0, 0.0]]).aminmax()))
+    same(lambda t: tuple(t.aminmax(t.tensor([[1.0, 3.0], [2.0, 0.0]]), dim=1, keepdim=True)))
+    same(lambda t: tuple(t.aminmax(t.tensor([[1.0, 3.0]]), keepdim=True)))
+    same(lambda t: t.aminmax(t.tensor([])))
+
+    def program(t):  # gradgen records AminBackward0/AmaxBackward0 where torch has one node
+        x = t.tensor([[1.0, 3.0], [3.0, 0.0]], requires_grad=True)
+        low, high = t.aminmax(x, dim=1)
+        (low * 2 + high).sum().backward()
+        return x.grad
+
+    same(program)
+
+
+# -- process switches and small factories ------------------------------------------------------
+
+def test_anomaly_switches():
+    def program(t):
+        found = [t.is_anomaly_enabled(), t.is_anomaly_check_nan_enabled()]
+        t.set_anomaly_enabled(True, False)
+        found += [t.is_anomaly_enabled(), t.is_anomaly_check_nan_enabled()]
+        t.set_anomaly_enabled(False)
+        return found + [t.is_anomaly_enabled(), t.is_anomaly_check_nan_enabled()]
+
+    same(program)
+
+
+def test_warn_always_and_precision():
+    def program(t):
+        found = [t.is_warn_always_enabled(), t.get_float32_matmul_precision()]
+        t.set_warn_always(True)
+        t.set_float32_matmul_precision("medium")
+        found += [t.is_warn_always_enabled(), t.get_float32_matmul_precision()]
+        t.set_float32_matmul_precision("fastest")
+        found.append(t.get_float32_matmul_precision())
+        t.set_warn_always(False)
+        t.set_float32_matmul_precision("highest")
+        return found + [t.set_flush_denormal(False), t.init_num_threads()]
+
+    same(program)
+
+
+def test_autocast_reported_off():
+    def program(t):
+        return [t.is_autocast_enabled(), t.is_autocast_enabled("cpu"), t.is_autocast_cpu_enabled(),
+                t.is_autocast_cache_enabled(), t.get_autocast_dtype("cpu"),
+                t.get_autocast_cpu_dtype(), t.get_autocast_gpu_dtype(), t.clear_autocast_cache(),
+                t.set_autocast_enabled(False), t.set_autocast_cpu_enabled(False)]
+
+    same(program)
+
+
+def test_autocast_cannot_be_turned_on():
+    import runtime
+
+    with pytest.raises(NotImplementedError, match="gradgen has no autocast"):
+        runtime.set_autocast_enabled(True)
+    with pytest.raises(NotImplementedError, match="gradgen has no autocast"):
+        runtime.set_autocast_enabled("cpu", True)
+    assert not runtime.is_autocast_enabled()
+
+
+def test_typename_and_is_storage():
+    same(lambda t: [t.typename(t.ones(2, dtype=t.int64)), t.typename(t.ones(2)), t.typename(3),
+                    t.typename("a"), t.typename(t.float32), t.is_storage(t.ones(2)),
+                    t.is_storage(3)])
+
+
+def test_scalar_tensor_and_range():
+    same(lambda t: [t.scalar_tensor(3), t.scalar_tensor(2.5, dtype=t.float64),
+                    t.scalar_tensor(True), t.scalar_tensor(3, dtype=t.int64),
+                    t.scalar_tensor(1.5, requires_grad=True)])
+    same(lambda t: t.range(0, 1, 0.25))
+    same(lambda t: t.range(1, 4, dtype=t.int64))
+    same(lambda t: t.range(5, 1, -2))
+    same(lambda t: t.range(1, 4, 0))
+    same(lambda t: t.range(4, 1))
+
+
+def test_empty_strided_and_permuted_layout():
+    same(lambda t: [t.empty_strided((2, 3), (1, 2)).stride(), t.empty_strided((2, 3), (1, 2)).shape,
+                    t.empty_strided((2, 3), (3, 1), dtype=t.int64).dtype,
+                    t.empty_permuted((2, 3, 4), (2, 0, 1)).stride(),
+                    t.empty_permuted((2, 3, 4), (0, 1, 2)).is_contiguous()])
+
+
+def test_nonzero_static():
+    same(lambda t: t.nonzero_static(t.tensor([[0, 1], [1, 1]]), size=2))
+    same(lambda t: t.nonzero_static(t.tensor([0.0, 1.5]), size=3, fill_value=9))
+    same(lambda t: t.nonzero_static(t.tensor([0, 1]), size=0))
+    same(lambda t: t.nonzero_static(t.tensor([0, 1]), size=-1))
+
+
+# -- spec entries: copysign, sgn, nan_to_num, frexp, ldexp_ -------------------------------------
+
+def test_copysign():
+    x = [1.5, -2.0, 0.0, -0.0, 3.0]
+    same(lambda t: t.copysign(t.tensor(x), t.tensor([-1.0, 1.0, -1.0, 1.0, -0.0])))
+    same(lambda t: t.copysign(t.tensor(x), -2))
+    same(lambda t: t.tensor([1, -2, 3]).copysign(t.tensor([-1, 1, -1])))
+    same(lambda t: t.tensor(x).copysign_(-1.0))
+    same(lambda t: t.tensor([1, 2]).copysign_(-1.0))
+
+    def build(t):
+        a = t.tensor(x, dtype=t.float64, requires_grad=True)
+        b = t.tensor([-1.0, 1.0, -1.0, 2.0, -3.0], dtype=t.float64, requires_grad=True)
+        return t.copysign(a, b) + a.copysign(-1.5), (a, b)
+
+    grads(build)
+
+
+def test_sgn():
+    same(lambda t: t.sgn(t.tensor([-1.5, 0.0, 2.0, float("nan")])))
+    same(lambda t: t.tensor([-3, 0, 4]).sgn())
+    same(lambda t: t.tensor([-1.5, 0.0, 2.0]).sgn_())
+
+    def build(t):
+        a = t.tensor([-1.5, 0.5, 2.0], requires_grad=True)
+        return t.sgn(a) * 3, (a,)
+
+    grads(build)
+
+
+def test_nan_to_num():
+    x = [1.0, float("nan"), float("inf"), float("-inf"), -2.5]
+    same(lambda t: t.nan_to_num(t.tensor(x)))
+    same(lambda t: t.nan_to_num(t.tensor(x, dtype=t.float64), nan=0.5, posinf=2.0, neginf=-3.0))
+    same(lambda t: t.tensor(x).nan_to_num(posinf=1e30))
+    same(lambda t: t.tensor([1, 2]).nan_to_num())
+
+    def in_place(t):
+        y = t.tensor(x)
+        return t.nan_to_num_(y, 1.0) is y, y, t.tensor(x).nan_to_num_(neginf=0.0)
+
+    same(in_place)
+
+    def build(t):
+        a = t.tensor(x, requires_grad=True)
+        return t.nan_to_num(a) * 2, (a,)
+
+    grads(build)
+
+
+def test_frexp_and_ldexp_in_place():
+    x = [0.75, -6.0, 1024.5, 0.0, 3.0]
+    same(lambda t: tuple(t.frexp(t.tensor(x))))
+    same(lambda t: tuple(t.tensor(x, dtype=t.float64).frexp()))
+    same(lambda t: t.frexp(t.tensor([1, 2])))
+
+    def build(t):
+        a = t.tensor(x, requires_grad=True)
+        return t.frexp(a).mantissa * 2, (a,)
+
+    grads(build)
+    same(lambda t: t.ldexp_(t.tensor([1.0, 2.0]), t.tensor([1, 3])))
+    same(lambda t: t.tensor([1.0, -2.0]).ldexp_(t.tensor([2, -1])))
+
+
+# -- torch.autograd's switches -----------------------------------------------------------------
+
+def test_multithreading_switch():
+    def program(t):
+        found = [t.autograd.is_multithreading_enabled()]
+        with t.autograd.set_multithreading_enabled(False):
+            found.append(t.autograd.is_multithreading_enabled())
+        found.append(t.autograd.is_multithreading_enabled())
+        t.autograd.set_multithreading_enabled(False)
+        found.append(t.autograd.is_multithreading_enabled())
+        t.autograd.set_multithreading_enabled(True)
+        return found + [t.autograd.is_multithreading_enabled(),
+                        t.autograd.is_view_replay_enabled()]
+
+    same(program)
+
+
+def test_kineto_and_profiler_activity():
+    import runtime
+
+    assert runtime.autograd.kineto_available() is False  # gradgen's profiler is its own
+    assert runtime.autograd.ProfilerActivity is runtime.profiler.ProfilerActivity
+    same(lambda t: t.autograd.ProfilerActivity.CPU.name)
+
+
+# -- the older linalg names --------------------------------------------------------------------
+
+def _values_only(program):
+    """Compare what the program returns or raises, not its warnings (torch warns once a
+    process for these, whichever test calls them first)."""
+    import torch
+
+    import runtime
+    from tests import names_oracle
+
+    ours, theirs = names_oracle.observe(program, runtime)[0], \
+        names_oracle.observe(program, torch)[0]
+    names_oracle._assert_equal(ours, theirs, 1e-5, 1e-6, "result")
+
+
+_A = [[2.0, 1.0, 0.5], [1.0, 3.0, -1.0], [0.0, 1.0, 1.5], [1.0, 1.0, 1.0]]
+_SPD = [[4.0, 1.0, 0.5], [1.0, 3.0, 0.25], [0.5, 0.25, 2.0]]
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: (lambda r: (r.S, r.U.abs(), r.V.abs(), type(r).__name__))(t.svd(t.tensor(_A))),
+    lambda t: [x.shape for x in t.svd(t.tensor(_A), some=False)],
+    lambda t: tuple(t.svd(t.tensor(_A), compute_uv=False)),
+    lambda t: t.tensor(_SPD).svd().S,
+    lambda t: (lambda r: (r.Q.abs(), r.R.abs(), type(r).__name__))(t.qr(t.tensor(_A))),
+    lambda t: [x.shape for x in t.qr(t.tensor(_A), some=False)],
+    lambda t: t.lu(t.tensor(_SPD)),
+    lambda t: t.tensor(_SPD).lu(get_infos=True),
+    lambda t: t.lu_solve(t.ones(3, 2), *t.lu(t.tensor(_SPD))),
+    lambda t: t.ones(3, 1).lu_solve(*t.lu(t.tensor(_SPD))),
+    lambda t: t.cholesky(t.tensor(_SPD)),
+    lambda t: t.tensor(_SPD).cholesky(upper=True),
+    lambda t: t.cholesky(t.tensor([[1.0, 2.0], [2.0, 1.0]])),
+])
+def test_older_linalg_names(program):
+    _values_only(program)
+
+
+def test_older_linalg_gradients():
+    def program(t):
+        a = t.tensor(_A, dtype=t.float64, requires_grad=True)
+        s = t.tensor(_SPD, dtype=t.float64, requires_grad=True)
+        loss = (t.svd(a).S.sum() + t.qr(a).R.diagonal().abs().sum()
+                + t.lu_solve(t.ones(3, 1, dtype=t.float64), *t.lu(s)).sum()
+                + t.cholesky(s).sum())
+        loss.backward()
+        return a.grad, s.grad
+
+    _values_only(program)
+
+
+def test_older_linalg_names_warn_once():
+    import warnings
+
+    import runtime
+    from runtime import tensor_functions
+
+    tensor_functions._warned.discard("qr")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        runtime.qr(runtime.eye(2))
+        runtime.qr(runtime.eye(2))
+    assert [str(w.message).split("\n")[0] for w in caught] == [
+        "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
+        "PyTorch release."]
+
+
+def test_logcumsumexp():
+    x = [[0.5, -1.0, 2.0, 30.0], [-50.0, 1.0, 1.0, 0.0]]
+    same(lambda t: t.logcumsumexp(t.tensor(x), 1))
+    same(lambda t: t.tensor(x, dtype=t.float64).logcumsumexp(dim=0))
+    same(lambda t: t.logcumsumexp(t.tensor([float("-inf"), 1.0]), 0))
+    same(lambda t: t.logcumsumexp(t.tensor(2.0), 0))
+    same(lambda t: t.logcumsumexp(t.tensor([1, 2]), 0))
+    same(lambda t: t.logcumsumexp(t.ones(2), 1))
+
+    def build(t):
+        a = t.tensor(x, dtype=t.float64, requires_grad=True)
+        return t.logcumsumexp(a, 1) * t.tensor([1.0, -2.0, 0.5, 3.0], dtype=t.float64), (a,)
+
+    grads(build)
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.unique(t.tensor([3, 1, 2, 3, 1, 5])),
+    lambda t: t.unique(t.tensor([3, 1, 2, 3, 1, 5]), sorted=False),
+    lambda t: t.unique(t.tensor([[3, 1], [2, 3]]), return_inverse=True, return_counts=True),
+    lambda t: t.unique(t.tensor([[1, 2], [1, 2], [0, 5]]), dim=0, return_inverse=True,
+                       return_counts=True),
+    lambda t: t.tensor([[1, 2, 1], [3, 4, 3]]).unique(dim=1, return_counts=True),
+    lambda t: t.unique(t.tensor([1.0, float("nan"), float("nan"), 2.0])),
+    lambda t: t.unique(t.tensor(3)),
+    lambda t: t.unique(t.tensor([], dtype=t.int64), return_counts=True),
+    lambda t: t.unique_consecutive(t.tensor([1, 1, 2, 2, 3, 1, 1]), return_inverse=True,
+                                   return_counts=True),
+    lambda t: t.unique_consecutive(t.tensor([[1, 2], [1, 2], [0, 5], [1, 2]]), dim=0,
+                                   return_counts=True),
+    lambda t: t.tensor([[1, 1, 2], [3, 3, 4]]).unique_consecutive(dim=1, return_inverse=True),
+    lambda t: t.unique_consecutive(t.tensor([[1, 1], [2, 2]])),
+])
+def test_unique(program):
+    same(program)
+
+
+_Q = [[1.0, 5.0, 2.0, 8.0, -1.0], [3.0, float("nan"), 1.0, 0.0, 2.5]]
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantiles(name, interpolation):
+    def run(t, *args, **kwargs):
+        return getattr(t, name)(*args, interpolation=interpolation, **kwargs)
+
+    same(lambda t: run(t, t.tensor(_Q), 0.4, dim=1))
+    same(lambda t: run(t, t.tensor(_Q), 0.5))
+    same(lambda t: run(t, t.tensor(_Q[0]), t.tensor([0.25, 0.5, 0.9])))
+    same(lambda t: run(t, t.tensor(_Q), t.tensor([0.1, 0.9]), dim=0, keepdim=True))
+    same(lambda t: run(t, t.tensor(_Q), 0.5, dim=1, keepdim=True))
+    same(lambda t: run(t, t.tensor(_Q, dtype=t.float64), 0.75, keepdim=True))
+    same(lambda t: run(t, t.tensor([float("nan")] * 2), 0.5))
+
+    def build(t):
+        x = t.tensor([[1.0, 5.0, 2.0, 8.0, -1.0], [3.0, 4.0, 1.0, 0.0, 2.5]], dtype=t.float64,
+                     requires_grad=True)
+        # (gradgen's graph is another than torch's: one gather per q; `* 1` compares values)
+        return run(t, x, t.tensor([0.3, 0.8], dtype=t.float64), dim=1) * 1, (x,)
+
+    grads(build)
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.quantile(t.tensor([1.0, 2.0]), 1.5),
+    lambda t: t.quantile(t.tensor([1.0, 2.0]), t.tensor([1.5])),
+    lambda t: t.quantile(t.tensor([1, 2]), 0.5),
+    lambda t: t.quantile(t.tensor([1.0]), 0.5, interpolation="foo"),
+    lambda t: t.quantile(t.tensor([1.0]), t.tensor([0.5], dtype=t.float64)),
+    lambda t: t.quantile(t.tensor([]), 0.5),
+    lambda t: t.tensor([3.0, 1.0, 2.0]).quantile(0.5),
+    lambda t: t.tensor([3.0, float("nan"), 2.0]).nanquantile(0.5),
+])
+def test_quantile_errors_and_methods(program):
+    same(program)
+
+
+def test_masked_scatter():
+    mask = [True, False, True]
+    same(lambda t: t.masked_scatter(t.zeros(2, 3), t.tensor(mask), t.arange(6.0).reshape(2, 3)))
+    same(lambda t: t.zeros(2, 3).masked_scatter(t.tensor(mask), t.arange(10.0)))
+    same(lambda t: t.zeros(3).masked_scatter(t.ones(2, 3, dtype=t.bool), t.arange(6.0)))
+    same(lambda t: t.zeros(2, 3).masked_scatter_(t.tensor(mask), t.arange(4.0)))
+    same(lambda t: t.zeros(2, 3).masked_scatter(t.tensor([1, 0, 1]), t.ones(6)))
+    same(lambda t: t.zeros(2, 3).masked_scatter(t.tensor(mask), t.ones(6, dtype=t.float64)))
+    same(lambda t: t.zeros(2, 3).masked_scatter(t.tensor(mask), t.ones(3)))
+
+    def build(t):
+        s = t.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        src = t.tensor([0.5, -1.0, 2.0, 3.0, 7.0], requires_grad=True)
+        out = s.masked_scatter(t.tensor(mask), src)
+        return out * t.tensor([[1.0, 2.0, 3.0]]), (s, src)
+
+    grads(build)

@@ -11,6 +11,12 @@ from runtime.autograd import forward_ad, function, functional, profiler, variabl
 from runtime.autograd.function import Function
 from runtime.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from runtime.autograd.gradients import backward, grad
+from runtime.autograd.switches import (
+    is_multithreading_enabled,
+    is_view_replay_enabled,
+    kineto_available,
+    set_multithreading_enabled,
+)
 from runtime.autograd.variable import Variable
 from runtime.grad_mode import (
     enable_grad,
@@ -20,12 +26,15 @@ from runtime.grad_mode import (
     set_grad_enabled,
 )
 from runtime.node import Node
+from runtime.profiler import ProfilerActivity
 
 __all__ = [
     "backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled",
     "inference_mode", "detect_anomaly", "set_detect_anomaly", "Node", "forward_ad",
     "functional", "gradcheck", "gradgradcheck", "GradcheckError", "Function", "function",
-    "profiler", "Variable", "variable",
+    "profiler", "Variable", "variable", "is_multithreading_enabled",
+    "set_multithreading_enabled", "is_view_replay_enabled", "kineto_available",
+    "ProfilerActivity",
 ]
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from runtime.aliases import missing_attribute
 from runtime.optim import lr_scheduler
 from runtime.optim.adadelta import Adadelta
+from runtime.optim.adafactor import Adafactor
 from runtime.optim.adagrad import Adagrad
 from runtime.optim.adam import Adam
 from runtime.optim.adamax import Adamax
@@ -21,7 +22,8 @@ from runtime.optim.rmsprop import RMSprop
 from runtime.optim.rprop import Rprop
 from runtime.optim.sgd import SGD
 
-__all__ = ["ASGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer",
+__all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam",
+           "Optimizer",
            "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler"]
 
 

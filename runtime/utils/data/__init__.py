@@ -25,6 +25,7 @@ from runtime.utils.data.dataset import (
     TensorDataset,
     random_split,
 )
+from runtime.utils.data.distributed import DistributedSampler
 from runtime.utils.data.sampler import (
     BatchSampler,
     RandomSampler,
@@ -39,6 +40,7 @@ __all__ = [
     "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "StackDataset",
     "Subset", "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler",
     "default_collate", "default_convert", "get_worker_info", "random_split",
+    "DistributedSampler",
 ]
 
 
