@@ -200,6 +200,9 @@ def _as(value: Any, dtype: np.dtype) -> Any:
 
 
 def _binary(a: Any, b: Any, dtype: np.dtype | None = None) -> tuple[Any, Any]:
+    """a and b in their result dtype; torch's error where their shapes do not broadcast."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.shape != b.shape:
+        broadcast_shapes(a.shape, b.shape)
     dtype = result_type(a, b) if dtype is None else dtype
     if type(b) is float and dtype.kind == "f" and type(a) is np.ndarray:
         # A Python float is "weak" in numpy too: `a * 0.5` keeps a's dtype, no cast needed.
@@ -239,7 +242,7 @@ def _inplace(ufunc: np.ufunc, self: np.ndarray, other: Any, dtype: np.dtype) -> 
     if dtype == self.dtype and (type(other) is not np.ndarray or other.shape == self.shape):
         quietly(ufunc, self, _as(other, dtype), self)  # the common case: nothing to check
         return
-    shape = np.broadcast_shapes(self.shape, np.shape(other)) if np.ndim(other) else self.shape
+    shape = broadcast_shapes(self.shape, np.shape(other)) if np.ndim(other) else self.shape
     check_inplace_result(self, dtype, shape)
     if dtype == self.dtype:
         quietly(ufunc, self, _as(other, dtype), self)
@@ -886,11 +889,19 @@ def logical_not(self):
 
 
 def logical_and(self, other):
+    _broadcastable(self, other)
     return _array(np.logical_and(self, other), np.bool_)
 
 
 def logical_or(self, other):
+    _broadcastable(self, other)
     return _array(np.logical_or(self, other), np.bool_)
+
+
+def _broadcastable(a: Any, b: Any) -> None:
+    """torch's error, not numpy's, where two arrays' shapes do not broadcast."""
+    if np.shape(a) != np.shape(b):
+        broadcast_shapes(np.shape(a), np.shape(b))
 
 
 def _bitwise(ufunc: np.ufunc, name: str, *operands: Any) -> np.ndarray:
@@ -5432,6 +5443,7 @@ def dist(self, other, p=2):
     if dtype.kind != "f":
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {_dtype_label(np.empty(0, dtype))} instead.")
+    _broadcastable(self, other)
     return norm_Scalar(np.subtract(self, other, dtype=dtype), p)
 
 
@@ -6669,6 +6681,7 @@ def hardswish_backward(grad_output, self):
     """hardswish's slope times grad_output: 0 up to -3, x / 3 + 1/2 strictly inside (-3, 3),
     1 from 3 on (at -3 and 3 the outer pieces, as torch's kernel takes them)."""
     _floats_only("hardswish_backward", self)
+    _broadcastable(grad_output, self)
     inside = grad_output * (self / 3 + 0.5)
     return _array(np.where(self <= -3, 0, np.where(self < 3, inside, grad_output)),
                   grad_output.dtype)
