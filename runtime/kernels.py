@@ -692,8 +692,9 @@ def where_self(condition, self, other):
     if np.asarray(condition).dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {_scalar_name(condition)}")
+    # torch's error names the condition's shape beside self's first, then other's
+    broadcast_shapes(broadcast_shapes(np.shape(condition), np.shape(self)), np.shape(other))
     a, b = _binary(self, other)
-    broadcast_shapes(broadcast_shapes(np.shape(condition), np.shape(a)), np.shape(b))
     return _array(np.where(condition, a, b), a.dtype)
 
 
