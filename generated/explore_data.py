@@ -3745,6 +3745,7 @@ NODES = {
             ("other", "grad * -self * special_zeta(self + 1., other)"),
         ),
         "result": (
+            ("result", "other_t * -self * special_zeta(self + 1., other_p)", ""),
         ),
         "saved": {
             "self": "value",

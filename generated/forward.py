@@ -265,6 +265,7 @@ __all__ = [
     "special_i0e",
     "special_i1",
     "special_i1e",
+    "special_zeta_self_scalar",
     "logit",
     "xlogy_Scalar_Self",
     "xlogy_Scalar_Other",
@@ -2760,6 +2761,15 @@ def special_i1e(self_p, self_t, result):
     result: auto_element_wise, from self: i1e_backward(grad, self, result)
     """
     return manual.i1e_backward(ops, self_t, self_p, result)
+
+
+def special_zeta_self_scalar(self_, other_p, other_t, result):
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.self_scalar
+    result: other_t * -self * special_zeta(self + 1., other_p)
+    """
+    return other_t * -self_ * ops.special_zeta(self_ + 1.0, other_p)
 
 
 def logit(self_p, self_t, eps, result):

@@ -10836,7 +10836,9 @@ def special_zeta_self_scalar(self_=MISSING, other=MISSING, **kwargs):
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(other):
-        forward_grad.not_implemented("special_zeta.self_scalar")
+        with forward_grad.computing_tangents():
+            tangent = forward.special_zeta_self_scalar(self_, other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
     return result
 
 

@@ -699,9 +699,9 @@ def ldl_factor_ex(A: Any, *, hermitian: bool = False, check_errors: bool = False
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {_dtype_name(A.dtype)}")
-    matrices = A.detach().numpy().reshape((-1,) + tuple(A.shape[-2:]))
+    batch, n = tuple(A.shape[:-2]), A.shape[-1]
+    matrices = A.detach().numpy().reshape((math.prod(batch), n, n))
     factors = [kernels.ldl_factor_matrix(matrix) for matrix in matrices]
-    batch = tuple(A.shape[:-2])
     LD = np.stack([f[0] for f in factors]) if factors else np.zeros(matrices.shape, A.dtype.numpy)
     pivots = np.stack([f[1] for f in factors]) if factors else np.zeros(matrices.shape[:-1],
                                                                         np.int32)
@@ -753,9 +753,10 @@ def ldl_solve(LD: Any, pivots: Any, B: Any, *, hermitian: bool = False, out: Any
                            f"{B.shape[-2]} by {B.shape[-1]}")
     batch = np.broadcast_shapes(tuple(LD.shape[:-2]), tuple(B.shape[:-2]))
     n, columns = LD.shape[-1], B.shape[-1]
-    factors = np.broadcast_to(LD.detach().numpy(), batch + (n, n)).reshape(-1, n, n)
-    pivot_rows = np.broadcast_to(pivots.numpy(), batch + (n,)).reshape(-1, n)
-    rights = np.broadcast_to(B.detach().numpy(), batch + (n, columns)).reshape(-1, n, columns)
+    count = math.prod(batch)
+    factors = np.broadcast_to(LD.detach().numpy(), batch + (n, n)).reshape(count, n, n)
+    pivot_rows = np.broadcast_to(pivots.numpy(), batch + (n,)).reshape(count, n)
+    rights = np.broadcast_to(B.detach().numpy(), batch + (n, columns)).reshape(count, n, columns)
     solved = [kernels.ldl_solve_matrix(f, p, b) for f, p, b in zip(factors, pivot_rows, rights,
                                                                     strict=True)]
     result = np.stack(solved) if solved else np.zeros(rights.shape, LD.dtype.numpy)

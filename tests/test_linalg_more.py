@@ -296,3 +296,13 @@ def test_ldl_factor_named_results_singular_and_errors() -> None:
                    (_data(3, 1), pivots)):
         _same_error(lambda lib, L, p, b: lib.linalg.ldl_solve(L, p, b), LD.numpy(),
                     piv.numpy(), B)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3, 3)])
+def test_ldl_of_empty_matrices(shape) -> None:
+    results = []
+    for lib in (runtime, torch):
+        LD, pivots, info = lib.linalg.ldl_factor_ex(lib.zeros(*shape, dtype=lib.float64))
+        X = lib.linalg.ldl_solve(LD, pivots, lib.zeros(*shape[:-1], 2, dtype=lib.float64))
+        results.append([(tuple(t.shape), str(t.dtype)) for t in (LD, pivots, info, X)])
+    assert results[0] == results[1]
