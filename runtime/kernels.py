@@ -3062,9 +3062,9 @@ def scatter_reduce(self, dim, index, src, reduce):
     _check_index(index, "scatter")
     _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
     _scatter_shape_check(self, dim, index, src)
-    warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will "
-                  "be removed in a future PyTorch release. Use torch.scatter_reduce instead for "
-                  "more reduction options.", UserWarning, stacklevel=2)
+    warn_at_caller("The reduce argument of torch.scatter with Tensor src is deprecated and "
+                   "will be removed in a future PyTorch release. Use torch.scatter_reduce "
+                   "instead for more reduction options.")
     result = np.array(self, copy=True)
     corner = tuple(slice(0, s) for s in index.shape)
     ufunc.at(result, _scatter_key(self, dim, index, "scatter"), _as(src, self.dtype)[corner])
