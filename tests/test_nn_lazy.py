@@ -132,3 +132,11 @@ def test_rnn_cell_base_is_exported() -> None:
     same(lambda lib: [lib.nn.RNNCellBase.__name__,
                       issubclass(lib.nn.GRUCell, lib.nn.RNNCellBase),
                       issubclass(lib.nn.RNNCellBase, lib.nn.Module)])
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.utils.weight_norm(lib.nn.LazyLinear(3)),
+    lambda lib: lib.nn.utils.spectral_norm(lib.nn.LazyLinear(3)),
+])
+def test_norm_hooks_refuse_uninitialized_parameters(call: Any) -> None:
+    assert same(call)[0][:2] == ("raises", "ValueError")

@@ -156,6 +156,14 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
     # -- nn kernels (family 4): entries follow --
 
     # -- end of nn kernels (family 4) --
+
+    # -- issue 28, helper nnB: composites of nn --
+    **{(f"nn.functional.{name}", "", "gradgrad"): (
+        "a composite (a gather of the input's windows, then max, sum or mean): its backward "
+        "reads only the window positions, not the input, so the input gets no second-order "
+        "gradient (None) where torch's kernel backward gives zeros", None)
+       for name in ("max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+                    "fractional_max_pool2d", "fractional_max_pool3d")},
 }
 
 
@@ -185,6 +193,11 @@ OPINFO_HELPERS: dict[str, Callable] = {
     # wrapper_set_seed(F.scaled_dot_product_attention, ...): the same dropout masks.
     "nn.functional.scaled_dot_product_attention": lambda *args, **kwargs: _call_in_order(
         runtime_functional.scaled_dot_product_attention, *args, **kwargs),
+    # issue 28, helper nnB: wrapper_set_seed(F.<name>, ...) around nn's random ops
+    **{f"nn.functional.{name}": (lambda function: lambda *args, **kwargs: _call_in_order(
+        function, *args, **kwargs))(getattr(runtime_functional, name))
+       for name in ("dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout",
+                    "fractional_max_pool2d", "fractional_max_pool3d")},
 }
 
 

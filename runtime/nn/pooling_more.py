@@ -71,8 +71,7 @@ def _combine(per_dim: list[tuple[Tensor, Tensor]], spatial: Sequence[int]) -> Te
             flat * spatial[d] + positions.reshape(shape)
         valid = ok.reshape(shape) if valid is None else valid & ok.reshape(shape)
     flat = ops.where(valid, flat, math.prod(spatial))
-    cells = math.prod(flat.shape[:dims])
-    return flat.reshape(cells, -1)
+    return flat.reshape(math.prod(flat.shape[:dims]), math.prod(flat.shape[dims:]))
 
 
 def _sliding_positions(size: int, out: int, kernel: int, stride: int, padding: int,
@@ -106,10 +105,10 @@ def _adaptive_positions(size: int, out: int) -> tuple[Tensor, Tensor]:
 def _gather_windows(input: Tensor, table: Tensor, fill: float) -> Tensor:
     """(N, C, cells, window): input (N, C, *spatial) read through a window table."""
     n, c = input.shape[:2]
-    flat = input.reshape(n, c, -1)
+    flat = input.reshape(n, c, math.prod(input.shape[2:]))
     filler = factories.full((n, c, 1), fill, dtype=input.dtype)
     padded = ops.cat([flat, filler], 2)
-    return padded.index_select(2, table.reshape(-1)).reshape(n, c, *table.shape)
+    return padded.index_select(2, table.reshape(table.numel())).reshape(n, c, *table.shape)
 
 
 def _batched(input: Tensor, dims: int, message: str) -> tuple[Tensor, bool]:
@@ -120,9 +119,24 @@ def _batched(input: Tensor, dims: int, message: str) -> tuple[Tensor, bool]:
     return (input if batched else input.unsqueeze(0)), batched
 
 
+def _lowest(dtype: Any) -> Any:
+    """The filler no element can be below: -inf, or an integer type's minimum."""
+    if dtype.is_floating_point:
+        return -math.inf
+    return False if dtype is dtypes.bool_ else int(np.iinfo(dtype.numpy).min)
+
+
+def _divide(sums: Tensor, divisors: Any) -> Tensor:
+    """Average pooling's division: integer sums divide with truncation, as torch's integer
+    kernels do."""
+    if sums.dtype.is_floating_point:
+        return sums / divisors
+    return ops.div(sums, divisors, rounding_mode="trunc")
+
+
 def _max_over_windows(input: Tensor, table: Tensor,
                       out_shape: Sequence[int]) -> tuple[Tensor, Tensor]:
-    windows = _gather_windows(input, table, -math.inf)
+    windows = _gather_windows(input, table, _lowest(input.dtype))
     values, chosen = ops.max(windows, 3)
     n, c = input.shape[:2]
     positions = ops.gather(table.expand(n, c, *table.shape), 3, chosen.unsqueeze(3))
@@ -226,24 +240,26 @@ def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                            ". Output size is too small")
     table = _combine([_sliding_positions(size, out, k, s, p, 1) for size, out, k, s, p in
                       zip(spatial, outs, kernel, strides, pads, strict=True)], spatial)
-    sums = _gather_windows(x, table, 0.0).sum(3)
+    sums = _gather_windows(x, table, 0).sum(3, dtype=x.dtype)
     if divisor_override is not None:
-        result = sums / divisor_override
+        result = _divide(sums, divisor_override)
     else:
         divisors = _avg_divisors(spatial, outs, kernel, strides, pads, count_include_pad)
-        result = sums / divisors.to(x.dtype)
+        result = _divide(sums, divisors.to(x.dtype))
     result = result.reshape(*x.shape[:2], *outs)
     return result if batched else result.squeeze(0)
 
 
 # -- adaptive pooling in 3-d ------------------------------------------------------------------
 
-def _adaptive_sizes(input: Tensor, output_size: Any, dims: int) -> list[int]:
+def _adaptive_sizes(input: Tensor, output_size: Any, dims: int, message: str) -> list[int]:
     if not isinstance(output_size, Sequence):
         return [int(output_size)] * dims
     sizes = list(output_size)
     if input.ndim <= len(sizes):
         raise ValueError(f"Input dimension should be at least {len(sizes) + 1}")
+    if len(sizes) != dims:
+        raise RuntimeError(message)
     return [input.shape[-dims + i] if size is None else int(size)
             for i, size in enumerate(sizes)]
 
@@ -260,7 +276,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
         heard = _modes.dispatch(adaptive_avg_pool3d, (input, output_size), {})
         if heard is not _modes.PASS:
             return heard
-    outs = _adaptive_sizes(input, output_size, 3)
+    outs = _adaptive_sizes(input, output_size, 3, "adaptive_avg_pool3d: output_size must be 3")
     x, batched = _batched(input, 3, "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                           "{shape}")
     if outs == [1, 1, 1]:
@@ -268,7 +284,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     else:
         table = _adaptive_table(x, outs)
         counts = (table != math.prod(x.shape[2:])).sum(1)
-        sums = _gather_windows(x, table, 0.0).sum(3)
+        sums = _gather_windows(x, table, 0).sum(3)
         result = (sums / counts.to(x.dtype)).reshape(*x.shape[:2], *outs)
     return result if batched else result.squeeze(0)
 
@@ -282,7 +298,8 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
             return_indices), {})
         if heard is not _modes.PASS:
             return heard
-    outs = _adaptive_sizes(input, output_size, 3)
+    outs = _adaptive_sizes(input, output_size, 3, "adaptive_max_pool3d(): internal error: "
+                           "output_size.size() must be 3")
     x, batched = _batched(input, 3, "adaptive_max_pool3d(): Expected 4D or 5D tensor, but "
                           "got: {shape}")
     values, indices = _max_over_windows(x, _adaptive_table(x, outs), outs)
@@ -505,7 +522,7 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
                            f"calculated shape of the array of sliding blocks as "
                            f"({outs[0]}, {outs[1]}), but its components must be at least one.")
     n, c = x.shape[:2]
-    blocks = _gather_windows(x, table, 0.0).permute(0, 1, 3, 2)
+    blocks = _gather_windows(x, table, 0).permute(0, 1, 3, 2)
     columns = blocks.reshape(n, c * math.prod(kernel), table.shape[0])
     return columns if input.ndim == 4 else columns.squeeze(0)
 
@@ -537,10 +554,10 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
             f"padding={pads}, stride={strides}, expected size of input's dimension 2 to match "
             f"the calculated number of sliding blocks {outs[0]} * {outs[1]} = "
             f"{table.shape[0]}, but got input.size(2)={x.shape[2]}.")
-    n, c = x.shape[0], x.shape[1] // window
-    values = x.reshape(n, c, window, -1).permute(0, 1, 3, 2).reshape(n, c, -1)
+    n, c, blocks = x.shape[0], x.shape[1] // window, x.shape[2]
+    values = x.reshape(n, c, window, blocks).permute(0, 1, 3, 2).reshape(n, c, blocks * window)
     volume = math.prod(sizes)
-    index = table.reshape(-1)
+    index = table.reshape(table.numel())
     summed = ops.index_add(factories.zeros((n, c, volume + 1), dtype=x.dtype), 2, index, values)
     output = summed[:, :, :volume].reshape(n, c, *sizes)
     return output if input.ndim == 3 else output.squeeze(0)
@@ -823,8 +840,10 @@ def _fractional_windows(x: Tensor, samples: Tensor, outs: tuple,
         shape[2 + d], shape[2 + dims + d] = outs[d], pools[d]
         offsets = (starts.unsqueeze(-1) + factories.arange(pools[d])).reshape(shape)
         flat = offsets if flat is None else flat * spatial[d] + offsets
-    table = flat.expand(n, c, *outs, *pools).reshape(n, c, -1, math.prod(pools))
-    windows = ops.gather(x.reshape(n, c, -1), 2, table.reshape(n, c, -1))
+    cells, window = math.prod(outs), math.prod(pools)
+    table = flat.expand(n, c, *outs, *pools).reshape(n, c, cells, window)
+    windows = ops.gather(x.reshape(n, c, math.prod(spatial)), 2,
+                         table.reshape(n, c, cells * window))
     values, chosen = ops.max(windows.reshape(table.shape), 3)
     positions = ops.gather(table, 3, chosen.unsqueeze(3))
     return values.reshape(n, c, *outs), positions.reshape(n, c, *outs)
