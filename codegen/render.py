@@ -979,17 +979,24 @@ def _public(bindings: Bindings) -> list[str]:
 
 # -- the mode check: the block at the top of every wrapper (runtime/modes.py) ----------------
 
+def _signature_call(signature: str) -> tuple[str, str]:
+    """The args tuple and kwargs dict, as source, that call a function of `signature` again
+    with what it received: its positional parameters (and *args), its keyword-only ones
+    (and **kwargs)."""
+    parsed = ast.parse(f"def function({signature}): pass").body[0].args
+    args = [a.arg for a in parsed.posonlyargs + parsed.args]
+    args += [f"*{parsed.vararg.arg}"] if parsed.vararg else []
+    kwargs = [f"{escape(a.arg, Into.LITERAL)}: {a.arg}" for a in parsed.kwonlyargs]
+    kwargs += [f"**{parsed.kwarg.arg}"] if parsed.kwarg else []
+    return ("(" + ", ".join(args) + ("," if len(args) == 1 else "") + ")",
+            "{" + ", ".join(kwargs) + "}")
+
+
 def _mode_call(wrapper: dict, info: OpInfo, public: set[str]) -> dict:
     """The wrapper's context with `heard`: what it hands to `_modes.dispatch` when a mode is
-    on: itself, its positional parameters as args, its keyword-only ones (out= included)
-    as kwargs, and who may hear it (a public function is heard by function modes too)."""
-    schema = info.schema
-    positional = [local_name(a.name) for a in schema.arguments if not a.kwarg_only]
-    keywords = [local_name(a.name) for a in schema.arguments if a.kwarg_only]
-    if "out=None" in wrapper["signature"].split(", "):
-        keywords.append("out")
-    args = "(" + ", ".join(positional) + ("," if len(positional) == 1 else "") + ")"
-    kwargs = "{" + ", ".join(f"{escape(k, Into.LITERAL)}: {k}" for k in keywords) + "}"
+    on: itself, the arguments it received, and who may hear it (a public function is heard
+    by function modes too)."""
+    args, kwargs = _signature_call(wrapper["signature"])
     who = "PUBLIC_OP" if wrapper["function"] in public else "OP"
     return {**wrapper, "heard": f"{wrapper['function']}, {args}, {kwargs}, _modes.{who}"}
 
@@ -1003,13 +1010,8 @@ def _public_wrappers(bindings: Bindings) -> set[str]:
 def _method_mode_call(method: dict) -> dict:
     """A Tensor method's context with `heard`: itself as `TensorMethods.NAME` (the function
     Tensor gets), and the call's arguments as its signature takes them, self first."""
-    signature = ast.parse(f"def method({method['signature']}): pass").body[0].args
-    args = [a.arg for a in signature.args]
-    args += [f"*{signature.vararg.arg}"] if signature.vararg else []
-    kwargs = [f"{escape(a.arg, Into.LITERAL)}: {a.arg}" for a in signature.kwonlyargs]
-    kwargs += [f"**{signature.kwarg.arg}"] if signature.kwarg else []
-    call = f"TensorMethods.{method['name']}, ({', '.join(args)},), {{{', '.join(kwargs)}}}"
-    return {**method, "heard": call}
+    args, kwargs = _signature_call(method["signature"])
+    return {**method, "heard": f"TensorMethods.{method['name']}, {args}, {kwargs}"}
 
 
 def render_functions(env: jinja2.Environment, header: dict, infos: list[OpInfo]) -> str:

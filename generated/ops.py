@@ -829,7 +829,7 @@ def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     derivatives.yaml, entry add.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(add_Tensor, (self_, other), {"alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(add_Tensor, (self_, other), {"alpha": alpha, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -854,7 +854,7 @@ def add_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     derivatives.yaml, entry add.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(add_Tensor_, (self_, other), {"alpha": alpha}, _modes.OP)
+        heard = _modes.dispatch(add_Tensor_, (self_, other), {"alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -884,7 +884,7 @@ def add_Scalar(self_=MISSING, other=MISSING, alpha=1, *, out=None, **kwargs):
     derivatives.yaml, entry add.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(add_Scalar, (self_, other, alpha), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(add_Scalar, (self_, other, alpha), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -908,7 +908,7 @@ def sub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     derivatives.yaml, entry sub.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sub_Tensor, (self_, other), {"alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sub_Tensor, (self_, other), {"alpha": alpha, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -933,7 +933,7 @@ def sub_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     derivatives.yaml, entry sub.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sub_Tensor_, (self_, other), {"alpha": alpha}, _modes.OP)
+        heard = _modes.dispatch(sub_Tensor_, (self_, other), {"alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -963,7 +963,7 @@ def rsub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     derivatives.yaml, entry rsub.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rsub_Tensor, (self_, other), {"alpha": alpha}, _modes.OP)
+        heard = _modes.dispatch(rsub_Tensor, (self_, other), {"alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -986,7 +986,7 @@ def rsub_Scalar(self_=MISSING, other=MISSING, alpha=1, **kwargs):
     derivatives.yaml, entry rsub.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rsub_Scalar, (self_, other, alpha), {}, _modes.OP)
+        heard = _modes.dispatch(rsub_Scalar, (self_, other, alpha), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -1009,7 +1009,7 @@ def mul_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry mul.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mul_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mul_Tensor, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -1035,7 +1035,7 @@ def mul_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry mul.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mul_Tensor_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(mul_Tensor_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -1066,7 +1066,7 @@ def mul_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry mul.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mul_Scalar, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(mul_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -1091,7 +1091,7 @@ def div_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry div.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(div_Tensor, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(div_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -1117,7 +1117,7 @@ def div_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry div.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(div_Tensor_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(div_Tensor_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -1147,7 +1147,7 @@ def div_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry div.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(div_Scalar, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(div_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -1172,7 +1172,7 @@ def div_Tensor_mode(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, out=
     derivatives.yaml, entry div.Tensor_mode
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode, "out": out}, _modes.OP)
+        heard = _modes.dispatch(div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or rounding_mode is MISSING or kwargs:
@@ -1199,7 +1199,7 @@ def div_Tensor_mode_(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, **k
     derivatives.yaml, entry div.Tensor_mode
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(div_Tensor_mode_, (self_, other), {"rounding_mode": rounding_mode}, _modes.OP)
+        heard = _modes.dispatch(div_Tensor_mode_, (self_, other), {"rounding_mode": rounding_mode, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or rounding_mode is MISSING or kwargs:
@@ -1230,7 +1230,7 @@ def neg(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry neg
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(neg, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(neg, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1254,7 +1254,7 @@ def neg_(self_=MISSING, **kwargs):
     derivatives.yaml, entry neg
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(neg_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(neg_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1282,7 +1282,7 @@ def pow_Tensor_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry pow.Tensor_Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pow_Tensor_Scalar, (self_, exponent), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(pow_Tensor_Scalar, (self_, exponent), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER) or kwargs:
@@ -1308,7 +1308,7 @@ def pow_Tensor_Scalar_(self_=MISSING, exponent=MISSING, **kwargs):
     derivatives.yaml, entry pow.Tensor_Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pow_Tensor_Scalar_, (self_, exponent), {}, _modes.OP)
+        heard = _modes.dispatch(pow_Tensor_Scalar_, (self_, exponent), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER) or kwargs:
@@ -1338,7 +1338,7 @@ def pow_Tensor_Tensor(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry pow.Tensor_Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pow_Tensor_Tensor, (self_, exponent), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(pow_Tensor_Tensor, (self_, exponent), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER) or kwargs:
@@ -1368,7 +1368,7 @@ def pow_Tensor_Tensor_(self_=MISSING, exponent=MISSING, **kwargs):
     derivatives.yaml, entry pow.Tensor_Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pow_Tensor_Tensor_, (self_, exponent), {}, _modes.OP)
+        heard = _modes.dispatch(pow_Tensor_Tensor_, (self_, exponent), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER) or kwargs:
@@ -1401,7 +1401,7 @@ def pow_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry pow.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pow_Scalar, (self_, exponent), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(pow_Scalar, (self_, exponent), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, NUMBER) or not isinstance(exponent, Tensor) or kwargs:
@@ -1431,7 +1431,7 @@ def reciprocal(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry reciprocal
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reciprocal, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reciprocal, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1459,7 +1459,7 @@ def reciprocal_(self_=MISSING, **kwargs):
     derivatives.yaml, entry reciprocal
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reciprocal_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reciprocal_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1490,7 +1490,7 @@ def exp(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry exp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(exp, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(exp, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1518,7 +1518,7 @@ def exp_(self_=MISSING, **kwargs):
     derivatives.yaml, entry exp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(exp_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(exp_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1549,7 +1549,7 @@ def expm1(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry expm1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(expm1, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(expm1, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1577,7 +1577,7 @@ def expm1_(self_=MISSING, **kwargs):
     derivatives.yaml, entry expm1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(expm1_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(expm1_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1608,7 +1608,7 @@ def log(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry log
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1633,7 +1633,7 @@ def log_(self_=MISSING, **kwargs):
     derivatives.yaml, entry log
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1662,7 +1662,7 @@ def log1p(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry log1p
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log1p, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log1p, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1687,7 +1687,7 @@ def log1p_(self_=MISSING, **kwargs):
     derivatives.yaml, entry log1p
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log1p_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log1p_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1716,7 +1716,7 @@ def sqrt(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry sqrt
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sqrt, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sqrt, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1744,7 +1744,7 @@ def sqrt_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sqrt
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sqrt_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sqrt_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1775,7 +1775,7 @@ def rsqrt(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry rsqrt
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rsqrt, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(rsqrt, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1803,7 +1803,7 @@ def rsqrt_(self_=MISSING, **kwargs):
     derivatives.yaml, entry rsqrt
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rsqrt_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(rsqrt_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1834,7 +1834,7 @@ def sin(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry sin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sin, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sin, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1859,7 +1859,7 @@ def sin_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sin_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sin_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1888,7 +1888,7 @@ def cos(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry cos
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cos, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cos, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1913,7 +1913,7 @@ def cos_(self_=MISSING, **kwargs):
     derivatives.yaml, entry cos
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cos_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cos_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1942,7 +1942,7 @@ def tan(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry tan
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tan, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(tan, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -1970,7 +1970,7 @@ def tan_(self_=MISSING, **kwargs):
     derivatives.yaml, entry tan
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tan_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(tan_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2001,7 +2001,7 @@ def tanh(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry tanh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tanh, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(tanh, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2029,7 +2029,7 @@ def tanh_(self_=MISSING, **kwargs):
     derivatives.yaml, entry tanh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tanh_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(tanh_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2060,7 +2060,7 @@ def tanh_backward(grad_output=MISSING, output=MISSING, **kwargs):
     derivatives.yaml, entry tanh_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tanh_backward, (grad_output, output), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(tanh_backward, (grad_output, output), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs:
@@ -2084,7 +2084,7 @@ def sigmoid(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry sigmoid
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sigmoid, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sigmoid, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2112,7 +2112,7 @@ def sigmoid_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sigmoid
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sigmoid_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sigmoid_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2143,7 +2143,7 @@ def sigmoid_backward(grad_output=MISSING, output=MISSING, **kwargs):
     derivatives.yaml, entry sigmoid_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sigmoid_backward, (grad_output, output), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sigmoid_backward, (grad_output, output), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs:
@@ -2167,7 +2167,7 @@ def erf(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry erf
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(erf, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(erf, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2192,7 +2192,7 @@ def erf_(self_=MISSING, **kwargs):
     derivatives.yaml, entry erf
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(erf_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(erf_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2221,7 +2221,7 @@ def relu(self_=MISSING, **kwargs):
     derivatives.yaml, entry relu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(relu, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(relu, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2247,7 +2247,7 @@ def relu_(self_=MISSING, **kwargs):
     derivatives.yaml, entry relu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(relu_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(relu_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2278,7 +2278,7 @@ def gelu(self_=MISSING, *, approximate="none", **kwargs):
     derivatives.yaml, entry gelu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gelu, (self_,), {"approximate": approximate}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(gelu, (self_,), {"approximate": approximate, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2302,7 +2302,7 @@ def gelu_backward(grad_output=MISSING, self_=MISSING, *, approximate="none", **k
     derivatives.yaml, entry gelu_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gelu_backward, (grad_output, self_), {"approximate": approximate}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(gelu_backward, (grad_output, self_), {"approximate": approximate, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
@@ -2327,7 +2327,7 @@ def leaky_relu(self_=MISSING, negative_slope=0.01, **kwargs):
     derivatives.yaml, entry leaky_relu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(leaky_relu, (self_, negative_slope), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(leaky_relu, (self_, negative_slope), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs:
@@ -2351,7 +2351,7 @@ def softplus(self_=MISSING, beta=1, threshold=20, **kwargs):
     derivatives.yaml, entry softplus
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(softplus, (self_, beta, threshold), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(softplus, (self_, beta, threshold), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs:
@@ -2376,7 +2376,7 @@ def leaky_relu_backward(grad_output=MISSING, self_=MISSING, negative_slope=MISSI
     derivatives.yaml, entry leaky_relu_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(leaky_relu_backward, (grad_output, self_, negative_slope, self_is_result), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(leaky_relu_backward, (grad_output, self_, negative_slope, self_is_result), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or self_is_result is MISSING or kwargs:
@@ -2400,7 +2400,7 @@ def softplus_backward(grad_output=MISSING, self_=MISSING, beta=MISSING, threshol
     derivatives.yaml, entry softplus_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(softplus_backward, (grad_output, self_, beta, threshold), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(softplus_backward, (grad_output, self_, beta, threshold), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs:
@@ -2426,7 +2426,7 @@ def threshold_backward(grad_output=MISSING, self_=MISSING, threshold=MISSING, **
     derivatives.yaml, entry threshold_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(threshold_backward, (grad_output, self_, threshold), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(threshold_backward, (grad_output, self_, threshold), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or kwargs:
@@ -2450,7 +2450,7 @@ def abs(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry abs
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(abs, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(abs, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2475,7 +2475,7 @@ def abs_(self_=MISSING, **kwargs):
     derivatives.yaml, entry abs
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(abs_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(abs_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2504,7 +2504,7 @@ def sign(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry sign
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sign, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sign, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2528,7 +2528,7 @@ def sign_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sign
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sign_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(sign_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2556,7 +2556,7 @@ def clamp_Tensor(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
     derivatives.yaml, entry clamp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_Tensor, (self_, min, max), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(clamp_Tensor, (self_, min, max), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2583,7 +2583,7 @@ def clamp_Tensor_(self_=MISSING, min=None, max=None, **kwargs):
     derivatives.yaml, entry clamp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_Tensor_, (self_, min, max), {}, _modes.OP)
+        heard = _modes.dispatch(clamp_Tensor_, (self_, min, max), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -2614,7 +2614,7 @@ def clamp_default(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
     derivatives.yaml, entry clamp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_default, (self_, min, max), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(clamp_default, (self_, min, max), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE) or kwargs:
@@ -2641,7 +2641,7 @@ def clamp_default_(self_=MISSING, min=None, max=None, **kwargs):
     derivatives.yaml, entry clamp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_default_, (self_, min, max), {}, _modes.OP)
+        heard = _modes.dispatch(clamp_default_, (self_, min, max), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE) or kwargs:
@@ -2672,7 +2672,7 @@ def clamp_min_default(self_=MISSING, min=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry clamp_min
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_min_default, (self_, min), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(clamp_min_default, (self_, min), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or kwargs:
@@ -2698,7 +2698,7 @@ def clamp_min_default_(self_=MISSING, min=MISSING, **kwargs):
     derivatives.yaml, entry clamp_min
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_min_default_, (self_, min), {}, _modes.OP)
+        heard = _modes.dispatch(clamp_min_default_, (self_, min), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or kwargs:
@@ -2728,7 +2728,7 @@ def clamp_min_Tensor(self_=MISSING, min=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry clamp_min.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_min_Tensor, (self_, min), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(clamp_min_Tensor, (self_, min), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor) or kwargs:
@@ -2754,7 +2754,7 @@ def clamp_min_Tensor_(self_=MISSING, min=MISSING, **kwargs):
     derivatives.yaml, entry clamp_min.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_min_Tensor_, (self_, min), {}, _modes.OP)
+        heard = _modes.dispatch(clamp_min_Tensor_, (self_, min), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor) or kwargs:
@@ -2784,7 +2784,7 @@ def clamp_max_default(self_=MISSING, max=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry clamp_max
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_max_default, (self_, max), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(clamp_max_default, (self_, max), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(max, NUMBER) or kwargs:
@@ -2810,7 +2810,7 @@ def clamp_max_default_(self_=MISSING, max=MISSING, **kwargs):
     derivatives.yaml, entry clamp_max
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_max_default_, (self_, max), {}, _modes.OP)
+        heard = _modes.dispatch(clamp_max_default_, (self_, max), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(max, NUMBER) or kwargs:
@@ -2840,7 +2840,7 @@ def clamp_max_Tensor(self_=MISSING, max=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry clamp_max.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_max_Tensor, (self_, max), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(clamp_max_Tensor, (self_, max), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor) or kwargs:
@@ -2866,7 +2866,7 @@ def clamp_max_Tensor_(self_=MISSING, max=MISSING, **kwargs):
     derivatives.yaml, entry clamp_max.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_max_Tensor_, (self_, max), {}, _modes.OP)
+        heard = _modes.dispatch(clamp_max_Tensor_, (self_, max), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor) or kwargs:
@@ -2896,7 +2896,7 @@ def maximum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry maximum
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(maximum, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(maximum, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -2922,7 +2922,7 @@ def minimum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry minimum
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(minimum, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(minimum, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -2948,7 +2948,7 @@ def where_self(condition=MISSING, self_=MISSING, other=MISSING, *, out=None, **k
     derivatives.yaml, entry where.self
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(where_self, (condition, self_, other), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(where_self, (condition, self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(condition, Tensor) or not isinstance(self_, TENSOR_OR_NUMBER) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -2973,7 +2973,7 @@ def masked_fill_Scalar(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry masked_fill.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_fill_Scalar, (self_, mask, value), {}, _modes.OP)
+        heard = _modes.dispatch(masked_fill_Scalar, (self_, mask, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs:
@@ -2996,7 +2996,7 @@ def masked_fill_Scalar_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry masked_fill.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_fill_Scalar_, (self_, mask, value), {}, _modes.OP)
+        heard = _modes.dispatch(masked_fill_Scalar_, (self_, mask, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs:
@@ -3025,7 +3025,7 @@ def masked_fill_Tensor(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry masked_fill.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_fill_Tensor, (self_, mask, value), {}, _modes.OP)
+        heard = _modes.dispatch(masked_fill_Tensor, (self_, mask, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
@@ -3048,7 +3048,7 @@ def masked_fill_Tensor_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry masked_fill.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_fill_Tensor_, (self_, mask, value), {}, _modes.OP)
+        heard = _modes.dispatch(masked_fill_Tensor_, (self_, mask, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
@@ -3077,7 +3077,7 @@ def fill_Scalar(self_=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry fill.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fill_Scalar, (self_, value), {}, _modes.OP)
+        heard = _modes.dispatch(fill_Scalar, (self_, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs:
@@ -3099,7 +3099,7 @@ def fill_Tensor(self_=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry fill.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fill_Tensor, (self_, value), {}, _modes.OP)
+        heard = _modes.dispatch(fill_Tensor, (self_, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
@@ -3121,7 +3121,7 @@ def fill__Scalar(self_=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry fill_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fill__Scalar, (self_, value), {}, _modes.OP)
+        heard = _modes.dispatch(fill__Scalar, (self_, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs:
@@ -3149,7 +3149,7 @@ def fill__Tensor(self_=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry fill_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fill__Tensor, (self_, value), {}, _modes.OP)
+        heard = _modes.dispatch(fill__Tensor, (self_, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
@@ -3177,7 +3177,7 @@ def copy_(self_=MISSING, src=MISSING, non_blocking=False, **kwargs):
     derivatives.yaml, entry copy_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(copy_, (self_, src, non_blocking), {}, _modes.OP)
+        heard = _modes.dispatch(copy_, (self_, src, non_blocking), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(src, TENSOR_OR_NUMBER) or kwargs:
@@ -3205,7 +3205,7 @@ def eq_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry eq.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(eq_Scalar, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(eq_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -3222,7 +3222,7 @@ def eq_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry eq.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(eq_Tensor, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(eq_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3239,7 +3239,7 @@ def ge_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry ge.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ge_Scalar, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(ge_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -3256,7 +3256,7 @@ def ge_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry ge.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ge_Tensor, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(ge_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3273,7 +3273,7 @@ def gt_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry gt.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gt_Scalar, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(gt_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -3290,7 +3290,7 @@ def gt_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry gt.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gt_Tensor, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(gt_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3307,7 +3307,7 @@ def le_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry le.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(le_Scalar, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(le_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -3324,7 +3324,7 @@ def le_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry le.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(le_Tensor, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(le_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3341,7 +3341,7 @@ def lt_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry lt.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lt_Scalar, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(lt_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -3358,7 +3358,7 @@ def lt_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry lt.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lt_Tensor, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(lt_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3375,7 +3375,7 @@ def ne_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry ne.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ne_Scalar, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(ne_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -3392,7 +3392,7 @@ def ne_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry ne.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ne_Tensor, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(ne_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3409,7 +3409,7 @@ def eq__Scalar(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry eq_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(eq__Scalar, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(eq__Scalar, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -3438,7 +3438,7 @@ def eq__Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry eq_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(eq__Tensor, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(eq__Tensor, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3468,7 +3468,7 @@ def ge__Scalar(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry ge_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ge__Scalar, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(ge__Scalar, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -3497,7 +3497,7 @@ def ge__Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry ge_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ge__Tensor, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(ge__Tensor, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3527,7 +3527,7 @@ def gt__Scalar(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry gt_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gt__Scalar, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(gt__Scalar, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -3556,7 +3556,7 @@ def gt__Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry gt_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gt__Tensor, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(gt__Tensor, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3586,7 +3586,7 @@ def le__Scalar(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry le_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(le__Scalar, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(le__Scalar, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -3615,7 +3615,7 @@ def le__Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry le_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(le__Tensor, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(le__Tensor, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3645,7 +3645,7 @@ def lt__Scalar(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry lt_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lt__Scalar, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(lt__Scalar, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -3674,7 +3674,7 @@ def lt__Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry lt_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lt__Tensor, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(lt__Tensor, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3704,7 +3704,7 @@ def ne__Scalar(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry ne_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ne__Scalar, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(ne__Scalar, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -3733,7 +3733,7 @@ def ne__Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry ne_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ne__Tensor, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(ne__Tensor, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3763,7 +3763,7 @@ def logical_not(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry logical_not
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logical_not, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logical_not, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -3780,7 +3780,7 @@ def logical_not_(self_=MISSING, **kwargs):
     derivatives.yaml, entry logical_not
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logical_not_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(logical_not_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -3796,7 +3796,7 @@ def logical_and(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry logical_and
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logical_and, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logical_and, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -3813,7 +3813,7 @@ def logical_and_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry logical_and
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logical_and_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(logical_and_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -3829,7 +3829,7 @@ def logical_or(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry logical_or
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logical_or, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logical_or, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -3846,7 +3846,7 @@ def logical_or_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry logical_or
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logical_or_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(logical_or_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -3862,7 +3862,7 @@ def bitwise_not(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry bitwise_not
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_not, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(bitwise_not, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -3879,7 +3879,7 @@ def bitwise_not_(self_=MISSING, **kwargs):
     derivatives.yaml, entry bitwise_not
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_not_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(bitwise_not_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -3895,7 +3895,7 @@ def bitwise_and_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry bitwise_and.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_and_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(bitwise_and_Tensor, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3912,7 +3912,7 @@ def bitwise_and_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry bitwise_and.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_and_Tensor_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(bitwise_and_Tensor_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3928,7 +3928,7 @@ def bitwise_or_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry bitwise_or.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_or_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(bitwise_or_Tensor, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3945,7 +3945,7 @@ def bitwise_or_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry bitwise_or.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_or_Tensor_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(bitwise_or_Tensor_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3961,7 +3961,7 @@ def bitwise_xor_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry bitwise_xor.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_xor_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(bitwise_xor_Tensor, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3978,7 +3978,7 @@ def bitwise_xor_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry bitwise_xor.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_xor_Tensor_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(bitwise_xor_Tensor_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -3994,7 +3994,7 @@ def sum_default(self_=MISSING, *, dtype=None, **kwargs):
     derivatives.yaml, entry sum
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sum_default, (self_,), {"dtype": dtype}, _modes.OP)
+        heard = _modes.dispatch(sum_default, (self_,), {"dtype": dtype, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4017,7 +4017,7 @@ def sum_dim_IntList(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, ou
     derivatives.yaml, entry sum.dim_IntList
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.OP)
+        heard = _modes.dispatch(sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4045,7 +4045,7 @@ def mean_default(self_=MISSING, *, dtype=None, out=None, **kwargs):
     derivatives.yaml, entry mean
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mean_default, (self_,), {"dtype": dtype, "out": out}, _modes.OP)
+        heard = _modes.dispatch(mean_default, (self_,), {"dtype": dtype, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4071,7 +4071,7 @@ def mean_dim(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=None,
     derivatives.yaml, entry mean.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mean_dim, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.OP)
+        heard = _modes.dispatch(mean_dim, (self_, dim, keepdim), {"dtype": dtype, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4100,7 +4100,7 @@ def logsumexp(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry logsumexp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logsumexp, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logsumexp, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4132,7 +4132,7 @@ def max_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry max.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(max_dim, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4164,7 +4164,7 @@ def max_default(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry max
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_default, (self_,), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(max_default, (self_,), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4193,7 +4193,7 @@ def amax(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry amax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(amax, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(amax, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4225,7 +4225,7 @@ def amin(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry amin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(amin, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(amin, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4257,7 +4257,7 @@ def min_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry min.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(min_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(min_dim, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4289,7 +4289,7 @@ def min_default(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry min
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(min_default, (self_,), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(min_default, (self_,), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4318,7 +4318,7 @@ def any_default(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry any
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(any_default, (self_,), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(any_default, (self_,), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4335,7 +4335,7 @@ def any_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry any.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(any_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(any_dim, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4352,7 +4352,7 @@ def any_dims(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry any.dims
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(any_dims, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(any_dims, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4370,7 +4370,7 @@ def all_default(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry all
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(all_default, (self_,), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(all_default, (self_,), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4387,7 +4387,7 @@ def all_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry all.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(all_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(all_dim, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4404,7 +4404,7 @@ def all_dims(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry all.dims
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(all_dims, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(all_dims, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4422,7 +4422,7 @@ def argmax(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry argmax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(argmax, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(argmax, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4439,7 +4439,7 @@ def argmin(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     derivatives.yaml, entry argmin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(argmin, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(argmin, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4456,7 +4456,7 @@ def norm_Scalar(self_=MISSING, p=2, **kwargs):
     derivatives.yaml, entry norm.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(norm_Scalar, (self_, p), {}, _modes.OP)
+        heard = _modes.dispatch(norm_Scalar, (self_, p), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
@@ -4484,7 +4484,7 @@ def norm_ScalarOpt_dim(self_=MISSING, p=MISSING, dim=MISSING, keepdim=False, **k
     derivatives.yaml, entry norm.ScalarOpt_dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(norm_ScalarOpt_dim, (self_, p, dim, keepdim), {}, _modes.OP)
+        heard = _modes.dispatch(norm_ScalarOpt_dim, (self_, p, dim, keepdim), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE) or dim is MISSING or kwargs:
@@ -4515,7 +4515,7 @@ def linalg_vector_norm(self_=MISSING, ord=2, dim=None, keepdim=False, *, dtype=N
     derivatives.yaml, entry linalg_vector_norm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_vector_norm, (self_, ord, dim, keepdim), {"dtype": dtype}, _modes.OP)
+        heard = _modes.dispatch(linalg_vector_norm, (self_, ord, dim, keepdim), {"dtype": dtype, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(ord, NUMBER) or kwargs:
@@ -4546,7 +4546,7 @@ def prod_default(self_=MISSING, *, dtype=None, **kwargs):
     derivatives.yaml, entry prod
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(prod_default, (self_,), {"dtype": dtype}, _modes.OP)
+        heard = _modes.dispatch(prod_default, (self_,), {"dtype": dtype, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4573,7 +4573,7 @@ def prod_dim_int(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=N
     derivatives.yaml, entry prod.dim_int
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(prod_dim_int, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.OP)
+        heard = _modes.dispatch(prod_dim_int, (self_, dim, keepdim), {"dtype": dtype, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4604,7 +4604,7 @@ def std_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, *
     derivatives.yaml, entry std.correction
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(std_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        heard = _modes.dispatch(std_correction, (self_, dim), {"correction": correction, "keepdim": keepdim, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
@@ -4635,7 +4635,7 @@ def var_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, *
     derivatives.yaml, entry var.correction
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(var_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        heard = _modes.dispatch(var_correction, (self_, dim), {"correction": correction, "keepdim": keepdim, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
@@ -4662,7 +4662,7 @@ def t(self_=MISSING, **kwargs):
     derivatives.yaml, entry t
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(t, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(t, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4684,7 +4684,7 @@ def expand(self_=MISSING, size=MISSING, *, implicit=False, **kwargs):
     derivatives.yaml, entry expand
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(expand, (self_, size), {"implicit": implicit}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(expand, (self_, size), {"implicit": implicit, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or size is MISSING or kwargs:
@@ -4708,7 +4708,7 @@ def unsqueeze(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry unsqueeze
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unsqueeze, (self_, dim), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(unsqueeze, (self_, dim), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4731,7 +4731,7 @@ def squeeze_default(self_=MISSING, **kwargs):
     derivatives.yaml, entry squeeze
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(squeeze_default, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(squeeze_default, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4754,7 +4754,7 @@ def squeeze_dim(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry squeeze.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(squeeze_dim, (self_, dim), {}, _modes.OP)
+        heard = _modes.dispatch(squeeze_dim, (self_, dim), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4778,7 +4778,7 @@ def squeeze_dims(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry squeeze.dims
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(squeeze_dims, (self_, dim), {}, _modes.OP)
+        heard = _modes.dispatch(squeeze_dims, (self_, dim), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4803,7 +4803,7 @@ def squeeze__default(self_=MISSING, **kwargs):
     derivatives.yaml, entry squeeze_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(squeeze__default, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(squeeze__default, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4832,7 +4832,7 @@ def squeeze__dim(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry squeeze_.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(squeeze__dim, (self_, dim), {}, _modes.OP)
+        heard = _modes.dispatch(squeeze__dim, (self_, dim), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4862,7 +4862,7 @@ def squeeze__dims(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry squeeze_.dims
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(squeeze__dims, (self_, dim), {}, _modes.OP)
+        heard = _modes.dispatch(squeeze__dims, (self_, dim), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -4893,7 +4893,7 @@ def _to_copy(self_=MISSING, *, dtype=None, **kwargs):
     derivatives.yaml, entry _to_copy
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_to_copy, (self_,), {"dtype": dtype}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_to_copy, (self_,), {"dtype": dtype, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4916,7 +4916,7 @@ def clone(self_=MISSING, **kwargs):
     derivatives.yaml, entry clone
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clone, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(clone, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -4938,7 +4938,7 @@ def transpose_int(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
     derivatives.yaml, entry transpose.int
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(transpose_int, (self_, dim0, dim1), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(transpose_int, (self_, dim0, dim1), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs:
@@ -4962,7 +4962,7 @@ def _unsafe_view(self_=MISSING, size=MISSING, **kwargs):
     derivatives.yaml, entry _unsafe_view
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_unsafe_view, (self_, size), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_unsafe_view, (self_, size), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or size is MISSING or kwargs:
@@ -4986,7 +4986,7 @@ def view(self_=MISSING, size=MISSING, **kwargs):
     derivatives.yaml, entry view
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(view, (self_, size), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(view, (self_, size), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or size is MISSING or kwargs:
@@ -5010,7 +5010,7 @@ def zero_(self_=MISSING, **kwargs):
     derivatives.yaml, entry zero_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(zero_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(zero_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -5038,7 +5038,7 @@ def alias(self_=MISSING, **kwargs):
     derivatives.yaml, entry alias
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(alias, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(alias, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -5060,7 +5060,7 @@ def permute(self_=MISSING, dims=MISSING, **kwargs):
     derivatives.yaml, entry permute
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(permute, (self_, dims), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(permute, (self_, dims), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dims is MISSING or kwargs:
@@ -5084,7 +5084,7 @@ def cat(tensors=MISSING, dim=0, *, out=None, **kwargs):
     derivatives.yaml, entry cat
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cat, (tensors, dim), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cat, (tensors, dim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not _arguments.all_tensors(tensors) or kwargs:
@@ -5110,7 +5110,7 @@ def stack(tensors=MISSING, dim=0, *, out=None, **kwargs):
     derivatives.yaml, entry stack
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(stack, (tensors, dim), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(stack, (tensors, dim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not _arguments.all_tensors(tensors) or kwargs:
@@ -5136,7 +5136,7 @@ def split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
     derivatives.yaml, entry split.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(split_Tensor, (self_, split_size, dim), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(split_Tensor, (self_, split_size, dim), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or split_size is MISSING or kwargs:
@@ -5162,7 +5162,7 @@ def split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs):
     derivatives.yaml, entry split_with_sizes
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(split_with_sizes, (self_, split_sizes, dim), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(split_with_sizes, (self_, split_sizes, dim), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or split_sizes is MISSING or kwargs:
@@ -5189,7 +5189,7 @@ def unbind_int(self_=MISSING, dim=0, **kwargs):
     derivatives.yaml, entry unbind.int
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unbind_int, (self_, dim), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(unbind_int, (self_, dim), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -5213,7 +5213,7 @@ def select_int(self_=MISSING, dim=MISSING, index=MISSING, **kwargs):
     derivatives.yaml, entry select.int
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(select_int, (self_, dim, index), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(select_int, (self_, dim, index), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or index is MISSING or kwargs:
@@ -5238,7 +5238,7 @@ def select_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, index
     derivatives.yaml, entry select_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(select_backward, (grad_output, input_sizes, dim, index), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(select_backward, (grad_output, input_sizes, dim, index), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or input_sizes is MISSING or dim is MISSING or index is MISSING or kwargs:
@@ -5263,7 +5263,7 @@ def slice_Tensor(self_=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
     derivatives.yaml, entry slice.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(slice_Tensor, (self_, dim, start, end, step), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(slice_Tensor, (self_, dim, start, end, step), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -5290,7 +5290,7 @@ def slice_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, start=
     derivatives.yaml, entry slice_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(slice_backward, (grad_output, input_sizes, dim, start, end, step), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(slice_backward, (grad_output, input_sizes, dim, start, end, step), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or input_sizes is MISSING or dim is MISSING or start is MISSING or end is MISSING or step is MISSING or kwargs:
@@ -5317,7 +5317,7 @@ def index_Tensor(self_=MISSING, indices=MISSING, **kwargs):
     derivatives.yaml, entry index.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_Tensor, (self_, indices), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(index_Tensor, (self_, indices), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or indices is MISSING or kwargs:
@@ -5341,7 +5341,7 @@ def index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, 
     derivatives.yaml, entry index_put
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_put, (self_, indices, values, accumulate), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(index_put, (self_, indices, values, accumulate), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
@@ -5366,7 +5366,7 @@ def index_put_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False,
     derivatives.yaml, entry index_put
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_put_, (self_, indices, values, accumulate), {}, _modes.OP)
+        heard = _modes.dispatch(index_put_, (self_, indices, values, accumulate), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
@@ -5397,7 +5397,7 @@ def _index_put_impl_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=
     derivatives.yaml, entry _index_put_impl_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_index_put_impl_, (self_, indices, values, accumulate, unsafe), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_index_put_impl_, (self_, indices, values, accumulate, unsafe), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
@@ -5428,7 +5428,7 @@ def index_select(self_=MISSING, dim=MISSING, index=MISSING, *, out=None, **kwarg
     derivatives.yaml, entry index_select
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_select, (self_, dim, index), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(index_select, (self_, dim, index), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or dim is MISSING or kwargs:
@@ -5455,7 +5455,7 @@ def index_add(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alph
     derivatives.yaml, entry index_add
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_add, (self_, dim, index, source), {"alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(index_add, (self_, dim, index, source), {"alpha": alpha, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER) or dim is MISSING or kwargs:
@@ -5482,7 +5482,7 @@ def index_add_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alp
     derivatives.yaml, entry index_add
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_add_, (self_, dim, index, source), {"alpha": alpha}, _modes.OP)
+        heard = _modes.dispatch(index_add_, (self_, dim, index, source), {"alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER) or dim is MISSING or kwargs:
@@ -5513,7 +5513,7 @@ def gather(self_=MISSING, dim=MISSING, index=MISSING, *, sparse_grad=False, out=
     derivatives.yaml, entry gather
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gather, (self_, dim, index), {"sparse_grad": sparse_grad, "out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(gather, (self_, dim, index), {"sparse_grad": sparse_grad, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or dim is MISSING or kwargs:
@@ -5540,7 +5540,7 @@ def scatter_add(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=N
     derivatives.yaml, entry scatter_add
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_add, (self_, dim, index, src), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(scatter_add, (self_, dim, index, src), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
@@ -5566,7 +5566,7 @@ def scatter_add_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwarg
     derivatives.yaml, entry scatter_add
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_add_, (self_, dim, index, src), {}, _modes.OP)
+        heard = _modes.dispatch(scatter_add_, (self_, dim, index, src), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
@@ -5596,7 +5596,7 @@ def repeat(self_=MISSING, repeats=MISSING, **kwargs):
     derivatives.yaml, entry repeat
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(repeat, (self_, repeats), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(repeat, (self_, repeats), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or repeats is MISSING or kwargs:
@@ -5621,7 +5621,7 @@ def flip(self_=MISSING, dims=MISSING, **kwargs):
     derivatives.yaml, entry flip
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(flip, (self_, dims), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(flip, (self_, dims), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dims is MISSING or kwargs:
@@ -5645,7 +5645,7 @@ def mm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry mm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mm, (self_, mat2), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mm, (self_, mat2), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor) or kwargs:
@@ -5675,7 +5675,7 @@ def addmm(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, out=Non
     derivatives.yaml, entry addmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -5707,7 +5707,7 @@ def addmm_(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwar
     derivatives.yaml, entry addmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addmm_, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        heard = _modes.dispatch(addmm_, (self_, mat1, mat2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -5743,7 +5743,7 @@ def bmm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry bmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bmm, (self_, mat2), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(bmm, (self_, mat2), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor) or kwargs:
@@ -5769,7 +5769,7 @@ def dot(self_=MISSING, tensor=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry dot
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(dot, (self_, tensor), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(dot, (self_, tensor), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor) or kwargs:
@@ -5795,7 +5795,7 @@ def mv(self_=MISSING, vec=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry mv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mv, (self_, vec), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mv, (self_, vec), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(vec, Tensor) or kwargs:
@@ -5821,7 +5821,7 @@ def _softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None, **k
     derivatives.yaml, entry _softmax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_softmax, (self_, dim, half_to_float), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_softmax, (self_, dim, half_to_float), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or half_to_float is MISSING or kwargs:
@@ -5851,7 +5851,7 @@ def _log_softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None,
     derivatives.yaml, entry _log_softmax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_log_softmax, (self_, dim, half_to_float), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_log_softmax, (self_, dim, half_to_float), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or half_to_float is MISSING or kwargs:
@@ -5881,7 +5881,7 @@ def _log_softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING,
     derivatives.yaml, entry _log_softmax_backward_data
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_log_softmax_backward_data, (grad_output, output, dim, input_dtype), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_log_softmax_backward_data, (grad_output, output, dim, input_dtype), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or dim is MISSING or input_dtype is MISSING or kwargs:
@@ -5908,7 +5908,7 @@ def _softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING, inp
     derivatives.yaml, entry _softmax_backward_data
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_softmax_backward_data, (grad_output, output, dim, input_dtype), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or dim is MISSING or input_dtype is MISSING or kwargs:
@@ -5934,7 +5934,7 @@ def mse_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
     derivatives.yaml, entry mse_loss
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mse_loss, (self_, target, reduction), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mse_loss, (self_, target, reduction), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
@@ -5959,7 +5959,7 @@ def mse_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduct
     derivatives.yaml, entry mse_loss_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mse_loss_backward, (grad_output, self_, target, reduction), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mse_loss_backward, (grad_output, self_, target, reduction), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
@@ -5985,7 +5985,7 @@ def smooth_l1_loss(self_=MISSING, target=MISSING, reduction=1, beta=1.0, **kwarg
     derivatives.yaml, entry smooth_l1_loss
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(smooth_l1_loss, (self_, target, reduction, beta), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(smooth_l1_loss, (self_, target, reduction, beta), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or kwargs:
@@ -6011,7 +6011,7 @@ def smooth_l1_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, 
     derivatives.yaml, entry smooth_l1_loss_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(smooth_l1_loss_backward, (grad_output, self_, target, reduction, beta), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(smooth_l1_loss_backward, (grad_output, self_, target, reduction, beta), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or reduction is MISSING or kwargs:
@@ -6038,7 +6038,7 @@ def nll_loss_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MI
     derivatives.yaml, entry nll_loss_forward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nll_loss_forward, (self_, target, weight, reduction, ignore_index), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nll_loss_forward, (self_, target, weight, reduction, ignore_index), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
@@ -6070,7 +6070,7 @@ def nll_loss2d_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=
     derivatives.yaml, entry nll_loss2d_forward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nll_loss2d_forward, (self_, target, weight, reduction, ignore_index), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nll_loss2d_forward, (self_, target, weight, reduction, ignore_index), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
@@ -6102,7 +6102,7 @@ def nll_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight
     derivatives.yaml, entry nll_loss_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nll_loss_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nll_loss_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
@@ -6128,7 +6128,7 @@ def nll_loss2d_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weig
     derivatives.yaml, entry nll_loss2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nll_loss2d_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nll_loss2d_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
@@ -6154,7 +6154,7 @@ def binary_cross_entropy(self_=MISSING, target=MISSING, weight=None, reduction=1
     derivatives.yaml, entry binary_cross_entropy
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(binary_cross_entropy, (self_, target, weight, reduction), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(binary_cross_entropy, (self_, target, weight, reduction), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
@@ -6180,7 +6180,7 @@ def binary_cross_entropy_backward(grad_output=MISSING, self_=MISSING, target=MIS
     derivatives.yaml, entry binary_cross_entropy_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(binary_cross_entropy_backward, (grad_output, self_, target, weight, reduction), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(binary_cross_entropy_backward, (grad_output, self_, target, weight, reduction), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
@@ -6207,7 +6207,7 @@ def binary_cross_entropy_with_logits(self_=MISSING, target=MISSING, weight=None,
     derivatives.yaml, entry binary_cross_entropy_with_logits
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(binary_cross_entropy_with_logits, (self_, target, weight, pos_weight, reduction), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(binary_cross_entropy_with_logits, (self_, target, weight, pos_weight, reduction), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
@@ -6234,7 +6234,7 @@ def native_dropout(input=MISSING, p=MISSING, train=MISSING, **kwargs):
     derivatives.yaml, entry native_dropout
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(native_dropout, (input, p, train), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(native_dropout, (input, p, train), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(input, Tensor) or not isinstance(p, NUMBER) or train is MISSING or kwargs:
@@ -6263,7 +6263,7 @@ def native_dropout_backward(grad_output=MISSING, mask=MISSING, scale=MISSING, **
     derivatives.yaml, entry native_dropout_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(native_dropout_backward, (grad_output, mask, scale), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(native_dropout_backward, (grad_output, mask, scale), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or not isinstance(scale, NUMBER) or kwargs:
@@ -6287,7 +6287,7 @@ def embedding(weight=MISSING, indices=MISSING, padding_idx=-1, scale_grad_by_fre
     derivatives.yaml, entry embedding
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(embedding, (weight, indices, padding_idx, scale_grad_by_freq, sparse), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(embedding, (weight, indices, padding_idx, scale_grad_by_freq, sparse), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(weight, Tensor) or not isinstance(indices, Tensor) or kwargs:
@@ -6313,7 +6313,7 @@ def embedding_dense_backward(grad_output=MISSING, indices=MISSING, num_weights=M
     derivatives.yaml, entry embedding_dense_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(embedding_dense_backward, (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(embedding_dense_backward, (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor) or num_weights is MISSING or padding_idx is MISSING or scale_grad_by_freq is MISSING or kwargs:
@@ -6339,7 +6339,7 @@ def native_layer_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, b
     derivatives.yaml, entry native_layer_norm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(native_layer_norm, (input, normalized_shape, weight, bias, eps), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(native_layer_norm, (input, normalized_shape, weight, bias, eps), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or kwargs:
@@ -6373,7 +6373,7 @@ def native_layer_norm_backward(grad_out=MISSING, input=MISSING, normalized_shape
     derivatives.yaml, entry native_layer_norm_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(native_layer_norm_backward, (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(native_layer_norm_backward, (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or output_mask is MISSING or kwargs:
@@ -6404,7 +6404,7 @@ def native_batch_norm(input=MISSING, weight=MISSING, bias=MISSING, running_mean=
     derivatives.yaml, entry native_batch_norm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or running_mean is MISSING or running_var is MISSING or training is MISSING or kwargs:
@@ -6436,7 +6436,7 @@ def silu(self_=MISSING, **kwargs):
     derivatives.yaml, entry silu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(silu, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(silu, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -6459,7 +6459,7 @@ def silu_(self_=MISSING, **kwargs):
     derivatives.yaml, entry silu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(silu_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(silu_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -6488,7 +6488,7 @@ def mish(self_=MISSING, **kwargs):
     derivatives.yaml, entry mish
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mish, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mish, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -6511,7 +6511,7 @@ def mish_(self_=MISSING, **kwargs):
     derivatives.yaml, entry mish
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mish_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(mish_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -6540,7 +6540,7 @@ def elu(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     derivatives.yaml, entry elu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(elu, (self_, alpha, scale, input_scale), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(elu, (self_, alpha, scale, input_scale), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs:
@@ -6566,7 +6566,7 @@ def elu_(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     derivatives.yaml, entry elu_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(elu_, (self_, alpha, scale, input_scale), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(elu_, (self_, alpha, scale, input_scale), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs:
@@ -6600,7 +6600,7 @@ def hardtanh(self_=MISSING, min_val=-1, max_val=1, **kwargs):
     derivatives.yaml, entry hardtanh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardtanh, (self_, min_val, max_val), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardtanh, (self_, min_val, max_val), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
@@ -6625,7 +6625,7 @@ def hardtanh_(self_=MISSING, min_val=-1, max_val=1, **kwargs):
     derivatives.yaml, entry hardtanh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardtanh_, (self_, min_val, max_val), {}, _modes.OP)
+        heard = _modes.dispatch(hardtanh_, (self_, min_val, max_val), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
@@ -6656,7 +6656,7 @@ def hardtanh_backward(grad_output=MISSING, self_=MISSING, min_val=MISSING, max_v
     derivatives.yaml, entry hardtanh_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardtanh_backward, (grad_output, self_, min_val, max_val), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardtanh_backward, (grad_output, self_, min_val, max_val), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
@@ -6681,7 +6681,7 @@ def hardsigmoid(self_=MISSING, **kwargs):
     derivatives.yaml, entry hardsigmoid
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardsigmoid, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardsigmoid, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -6704,7 +6704,7 @@ def hardsigmoid_(self_=MISSING, **kwargs):
     derivatives.yaml, entry hardsigmoid
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardsigmoid_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(hardsigmoid_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -6733,7 +6733,7 @@ def hardswish(self_=MISSING, **kwargs):
     derivatives.yaml, entry hardswish
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardswish, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardswish, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -6756,7 +6756,7 @@ def hardswish_(self_=MISSING, **kwargs):
     derivatives.yaml, entry hardswish
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardswish_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(hardswish_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -6785,7 +6785,7 @@ def log_sigmoid_forward(self_=MISSING, **kwargs):
     derivatives.yaml, entry log_sigmoid_forward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log_sigmoid_forward, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log_sigmoid_forward, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -6809,7 +6809,7 @@ def glu(self_=MISSING, dim=-1, **kwargs):
     derivatives.yaml, entry glu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(glu, (self_, dim), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(glu, (self_, dim), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -6833,7 +6833,7 @@ def huber_loss(self_=MISSING, target=MISSING, reduction=1, delta=1.0, **kwargs):
     derivatives.yaml, entry huber_loss
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(huber_loss, (self_, target, reduction, delta), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(huber_loss, (self_, target, reduction, delta), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or kwargs:
@@ -6860,7 +6860,7 @@ def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
     derivatives.yaml, entry constant_pad_nd
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(constant_pad_nd, (self_, pad, value), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(constant_pad_nd, (self_, pad, value), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or pad is MISSING or kwargs:
@@ -6884,7 +6884,7 @@ def leaky_relu_(self_=MISSING, negative_slope=0.01, **kwargs):
     derivatives.yaml, entry leaky_relu_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(leaky_relu_, (self_, negative_slope), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(leaky_relu_, (self_, negative_slope), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs:
@@ -6916,7 +6916,7 @@ def reflection_pad1d(self_=MISSING, padding=MISSING, **kwargs):
     derivatives.yaml, entry reflection_pad1d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reflection_pad1d, (self_, padding), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reflection_pad1d, (self_, padding), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
@@ -6941,7 +6941,7 @@ def reflection_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     derivatives.yaml, entry reflection_pad1d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reflection_pad1d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reflection_pad1d_backward, (grad_output, self_, padding), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
@@ -6966,7 +6966,7 @@ def reflection_pad2d(self_=MISSING, padding=MISSING, **kwargs):
     derivatives.yaml, entry reflection_pad2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reflection_pad2d, (self_, padding), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reflection_pad2d, (self_, padding), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
@@ -6991,7 +6991,7 @@ def reflection_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     derivatives.yaml, entry reflection_pad2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reflection_pad2d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reflection_pad2d_backward, (grad_output, self_, padding), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
@@ -7016,7 +7016,7 @@ def reflection_pad3d(self_=MISSING, padding=MISSING, **kwargs):
     derivatives.yaml, entry reflection_pad3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reflection_pad3d, (self_, padding), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reflection_pad3d, (self_, padding), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
@@ -7041,7 +7041,7 @@ def reflection_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     derivatives.yaml, entry reflection_pad3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reflection_pad3d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reflection_pad3d_backward, (grad_output, self_, padding), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
@@ -7066,7 +7066,7 @@ def replication_pad1d(self_=MISSING, padding=MISSING, **kwargs):
     derivatives.yaml, entry replication_pad1d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(replication_pad1d, (self_, padding), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(replication_pad1d, (self_, padding), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
@@ -7091,7 +7091,7 @@ def replication_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     derivatives.yaml, entry replication_pad1d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(replication_pad1d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(replication_pad1d_backward, (grad_output, self_, padding), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
@@ -7116,7 +7116,7 @@ def replication_pad2d(self_=MISSING, padding=MISSING, **kwargs):
     derivatives.yaml, entry replication_pad2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(replication_pad2d, (self_, padding), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(replication_pad2d, (self_, padding), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
@@ -7141,7 +7141,7 @@ def replication_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     derivatives.yaml, entry replication_pad2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(replication_pad2d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(replication_pad2d_backward, (grad_output, self_, padding), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
@@ -7166,7 +7166,7 @@ def replication_pad3d(self_=MISSING, padding=MISSING, **kwargs):
     derivatives.yaml, entry replication_pad3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(replication_pad3d, (self_, padding), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(replication_pad3d, (self_, padding), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
@@ -7191,7 +7191,7 @@ def replication_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     derivatives.yaml, entry replication_pad3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(replication_pad3d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(replication_pad3d_backward, (grad_output, self_, padding), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
@@ -7216,7 +7216,7 @@ def cumsum(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
     derivatives.yaml, entry cumsum
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cumsum, (self_, dim), {"dtype": dtype, "out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cumsum, (self_, dim), {"dtype": dtype, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -7243,7 +7243,7 @@ def cumsum_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     derivatives.yaml, entry cumsum
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cumsum_, (self_, dim), {"dtype": dtype}, _modes.OP)
+        heard = _modes.dispatch(cumsum_, (self_, dim), {"dtype": dtype, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -7275,7 +7275,7 @@ def cumprod(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
     derivatives.yaml, entry cumprod
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cumprod, (self_, dim), {"dtype": dtype, "out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cumprod, (self_, dim), {"dtype": dtype, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -7303,7 +7303,7 @@ def cumprod_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     derivatives.yaml, entry cumprod
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cumprod_, (self_, dim), {"dtype": dtype}, _modes.OP)
+        heard = _modes.dispatch(cumprod_, (self_, dim), {"dtype": dtype, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -7336,7 +7336,7 @@ def sort_default(self_=MISSING, dim=-1, descending=False, *, out=None, **kwargs)
     derivatives.yaml, entry sort
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sort_default, (self_, dim, descending), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(sort_default, (self_, dim, descending), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7367,7 +7367,7 @@ def sort_stable(self_=MISSING, *, stable=MISSING, dim=-1, descending=False, out=
     derivatives.yaml, entry sort.stable
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending, "out": out}, _modes.OP)
+        heard = _modes.dispatch(sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or stable is MISSING or kwargs:
@@ -7398,7 +7398,7 @@ def topk(self_=MISSING, k=MISSING, dim=-1, largest=True, sorted=True, *, out=Non
     derivatives.yaml, entry topk
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(topk, (self_, k, dim, largest, sorted), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(topk, (self_, k, dim, largest, sorted), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or k is MISSING or kwargs:
@@ -7429,7 +7429,7 @@ def tril(self_=MISSING, diagonal=0, *, out=None, **kwargs):
     derivatives.yaml, entry tril
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tril, (self_, diagonal), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(tril, (self_, diagonal), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7454,7 +7454,7 @@ def tril_(self_=MISSING, diagonal=0, **kwargs):
     derivatives.yaml, entry tril
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tril_, (self_, diagonal), {}, _modes.OP)
+        heard = _modes.dispatch(tril_, (self_, diagonal), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7483,7 +7483,7 @@ def triu(self_=MISSING, diagonal=0, *, out=None, **kwargs):
     derivatives.yaml, entry triu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(triu, (self_, diagonal), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(triu, (self_, diagonal), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7508,7 +7508,7 @@ def triu_(self_=MISSING, diagonal=0, **kwargs):
     derivatives.yaml, entry triu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(triu_, (self_, diagonal), {}, _modes.OP)
+        heard = _modes.dispatch(triu_, (self_, diagonal), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7537,7 +7537,7 @@ def log2(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry log2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log2, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log2, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7562,7 +7562,7 @@ def log2_(self_=MISSING, **kwargs):
     derivatives.yaml, entry log2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log2_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log2_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7591,7 +7591,7 @@ def log10(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry log10
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log10, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log10, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7616,7 +7616,7 @@ def log10_(self_=MISSING, **kwargs):
     derivatives.yaml, entry log10
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log10_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log10_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7645,7 +7645,7 @@ def floor(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry floor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(floor, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(floor, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7669,7 +7669,7 @@ def floor_(self_=MISSING, **kwargs):
     derivatives.yaml, entry floor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(floor_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(floor_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7697,7 +7697,7 @@ def ceil(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry ceil
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ceil, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(ceil, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7721,7 +7721,7 @@ def ceil_(self_=MISSING, **kwargs):
     derivatives.yaml, entry ceil
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ceil_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(ceil_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7749,7 +7749,7 @@ def round_default(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry round
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(round_default, (self_,), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(round_default, (self_,), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7773,7 +7773,7 @@ def round_default_(self_=MISSING, **kwargs):
     derivatives.yaml, entry round
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(round_default_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(round_default_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7801,7 +7801,7 @@ def round_decimals(self_=MISSING, *, decimals=MISSING, out=None, **kwargs):
     derivatives.yaml, entry round.decimals
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(round_decimals, (self_,), {"decimals": decimals, "out": out}, _modes.OP)
+        heard = _modes.dispatch(round_decimals, (self_,), {"decimals": decimals, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or decimals is MISSING or kwargs:
@@ -7825,7 +7825,7 @@ def round_decimals_(self_=MISSING, *, decimals=MISSING, **kwargs):
     derivatives.yaml, entry round.decimals
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(round_decimals_, (self_,), {"decimals": decimals}, _modes.OP)
+        heard = _modes.dispatch(round_decimals_, (self_,), {"decimals": decimals, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or decimals is MISSING or kwargs:
@@ -7853,7 +7853,7 @@ def trunc(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry trunc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(trunc, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(trunc, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7877,7 +7877,7 @@ def trunc_(self_=MISSING, **kwargs):
     derivatives.yaml, entry trunc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(trunc_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(trunc_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7905,7 +7905,7 @@ def frac(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry frac
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(frac, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(frac, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7929,7 +7929,7 @@ def frac_(self_=MISSING, **kwargs):
     derivatives.yaml, entry frac
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(frac_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(frac_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -7957,7 +7957,7 @@ def roll(self_=MISSING, shifts=MISSING, dims=(), **kwargs):
     derivatives.yaml, entry roll
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(roll, (self_, shifts, dims), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(roll, (self_, shifts, dims), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or shifts is MISSING or kwargs:
@@ -7984,7 +7984,7 @@ def masked_select(self_=MISSING, mask=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry masked_select
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_select, (self_, mask), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(masked_select, (self_, mask), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or kwargs:
@@ -8013,7 +8013,7 @@ def scatter_src(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=N
     derivatives.yaml, entry scatter.src
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_src, (self_, dim, index, src), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(scatter_src, (self_, dim, index, src), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
@@ -8039,7 +8039,7 @@ def scatter_src_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwarg
     derivatives.yaml, entry scatter.src
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_src_, (self_, dim, index, src), {}, _modes.OP)
+        heard = _modes.dispatch(scatter_src_, (self_, dim, index, src), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
@@ -8069,7 +8069,7 @@ def scatter_value(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *, o
     derivatives.yaml, entry scatter.value
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_value, (self_, dim, index, value), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(scatter_value, (self_, dim, index, value), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
@@ -8095,7 +8095,7 @@ def scatter_value_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **k
     derivatives.yaml, entry scatter.value
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_value_, (self_, dim, index, value), {}, _modes.OP)
+        heard = _modes.dispatch(scatter_value_, (self_, dim, index, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
@@ -8125,7 +8125,7 @@ def scatter_reduce(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, re
     derivatives.yaml, entry scatter.reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_reduce, (self_, dim, index, src), {"reduce": reduce, "out": out}, _modes.OP)
+        heard = _modes.dispatch(scatter_reduce, (self_, dim, index, src), {"reduce": reduce, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
@@ -8142,7 +8142,7 @@ def scatter_reduce_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, r
     derivatives.yaml, entry scatter.reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_reduce_, (self_, dim, index, src), {"reduce": reduce}, _modes.OP)
+        heard = _modes.dispatch(scatter_reduce_, (self_, dim, index, src), {"reduce": reduce, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
@@ -8158,7 +8158,7 @@ def scatter_value_reduce(self_=MISSING, dim=MISSING, index=MISSING, value=MISSIN
     derivatives.yaml, entry scatter.value_reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce, "out": out}, _modes.OP)
+        heard = _modes.dispatch(scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or reduce is MISSING or kwargs:
@@ -8175,7 +8175,7 @@ def scatter_value_reduce_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
     derivatives.yaml, entry scatter.value_reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_value_reduce_, (self_, dim, index, value), {"reduce": reduce}, _modes.OP)
+        heard = _modes.dispatch(scatter_value_reduce_, (self_, dim, index, value), {"reduce": reduce, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or reduce is MISSING or kwargs:
@@ -8191,7 +8191,7 @@ def lerp_Scalar(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwarg
     derivatives.yaml, entry lerp.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lerp_Scalar, (self_, end, weight), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(lerp_Scalar, (self_, end, weight), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER) or kwargs:
@@ -8216,7 +8216,7 @@ def lerp_Scalar_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
     derivatives.yaml, entry lerp.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lerp_Scalar_, (self_, end, weight), {}, _modes.OP)
+        heard = _modes.dispatch(lerp_Scalar_, (self_, end, weight), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER) or kwargs:
@@ -8245,7 +8245,7 @@ def lerp_Tensor(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwarg
     derivatives.yaml, entry lerp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lerp_Tensor, (self_, end, weight), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(lerp_Tensor, (self_, end, weight), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER) or kwargs:
@@ -8272,7 +8272,7 @@ def lerp_Tensor_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
     derivatives.yaml, entry lerp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lerp_Tensor_, (self_, end, weight), {}, _modes.OP)
+        heard = _modes.dispatch(lerp_Tensor_, (self_, end, weight), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER) or kwargs:
@@ -8303,7 +8303,7 @@ def addcmul(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=Non
     derivatives.yaml, entry addcmul
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addcmul, (self_, tensor1, tensor2), {"value": value, "out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addcmul, (self_, tensor1, tensor2), {"value": value, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
@@ -8330,7 +8330,7 @@ def addcmul_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwar
     derivatives.yaml, entry addcmul
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addcmul_, (self_, tensor1, tensor2), {"value": value}, _modes.OP)
+        heard = _modes.dispatch(addcmul_, (self_, tensor1, tensor2), {"value": value, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
@@ -8361,7 +8361,7 @@ def addcdiv(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=Non
     derivatives.yaml, entry addcdiv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addcdiv, (self_, tensor1, tensor2), {"value": value, "out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addcdiv, (self_, tensor1, tensor2), {"value": value, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
@@ -8388,7 +8388,7 @@ def addcdiv_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwar
     derivatives.yaml, entry addcdiv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addcdiv_, (self_, tensor1, tensor2), {"value": value}, _modes.OP)
+        heard = _modes.dispatch(addcdiv_, (self_, tensor1, tensor2), {"value": value, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
@@ -8419,7 +8419,7 @@ def var_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=Fal
     derivatives.yaml, entry var_mean.correction
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(var_mean_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        heard = _modes.dispatch(var_mean_correction, (self_, dim), {"correction": correction, "keepdim": keepdim, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
@@ -8449,7 +8449,7 @@ def std_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=Fal
     derivatives.yaml, entry std_mean.correction
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(std_mean_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        heard = _modes.dispatch(std_mean_correction, (self_, dim), {"correction": correction, "keepdim": keepdim, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
@@ -8483,7 +8483,7 @@ def floor_divide_default(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry floor_divide
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(floor_divide_default, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(floor_divide_default, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -8500,7 +8500,7 @@ def floor_divide_default_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry floor_divide
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(floor_divide_default_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(floor_divide_default_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -8516,7 +8516,7 @@ def floor_divide_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry floor_divide.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(floor_divide_Scalar, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(floor_divide_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -8533,7 +8533,7 @@ def floor_divide_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry floor_divide.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(floor_divide_Scalar_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(floor_divide_Scalar_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -8549,7 +8549,7 @@ def remainder_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry remainder.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(remainder_Scalar, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(remainder_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -8573,7 +8573,7 @@ def remainder_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry remainder.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(remainder_Scalar_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(remainder_Scalar_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -8601,7 +8601,7 @@ def remainder_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry remainder.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(remainder_Tensor, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(remainder_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -8627,7 +8627,7 @@ def remainder_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry remainder.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(remainder_Tensor_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(remainder_Tensor_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -8657,7 +8657,7 @@ def remainder_Scalar_Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry remainder.Scalar_Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(remainder_Scalar_Tensor, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(remainder_Scalar_Tensor, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
@@ -8672,7 +8672,7 @@ def fmod_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry fmod.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fmod_Scalar, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(fmod_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -8696,7 +8696,7 @@ def fmod_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry fmod.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fmod_Scalar_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(fmod_Scalar_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -8724,7 +8724,7 @@ def fmod_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry fmod.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fmod_Tensor, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(fmod_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -8750,7 +8750,7 @@ def fmod_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry fmod.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fmod_Tensor_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(fmod_Tensor_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -8780,7 +8780,7 @@ def linalg_inv_ex(A=MISSING, *, check_errors=False, **kwargs):
     derivatives.yaml, entry linalg_inv_ex
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_inv_ex, (A,), {"check_errors": check_errors}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_inv_ex, (A,), {"check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(A, Tensor) or kwargs:
@@ -8807,7 +8807,7 @@ def linalg_solve_ex(A=MISSING, B=MISSING, *, left=True, check_errors=False, **kw
     derivatives.yaml, entry linalg_solve_ex
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_solve_ex, (A, B), {"left": left, "check_errors": check_errors}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_solve_ex, (A, B), {"left": left, "check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(A, Tensor) or not isinstance(B, Tensor) or kwargs:
@@ -8839,7 +8839,7 @@ def convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, pad
     derivatives.yaml, entry convolution
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(convolution, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(convolution, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or kwargs:
@@ -8873,7 +8873,7 @@ def convolution_backward(grad_output=MISSING, input=MISSING, weight=MISSING, bia
     derivatives.yaml, entry convolution_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(convolution_backward, (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(convolution_backward, (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias_sizes is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or output_mask is MISSING or kwargs:
@@ -8911,7 +8911,7 @@ def max_pool2d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), paddi
     derivatives.yaml, entry max_pool2d_with_indices
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_pool2d_with_indices, (self_, kernel_size, stride, padding, dilation, ceil_mode), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(max_pool2d_with_indices, (self_, kernel_size, stride, padding, dilation, ceil_mode), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
@@ -8948,7 +8948,7 @@ def max_pool2d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_
     derivatives.yaml, entry max_pool2d_with_indices_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_pool2d_with_indices_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(max_pool2d_with_indices_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or ceil_mode is MISSING or kwargs:
@@ -8976,7 +8976,7 @@ def avg_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), ce
     derivatives.yaml, entry avg_pool2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(avg_pool2d, (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(avg_pool2d, (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
@@ -9008,7 +9008,7 @@ def avg_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING,
     derivatives.yaml, entry avg_pool2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(avg_pool2d_backward, (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(avg_pool2d_backward, (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or ceil_mode is MISSING or count_include_pad is MISSING or divisor_override is MISSING or kwargs:
@@ -9040,7 +9040,7 @@ def _adaptive_avg_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
     derivatives.yaml, entry _adaptive_avg_pool2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_adaptive_avg_pool2d, (self_, output_size), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_adaptive_avg_pool2d, (self_, output_size), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
@@ -9064,7 +9064,7 @@ def _adaptive_avg_pool2d_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     derivatives.yaml, entry _adaptive_avg_pool2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_adaptive_avg_pool2d_backward, (grad_output, self_), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_adaptive_avg_pool2d_backward, (grad_output, self_), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
@@ -9088,7 +9088,7 @@ def adaptive_max_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
     derivatives.yaml, entry adaptive_max_pool2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(adaptive_max_pool2d, (self_, output_size), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(adaptive_max_pool2d, (self_, output_size), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
@@ -9117,7 +9117,7 @@ def adaptive_max_pool2d_backward(grad_output=MISSING, self_=MISSING, indices=MIS
     derivatives.yaml, entry adaptive_max_pool2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(adaptive_max_pool2d_backward, (grad_output, self_, indices), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(adaptive_max_pool2d_backward, (grad_output, self_, indices), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs:
@@ -9141,7 +9141,7 @@ def _weight_norm_interface(v=MISSING, g=MISSING, dim=0, **kwargs):
     derivatives.yaml, entry _weight_norm_interface
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_weight_norm_interface, (v, g, dim), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_weight_norm_interface, (v, g, dim), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(v, Tensor) or not isinstance(g, Tensor) or kwargs:
@@ -9171,7 +9171,7 @@ def acos(self_=MISSING, **kwargs):
     derivatives.yaml, entry acos
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(acos, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(acos, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9194,7 +9194,7 @@ def acos_(self_=MISSING, **kwargs):
     derivatives.yaml, entry acos
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(acos_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(acos_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9223,7 +9223,7 @@ def asin(self_=MISSING, **kwargs):
     derivatives.yaml, entry asin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(asin, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(asin, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9246,7 +9246,7 @@ def asin_(self_=MISSING, **kwargs):
     derivatives.yaml, entry asin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(asin_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(asin_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9275,7 +9275,7 @@ def atan(self_=MISSING, **kwargs):
     derivatives.yaml, entry atan
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(atan, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(atan, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9298,7 +9298,7 @@ def atan_(self_=MISSING, **kwargs):
     derivatives.yaml, entry atan
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(atan_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(atan_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9327,7 +9327,7 @@ def cosh(self_=MISSING, **kwargs):
     derivatives.yaml, entry cosh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cosh, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cosh, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9350,7 +9350,7 @@ def cosh_(self_=MISSING, **kwargs):
     derivatives.yaml, entry cosh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cosh_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cosh_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9379,7 +9379,7 @@ def sinh(self_=MISSING, **kwargs):
     derivatives.yaml, entry sinh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sinh, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sinh, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9402,7 +9402,7 @@ def sinh_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sinh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sinh_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sinh_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9431,7 +9431,7 @@ def acosh(self_=MISSING, **kwargs):
     derivatives.yaml, entry acosh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(acosh, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(acosh, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9454,7 +9454,7 @@ def asinh(self_=MISSING, **kwargs):
     derivatives.yaml, entry asinh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(asinh, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(asinh, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9477,7 +9477,7 @@ def atanh(self_=MISSING, **kwargs):
     derivatives.yaml, entry atanh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(atanh, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(atanh, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9500,7 +9500,7 @@ def acosh_(self_=MISSING, **kwargs):
     derivatives.yaml, entry acosh_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(acosh_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(acosh_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9523,7 +9523,7 @@ def asinh_(self_=MISSING, **kwargs):
     derivatives.yaml, entry asinh_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(asinh_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(asinh_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9546,7 +9546,7 @@ def atanh_(self_=MISSING, **kwargs):
     derivatives.yaml, entry atanh_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(atanh_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(atanh_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9569,7 +9569,7 @@ def exp2(self_=MISSING, **kwargs):
     derivatives.yaml, entry exp2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(exp2, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(exp2, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9595,7 +9595,7 @@ def exp2_(self_=MISSING, **kwargs):
     derivatives.yaml, entry exp2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(exp2_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(exp2_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9626,7 +9626,7 @@ def erfc(self_=MISSING, **kwargs):
     derivatives.yaml, entry erfc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(erfc, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(erfc, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9649,7 +9649,7 @@ def erfc_(self_=MISSING, **kwargs):
     derivatives.yaml, entry erfc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(erfc_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(erfc_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9678,7 +9678,7 @@ def erfinv(self_=MISSING, **kwargs):
     derivatives.yaml, entry erfinv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(erfinv, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(erfinv, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9701,7 +9701,7 @@ def erfinv_(self_=MISSING, **kwargs):
     derivatives.yaml, entry erfinv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(erfinv_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(erfinv_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9730,7 +9730,7 @@ def lgamma(self_=MISSING, **kwargs):
     derivatives.yaml, entry lgamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lgamma, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(lgamma, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9753,7 +9753,7 @@ def lgamma_(self_=MISSING, **kwargs):
     derivatives.yaml, entry lgamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lgamma_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(lgamma_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9782,7 +9782,7 @@ def digamma(self_=MISSING, **kwargs):
     derivatives.yaml, entry digamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(digamma, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(digamma, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9805,7 +9805,7 @@ def digamma_(self_=MISSING, **kwargs):
     derivatives.yaml, entry digamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(digamma_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(digamma_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9834,7 +9834,7 @@ def polygamma(n=MISSING, self_=MISSING, **kwargs):
     derivatives.yaml, entry polygamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(polygamma, (n, self_), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(polygamma, (n, self_), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or n is MISSING or kwargs:
@@ -9858,7 +9858,7 @@ def deg2rad(self_=MISSING, **kwargs):
     derivatives.yaml, entry deg2rad
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(deg2rad, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(deg2rad, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9880,7 +9880,7 @@ def deg2rad_(self_=MISSING, **kwargs):
     derivatives.yaml, entry deg2rad
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(deg2rad_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(deg2rad_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9908,7 +9908,7 @@ def rad2deg(self_=MISSING, **kwargs):
     derivatives.yaml, entry rad2deg
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rad2deg, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(rad2deg, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9930,7 +9930,7 @@ def rad2deg_(self_=MISSING, **kwargs):
     derivatives.yaml, entry rad2deg
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rad2deg_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(rad2deg_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -9958,7 +9958,7 @@ def atan2(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry atan2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(atan2, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(atan2, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -9982,7 +9982,7 @@ def atan2_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry atan2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(atan2_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(atan2_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10012,7 +10012,7 @@ def hypot(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry hypot
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hypot, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hypot, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10040,7 +10040,7 @@ def hypot_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry hypot
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hypot_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(hypot_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10073,7 +10073,7 @@ def logaddexp(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry logaddexp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logaddexp, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logaddexp, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10097,7 +10097,7 @@ def logaddexp2(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry logaddexp2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logaddexp2, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logaddexp2, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10121,7 +10121,7 @@ def nextafter(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry nextafter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nextafter, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nextafter, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10145,7 +10145,7 @@ def nextafter_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry nextafter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nextafter_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(nextafter_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10175,7 +10175,7 @@ def ldexp_Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry ldexp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ldexp_Tensor, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(ldexp_Tensor, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10202,7 +10202,7 @@ def ldexp_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry ldexp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ldexp_Tensor_, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(ldexp_Tensor_, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10234,7 +10234,7 @@ def xlogy_Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry xlogy.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Tensor, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(xlogy_Tensor, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -10258,7 +10258,7 @@ def xlogy_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry xlogy.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Tensor_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(xlogy_Tensor_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
@@ -10288,7 +10288,7 @@ def special_xlog1py_default(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry special_xlog1py
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_xlog1py_default, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(special_xlog1py_default, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10312,7 +10312,7 @@ def special_entr(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_entr
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_entr, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_entr, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -10335,7 +10335,7 @@ def special_erfcx(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_erfcx
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_erfcx, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_erfcx, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -10362,7 +10362,7 @@ def special_ndtri(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_ndtri
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_ndtri, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_ndtri, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -10388,7 +10388,7 @@ def special_log_ndtr(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_log_ndtr
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_log_ndtr, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_log_ndtr, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -10415,7 +10415,7 @@ def fmax(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry fmax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fmax, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(fmax, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10439,7 +10439,7 @@ def fmin(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry fmin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fmin, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(fmin, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10463,7 +10463,7 @@ def mvlgamma(self_=MISSING, p=MISSING, **kwargs):
     derivatives.yaml, entry mvlgamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mvlgamma, (self_, p), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mvlgamma, (self_, p), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or p is MISSING or kwargs:
@@ -10487,7 +10487,7 @@ def mvlgamma_(self_=MISSING, p=MISSING, **kwargs):
     derivatives.yaml, entry mvlgamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mvlgamma_, (self_, p), {}, _modes.OP)
+        heard = _modes.dispatch(mvlgamma_, (self_, p), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or p is MISSING or kwargs:
@@ -10517,7 +10517,7 @@ def sinc(self_=MISSING, **kwargs):
     derivatives.yaml, entry sinc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sinc, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sinc, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -10540,7 +10540,7 @@ def sinc_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sinc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sinc_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sinc_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -10569,7 +10569,7 @@ def i0(self_=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry i0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(i0, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(i0, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -10594,7 +10594,7 @@ def i0_(self_=MISSING, **kwargs):
     derivatives.yaml, entry i0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(i0_, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(i0_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -10623,7 +10623,7 @@ def special_i0e(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_i0e
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_i0e, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_i0e, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -10650,7 +10650,7 @@ def special_i1(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_i1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_i1, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_i1, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -10677,7 +10677,7 @@ def special_i1e(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_i1e
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_i1e, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_i1e, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -10704,7 +10704,7 @@ def igamma(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry igamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(igamma, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(igamma, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10728,7 +10728,7 @@ def igamma_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry igamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(igamma_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(igamma_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10753,7 +10753,7 @@ def igammac(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry igammac
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(igammac, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(igammac, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10777,7 +10777,7 @@ def igammac_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry igammac
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(igammac_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(igammac_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10802,7 +10802,7 @@ def special_zeta_default(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry special_zeta
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_zeta_default, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(special_zeta_default, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -10824,7 +10824,7 @@ def special_zeta_self_scalar(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry special_zeta.self_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_zeta_self_scalar, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(special_zeta_self_scalar, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
@@ -10848,7 +10848,7 @@ def special_zeta_other_scalar(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry special_zeta.other_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_zeta_other_scalar, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(special_zeta_other_scalar, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -10868,7 +10868,7 @@ def logit(self_=MISSING, eps=None, *, out=None, **kwargs):
     derivatives.yaml, entry logit
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logit, (self_, eps), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logit, (self_, eps), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE) or kwargs:
@@ -10894,7 +10894,7 @@ def logit_(self_=MISSING, eps=None, **kwargs):
     derivatives.yaml, entry logit
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logit_, (self_, eps), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logit_, (self_, eps), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE) or kwargs:
@@ -10924,7 +10924,7 @@ def xlogy_Scalar_Self(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry xlogy.Scalar_Self
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Scalar_Self, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(xlogy_Scalar_Self, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
@@ -10950,7 +10950,7 @@ def xlogy_Scalar_Other(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry xlogy.Scalar_Other
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Scalar_Other, (self_, other), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(xlogy_Scalar_Other, (self_, other), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -10976,7 +10976,7 @@ def xlogy_Scalar_Other_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry xlogy.Scalar_Other
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Scalar_Other_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(xlogy_Scalar_Other_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -11006,7 +11006,7 @@ def special_xlog1py_self_scalar(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry special_xlog1py.self_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_xlog1py_self_scalar, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(special_xlog1py_self_scalar, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
@@ -11030,7 +11030,7 @@ def special_xlog1py_other_scalar(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry special_xlog1py.other_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_xlog1py_other_scalar, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(special_xlog1py_other_scalar, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -11054,7 +11054,7 @@ def nan_to_num(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
     derivatives.yaml, entry nan_to_num
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nan_to_num, (self_, nan, posinf, neginf), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nan_to_num, (self_, nan, posinf, neginf), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs:
@@ -11077,7 +11077,7 @@ def nan_to_num_(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
     derivatives.yaml, entry nan_to_num
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nan_to_num_, (self_, nan, posinf, neginf), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nan_to_num_, (self_, nan, posinf, neginf), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs:
@@ -11106,7 +11106,7 @@ def special_airy_ai(x=MISSING, **kwargs):
     derivatives.yaml, entry special_airy_ai
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_airy_ai, (x,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_airy_ai, (x,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or kwargs:
@@ -11121,7 +11121,7 @@ def special_bessel_j0(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_bessel_j0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_bessel_j0, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_bessel_j0, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -11136,7 +11136,7 @@ def special_bessel_j1(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_bessel_j1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_bessel_j1, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_bessel_j1, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -11151,7 +11151,7 @@ def special_bessel_y0(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_bessel_y0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_bessel_y0, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_bessel_y0, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -11166,7 +11166,7 @@ def special_bessel_y1(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_bessel_y1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_bessel_y1, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_bessel_y1, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -11181,7 +11181,7 @@ def special_modified_bessel_i0(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_modified_bessel_i0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_modified_bessel_i0, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_modified_bessel_i0, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -11196,7 +11196,7 @@ def special_modified_bessel_i1(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_modified_bessel_i1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_modified_bessel_i1, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_modified_bessel_i1, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -11211,7 +11211,7 @@ def special_modified_bessel_k0(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_modified_bessel_k0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_modified_bessel_k0, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_modified_bessel_k0, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -11226,7 +11226,7 @@ def special_modified_bessel_k1(self_=MISSING, **kwargs):
     derivatives.yaml, entry special_modified_bessel_k1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_modified_bessel_k1, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_modified_bessel_k1, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -11241,7 +11241,7 @@ def special_scaled_modified_bessel_k0(x=MISSING, **kwargs):
     derivatives.yaml, entry special_scaled_modified_bessel_k0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_scaled_modified_bessel_k0, (x,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_scaled_modified_bessel_k0, (x,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or kwargs:
@@ -11256,7 +11256,7 @@ def special_scaled_modified_bessel_k1(x=MISSING, **kwargs):
     derivatives.yaml, entry special_scaled_modified_bessel_k1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_scaled_modified_bessel_k1, (x,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_scaled_modified_bessel_k1, (x,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or kwargs:
@@ -11271,7 +11271,7 @@ def special_spherical_bessel_j0(x=MISSING, **kwargs):
     derivatives.yaml, entry special_spherical_bessel_j0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_spherical_bessel_j0, (x,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_spherical_bessel_j0, (x,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or kwargs:
@@ -11286,7 +11286,7 @@ def special_chebyshev_polynomial_t_default(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_chebyshev_polynomial_t
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_t_default, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_default, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
@@ -11301,7 +11301,7 @@ def special_chebyshev_polynomial_t_x_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_chebyshev_polynomial_t.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_t_x_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_x_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
@@ -11316,7 +11316,7 @@ def special_chebyshev_polynomial_t_n_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_chebyshev_polynomial_t.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_t_n_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_n_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
@@ -11331,7 +11331,7 @@ def special_chebyshev_polynomial_u_default(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_chebyshev_polynomial_u
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_u_default, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_default, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
@@ -11346,7 +11346,7 @@ def special_chebyshev_polynomial_u_x_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_chebyshev_polynomial_u.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_u_x_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_x_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
@@ -11361,7 +11361,7 @@ def special_chebyshev_polynomial_u_n_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_chebyshev_polynomial_u.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_u_n_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_n_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
@@ -11376,7 +11376,7 @@ def special_chebyshev_polynomial_v_default(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_chebyshev_polynomial_v
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_v_default, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_default, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
@@ -11391,7 +11391,7 @@ def special_chebyshev_polynomial_v_x_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_chebyshev_polynomial_v.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_v_x_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_x_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
@@ -11406,7 +11406,7 @@ def special_chebyshev_polynomial_v_n_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_chebyshev_polynomial_v.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_v_n_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_n_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
@@ -11421,7 +11421,7 @@ def special_chebyshev_polynomial_w_default(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_chebyshev_polynomial_w
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_w_default, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_default, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
@@ -11436,7 +11436,7 @@ def special_chebyshev_polynomial_w_x_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_chebyshev_polynomial_w.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_w_x_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_x_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
@@ -11451,7 +11451,7 @@ def special_chebyshev_polynomial_w_n_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_chebyshev_polynomial_w.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_w_n_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_n_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
@@ -11466,7 +11466,7 @@ def special_hermite_polynomial_h_default(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_hermite_polynomial_h
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_hermite_polynomial_h_default, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_hermite_polynomial_h_default, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
@@ -11481,7 +11481,7 @@ def special_hermite_polynomial_h_x_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_hermite_polynomial_h.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_hermite_polynomial_h_x_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_hermite_polynomial_h_x_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
@@ -11496,7 +11496,7 @@ def special_hermite_polynomial_h_n_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_hermite_polynomial_h.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_hermite_polynomial_h_n_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_hermite_polynomial_h_n_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
@@ -11511,7 +11511,7 @@ def special_hermite_polynomial_he_default(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_hermite_polynomial_he
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_hermite_polynomial_he_default, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_hermite_polynomial_he_default, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
@@ -11526,7 +11526,7 @@ def special_hermite_polynomial_he_x_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_hermite_polynomial_he.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_hermite_polynomial_he_x_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_hermite_polynomial_he_x_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
@@ -11541,7 +11541,7 @@ def special_hermite_polynomial_he_n_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_hermite_polynomial_he.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_hermite_polynomial_he_n_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_hermite_polynomial_he_n_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
@@ -11556,7 +11556,7 @@ def special_laguerre_polynomial_l_default(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_laguerre_polynomial_l
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_laguerre_polynomial_l_default, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_default, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
@@ -11571,7 +11571,7 @@ def special_laguerre_polynomial_l_x_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_laguerre_polynomial_l.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_laguerre_polynomial_l_x_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_x_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
@@ -11586,7 +11586,7 @@ def special_laguerre_polynomial_l_n_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_laguerre_polynomial_l.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_laguerre_polynomial_l_n_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_n_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
@@ -11601,7 +11601,7 @@ def special_legendre_polynomial_p_default(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_legendre_polynomial_p
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_legendre_polynomial_p_default, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_legendre_polynomial_p_default, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
@@ -11616,7 +11616,7 @@ def special_legendre_polynomial_p_x_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_legendre_polynomial_p.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_legendre_polynomial_p_x_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_legendre_polynomial_p_x_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
@@ -11631,7 +11631,7 @@ def special_legendre_polynomial_p_n_scalar(x=MISSING, n=MISSING, **kwargs):
     derivatives.yaml, entry special_legendre_polynomial_p.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_legendre_polynomial_p_n_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_legendre_polynomial_p_n_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
@@ -11646,7 +11646,7 @@ def special_shifted_chebyshev_polynomial_t_default(x=MISSING, n=MISSING, **kwarg
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_t
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_default, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_default, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
@@ -11661,7 +11661,7 @@ def special_shifted_chebyshev_polynomial_t_x_scalar(x=MISSING, n=MISSING, **kwar
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_x_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_x_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
@@ -11676,7 +11676,7 @@ def special_shifted_chebyshev_polynomial_t_n_scalar(x=MISSING, n=MISSING, **kwar
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_n_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_n_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
@@ -11691,7 +11691,7 @@ def special_shifted_chebyshev_polynomial_u_default(x=MISSING, n=MISSING, **kwarg
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_u
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_default, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_default, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
@@ -11706,7 +11706,7 @@ def special_shifted_chebyshev_polynomial_u_x_scalar(x=MISSING, n=MISSING, **kwar
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_x_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_x_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
@@ -11721,7 +11721,7 @@ def special_shifted_chebyshev_polynomial_u_n_scalar(x=MISSING, n=MISSING, **kwar
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_n_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_n_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
@@ -11736,7 +11736,7 @@ def special_shifted_chebyshev_polynomial_v_default(x=MISSING, n=MISSING, **kwarg
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_v
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_default, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_default, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
@@ -11751,7 +11751,7 @@ def special_shifted_chebyshev_polynomial_v_x_scalar(x=MISSING, n=MISSING, **kwar
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_x_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_x_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
@@ -11766,7 +11766,7 @@ def special_shifted_chebyshev_polynomial_v_n_scalar(x=MISSING, n=MISSING, **kwar
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_n_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_n_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
@@ -11781,7 +11781,7 @@ def special_shifted_chebyshev_polynomial_w_default(x=MISSING, n=MISSING, **kwarg
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_w
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_default, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_default, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
@@ -11796,7 +11796,7 @@ def special_shifted_chebyshev_polynomial_w_x_scalar(x=MISSING, n=MISSING, **kwar
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_x_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_x_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
@@ -11811,7 +11811,7 @@ def special_shifted_chebyshev_polynomial_w_n_scalar(x=MISSING, n=MISSING, **kwar
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_n_scalar, (x, n), {}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_n_scalar, (x, n), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
@@ -11826,7 +11826,7 @@ def diagonal(self_=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
     derivatives.yaml, entry diagonal
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(diagonal, (self_, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(diagonal, (self_, offset, dim1, dim2), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -11852,7 +11852,7 @@ def diagonal_backward(grad_output=MISSING, input_sizes=MISSING, offset=MISSING, 
     derivatives.yaml, entry diagonal_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or input_sizes is MISSING or offset is MISSING or dim1 is MISSING or dim2 is MISSING or kwargs:
@@ -11878,7 +11878,7 @@ def diag_embed(self_=MISSING, offset=0, dim1=-2, dim2=-1, **kwargs):
     derivatives.yaml, entry diag_embed
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(diag_embed, (self_, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(diag_embed, (self_, offset, dim1, dim2), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -11903,7 +11903,7 @@ def diagonal_scatter(self_=MISSING, src=MISSING, offset=0, dim1=0, dim2=1, **kwa
     derivatives.yaml, entry diagonal_scatter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(diagonal_scatter, (self_, src, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(diagonal_scatter, (self_, src, offset, dim1, dim2), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
@@ -11929,7 +11929,7 @@ def trace(self_=MISSING, **kwargs):
     derivatives.yaml, entry trace
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(trace, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(trace, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -11952,7 +11952,7 @@ def rot90(self_=MISSING, k=1, dims=(0, 1), **kwargs):
     derivatives.yaml, entry rot90
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rot90, (self_, k, dims), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(rot90, (self_, k, dims), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -11977,7 +11977,7 @@ def unfold(self_=MISSING, dimension=MISSING, size=MISSING, step=MISSING, **kwarg
     derivatives.yaml, entry unfold
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unfold, (self_, dimension, size, step), {}, _modes.OP)
+        heard = _modes.dispatch(unfold, (self_, dimension, size, step), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dimension is MISSING or size is MISSING or step is MISSING or kwargs:
@@ -12003,7 +12003,7 @@ def unfold_backward(grad_in=MISSING, input_sizes=MISSING, dim=MISSING, size=MISS
     derivatives.yaml, entry unfold_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unfold_backward, (grad_in, input_sizes, dim, size, step), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(unfold_backward, (grad_in, input_sizes, dim, size, step), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_in, Tensor) or input_sizes is MISSING or dim is MISSING or size is MISSING or step is MISSING or kwargs:
@@ -12029,7 +12029,7 @@ def narrow_copy(self_=MISSING, dim=MISSING, start=MISSING, length=MISSING, *, ou
     derivatives.yaml, entry narrow_copy
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(narrow_copy, (self_, dim, start, length), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(narrow_copy, (self_, dim, start, length), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or start is MISSING or length is MISSING or kwargs:
@@ -12057,7 +12057,7 @@ def select_scatter(self_=MISSING, src=MISSING, dim=MISSING, index=MISSING, **kwa
     derivatives.yaml, entry select_scatter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(select_scatter, (self_, src, dim, index), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(select_scatter, (self_, src, dim, index), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or dim is MISSING or index is MISSING or kwargs:
@@ -12082,7 +12082,7 @@ def slice_scatter(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=
     derivatives.yaml, entry slice_scatter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(slice_scatter, (self_, src, dim, start, end, step), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(slice_scatter, (self_, src, dim, start, end, step), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
@@ -12111,7 +12111,7 @@ def t_(self_=MISSING, **kwargs):
     derivatives.yaml, entry t_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(t_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(t_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -12139,7 +12139,7 @@ def transpose_(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
     derivatives.yaml, entry transpose_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(transpose_, (self_, dim0, dim1), {}, _modes.OP)
+        heard = _modes.dispatch(transpose_, (self_, dim0, dim1), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs:
@@ -12169,7 +12169,7 @@ def unsqueeze_(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry unsqueeze_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unsqueeze_, (self_, dim), {}, _modes.OP)
+        heard = _modes.dispatch(unsqueeze_, (self_, dim), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -12198,7 +12198,7 @@ def _reshape_copy(self_=MISSING, size=MISSING, **kwargs):
     derivatives.yaml, entry _reshape_copy
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_reshape_copy, (self_, size), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_reshape_copy, (self_, size), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or size is MISSING or kwargs:
@@ -12222,7 +12222,7 @@ def unsafe_split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
     derivatives.yaml, entry unsafe_split.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unsafe_split_Tensor, (self_, split_size, dim), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(unsafe_split_Tensor, (self_, split_size, dim), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or split_size is MISSING or kwargs:
@@ -12248,7 +12248,7 @@ def unsafe_split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs)
     derivatives.yaml, entry unsafe_split_with_sizes
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unsafe_split_with_sizes, (self_, split_sizes, dim), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(unsafe_split_with_sizes, (self_, split_sizes, dim), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or split_sizes is MISSING or kwargs:
@@ -12275,7 +12275,7 @@ def index_fill_int_Scalar(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
     derivatives.yaml, entry index_fill.int_Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_fill_int_Scalar, (self_, dim, index, value), {}, _modes.OP)
+        heard = _modes.dispatch(index_fill_int_Scalar, (self_, dim, index, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
@@ -12299,7 +12299,7 @@ def index_fill_int_Scalar_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     derivatives.yaml, entry index_fill.int_Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_fill_int_Scalar_, (self_, dim, index, value), {}, _modes.OP)
+        heard = _modes.dispatch(index_fill_int_Scalar_, (self_, dim, index, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
@@ -12329,7 +12329,7 @@ def index_fill_int_Tensor(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
     derivatives.yaml, entry index_fill.int_Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_fill_int_Tensor, (self_, dim, index, value), {}, _modes.OP)
+        heard = _modes.dispatch(index_fill_int_Tensor, (self_, dim, index, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs:
@@ -12353,7 +12353,7 @@ def index_fill_int_Tensor_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     derivatives.yaml, entry index_fill.int_Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_fill_int_Tensor_, (self_, dim, index, value), {}, _modes.OP)
+        heard = _modes.dispatch(index_fill_int_Tensor_, (self_, dim, index, value), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs:
@@ -12383,7 +12383,7 @@ def index_copy(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, out
     derivatives.yaml, entry index_copy
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_copy, (self_, dim, index, source), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(index_copy, (self_, dim, index, source), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or kwargs:
@@ -12411,7 +12411,7 @@ def index_copy_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, **kwa
     derivatives.yaml, entry index_copy
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_copy_, (self_, dim, index, source), {}, _modes.OP)
+        heard = _modes.dispatch(index_copy_, (self_, dim, index, source), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or kwargs:
@@ -12443,7 +12443,7 @@ def median_default(self_=MISSING, **kwargs):
     derivatives.yaml, entry median
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(median_default, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(median_default, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -12470,7 +12470,7 @@ def nanmedian_default(self_=MISSING, **kwargs):
     derivatives.yaml, entry nanmedian
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nanmedian_default, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(nanmedian_default, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -12497,7 +12497,7 @@ def median_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs)
     derivatives.yaml, entry median.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(median_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(median_dim, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -12529,7 +12529,7 @@ def nanmedian_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwar
     derivatives.yaml, entry nanmedian.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nanmedian_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        heard = _modes.dispatch(nanmedian_dim, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -12561,7 +12561,7 @@ def kthvalue(self_=MISSING, k=MISSING, dim=-1, keepdim=False, *, out=None, **kwa
     derivatives.yaml, entry kthvalue
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(kthvalue, (self_, k, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(kthvalue, (self_, k, dim, keepdim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or k is MISSING or kwargs:
@@ -12593,7 +12593,7 @@ def cummax(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry cummax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cummax, (self_, dim), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cummax, (self_, dim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -12624,7 +12624,7 @@ def cummin(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry cummin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cummin, (self_, dim), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cummin, (self_, dim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -12655,7 +12655,7 @@ def nansum(self_=MISSING, dim=None, keepdim=False, *, dtype=None, out=None, **kw
     derivatives.yaml, entry nansum
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nansum, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nansum, (self_, dim, keepdim), {"dtype": dtype, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -12684,7 +12684,7 @@ def count_nonzero_default(self_=MISSING, dim=None, **kwargs):
     derivatives.yaml, entry count_nonzero
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(count_nonzero_default, (self_, dim), {}, _modes.OP)
+        heard = _modes.dispatch(count_nonzero_default, (self_, dim), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -12699,7 +12699,7 @@ def count_nonzero_dim_IntList(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry count_nonzero.dim_IntList
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(count_nonzero_dim_IntList, (self_, dim), {}, _modes.OP)
+        heard = _modes.dispatch(count_nonzero_dim_IntList, (self_, dim), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -12715,7 +12715,7 @@ def take(self_=MISSING, index=MISSING, *, out=None, **kwargs):
     derivatives.yaml, entry take
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(take, (self_, index), {"out": out}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(take, (self_, index), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or kwargs:
@@ -12741,7 +12741,7 @@ def put(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwargs
     derivatives.yaml, entry put
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(put, (self_, index, source, accumulate), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(put, (self_, index, source, accumulate), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs:
@@ -12767,7 +12767,7 @@ def put_(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwarg
     derivatives.yaml, entry put
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(put_, (self_, index, source, accumulate), {}, _modes.OP)
+        heard = _modes.dispatch(put_, (self_, index, source, accumulate), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs:
@@ -12799,7 +12799,7 @@ def dist(self_=MISSING, other=MISSING, p=2, **kwargs):
     derivatives.yaml, entry dist
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(dist, (self_, other, p), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(dist, (self_, other, p), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or not isinstance(p, NUMBER) or kwargs:
@@ -12828,7 +12828,7 @@ def _is_all_true(self_=MISSING, **kwargs):
     derivatives.yaml, entry _is_all_true
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_is_all_true, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_is_all_true, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -12843,7 +12843,7 @@ def _is_any_true(self_=MISSING, **kwargs):
     derivatives.yaml, entry _is_any_true
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_is_any_true, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_is_any_true, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -12858,7 +12858,7 @@ def nonzero(self_=MISSING, **kwargs):
     derivatives.yaml, entry nonzero
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nonzero, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nonzero, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -12873,7 +12873,7 @@ def copysign_Tensor(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry copysign.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(copysign_Tensor, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(copysign_Tensor, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -12901,7 +12901,7 @@ def copysign_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry copysign.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(copysign_Tensor_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(copysign_Tensor_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -12934,7 +12934,7 @@ def copysign_Scalar(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry copysign.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(copysign_Scalar, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(copysign_Scalar, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -12961,7 +12961,7 @@ def copysign_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry copysign.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(copysign_Scalar_, (self_, other), {}, _modes.OP)
+        heard = _modes.dispatch(copysign_Scalar_, (self_, other), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
@@ -12993,7 +12993,7 @@ def sgn(self_=MISSING, **kwargs):
     derivatives.yaml, entry sgn
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sgn, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sgn, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -13015,7 +13015,7 @@ def sgn_(self_=MISSING, **kwargs):
     derivatives.yaml, entry sgn
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sgn_, (self_,), {}, _modes.OP)
+        heard = _modes.dispatch(sgn_, (self_,), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -13043,7 +13043,7 @@ def logcumsumexp(self_=MISSING, dim=MISSING, **kwargs):
     derivatives.yaml, entry logcumsumexp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logcumsumexp, (self_, dim), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logcumsumexp, (self_, dim), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
@@ -13071,7 +13071,7 @@ def masked_scatter(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
     derivatives.yaml, entry masked_scatter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_scatter, (self_, mask, source), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(masked_scatter, (self_, mask, source), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs:
@@ -13095,7 +13095,7 @@ def masked_scatter_(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
     derivatives.yaml, entry masked_scatter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_scatter_, (self_, mask, source), {}, _modes.OP)
+        heard = _modes.dispatch(masked_scatter_, (self_, mask, source), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs:
@@ -13125,7 +13125,7 @@ def frexp_Tensor(self_=MISSING, **kwargs):
     derivatives.yaml, entry frexp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(frexp_Tensor, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(frexp_Tensor, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -13152,7 +13152,7 @@ def addmv(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs)
     derivatives.yaml, entry addmv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addmv, (self_, mat, vec), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addmv, (self_, mat, vec), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -13178,7 +13178,7 @@ def addmv_(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs
     derivatives.yaml, entry addmv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addmv_, (self_, mat, vec), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addmv_, (self_, mat, vec), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -13210,7 +13210,7 @@ def addr(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs
     derivatives.yaml, entry addr
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addr, (self_, vec1, vec2), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addr, (self_, vec1, vec2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -13236,7 +13236,7 @@ def addr_(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwarg
     derivatives.yaml, entry addr
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addr_, (self_, vec1, vec2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        heard = _modes.dispatch(addr_, (self_, vec1, vec2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -13268,7 +13268,7 @@ def baddbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, *
     derivatives.yaml, entry baddbmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(baddbmm, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(baddbmm, (self_, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -13294,7 +13294,7 @@ def baddbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, 
     derivatives.yaml, entry baddbmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(baddbmm_, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        heard = _modes.dispatch(baddbmm_, (self_, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -13326,7 +13326,7 @@ def addbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **
     derivatives.yaml, entry addbmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addbmm, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addbmm, (self_, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -13354,7 +13354,7 @@ def addbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, *
     derivatives.yaml, entry addbmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addbmm_, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        heard = _modes.dispatch(addbmm_, (self_, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
@@ -13388,7 +13388,7 @@ def vdot(self_=MISSING, other=MISSING, **kwargs):
     derivatives.yaml, entry vdot
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(vdot, (self_, other), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(vdot, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -13412,7 +13412,7 @@ def _linalg_det(A=MISSING, **kwargs):
     derivatives.yaml, entry _linalg_det
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_linalg_det, (A,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_linalg_det, (A,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(A, Tensor) or kwargs:
@@ -13443,7 +13443,7 @@ def _linalg_slogdet(A=MISSING, **kwargs):
     derivatives.yaml, entry _linalg_slogdet
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_linalg_slogdet, (A,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_linalg_slogdet, (A,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(A, Tensor) or kwargs:
@@ -13475,7 +13475,7 @@ def linalg_cholesky_ex(self_=MISSING, *, upper=False, check_errors=False, **kwar
     derivatives.yaml, entry linalg_cholesky_ex
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_cholesky_ex, (self_,), {"upper": upper, "check_errors": check_errors}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_cholesky_ex, (self_,), {"upper": upper, "check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -13503,7 +13503,7 @@ def cholesky_solve(self_=MISSING, input2=MISSING, upper=False, **kwargs):
     derivatives.yaml, entry cholesky_solve
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cholesky_solve, (self_, input2, upper), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cholesky_solve, (self_, input2, upper), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(input2, Tensor) or kwargs:
@@ -13532,7 +13532,7 @@ def linalg_solve_triangular(self_=MISSING, B=MISSING, *, upper=MISSING, left=Tru
     derivatives.yaml, entry linalg_solve_triangular
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_solve_triangular, (self_, B), {"upper": upper, "left": left, "unitriangular": unitriangular}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_solve_triangular, (self_, B), {"upper": upper, "left": left, "unitriangular": unitriangular, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(B, Tensor) or upper is MISSING or kwargs:
@@ -13562,7 +13562,7 @@ def triangular_solve(self_=MISSING, A=MISSING, upper=True, transpose=False, unit
     derivatives.yaml, entry triangular_solve
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(triangular_solve, (self_, A, upper, transpose, unitriangular), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(triangular_solve, (self_, A, upper, transpose, unitriangular), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(A, Tensor) or kwargs:
@@ -13594,7 +13594,7 @@ def linalg_lu_solve(LU=MISSING, pivots=MISSING, B=MISSING, *, left=True, adjoint
     derivatives.yaml, entry linalg_lu_solve
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_lu_solve, (LU, pivots, B), {"left": left, "adjoint": adjoint}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_lu_solve, (LU, pivots, B), {"left": left, "adjoint": adjoint, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(LU, Tensor) or not isinstance(pivots, Tensor) or not isinstance(B, Tensor) or kwargs:
@@ -13624,7 +13624,7 @@ def linalg_lu_factor_ex(A=MISSING, *, pivot=True, check_errors=False, **kwargs):
     derivatives.yaml, entry linalg_lu_factor_ex
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_lu_factor_ex, (A,), {"pivot": pivot, "check_errors": check_errors}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_lu_factor_ex, (A,), {"pivot": pivot, "check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(A, Tensor) or kwargs:
@@ -13654,7 +13654,7 @@ def linalg_lu(A=MISSING, *, pivot=True, **kwargs):
     derivatives.yaml, entry linalg_lu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_lu, (A,), {"pivot": pivot}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_lu, (A,), {"pivot": pivot, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(A, Tensor) or kwargs:
@@ -13685,7 +13685,7 @@ def lu_unpack(LU_data=MISSING, LU_pivots=MISSING, unpack_data=True, unpack_pivot
     derivatives.yaml, entry lu_unpack
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(LU_data, Tensor) or not isinstance(LU_pivots, Tensor) or kwargs:
@@ -13710,7 +13710,7 @@ def _linalg_svd(A=MISSING, full_matrices=False, compute_uv=True, *, driver=None,
     derivatives.yaml, entry _linalg_svd
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_linalg_svd, (A, full_matrices, compute_uv), {"driver": driver}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_linalg_svd, (A, full_matrices, compute_uv), {"driver": driver, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(A, Tensor) or kwargs:
@@ -13741,7 +13741,7 @@ def _linalg_eigh(A=MISSING, UPLO="L", compute_v=True, **kwargs):
     derivatives.yaml, entry _linalg_eigh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_linalg_eigh, (A, UPLO, compute_v), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_linalg_eigh, (A, UPLO, compute_v), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(A, Tensor) or kwargs:
@@ -13769,7 +13769,7 @@ def linalg_qr(A=MISSING, mode="reduced", **kwargs):
     derivatives.yaml, entry linalg_qr
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_qr, (A, mode), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_qr, (A, mode), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(A, Tensor) or kwargs:
@@ -13798,7 +13798,7 @@ def linalg_matrix_exp(self_=MISSING, **kwargs):
     derivatives.yaml, entry linalg_matrix_exp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_matrix_exp, (self_,), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_matrix_exp, (self_,), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -13821,7 +13821,7 @@ def linalg_cross(self_=MISSING, other=MISSING, *, dim=-1, **kwargs):
     derivatives.yaml, entry linalg_cross
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_cross, (self_, other), {"dim": dim}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_cross, (self_, other), {"dim": dim, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
@@ -13846,7 +13846,7 @@ def linalg_pinv_atol_rtol_tensor(self_=MISSING, *, atol=None, rtol=None, hermiti
     derivatives.yaml, entry linalg_pinv.atol_rtol_tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_pinv_atol_rtol_tensor, (self_,), {"atol": atol, "rtol": rtol, "hermitian": hermitian}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_pinv_atol_rtol_tensor, (self_,), {"atol": atol, "rtol": rtol, "hermitian": hermitian, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or kwargs:
@@ -13873,7 +13873,7 @@ def linalg_lstsq(self_=MISSING, b=MISSING, rcond=None, *, driver=None, **kwargs)
     derivatives.yaml, entry linalg_lstsq
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_lstsq, (self_, b, rcond), {"driver": driver}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_lstsq, (self_, b, rcond), {"driver": driver, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(b, Tensor) or not isinstance(rcond, NUMBER_OR_NONE) or kwargs:
@@ -13904,7 +13904,7 @@ def hardshrink(self_=MISSING, lambd=0.5, **kwargs):
     derivatives.yaml, entry hardshrink
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardshrink, (self_, lambd), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardshrink, (self_, lambd), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
@@ -13928,7 +13928,7 @@ def hardshrink_backward(grad_out=MISSING, self_=MISSING, lambd=MISSING, **kwargs
     derivatives.yaml, entry hardshrink_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardshrink_backward, (grad_out, self_, lambd), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardshrink_backward, (grad_out, self_, lambd), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_out, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
@@ -13952,7 +13952,7 @@ def softshrink(self_=MISSING, lambd=0.5, **kwargs):
     derivatives.yaml, entry softshrink
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(softshrink, (self_, lambd), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(softshrink, (self_, lambd), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
@@ -13976,7 +13976,7 @@ def softshrink_backward(grad_output=MISSING, self_=MISSING, lambd=MISSING, **kwa
     derivatives.yaml, entry softshrink_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(softshrink_backward, (grad_output, self_, lambd), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(softshrink_backward, (grad_output, self_, lambd), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
@@ -14000,7 +14000,7 @@ def threshold(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry threshold
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(threshold, (self_, threshold, value), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(threshold, (self_, threshold, value), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs:
@@ -14024,7 +14024,7 @@ def threshold_(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry threshold_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(threshold_, (self_, threshold, value), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(threshold_, (self_, threshold, value), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs:
@@ -14054,7 +14054,7 @@ def celu(self_=MISSING, alpha=1.0, **kwargs):
     derivatives.yaml, entry celu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(celu, (self_, alpha), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(celu, (self_, alpha), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs:
@@ -14078,7 +14078,7 @@ def celu_(self_=MISSING, alpha=1.0, **kwargs):
     derivatives.yaml, entry celu_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(celu_, (self_, alpha), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(celu_, (self_, alpha), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs:
@@ -14110,7 +14110,7 @@ def elu_backward(grad_output=MISSING, alpha=MISSING, scale=MISSING, input_scale=
     derivatives.yaml, entry elu_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(elu_backward, (grad_output, alpha, scale, input_scale, is_result, self_or_result), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(elu_backward, (grad_output, alpha, scale, input_scale, is_result, self_or_result), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or not isinstance(self_or_result, Tensor) or is_result is MISSING or kwargs:
@@ -14138,7 +14138,7 @@ def upsample_nearest1d(self_=MISSING, output_size=MISSING, scales=None, **kwargs
     derivatives.yaml, entry upsample_nearest1d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_nearest1d, (self_, output_size, scales), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_nearest1d, (self_, output_size, scales), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
@@ -14164,7 +14164,7 @@ def upsample_nearest1d_backward(grad_output=MISSING, output_size=MISSING, input_
     derivatives.yaml, entry upsample_nearest1d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_nearest1d_backward, (grad_output, output_size, input_size, scales), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_nearest1d_backward, (grad_output, output_size, input_size, scales), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
@@ -14190,7 +14190,7 @@ def _upsample_nearest_exact1d(self_=MISSING, output_size=MISSING, scales=None, *
     derivatives.yaml, entry _upsample_nearest_exact1d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_nearest_exact1d, (self_, output_size, scales), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_nearest_exact1d, (self_, output_size, scales), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
@@ -14216,7 +14216,7 @@ def _upsample_nearest_exact1d_backward(grad_output=MISSING, output_size=MISSING,
     derivatives.yaml, entry _upsample_nearest_exact1d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_nearest_exact1d_backward, (grad_output, output_size, input_size, scales), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_nearest_exact1d_backward, (grad_output, output_size, input_size, scales), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
@@ -14242,7 +14242,7 @@ def upsample_nearest2d(self_=MISSING, output_size=MISSING, scales_h=None, scales
     derivatives.yaml, entry upsample_nearest2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_nearest2d, (self_, output_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_nearest2d, (self_, output_size, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
@@ -14269,7 +14269,7 @@ def upsample_nearest2d_backward(grad_output=MISSING, output_size=MISSING, input_
     derivatives.yaml, entry upsample_nearest2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_nearest2d_backward, (grad_output, output_size, input_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_nearest2d_backward, (grad_output, output_size, input_size, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
@@ -14296,7 +14296,7 @@ def _upsample_nearest_exact2d(self_=MISSING, output_size=MISSING, scales_h=None,
     derivatives.yaml, entry _upsample_nearest_exact2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_nearest_exact2d, (self_, output_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_nearest_exact2d, (self_, output_size, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
@@ -14323,7 +14323,7 @@ def _upsample_nearest_exact2d_backward(grad_output=MISSING, output_size=MISSING,
     derivatives.yaml, entry _upsample_nearest_exact2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_nearest_exact2d_backward, (grad_output, output_size, input_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_nearest_exact2d_backward, (grad_output, output_size, input_size, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
@@ -14350,7 +14350,7 @@ def upsample_nearest3d(self_=MISSING, output_size=MISSING, scales_d=None, scales
     derivatives.yaml, entry upsample_nearest3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_nearest3d, (self_, output_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_nearest3d, (self_, output_size, scales_d, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
@@ -14378,7 +14378,7 @@ def upsample_nearest3d_backward(grad_output=MISSING, output_size=MISSING, input_
     derivatives.yaml, entry upsample_nearest3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_nearest3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_nearest3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
@@ -14406,7 +14406,7 @@ def _upsample_nearest_exact3d(self_=MISSING, output_size=MISSING, scales_d=None,
     derivatives.yaml, entry _upsample_nearest_exact3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_nearest_exact3d, (self_, output_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_nearest_exact3d, (self_, output_size, scales_d, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
@@ -14434,7 +14434,7 @@ def _upsample_nearest_exact3d_backward(grad_output=MISSING, output_size=MISSING,
     derivatives.yaml, entry _upsample_nearest_exact3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_nearest_exact3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_nearest_exact3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
@@ -14462,7 +14462,7 @@ def upsample_linear1d(self_=MISSING, output_size=MISSING, align_corners=MISSING,
     derivatives.yaml, entry upsample_linear1d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_linear1d, (self_, output_size, align_corners, scales), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_linear1d, (self_, output_size, align_corners, scales), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
@@ -14489,7 +14489,7 @@ def upsample_linear1d_backward(grad_output=MISSING, output_size=MISSING, input_s
     derivatives.yaml, entry upsample_linear1d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_linear1d_backward, (grad_output, output_size, input_size, align_corners, scales), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_linear1d_backward, (grad_output, output_size, input_size, align_corners, scales), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
@@ -14516,7 +14516,7 @@ def upsample_bilinear2d(self_=MISSING, output_size=MISSING, align_corners=MISSIN
     derivatives.yaml, entry upsample_bilinear2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_bilinear2d, (self_, output_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_bilinear2d, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
@@ -14544,7 +14544,7 @@ def upsample_bilinear2d_backward(grad_output=MISSING, output_size=MISSING, input
     derivatives.yaml, entry upsample_bilinear2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_bilinear2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_bilinear2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
@@ -14572,7 +14572,7 @@ def upsample_bicubic2d(self_=MISSING, output_size=MISSING, align_corners=MISSING
     derivatives.yaml, entry upsample_bicubic2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_bicubic2d, (self_, output_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_bicubic2d, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
@@ -14600,7 +14600,7 @@ def upsample_bicubic2d_backward(grad_output=MISSING, output_size=MISSING, input_
     derivatives.yaml, entry upsample_bicubic2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_bicubic2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_bicubic2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
@@ -14628,7 +14628,7 @@ def upsample_trilinear3d(self_=MISSING, output_size=MISSING, align_corners=MISSI
     derivatives.yaml, entry upsample_trilinear3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_trilinear3d, (self_, output_size, align_corners, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_trilinear3d, (self_, output_size, align_corners, scales_d, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
@@ -14657,7 +14657,7 @@ def upsample_trilinear3d_backward(grad_output=MISSING, output_size=MISSING, inpu
     derivatives.yaml, entry upsample_trilinear3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_trilinear3d_backward, (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_trilinear3d_backward, (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
@@ -14686,7 +14686,7 @@ def pixel_shuffle(self_=MISSING, upscale_factor=MISSING, **kwargs):
     derivatives.yaml, entry pixel_shuffle
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pixel_shuffle, (self_, upscale_factor), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(pixel_shuffle, (self_, upscale_factor), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or upscale_factor is MISSING or kwargs:
@@ -14709,7 +14709,7 @@ def pixel_unshuffle(self_=MISSING, downscale_factor=MISSING, **kwargs):
     derivatives.yaml, entry pixel_unshuffle
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pixel_unshuffle, (self_, downscale_factor), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(pixel_unshuffle, (self_, downscale_factor), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or downscale_factor is MISSING or kwargs:
@@ -14732,7 +14732,7 @@ def channel_shuffle(self_=MISSING, groups=MISSING, **kwargs):
     derivatives.yaml, entry channel_shuffle
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(channel_shuffle, (self_, groups), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(channel_shuffle, (self_, groups), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or groups is MISSING or kwargs:
@@ -14755,7 +14755,7 @@ def soft_margin_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
     derivatives.yaml, entry soft_margin_loss
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(soft_margin_loss, (self_, target, reduction), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(soft_margin_loss, (self_, target, reduction), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
@@ -14780,7 +14780,7 @@ def soft_margin_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING
     derivatives.yaml, entry soft_margin_loss_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(soft_margin_loss_backward, (grad_output, self_, target, reduction), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(soft_margin_loss_backward, (grad_output, self_, target, reduction), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
@@ -14806,7 +14806,7 @@ def hardswish_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     derivatives.yaml, entry hardswish_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardswish_backward, (grad_output, self_), {}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardswish_backward, (grad_output, self_), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:

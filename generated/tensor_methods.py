@@ -54,7 +54,7 @@ class TensorMethods:
     def _unsafe_view(self, *args, size=None):
         """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods._unsafe_view, (self, *args,), {"size": size})
+            heard = _modes.dispatch(TensorMethods._unsafe_view, (self, *args), {"size": size})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -114,7 +114,7 @@ class TensorMethods:
     def add(self, other=MISSING, *, alpha=1, **kwargs):
         """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.add, (self, other,), {"alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.add, (self, other), {"alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -126,7 +126,7 @@ class TensorMethods:
     def addbmm(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addbmm, (self, batch1, batch2,), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addbmm, (self, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -138,7 +138,7 @@ class TensorMethods:
     def addcdiv(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addcdiv, (self, tensor1, tensor2,), {"value": value, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addcdiv, (self, tensor1, tensor2), {"value": value, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -150,7 +150,7 @@ class TensorMethods:
     def addcmul(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addcmul, (self, tensor1, tensor2,), {"value": value, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addcmul, (self, tensor1, tensor2), {"value": value, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -162,7 +162,7 @@ class TensorMethods:
     def addmm(self, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwargs):
         """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addmm, (self, mat1, mat2,), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addmm, (self, mat1, mat2), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -174,7 +174,7 @@ class TensorMethods:
     def addmv(self, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
         """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addmv, (self, mat, vec,), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addmv, (self, mat, vec), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -186,7 +186,7 @@ class TensorMethods:
     def addr(self, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
         """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addr, (self, vec1, vec2,), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addr, (self, vec1, vec2), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -201,7 +201,7 @@ class TensorMethods:
         all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.all, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.all, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -213,7 +213,7 @@ class TensorMethods:
     def amax(self, dim=(), keepdim=False, **kwargs):
         """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.amax, (self, dim, keepdim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.amax, (self, dim, keepdim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -225,7 +225,7 @@ class TensorMethods:
     def amin(self, dim=(), keepdim=False, **kwargs):
         """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.amin, (self, dim, keepdim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.amin, (self, dim, keepdim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -240,7 +240,7 @@ class TensorMethods:
         any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.any, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.any, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -252,7 +252,7 @@ class TensorMethods:
     def argmax(self, dim=None, keepdim=False, **kwargs):
         """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.argmax, (self, dim, keepdim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.argmax, (self, dim, keepdim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -264,7 +264,7 @@ class TensorMethods:
     def argmin(self, dim=None, keepdim=False, **kwargs):
         """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.argmin, (self, dim, keepdim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.argmin, (self, dim, keepdim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -324,7 +324,7 @@ class TensorMethods:
     def atan2(self, other=MISSING, **kwargs):
         """atan2(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.atan2, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.atan2, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -360,7 +360,7 @@ class TensorMethods:
     def baddbmm(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.baddbmm, (self, batch1, batch2,), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.baddbmm, (self, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -372,7 +372,7 @@ class TensorMethods:
     def bitwise_and(self, other=MISSING, **kwargs):
         """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_and, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bitwise_and, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -396,7 +396,7 @@ class TensorMethods:
     def bitwise_or(self, other=MISSING, **kwargs):
         """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_or, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bitwise_or, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -408,7 +408,7 @@ class TensorMethods:
     def bitwise_xor(self, other=MISSING, **kwargs):
         """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_xor, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bitwise_xor, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -420,7 +420,7 @@ class TensorMethods:
     def bmm(self, mat2=MISSING, **kwargs):
         """bmm(Tensor self, Tensor mat2) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bmm, (self, mat2,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bmm, (self, mat2), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -444,7 +444,7 @@ class TensorMethods:
     def cholesky_solve(self, input2=MISSING, upper=False, **kwargs):
         """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cholesky_solve, (self, input2, upper,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.cholesky_solve, (self, input2, upper), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -458,7 +458,7 @@ class TensorMethods:
         clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.clamp, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.clamp, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -472,7 +472,7 @@ class TensorMethods:
         clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.clamp_max, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.clamp_max, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -486,7 +486,7 @@ class TensorMethods:
         clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.clamp_min, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.clamp_min, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -510,7 +510,7 @@ class TensorMethods:
     def copy_(self, src=MISSING, non_blocking=False, **kwargs):
         """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.copy_, (self, src, non_blocking,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.copy_, (self, src, non_blocking), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -524,7 +524,7 @@ class TensorMethods:
         copysign.Scalar(Tensor self, Scalar other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.copysign, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.copysign, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -562,7 +562,7 @@ class TensorMethods:
         count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.count_nonzero, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.count_nonzero, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -574,7 +574,7 @@ class TensorMethods:
     def cummax(self, dim=MISSING, **kwargs):
         """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cummax, (self, dim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.cummax, (self, dim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -586,7 +586,7 @@ class TensorMethods:
     def cummin(self, dim=MISSING, **kwargs):
         """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cummin, (self, dim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.cummin, (self, dim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -598,7 +598,7 @@ class TensorMethods:
     def cumprod(self, dim=MISSING, *, dtype=None, **kwargs):
         """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cumprod, (self, dim,), {"dtype": dtype, **kwargs})
+            heard = _modes.dispatch(TensorMethods.cumprod, (self, dim), {"dtype": dtype, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -610,7 +610,7 @@ class TensorMethods:
     def cumsum(self, dim=MISSING, *, dtype=None, **kwargs):
         """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cumsum, (self, dim,), {"dtype": dtype, **kwargs})
+            heard = _modes.dispatch(TensorMethods.cumsum, (self, dim), {"dtype": dtype, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -634,7 +634,7 @@ class TensorMethods:
     def diag_embed(self, offset=0, dim1=-2, dim2=-1, **kwargs):
         """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.diag_embed, (self, offset, dim1, dim2,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.diag_embed, (self, offset, dim1, dim2), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -646,7 +646,7 @@ class TensorMethods:
     def diagonal(self, offset=0, dim1=0, dim2=1, **kwargs):
         """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.diagonal, (self, offset, dim1, dim2,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.diagonal, (self, offset, dim1, dim2), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -658,7 +658,7 @@ class TensorMethods:
     def diagonal_scatter(self, src=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
         """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.diagonal_scatter, (self, src, offset, dim1, dim2,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.diagonal_scatter, (self, src, offset, dim1, dim2), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -682,7 +682,7 @@ class TensorMethods:
     def dist(self, other=MISSING, p=2, **kwargs):
         """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.dist, (self, other, p,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.dist, (self, other, p), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -696,7 +696,7 @@ class TensorMethods:
         div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.div, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.div, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -708,7 +708,7 @@ class TensorMethods:
     def dot(self, tensor=MISSING, **kwargs):
         """dot(Tensor self, Tensor tensor) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.dot, (self, tensor,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.dot, (self, tensor), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -722,7 +722,7 @@ class TensorMethods:
         eq.Tensor(Tensor self, Tensor other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.eq, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.eq, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -736,7 +736,7 @@ class TensorMethods:
         eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.eq_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.eq_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -808,7 +808,7 @@ class TensorMethods:
     def expand(self, *args, size=None, implicit=False):
         """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.expand, (self, *args,), {"size": size, "implicit": implicit})
+            heard = _modes.dispatch(TensorMethods.expand, (self, *args), {"size": size, "implicit": implicit})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -834,7 +834,7 @@ class TensorMethods:
         fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.fill_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.fill_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -846,7 +846,7 @@ class TensorMethods:
     def flip(self, *args, dims=None):
         """flip(Tensor self, int[] dims) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.flip, (self, *args,), {"dims": dims})
+            heard = _modes.dispatch(TensorMethods.flip, (self, *args), {"dims": dims})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -872,7 +872,7 @@ class TensorMethods:
         floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.floor_divide, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.floor_divide, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -884,7 +884,7 @@ class TensorMethods:
     def fmax(self, other=MISSING, **kwargs):
         """fmax(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.fmax, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.fmax, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -896,7 +896,7 @@ class TensorMethods:
     def fmin(self, other=MISSING, **kwargs):
         """fmin(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.fmin, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.fmin, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -910,7 +910,7 @@ class TensorMethods:
         fmod.Tensor(Tensor self, Tensor other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.fmod, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.fmod, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -946,7 +946,7 @@ class TensorMethods:
     def gather(self, dim=MISSING, index=MISSING, *, sparse_grad=False, **kwargs):
         """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.gather, (self, dim, index,), {"sparse_grad": sparse_grad, **kwargs})
+            heard = _modes.dispatch(TensorMethods.gather, (self, dim, index), {"sparse_grad": sparse_grad, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -960,7 +960,7 @@ class TensorMethods:
         ge.Tensor(Tensor self, Tensor other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.ge, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.ge, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -974,7 +974,7 @@ class TensorMethods:
         ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.ge_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.ge_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -988,7 +988,7 @@ class TensorMethods:
         gt.Tensor(Tensor self, Tensor other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.gt, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.gt, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1002,7 +1002,7 @@ class TensorMethods:
         gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.gt_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.gt_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1014,7 +1014,7 @@ class TensorMethods:
     def hardshrink(self, lambd=0.5, **kwargs):
         """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.hardshrink, (self, lambd,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.hardshrink, (self, lambd), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1026,7 +1026,7 @@ class TensorMethods:
     def hypot(self, other=MISSING, **kwargs):
         """hypot(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.hypot, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.hypot, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1050,7 +1050,7 @@ class TensorMethods:
     def igamma(self, other=MISSING, **kwargs):
         """igamma(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.igamma, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.igamma, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1062,7 +1062,7 @@ class TensorMethods:
     def igammac(self, other=MISSING, **kwargs):
         """igammac(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.igammac, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.igammac, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1074,7 +1074,7 @@ class TensorMethods:
     def index_add(self, dim=MISSING, index=MISSING, source=MISSING, *, alpha=1, **kwargs):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_add, (self, dim, index, source,), {"alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.index_add, (self, dim, index, source), {"alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1086,7 +1086,7 @@ class TensorMethods:
     def index_copy(self, dim=MISSING, index=MISSING, source=MISSING, **kwargs):
         """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_copy, (self, dim, index, source,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.index_copy, (self, dim, index, source), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1100,7 +1100,7 @@ class TensorMethods:
         index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_fill, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.index_fill, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1112,7 +1112,7 @@ class TensorMethods:
     def index_put(self, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
         """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_put, (self, indices, values, accumulate,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.index_put, (self, indices, values, accumulate), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1124,7 +1124,7 @@ class TensorMethods:
     def index_select(self, dim=MISSING, index=MISSING, **kwargs):
         """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_select, (self, dim, index,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.index_select, (self, dim, index), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1136,7 +1136,7 @@ class TensorMethods:
     def kthvalue(self, k=MISSING, dim=-1, keepdim=False, **kwargs):
         """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.kthvalue, (self, k, dim, keepdim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.kthvalue, (self, k, dim, keepdim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1148,7 +1148,7 @@ class TensorMethods:
     def ldexp(self, other=MISSING, **kwargs):
         """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.ldexp, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.ldexp, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1162,7 +1162,7 @@ class TensorMethods:
         le.Tensor(Tensor self, Tensor other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.le, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.le, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1176,7 +1176,7 @@ class TensorMethods:
         le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.le_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.le_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1190,7 +1190,7 @@ class TensorMethods:
         lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.lerp, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.lerp, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1262,7 +1262,7 @@ class TensorMethods:
     def logaddexp(self, other=MISSING, **kwargs):
         """logaddexp(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logaddexp, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logaddexp, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1274,7 +1274,7 @@ class TensorMethods:
     def logaddexp2(self, other=MISSING, **kwargs):
         """logaddexp2(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logaddexp2, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logaddexp2, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1286,7 +1286,7 @@ class TensorMethods:
     def logcumsumexp(self, dim=MISSING, **kwargs):
         """logcumsumexp(Tensor self, int dim) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logcumsumexp, (self, dim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logcumsumexp, (self, dim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1298,7 +1298,7 @@ class TensorMethods:
     def logical_and(self, other=MISSING, **kwargs):
         """logical_and(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logical_and, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logical_and, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1322,7 +1322,7 @@ class TensorMethods:
     def logical_or(self, other=MISSING, **kwargs):
         """logical_or(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logical_or, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logical_or, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1334,7 +1334,7 @@ class TensorMethods:
     def logit(self, eps=None, **kwargs):
         """logit(Tensor self, float? eps=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logit, (self, eps,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logit, (self, eps), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1346,7 +1346,7 @@ class TensorMethods:
     def logsumexp(self, dim=MISSING, keepdim=False, **kwargs):
         """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logsumexp, (self, dim, keepdim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logsumexp, (self, dim, keepdim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1360,7 +1360,7 @@ class TensorMethods:
         lt.Tensor(Tensor self, Tensor other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.lt, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.lt, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1374,7 +1374,7 @@ class TensorMethods:
         lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.lt_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.lt_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1388,7 +1388,7 @@ class TensorMethods:
         masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.masked_fill, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.masked_fill, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1400,7 +1400,7 @@ class TensorMethods:
     def masked_scatter(self, mask=MISSING, source=MISSING, **kwargs):
         """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.masked_scatter, (self, mask, source,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.masked_scatter, (self, mask, source), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1412,7 +1412,7 @@ class TensorMethods:
     def masked_select(self, mask=MISSING, **kwargs):
         """masked_select(Tensor self, Tensor mask) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.masked_select, (self, mask,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.masked_select, (self, mask), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1426,7 +1426,7 @@ class TensorMethods:
         max(Tensor self) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.max, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.max, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1438,7 +1438,7 @@ class TensorMethods:
     def maximum(self, other=MISSING, **kwargs):
         """maximum(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.maximum, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.maximum, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1452,7 +1452,7 @@ class TensorMethods:
         mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mean, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mean, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1466,7 +1466,7 @@ class TensorMethods:
         median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.median, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.median, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1480,7 +1480,7 @@ class TensorMethods:
         min(Tensor self) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.min, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.min, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1492,7 +1492,7 @@ class TensorMethods:
     def minimum(self, other=MISSING, **kwargs):
         """minimum(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.minimum, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.minimum, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1504,7 +1504,7 @@ class TensorMethods:
     def mm(self, mat2=MISSING, **kwargs):
         """mm(Tensor self, Tensor mat2) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mm, (self, mat2,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mm, (self, mat2), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1516,7 +1516,7 @@ class TensorMethods:
     def mul(self, other=MISSING, **kwargs):
         """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mul, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mul, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1528,7 +1528,7 @@ class TensorMethods:
     def mv(self, vec=MISSING, **kwargs):
         """mv(Tensor self, Tensor vec) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mv, (self, vec,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mv, (self, vec), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1540,7 +1540,7 @@ class TensorMethods:
     def mvlgamma(self, p=MISSING, **kwargs):
         """mvlgamma(Tensor self, int p) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mvlgamma, (self, p,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mvlgamma, (self, p), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1552,7 +1552,7 @@ class TensorMethods:
     def nan_to_num(self, nan=None, posinf=None, neginf=None, **kwargs):
         """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.nan_to_num, (self, nan, posinf, neginf,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.nan_to_num, (self, nan, posinf, neginf), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1566,7 +1566,7 @@ class TensorMethods:
         nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.nanmedian, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.nanmedian, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1578,7 +1578,7 @@ class TensorMethods:
     def nansum(self, dim=None, keepdim=False, *, dtype=None, **kwargs):
         """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.nansum, (self, dim, keepdim,), {"dtype": dtype, **kwargs})
+            heard = _modes.dispatch(TensorMethods.nansum, (self, dim, keepdim), {"dtype": dtype, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1590,7 +1590,7 @@ class TensorMethods:
     def narrow_copy(self, dim=MISSING, start=MISSING, length=MISSING, **kwargs):
         """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.narrow_copy, (self, dim, start, length,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.narrow_copy, (self, dim, start, length), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1604,7 +1604,7 @@ class TensorMethods:
         ne.Tensor(Tensor self, Tensor other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.ne, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.ne, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1618,7 +1618,7 @@ class TensorMethods:
         ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.ne_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.ne_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1642,7 +1642,7 @@ class TensorMethods:
     def nextafter(self, other=MISSING, **kwargs):
         """nextafter(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.nextafter, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.nextafter, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1654,7 +1654,7 @@ class TensorMethods:
     def permute(self, *args, dims=None):
         """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.permute, (self, *args,), {"dims": dims})
+            heard = _modes.dispatch(TensorMethods.permute, (self, *args), {"dims": dims})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1668,7 +1668,7 @@ class TensorMethods:
         pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.pow, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.pow, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1682,7 +1682,7 @@ class TensorMethods:
         prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.prod, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.prod, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1694,7 +1694,7 @@ class TensorMethods:
     def put(self, index=MISSING, source=MISSING, accumulate=False, **kwargs):
         """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.put, (self, index, source, accumulate,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.put, (self, index, source, accumulate), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1744,7 +1744,7 @@ class TensorMethods:
         remainder.Tensor(Tensor self, Tensor other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.remainder, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.remainder, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1756,7 +1756,7 @@ class TensorMethods:
     def repeat(self, *args, repeats=None):
         """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.repeat, (self, *args,), {"repeats": repeats})
+            heard = _modes.dispatch(TensorMethods.repeat, (self, *args), {"repeats": repeats})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1768,7 +1768,7 @@ class TensorMethods:
     def roll(self, shifts=MISSING, dims=(), **kwargs):
         """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.roll, (self, shifts, dims,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.roll, (self, shifts, dims), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1780,7 +1780,7 @@ class TensorMethods:
     def rot90(self, k=1, dims=(0, 1), **kwargs):
         """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.rot90, (self, k, dims,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.rot90, (self, k, dims), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1794,7 +1794,7 @@ class TensorMethods:
         round.decimals(Tensor self, *, int decimals) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.round, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.round, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1822,7 +1822,7 @@ class TensorMethods:
         scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.scatter, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.scatter, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1834,7 +1834,7 @@ class TensorMethods:
     def scatter_add(self, dim=MISSING, index=MISSING, src=MISSING, **kwargs):
         """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.scatter_add, (self, dim, index, src,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.scatter_add, (self, dim, index, src), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1846,7 +1846,7 @@ class TensorMethods:
     def select(self, dim=MISSING, index=MISSING, **kwargs):
         """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.select, (self, dim, index,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.select, (self, dim, index), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1858,7 +1858,7 @@ class TensorMethods:
     def select_scatter(self, src=MISSING, dim=MISSING, index=MISSING, **kwargs):
         """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.select_scatter, (self, src, dim, index,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.select_scatter, (self, src, dim, index), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1942,7 +1942,7 @@ class TensorMethods:
     def slice_scatter(self, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
         """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.slice_scatter, (self, src, dim, start, end, step,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.slice_scatter, (self, src, dim, start, end, step), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1956,7 +1956,7 @@ class TensorMethods:
         sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sort, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.sort, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1968,7 +1968,7 @@ class TensorMethods:
     def split_with_sizes(self, split_sizes=MISSING, dim=0, **kwargs):
         """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.split_with_sizes, (self, split_sizes, dim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.split_with_sizes, (self, split_sizes, dim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -1995,7 +1995,7 @@ class TensorMethods:
         squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.squeeze, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.squeeze, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2010,7 +2010,7 @@ class TensorMethods:
         squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.squeeze_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.squeeze_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2022,7 +2022,7 @@ class TensorMethods:
     def sub(self, other=MISSING, *, alpha=1, **kwargs):
         """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sub, (self, other,), {"alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.sub, (self, other), {"alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2036,7 +2036,7 @@ class TensorMethods:
         sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sum, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.sum, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2072,7 +2072,7 @@ class TensorMethods:
     def take(self, index=MISSING, **kwargs):
         """take(Tensor self, Tensor index) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.take, (self, index,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.take, (self, index), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2108,7 +2108,7 @@ class TensorMethods:
     def topk(self, k=MISSING, dim=-1, largest=True, sorted=True, **kwargs):
         """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.topk, (self, k, dim, largest, sorted,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.topk, (self, k, dim, largest, sorted), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2132,7 +2132,7 @@ class TensorMethods:
     def transpose(self, dim0=MISSING, dim1=MISSING, **kwargs):
         """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.transpose, (self, dim0, dim1,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.transpose, (self, dim0, dim1), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2144,7 +2144,7 @@ class TensorMethods:
     def transpose_(self, dim0=MISSING, dim1=MISSING, **kwargs):
         """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.transpose_, (self, dim0, dim1,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.transpose_, (self, dim0, dim1), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2156,7 +2156,7 @@ class TensorMethods:
     def triangular_solve(self, A=MISSING, upper=True, transpose=False, unitriangular=False, **kwargs):
         """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.triangular_solve, (self, A, upper, transpose, unitriangular,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.triangular_solve, (self, A, upper, transpose, unitriangular), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2168,7 +2168,7 @@ class TensorMethods:
     def tril(self, diagonal=0, **kwargs):
         """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.tril, (self, diagonal,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.tril, (self, diagonal), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2180,7 +2180,7 @@ class TensorMethods:
     def triu(self, diagonal=0, **kwargs):
         """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.triu, (self, diagonal,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.triu, (self, diagonal), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2204,7 +2204,7 @@ class TensorMethods:
     def unbind(self, dim=0, **kwargs):
         """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.unbind, (self, dim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.unbind, (self, dim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2216,7 +2216,7 @@ class TensorMethods:
     def unfold(self, dimension=MISSING, size=MISSING, step=MISSING, **kwargs):
         """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.unfold, (self, dimension, size, step,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.unfold, (self, dimension, size, step), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2228,7 +2228,7 @@ class TensorMethods:
     def unsafe_split(self, split_size=MISSING, dim=0, **kwargs):
         """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.unsafe_split, (self, split_size, dim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.unsafe_split, (self, split_size, dim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2240,7 +2240,7 @@ class TensorMethods:
     def unsafe_split_with_sizes(self, split_sizes=MISSING, dim=0, **kwargs):
         """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.unsafe_split_with_sizes, (self, split_sizes, dim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.unsafe_split_with_sizes, (self, split_sizes, dim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2252,7 +2252,7 @@ class TensorMethods:
     def unsqueeze(self, dim=MISSING, **kwargs):
         """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.unsqueeze, (self, dim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.unsqueeze, (self, dim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2264,7 +2264,7 @@ class TensorMethods:
     def unsqueeze_(self, dim=MISSING, **kwargs):
         """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.unsqueeze_, (self, dim,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.unsqueeze_, (self, dim), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2276,7 +2276,7 @@ class TensorMethods:
     def vdot(self, other=MISSING, **kwargs):
         """vdot(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.vdot, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.vdot, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2288,7 +2288,7 @@ class TensorMethods:
     def view(self, *args, size=None):
         """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.view, (self, *args,), {"size": size})
+            heard = _modes.dispatch(TensorMethods.view, (self, *args), {"size": size})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2302,7 +2302,7 @@ class TensorMethods:
         xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.xlogy, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.xlogy, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2350,7 +2350,7 @@ class TensorMethods:
     def add_(self, other=MISSING, *, alpha=1, **kwargs):
         """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.add_, (self, other,), {"alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.add_, (self, other), {"alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2362,7 +2362,7 @@ class TensorMethods:
     def addbmm_(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addbmm_, (self, batch1, batch2,), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addbmm_, (self, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2374,7 +2374,7 @@ class TensorMethods:
     def addcdiv_(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addcdiv_, (self, tensor1, tensor2,), {"value": value, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addcdiv_, (self, tensor1, tensor2), {"value": value, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2386,7 +2386,7 @@ class TensorMethods:
     def addcmul_(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """In-place addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addcmul_, (self, tensor1, tensor2,), {"value": value, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addcmul_, (self, tensor1, tensor2), {"value": value, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2398,7 +2398,7 @@ class TensorMethods:
     def addmm_(self, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addmm_, (self, mat1, mat2,), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addmm_, (self, mat1, mat2), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2410,7 +2410,7 @@ class TensorMethods:
     def addmv_(self, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addmv_, (self, mat, vec,), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addmv_, (self, mat, vec), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2422,7 +2422,7 @@ class TensorMethods:
     def addr_(self, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addr_, (self, vec1, vec2,), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addr_, (self, vec1, vec2), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2458,7 +2458,7 @@ class TensorMethods:
     def atan2_(self, other=MISSING, **kwargs):
         """In-place atan2(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.atan2_, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.atan2_, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2470,7 +2470,7 @@ class TensorMethods:
     def baddbmm_(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.baddbmm_, (self, batch1, batch2,), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.baddbmm_, (self, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2482,7 +2482,7 @@ class TensorMethods:
     def bitwise_and_(self, other=MISSING, **kwargs):
         """In-place bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_and_, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bitwise_and_, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2506,7 +2506,7 @@ class TensorMethods:
     def bitwise_or_(self, other=MISSING, **kwargs):
         """In-place bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_or_, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bitwise_or_, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2518,7 +2518,7 @@ class TensorMethods:
     def bitwise_xor_(self, other=MISSING, **kwargs):
         """In-place bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_xor_, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bitwise_xor_, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2544,7 +2544,7 @@ class TensorMethods:
         In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.clamp_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.clamp_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2558,7 +2558,7 @@ class TensorMethods:
         In-place clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.clamp_max_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.clamp_max_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2572,7 +2572,7 @@ class TensorMethods:
         In-place clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.clamp_min_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.clamp_min_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2586,7 +2586,7 @@ class TensorMethods:
         In-place copysign.Scalar(Tensor self, Scalar other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.copysign_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.copysign_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2622,7 +2622,7 @@ class TensorMethods:
     def cumprod_(self, dim=MISSING, *, dtype=None, **kwargs):
         """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cumprod_, (self, dim,), {"dtype": dtype, **kwargs})
+            heard = _modes.dispatch(TensorMethods.cumprod_, (self, dim), {"dtype": dtype, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2634,7 +2634,7 @@ class TensorMethods:
     def cumsum_(self, dim=MISSING, *, dtype=None, **kwargs):
         """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cumsum_, (self, dim,), {"dtype": dtype, **kwargs})
+            heard = _modes.dispatch(TensorMethods.cumsum_, (self, dim), {"dtype": dtype, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2672,7 +2672,7 @@ class TensorMethods:
         In-place div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.div_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.div_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2770,7 +2770,7 @@ class TensorMethods:
         In-place floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.floor_divide_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.floor_divide_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2784,7 +2784,7 @@ class TensorMethods:
         In-place fmod.Tensor(Tensor self, Tensor other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.fmod_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.fmod_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2832,7 +2832,7 @@ class TensorMethods:
     def hardtanh_(self, min_val=-1, max_val=1, **kwargs):
         """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.hardtanh_, (self, min_val, max_val,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.hardtanh_, (self, min_val, max_val), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2844,7 +2844,7 @@ class TensorMethods:
     def hypot_(self, other=MISSING, **kwargs):
         """In-place hypot(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.hypot_, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.hypot_, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2868,7 +2868,7 @@ class TensorMethods:
     def igamma_(self, other=MISSING, **kwargs):
         """In-place igamma(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.igamma_, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.igamma_, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2880,7 +2880,7 @@ class TensorMethods:
     def igammac_(self, other=MISSING, **kwargs):
         """In-place igammac(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.igammac_, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.igammac_, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2892,7 +2892,7 @@ class TensorMethods:
     def index_add_(self, dim=MISSING, index=MISSING, source=MISSING, *, alpha=1, **kwargs):
         """In-place index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_add_, (self, dim, index, source,), {"alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.index_add_, (self, dim, index, source), {"alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2904,7 +2904,7 @@ class TensorMethods:
     def index_copy_(self, dim=MISSING, index=MISSING, source=MISSING, **kwargs):
         """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_copy_, (self, dim, index, source,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.index_copy_, (self, dim, index, source), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2918,7 +2918,7 @@ class TensorMethods:
         In-place index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_fill_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.index_fill_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2930,7 +2930,7 @@ class TensorMethods:
     def index_put_(self, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
         """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_put_, (self, indices, values, accumulate,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.index_put_, (self, indices, values, accumulate), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2942,7 +2942,7 @@ class TensorMethods:
     def ldexp_(self, other=MISSING, **kwargs):
         """In-place ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.ldexp_, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.ldexp_, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2956,7 +2956,7 @@ class TensorMethods:
         In-place lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.lerp_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.lerp_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3028,7 +3028,7 @@ class TensorMethods:
     def logical_and_(self, other=MISSING, **kwargs):
         """In-place logical_and(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logical_and_, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logical_and_, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3052,7 +3052,7 @@ class TensorMethods:
     def logical_or_(self, other=MISSING, **kwargs):
         """In-place logical_or(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logical_or_, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logical_or_, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3064,7 +3064,7 @@ class TensorMethods:
     def logit_(self, eps=None, **kwargs):
         """In-place logit(Tensor self, float? eps=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logit_, (self, eps,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logit_, (self, eps), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3078,7 +3078,7 @@ class TensorMethods:
         In-place masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.masked_fill_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.masked_fill_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3090,7 +3090,7 @@ class TensorMethods:
     def masked_scatter_(self, mask=MISSING, source=MISSING, **kwargs):
         """In-place masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.masked_scatter_, (self, mask, source,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.masked_scatter_, (self, mask, source), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3114,7 +3114,7 @@ class TensorMethods:
     def mul_(self, other=MISSING, **kwargs):
         """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mul_, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mul_, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3126,7 +3126,7 @@ class TensorMethods:
     def mvlgamma_(self, p=MISSING, **kwargs):
         """In-place mvlgamma(Tensor self, int p) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mvlgamma_, (self, p,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mvlgamma_, (self, p), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3138,7 +3138,7 @@ class TensorMethods:
     def nan_to_num_(self, nan=None, posinf=None, neginf=None, **kwargs):
         """In-place nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.nan_to_num_, (self, nan, posinf, neginf,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.nan_to_num_, (self, nan, posinf, neginf), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3162,7 +3162,7 @@ class TensorMethods:
     def nextafter_(self, other=MISSING, **kwargs):
         """In-place nextafter(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.nextafter_, (self, other,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.nextafter_, (self, other), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3176,7 +3176,7 @@ class TensorMethods:
         In-place pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.pow_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.pow_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3188,7 +3188,7 @@ class TensorMethods:
     def put_(self, index=MISSING, source=MISSING, accumulate=False, **kwargs):
         """In-place put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.put_, (self, index, source, accumulate,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.put_, (self, index, source, accumulate), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3238,7 +3238,7 @@ class TensorMethods:
         In-place remainder.Tensor(Tensor self, Tensor other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.remainder_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.remainder_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3252,7 +3252,7 @@ class TensorMethods:
         In-place round.decimals(Tensor self, *, int decimals) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.round_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.round_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3280,7 +3280,7 @@ class TensorMethods:
         In-place scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.scatter_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.scatter_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3292,7 +3292,7 @@ class TensorMethods:
     def scatter_add_(self, dim=MISSING, index=MISSING, src=MISSING, **kwargs):
         """In-place scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.scatter_add_, (self, dim, index, src,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.scatter_add_, (self, dim, index, src), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3400,7 +3400,7 @@ class TensorMethods:
     def sub_(self, other=MISSING, *, alpha=1, **kwargs):
         """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sub_, (self, other,), {"alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.sub_, (self, other), {"alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3436,7 +3436,7 @@ class TensorMethods:
     def tril_(self, diagonal=0, **kwargs):
         """In-place tril(Tensor self, SymInt diagonal=0) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.tril_, (self, diagonal,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.tril_, (self, diagonal), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3448,7 +3448,7 @@ class TensorMethods:
     def triu_(self, diagonal=0, **kwargs):
         """In-place triu(Tensor self, SymInt diagonal=0) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.triu_, (self, diagonal,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.triu_, (self, diagonal), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3474,7 +3474,7 @@ class TensorMethods:
         In-place xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
         """
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.xlogy_, (self, *args,), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.xlogy_, (self, *args), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:

@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from runtime import devices, dtypes
+from runtime import devices, dtypes, modes
 from runtime._tensor import Size, Tensor
 from runtime.random import Generator
 
@@ -227,9 +227,17 @@ def numpy_keywords(function: Callable, method: bool = False) -> Callable:
                if alias not in names}
     if not renames:
         return function
+    heard = modes.consults(function)
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
+        # A mode hears this function, the public one (`func is torch.softmax` holds in a
+        # handler), before the keywords are renamed; the function inside, run with the
+        # mode off its stack, does not hear it again.
+        if heard and modes.active:
+            answer = modes.dispatch(call, args, kwargs)
+            if answer is not modes.PASS:
+                return answer
         if kwargs and not renames.keys().isdisjoint(kwargs):
             kwargs = _renamed(kwargs, renames, positional[:len(args)])
         return function(*args, **kwargs)

@@ -61,7 +61,7 @@ from typing import Any
 
 __all__ = ["active", "dispatch", "PASS", "PUBLIC", "OP", "PUBLIC_OP", "OpMode", "push", "pop",
            "function_modes", "op_modes", "wrap_evaluate", "array_ops", "tensor_backward",
-           "summed_to_shape"]
+           "summed_to_shape", "consults"]
 
 # How many modes are pushed, over all threads: the one value every wrapper reads.
 active = 0
@@ -220,3 +220,14 @@ def array_ops(namespace: Any) -> Any:
 def tensor_backward() -> bool:
     """Whether an op mode of this thread wants backward's formulas run on Tensors."""
     return any(mode.tensor_backward for mode in _stacks.op)
+
+
+def consults(function: Any) -> bool:
+    """Whether `function` (or the function it wraps) opens with the mode check: its code
+    calls `dispatch` on this module."""
+    while function is not None:
+        names = getattr(getattr(function, "__code__", None), "co_names", ())
+        if "dispatch" in names and ("_modes" in names or "modes" in names):
+            return True
+        function = getattr(function, "__wrapped__", None)
+    return False

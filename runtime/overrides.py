@@ -141,9 +141,7 @@ def handle_torch_function(public_api: Callable, relevant_args: Any, *args: Any,
 
 
 def _hears_modes(function: Any) -> bool:
-    """Whether a function consults the mode stack: its code calls `modes.dispatch`."""
-    names = getattr(getattr(function, "__code__", None), "co_names", ())
-    return "dispatch" in names and ("_modes" in names or "modes" in names)
+    return modes.consults(function)
 
 
 def get_overridable_functions() -> dict[Any, list[Callable]]:

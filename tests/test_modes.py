@@ -493,3 +493,28 @@ def test_a_profiler_records_only_its_own_thread() -> None:
     thread.join()
     names = [event.name for event in prof.events()]
     assert "aten::sin" in names and "aten::exp" not in names and "aten::neg" not in names
+
+
+def test_numpy_style_keywords_pass_through_a_mode_and_func_is_the_public_function() -> None:
+    def calls(lib, x):
+        return [lib.sum(x, axis=0), x.sum(axis=1, keepdims=True), lib.softmax(x, axis=1),
+                lib.cat([x, x], axis=0), lib.mm(x, x.T)]
+
+    def run(lib, base):
+        funcs = []
+
+        class Keep(base):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                funcs.append(func)
+                return func(*args, **(kwargs or {}))
+
+        x = lib.arange(6.0).reshape(2, 3)
+        with Keep():
+            values = calls(lib, x)
+        return [v.tolist() for v in values], funcs, [v.tolist() for v in calls(lib, x)]
+
+    with_mode, our_funcs, without_mode = run(runtime, TorchFunctionMode)
+    _, their_funcs, _ = run(torch, TorchsMode)
+    assert with_mode == without_mode
+    assert [f.__name__ for f in our_funcs] == [f.__name__ for f in their_funcs]
+    assert runtime.softmax in our_funcs and runtime.sum in our_funcs and runtime.cat in our_funcs
