@@ -30,8 +30,9 @@ __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax"
 # -- issue 28, helper funcs -------------------------------------------------------------------
 from runtime.optim.muon import Muon  # noqa: E402
 from runtime.optim.sparse_adam import SparseAdam  # noqa: E402
+from runtime.optim.stateless import swap_in_optimizer_params_and_state  # noqa: E402
 
-__all__ += ["Muon", "SparseAdam"]
+__all__ += ["Muon", "SparseAdam", "swap_in_optimizer_params_and_state"]
 # -- end of funcs' block ----------------------------------------------------------------------
 
 
