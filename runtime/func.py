@@ -10,6 +10,10 @@
     functional_call       a module's forward with parameters and buffers taken from a dict
     stack_module_state    the parameters of several models stacked, for vmap over them
     vmap(f)               f mapped over a batch dimension
+    linearize(f, *x)      (f(x), a function v -> J v), by forward mode at every call
+    functionalize(f)      f itself (gradgen has no aliasing-removal pass; same eager results)
+    rearrange(x, pattern) einops' rearrange, without einops (runtime/rearrange.py)
+    replace_all_batch_norm_modules_, debug_unwrap   as in torch.func
 
 PyTorch implements the transforms with functorch's "levels": every tensor is wrapped once
 per active transform, so that grad(grad(f)) differentiates the inner gradient. gradgen has
