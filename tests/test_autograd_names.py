@@ -84,6 +84,13 @@ def test_nested_io_function_call_fails_like_torch():
                  lambda: t._do_backward((torch.ones(2),), False))
 
 
+def test_nested_io_function_apply_fails_like_torch():
+    for requires_grad in (True, False):
+        _raises_like(lambda r=requires_grad: _subclass(rt).apply(rt.ones(2, requires_grad=r)),
+                     lambda r=requires_grad: _subclass(torch).apply(
+                         torch.ones(2, requires_grad=r)))
+
+
 def test_nested_io_function_forward_and_backward_extended_like_torch():
     (a, _), (t, _) = _instance(rt), _instance(torch)
     xa, xt = rt.tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0],

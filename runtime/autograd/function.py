@@ -537,7 +537,8 @@ class NestedIOFunction(Function):
 
     def forward(self, *args: Any) -> Any:  # type: ignore[override]
         """Run forward_extended on the data of the nested inputs; the flat output tensors."""
-        result = self.forward_extended(*_nested_data(self._nested_input))
+        nested = _nested_data(self._nested_input)
+        result = self.forward_extended(*nested)
         del self._nested_input
         self._nested_output = result
         return tuple(_nested_tensors(result))
