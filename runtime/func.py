@@ -10,6 +10,10 @@
     functional_call       a module's forward with parameters and buffers taken from a dict
     stack_module_state    the parameters of several models stacked, for vmap over them
     vmap(f)               f mapped over a batch dimension
+    linearize(f, *x)      (f(x), a function v -> J v), by forward mode at every call
+    functionalize(f)      f itself (gradgen has no aliasing-removal pass; same eager results)
+    rearrange(x, pattern) einops' rearrange, without einops (runtime/rearrange.py)
+    replace_all_batch_norm_modules_, debug_unwrap   as in torch.func
 
 PyTorch implements the transforms with functorch's "levels": every tensor is wrapped once
 per active transform, so that grad(grad(f)) differentiates the inner gradient. gradgen has
@@ -727,6 +731,123 @@ def _stack_output(column: list, out_dim: Any, func: Callable[..., Any]) -> Any:
                          f"got type {type(column[0])}. Did you mean to set out_dims= to None "
                          "for output?")
     return ops.stack(column, dim=out_dim)
+
+
+# -- issue 28, helper funcs: linearize, functionalize, debug_unwrap, rearrange, batch norm ----
+
+def _spec_repr(spec: Any, indent: int = 0) -> str:
+    """A pytree structure written as torch's TreeSpec prints it ('*' for a leaf)."""
+    if spec is None:
+        return "*"
+    kind, keys, specs = spec
+    separator = ",\n" + " " * (indent + 2)
+    children = separator.join(_spec_repr(child, indent + 2) for child in specs)
+    return f"TreeSpec({kind.__name__}, {keys!r}, [{children}])"
+
+
+def _check_linear_tangents(tangents: list, primals: list) -> None:
+    for index, (tangent, primal) in enumerate(zip(tangents, primals, strict=True)):
+        for what, mine, theirs in (("shape", tangent.shape, primal.shape),
+                                   ("device", tangent.device, primal.device),
+                                   ("dtype", tangent.dtype, primal.dtype)):
+            if mine != theirs:
+                raise RuntimeError(f"tangent:{index} with {what} {mine} in flattened pytree "
+                                   f"doesn't match the {what} {theirs} of the corresponding "
+                                   "primal.")
+
+
+def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is J·tangents at the primals. torch traces
+    the forward-mode computation once into a graph; gradgen runs it again on dual tensors at
+    every call, which gives the same values."""
+    output = func(*primals)
+    primal_leaves, primal_spec = _flatten(primals)
+
+    def jvp_fn(*tangents: Any) -> Any:
+        tangent_leaves, tangent_spec = _flatten(tangents)
+        if tangent_spec != primal_spec:
+            raise RuntimeError(f"Expected the tangents {_spec_repr(tangent_spec)} to have the "
+                               f"same argspec as the primals {_spec_repr(primal_spec)}")
+        _check_linear_tangents(tangent_leaves, primal_leaves)
+        with forward_ad.dual_level():
+            duals = [forward_ad.make_dual(p, t) for p, t in zip(primal_leaves, tangent_leaves,
+                                                                 strict=True)]
+            leaves, spec = _flatten(func(*_rebuild(primal_spec, duals)))
+            jvps = [_leaf_tangent(leaf) for leaf in leaves]
+        return _rebuild(spec, jvps)
+
+    return output, jvp_fn
+
+
+def _leaf_tangent(leaf: Any) -> Any:
+    if not isinstance(leaf, Tensor):
+        return leaf
+    primal, tangent = forward_ad.unpack_dual(leaf)
+    return zeros_like(primal) if tangent is None else tangent
+
+
+_FUNCTIONALIZE_REMOVE = ("mutations", "mutations_and_views")
+
+
+def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:
+    """`func` with its in-place and out= operations replaced by out-of-place ones, as torch's
+    functionalize does for a tracer. gradgen has no aliasing-removal pass: the wrapper calls
+    `func` as it is, whose eager results (values, and the mutations of its inputs, which torch
+    copies back) are what torch's functionalized function gives."""
+    if remove not in _FUNCTIONALIZE_REMOVE:
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}."
+            " Valid options are:\n     remove='mutations': all inplace and out= operators will "
+            "be removed from the program, and replaced with their out-of-place equivalents.\n"
+            "     remove='mutations_and_views': In addition to the above, all aliasing operators "
+            "{view} will be replaced with their non-aliasing counterparts, {view}_copy.\n")
+
+    @functools.wraps(func)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    return wrapped
+
+
+def debug_unwrap(tensor: Tensor, *, recurse: bool = True) -> Tensor:
+    """The tensor under a transform's wrappers; gradgen's transforms wrap nothing, so a
+    tensor is returned as it is."""
+    if not isinstance(tensor, Tensor):
+        raise TypeError("is_functorch_wrapped_tensor(): incompatible function arguments. The "
+                        "following argument types are supported:\n    1. (arg0: torch.Tensor) "
+                        f"-> bool\n\nInvoked with: {tensor!r}")
+    return tensor
+
+
+def replace_all_batch_norm_modules_(root: Any) -> Any:
+    """Turn off running statistics on every batch norm module of `root` (in place): their
+    running_mean, running_var and num_batches_tracked become None."""
+    from runtime.nn.batchnorm import _BatchNorm
+    from runtime.nn.norms import _InstanceNorm
+
+    for module in root.modules():
+        if (isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm)
+                and module.track_running_stats):
+            module.running_mean = None
+            module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root
+
+
+def rearrange(tensor: Any, pattern: str, **axes_lengths: int) -> Tensor:
+    """einops' rearrange, without einops: transpose, reshape, squeeze and unsqueeze written as
+    a pattern such as "b (h w) c -> b c h w". A list or tuple of tensors is stacked first."""
+    from runtime.rearrange import rearrange as _rearrange
+
+    if not isinstance(tensor, Tensor):
+        tensor = ops.stack(tensor)
+    return _rearrange(tensor, pattern, axes_lengths)
+
+
+__all__ += ["debug_unwrap", "functionalize", "linearize", "rearrange",
+            "replace_all_batch_norm_modules_"]
+# -- end of funcs' block ----------------------------------------------------------------------
 
 
 def __getattr__(name: str) -> Any:

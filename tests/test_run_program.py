@@ -338,7 +338,8 @@ def test_torch_names_gradgen_s_modules_and_never_the_real_torch(tmp_path: Path) 
     ("import torch.nn as nn\nnn.DataParallel()", "AttributeError: module 'torch.nn' has no "
      "attribute 'DataParallel': torch.nn.DataParallel is not in gradgen (yet)"),
     # Python's own ImportError, which names gradgen's module; a note names torch's.
-    ("from torch.optim import SparseAdam", "torch.optim.SparseAdam is not in gradgen (yet)"),
+    ("from torch.optim import NotAnOptimizer",
+     "torch.optim.NotAnOptimizer is not in gradgen (yet)"),
 ])
 def test_what_gradgen_lacks_is_named(tmp_path: Path, source: str, error: str) -> None:
     write(tmp_path, "prog.py", source + "\n")

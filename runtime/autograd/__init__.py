@@ -37,6 +37,20 @@ __all__ = [
     "ProfilerActivity",
 ]
 
+# -- issue 28, helper funcs -------------------------------------------------------------------
+from runtime.autograd.function import NestedIOFunction  # noqa: E402
+from runtime.autograd.profiler_types import (  # noqa: E402
+    ProfilerConfig,
+    ProfilerEvent,
+    ProfilerState,
+    SavedTensor,
+)
+from runtime.autograd.switches import enforce_grad_layout_policy  # noqa: E402
+
+__all__ += ["NestedIOFunction", "ProfilerConfig", "ProfilerEvent", "ProfilerState",
+            "SavedTensor", "enforce_grad_layout_policy"]
+# -- end of funcs' block ----------------------------------------------------------------------
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

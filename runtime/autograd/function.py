@@ -463,3 +463,125 @@ def once_differentiable(fn: Callable) -> Callable:
                               outputs if isinstance(outputs, tuple) else (outputs,))
 
     return wrapper
+
+
+# -- issue 28, helper funcs: NestedIOFunction ---------------------------------------------------
+
+def _nested_tensors(obj: Any) -> Any:
+    """The tensors of a nest of lists, tuples and dicts, depth first; None is skipped."""
+    if isinstance(obj, Tensor):
+        yield obj
+    elif isinstance(obj, list | tuple):
+        for item in obj:
+            yield from _nested_tensors(item)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            yield from _nested_tensors(item)
+    elif obj is not None:
+        raise ValueError(f"Auto nesting doesn't know how to process an input object of type "
+                         f"{_typename(obj)}. Accepted types: Tensors, or lists/tuples of them")
+
+
+def _typename(obj: Any) -> str:
+    from runtime.global_flags import typename
+
+    return typename(obj)
+
+
+def _nest_like(flat: Any, proto: Any) -> Any:
+    """`flat`'s items laid out in the nest of lists and tuples of `proto` (None stays None)."""
+    def fill(items: Any, shape: Any) -> tuple[Any, Any]:
+        if not isinstance(shape, list | tuple):
+            return items[0], items[1:]
+        filled = []
+        for part in shape:
+            if part is None:
+                filled.append(None)
+                continue
+            value, items = fill(items, part)
+            filled.append(value)
+        return type(shape)(filled), items
+
+    return fill(flat, proto)[0]
+
+
+def _nested_data(obj: Any) -> Any:
+    """The nest with every tensor replaced by its data (a tensor without history)."""
+    if isinstance(obj, Tensor):
+        return obj.data
+    if isinstance(obj, list | tuple):
+        return type(obj)(_nested_data(item) for item in obj)
+    return obj
+
+
+class NestedIOFunction(Function):
+    """The legacy Function whose inputs and outputs may be nested lists and tuples of
+    tensors, kept, as in torch, only so that old code still imports. Subclasses write
+    `forward_extended` and `backward_extended`; calling an instance reaches the removed legacy
+    machinery and fails as torch's does."""
+
+    def _do_forward(self, *input: Any) -> Any:
+        self._nested_input = input
+        flat_output = super()._do_forward(*_nested_tensors(input))  # type: ignore[misc]
+        return _nest_like(flat_output, self._nested_output)
+
+    def _do_backward(self, gradients: Any, retain_variables: bool) -> Any:
+        self.retain_variables = retain_variables
+        result = super()._do_backward(gradients, retain_variables)  # type: ignore[misc]
+        if not retain_variables:
+            del self._nested_output
+            del self._to_save_nested
+        return result
+
+    __call__ = _do_forward
+
+    def forward(self, *args: Any) -> Any:  # type: ignore[override]
+        """Run forward_extended on the data of the nested inputs; the flat output tensors."""
+        nested = _nested_data(self._nested_input)
+        result = self.forward_extended(*nested)
+        del self._nested_input
+        self._nested_output = result
+        return tuple(_nested_tensors(result))
+
+    def backward(self, *gradients: Any) -> Any:  # type: ignore[override]
+        """Run backward_extended on the gradients laid out as the outputs were."""
+        result = self.backward_extended(*_nest_like(gradients, self._nested_output))
+        return tuple(_nested_or_none(result))
+
+    def save_for_backward(self, *args: Any) -> None:
+        self.to_save = tuple(_nested_tensors(args))
+        self._to_save_nested = args
+
+    @property
+    def saved_tensors(self) -> Any:
+        """The saved tensors, nested as given; an instance outside the engine has none."""
+        return _nest_like((), self._to_save_nested)
+
+    def mark_dirty(self, *args: Any, **kwargs: Any) -> None:
+        self.dirty_tensors = tuple(_nested_tensors((args, kwargs)))
+
+    def mark_non_differentiable(self, *args: Any, **kwargs: Any) -> None:
+        self.non_differentiable = tuple(_nested_tensors((args, kwargs)))
+
+    def forward_extended(self, *input: Any) -> None:
+        """The user's forward, on nested inputs."""
+        raise NotImplementedError
+
+    def backward_extended(self, *grad_output: Any) -> None:
+        """The user's backward, on gradients nested as the outputs."""
+        raise NotImplementedError
+
+
+def _nested_or_none(obj: Any) -> Any:
+    if obj is None or isinstance(obj, Tensor):
+        yield obj
+    elif isinstance(obj, list | tuple):
+        for item in obj:
+            yield from _nested_or_none(item)
+    else:
+        raise ValueError(f"Auto nesting doesn't know how to process an input object of type "
+                         f"{_typename(obj)}. Accepted types: Tensors, or lists/tuples of them")
+
+
+__all__ += ["NestedIOFunction"]
+# -- end of funcs' block ------------------------------------------------------------------------

@@ -27,5 +27,14 @@ __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax"
            "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler"]
 
 
+# -- issue 28, helper funcs -------------------------------------------------------------------
+from runtime.optim.muon import Muon  # noqa: E402
+from runtime.optim.sparse_adam import SparseAdam  # noqa: E402
+from runtime.optim.stateless import swap_in_optimizer_params_and_state  # noqa: E402
+
+__all__ += ["Muon", "SparseAdam", "swap_in_optimizer_params_and_state"]
+# -- end of funcs' block ----------------------------------------------------------------------
+
+
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

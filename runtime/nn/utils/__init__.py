@@ -39,6 +39,17 @@ __all__ += ["clip_grad_norm", "fuse_conv_bn_eval", "fuse_conv_bn_weights",
             "spectral_norm", "weight_norm"]
 # -- end of nnB's block -------------------------------------------------------------------
 
+# -- issue 28, helper funcs -------------------------------------------------------------------
+from runtime.nn.utils import memory_format  # noqa: E402
+from runtime.nn.utils.memory_format import (  # noqa: E402
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+)
+
+__all__ += ["convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format",
+            "memory_format"]
+# -- end of funcs' block ----------------------------------------------------------------------
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)
