@@ -1004,3 +1004,28 @@ def test_masked_scatter():
         return out * t.tensor([[1.0, 2.0, 3.0]]), (s, src)
 
     grads(build)
+
+
+# -- windows -----------------------------------------------------------------------------------
+
+WINDOWS = ["hann_window", "hamming_window", "bartlett_window", "blackman_window",
+           "kaiser_window"]
+
+
+@pytest.mark.parametrize("name", WINDOWS)
+@pytest.mark.parametrize("length", [0, 1, 2, 5, 8, 33])
+@pytest.mark.parametrize("periodic", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_windows(name, length, periodic, dtype):
+    same(lambda t: getattr(t, name)(length, periodic, dtype=getattr(t, dtype)),
+         rtol=1e-6, atol=2e-7)
+
+
+def test_window_options_and_errors():
+    same(lambda t: t.hamming_window(7, True, 0.5, 0.3))
+    same(lambda t: t.hamming_window(7, False, 0.6))
+    same(lambda t: t.kaiser_window(9, True, 8.0, dtype=t.float64))
+    same(lambda t: t.hann_window(3, requires_grad=True))
+    for name in WINDOWS:
+        same(lambda t, name=name: getattr(t, name)(-1))
+        same(lambda t, name=name: getattr(t, name)(3, dtype=t.int64))
