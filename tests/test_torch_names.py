@@ -1029,3 +1029,25 @@ def test_window_options_and_errors():
     for name in WINDOWS:
         same(lambda t, name=name: getattr(t, name)(-1))
         same(lambda t, name=name: getattr(t, name)(3, dtype=t.int64))
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.bitwise_left_shift(t.tensor([1, -8, 5, 3]), t.tensor([1, 2, 63, 64])),
+    lambda t: t.bitwise_right_shift(t.tensor([1, -8, 5, 3]), t.tensor([1, 2, 63, 64])),
+    lambda t: t.bitwise_right_shift(t.tensor([1, -8, 5, 3]), -1),
+    lambda t: t.bitwise_left_shift(t.tensor([1, -8, 5, 3]), -1),
+    lambda t: t.bitwise_left_shift(t.tensor([1, 2], dtype=t.int32), 31),
+    lambda t: t.bitwise_left_shift(t.tensor([1, 2], dtype=t.uint8), 7),
+    lambda t: t.bitwise_left_shift(3, t.tensor([1, 2])),
+    lambda t: t.tensor([True]).bitwise_left_shift(1),
+    lambda t: t.tensor([[4], [16]]).bitwise_right_shift(t.tensor([1, 2])),
+    lambda t: t.bitwise_left_shift(t.ones(2), 1),
+    lambda t: t.tensor([1, 2]).bitwise_left_shift_(1.5),
+    lambda t: (lambda x: (x.bitwise_left_shift_(2), x))(t.tensor([1, 3])),
+    lambda t: (lambda x: (x.bitwise_right_shift_(t.tensor([1, 0])), x))(t.tensor([-7, 3])),
+    lambda t: t.argwhere(t.tensor([[0, 1], [2, 0]])),
+    lambda t: t.tensor(3.0).argwhere(),
+    lambda t: t.argwhere(t.tensor([0.0, float("nan"), -1.0])),
+])
+def test_shifts_and_argwhere(program):
+    same(program)
