@@ -521,6 +521,11 @@ class AttributeMethods:
                 self.detach().clone().reshape(shape)
         return AttributeMethods.resize_(self.detach().clone(), *shape)
 
+    def resize_as(self, tensor: Any) -> Any:
+        """Deprecated: a copy resized as tensor."""
+        warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+        return AttributeMethods.resize_(self.detach().clone(), *tensor.shape)
+
     def nonzero_static(self, *, size: int, fill_value: int = -1) -> Any:
         from runtime.global_flags import nonzero_static  # (a sibling module: no cycle)
 

@@ -1051,3 +1051,29 @@ def test_window_options_and_errors():
 ])
 def test_shifts_and_argwhere(program):
     same(program)
+
+
+def test_set_default_tensor_type():
+    from tests import names_oracle
+
+    def program(t):
+        t.set_default_tensor_type(t.DoubleTensor)
+        found = [t.get_default_dtype(), t.ones(1).dtype]
+        t.set_default_tensor_type("torch.FloatTensor")
+        found.append(t.get_default_dtype())
+        try:
+            t.set_default_tensor_type(t.LongTensor)
+        except TypeError as error:
+            found.append(str(error))
+        t.set_default_dtype(t.float32)
+        return found
+
+    # (torch warns once a process: the values only)
+    import runtime
+    import torch
+
+    assert names_oracle.observe(program, runtime)[0] == names_oracle.observe(program, torch)[0]
+
+
+def test_resize_as_copy():
+    same(lambda t: t.tensor([1.0, 2.0]).resize_as(t.ones(2, 1)))
