@@ -1069,8 +1069,9 @@ def test_set_default_tensor_type():
         return found
 
     # (torch warns once a process: the values only)
-    import runtime
     import torch
+
+    import runtime
 
     assert names_oracle.observe(program, runtime)[0] == names_oracle.observe(program, torch)[0]
 
