@@ -160,6 +160,14 @@ class TensorMethods:
             _dispatch.reword_for_method(error, "amin")
             raise
 
+    def angle(self):
+        """angle(Tensor self) -> Tensor"""
+        try:
+            return ops.angle(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _dispatch.reword_for_method(error, "angle")
+            raise
+
     def any(self, *args, **kwargs):
         """any(Tensor self) -> Tensor
         any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor

@@ -1078,3 +1078,15 @@ def test_set_default_tensor_type():
 
 def test_resize_as_copy():
     same(lambda t: t.tensor([1.0, 2.0]).resize_as(t.ones(2, 1)))
+
+
+def test_angle():
+    same(lambda t: t.angle(t.tensor([-1.0, 0.0, 2.0, float("nan"), -0.0, float("-inf")])))
+    same(lambda t: t.tensor([-1, 2, 0]).angle())
+    same(lambda t: t.angle(t.tensor([True, False])))
+
+    def build(t):
+        x = t.tensor([-1.5, 0.5, 2.0], dtype=t.float64, requires_grad=True)
+        return t.angle(x) + x, (x,)
+
+    grads(build)
