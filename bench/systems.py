@@ -75,6 +75,67 @@ def _module_step(lib, weights: Weights, x: np.ndarray, y: np.ndarray, lr: float,
     return step
 
 
+def _tiny_model(lib, weights: Weights):
+    """The seed's TinyModel with `weights`, as _module_step builds it."""
+    w1, _, w2, _ = weights
+
+    class TinyModel(lib.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layer1 = lib.nn.Linear(w1.shape[1], w1.shape[0])
+            self.relu = lib.nn.ReLU()
+            self.layer2 = lib.nn.Linear(w2.shape[1], w2.shape[0])
+
+        def forward(self, x):
+            return self.layer2(self.relu(self.layer1(x)))
+
+    model = TinyModel()
+    with lib.no_grad():
+        for parameter, value in zip(model.parameters(), weights, strict=True):
+            parameter.copy_(lib.tensor(value))
+    return model
+
+
+def compiled_arguments_step(weights: Weights, x: np.ndarray, y: np.ndarray,
+                            lr: float) -> Callable:
+    """The compiled step with its batch passed as arguments: `step(inputs, target)`."""
+    import runtime
+
+    model = _tiny_model(runtime, weights)
+    optimizer = runtime.optim.SGD(model.parameters(), lr=lr)
+
+    def step(inputs, target) -> None:
+        optimizer.zero_grad()
+        loss = (target - model(inputs)).pow(2).sum()
+        loss.backward()
+        optimizer.step()
+
+    compiled = runtime.compile(step)
+    inputs, target = runtime.tensor(x), runtime.tensor(y)
+    return lambda: compiled(inputs, target)
+
+
+def compiled_attributes_step(weights: Weights, x: np.ndarray, y: np.ndarray,
+                             lr: float) -> Callable:
+    """The compiled step written as a trainer's method, over `self.model`, `self.opt`,
+    `self.x`, `self.y` (guarded along those attribute chains)."""
+    import runtime
+
+    class Trainer:
+        def __init__(self) -> None:
+            self.model = _tiny_model(runtime, weights)
+            self.opt = runtime.optim.SGD(self.model.parameters(), lr=lr)
+            self.x, self.y = runtime.tensor(x), runtime.tensor(y)
+
+        def step(self) -> None:
+            self.opt.zero_grad()
+            loss = (self.y - self.model(self.x)).pow(2).sum()
+            loss.backward()
+            self.opt.step()
+
+    return runtime.compile(Trainer().step)
+
+
 def gradgen_step(weights: Weights, x: np.ndarray, y: np.ndarray, lr: float) -> Callable:
     import runtime
 
@@ -149,6 +210,7 @@ def compiled_model_step(weights: Weights, x: np.ndarray, y: np.ndarray,
 
 STEPS: dict[str, Callable] = {
     "gradgen": gradgen_step, "compiled": compiled_step, "compiled model": compiled_model_step,
+    "compiled args": compiled_arguments_step, "compiled self": compiled_attributes_step,
     "torch": torch_step, "autograd": autograd_step, "numpy": numpy_step,
 }
 

@@ -722,7 +722,15 @@ def compare(torch_text: str, gradgen_text: str) -> Report:
         name = entry["name"].split("(", 1)[0].strip()
         torch_names.add(name)
         entries.append(compare_entry(entry, ours.get(name), notes.get(name)))
-    return Report(entries, sorted(set(ours) - torch_names))
+    return Report(entries, sorted(name for name in set(ours) - torch_names
+                                  if not _torch_lacks(ours[name])))
+
+
+def _torch_lacks(entry: dict) -> bool:
+    """An op torch does not have at all (every sample `no_torch`): a prototyper's own op,
+    which this page, a comparison with torch, leaves out (adding one keeps it current)."""
+    samples = entry.get("samples") or []
+    return bool(samples) and all(isinstance(s, dict) and s.get("no_torch") for s in samples)
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -851,7 +859,8 @@ def as_markdown(report: Report) -> str:
         "## gradgen only",
         "",
         "gradgen's entries that torch's derivatives.yaml does not have (ops torch",
-        "differentiates in its own way, or writes by hand):",
+        "differentiates in its own way, or writes by hand; an op torch lacks altogether,",
+        "every sample marked `no_torch`, is not listed):",
         "",
         ", ".join(report.gradgen_only) or "none",
         "",

@@ -17,8 +17,8 @@ from __future__ import annotations
 MODULE_NAMES = frozenset({
     "runtime", "ops", "manual", "forward", "kernels", "Node",
     "SavedVariable", "SavedVariableList", "NOT_SAVED", "namedtuple", "OVERLOADS", "BY_NAME",
-    "Overload", "Param", "tensor_ops", "NUMBER", "NUMBER_OR_NONE", "TENSOR_OR_NUMBER",
-    "TensorMethods", "recording", "forward_grad", "_dispatch",
+    "Overload", "Param", "MISSING", "tensor_ops", "NUMBER", "NUMBER_OR_NONE", "TENSOR_OR_NUMBER",
+    "TensorMethods", "recording", "forward_grad", "_arguments",
     "map", "tuple", "TypeError", "NotImplemented", "Tensor", "isinstance",
     "_out",  # runtime/out.py, which a wrapper hands an out= call to
 })

@@ -13,6 +13,7 @@ import jinja2
 from codegen.escape import Into, escape
 from codegen.formula import local_name
 from codegen.model import Derivative, OpInfo, SavedAttribute, SavedKind
+from codegen.python_signatures import signatures_context
 from codegen.schema import REDUCTIONS, Argument, FunctionSchema, varargs_list
 from codegen.wrapped_numbers import has_several_signatures, takes_number, takes_only_numbers
 
@@ -101,6 +102,10 @@ OUT_DTYPE_RULES.update({
     "cummax": "scan", "cummin": "scan", "take": "take",
 })
 
+# -- out= of torch.special's ops that torch also binds as torch.* functions (helper "special")
+OUT_OVERLOADS = OUT_OVERLOADS | {"i0", "igamma", "igammac", "logit", "xlogy.Scalar_Other",
+                                 "xlogy.Scalar_Self"}
+
 # -- overloads torch gives out= that gradgen does not bind with it yet: the breadth work
 # (elementwise, linear algebra and nn families) added the ops; each needs its out dtype rule
 # (torch's messages) before it takes out=. tests/test_out.py holds the two sets to torch's.
@@ -116,6 +121,8 @@ OUT_NOT_YET = frozenset({
     "sgn",
 })
 
+# (helper "special") nan_to_num's out= needs torch's same-dtype rule and message first
+OUT_NOT_YET = OUT_NOT_YET | {"nan_to_num"}
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -393,18 +400,29 @@ def _python_default(arg: Argument) -> str:
     return text
 
 
+def late_required(arguments: tuple[Argument, ...] | list[Argument]) -> list[Argument]:
+    """The required arguments, which a wrapper gives the default MISSING: a call may name
+    one by a numpy-style keyword (`torch.exp(x=a)`), which Python puts in the wrapper's
+    **kwargs, so the parameter itself must be allowed to go without a value (and so must
+    the positional ones after it); one left without any is torch's "missing" TypeError."""
+    return [arg for arg in arguments if arg.default is None]
+
+
 def python_signature(schema: FunctionSchema, out: bool = False) -> str:
-    """A wrapper's parameters; with `out`, a last keyword-only `out=None` (torch's out=)."""
+    """A wrapper's parameters; with `out`, a last keyword-only `out=None` (torch's out=);
+    then `**kwargs`, where the keywords that are no parameter's own name land: the
+    numpy-style aliases, or mistakes (runtime/arguments.py's `bind` reads them)."""
     parts = []
     star = False
+    late = late_required(schema.arguments)
     for arg in schema.arguments:
         if arg.kwarg_only and not star:
             parts.append("*")
             star = True
-        parts.append(_parameter(arg))
+        parts.append(f"{local_name(arg.name)}=MISSING" if arg in late else _parameter(arg))
     if out:
         parts += ([] if star else ["*"]) + ["out=None"]
-    return ", ".join(parts)
+    return ", ".join([*parts, "**kwargs"])
 
 
 def _out_form(info: OpInfo, function: str) -> list[str]:
@@ -552,13 +570,13 @@ def _normalize(schema: FunctionSchema) -> list[str]:
 
 
 # What a parameter's quick test in a wrapper lets through, by its type (the names are
-# runtime/dispatch.py's): anything else goes to `_dispatch.check_arguments`.
+# runtime/arguments.py's): anything else goes to `_arguments.check_arguments`.
 _QUICK_TYPES = {"Scalar": "NUMBER", "Scalar?": "NUMBER_OR_NONE", "float": "NUMBER",
                 "float?": "NUMBER_OR_NONE"}
 
 
 def _checked(arg: Argument) -> bool:
-    """The parameters a wrapper checks on every call, as runtime/dispatch.py's `checked`
+    """The parameters a wrapper checks on every call, as runtime/arguments.py's `checked`
     picks them: Tensors, lists of Tensors, and the numbers a 0-dim tensor may stand for."""
     kind = _argument_kind(arg)
     return kind == "Tensor" or kind.startswith("Tensor[") and not kind.endswith("?") \
@@ -572,7 +590,7 @@ def _quick_test(info: OpInfo, arg: Argument, first_tensor: bool) -> str:
     name = local_name(arg.name)
     kind = _argument_kind(arg)
     if kind != "Tensor" and kind.startswith("Tensor"):
-        return f"not _dispatch.all_tensors({name})"
+        return f"not _arguments.all_tensors({name})"
     if kind == "Tensor":
         number = not first_tensor and takes_number(info.schema.base, arg.name)
         return f"not isinstance({name}, {'TENSOR_OR_NUMBER' if number else 'Tensor'})"
@@ -585,19 +603,21 @@ def _argument_guard(info: OpInfo, inplace: bool = False) -> list[str]:
     0-dim tensor given for a Scalar becomes its number. The usual path costs one isinstance
     per checked argument, which lets through what is plainly right: a Tensor, or a Python
     number where the op's binding takes one (decided here: codegen/wrapped_numbers.py) or
-    the schema says Scalar. Anything else goes to runtime/dispatch.py's check_arguments,
-    which accepts or converts what torch accepts and raises torch's error for the rest."""
-    checked = [a for a in info.schema.arguments if _checked(a)]
-    if not checked:
-        return []
+    the schema says Scalar; and one test that no other keyword came (`kwargs`). Anything
+    else goes to runtime/arguments.py's `bind`, which takes the numpy-style keywords,
+    accepts or converts what torch accepts and raises torch's error for the rest."""
+    arguments = info.schema.arguments
+    checked = [a for a in arguments if _checked(a)]
     first = next((a for a in checked if _argument_kind(a) == "Tensor"), None)
-    tests = " or ".join(_quick_test(info, a, a is first) for a in checked)
-    names = ", ".join(local_name(a.name) for a in checked)
-    targets = f"({names},)" if len(checked) == 1 else names
+    tests = [_quick_test(info, a, a is first) for a in checked]
+    tests += [f"{local_name(a.name)} is MISSING" for a in late_required(arguments)
+              if not _checked(a)]
+    names = ", ".join(local_name(a.name) for a in arguments)
+    targets = f"({names},)" if len(arguments) == 1 else names
     flag = ", inplace=True" if inplace else ""
-    return [f"if {tests}:",
-            f"    {targets} = _dispatch.check_arguments("
-            f"OVERLOADS[{escape(info.name, Into.LITERAL)}], ({names},){flag})"]
+    return [f"if {' or '.join([*tests, 'kwargs'])}:",
+            f"    {targets} = _arguments.bind("
+            f"OVERLOADS[{escape(info.name, Into.LITERAL)}], ({names},), kwargs{flag})"]
 
 
 def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
@@ -804,18 +824,21 @@ def _method_params(schema: FunctionSchema) -> tuple[list[str], list[str]]:
         # `x.flip(0, 1)`, `x.flip((0, 1))` and, as PyTorch's parser allows, `x.flip(dims=(0, 1))`
         keywords = [a for a in rest if a.kwarg_only]
         params = ["self", "*args", f"{varargs.name}=None", *(_parameter(a) for a in keywords)]
-        call = ["self", f"_dispatch.varargs_list(args, {varargs.name})",
+        call = ["self", f"_arguments.varargs_list(args, {varargs.name})",
                 *(f"{local_name(a.name)}={local_name(a.name)}" for a in keywords)]
         return params, call
     params = ["self"]
     star = False
+    late = late_required(rest)
     for arg in rest:
         if arg.kwarg_only and not star:
             params.append("*")
             star = True
-        params.append(_parameter(arg))
+        params.append(f"{local_name(arg.name)}=MISSING" if arg in late else _parameter(arg))
     call = ["self", *(f"{local_name(a.name)}={local_name(a.name)}" if a.kwarg_only
                       else local_name(a.name) for a in rest)]
+    if rest:  # numpy-style keywords, and torch's errors: the function's `bind` sees them
+        params.append("**kwargs")
     return params, call
 
 
@@ -827,13 +850,17 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
         call = f"ops.{name}{suffix}(self, *args, **kwargs)"
         if not suffix and any(i.name in OUT_OVERLOADS for i in infos):
             # the function takes out= (`torch.max(x, 0, out=...)`), the method does not
-            call += f' if "out" not in kwargs else _dispatch.no_out({escape(name, Into.LITERAL)})'
+            call += f' if "out" not in kwargs else _arguments.no_out({escape(name, Into.LITERAL)})'
         return {"name": name + suffix, "signature": "self, *args, **kwargs", "call": call,
                 "doc": doc}
     params, call = _method_params(infos[0].schema)
-    function = wrapper_name(infos[0], [infos[0]]) + suffix
-    return {"name": name + suffix, "signature": ", ".join(params),
-            "call": f"ops.{function}({', '.join(call)})", "doc": doc}
+    function = f"ops.{wrapper_name(infos[0], [infos[0]])}{suffix}"
+    expression = f"{function}({', '.join(call)})"
+    if params[-1] == "**kwargs":  # the usual call passes no dict of keywords on
+        keywords = f"**_arguments.method_keywords({escape(name, Into.LITERAL)}, kwargs)"
+        expression += f" if not kwargs else {function}({', '.join([*call, keywords])})"
+    return {"name": name + suffix, "signature": ", ".join(params), "call": expression,
+            "doc": doc}
 
 
 def _writes_self(schema: FunctionSchema) -> bool:
@@ -952,6 +979,41 @@ def _public(bindings: Bindings) -> list[str]:
     return sorted({*bindings.functions, *inplace})
 
 
+# -- the mode check: the block at the top of every wrapper (runtime/modes.py) ----------------
+
+def _mode_call(wrapper: dict, info: OpInfo, public: set[str]) -> dict:
+    """The wrapper's context with `heard`: what it hands to `_modes.dispatch` when a mode is
+    on: itself, its positional parameters as args, its keyword-only ones (out= included)
+    as kwargs, and who may hear it (a public function is heard by function modes too)."""
+    schema = info.schema
+    positional = [local_name(a.name) for a in schema.arguments if not a.kwarg_only]
+    keywords = [local_name(a.name) for a in schema.arguments if a.kwarg_only]
+    if "out=None" in wrapper["signature"].split(", "):
+        keywords.append("out")
+    args = "(" + ", ".join(positional) + ("," if len(positional) == 1 else "") + ")"
+    kwargs = "{" + ", ".join(f"{escape(k, Into.LITERAL)}: {k}" for k in keywords) + "}"
+    who = "PUBLIC_OP" if wrapper["function"] in public else "OP"
+    return {**wrapper, "heard": f"{wrapper['function']}, {args}, {kwargs}, _modes.{who}"}
+
+
+def _public_wrappers(bindings: Bindings) -> set[str]:
+    """The wrappers a program calls by a public name (`mm`, `add_Tensor` bound as `add`)."""
+    names = set(_public(bindings))
+    return names | {target for alias, target in _aliases(bindings) if alias in names}
+
+
+def _method_mode_call(method: dict) -> dict:
+    """A Tensor method's context with `heard`: itself as `TensorMethods.NAME` (the function
+    Tensor gets), and the call's arguments as its signature takes them, self first."""
+    signature = ast.parse(f"def method({method['signature']}): pass").body[0].args
+    args = [a.arg for a in signature.args]
+    args += [f"*{signature.vararg.arg}"] if signature.vararg else []
+    kwargs = [f"{escape(a.arg, Into.LITERAL)}: {a.arg}" for a in signature.kwonlyargs]
+    kwargs += [f"**{signature.kwarg.arg}"] if signature.kwarg else []
+    call = f"TensorMethods.{method['name']}, ({', '.join(args)},), {{{', '.join(kwargs)}}}"
+    return {**method, "heard": call}
+
+
 def render_functions(env: jinja2.Environment, header: dict, infos: list[OpInfo]) -> str:
     return env.get_template("functions.py.j2").render(
         **header, nodes=[node_context(i) for i in infos if i.differentiable])
@@ -961,7 +1023,8 @@ def render_ops(env: jinja2.Environment, header: dict, infos: list[OpInfo], bindi
                kernels: frozenset[str]) -> str:
     return env.get_template("ops.py.j2").render(
         **header,
-        wrappers=[w for i in infos for w in op_contexts(i, bindings.group(i), kernels)],
+        wrappers=[_mode_call(w, i, _public_wrappers(bindings)) for i in infos
+                  for w in op_contexts(i, bindings.group(i), kernels)],
         nodes=sorted({i.node_name for i in infos if i.differentiable}, key=_import_order),
         named_returns=_named_returns(infos),
         overloads=[overload_context(i, bindings.group(i), kernels) for i in infos],
@@ -988,7 +1051,8 @@ def render_tensor_methods(env: jinja2.Environment, header: dict, infos: list[OpI
     methods += [method_context(base, group, "_")
                 for base, group in sorted(bindings.inplace.items())]
     return env.get_template("tensor_methods.py.j2").render(
-        **header, methods=methods, operators=operator_contexts(infos))
+        **header, methods=[_method_mode_call(m) for m in methods],
+        operators=operator_contexts(infos))
 
 
 def _numpy_forms(infos: list[OpInfo]) -> list[tuple[str, list[tuple[str, str, str]]]]:
@@ -1059,4 +1123,6 @@ def render_all(infos: list[OpInfo], spec_name: str,
         "spec_kernels.py": env.get_template("spec_kernels.py.j2").render(
             **header, kernels=[spec_kernel_context(i) for i in infos if i.forward_formula]),
         "__init__.py": env.get_template("__init__.py.j2").render(**header),
+        "signatures.py": env.get_template("signatures.py.j2").render(
+            **header, signatures=signatures_context()),
     }

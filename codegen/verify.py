@@ -167,8 +167,17 @@ def samples(info: OpInfo, seed: int = 0) -> list[Sample]:
 
 # -- running the op on either side -------------------------------------------------------------
 
+def _unimplemented(info: OpInfo) -> set[str]:
+    """The inputs whose formula is not_implemented(...): they require grad (the op records
+    its node, as torch's does), but no check asks for their gradient."""
+    return {name for d in info.derivatives if d.not_implemented is not None
+            for name in d.var_names}
+
+
 def _differentiable(info: OpInfo) -> list[str]:
-    return [i.name for i in info.inputs]
+    """The inputs whose gradients are checked: those with a formula."""
+    unimplemented = _unimplemented(info)
+    return [i.name for i in info.inputs if i.name not in unimplemented]
 
 
 def _make_runtime_args(info: OpInfo, sample: Sample) -> tuple[dict, list]:
@@ -185,8 +194,10 @@ def _make_runtime_args(info: OpInfo, sample: Sample) -> tuple[dict, list]:
             leaves.extend(t for t in tensors if t is not None and t.requires_grad)
             kwargs[local_name(name)] = tensors
         elif arg.type.is_tensor and isinstance(value, np.ndarray):
-            tensor = runtime.tensor(value, requires_grad=name in wanted and value.dtype.kind == "f")
-            if tensor.requires_grad:
+            floating = value.dtype.kind == "f"
+            tensor = runtime.tensor(value, requires_grad=floating and (
+                name in wanted or name in _unimplemented(info)))
+            if floating and name in wanted:
                 leaves.append(tensor)
             kwargs[local_name(name)] = tensor
         elif arg.type.base == "ScalarType" and value is not None:
@@ -205,9 +216,10 @@ def _make_torch_args(info: OpInfo, sample: Sample) -> tuple[list, dict, list]:
     def convert(name: str, value: Any) -> Any:
         if isinstance(value, np.ndarray):
             tensor = torch.tensor(value)
-            if name in wanted and value.dtype.kind == "f":
+            if value.dtype.kind == "f" and (name in wanted or name in _unimplemented(info)):
                 tensor.requires_grad_(True)
-                leaves.append(tensor)
+                if name in wanted:
+                    leaves.append(tensor)
             return tensor
         return value
 

@@ -2911,10 +2911,10 @@ NODES = {
         "schema": "remainder.Tensor(Tensor self, Tensor other) -> Tensor",
         "formulas": (
             ("self", "grad"),
-            ("other", "-grad * (self / other).floor()"),
+            ("other", "-grad * self.div(other, rounding_mode=\"floor\")"),
         ),
         "result": (
-            ("result", "self_t - other_t * (self_p / other_p).floor()", ""),
+            ("result", "self_t - other_t * self_p.div(other_p, rounding_mode=\"floor\")", ""),
         ),
         "saved": {
             "self_": "tensor",
@@ -3151,6 +3151,22 @@ NODES = {
         "saved": {
             "indices": "tensor",
             "self_": "tensor",
+        },
+    },
+    "WeightNormInterfaceBackward0": {
+        "entry": "_weight_norm_interface",
+        "schema": "_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)",
+        "formulas": (
+            ("v, g", "weight_norm_differentiable_backward(grad, v, g, result1, dim)"),
+        ),
+        "result": (
+            ("result0", "weight_norm_jvp(v_p, g_p, v_t, g_t, result1, dim)", ""),
+        ),
+        "saved": {
+            "v": "tensor",
+            "g": "tensor",
+            "result1": "output",
+            "dim": "value",
         },
     },
     "AcosBackward0": {
@@ -3620,6 +3636,211 @@ NODES = {
         ),
         "result": (
             ("result", "auto_element_wise", "sinc_backward(self_t, self_p)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "I0Backward0": {
+        "entry": "i0",
+        "schema": "i0(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * special_i1(self)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * special_i1(self_p)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "SpecialI0EBackward0": {
+        "entry": "special_i0e",
+        "schema": "special_i0e(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad * (special_i1e(self) - self.sign() * result)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * (special_i1e(self_p) - self_p.sign() * result)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "SpecialI1Backward0": {
+        "entry": "special_i1",
+        "schema": "special_i1(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "i1_backward(grad, self, result)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "i1_backward(self_t, self_p, result)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "SpecialI1EBackward0": {
+        "entry": "special_i1e",
+        "schema": "special_i1e(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "i1e_backward(grad, self, result)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "i1e_backward(self_t, self_p, result)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result": "output",
+        },
+    },
+    "IgammaBackward0": {
+        "entry": "igamma",
+        "schema": "igamma(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "not_implemented(\"igamma: input\")"),
+            ("other", "grad * exp((self - 1) * log(other) - other - lgamma(self))"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "IgammacBackward0": {
+        "entry": "igammac",
+        "schema": "igammac(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "not_implemented(\"igammac: input\")"),
+            ("other", "-grad * exp((self - 1) * log(other) - other - lgamma(self))"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "SpecialZetaBackward0": {
+        "entry": "special_zeta",
+        "schema": "special_zeta(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self", "not_implemented(\"zeta\")"),
+            ("other", "grad * -self * special_zeta(self + 1., other)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "SpecialZetaBackward1": {
+        "entry": "special_zeta.self_scalar",
+        "schema": "special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor",
+        "formulas": (
+            ("other", "grad * -self * special_zeta(self + 1., other)"),
+        ),
+        "result": (
+            ("result", "other_t * -self * special_zeta(self + 1., other_p)", ""),
+        ),
+        "saved": {
+            "self": "value",
+            "other": "tensor",
+        },
+    },
+    "SpecialZetaBackward2": {
+        "entry": "special_zeta.other_scalar",
+        "schema": "special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor",
+        "formulas": (
+            ("self", "not_implemented(\"zeta\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "LogitBackward0": {
+        "entry": "logit",
+        "schema": "logit(Tensor self, float? eps=None) -> Tensor",
+        "formulas": (
+            ("self", "logit_backward(grad, self, eps)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "logit_backward(self_t, self_p, eps)"),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "eps": "value",
+        },
+    },
+    "XlogyBackward1": {
+        "entry": "xlogy.Scalar_Self",
+        "schema": "xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor",
+        "formulas": (
+            ("other", "grad * self / other"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "other_t * self / other_p"),
+        ),
+        "saved": {
+            "self": "value",
+            "other": "tensor",
+        },
+    },
+    "XlogyBackward2": {
+        "entry": "xlogy.Scalar_Other",
+        "schema": "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor",
+        "formulas": (
+            ("self", "xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "xlogy(self_t, other) if other > 0.0 else xlogy(self_t, other).masked_fill(self_p == 0.0, 0.0)"),
+        ),
+        "saved": {
+            "other": "value",
+            "self_": "tensor",
+        },
+    },
+    "SpecialXlog1PyBackward1": {
+        "entry": "special_xlog1py.self_scalar",
+        "schema": "special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor",
+        "formulas": (
+            ("other", "grad * self / (other + 1)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "other_t * self / (other_p + 1)"),
+        ),
+        "saved": {
+            "self": "value",
+            "other": "tensor",
+        },
+    },
+    "SpecialXlog1PyBackward2": {
+        "entry": "special_xlog1py.other_scalar",
+        "schema": "special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor",
+        "formulas": (
+            ("self", "special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "special_xlog1py(self_t, other) if other > -1.0 else special_xlog1py(self_t, other).masked_fill(self_p == 0.0, 0.0)"),
+        ),
+        "saved": {
+            "other": "value",
+            "self_": "tensor",
+        },
+    },
+    "NanToNumBackward0": {
+        "entry": "nan_to_num",
+        "schema": "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
+        "formulas": (
+            ("self", "grad * isfinite_mask(self)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t * isfinite_mask(self_p)"),
         ),
         "saved": {
             "self_": "tensor",
@@ -4134,19 +4355,6 @@ NODES = {
             ("result", "auto_element_wise", "zeros_like(self_t)"),
         ),
         "saved": {
-        },
-    },
-    "NanToNumBackward0": {
-        "entry": "nan_to_num",
-        "schema": "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor",
-        "formulas": (
-            ("self", "grad * ((self - self) == 0)"),
-        ),
-        "result": (
-            ("result", "auto_element_wise", "self_t * (self_p - self_p == 0)"),
-        ),
-        "saved": {
-            "self_": "tensor",
         },
     },
     "LogcumsumexpBackward0": {

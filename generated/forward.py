@@ -228,6 +228,7 @@ __all__ = [
     "_adaptive_avg_pool2d_backward",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
+    "_weight_norm_interface",
     "acos",
     "asin",
     "atan",
@@ -251,7 +252,7 @@ __all__ = [
     "nextafter",
     "ldexp_Tensor",
     "xlogy_Tensor",
-    "special_xlog1py",
+    "special_xlog1py_default",
     "special_entr",
     "special_erfcx",
     "special_ndtri",
@@ -260,6 +261,17 @@ __all__ = [
     "fmin",
     "mvlgamma",
     "sinc",
+    "i0",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "special_zeta_self_scalar",
+    "logit",
+    "xlogy_Scalar_Self",
+    "xlogy_Scalar_Other",
+    "special_xlog1py_self_scalar",
+    "special_xlog1py_other_scalar",
+    "nan_to_num",
     "diagonal",
     "diagonal_backward",
     "diag_embed",
@@ -294,7 +306,6 @@ __all__ = [
     "copysign_Tensor",
     "copysign_Scalar",
     "sgn",
-    "nan_to_num",
     "logcumsumexp",
     "masked_scatter",
     "angle",
@@ -2247,14 +2258,14 @@ def remainder_Tensor(self_p, self_t, other_p, other_t, result):
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry remainder.Tensor
-    result: self_t - other_t * (self_p / other_p).floor()
+    result: self_t - other_t * self_p.div(other_p, rounding_mode="floor")
     """
     total = None
     if forward_grad.defined(self_t):
         term = self_t
         total = term if total is None else total + term
     if forward_grad.defined(other_t):
-        term = other_t * ops.floor(self_p / other_p)
+        term = other_t * ops.div(self_p, other_p, rounding_mode='floor')
         total = -term if total is None else total - term
     return forward_grad.complete(total, result)
 
@@ -2399,6 +2410,16 @@ def adaptive_max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, i
     result: auto_linear
     """
     return ops.adaptive_max_pool2d_backward(grad_output_t, self_t, indices_p)
+
+
+def _weight_norm_interface(v_p, v_t, g_p, g_t, dim, result0, result1):
+    """_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _weight_norm_interface
+    result0: weight_norm_jvp(v_p, g_p, v_t, g_t, result1, dim)
+    """
+    result0_t = manual.weight_norm_jvp(ops, v_p, g_p, v_t, g_t, result1, dim)
+    return result0_t, None
 
 
 def acos(self_p, self_t, result):
@@ -2614,7 +2635,7 @@ def xlogy_Tensor(self_p, self_t, other_p, other_t, result):
     return ops.masked_fill(ops.xlogy(self_t, other_p), ops.logical_and(self_p == 0.0, other_p <= 0.0), 0.0) + other_t * self_p / other_p
 
 
-def special_xlog1py(self_p, self_t, other_p, other_t, result):
+def special_xlog1py_default(self_p, self_t, other_p, other_t, result):
     """special_xlog1py(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry special_xlog1py
@@ -2705,6 +2726,105 @@ def sinc(self_p, self_t, result):
     result: auto_element_wise, from self: sinc_backward(grad, self)
     """
     return manual.sinc_backward(ops, self_t, self_p)
+
+
+def i0(self_p, self_t, result):
+    """i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    result: auto_element_wise, from self: grad * special_i1(self)
+    """
+    return self_t * ops.special_i1(self_p)
+
+
+def special_i0e(self_p, self_t, result):
+    """special_i0e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i0e
+    result: auto_element_wise, from self: grad * (special_i1e(self) - self.sign() * result)
+    """
+    return self_t * (ops.special_i1e(self_p) - ops.sign(self_p) * result)
+
+
+def special_i1(self_p, self_t, result):
+    """special_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1
+    result: auto_element_wise, from self: i1_backward(grad, self, result)
+    """
+    return manual.i1_backward(ops, self_t, self_p, result)
+
+
+def special_i1e(self_p, self_t, result):
+    """special_i1e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1e
+    result: auto_element_wise, from self: i1e_backward(grad, self, result)
+    """
+    return manual.i1e_backward(ops, self_t, self_p, result)
+
+
+def special_zeta_self_scalar(self_, other_p, other_t, result):
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.self_scalar
+    result: other_t * -self * special_zeta(self + 1., other_p)
+    """
+    return other_t * -self_ * ops.special_zeta(self_ + 1.0, other_p)
+
+
+def logit(self_p, self_t, eps, result):
+    """logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    result: auto_element_wise, from self: logit_backward(grad, self, eps)
+    """
+    return manual.logit_backward(ops, self_t, self_p, eps)
+
+
+def xlogy_Scalar_Self(self_, other_p, other_t, result):
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Self
+    result: auto_element_wise, from other: grad * self / other
+    """
+    return other_t * self_ / other_p
+
+
+def xlogy_Scalar_Other(self_p, self_t, other, result):
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    result: auto_element_wise, from self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)
+    """
+    return ops.xlogy(self_t, other) if other > 0.0 else ops.masked_fill(ops.xlogy(self_t, other), self_p == 0.0, 0.0)
+
+
+def special_xlog1py_self_scalar(self_, other_p, other_t, result):
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.self_scalar
+    result: auto_element_wise, from other: grad * self / (other + 1)
+    """
+    return other_t * self_ / (other_p + 1)
+
+
+def special_xlog1py_other_scalar(self_p, self_t, other, result):
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.other_scalar
+    result: auto_element_wise, from self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
+    """
+    return ops.special_xlog1py(self_t, other) if other > -1.0 else ops.masked_fill(ops.special_xlog1py(self_t, other), self_p == 0.0, 0.0)
+
+
+def nan_to_num(self_p, self_t, nan, posinf, neginf, result):
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+
+    derivatives.yaml, entry nan_to_num
+    result: auto_element_wise, from self: grad * isfinite_mask(self)
+    """
+    return self_t * manual.isfinite_mask(ops, self_p)
 
 
 def diagonal(self_p, self_t, offset, dim1, dim2, result):
@@ -3016,15 +3136,6 @@ def sgn(self_p, self_t, result):
     result: auto_element_wise, from self: zeros_like(grad)
     """
     return manual.zeros_like(ops, self_t)
-
-
-def nan_to_num(self_p, self_t, nan, posinf, neginf, result):
-    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
-
-    derivatives.yaml, entry nan_to_num
-    result: auto_element_wise, from self: grad * ((self - self) == 0)
-    """
-    return self_t * (self_p - self_p == 0)
 
 
 def logcumsumexp(self_p, self_t, dim, result):

@@ -227,6 +227,7 @@ __all__ = [
     "AdaptiveAvgPool2DBackwardBackward0",
     "AdaptiveMaxPool2DBackward0",
     "AdaptiveMaxPool2DBackwardBackward0",
+    "WeightNormInterfaceBackward0",
     "AcosBackward0",
     "AsinBackward0",
     "AtanBackward0",
@@ -262,6 +263,21 @@ __all__ = [
     "FminBackward0",
     "MvlgammaBackward0",
     "SincBackward0",
+    "I0Backward0",
+    "SpecialI0EBackward0",
+    "SpecialI1Backward0",
+    "SpecialI1EBackward0",
+    "IgammaBackward0",
+    "IgammacBackward0",
+    "SpecialZetaBackward0",
+    "SpecialZetaBackward1",
+    "SpecialZetaBackward2",
+    "LogitBackward0",
+    "XlogyBackward1",
+    "XlogyBackward2",
+    "SpecialXlog1PyBackward1",
+    "SpecialXlog1PyBackward2",
+    "NanToNumBackward0",
     "DiagonalBackward0",
     "DiagonalBackwardBackward0",
     "DiagEmbedBackward0",
@@ -296,7 +312,6 @@ __all__ = [
     "CopysignBackward0",
     "CopysignBackward1",
     "SgnBackward0",
-    "NanToNumBackward0",
     "LogcumsumexpBackward0",
     "MaskedScatterBackward0",
     "AngleBackward0",
@@ -6243,7 +6258,7 @@ class RemainderBackward1(Node):
 
     derivatives.yaml, entry remainder.Tensor
     self: grad
-    other: -grad * (self / other).floor()
+    other: -grad * self.div(other, rounding_mode="floor")
     """
 
     __slots__ = ("self_", "other_")
@@ -6269,9 +6284,9 @@ class RemainderBackward1(Node):
         # self: grad
         if self.should_compute_output(0):
             grad_inputs[0] = grad
-        # other: -grad * (self / other).floor()
+        # other: -grad * self.div(other, rounding_mode="floor")
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = -grad * ops.floor(self_ / other)
+            grad_inputs[1] = -grad * ops.div(self_, other, rounding_mode='floor')
         return grad_inputs
 
 
@@ -6766,6 +6781,51 @@ class AdaptiveMaxPool2DBackwardBackward0(Node):
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class WeightNormInterfaceBackward0(Node):
+    """_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _weight_norm_interface
+    v, g: weight_norm_differentiable_backward(grad, v, g, result1, dim)
+    """
+
+    __slots__ = ("v_", "g_", "result1_", "_saved_dim")
+
+    @property
+    def _saved_v(self):
+        return self.v_.unpack()
+
+    @property
+    def _saved_g(self):
+        return self.g_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.v_.reset_data()
+        self.g_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        v = ops.unpack(self.v_, self)
+        g = ops.unpack(self.g_, self)
+        result1 = ops.unpack(self.result1_, self)
+        dim = self._saved_dim
+        grad_inputs = [None, None]
+        # v, g: weight_norm_differentiable_backward(grad, v, g, result1, dim)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.weight_norm_differentiable_backward(ops, grad, v, g, result1, dim)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
         return grad_inputs
 
 
@@ -7788,6 +7848,455 @@ class SincBackward0(Node):
         return grad_inputs
 
 
+class I0Backward0(Node):
+    """i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    self: grad * special_i1(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * special_i1(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.special_i1(self_)
+        return grad_inputs
+
+
+class SpecialI0EBackward0(Node):
+    """special_i0e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i0e
+    self: grad * (special_i1e(self) - self.sign() * result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: grad * (special_i1e(self) - self.sign() * result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * (ops.special_i1e(self_) - ops.sign(self_) * result)
+        return grad_inputs
+
+
+class SpecialI1Backward0(Node):
+    """special_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1
+    self: i1_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: i1_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.i1_backward(ops, grad, self_, result)
+        return grad_inputs
+
+
+class SpecialI1EBackward0(Node):
+    """special_i1e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1e
+    self: i1e_backward(grad, self, result)
+    """
+
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: i1e_backward(grad, self, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.i1e_backward(ops, grad, self_, result)
+        return grad_inputs
+
+
+class IgammaBackward0(Node):
+    """igamma(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igamma
+    self: not_implemented("igamma: input")
+    other: grad * exp((self - 1) * log(other) - other - lgamma(self))
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: not_implemented("igamma: input")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+        # other: grad * exp((self - 1) * log(other) - other - lgamma(self))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * ops.exp((self_ - 1) * ops.log(other) - other - ops.lgamma(self_))
+        return grad_inputs
+
+
+class IgammacBackward0(Node):
+    """igammac(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igammac
+    self: not_implemented("igammac: input")
+    other: -grad * exp((self - 1) * log(other) - other - lgamma(self))
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: not_implemented("igammac: input")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'igammac: input' is not implemented.")
+        # other: -grad * exp((self - 1) * log(other) - other - lgamma(self))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = -grad * ops.exp((self_ - 1) * ops.log(other) - other - ops.lgamma(self_))
+        return grad_inputs
+
+
+class SpecialZetaBackward0(Node):
+    """special_zeta(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta
+    self: not_implemented("zeta")
+    other: grad * -self * special_zeta(self + 1., other)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self: not_implemented("zeta")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+        # other: grad * -self * special_zeta(self + 1., other)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = grad * -self_ * ops.special_zeta(self_ + 1.0, other)
+        return grad_inputs
+
+
+class SpecialZetaBackward1(Node):
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.self_scalar
+    other: grad * -self * special_zeta(self + 1., other)
+    """
+
+    __slots__ = ("_saved_self", "other_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self._saved_self
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None]
+        # other: grad * -self * special_zeta(self + 1., other)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * -self_ * ops.special_zeta(self_ + 1.0, other)
+        return grad_inputs
+
+
+class SpecialZetaBackward2(Node):
+    """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.other_scalar
+    self: not_implemented("zeta")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("zeta")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+        return grad_inputs
+
+
+class LogitBackward0(Node):
+    """logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    self: logit_backward(grad, self, eps)
+    """
+
+    __slots__ = ("self_", "_saved_eps")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        eps = self._saved_eps
+        grad_inputs = [None]
+        # self: logit_backward(grad, self, eps)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.logit_backward(ops, grad, self_, eps)
+        return grad_inputs
+
+
+class XlogyBackward1(Node):
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Self
+    other: grad * self / other
+    """
+
+    __slots__ = ("_saved_self", "other_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self._saved_self
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None]
+        # other: grad * self / other
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * self_ / other
+        return grad_inputs
+
+
+class XlogyBackward2(Node):
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)
+    """
+
+    __slots__ = ("_saved_other", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = self._saved_other
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.xlogy(grad, other) if other > 0.0 else ops.masked_fill(ops.xlogy(grad, other), self_ == 0.0, 0.0)
+        return grad_inputs
+
+
+class SpecialXlog1PyBackward1(Node):
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.self_scalar
+    other: grad * self / (other + 1)
+    """
+
+    __slots__ = ("_saved_self", "other_")
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = self._saved_self
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None]
+        # other: grad * self / (other + 1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * self_ / (other + 1)
+        return grad_inputs
+
+
+class SpecialXlog1PyBackward2(Node):
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.other_scalar
+    self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
+    """
+
+    __slots__ = ("_saved_other", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        other = self._saved_other
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.special_xlog1py(grad, other) if other > -1.0 else ops.masked_fill(ops.special_xlog1py(grad, other), self_ == 0.0, 0.0)
+        return grad_inputs
+
+
+class NanToNumBackward0(Node):
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+
+    derivatives.yaml, entry nan_to_num
+    self: grad * isfinite_mask(self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * isfinite_mask(self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * manual.isfinite_mask(ops, self_)
+        return grad_inputs
+
+
 class DiagonalBackward0(Node):
     """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
 
@@ -8749,33 +9258,6 @@ class SgnBackward0(Node):
         # self: zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.zeros_like(ops, grad)
-        return grad_inputs
-
-
-class NanToNumBackward0(Node):
-    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
-
-    derivatives.yaml, entry nan_to_num
-    self: grad * ((self - self) == 0)
-    """
-
-    __slots__ = ("self_",)
-
-    @property
-    def _saved_self(self):
-        return self.self_.unpack()
-
-    def release_variables(self):
-        self.self_.reset_data()
-
-    def apply(self, grads, ops=tensor_ops):
-        grad = grads[0]
-        any_grad_defined = grads[0] is not None
-        self_ = ops.unpack(self.self_, self)
-        grad_inputs = [None]
-        # self: grad * ((self - self) == 0)
-        if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * (self_ - self_ == 0)
         return grad_inputs
 
 

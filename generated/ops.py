@@ -127,6 +127,9 @@ from generated.functions import (
     HardtanhBackwardBackward0,
     HuberLossBackward0,
     HypotBackward0,
+    I0Backward0,
+    IgammaBackward0,
+    IgammacBackward0,
     IndexAddBackward0,
     IndexBackward0,
     IndexCopyBackward0,
@@ -169,6 +172,7 @@ from generated.functions import (
     LogaddexpBackward0,
     LogBackward0,
     LogcumsumexpBackward0,
+    LogitBackward0,
     LogSigmoidBackward0,
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
@@ -287,9 +291,17 @@ from generated.functions import (
     SortBackward1,
     SpecialEntrBackward0,
     SpecialErfcxBackward0,
+    SpecialI0EBackward0,
+    SpecialI1Backward0,
+    SpecialI1EBackward0,
     SpecialLogNdtrBackward0,
     SpecialNdtriBackward0,
     SpecialXlog1PyBackward0,
+    SpecialXlog1PyBackward1,
+    SpecialXlog1PyBackward2,
+    SpecialZetaBackward0,
+    SpecialZetaBackward1,
+    SpecialZetaBackward2,
     SplitBackward0,
     SplitWithSizesBackward0,
     SqrtBackward0,
@@ -355,15 +367,19 @@ from generated.functions import (
     VarMeanBackward0,
     VdotBackward0,
     ViewBackward0,
+    WeightNormInterfaceBackward0,
     WhereBackward0,
     XlogyBackward0,
+    XlogyBackward1,
+    XlogyBackward2,
     ZeroBackward0,
 )
-from runtime import dispatch as _dispatch
+from runtime import arguments as _arguments
 from runtime import forward_grad, kernels, recording
+from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
-from runtime.dispatch import NUMBER, NUMBER_OR_NONE, TENSOR_OR_NUMBER, Overload, Param
+from runtime.arguments import MISSING, NUMBER, NUMBER_OR_NONE, TENSOR_OR_NUMBER, Overload, Param
 from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 
 __all__ = [
@@ -389,6 +405,7 @@ __all__ = [
     "_upsample_nearest_exact2d_backward",
     "_upsample_nearest_exact3d",
     "_upsample_nearest_exact3d_backward",
+    "_weight_norm_interface",
     "abs",
     "abs_",
     "acos",
@@ -515,6 +532,10 @@ __all__ = [
     "hardtanh_backward",
     "huber_loss",
     "hypot",
+    "i0",
+    "i0_",
+    "igamma",
+    "igammac",
     "index",
     "index_add",
     "index_copy",
@@ -557,6 +578,8 @@ __all__ = [
     "logical_and",
     "logical_not",
     "logical_or",
+    "logit",
+    "logit_",
     "logsumexp",
     "lt",
     "lu_unpack",
@@ -660,11 +683,39 @@ __all__ = [
     "softshrink",
     "softshrink_backward",
     "sort",
+    "special_airy_ai",
+    "special_bessel_j0",
+    "special_bessel_j1",
+    "special_bessel_y0",
+    "special_bessel_y1",
+    "special_chebyshev_polynomial_t",
+    "special_chebyshev_polynomial_u",
+    "special_chebyshev_polynomial_v",
+    "special_chebyshev_polynomial_w",
     "special_entr",
     "special_erfcx",
+    "special_hermite_polynomial_h",
+    "special_hermite_polynomial_he",
+    "special_i0e",
+    "special_i1",
+    "special_i1e",
+    "special_laguerre_polynomial_l",
+    "special_legendre_polynomial_p",
     "special_log_ndtr",
+    "special_modified_bessel_i0",
+    "special_modified_bessel_i1",
+    "special_modified_bessel_k0",
+    "special_modified_bessel_k1",
     "special_ndtri",
+    "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1",
+    "special_shifted_chebyshev_polynomial_t",
+    "special_shifted_chebyshev_polynomial_u",
+    "special_shifted_chebyshev_polynomial_v",
+    "special_shifted_chebyshev_polynomial_w",
+    "special_spherical_bessel_j0",
     "special_xlog1py",
+    "special_zeta",
     "split",
     "split_with_sizes",
     "sqrt",
@@ -774,13 +825,17 @@ _linalg_qr_return = namedtuple("linalg_qr", ["Q", "R"])
 _linalg_lstsq_return = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
-def add_Tensor(self_, other, *, alpha=1, out=None):
+def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry add.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
-        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Tensor"], (self_, other, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(add_Tensor, (self_, other), {"alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, other, alpha = _arguments.bind(OVERLOADS["add.Tensor"], (self_, other, alpha,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("add", add_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
@@ -795,13 +850,17 @@ def add_Tensor(self_, other, *, alpha=1, out=None):
     return result
 
 
-def add_Tensor_(self_, other, *, alpha=1):
+def add_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry add.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
-        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Tensor"], (self_, other, alpha,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(add_Tensor_, (self_, other), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, other, alpha = _arguments.bind(OVERLOADS["add.Tensor"], (self_, other, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -821,13 +880,17 @@ def add_Tensor_(self_, other, *, alpha=1):
     return self_
 
 
-def add_Scalar(self_, other, alpha=1, *, out=None):
+def add_Scalar(self_=MISSING, other=MISSING, alpha=1, *, out=None, **kwargs):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry add.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER):
-        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["add.Scalar"], (self_, other, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(add_Scalar, (self_, other, alpha), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, other, alpha = _arguments.bind(OVERLOADS["add.Scalar"], (self_, other, alpha,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("add", add_Scalar, (self_, other, alpha), {}, out)
     result = recording.wrap(kernels.add_Scalar(recording.data(self_), other, alpha))
@@ -841,13 +904,17 @@ def add_Scalar(self_, other, alpha=1, *, out=None):
     return result
 
 
-def sub_Tensor(self_, other, *, alpha=1, out=None):
+def sub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry sub.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
-        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["sub.Tensor"], (self_, other, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sub_Tensor, (self_, other), {"alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, other, alpha = _arguments.bind(OVERLOADS["sub.Tensor"], (self_, other, alpha,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sub", sub_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
@@ -862,13 +929,17 @@ def sub_Tensor(self_, other, *, alpha=1, out=None):
     return result
 
 
-def sub_Tensor_(self_, other, *, alpha=1):
+def sub_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry sub.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
-        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["sub.Tensor"], (self_, other, alpha,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sub_Tensor_, (self_, other), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, other, alpha = _arguments.bind(OVERLOADS["sub.Tensor"], (self_, other, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -888,13 +959,17 @@ def sub_Tensor_(self_, other, *, alpha=1):
     return self_
 
 
-def rsub_Tensor(self_, other, *, alpha=1):
+def rsub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry rsub.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER):
-        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["rsub.Tensor"], (self_, other, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsub_Tensor, (self_, other), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Tensor"], (self_, other, alpha,), kwargs)
     result = recording.wrap(kernels.rsub_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = RsubBackward0(recording.collect_next_edges(self_, other))
@@ -907,13 +982,17 @@ def rsub_Tensor(self_, other, *, alpha=1):
     return result
 
 
-def rsub_Scalar(self_, other, alpha=1):
+def rsub_Scalar(self_=MISSING, other=MISSING, alpha=1, **kwargs):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry rsub.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER):
-        self_, other, alpha = _dispatch.check_arguments(OVERLOADS["rsub.Scalar"], (self_, other, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsub_Scalar, (self_, other, alpha), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Scalar"], (self_, other, alpha,), kwargs)
     result = recording.wrap(kernels.rsub_Scalar(recording.data(self_), other, alpha))
     if recording.compute_requires_grad(self_):
         grad_fn = RsubBackward1(recording.collect_next_edges(self_))
@@ -926,13 +1005,17 @@ def rsub_Scalar(self_, other, alpha=1):
     return result
 
 
-def mul_Tensor(self_, other, *, out=None):
+def mul_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry mul.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["mul.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mul_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["mul.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mul", mul_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Tensor(recording.data(self_), recording.data(other)))
@@ -948,13 +1031,17 @@ def mul_Tensor(self_, other, *, out=None):
     return result
 
 
-def mul_Tensor_(self_, other):
+def mul_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry mul.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["mul.Tensor"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mul_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["mul.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -975,13 +1062,17 @@ def mul_Tensor_(self_, other):
     return self_
 
 
-def mul_Scalar(self_, other, *, out=None):
+def mul_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry mul.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["mul.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mul_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["mul.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mul", mul_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Scalar(recording.data(self_), other))
@@ -996,13 +1087,17 @@ def mul_Scalar(self_, other, *, out=None):
     return result
 
 
-def div_Tensor(self_, other, *, out=None):
+def div_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """div.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry div.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["div.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Tensor(recording.data(self_), recording.data(other)))
@@ -1018,13 +1113,17 @@ def div_Tensor(self_, other, *, out=None):
     return result
 
 
-def div_Tensor_(self_, other):
+def div_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     """In-place div.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry div.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["div.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -1044,13 +1143,17 @@ def div_Tensor_(self_, other):
     return self_
 
 
-def div_Scalar(self_, other, *, out=None):
+def div_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """div.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry div.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["div.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["div.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Scalar(recording.data(self_), other))
@@ -1065,13 +1168,17 @@ def div_Scalar(self_, other, *, out=None):
     return result
 
 
-def div_Tensor_mode(self_, other, *, rounding_mode, out=None):
+def div_Tensor_mode(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, out=None, **kwargs):
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
 
     derivatives.yaml, entry div.Tensor_mode
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or rounding_mode is MISSING or kwargs:
+        self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Tensor_mode"], (self_, other, rounding_mode,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
     result = recording.wrap(kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
@@ -1088,13 +1195,17 @@ def div_Tensor_mode(self_, other, *, rounding_mode, out=None):
     return result
 
 
-def div_Tensor_mode_(self_, other, *, rounding_mode):
+def div_Tensor_mode_(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, **kwargs):
     """In-place div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
 
     derivatives.yaml, entry div.Tensor_mode
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["div.Tensor_mode"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Tensor_mode_, (self_, other), {"rounding_mode": rounding_mode}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or rounding_mode is MISSING or kwargs:
+        self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Tensor_mode"], (self_, other, rounding_mode,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -1115,13 +1226,17 @@ def div_Tensor_mode_(self_, other, *, rounding_mode):
     return self_
 
 
-def neg(self_, *, out=None):
+def neg(self_=MISSING, *, out=None, **kwargs):
     """neg(Tensor self) -> Tensor
 
     derivatives.yaml, entry neg
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["neg"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(neg, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["neg"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("neg", neg, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.neg(recording.data(self_)))
@@ -1135,13 +1250,17 @@ def neg(self_, *, out=None):
     return result
 
 
-def neg_(self_):
+def neg_(self_=MISSING, **kwargs):
     """In-place neg(Tensor self) -> Tensor
 
     derivatives.yaml, entry neg
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["neg"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(neg_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["neg"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1159,13 +1278,17 @@ def neg_(self_):
     return self_
 
 
-def pow_Tensor_Scalar(self_, exponent, *, out=None):
+def pow_Tensor_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER):
-        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Tensor_Scalar, (self_, exponent), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER) or kwargs:
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Tensor_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
@@ -1181,13 +1304,17 @@ def pow_Tensor_Scalar(self_, exponent, *, out=None):
     return result
 
 
-def pow_Tensor_Scalar_(self_, exponent):
+def pow_Tensor_Scalar_(self_=MISSING, exponent=MISSING, **kwargs):
     """In-place pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER):
-        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Tensor_Scalar_, (self_, exponent), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER) or kwargs:
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1207,13 +1334,17 @@ def pow_Tensor_Scalar_(self_, exponent):
     return self_
 
 
-def pow_Tensor_Tensor(self_, exponent, *, out=None):
+def pow_Tensor_Tensor(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER):
-        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Tensor_Tensor, (self_, exponent), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER) or kwargs:
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Tensor_Tensor, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
@@ -1233,13 +1364,17 @@ def pow_Tensor_Tensor(self_, exponent, *, out=None):
     return result
 
 
-def pow_Tensor_Tensor_(self_, exponent):
+def pow_Tensor_Tensor_(self_=MISSING, exponent=MISSING, **kwargs):
     """In-place pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER):
-        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Tensor_Tensor_, (self_, exponent), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER) or kwargs:
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, exponent)
     if needs_grad:
@@ -1262,13 +1397,17 @@ def pow_Tensor_Tensor_(self_, exponent):
     return self_
 
 
-def pow_Scalar(self_, exponent, *, out=None):
+def pow_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 
     derivatives.yaml, entry pow.Scalar
     """
-    if not isinstance(self_, NUMBER) or not isinstance(exponent, Tensor):
-        self_, exponent = _dispatch.check_arguments(OVERLOADS["pow.Scalar"], (self_, exponent,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_Scalar, (self_, exponent), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(exponent, Tensor) or kwargs:
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Scalar"], (self_, exponent,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Scalar(self_, recording.data(exponent)))
@@ -1288,13 +1427,17 @@ def pow_Scalar(self_, exponent, *, out=None):
     return result
 
 
-def reciprocal(self_, *, out=None):
+def reciprocal(self_=MISSING, *, out=None, **kwargs):
     """reciprocal(Tensor self) -> Tensor
 
     derivatives.yaml, entry reciprocal
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["reciprocal"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reciprocal, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["reciprocal"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("reciprocal", reciprocal, (self_,), {}, out)
     result = recording.wrap(kernels.reciprocal(recording.data(self_)))
@@ -1312,13 +1455,17 @@ def reciprocal(self_, *, out=None):
     return result
 
 
-def reciprocal_(self_):
+def reciprocal_(self_=MISSING, **kwargs):
     """In-place reciprocal(Tensor self) -> Tensor
 
     derivatives.yaml, entry reciprocal
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["reciprocal"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reciprocal_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["reciprocal"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1339,13 +1486,17 @@ def reciprocal_(self_):
     return self_
 
 
-def exp(self_, *, out=None):
+def exp(self_=MISSING, *, out=None, **kwargs):
     """exp(Tensor self) -> Tensor
 
     derivatives.yaml, entry exp
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["exp"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exp, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["exp"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("exp", exp, (self_,), {}, out)
     result = recording.wrap(kernels.exp(recording.data(self_)))
@@ -1363,13 +1514,17 @@ def exp(self_, *, out=None):
     return result
 
 
-def exp_(self_):
+def exp_(self_=MISSING, **kwargs):
     """In-place exp(Tensor self) -> Tensor
 
     derivatives.yaml, entry exp
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["exp"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exp_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["exp"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1390,13 +1545,17 @@ def exp_(self_):
     return self_
 
 
-def expm1(self_, *, out=None):
+def expm1(self_=MISSING, *, out=None, **kwargs):
     """expm1(Tensor self) -> Tensor
 
     derivatives.yaml, entry expm1
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["expm1"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(expm1, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["expm1"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("expm1", expm1, (self_,), {}, out)
     result = recording.wrap(kernels.expm1(recording.data(self_)))
@@ -1414,13 +1573,17 @@ def expm1(self_, *, out=None):
     return result
 
 
-def expm1_(self_):
+def expm1_(self_=MISSING, **kwargs):
     """In-place expm1(Tensor self) -> Tensor
 
     derivatives.yaml, entry expm1
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["expm1"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(expm1_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["expm1"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1441,13 +1604,17 @@ def expm1_(self_):
     return self_
 
 
-def log(self_, *, out=None):
+def log(self_=MISSING, *, out=None, **kwargs):
     """log(Tensor self) -> Tensor
 
     derivatives.yaml, entry log
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["log"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["log"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log", log, (self_,), {}, out)
     result = recording.wrap(kernels.log(recording.data(self_)))
@@ -1462,13 +1629,17 @@ def log(self_, *, out=None):
     return result
 
 
-def log_(self_):
+def log_(self_=MISSING, **kwargs):
     """In-place log(Tensor self) -> Tensor
 
     derivatives.yaml, entry log
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["log"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["log"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1487,13 +1658,17 @@ def log_(self_):
     return self_
 
 
-def log1p(self_, *, out=None):
+def log1p(self_=MISSING, *, out=None, **kwargs):
     """log1p(Tensor self) -> Tensor
 
     derivatives.yaml, entry log1p
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["log1p"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log1p, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["log1p"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log1p", log1p, (self_,), {}, out)
     result = recording.wrap(kernels.log1p(recording.data(self_)))
@@ -1508,13 +1683,17 @@ def log1p(self_, *, out=None):
     return result
 
 
-def log1p_(self_):
+def log1p_(self_=MISSING, **kwargs):
     """In-place log1p(Tensor self) -> Tensor
 
     derivatives.yaml, entry log1p
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["log1p"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log1p_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["log1p"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1533,13 +1712,17 @@ def log1p_(self_):
     return self_
 
 
-def sqrt(self_, *, out=None):
+def sqrt(self_=MISSING, *, out=None, **kwargs):
     """sqrt(Tensor self) -> Tensor
 
     derivatives.yaml, entry sqrt
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sqrt"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sqrt, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sqrt"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sqrt", sqrt, (self_,), {}, out)
     result = recording.wrap(kernels.sqrt(recording.data(self_)))
@@ -1557,13 +1740,17 @@ def sqrt(self_, *, out=None):
     return result
 
 
-def sqrt_(self_):
+def sqrt_(self_=MISSING, **kwargs):
     """In-place sqrt(Tensor self) -> Tensor
 
     derivatives.yaml, entry sqrt
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sqrt"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sqrt_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sqrt"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1584,13 +1771,17 @@ def sqrt_(self_):
     return self_
 
 
-def rsqrt(self_, *, out=None):
+def rsqrt(self_=MISSING, *, out=None, **kwargs):
     """rsqrt(Tensor self) -> Tensor
 
     derivatives.yaml, entry rsqrt
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["rsqrt"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsqrt, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["rsqrt"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("rsqrt", rsqrt, (self_,), {}, out)
     result = recording.wrap(kernels.rsqrt(recording.data(self_)))
@@ -1608,13 +1799,17 @@ def rsqrt(self_, *, out=None):
     return result
 
 
-def rsqrt_(self_):
+def rsqrt_(self_=MISSING, **kwargs):
     """In-place rsqrt(Tensor self) -> Tensor
 
     derivatives.yaml, entry rsqrt
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["rsqrt"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsqrt_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["rsqrt"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1635,13 +1830,17 @@ def rsqrt_(self_):
     return self_
 
 
-def sin(self_, *, out=None):
+def sin(self_=MISSING, *, out=None, **kwargs):
     """sin(Tensor self) -> Tensor
 
     derivatives.yaml, entry sin
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sin"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sin, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sin"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sin", sin, (self_,), {}, out)
     result = recording.wrap(kernels.sin(recording.data(self_)))
@@ -1656,13 +1855,17 @@ def sin(self_, *, out=None):
     return result
 
 
-def sin_(self_):
+def sin_(self_=MISSING, **kwargs):
     """In-place sin(Tensor self) -> Tensor
 
     derivatives.yaml, entry sin
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sin"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sin_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sin"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1681,13 +1884,17 @@ def sin_(self_):
     return self_
 
 
-def cos(self_, *, out=None):
+def cos(self_=MISSING, *, out=None, **kwargs):
     """cos(Tensor self) -> Tensor
 
     derivatives.yaml, entry cos
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["cos"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cos, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["cos"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cos", cos, (self_,), {}, out)
     result = recording.wrap(kernels.cos(recording.data(self_)))
@@ -1702,13 +1909,17 @@ def cos(self_, *, out=None):
     return result
 
 
-def cos_(self_):
+def cos_(self_=MISSING, **kwargs):
     """In-place cos(Tensor self) -> Tensor
 
     derivatives.yaml, entry cos
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["cos"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cos_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["cos"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1727,13 +1938,17 @@ def cos_(self_):
     return self_
 
 
-def tan(self_, *, out=None):
+def tan(self_=MISSING, *, out=None, **kwargs):
     """tan(Tensor self) -> Tensor
 
     derivatives.yaml, entry tan
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["tan"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tan, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["tan"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tan", tan, (self_,), {}, out)
     result = recording.wrap(kernels.tan(recording.data(self_)))
@@ -1751,13 +1966,17 @@ def tan(self_, *, out=None):
     return result
 
 
-def tan_(self_):
+def tan_(self_=MISSING, **kwargs):
     """In-place tan(Tensor self) -> Tensor
 
     derivatives.yaml, entry tan
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["tan"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tan_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["tan"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1778,13 +1997,17 @@ def tan_(self_):
     return self_
 
 
-def tanh(self_, *, out=None):
+def tanh(self_=MISSING, *, out=None, **kwargs):
     """tanh(Tensor self) -> Tensor
 
     derivatives.yaml, entry tanh
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["tanh"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tanh, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["tanh"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tanh", tanh, (self_,), {}, out)
     result = recording.wrap(kernels.tanh(recording.data(self_)))
@@ -1802,13 +2025,17 @@ def tanh(self_, *, out=None):
     return result
 
 
-def tanh_(self_):
+def tanh_(self_=MISSING, **kwargs):
     """In-place tanh(Tensor self) -> Tensor
 
     derivatives.yaml, entry tanh
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["tanh"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tanh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["tanh"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1829,13 +2056,17 @@ def tanh_(self_):
     return self_
 
 
-def tanh_backward(grad_output, output):
+def tanh_backward(grad_output=MISSING, output=MISSING, **kwargs):
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 
     derivatives.yaml, entry tanh_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
-        grad_output, output = _dispatch.check_arguments(OVERLOADS["tanh_backward"], (grad_output, output,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tanh_backward, (grad_output, output), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs:
+        grad_output, output = _arguments.bind(OVERLOADS["tanh_backward"], (grad_output, output,), kwargs)
     result = recording.wrap(kernels.tanh_backward(recording.data(grad_output), recording.data(output)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = TanhBackwardBackward0(recording.collect_next_edges(grad_output, output))
@@ -1849,13 +2080,17 @@ def tanh_backward(grad_output, output):
     return result
 
 
-def sigmoid(self_, *, out=None):
+def sigmoid(self_=MISSING, *, out=None, **kwargs):
     """sigmoid(Tensor self) -> Tensor
 
     derivatives.yaml, entry sigmoid
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sigmoid"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sigmoid, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sigmoid"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sigmoid", sigmoid, (self_,), {}, out)
     result = recording.wrap(kernels.sigmoid(recording.data(self_)))
@@ -1873,13 +2108,17 @@ def sigmoid(self_, *, out=None):
     return result
 
 
-def sigmoid_(self_):
+def sigmoid_(self_=MISSING, **kwargs):
     """In-place sigmoid(Tensor self) -> Tensor
 
     derivatives.yaml, entry sigmoid
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sigmoid"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sigmoid_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sigmoid"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1900,13 +2139,17 @@ def sigmoid_(self_):
     return self_
 
 
-def sigmoid_backward(grad_output, output):
+def sigmoid_backward(grad_output=MISSING, output=MISSING, **kwargs):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
     derivatives.yaml, entry sigmoid_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
-        grad_output, output = _dispatch.check_arguments(OVERLOADS["sigmoid_backward"], (grad_output, output,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sigmoid_backward, (grad_output, output), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs:
+        grad_output, output = _arguments.bind(OVERLOADS["sigmoid_backward"], (grad_output, output,), kwargs)
     result = recording.wrap(kernels.sigmoid_backward(recording.data(grad_output), recording.data(output)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = SigmoidBackwardBackward0(recording.collect_next_edges(grad_output, output))
@@ -1920,13 +2163,17 @@ def sigmoid_backward(grad_output, output):
     return result
 
 
-def erf(self_, *, out=None):
+def erf(self_=MISSING, *, out=None, **kwargs):
     """erf(Tensor self) -> Tensor
 
     derivatives.yaml, entry erf
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["erf"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erf, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["erf"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("erf", erf, (self_,), {}, out)
     result = recording.wrap(kernels.erf(recording.data(self_)))
@@ -1941,13 +2188,17 @@ def erf(self_, *, out=None):
     return result
 
 
-def erf_(self_):
+def erf_(self_=MISSING, **kwargs):
     """In-place erf(Tensor self) -> Tensor
 
     derivatives.yaml, entry erf
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["erf"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erf_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["erf"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1966,13 +2217,17 @@ def erf_(self_):
     return self_
 
 
-def relu(self_):
+def relu(self_=MISSING, **kwargs):
     """relu(Tensor self) -> Tensor
 
     derivatives.yaml, entry relu
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["relu"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(relu, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["relu"], (self_,), kwargs)
     result = recording.wrap(kernels.relu(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -1988,13 +2243,17 @@ def relu(self_):
     return result
 
 
-def relu_(self_):
+def relu_(self_=MISSING, **kwargs):
     """In-place relu(Tensor self) -> Tensor
 
     derivatives.yaml, entry relu
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["relu"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(relu_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["relu"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2015,13 +2274,17 @@ def relu_(self_):
     return self_
 
 
-def gelu(self_, *, approximate="none"):
+def gelu(self_=MISSING, *, approximate="none", **kwargs):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
     derivatives.yaml, entry gelu
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["gelu"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gelu, (self_,), {"approximate": approximate}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, approximate = _arguments.bind(OVERLOADS["gelu"], (self_, approximate,), kwargs)
     result = recording.wrap(kernels.gelu(recording.data(self_), approximate))
     if recording.compute_requires_grad(self_):
         grad_fn = GeluBackward0(recording.collect_next_edges(self_))
@@ -2035,13 +2298,17 @@ def gelu(self_, *, approximate="none"):
     return result
 
 
-def gelu_backward(grad_output, self_, *, approximate="none"):
+def gelu_backward(grad_output=MISSING, self_=MISSING, *, approximate="none", **kwargs):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
     derivatives.yaml, entry gelu_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["gelu_backward"], (grad_output, self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gelu_backward, (grad_output, self_), {"approximate": approximate}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
+        grad_output, self_, approximate = _arguments.bind(OVERLOADS["gelu_backward"], (grad_output, self_, approximate,), kwargs)
     result = recording.wrap(kernels.gelu_backward(recording.data(grad_output), recording.data(self_), approximate))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = GeluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -2056,13 +2323,17 @@ def gelu_backward(grad_output, self_, *, approximate="none"):
     return result
 
 
-def leaky_relu(self_, negative_slope=0.01):
+def leaky_relu(self_=MISSING, negative_slope=0.01, **kwargs):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
     derivatives.yaml, entry leaky_relu
     """
-    if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
-        self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu"], (self_, negative_slope,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(leaky_relu, (self_, negative_slope), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs:
+        self_, negative_slope = _arguments.bind(OVERLOADS["leaky_relu"], (self_, negative_slope,), kwargs)
     result = recording.wrap(kernels.leaky_relu(recording.data(self_), negative_slope))
     if recording.compute_requires_grad(self_):
         grad_fn = LeakyReluBackward0(recording.collect_next_edges(self_))
@@ -2076,13 +2347,17 @@ def leaky_relu(self_, negative_slope=0.01):
     return result
 
 
-def softplus(self_, beta=1, threshold=20):
+def softplus(self_=MISSING, beta=1, threshold=20, **kwargs):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
     derivatives.yaml, entry softplus
     """
-    if not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER):
-        self_, beta, threshold = _dispatch.check_arguments(OVERLOADS["softplus"], (self_, beta, threshold,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softplus, (self_, beta, threshold), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs:
+        self_, beta, threshold = _arguments.bind(OVERLOADS["softplus"], (self_, beta, threshold,), kwargs)
     result = recording.wrap(kernels.softplus(recording.data(self_), beta, threshold))
     if recording.compute_requires_grad(self_):
         grad_fn = SoftplusBackward0(recording.collect_next_edges(self_))
@@ -2097,13 +2372,17 @@ def softplus(self_, beta=1, threshold=20):
     return result
 
 
-def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
+def leaky_relu_backward(grad_output=MISSING, self_=MISSING, negative_slope=MISSING, self_is_result=MISSING, **kwargs):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
     derivatives.yaml, entry leaky_relu_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
-        grad_output, self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(leaky_relu_backward, (grad_output, self_, negative_slope, self_is_result), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or self_is_result is MISSING or kwargs:
+        grad_output, self_, negative_slope, self_is_result = _arguments.bind(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope, self_is_result,), kwargs)
     result = recording.wrap(kernels.leaky_relu_backward(recording.data(grad_output), recording.data(self_), negative_slope, self_is_result))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = LeakyReluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -2117,13 +2396,17 @@ def leaky_relu_backward(grad_output, self_, negative_slope, self_is_result):
     return result
 
 
-def softplus_backward(grad_output, self_, beta, threshold):
+def softplus_backward(grad_output=MISSING, self_=MISSING, beta=MISSING, threshold=MISSING, **kwargs):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
     derivatives.yaml, entry softplus_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER):
-        grad_output, self_, beta, threshold = _dispatch.check_arguments(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softplus_backward, (grad_output, self_, beta, threshold), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs:
+        grad_output, self_, beta, threshold = _arguments.bind(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,), kwargs)
     result = recording.wrap(kernels.softplus_backward(recording.data(grad_output), recording.data(self_), beta, threshold))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = SoftplusBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -2139,13 +2422,17 @@ def softplus_backward(grad_output, self_, beta, threshold):
     return result
 
 
-def threshold_backward(grad_output, self_, threshold):
+def threshold_backward(grad_output=MISSING, self_=MISSING, threshold=MISSING, **kwargs):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
     derivatives.yaml, entry threshold_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER):
-        grad_output, self_, threshold = _dispatch.check_arguments(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(threshold_backward, (grad_output, self_, threshold), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or kwargs:
+        grad_output, self_, threshold = _arguments.bind(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,), kwargs)
     result = recording.wrap(kernels.threshold_backward(recording.data(grad_output), recording.data(self_), threshold))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = ThresholdBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -2159,13 +2446,17 @@ def threshold_backward(grad_output, self_, threshold):
     return result
 
 
-def abs(self_, *, out=None):
+def abs(self_=MISSING, *, out=None, **kwargs):
     """abs(Tensor self) -> Tensor
 
     derivatives.yaml, entry abs
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["abs"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(abs, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["abs"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("abs", abs, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.abs(recording.data(self_)))
@@ -2180,13 +2471,17 @@ def abs(self_, *, out=None):
     return result
 
 
-def abs_(self_):
+def abs_(self_=MISSING, **kwargs):
     """In-place abs(Tensor self) -> Tensor
 
     derivatives.yaml, entry abs
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["abs"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(abs_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["abs"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2205,13 +2500,17 @@ def abs_(self_):
     return self_
 
 
-def sign(self_, *, out=None):
+def sign(self_=MISSING, *, out=None, **kwargs):
     """sign(Tensor self) -> Tensor
 
     derivatives.yaml, entry sign
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sign"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sign, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sign"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sign", sign, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.sign(recording.data(self_)))
@@ -2225,13 +2524,17 @@ def sign(self_, *, out=None):
     return result
 
 
-def sign_(self_):
+def sign_(self_=MISSING, **kwargs):
     """In-place sign(Tensor self) -> Tensor
 
     derivatives.yaml, entry sign
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sign"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sign_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sign"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2249,13 +2552,17 @@ def sign_(self_):
     return self_
 
 
-def clamp_Tensor(self_, min=None, max=None, *, out=None):
+def clamp_Tensor(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
     derivatives.yaml, entry clamp.Tensor
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["clamp.Tensor"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_Tensor, (self_, min, max), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, min, max = _arguments.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_Tensor, (self_, min, max), {}, out)
     result = recording.wrap(kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
@@ -2272,13 +2579,17 @@ def clamp_Tensor(self_, min=None, max=None, *, out=None):
     return result
 
 
-def clamp_Tensor_(self_, min=None, max=None):
+def clamp_Tensor_(self_=MISSING, min=None, max=None, **kwargs):
     """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
     derivatives.yaml, entry clamp.Tensor
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["clamp.Tensor"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_Tensor_, (self_, min, max), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, min, max = _arguments.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, min, max)
     if needs_grad:
@@ -2299,13 +2610,17 @@ def clamp_Tensor_(self_, min=None, max=None):
     return self_
 
 
-def clamp_default(self_, min=None, max=None, *, out=None):
+def clamp_default(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
     derivatives.yaml, entry clamp
     """
-    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE):
-        self_, min, max = _dispatch.check_arguments(OVERLOADS["clamp"], (self_, min, max,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_default, (self_, min, max), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE) or kwargs:
+        self_, min, max = _arguments.bind(OVERLOADS["clamp"], (self_, min, max,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_default, (self_, min, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp(recording.data(self_), min, max))
@@ -2322,13 +2637,17 @@ def clamp_default(self_, min=None, max=None, *, out=None):
     return result
 
 
-def clamp_default_(self_, min=None, max=None):
+def clamp_default_(self_=MISSING, min=None, max=None, **kwargs):
     """In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
     derivatives.yaml, entry clamp
     """
-    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE):
-        self_, min, max = _dispatch.check_arguments(OVERLOADS["clamp"], (self_, min, max,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_default_, (self_, min, max), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE) or kwargs:
+        self_, min, max = _arguments.bind(OVERLOADS["clamp"], (self_, min, max,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2349,13 +2668,17 @@ def clamp_default_(self_, min=None, max=None):
     return self_
 
 
-def clamp_min_default(self_, min, *, out=None):
+def clamp_min_default(self_=MISSING, min=MISSING, *, out=None, **kwargs):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
     derivatives.yaml, entry clamp_min
     """
-    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER):
-        self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min"], (self_, min,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_default, (self_, min), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or kwargs:
+        self_, min = _arguments.bind(OVERLOADS["clamp_min"], (self_, min,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_min", clamp_min_default, (self_, min), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_min(recording.data(self_), min))
@@ -2371,13 +2694,17 @@ def clamp_min_default(self_, min, *, out=None):
     return result
 
 
-def clamp_min_default_(self_, min):
+def clamp_min_default_(self_=MISSING, min=MISSING, **kwargs):
     """In-place clamp_min(Tensor self, Scalar min) -> Tensor
 
     derivatives.yaml, entry clamp_min
     """
-    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER):
-        self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min"], (self_, min,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_default_, (self_, min), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or kwargs:
+        self_, min = _arguments.bind(OVERLOADS["clamp_min"], (self_, min,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2397,13 +2724,17 @@ def clamp_min_default_(self_, min):
     return self_
 
 
-def clamp_min_Tensor(self_, min, *, out=None):
+def clamp_min_Tensor(self_=MISSING, min=MISSING, *, out=None, **kwargs):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
     derivatives.yaml, entry clamp_min.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
-        self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_Tensor, (self_, min), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(min, Tensor) or kwargs:
+        self_, min = _arguments.bind(OVERLOADS["clamp_min.Tensor"], (self_, min,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_min", clamp_min_Tensor, (self_, min), {}, out)
     result = recording.wrap(kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
@@ -2419,13 +2750,17 @@ def clamp_min_Tensor(self_, min, *, out=None):
     return result
 
 
-def clamp_min_Tensor_(self_, min):
+def clamp_min_Tensor_(self_=MISSING, min=MISSING, **kwargs):
     """In-place clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
     derivatives.yaml, entry clamp_min.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(min, Tensor):
-        self_, min = _dispatch.check_arguments(OVERLOADS["clamp_min.Tensor"], (self_, min,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_Tensor_, (self_, min), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(min, Tensor) or kwargs:
+        self_, min = _arguments.bind(OVERLOADS["clamp_min.Tensor"], (self_, min,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, min)
     if needs_grad:
@@ -2445,13 +2780,17 @@ def clamp_min_Tensor_(self_, min):
     return self_
 
 
-def clamp_max_default(self_, max, *, out=None):
+def clamp_max_default(self_=MISSING, max=MISSING, *, out=None, **kwargs):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
     derivatives.yaml, entry clamp_max
     """
-    if not isinstance(self_, Tensor) or not isinstance(max, NUMBER):
-        self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max"], (self_, max,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_default, (self_, max), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(max, NUMBER) or kwargs:
+        self_, max = _arguments.bind(OVERLOADS["clamp_max"], (self_, max,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_max", clamp_max_default, (self_, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_max(recording.data(self_), max))
@@ -2467,13 +2806,17 @@ def clamp_max_default(self_, max, *, out=None):
     return result
 
 
-def clamp_max_default_(self_, max):
+def clamp_max_default_(self_=MISSING, max=MISSING, **kwargs):
     """In-place clamp_max(Tensor self, Scalar max) -> Tensor
 
     derivatives.yaml, entry clamp_max
     """
-    if not isinstance(self_, Tensor) or not isinstance(max, NUMBER):
-        self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max"], (self_, max,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_default_, (self_, max), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(max, NUMBER) or kwargs:
+        self_, max = _arguments.bind(OVERLOADS["clamp_max"], (self_, max,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2493,13 +2836,17 @@ def clamp_max_default_(self_, max):
     return self_
 
 
-def clamp_max_Tensor(self_, max, *, out=None):
+def clamp_max_Tensor(self_=MISSING, max=MISSING, *, out=None, **kwargs):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
     derivatives.yaml, entry clamp_max.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
-        self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_Tensor, (self_, max), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(max, Tensor) or kwargs:
+        self_, max = _arguments.bind(OVERLOADS["clamp_max.Tensor"], (self_, max,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_max", clamp_max_Tensor, (self_, max), {}, out)
     result = recording.wrap(kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
@@ -2515,13 +2862,17 @@ def clamp_max_Tensor(self_, max, *, out=None):
     return result
 
 
-def clamp_max_Tensor_(self_, max):
+def clamp_max_Tensor_(self_=MISSING, max=MISSING, **kwargs):
     """In-place clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
     derivatives.yaml, entry clamp_max.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(max, Tensor):
-        self_, max = _dispatch.check_arguments(OVERLOADS["clamp_max.Tensor"], (self_, max,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_Tensor_, (self_, max), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(max, Tensor) or kwargs:
+        self_, max = _arguments.bind(OVERLOADS["clamp_max.Tensor"], (self_, max,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, max)
     if needs_grad:
@@ -2541,13 +2892,17 @@ def clamp_max_Tensor_(self_, max):
     return self_
 
 
-def maximum(self_, other, *, out=None):
+def maximum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """maximum(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry maximum
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["maximum"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(maximum, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["maximum"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("maximum", maximum, (self_, other), {}, out)
     result = recording.wrap(kernels.maximum(recording.data(self_), recording.data(other)))
@@ -2563,13 +2918,17 @@ def maximum(self_, other, *, out=None):
     return result
 
 
-def minimum(self_, other, *, out=None):
+def minimum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """minimum(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry minimum
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["minimum"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(minimum, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["minimum"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("minimum", minimum, (self_, other), {}, out)
     result = recording.wrap(kernels.minimum(recording.data(self_), recording.data(other)))
@@ -2585,13 +2944,17 @@ def minimum(self_, other, *, out=None):
     return result
 
 
-def where_self(condition, self_, other, *, out=None):
+def where_self(condition=MISSING, self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry where.self
     """
-    if not isinstance(condition, Tensor) or not isinstance(self_, TENSOR_OR_NUMBER) or not isinstance(other, TENSOR_OR_NUMBER):
-        condition, self_, other = _dispatch.check_arguments(OVERLOADS["where.self"], (condition, self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(where_self, (condition, self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(condition, Tensor) or not isinstance(self_, TENSOR_OR_NUMBER) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        condition, self_, other = _arguments.bind(OVERLOADS["where.self"], (condition, self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("where", where_self, (condition, self_, other), {}, out, dtype_rule="where")
     result = recording.wrap(kernels.where_self(recording.data(condition), recording.data(self_), recording.data(other)))
@@ -2606,13 +2969,17 @@ def where_self(condition, self_, other, *, out=None):
     return result
 
 
-def masked_fill_Scalar(self_, mask, value):
+def masked_fill_Scalar(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
     derivatives.yaml, entry masked_fill.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER):
-        self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_Scalar, (self_, mask, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs:
+        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs)
     result = recording.wrap(kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
     if recording.compute_requires_grad(self_):
         grad_fn = MaskedFillBackward0(recording.collect_next_edges(self_))
@@ -2625,13 +2992,17 @@ def masked_fill_Scalar(self_, mask, value):
     return result
 
 
-def masked_fill_Scalar_(self_, mask, value):
+def masked_fill_Scalar_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     """In-place masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
     derivatives.yaml, entry masked_fill.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER):
-        self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_Scalar_, (self_, mask, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs:
+        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2650,13 +3021,17 @@ def masked_fill_Scalar_(self_, mask, value):
     return self_
 
 
-def masked_fill_Tensor(self_, mask, value):
+def masked_fill_Tensor(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
     derivatives.yaml, entry masked_fill.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
-        self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_Tensor, (self_, mask, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
+        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs)
     result = recording.wrap(kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
         grad_fn = MaskedFillBackward1(recording.collect_next_edges(self_, value))
@@ -2669,13 +3044,17 @@ def masked_fill_Tensor(self_, mask, value):
     return result
 
 
-def masked_fill_Tensor_(self_, mask, value):
+def masked_fill_Tensor_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     """In-place masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
     derivatives.yaml, entry masked_fill.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
-        self_, mask, value = _dispatch.check_arguments(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_Tensor_, (self_, mask, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
+        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
@@ -2694,13 +3073,17 @@ def masked_fill_Tensor_(self_, mask, value):
     return self_
 
 
-def fill_Scalar(self_, value):
+def fill_Scalar(self_=MISSING, value=MISSING, **kwargs):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
     derivatives.yaml, entry fill.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
-        self_, value = _dispatch.check_arguments(OVERLOADS["fill.Scalar"], (self_, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill_Scalar, (self_, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs:
+        self_, value = _arguments.bind(OVERLOADS["fill.Scalar"], (self_, value,), kwargs)
     result = recording.wrap(kernels.fill_Scalar(recording.data(self_), value))
     if recording.compute_requires_grad(self_):
         grad_fn = FillBackward0(recording.collect_next_edges(self_))
@@ -2712,13 +3095,17 @@ def fill_Scalar(self_, value):
     return result
 
 
-def fill_Tensor(self_, value):
+def fill_Tensor(self_=MISSING, value=MISSING, **kwargs):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
     derivatives.yaml, entry fill.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
-        self_, value = _dispatch.check_arguments(OVERLOADS["fill.Tensor"], (self_, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill_Tensor, (self_, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
+        self_, value = _arguments.bind(OVERLOADS["fill.Tensor"], (self_, value,), kwargs)
     result = recording.wrap(kernels.fill_Tensor(recording.data(self_), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
         grad_fn = FillBackward1(recording.collect_next_edges(self_, value))
@@ -2730,13 +3117,17 @@ def fill_Tensor(self_, value):
     return result
 
 
-def fill__Scalar(self_, value):
+def fill__Scalar(self_=MISSING, value=MISSING, **kwargs):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
     derivatives.yaml, entry fill_.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
-        self_, value = _dispatch.check_arguments(OVERLOADS["fill_.Scalar"], (self_, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill__Scalar, (self_, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs:
+        self_, value = _arguments.bind(OVERLOADS["fill_.Scalar"], (self_, value,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2754,13 +3145,17 @@ def fill__Scalar(self_, value):
     return self_
 
 
-def fill__Tensor(self_, value):
+def fill__Tensor(self_=MISSING, value=MISSING, **kwargs):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
     derivatives.yaml, entry fill_.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
-        self_, value = _dispatch.check_arguments(OVERLOADS["fill_.Tensor"], (self_, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill__Tensor, (self_, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
+        self_, value = _arguments.bind(OVERLOADS["fill_.Tensor"], (self_, value,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
@@ -2778,13 +3173,17 @@ def fill__Tensor(self_, value):
     return self_
 
 
-def copy_(self_, src, non_blocking=False):
+def copy_(self_=MISSING, src=MISSING, non_blocking=False, **kwargs):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
     derivatives.yaml, entry copy_
     """
-    if not isinstance(self_, Tensor) or not isinstance(src, TENSOR_OR_NUMBER):
-        self_, src = _dispatch.check_arguments(OVERLOADS["copy_"], (self_, src,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copy_, (self_, src, non_blocking), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(src, TENSOR_OR_NUMBER) or kwargs:
+        self_, src, non_blocking = _arguments.bind(OVERLOADS["copy_"], (self_, src, non_blocking,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
@@ -2802,169 +3201,221 @@ def copy_(self_, src, non_blocking=False):
     return self_
 
 
-def eq_Scalar(self_, other, *, out=None):
+def eq_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """eq.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry eq.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["eq.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["eq.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("eq", eq_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.eq_Scalar(recording.data(self_), other))
     return result
 
 
-def eq_Tensor(self_, other, *, out=None):
+def eq_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry eq.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["eq.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["eq.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("eq", eq_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.eq_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def ge_Scalar(self_, other, *, out=None):
+def ge_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """ge.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry ge.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["ge.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["ge.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ge", ge_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ge_Scalar(recording.data(self_), other))
     return result
 
 
-def ge_Tensor(self_, other, *, out=None):
+def ge_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry ge.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["ge.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["ge.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ge", ge_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ge_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def gt_Scalar(self_, other, *, out=None):
+def gt_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """gt.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry gt.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["gt.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["gt.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gt", gt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.gt_Scalar(recording.data(self_), other))
     return result
 
 
-def gt_Tensor(self_, other, *, out=None):
+def gt_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry gt.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["gt.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["gt.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gt", gt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.gt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def le_Scalar(self_, other, *, out=None):
+def le_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """le.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry le.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["le.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["le.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("le", le_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.le_Scalar(recording.data(self_), other))
     return result
 
 
-def le_Tensor(self_, other, *, out=None):
+def le_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """le.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry le.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["le.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["le.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("le", le_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.le_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def lt_Scalar(self_, other, *, out=None):
+def lt_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """lt.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry lt.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["lt.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["lt.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lt", lt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.lt_Scalar(recording.data(self_), other))
     return result
 
 
-def lt_Tensor(self_, other, *, out=None):
+def lt_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry lt.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["lt.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["lt.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lt", lt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.lt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def ne_Scalar(self_, other, *, out=None):
+def ne_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """ne.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry ne.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["ne.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["ne.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ne", ne_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ne_Scalar(recording.data(self_), other))
     return result
 
 
-def ne_Tensor(self_, other, *, out=None):
+def ne_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry ne.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["ne.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["ne.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ne", ne_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ne_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def eq__Scalar(self_, other):
+def eq__Scalar(self_=MISSING, other=MISSING, **kwargs):
     """eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 
     derivatives.yaml, entry eq_.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["eq_.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["eq_.Scalar"], (self_, other,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -2983,13 +3434,17 @@ def eq__Scalar(self_, other):
     return self_
 
 
-def eq__Tensor(self_, other):
+def eq__Tensor(self_=MISSING, other=MISSING, **kwargs):
     """eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
     derivatives.yaml, entry eq_.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["eq_.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["eq_.Tensor"], (self_, other,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -3009,13 +3464,17 @@ def eq__Tensor(self_, other):
     return self_
 
 
-def ge__Scalar(self_, other):
+def ge__Scalar(self_=MISSING, other=MISSING, **kwargs):
     """ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 
     derivatives.yaml, entry ge_.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["ge_.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["ge_.Scalar"], (self_, other,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3034,13 +3493,17 @@ def ge__Scalar(self_, other):
     return self_
 
 
-def ge__Tensor(self_, other):
+def ge__Tensor(self_=MISSING, other=MISSING, **kwargs):
     """ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
     derivatives.yaml, entry ge_.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["ge_.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["ge_.Tensor"], (self_, other,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -3060,13 +3523,17 @@ def ge__Tensor(self_, other):
     return self_
 
 
-def gt__Scalar(self_, other):
+def gt__Scalar(self_=MISSING, other=MISSING, **kwargs):
     """gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 
     derivatives.yaml, entry gt_.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["gt_.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["gt_.Scalar"], (self_, other,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3085,13 +3552,17 @@ def gt__Scalar(self_, other):
     return self_
 
 
-def gt__Tensor(self_, other):
+def gt__Tensor(self_=MISSING, other=MISSING, **kwargs):
     """gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
     derivatives.yaml, entry gt_.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["gt_.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["gt_.Tensor"], (self_, other,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -3111,13 +3582,17 @@ def gt__Tensor(self_, other):
     return self_
 
 
-def le__Scalar(self_, other):
+def le__Scalar(self_=MISSING, other=MISSING, **kwargs):
     """le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 
     derivatives.yaml, entry le_.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["le_.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["le_.Scalar"], (self_, other,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3136,13 +3611,17 @@ def le__Scalar(self_, other):
     return self_
 
 
-def le__Tensor(self_, other):
+def le__Tensor(self_=MISSING, other=MISSING, **kwargs):
     """le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
     derivatives.yaml, entry le_.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["le_.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["le_.Tensor"], (self_, other,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -3162,13 +3641,17 @@ def le__Tensor(self_, other):
     return self_
 
 
-def lt__Scalar(self_, other):
+def lt__Scalar(self_=MISSING, other=MISSING, **kwargs):
     """lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 
     derivatives.yaml, entry lt_.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["lt_.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["lt_.Scalar"], (self_, other,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3187,13 +3670,17 @@ def lt__Scalar(self_, other):
     return self_
 
 
-def lt__Tensor(self_, other):
+def lt__Tensor(self_=MISSING, other=MISSING, **kwargs):
     """lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
     derivatives.yaml, entry lt_.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["lt_.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["lt_.Tensor"], (self_, other,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -3213,13 +3700,17 @@ def lt__Tensor(self_, other):
     return self_
 
 
-def ne__Scalar(self_, other):
+def ne__Scalar(self_=MISSING, other=MISSING, **kwargs):
     """ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 
     derivatives.yaml, entry ne_.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["ne_.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne__Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["ne_.Scalar"], (self_, other,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3238,13 +3729,17 @@ def ne__Scalar(self_, other):
     return self_
 
 
-def ne__Tensor(self_, other):
+def ne__Tensor(self_=MISSING, other=MISSING, **kwargs):
     """ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
     derivatives.yaml, entry ne_.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["ne_.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne__Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["ne_.Tensor"], (self_, other,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -3264,188 +3759,248 @@ def ne__Tensor(self_, other):
     return self_
 
 
-def logical_not(self_, *, out=None):
+def logical_not(self_=MISSING, *, out=None, **kwargs):
     """logical_not(Tensor self) -> Tensor
 
     derivatives.yaml, entry logical_not
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["logical_not"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_not, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["logical_not"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_not", logical_not, (self_,), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_not(recording.data(self_)))
     return result
 
 
-def logical_not_(self_):
+def logical_not_(self_=MISSING, **kwargs):
     """In-place logical_not(Tensor self) -> Tensor
 
     derivatives.yaml, entry logical_not
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["logical_not"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_not_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["logical_not"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.logical_not(recording.data(self_)))
     return self_
 
 
-def logical_and(self_, other, *, out=None):
+def logical_and(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """logical_and(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logical_and
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["logical_and"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_and, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["logical_and"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_and", logical_and, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_and(recording.data(self_), recording.data(other)))
     return result
 
 
-def logical_and_(self_, other):
+def logical_and_(self_=MISSING, other=MISSING, **kwargs):
     """In-place logical_and(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logical_and
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["logical_and"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_and_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["logical_and"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.logical_and(recording.data(self_), recording.data(other)))
     return self_
 
 
-def logical_or(self_, other, *, out=None):
+def logical_or(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """logical_or(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logical_or
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["logical_or"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_or, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["logical_or"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_or", logical_or, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_or(recording.data(self_), recording.data(other)))
     return result
 
 
-def logical_or_(self_, other):
+def logical_or_(self_=MISSING, other=MISSING, **kwargs):
     """In-place logical_or(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logical_or
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["logical_or"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logical_or_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["logical_or"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.logical_or(recording.data(self_), recording.data(other)))
     return self_
 
 
-def bitwise_not(self_, *, out=None):
+def bitwise_not(self_=MISSING, *, out=None, **kwargs):
     """bitwise_not(Tensor self) -> Tensor
 
     derivatives.yaml, entry bitwise_not
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["bitwise_not"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_not, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["bitwise_not"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_not", bitwise_not, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.bitwise_not(recording.data(self_)))
     return result
 
 
-def bitwise_not_(self_):
+def bitwise_not_(self_=MISSING, **kwargs):
     """In-place bitwise_not(Tensor self) -> Tensor
 
     derivatives.yaml, entry bitwise_not
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["bitwise_not"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_not_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["bitwise_not"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_not(recording.data(self_)))
     return self_
 
 
-def bitwise_and_Tensor(self_, other, *, out=None):
+def bitwise_and_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_and.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_and_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["bitwise_and.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_and", bitwise_and_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def bitwise_and_Tensor_(self_, other):
+def bitwise_and_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     """In-place bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_and.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_and.Tensor"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_and_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["bitwise_and.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
     return self_
 
 
-def bitwise_or_Tensor(self_, other, *, out=None):
+def bitwise_or_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_or.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_or_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["bitwise_or.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_or", bitwise_or_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def bitwise_or_Tensor_(self_, other):
+def bitwise_or_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     """In-place bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_or.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_or.Tensor"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_or_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["bitwise_or.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
     return self_
 
 
-def bitwise_xor_Tensor(self_, other, *, out=None):
+def bitwise_xor_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_xor.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_xor_Tensor, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_xor", bitwise_xor_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def bitwise_xor_Tensor_(self_, other):
+def bitwise_xor_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     """In-place bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_xor.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bitwise_xor_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
     return self_
 
 
-def sum_default(self_, *, dtype=None):
+def sum_default(self_=MISSING, *, dtype=None, **kwargs):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry sum
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sum"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sum_default, (self_,), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dtype = _arguments.bind(OVERLOADS["sum"], (self_, dtype,), kwargs)
     result = recording.wrap(kernels.sum(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = SumBackward0(recording.collect_next_edges(self_))
@@ -3458,13 +4013,17 @@ def sum_default(self_, *, dtype=None):
     return result
 
 
-def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None, out=None):
+def sum_dim_IntList(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=None, **kwargs):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry sum.dim_IntList
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sum.dim_IntList"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["sum.dim_IntList"], (self_, dim, keepdim, dtype,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sum", sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
@@ -3482,13 +4041,17 @@ def sum_dim_IntList(self_, dim, keepdim=False, *, dtype=None, out=None):
     return result
 
 
-def mean_default(self_, *, dtype=None, out=None):
+def mean_default(self_=MISSING, *, dtype=None, out=None, **kwargs):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry mean
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["mean"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mean_default, (self_,), {"dtype": dtype, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dtype = _arguments.bind(OVERLOADS["mean"], (self_, dtype,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mean", mean_default, (self_,), {"dtype": dtype}, out, dtype_rule="mean")
     result = recording.wrap(kernels.mean(recording.data(self_), recording.numpy_dtype(dtype)))
@@ -3504,13 +4067,17 @@ def mean_default(self_, *, dtype=None, out=None):
     return result
 
 
-def mean_dim(self_, dim, keepdim=False, *, dtype=None, out=None):
+def mean_dim(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=None, **kwargs):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry mean.dim
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["mean.dim"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mean_dim, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["mean.dim"], (self_, dim, keepdim, dtype,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mean", mean_dim, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="mean_dim")
@@ -3529,13 +4096,17 @@ def mean_dim(self_, dim, keepdim=False, *, dtype=None, out=None):
     return result
 
 
-def logsumexp(self_, dim, keepdim=False, *, out=None):
+def logsumexp(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry logsumexp
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["logsumexp"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logsumexp, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["logsumexp"], (self_, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logsumexp", logsumexp, (self_, dim, keepdim), {}, out, dtype_rule="floating")
@@ -3557,13 +4128,17 @@ def logsumexp(self_, dim, keepdim=False, *, out=None):
     return result
 
 
-def max_dim(self_, dim, keepdim=False, *, out=None):
+def max_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry max.dim
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["max.dim"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["max.dim"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("max", max_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.max_dim(recording.data(self_), dim, keepdim))
@@ -3585,13 +4160,17 @@ def max_dim(self_, dim, keepdim=False, *, out=None):
     return _max_dim_return(values, indices)
 
 
-def max_default(self_, *, out=None):
+def max_default(self_=MISSING, *, out=None, **kwargs):
     """max(Tensor self) -> Tensor
 
     derivatives.yaml, entry max
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["max"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["max"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("max", max_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.max(recording.data(self_)))
@@ -3610,13 +4189,17 @@ def max_default(self_, *, out=None):
     return result
 
 
-def amax(self_, dim=(), keepdim=False, *, out=None):
+def amax(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry amax
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["amax"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(amax, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["amax"], (self_, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("amax", amax, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
@@ -3638,13 +4221,17 @@ def amax(self_, dim=(), keepdim=False, *, out=None):
     return result
 
 
-def amin(self_, dim=(), keepdim=False, *, out=None):
+def amin(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry amin
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["amin"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(amin, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["amin"], (self_, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("amin", amin, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
@@ -3666,13 +4253,17 @@ def amin(self_, dim=(), keepdim=False, *, out=None):
     return result
 
 
-def min_dim(self_, dim, keepdim=False, *, out=None):
+def min_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry min.dim
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["min.dim"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(min_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["min.dim"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("min", min_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.min_dim(recording.data(self_), dim, keepdim))
@@ -3694,13 +4285,17 @@ def min_dim(self_, dim, keepdim=False, *, out=None):
     return _min_dim_return(values, indices)
 
 
-def min_default(self_, *, out=None):
+def min_default(self_=MISSING, *, out=None, **kwargs):
     """min(Tensor self) -> Tensor
 
     derivatives.yaml, entry min
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["min"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(min_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["min"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("min", min_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.min(recording.data(self_)))
@@ -3719,39 +4314,51 @@ def min_default(self_, *, out=None):
     return result
 
 
-def any_default(self_, *, out=None):
+def any_default(self_=MISSING, *, out=None, **kwargs):
     """any(Tensor self) -> Tensor
 
     derivatives.yaml, entry any
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["any"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(any_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["any"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_default, (self_,), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any(recording.data(self_)))
     return result
 
 
-def any_dim(self_, dim, keepdim=False, *, out=None):
+def any_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry any.dim
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["any.dim"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(any_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["any.dim"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any_dim(recording.data(self_), dim, keepdim))
     return result
 
 
-def any_dims(self_, dim=None, keepdim=False, *, out=None):
+def any_dims(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     """any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry any.dims
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["any.dims"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(any_dims, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["any.dims"], (self_, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
@@ -3759,39 +4366,51 @@ def any_dims(self_, dim=None, keepdim=False, *, out=None):
     return result
 
 
-def all_default(self_, *, out=None):
+def all_default(self_=MISSING, *, out=None, **kwargs):
     """all(Tensor self) -> Tensor
 
     derivatives.yaml, entry all
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["all"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(all_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["all"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_default, (self_,), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all(recording.data(self_)))
     return result
 
 
-def all_dim(self_, dim, keepdim=False, *, out=None):
+def all_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry all.dim
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["all.dim"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(all_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["all.dim"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all_dim(recording.data(self_), dim, keepdim))
     return result
 
 
-def all_dims(self_, dim=None, keepdim=False, *, out=None):
+def all_dims(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     """all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry all.dims
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["all.dims"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(all_dims, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["all.dims"], (self_, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
@@ -3799,39 +4418,51 @@ def all_dims(self_, dim=None, keepdim=False, *, out=None):
     return result
 
 
-def argmax(self_, dim=None, keepdim=False, *, out=None):
+def argmax(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry argmax
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["argmax"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(argmax, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["argmax"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("argmax", argmax, (self_, dim, keepdim), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.argmax(recording.data(self_), dim, keepdim))
     return result
 
 
-def argmin(self_, dim=None, keepdim=False, *, out=None):
+def argmin(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry argmin
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["argmin"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(argmin, (self_, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["argmin"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("argmin", argmin, (self_, dim, keepdim), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.argmin(recording.data(self_), dim, keepdim))
     return result
 
 
-def norm_Scalar(self_, p=2):
+def norm_Scalar(self_=MISSING, p=2, **kwargs):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
     derivatives.yaml, entry norm.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER):
-        self_, p = _dispatch.check_arguments(OVERLOADS["norm.Scalar"], (self_, p,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(norm_Scalar, (self_, p), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
+        self_, p = _arguments.bind(OVERLOADS["norm.Scalar"], (self_, p,), kwargs)
     result = recording.wrap(kernels.norm_Scalar(recording.data(self_), p))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3849,13 +4480,17 @@ def norm_Scalar(self_, p=2):
     return result
 
 
-def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
+def norm_ScalarOpt_dim(self_=MISSING, p=MISSING, dim=MISSING, keepdim=False, **kwargs):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry norm.ScalarOpt_dim
     """
-    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE):
-        self_, p = _dispatch.check_arguments(OVERLOADS["norm.ScalarOpt_dim"], (self_, p,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(norm_ScalarOpt_dim, (self_, p, dim, keepdim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE) or dim is MISSING or kwargs:
+        self_, p, dim, keepdim = _arguments.bind(OVERLOADS["norm.ScalarOpt_dim"], (self_, p, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.norm_ScalarOpt_dim(recording.data(self_), p, dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -3876,13 +4511,17 @@ def norm_ScalarOpt_dim(self_, p, dim, keepdim=False):
     return result
 
 
-def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
+def linalg_vector_norm(self_=MISSING, ord=2, dim=None, keepdim=False, *, dtype=None, **kwargs):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry linalg_vector_norm
     """
-    if not isinstance(self_, Tensor) or not isinstance(ord, NUMBER):
-        self_, ord = _dispatch.check_arguments(OVERLOADS["linalg_vector_norm"], (self_, ord,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_vector_norm, (self_, ord, dim, keepdim), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(ord, NUMBER) or kwargs:
+        self_, ord, dim, keepdim, dtype = _arguments.bind(OVERLOADS["linalg_vector_norm"], (self_, ord, dim, keepdim, dtype,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.linalg_vector_norm(recording.data(self_), ord, dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
@@ -3903,13 +4542,17 @@ def linalg_vector_norm(self_, ord=2, dim=None, keepdim=False, *, dtype=None):
     return result
 
 
-def prod_default(self_, *, dtype=None):
+def prod_default(self_=MISSING, *, dtype=None, **kwargs):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry prod
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["prod"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(prod_default, (self_,), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dtype = _arguments.bind(OVERLOADS["prod"], (self_, dtype,), kwargs)
     result = recording.wrap(kernels.prod(recording.data(self_), recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -3926,13 +4569,17 @@ def prod_default(self_, *, dtype=None):
     return result
 
 
-def prod_dim_int(self_, dim, keepdim=False, *, dtype=None, out=None):
+def prod_dim_int(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=None, **kwargs):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry prod.dim_int
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["prod.dim_int"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(prod_dim_int, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["prod.dim_int"], (self_, dim, keepdim, dtype,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("prod", prod_dim_int, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.prod_dim_int(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
@@ -3953,13 +4600,17 @@ def prod_dim_int(self_, dim, keepdim=False, *, dtype=None, out=None):
     return result
 
 
-def std_correction(self_, dim=None, *, correction=None, keepdim=False):
+def std_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, **kwargs):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry std.correction
     """
-    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
-        self_, correction = _dispatch.check_arguments(OVERLOADS["std.correction"], (self_, correction,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(std_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
+        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["std.correction"], (self_, dim, correction, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.std_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -3980,13 +4631,17 @@ def std_correction(self_, dim=None, *, correction=None, keepdim=False):
     return result
 
 
-def var_correction(self_, dim=None, *, correction=None, keepdim=False):
+def var_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, **kwargs):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry var.correction
     """
-    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
-        self_, correction = _dispatch.check_arguments(OVERLOADS["var.correction"], (self_, correction,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(var_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
+        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["var.correction"], (self_, dim, correction, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.var_correction(recording.data(self_), dim, correction, keepdim))
     if recording.compute_requires_grad(self_):
@@ -4003,13 +4658,17 @@ def var_correction(self_, dim=None, *, correction=None, keepdim=False):
     return result
 
 
-def t(self_):
+def t(self_=MISSING, **kwargs):
     """t(Tensor(a) self) -> Tensor(a)
 
     derivatives.yaml, entry t
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["t"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(t, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["t"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.t(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = TBackward0(recording.collect_next_edges(self_))
@@ -4021,13 +4680,17 @@ def t(self_):
     return result
 
 
-def expand(self_, size, *, implicit=False):
+def expand(self_=MISSING, size=MISSING, *, implicit=False, **kwargs):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
     derivatives.yaml, entry expand
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["expand"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(expand, (self_, size), {"implicit": implicit}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or size is MISSING or kwargs:
+        self_, size, implicit = _arguments.bind(OVERLOADS["expand"], (self_, size, implicit,), kwargs)
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.expand(recording.data(self_), size, implicit))
     if recording.compute_requires_grad(self_):
@@ -4041,13 +4704,17 @@ def expand(self_, size, *, implicit=False):
     return result
 
 
-def unsqueeze(self_, dim):
+def unsqueeze(self_=MISSING, dim=MISSING, **kwargs):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
     derivatives.yaml, entry unsqueeze
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["unsqueeze"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unsqueeze, (self_, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["unsqueeze"], (self_, dim,), kwargs)
     result = recording.as_view(self_, kernels.unsqueeze(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = UnsqueezeBackward0(recording.collect_next_edges(self_))
@@ -4060,13 +4727,17 @@ def unsqueeze(self_, dim):
     return result
 
 
-def squeeze_default(self_):
+def squeeze_default(self_=MISSING, **kwargs):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
     derivatives.yaml, entry squeeze
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze_default, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["squeeze"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.squeeze(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SqueezeBackward0(recording.collect_next_edges(self_))
@@ -4079,13 +4750,17 @@ def squeeze_default(self_):
     return result
 
 
-def squeeze_dim(self_, dim):
+def squeeze_dim(self_=MISSING, dim=MISSING, **kwargs):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
     derivatives.yaml, entry squeeze.dim
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze.dim"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze_dim, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["squeeze.dim"], (self_, dim,), kwargs)
     result = recording.as_view(self_, kernels.squeeze_dim(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = SqueezeBackward1(recording.collect_next_edges(self_))
@@ -4099,13 +4774,17 @@ def squeeze_dim(self_, dim):
     return result
 
 
-def squeeze_dims(self_, dim):
+def squeeze_dims(self_=MISSING, dim=MISSING, **kwargs):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
     derivatives.yaml, entry squeeze.dims
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze.dims"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze_dims, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["squeeze.dims"], (self_, dim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.as_view(self_, kernels.squeeze_dims(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
@@ -4120,13 +4799,17 @@ def squeeze_dims(self_, dim):
     return result
 
 
-def squeeze__default(self_):
+def squeeze__default(self_=MISSING, **kwargs):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
     derivatives.yaml, entry squeeze_
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze__default, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["squeeze_"], (self_,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4145,13 +4828,17 @@ def squeeze__default(self_):
     return self_
 
 
-def squeeze__dim(self_, dim):
+def squeeze__dim(self_=MISSING, dim=MISSING, **kwargs):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
     derivatives.yaml, entry squeeze_.dim
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_.dim"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze__dim, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["squeeze_.dim"], (self_, dim,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4171,13 +4858,17 @@ def squeeze__dim(self_, dim):
     return self_
 
 
-def squeeze__dims(self_, dim):
+def squeeze__dims(self_=MISSING, dim=MISSING, **kwargs):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
     derivatives.yaml, entry squeeze_.dims
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["squeeze_.dims"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze__dims, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["squeeze_.dims"], (self_, dim,), kwargs)
     dim = recording.int_tuple(dim)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
@@ -4198,13 +4889,17 @@ def squeeze__dims(self_, dim):
     return self_
 
 
-def _to_copy(self_, *, dtype=None):
+def _to_copy(self_=MISSING, *, dtype=None, **kwargs):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry _to_copy
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["_to_copy"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_to_copy, (self_,), {"dtype": dtype}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dtype = _arguments.bind(OVERLOADS["_to_copy"], (self_, dtype,), kwargs)
     result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
         grad_fn = ToCopyBackward0(recording.collect_next_edges(self_))
@@ -4217,13 +4912,17 @@ def _to_copy(self_, *, dtype=None):
     return result
 
 
-def clone(self_):
+def clone(self_=MISSING, **kwargs):
     """clone(Tensor self) -> Tensor
 
     derivatives.yaml, entry clone
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["clone"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clone, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["clone"], (self_,), kwargs)
     result = recording.wrap(kernels.clone(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CloneBackward0(recording.collect_next_edges(self_))
@@ -4235,13 +4934,17 @@ def clone(self_):
     return result
 
 
-def transpose_int(self_, dim0, dim1):
+def transpose_int(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
     derivatives.yaml, entry transpose.int
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["transpose.int"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(transpose_int, (self_, dim0, dim1), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs:
+        self_, dim0, dim1 = _arguments.bind(OVERLOADS["transpose.int"], (self_, dim0, dim1,), kwargs)
     result = recording.as_view(self_, kernels.transpose_int(recording.data(self_), dim0, dim1))
     if recording.compute_requires_grad(self_):
         grad_fn = TransposeBackward0(recording.collect_next_edges(self_))
@@ -4255,13 +4958,17 @@ def transpose_int(self_, dim0, dim1):
     return result
 
 
-def _unsafe_view(self_, size):
+def _unsafe_view(self_=MISSING, size=MISSING, **kwargs):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
     derivatives.yaml, entry _unsafe_view
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["_unsafe_view"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_unsafe_view, (self_, size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or size is MISSING or kwargs:
+        self_, size = _arguments.bind(OVERLOADS["_unsafe_view"], (self_, size,), kwargs)
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._unsafe_view(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
@@ -4275,13 +4982,17 @@ def _unsafe_view(self_, size):
     return result
 
 
-def view(self_, size):
+def view(self_=MISSING, size=MISSING, **kwargs):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
     derivatives.yaml, entry view
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["view"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(view, (self_, size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or size is MISSING or kwargs:
+        self_, size = _arguments.bind(OVERLOADS["view"], (self_, size,), kwargs)
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.view(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
@@ -4295,13 +5006,17 @@ def view(self_, size):
     return result
 
 
-def zero_(self_):
+def zero_(self_=MISSING, **kwargs):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
     derivatives.yaml, entry zero_
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["zero_"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(zero_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["zero_"], (self_,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -4319,13 +5034,17 @@ def zero_(self_):
     return self_
 
 
-def alias(self_):
+def alias(self_=MISSING, **kwargs):
     """alias(Tensor(a) self) -> Tensor(a)
 
     derivatives.yaml, entry alias
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["alias"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(alias, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["alias"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.alias(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AliasBackward0(recording.collect_next_edges(self_))
@@ -4337,13 +5056,17 @@ def alias(self_):
     return result
 
 
-def permute(self_, dims):
+def permute(self_=MISSING, dims=MISSING, **kwargs):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
     derivatives.yaml, entry permute
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["permute"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(permute, (self_, dims), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dims is MISSING or kwargs:
+        self_, dims = _arguments.bind(OVERLOADS["permute"], (self_, dims,), kwargs)
     dims = recording.int_tuple(dims)
     result = recording.as_view(self_, kernels.permute(recording.data(self_), dims))
     if recording.compute_requires_grad(self_):
@@ -4357,13 +5080,17 @@ def permute(self_, dims):
     return result
 
 
-def cat(tensors, dim=0, *, out=None):
+def cat(tensors=MISSING, dim=0, *, out=None, **kwargs):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
     derivatives.yaml, entry cat
     """
-    if not _dispatch.all_tensors(tensors):
-        (tensors,) = _dispatch.check_arguments(OVERLOADS["cat"], (tensors,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cat, (tensors, dim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not _arguments.all_tensors(tensors) or kwargs:
+        tensors, dim = _arguments.bind(OVERLOADS["cat"], (tensors, dim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cat", cat, (tensors, dim), {}, out, dtype_rule="cat")
     result = recording.wrap(kernels.cat(recording.data(tensors), dim))
@@ -4379,13 +5106,17 @@ def cat(tensors, dim=0, *, out=None):
     return result
 
 
-def stack(tensors, dim=0, *, out=None):
+def stack(tensors=MISSING, dim=0, *, out=None, **kwargs):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
     derivatives.yaml, entry stack
     """
-    if not _dispatch.all_tensors(tensors):
-        (tensors,) = _dispatch.check_arguments(OVERLOADS["stack"], (tensors,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(stack, (tensors, dim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not _arguments.all_tensors(tensors) or kwargs:
+        tensors, dim = _arguments.bind(OVERLOADS["stack"], (tensors, dim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("stack", stack, (tensors, dim), {}, out, dtype_rule="cat")
     result = recording.wrap(kernels.stack(recording.data(tensors), dim))
@@ -4401,13 +5132,17 @@ def stack(tensors, dim=0, *, out=None):
     return result
 
 
-def split_Tensor(self_, split_size, dim=0):
+def split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
     derivatives.yaml, entry split.Tensor
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["split.Tensor"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(split_Tensor, (self_, split_size, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or split_size is MISSING or kwargs:
+        self_, split_size, dim = _arguments.bind(OVERLOADS["split.Tensor"], (self_, split_size, dim,), kwargs)
     result = [recording.as_view(self_, a) for a in kernels.split_Tensor(recording.data(self_), split_size, dim)]
     if recording.compute_requires_grad(self_):
         grad_fn = SplitBackward0(recording.collect_next_edges(self_))
@@ -4423,13 +5158,17 @@ def split_Tensor(self_, split_size, dim=0):
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
-def split_with_sizes(self_, split_sizes, dim=0):
+def split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
     derivatives.yaml, entry split_with_sizes
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["split_with_sizes"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(split_with_sizes, (self_, split_sizes, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or split_sizes is MISSING or kwargs:
+        self_, split_sizes, dim = _arguments.bind(OVERLOADS["split_with_sizes"], (self_, split_sizes, dim,), kwargs)
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.as_view(self_, a) for a in kernels.split_with_sizes(recording.data(self_), split_sizes, dim)]
     if recording.compute_requires_grad(self_):
@@ -4446,13 +5185,17 @@ def split_with_sizes(self_, split_sizes, dim=0):
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
-def unbind_int(self_, dim=0):
+def unbind_int(self_=MISSING, dim=0, **kwargs):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
     derivatives.yaml, entry unbind.int
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["unbind.int"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unbind_int, (self_, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["unbind.int"], (self_, dim,), kwargs)
     result = [recording.as_view(self_, a) for a in kernels.unbind_int(recording.data(self_), dim)]
     if recording.compute_requires_grad(self_):
         grad_fn = UnbindBackward0(recording.collect_next_edges(self_))
@@ -4466,13 +5209,17 @@ def unbind_int(self_, dim=0):
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
-def select_int(self_, dim, index):
+def select_int(self_=MISSING, dim=MISSING, index=MISSING, **kwargs):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
     derivatives.yaml, entry select.int
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["select.int"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(select_int, (self_, dim, index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or index is MISSING or kwargs:
+        self_, dim, index = _arguments.bind(OVERLOADS["select.int"], (self_, dim, index,), kwargs)
     result = recording.as_view(self_, kernels.select_int(recording.data(self_), dim, index))
     if recording.compute_requires_grad(self_):
         grad_fn = SelectBackward0(recording.collect_next_edges(self_))
@@ -4487,13 +5234,17 @@ def select_int(self_, dim, index):
     return result
 
 
-def select_backward(grad_output, input_sizes, dim, index):
+def select_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, index=MISSING, **kwargs):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
     derivatives.yaml, entry select_backward
     """
-    if not isinstance(grad_output, Tensor):
-        (grad_output,) = _dispatch.check_arguments(OVERLOADS["select_backward"], (grad_output,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(select_backward, (grad_output, input_sizes, dim, index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or input_sizes is MISSING or dim is MISSING or index is MISSING or kwargs:
+        grad_output, input_sizes, dim, index = _arguments.bind(OVERLOADS["select_backward"], (grad_output, input_sizes, dim, index,), kwargs)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.select_backward(recording.data(grad_output), input_sizes, dim, index))
     if recording.compute_requires_grad(grad_output):
@@ -4508,13 +5259,17 @@ def select_backward(grad_output, input_sizes, dim, index):
     return result
 
 
-def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
+def slice_Tensor(self_=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
     derivatives.yaml, entry slice.Tensor
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["slice.Tensor"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slice_Tensor, (self_, dim, start, end, step), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, start, end, step = _arguments.bind(OVERLOADS["slice.Tensor"], (self_, dim, start, end, step,), kwargs)
     result = recording.as_view(self_, kernels.slice_Tensor(recording.data(self_), dim, start, end, step))
     if recording.compute_requires_grad(self_):
         grad_fn = SliceBackward0(recording.collect_next_edges(self_))
@@ -4531,13 +5286,17 @@ def slice_Tensor(self_, dim=0, start=None, end=None, step=1):
     return result
 
 
-def slice_backward(grad_output, input_sizes, dim, start, end, step):
+def slice_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, start=MISSING, end=MISSING, step=MISSING, **kwargs):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
     derivatives.yaml, entry slice_backward
     """
-    if not isinstance(grad_output, Tensor):
-        (grad_output,) = _dispatch.check_arguments(OVERLOADS["slice_backward"], (grad_output,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slice_backward, (grad_output, input_sizes, dim, start, end, step), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or input_sizes is MISSING or dim is MISSING or start is MISSING or end is MISSING or step is MISSING or kwargs:
+        grad_output, input_sizes, dim, start, end, step = _arguments.bind(OVERLOADS["slice_backward"], (grad_output, input_sizes, dim, start, end, step,), kwargs)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.slice_backward(recording.data(grad_output), input_sizes, dim, start, end, step))
     if recording.compute_requires_grad(grad_output):
@@ -4554,13 +5313,17 @@ def slice_backward(grad_output, input_sizes, dim, start, end, step):
     return result
 
 
-def index_Tensor(self_, indices):
+def index_Tensor(self_=MISSING, indices=MISSING, **kwargs):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
     derivatives.yaml, entry index.Tensor
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["index.Tensor"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_Tensor, (self_, indices), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or indices is MISSING or kwargs:
+        self_, indices = _arguments.bind(OVERLOADS["index.Tensor"], (self_, indices,), kwargs)
     result = recording.wrap(kernels.index_Tensor(recording.data(self_), recording.data(indices)))
     if recording.compute_requires_grad(self_):
         grad_fn = IndexBackward0(recording.collect_next_edges(self_))
@@ -4574,13 +5337,17 @@ def index_Tensor(self_, indices):
     return result
 
 
-def index_put(self_, indices, values, accumulate=False):
+def index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
     derivatives.yaml, entry index_put
     """
-    if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
-        self_, values = _dispatch.check_arguments(OVERLOADS["index_put"], (self_, values,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_put, (self_, indices, values, accumulate), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
+        self_, indices, values, accumulate = _arguments.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs)
     result = recording.wrap(kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
     if recording.compute_requires_grad(self_, values):
         grad_fn = IndexPutBackward0(recording.collect_next_edges(self_, values))
@@ -4595,13 +5362,17 @@ def index_put(self_, indices, values, accumulate=False):
     return result
 
 
-def index_put_(self_, indices, values, accumulate=False):
+def index_put_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
     """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
     derivatives.yaml, entry index_put
     """
-    if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
-        self_, values = _dispatch.check_arguments(OVERLOADS["index_put"], (self_, values,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_put_, (self_, indices, values, accumulate), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
+        self_, indices, values, accumulate = _arguments.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
@@ -4622,13 +5393,17 @@ def index_put_(self_, indices, values, accumulate=False):
     return self_
 
 
-def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
+def _index_put_impl_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, unsafe=False, **kwargs):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
     derivatives.yaml, entry _index_put_impl_
     """
-    if not isinstance(self_, Tensor) or not isinstance(values, Tensor):
-        self_, values = _dispatch.check_arguments(OVERLOADS["_index_put_impl_"], (self_, values,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_index_put_impl_, (self_, indices, values, accumulate, unsafe), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
+        self_, indices, values, accumulate, unsafe = _arguments.bind(OVERLOADS["_index_put_impl_"], (self_, indices, values, accumulate, unsafe,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
@@ -4649,13 +5424,17 @@ def _index_put_impl_(self_, indices, values, accumulate=False, unsafe=False):
     return self_
 
 
-def index_select(self_, dim, index, *, out=None):
+def index_select(self_=MISSING, dim=MISSING, index=MISSING, *, out=None, **kwargs):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
     derivatives.yaml, entry index_select
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        self_, index = _dispatch.check_arguments(OVERLOADS["index_select"], (self_, index,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_select, (self_, dim, index), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or dim is MISSING or kwargs:
+        self_, dim, index = _arguments.bind(OVERLOADS["index_select"], (self_, dim, index,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_select", index_select, (self_, dim, index), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.index_select(recording.data(self_), dim, recording.data(index)))
@@ -4672,13 +5451,17 @@ def index_select(self_, dim, index, *, out=None):
     return result
 
 
-def index_add(self_, dim, index, source, *, alpha=1, out=None):
+def index_add(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alpha=1, out=None, **kwargs):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry index_add
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER):
-        self_, index, source, alpha = _dispatch.check_arguments(OVERLOADS["index_add"], (self_, index, source, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_add, (self_, dim, index, source), {"alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER) or dim is MISSING or kwargs:
+        self_, dim, index, source, alpha = _arguments.bind(OVERLOADS["index_add"], (self_, dim, index, source, alpha,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_add", index_add, (self_, dim, index, source), {"alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
@@ -4695,13 +5478,17 @@ def index_add(self_, dim, index, source, *, alpha=1, out=None):
     return result
 
 
-def index_add_(self_, dim, index, source, *, alpha=1):
+def index_add_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alpha=1, **kwargs):
     """In-place index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry index_add
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER):
-        self_, index, source, alpha = _dispatch.check_arguments(OVERLOADS["index_add"], (self_, index, source, alpha,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_add_, (self_, dim, index, source), {"alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER) or dim is MISSING or kwargs:
+        self_, dim, index, source, alpha = _arguments.bind(OVERLOADS["index_add"], (self_, dim, index, source, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, source)
     if needs_grad:
@@ -4722,13 +5509,17 @@ def index_add_(self_, dim, index, source, *, alpha=1):
     return self_
 
 
-def gather(self_, dim, index, *, sparse_grad=False, out=None):
+def gather(self_=MISSING, dim=MISSING, index=MISSING, *, sparse_grad=False, out=None, **kwargs):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
     derivatives.yaml, entry gather
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        self_, index = _dispatch.check_arguments(OVERLOADS["gather"], (self_, index,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gather, (self_, dim, index), {"sparse_grad": sparse_grad, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or dim is MISSING or kwargs:
+        self_, dim, index, sparse_grad = _arguments.bind(OVERLOADS["gather"], (self_, dim, index, sparse_grad,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gather", gather, (self_, dim, index), {"sparse_grad": sparse_grad}, out, dtype_rule="same")
     result = recording.wrap(kernels.gather(recording.data(self_), dim, recording.data(index), sparse_grad))
@@ -4745,13 +5536,17 @@ def gather(self_, dim, index, *, sparse_grad=False, out=None):
     return result
 
 
-def scatter_add(self_, dim, index, src, *, out=None):
+def scatter_add(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=None, **kwargs):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
     derivatives.yaml, entry scatter_add
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter_add"], (self_, index, src,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_add, (self_, dim, index, src), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
+        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter_add"], (self_, dim, index, src,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter_add", scatter_add, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
@@ -4767,13 +5562,17 @@ def scatter_add(self_, dim, index, src, *, out=None):
     return result
 
 
-def scatter_add_(self_, dim, index, src):
+def scatter_add_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwargs):
     """In-place scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
     derivatives.yaml, entry scatter_add
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter_add"], (self_, index, src,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_add_, (self_, dim, index, src), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
+        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter_add"], (self_, dim, index, src,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
@@ -4793,13 +5592,17 @@ def scatter_add_(self_, dim, index, src):
     return self_
 
 
-def repeat(self_, repeats):
+def repeat(self_=MISSING, repeats=MISSING, **kwargs):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
     derivatives.yaml, entry repeat
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["repeat"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(repeat, (self_, repeats), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or repeats is MISSING or kwargs:
+        self_, repeats = _arguments.bind(OVERLOADS["repeat"], (self_, repeats,), kwargs)
     repeats = recording.int_tuple(repeats)
     result = recording.wrap(kernels.repeat(recording.data(self_), repeats))
     if recording.compute_requires_grad(self_):
@@ -4814,13 +5617,17 @@ def repeat(self_, repeats):
     return result
 
 
-def flip(self_, dims):
+def flip(self_=MISSING, dims=MISSING, **kwargs):
     """flip(Tensor self, int[] dims) -> Tensor
 
     derivatives.yaml, entry flip
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["flip"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(flip, (self_, dims), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dims is MISSING or kwargs:
+        self_, dims = _arguments.bind(OVERLOADS["flip"], (self_, dims,), kwargs)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.flip(recording.data(self_), dims))
     if recording.compute_requires_grad(self_):
@@ -4834,13 +5641,17 @@ def flip(self_, dims):
     return result
 
 
-def mm(self_, mat2, *, out=None):
+def mm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
     derivatives.yaml, entry mm
     """
-    if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
-        self_, mat2 = _dispatch.check_arguments(OVERLOADS["mm"], (self_, mat2,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mm, (self_, mat2), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor) or kwargs:
+        self_, mat2 = _arguments.bind(OVERLOADS["mm"], (self_, mat2,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mm", mm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.mm(recording.data(self_), recording.data(mat2)))
@@ -4860,13 +5671,17 @@ def mm(self_, mat2, *, out=None):
     return result
 
 
-def addmm(self_, mat1, mat2, *, beta=1, alpha=1, out=None):
+def addmm(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, out=None, **kwargs):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addmm
     """
-    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
-        self_, mat1, mat2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, mat1, mat2, beta, alpha = _arguments.bind(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addmm", addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
@@ -4888,13 +5703,17 @@ def addmm(self_, mat1, mat2, *, beta=1, alpha=1, out=None):
     return result
 
 
-def addmm_(self_, mat1, mat2, *, beta=1, alpha=1):
+def addmm_(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwargs):
     """In-place addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addmm
     """
-    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
-        self_, mat1, mat2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmm_, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, mat1, mat2, beta, alpha = _arguments.bind(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, mat1, mat2)
     if needs_grad:
@@ -4920,13 +5739,17 @@ def addmm_(self_, mat1, mat2, *, beta=1, alpha=1):
     return self_
 
 
-def bmm(self_, mat2, *, out=None):
+def bmm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
     derivatives.yaml, entry bmm
     """
-    if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor):
-        self_, mat2 = _dispatch.check_arguments(OVERLOADS["bmm"], (self_, mat2,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bmm, (self_, mat2), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor) or kwargs:
+        self_, mat2 = _arguments.bind(OVERLOADS["bmm"], (self_, mat2,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bmm", bmm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.bmm(recording.data(self_), recording.data(mat2)))
@@ -4942,13 +5765,17 @@ def bmm(self_, mat2, *, out=None):
     return result
 
 
-def dot(self_, tensor, *, out=None):
+def dot(self_=MISSING, tensor=MISSING, *, out=None, **kwargs):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
     derivatives.yaml, entry dot
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor):
-        self_, tensor = _dispatch.check_arguments(OVERLOADS["dot"], (self_, tensor,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(dot, (self_, tensor), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor) or kwargs:
+        self_, tensor = _arguments.bind(OVERLOADS["dot"], (self_, tensor,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("dot", dot, (self_, tensor), {}, out, dtype_rule="dot")
     result = recording.wrap(kernels.dot(recording.data(self_), recording.data(tensor)))
@@ -4964,13 +5791,17 @@ def dot(self_, tensor, *, out=None):
     return result
 
 
-def mv(self_, vec, *, out=None):
+def mv(self_=MISSING, vec=MISSING, *, out=None, **kwargs):
     """mv(Tensor self, Tensor vec) -> Tensor
 
     derivatives.yaml, entry mv
     """
-    if not isinstance(self_, Tensor) or not isinstance(vec, Tensor):
-        self_, vec = _dispatch.check_arguments(OVERLOADS["mv"], (self_, vec,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mv, (self_, vec), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(vec, Tensor) or kwargs:
+        self_, vec = _arguments.bind(OVERLOADS["mv"], (self_, vec,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mv", mv, (self_, vec), {}, out, dtype_rule="mv")
     result = recording.wrap(kernels.mv(recording.data(self_), recording.data(vec)))
@@ -4986,13 +5817,17 @@ def mv(self_, vec, *, out=None):
     return result
 
 
-def _softmax(self_, dim, half_to_float, *, out=None):
+def _softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None, **kwargs):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
     derivatives.yaml, entry _softmax
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["_softmax"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_softmax, (self_, dim, half_to_float), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or half_to_float is MISSING or kwargs:
+        self_, dim, half_to_float = _arguments.bind(OVERLOADS["_softmax"], (self_, dim, half_to_float,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_softmax", _softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._softmax(recording.data(self_), dim, half_to_float))
@@ -5012,13 +5847,17 @@ def _softmax(self_, dim, half_to_float, *, out=None):
     return result
 
 
-def _log_softmax(self_, dim, half_to_float, *, out=None):
+def _log_softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None, **kwargs):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
     derivatives.yaml, entry _log_softmax
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["_log_softmax"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_log_softmax, (self_, dim, half_to_float), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or half_to_float is MISSING or kwargs:
+        self_, dim, half_to_float = _arguments.bind(OVERLOADS["_log_softmax"], (self_, dim, half_to_float,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_log_softmax", _log_softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax(recording.data(self_), dim, half_to_float))
@@ -5038,13 +5877,17 @@ def _log_softmax(self_, dim, half_to_float, *, out=None):
     return result
 
 
-def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=None):
+def _log_softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING, input_dtype=MISSING, *, out=None, **kwargs):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
     derivatives.yaml, entry _log_softmax_backward_data
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
-        grad_output, output = _dispatch.check_arguments(OVERLOADS["_log_softmax_backward_data"], (grad_output, output,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_log_softmax_backward_data, (grad_output, output, dim, input_dtype), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or dim is MISSING or input_dtype is MISSING or kwargs:
+        grad_output, output, dim, input_dtype = _arguments.bind(OVERLOADS["_log_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_log_softmax_backward_data", _log_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
@@ -5061,13 +5904,17 @@ def _log_softmax_backward_data(grad_output, output, dim, input_dtype, *, out=Non
     return result
 
 
-def _softmax_backward_data(grad_output, output, dim, input_dtype):
+def _softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING, input_dtype=MISSING, **kwargs):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
     derivatives.yaml, entry _softmax_backward_data
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor):
-        grad_output, output = _dispatch.check_arguments(OVERLOADS["_softmax_backward_data"], (grad_output, output,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or dim is MISSING or input_dtype is MISSING or kwargs:
+        grad_output, output, dim, input_dtype = _arguments.bind(OVERLOADS["_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs)
     result = recording.wrap(kernels._softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
     if recording.compute_requires_grad(grad_output, output):
         grad_fn = SoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
@@ -5083,13 +5930,17 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
     return result
 
 
-def mse_loss(self_, target, reduction=1):
+def mse_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
     derivatives.yaml, entry mse_loss
     """
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        self_, target = _dispatch.check_arguments(OVERLOADS["mse_loss"], (self_, target,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mse_loss, (self_, target, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
+        self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss"], (self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.mse_loss(recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = MseLossBackward0(recording.collect_next_edges(self_, target))
@@ -5104,13 +5955,17 @@ def mse_loss(self_, target, reduction=1):
     return result
 
 
-def mse_loss_backward(grad_output, self_, target, reduction):
+def mse_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, **kwargs):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
     derivatives.yaml, entry mse_loss_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["mse_loss_backward"], (grad_output, self_, target,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mse_loss_backward, (grad_output, self_, target, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
+        grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss_backward"], (grad_output, self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.mse_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = MseLossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -5126,13 +5981,17 @@ def mse_loss_backward(grad_output, self_, target, reduction):
     return result
 
 
-def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
+def smooth_l1_loss(self_=MISSING, target=MISSING, reduction=1, beta=1.0, **kwargs):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
     derivatives.yaml, entry smooth_l1_loss
     """
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER):
-        self_, target, beta = _dispatch.check_arguments(OVERLOADS["smooth_l1_loss"], (self_, target, beta,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(smooth_l1_loss, (self_, target, reduction, beta), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or kwargs:
+        self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss"], (self_, target, reduction, beta,), kwargs)
     result = recording.wrap(kernels.smooth_l1_loss(recording.data(self_), recording.data(target), reduction, beta))
     if recording.compute_requires_grad(self_, target):
         grad_fn = SmoothL1LossBackward0(recording.collect_next_edges(self_, target))
@@ -5148,13 +6007,17 @@ def smooth_l1_loss(self_, target, reduction=1, beta=1.0):
     return result
 
 
-def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
+def smooth_l1_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, beta=MISSING, **kwargs):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
     derivatives.yaml, entry smooth_l1_loss_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER):
-        grad_output, self_, target, beta = _dispatch.check_arguments(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, beta,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(smooth_l1_loss_backward, (grad_output, self_, target, reduction, beta), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or reduction is MISSING or kwargs:
+        grad_output, self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, reduction, beta,), kwargs)
     result = recording.wrap(kernels.smooth_l1_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, beta))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = SmoothL1LossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -5171,13 +6034,17 @@ def smooth_l1_loss_backward(grad_output, self_, target, reduction, beta):
     return result
 
 
-def nll_loss_forward(self_, target, weight, reduction, ignore_index):
+def nll_loss_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MISSING, ignore_index=MISSING, **kwargs):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
     derivatives.yaml, entry nll_loss_forward
     """
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        self_, target = _dispatch.check_arguments(OVERLOADS["nll_loss_forward"], (self_, target,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss_forward, (self_, target, weight, reduction, ignore_index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
+        self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss_forward"], (self_, target, weight, reduction, ignore_index,), kwargs)
     output, total_weight = map(recording.wrap, kernels.nll_loss_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5199,13 +6066,17 @@ def nll_loss_forward(self_, target, weight, reduction, ignore_index):
     return _nll_loss_forward_return(output, total_weight)
 
 
-def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
+def nll_loss2d_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MISSING, ignore_index=MISSING, **kwargs):
     """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
     derivatives.yaml, entry nll_loss2d_forward
     """
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        self_, target = _dispatch.check_arguments(OVERLOADS["nll_loss2d_forward"], (self_, target,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss2d_forward, (self_, target, weight, reduction, ignore_index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
+        self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss2d_forward"], (self_, target, weight, reduction, ignore_index,), kwargs)
     output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5227,13 +6098,17 @@ def nll_loss2d_forward(self_, target, weight, reduction, ignore_index):
     return _nll_loss2d_forward_return(output, total_weight)
 
 
-def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
+def nll_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight=MISSING, reduction=MISSING, ignore_index=MISSING, total_weight=MISSING, **kwargs):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
     derivatives.yaml, entry nll_loss_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor):
-        grad_output, self_, target, total_weight = _dispatch.check_arguments(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, total_weight,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
+        grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs)
     result = recording.wrap(kernels.nll_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = NllLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -5249,13 +6124,17 @@ def nll_loss_backward(grad_output, self_, target, weight, reduction, ignore_inde
     return result
 
 
-def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_index, total_weight):
+def nll_loss2d_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight=MISSING, reduction=MISSING, ignore_index=MISSING, total_weight=MISSING, **kwargs):
     """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
     derivatives.yaml, entry nll_loss2d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor):
-        grad_output, self_, target, total_weight = _dispatch.check_arguments(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, total_weight,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss2d_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
+        grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs)
     result = recording.wrap(kernels.nll_loss2d_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = NllLoss2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -5271,13 +6150,17 @@ def nll_loss2d_backward(grad_output, self_, target, weight, reduction, ignore_in
     return result
 
 
-def binary_cross_entropy(self_, target, weight=None, reduction=1):
+def binary_cross_entropy(self_=MISSING, target=MISSING, weight=None, reduction=1, **kwargs):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
     derivatives.yaml, entry binary_cross_entropy
     """
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy"], (self_, target,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(binary_cross_entropy, (self_, target, weight, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
+        self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy"], (self_, target, weight, reduction,), kwargs)
     result = recording.wrap(kernels.binary_cross_entropy(recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = BinaryCrossEntropyBackward0(recording.collect_next_edges(self_, target))
@@ -5293,13 +6176,17 @@ def binary_cross_entropy(self_, target, weight=None, reduction=1):
     return result
 
 
-def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduction=1):
+def binary_cross_entropy_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight=None, reduction=1, **kwargs):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
     derivatives.yaml, entry binary_cross_entropy_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(binary_cross_entropy_backward, (grad_output, self_, target, weight, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
+        grad_output, self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target, weight, reduction,), kwargs)
     result = recording.wrap(kernels.binary_cross_entropy_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if recording.compute_requires_grad(grad_output, self_, target):
         grad_fn = BinaryCrossEntropyBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
@@ -5316,13 +6203,17 @@ def binary_cross_entropy_backward(grad_output, self_, target, weight=None, reduc
     return result
 
 
-def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None, reduction=1):
+def binary_cross_entropy_with_logits(self_=MISSING, target=MISSING, weight=None, pos_weight=None, reduction=1, **kwargs):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
     derivatives.yaml, entry binary_cross_entropy_with_logits
     """
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        self_, target = _dispatch.check_arguments(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(binary_cross_entropy_with_logits, (self_, target, weight, pos_weight, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
+        self_, target, weight, pos_weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target, weight, pos_weight, reduction,), kwargs)
     result = recording.wrap(kernels.binary_cross_entropy_with_logits(recording.data(self_), recording.data(target), recording.data(weight), recording.data(pos_weight), reduction))
     if recording.compute_requires_grad(self_, target):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0(recording.collect_next_edges(self_, target))
@@ -5339,13 +6230,17 @@ def binary_cross_entropy_with_logits(self_, target, weight=None, pos_weight=None
     return result
 
 
-def native_dropout(input, p, train):
+def native_dropout(input=MISSING, p=MISSING, train=MISSING, **kwargs):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
     derivatives.yaml, entry native_dropout
     """
-    if not isinstance(input, Tensor) or not isinstance(p, NUMBER):
-        input, p = _dispatch.check_arguments(OVERLOADS["native_dropout"], (input, p,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_dropout, (input, p, train), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(p, NUMBER) or train is MISSING or kwargs:
+        input, p, train = _arguments.bind(OVERLOADS["native_dropout"], (input, p, train,), kwargs)
     result0, result1 = map(recording.wrap, kernels.native_dropout(recording.data(input), p, train))
     needs_grad = recording.compute_requires_grad(input)
     if needs_grad:
@@ -5364,13 +6259,17 @@ def native_dropout(input, p, train):
     return (result0, result1)
 
 
-def native_dropout_backward(grad_output, mask, scale):
+def native_dropout_backward(grad_output=MISSING, mask=MISSING, scale=MISSING, **kwargs):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
     derivatives.yaml, entry native_dropout_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or not isinstance(scale, NUMBER):
-        grad_output, mask, scale = _dispatch.check_arguments(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_dropout_backward, (grad_output, mask, scale), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or not isinstance(scale, NUMBER) or kwargs:
+        grad_output, mask, scale = _arguments.bind(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,), kwargs)
     result = recording.wrap(kernels.native_dropout_backward(recording.data(grad_output), recording.data(mask), scale))
     if recording.compute_requires_grad(grad_output, mask):
         grad_fn = NativeDropoutBackwardBackward0(recording.collect_next_edges(grad_output, mask))
@@ -5384,13 +6283,17 @@ def native_dropout_backward(grad_output, mask, scale):
     return result
 
 
-def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+def embedding(weight=MISSING, indices=MISSING, padding_idx=-1, scale_grad_by_freq=False, sparse=False, **kwargs):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
     derivatives.yaml, entry embedding
     """
-    if not isinstance(weight, Tensor) or not isinstance(indices, Tensor):
-        weight, indices = _dispatch.check_arguments(OVERLOADS["embedding"], (weight, indices,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(embedding, (weight, indices, padding_idx, scale_grad_by_freq, sparse), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(weight, Tensor) or not isinstance(indices, Tensor) or kwargs:
+        weight, indices, padding_idx, scale_grad_by_freq, sparse = _arguments.bind(OVERLOADS["embedding"], (weight, indices, padding_idx, scale_grad_by_freq, sparse,), kwargs)
     result = recording.wrap(kernels.embedding(recording.data(weight), recording.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if recording.compute_requires_grad(weight):
         grad_fn = EmbeddingBackward0(recording.collect_next_edges(weight))
@@ -5406,13 +6309,17 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
     return result
 
 
-def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq):
+def embedding_dense_backward(grad_output=MISSING, indices=MISSING, num_weights=MISSING, padding_idx=MISSING, scale_grad_by_freq=MISSING, **kwargs):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
     derivatives.yaml, entry embedding_dense_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor):
-        grad_output, indices = _dispatch.check_arguments(OVERLOADS["embedding_dense_backward"], (grad_output, indices,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(embedding_dense_backward, (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor) or num_weights is MISSING or padding_idx is MISSING or scale_grad_by_freq is MISSING or kwargs:
+        grad_output, indices, num_weights, padding_idx, scale_grad_by_freq = _arguments.bind(OVERLOADS["embedding_dense_backward"], (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,), kwargs)
     result = recording.wrap(kernels.embedding_dense_backward(recording.data(grad_output), recording.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if recording.compute_requires_grad(grad_output):
         grad_fn = EmbeddingDenseBackwardBackward0(recording.collect_next_edges(grad_output))
@@ -5428,13 +6335,17 @@ def embedding_dense_backward(grad_output, indices, num_weights, padding_idx, sca
     return result
 
 
-def native_layer_norm(input, normalized_shape, weight, bias, eps):
+def native_layer_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, bias=MISSING, eps=MISSING, **kwargs):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry native_layer_norm
     """
-    if not isinstance(input, Tensor) or not isinstance(eps, NUMBER):
-        input, eps = _dispatch.check_arguments(OVERLOADS["native_layer_norm"], (input, eps,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_layer_norm, (input, normalized_shape, weight, bias, eps), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or kwargs:
+        input, normalized_shape, weight, bias, eps = _arguments.bind(OVERLOADS["native_layer_norm"], (input, normalized_shape, weight, bias, eps,), kwargs)
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(recording.data(input), normalized_shape, recording.data(weight), recording.data(bias), eps))
     needs_grad = recording.compute_requires_grad(input, weight, bias)
@@ -5458,13 +6369,17 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     return (result0, result1, result2)
 
 
-def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask):
+def native_layer_norm_backward(grad_out=MISSING, input=MISSING, normalized_shape=MISSING, mean=MISSING, rstd=MISSING, weight=MISSING, bias=MISSING, output_mask=MISSING, **kwargs):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry native_layer_norm_backward
     """
-    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor):
-        grad_out, input, mean, rstd = _dispatch.check_arguments(OVERLOADS["native_layer_norm_backward"], (grad_out, input, mean, rstd,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_layer_norm_backward, (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or output_mask is MISSING or kwargs:
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask = _arguments.bind(OVERLOADS["native_layer_norm_backward"], (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,), kwargs)
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(recording.data(grad_out), recording.data(input), normalized_shape, recording.data(mean), recording.data(rstd), recording.data(weight), recording.data(bias), output_mask))
     if recording.compute_requires_grad(grad_out, input, weight):
@@ -5485,13 +6400,17 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
     return (result0, result1, result2)
 
 
-def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, *, out=None):
+def native_batch_norm(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, training=MISSING, momentum=MISSING, eps=MISSING, *, out=None, **kwargs):
     """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry native_batch_norm
     """
-    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER):
-        input, momentum, eps = _dispatch.check_arguments(OVERLOADS["native_batch_norm"], (input, momentum, eps,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or running_mean is MISSING or running_var is MISSING or training is MISSING or kwargs:
+        input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["native_batch_norm"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("native_batch_norm", native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {}, out, 3, dtype_rule="batch_norm")
     result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
@@ -5513,13 +6432,17 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return (result0, result1, result2)
 
 
-def silu(self_):
+def silu(self_=MISSING, **kwargs):
     """silu(Tensor self) -> Tensor
 
     derivatives.yaml, entry silu
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["silu"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(silu, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["silu"], (self_,), kwargs)
     result = recording.wrap(kernels.silu(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SiluBackward0(recording.collect_next_edges(self_))
@@ -5532,13 +6455,17 @@ def silu(self_):
     return result
 
 
-def silu_(self_):
+def silu_(self_=MISSING, **kwargs):
     """In-place silu(Tensor self) -> Tensor
 
     derivatives.yaml, entry silu
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["silu"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(silu_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["silu"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5557,13 +6484,17 @@ def silu_(self_):
     return self_
 
 
-def mish(self_):
+def mish(self_=MISSING, **kwargs):
     """mish(Tensor self) -> Tensor
 
     derivatives.yaml, entry mish
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["mish"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mish, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["mish"], (self_,), kwargs)
     result = recording.wrap(kernels.mish(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = MishBackward0(recording.collect_next_edges(self_))
@@ -5576,13 +6507,17 @@ def mish(self_):
     return result
 
 
-def mish_(self_):
+def mish_(self_=MISSING, **kwargs):
     """In-place mish(Tensor self) -> Tensor
 
     derivatives.yaml, entry mish
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["mish"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mish_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["mish"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5601,13 +6536,17 @@ def mish_(self_):
     return self_
 
 
-def elu(self_, alpha=1, scale=1, input_scale=1):
+def elu(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
 
     derivatives.yaml, entry elu
     """
-    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER):
-        self_, alpha, scale, input_scale = _dispatch.check_arguments(OVERLOADS["elu"], (self_, alpha, scale, input_scale,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(elu, (self_, alpha, scale, input_scale), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs:
+        self_, alpha, scale, input_scale = _arguments.bind(OVERLOADS["elu"], (self_, alpha, scale, input_scale,), kwargs)
     result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
     if recording.compute_requires_grad(self_):
         grad_fn = EluBackward0(recording.collect_next_edges(self_))
@@ -5623,13 +6562,17 @@ def elu(self_, alpha=1, scale=1, input_scale=1):
     return result
 
 
-def elu_(self_, alpha=1, scale=1, input_scale=1):
+def elu_(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
 
     derivatives.yaml, entry elu_
     """
-    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER):
-        self_, alpha, scale, input_scale = _dispatch.check_arguments(OVERLOADS["elu_"], (self_, alpha, scale, input_scale,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(elu_, (self_, alpha, scale, input_scale), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs:
+        self_, alpha, scale, input_scale = _arguments.bind(OVERLOADS["elu_"], (self_, alpha, scale, input_scale,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5653,13 +6596,17 @@ def elu_(self_, alpha=1, scale=1, input_scale=1):
     return self_
 
 
-def hardtanh(self_, min_val=-1, max_val=1):
+def hardtanh(self_=MISSING, min_val=-1, max_val=1, **kwargs):
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
 
     derivatives.yaml, entry hardtanh
     """
-    if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
-        self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh"], (self_, min_val, max_val,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardtanh, (self_, min_val, max_val), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
+        self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs)
     result = recording.wrap(kernels.hardtanh(recording.data(self_), min_val, max_val))
     if recording.compute_requires_grad(self_):
         grad_fn = HardtanhBackward0(recording.collect_next_edges(self_))
@@ -5674,13 +6621,17 @@ def hardtanh(self_, min_val=-1, max_val=1):
     return result
 
 
-def hardtanh_(self_, min_val=-1, max_val=1):
+def hardtanh_(self_=MISSING, min_val=-1, max_val=1, **kwargs):
     """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
 
     derivatives.yaml, entry hardtanh
     """
-    if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
-        self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh"], (self_, min_val, max_val,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardtanh_, (self_, min_val, max_val), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
+        self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5701,13 +6652,17 @@ def hardtanh_(self_, min_val=-1, max_val=1):
     return self_
 
 
-def hardtanh_backward(grad_output, self_, min_val, max_val):
+def hardtanh_backward(grad_output=MISSING, self_=MISSING, min_val=MISSING, max_val=MISSING, **kwargs):
     """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
 
     derivatives.yaml, entry hardtanh_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER):
-        grad_output, self_, min_val, max_val = _dispatch.check_arguments(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardtanh_backward, (grad_output, self_, min_val, max_val), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
+        grad_output, self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,), kwargs)
     result = recording.wrap(kernels.hardtanh_backward(recording.data(grad_output), recording.data(self_), min_val, max_val))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = HardtanhBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -5722,13 +6677,17 @@ def hardtanh_backward(grad_output, self_, min_val, max_val):
     return result
 
 
-def hardsigmoid(self_):
+def hardsigmoid(self_=MISSING, **kwargs):
     """hardsigmoid(Tensor self) -> Tensor
 
     derivatives.yaml, entry hardsigmoid
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["hardsigmoid"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardsigmoid, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs)
     result = recording.wrap(kernels.hardsigmoid(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = HardsigmoidBackward0(recording.collect_next_edges(self_))
@@ -5741,13 +6700,17 @@ def hardsigmoid(self_):
     return result
 
 
-def hardsigmoid_(self_):
+def hardsigmoid_(self_=MISSING, **kwargs):
     """In-place hardsigmoid(Tensor self) -> Tensor
 
     derivatives.yaml, entry hardsigmoid
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["hardsigmoid"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardsigmoid_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5766,13 +6729,17 @@ def hardsigmoid_(self_):
     return self_
 
 
-def hardswish(self_):
+def hardswish(self_=MISSING, **kwargs):
     """hardswish(Tensor self) -> Tensor
 
     derivatives.yaml, entry hardswish
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["hardswish"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardswish, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["hardswish"], (self_,), kwargs)
     result = recording.wrap(kernels.hardswish(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = HardswishBackward0(recording.collect_next_edges(self_))
@@ -5785,13 +6752,17 @@ def hardswish(self_):
     return result
 
 
-def hardswish_(self_):
+def hardswish_(self_=MISSING, **kwargs):
     """In-place hardswish(Tensor self) -> Tensor
 
     derivatives.yaml, entry hardswish
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["hardswish"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardswish_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["hardswish"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5810,13 +6781,17 @@ def hardswish_(self_):
     return self_
 
 
-def log_sigmoid_forward(self_):
+def log_sigmoid_forward(self_=MISSING, **kwargs):
     """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
 
     derivatives.yaml, entry log_sigmoid_forward
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["log_sigmoid_forward"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log_sigmoid_forward, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["log_sigmoid_forward"], (self_,), kwargs)
     output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = LogSigmoidBackward0(recording.collect_next_edges(self_))
@@ -5830,13 +6805,17 @@ def log_sigmoid_forward(self_):
     return _log_sigmoid_forward_return(output, buffer)
 
 
-def glu(self_, dim=-1):
+def glu(self_=MISSING, dim=-1, **kwargs):
     """glu(Tensor self, int dim=-1) -> Tensor
 
     derivatives.yaml, entry glu
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["glu"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(glu, (self_, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["glu"], (self_, dim,), kwargs)
     result = recording.wrap(kernels.glu(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
         grad_fn = GluBackward0(recording.collect_next_edges(self_))
@@ -5850,13 +6829,17 @@ def glu(self_, dim=-1):
     return result
 
 
-def huber_loss(self_, target, reduction=1, delta=1.0):
+def huber_loss(self_=MISSING, target=MISSING, reduction=1, delta=1.0, **kwargs):
     """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
 
     derivatives.yaml, entry huber_loss
     """
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER):
-        self_, target, delta = _dispatch.check_arguments(OVERLOADS["huber_loss"], (self_, target, delta,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(huber_loss, (self_, target, reduction, delta), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or kwargs:
+        self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss"], (self_, target, reduction, delta,), kwargs)
     result = recording.wrap(kernels.huber_loss(recording.data(self_), recording.data(target), reduction, delta))
     if recording.compute_requires_grad(self_, target):
         grad_fn = HuberLossBackward0(recording.collect_next_edges(self_, target))
@@ -5873,13 +6856,17 @@ def huber_loss(self_, target, reduction=1, delta=1.0):
     return result
 
 
-def constant_pad_nd(self_, pad, value=0):
+def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
     """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
 
     derivatives.yaml, entry constant_pad_nd
     """
-    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER):
-        self_, value = _dispatch.check_arguments(OVERLOADS["constant_pad_nd"], (self_, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(constant_pad_nd, (self_, pad, value), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or pad is MISSING or kwargs:
+        self_, pad, value = _arguments.bind(OVERLOADS["constant_pad_nd"], (self_, pad, value,), kwargs)
     pad = recording.int_tuple(pad)
     result = recording.wrap(kernels.constant_pad_nd(recording.data(self_), pad, value))
     if recording.compute_requires_grad(self_):
@@ -5893,13 +6880,17 @@ def constant_pad_nd(self_, pad, value=0):
     return result
 
 
-def leaky_relu_(self_, negative_slope=0.01):
+def leaky_relu_(self_=MISSING, negative_slope=0.01, **kwargs):
     """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
 
     derivatives.yaml, entry leaky_relu_
     """
-    if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER):
-        self_, negative_slope = _dispatch.check_arguments(OVERLOADS["leaky_relu_"], (self_, negative_slope,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(leaky_relu_, (self_, negative_slope), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs:
+        self_, negative_slope = _arguments.bind(OVERLOADS["leaky_relu_"], (self_, negative_slope,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -5921,13 +6912,17 @@ def leaky_relu_(self_, negative_slope=0.01):
     return self_
 
 
-def reflection_pad1d(self_, padding):
+def reflection_pad1d(self_=MISSING, padding=MISSING, **kwargs):
     """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad1d
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad1d"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad1d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
+        self_, padding = _arguments.bind(OVERLOADS["reflection_pad1d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5942,13 +6937,17 @@ def reflection_pad1d(self_, padding):
     return result
 
 
-def reflection_pad1d_backward(grad_output, self_, padding):
+def reflection_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, **kwargs):
     """reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad1d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad1d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -5963,13 +6962,17 @@ def reflection_pad1d_backward(grad_output, self_, padding):
     return result
 
 
-def reflection_pad2d(self_, padding):
+def reflection_pad2d(self_=MISSING, padding=MISSING, **kwargs):
     """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad2d
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad2d"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad2d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
+        self_, padding = _arguments.bind(OVERLOADS["reflection_pad2d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -5984,13 +6987,17 @@ def reflection_pad2d(self_, padding):
     return result
 
 
-def reflection_pad2d_backward(grad_output, self_, padding):
+def reflection_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, **kwargs):
     """reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad2d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad2d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -6005,13 +7012,17 @@ def reflection_pad2d_backward(grad_output, self_, padding):
     return result
 
 
-def reflection_pad3d(self_, padding):
+def reflection_pad3d(self_=MISSING, padding=MISSING, **kwargs):
     """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad3d
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["reflection_pad3d"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad3d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
+        self_, padding = _arguments.bind(OVERLOADS["reflection_pad3d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -6026,13 +7037,17 @@ def reflection_pad3d(self_, padding):
     return result
 
 
-def reflection_pad3d_backward(grad_output, self_, padding):
+def reflection_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, **kwargs):
     """reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad3d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reflection_pad3d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -6047,13 +7062,17 @@ def reflection_pad3d_backward(grad_output, self_, padding):
     return result
 
 
-def replication_pad1d(self_, padding):
+def replication_pad1d(self_=MISSING, padding=MISSING, **kwargs):
     """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad1d
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad1d"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad1d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
+        self_, padding = _arguments.bind(OVERLOADS["replication_pad1d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -6068,13 +7087,17 @@ def replication_pad1d(self_, padding):
     return result
 
 
-def replication_pad1d_backward(grad_output, self_, padding):
+def replication_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, **kwargs):
     """replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad1d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad1d_backward"], (grad_output, self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad1d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad1d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -6089,13 +7112,17 @@ def replication_pad1d_backward(grad_output, self_, padding):
     return result
 
 
-def replication_pad2d(self_, padding):
+def replication_pad2d(self_=MISSING, padding=MISSING, **kwargs):
     """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad2d
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad2d"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad2d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
+        self_, padding = _arguments.bind(OVERLOADS["replication_pad2d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -6110,13 +7137,17 @@ def replication_pad2d(self_, padding):
     return result
 
 
-def replication_pad2d_backward(grad_output, self_, padding):
+def replication_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, **kwargs):
     """replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad2d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad2d_backward"], (grad_output, self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad2d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad2d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -6131,13 +7162,17 @@ def replication_pad2d_backward(grad_output, self_, padding):
     return result
 
 
-def replication_pad3d(self_, padding):
+def replication_pad3d(self_=MISSING, padding=MISSING, **kwargs):
     """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad3d
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["replication_pad3d"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad3d, (self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
+        self_, padding = _arguments.bind(OVERLOADS["replication_pad3d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
@@ -6152,13 +7187,17 @@ def replication_pad3d(self_, padding):
     return result
 
 
-def replication_pad3d_backward(grad_output, self_, padding):
+def replication_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, **kwargs):
     """replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad3d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["replication_pad3d_backward"], (grad_output, self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(replication_pad3d_backward, (grad_output, self_, padding), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad3d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
@@ -6173,13 +7212,17 @@ def replication_pad3d_backward(grad_output, self_, padding):
     return result
 
 
-def cumsum(self_, dim, *, dtype=None, out=None):
+def cumsum(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry cumsum
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["cumsum"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cumsum, (self_, dim), {"dtype": dtype, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, dtype = _arguments.bind(OVERLOADS["cumsum"], (self_, dim, dtype,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cumsum", cumsum, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
@@ -6196,13 +7239,17 @@ def cumsum(self_, dim, *, dtype=None, out=None):
     return result
 
 
-def cumsum_(self_, dim, *, dtype=None):
+def cumsum_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry cumsum
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["cumsum"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cumsum_, (self_, dim), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, dtype = _arguments.bind(OVERLOADS["cumsum"], (self_, dim, dtype,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6224,13 +7271,17 @@ def cumsum_(self_, dim, *, dtype=None):
     return self_
 
 
-def cumprod(self_, dim, *, dtype=None, out=None):
+def cumprod(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
     """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry cumprod
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["cumprod"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cumprod, (self_, dim), {"dtype": dtype, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, dtype = _arguments.bind(OVERLOADS["cumprod"], (self_, dim, dtype,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cumprod", cumprod, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
@@ -6248,13 +7299,17 @@ def cumprod(self_, dim, *, dtype=None, out=None):
     return result
 
 
-def cumprod_(self_, dim, *, dtype=None):
+def cumprod_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry cumprod
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["cumprod"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cumprod_, (self_, dim), {"dtype": dtype}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, dtype = _arguments.bind(OVERLOADS["cumprod"], (self_, dim, dtype,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6277,13 +7332,17 @@ def cumprod_(self_, dim, *, dtype=None):
     return self_
 
 
-def sort_default(self_, dim=-1, descending=False, *, out=None):
+def sort_default(self_=MISSING, dim=-1, descending=False, *, out=None, **kwargs):
     """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry sort
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sort"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sort_default, (self_, dim, descending), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, descending = _arguments.bind(OVERLOADS["sort"], (self_, dim, descending,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sort", sort_default, (self_, dim, descending), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort(recording.data(self_), dim, descending))
@@ -6304,13 +7363,17 @@ def sort_default(self_, dim=-1, descending=False, *, out=None):
     return _sort_return(values, indices)
 
 
-def sort_stable(self_, *, stable, dim=-1, descending=False, out=None):
+def sort_stable(self_=MISSING, *, stable=MISSING, dim=-1, descending=False, out=None, **kwargs):
     """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry sort.stable
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sort.stable"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or stable is MISSING or kwargs:
+        self_, stable, dim, descending = _arguments.bind(OVERLOADS["sort.stable"], (self_, stable, dim, descending,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sort", sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort_stable(recording.data(self_), stable, dim, descending))
@@ -6331,13 +7394,17 @@ def sort_stable(self_, *, stable, dim=-1, descending=False, out=None):
     return _sort_stable_return(values, indices)
 
 
-def topk(self_, k, dim=-1, largest=True, sorted=True, *, out=None):
+def topk(self_=MISSING, k=MISSING, dim=-1, largest=True, sorted=True, *, out=None, **kwargs):
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry topk
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["topk"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(topk, (self_, k, dim, largest, sorted), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or k is MISSING or kwargs:
+        self_, k, dim, largest, sorted = _arguments.bind(OVERLOADS["topk"], (self_, k, dim, largest, sorted,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("topk", topk, (self_, k, dim, largest, sorted), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.topk(recording.data(self_), k, dim, largest, sorted))
@@ -6358,13 +7425,17 @@ def topk(self_, k, dim=-1, largest=True, sorted=True, *, out=None):
     return _topk_return(values, indices)
 
 
-def tril(self_, diagonal=0, *, out=None):
+def tril(self_=MISSING, diagonal=0, *, out=None, **kwargs):
     """tril(Tensor self, SymInt diagonal=0) -> Tensor
 
     derivatives.yaml, entry tril
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["tril"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tril, (self_, diagonal), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, diagonal = _arguments.bind(OVERLOADS["tril"], (self_, diagonal,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tril", tril, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.tril(recording.data(self_), diagonal))
@@ -6379,13 +7450,17 @@ def tril(self_, diagonal=0, *, out=None):
     return result
 
 
-def tril_(self_, diagonal=0):
+def tril_(self_=MISSING, diagonal=0, **kwargs):
     """In-place tril(Tensor self, SymInt diagonal=0) -> Tensor
 
     derivatives.yaml, entry tril
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["tril"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tril_, (self_, diagonal), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, diagonal = _arguments.bind(OVERLOADS["tril"], (self_, diagonal,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6404,13 +7479,17 @@ def tril_(self_, diagonal=0):
     return self_
 
 
-def triu(self_, diagonal=0, *, out=None):
+def triu(self_=MISSING, diagonal=0, *, out=None, **kwargs):
     """triu(Tensor self, SymInt diagonal=0) -> Tensor
 
     derivatives.yaml, entry triu
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["triu"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(triu, (self_, diagonal), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, diagonal = _arguments.bind(OVERLOADS["triu"], (self_, diagonal,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("triu", triu, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.triu(recording.data(self_), diagonal))
@@ -6425,13 +7504,17 @@ def triu(self_, diagonal=0, *, out=None):
     return result
 
 
-def triu_(self_, diagonal=0):
+def triu_(self_=MISSING, diagonal=0, **kwargs):
     """In-place triu(Tensor self, SymInt diagonal=0) -> Tensor
 
     derivatives.yaml, entry triu
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["triu"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(triu_, (self_, diagonal), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, diagonal = _arguments.bind(OVERLOADS["triu"], (self_, diagonal,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6450,13 +7533,17 @@ def triu_(self_, diagonal=0):
     return self_
 
 
-def log2(self_, *, out=None):
+def log2(self_=MISSING, *, out=None, **kwargs):
     """log2(Tensor self) -> Tensor
 
     derivatives.yaml, entry log2
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["log2"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log2, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["log2"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log2", log2, (self_,), {}, out)
     result = recording.wrap(kernels.log2(recording.data(self_)))
@@ -6471,13 +7558,17 @@ def log2(self_, *, out=None):
     return result
 
 
-def log2_(self_):
+def log2_(self_=MISSING, **kwargs):
     """In-place log2(Tensor self) -> Tensor
 
     derivatives.yaml, entry log2
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["log2"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log2_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["log2"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6496,13 +7587,17 @@ def log2_(self_):
     return self_
 
 
-def log10(self_, *, out=None):
+def log10(self_=MISSING, *, out=None, **kwargs):
     """log10(Tensor self) -> Tensor
 
     derivatives.yaml, entry log10
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["log10"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log10, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["log10"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log10", log10, (self_,), {}, out)
     result = recording.wrap(kernels.log10(recording.data(self_)))
@@ -6517,13 +7612,17 @@ def log10(self_, *, out=None):
     return result
 
 
-def log10_(self_):
+def log10_(self_=MISSING, **kwargs):
     """In-place log10(Tensor self) -> Tensor
 
     derivatives.yaml, entry log10
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["log10"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log10_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["log10"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6542,13 +7641,17 @@ def log10_(self_):
     return self_
 
 
-def floor(self_, *, out=None):
+def floor(self_=MISSING, *, out=None, **kwargs):
     """floor(Tensor self) -> Tensor
 
     derivatives.yaml, entry floor
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["floor"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["floor"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor", floor, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.floor(recording.data(self_)))
@@ -6562,13 +7665,17 @@ def floor(self_, *, out=None):
     return result
 
 
-def floor_(self_):
+def floor_(self_=MISSING, **kwargs):
     """In-place floor(Tensor self) -> Tensor
 
     derivatives.yaml, entry floor
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["floor"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["floor"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6586,13 +7693,17 @@ def floor_(self_):
     return self_
 
 
-def ceil(self_, *, out=None):
+def ceil(self_=MISSING, *, out=None, **kwargs):
     """ceil(Tensor self) -> Tensor
 
     derivatives.yaml, entry ceil
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["ceil"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ceil, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["ceil"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ceil", ceil, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.ceil(recording.data(self_)))
@@ -6606,13 +7717,17 @@ def ceil(self_, *, out=None):
     return result
 
 
-def ceil_(self_):
+def ceil_(self_=MISSING, **kwargs):
     """In-place ceil(Tensor self) -> Tensor
 
     derivatives.yaml, entry ceil
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["ceil"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ceil_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["ceil"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6630,13 +7745,17 @@ def ceil_(self_):
     return self_
 
 
-def round_default(self_, *, out=None):
+def round_default(self_=MISSING, *, out=None, **kwargs):
     """round(Tensor self) -> Tensor
 
     derivatives.yaml, entry round
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["round"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_default, (self_,), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["round"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("round", round_default, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.round(recording.data(self_)))
@@ -6650,13 +7769,17 @@ def round_default(self_, *, out=None):
     return result
 
 
-def round_default_(self_):
+def round_default_(self_=MISSING, **kwargs):
     """In-place round(Tensor self) -> Tensor
 
     derivatives.yaml, entry round
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["round"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_default_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["round"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6674,13 +7797,17 @@ def round_default_(self_):
     return self_
 
 
-def round_decimals(self_, *, decimals, out=None):
+def round_decimals(self_=MISSING, *, decimals=MISSING, out=None, **kwargs):
     """round.decimals(Tensor self, *, int decimals) -> Tensor
 
     derivatives.yaml, entry round.decimals
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["round.decimals"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_decimals, (self_,), {"decimals": decimals, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or decimals is MISSING or kwargs:
+        self_, decimals = _arguments.bind(OVERLOADS["round.decimals"], (self_, decimals,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("round", round_decimals, (self_,), {"decimals": decimals}, out, dtype_rule="found")
     result = recording.wrap(kernels.round_decimals(recording.data(self_), decimals))
@@ -6694,13 +7821,17 @@ def round_decimals(self_, *, decimals, out=None):
     return result
 
 
-def round_decimals_(self_, *, decimals):
+def round_decimals_(self_=MISSING, *, decimals=MISSING, **kwargs):
     """In-place round.decimals(Tensor self, *, int decimals) -> Tensor
 
     derivatives.yaml, entry round.decimals
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["round.decimals"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_decimals_, (self_,), {"decimals": decimals}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or decimals is MISSING or kwargs:
+        self_, decimals = _arguments.bind(OVERLOADS["round.decimals"], (self_, decimals,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6718,13 +7849,17 @@ def round_decimals_(self_, *, decimals):
     return self_
 
 
-def trunc(self_, *, out=None):
+def trunc(self_=MISSING, *, out=None, **kwargs):
     """trunc(Tensor self) -> Tensor
 
     derivatives.yaml, entry trunc
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["trunc"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(trunc, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["trunc"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("trunc", trunc, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.trunc(recording.data(self_)))
@@ -6738,13 +7873,17 @@ def trunc(self_, *, out=None):
     return result
 
 
-def trunc_(self_):
+def trunc_(self_=MISSING, **kwargs):
     """In-place trunc(Tensor self) -> Tensor
 
     derivatives.yaml, entry trunc
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["trunc"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(trunc_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["trunc"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6762,13 +7901,17 @@ def trunc_(self_):
     return self_
 
 
-def frac(self_, *, out=None):
+def frac(self_=MISSING, *, out=None, **kwargs):
     """frac(Tensor self) -> Tensor
 
     derivatives.yaml, entry frac
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["frac"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(frac, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["frac"], (self_,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("frac", frac, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.frac(recording.data(self_)))
@@ -6782,13 +7925,17 @@ def frac(self_, *, out=None):
     return result
 
 
-def frac_(self_):
+def frac_(self_=MISSING, **kwargs):
     """In-place frac(Tensor self) -> Tensor
 
     derivatives.yaml, entry frac
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["frac"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(frac_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["frac"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6806,13 +7953,17 @@ def frac_(self_):
     return self_
 
 
-def roll(self_, shifts, dims=()):
+def roll(self_=MISSING, shifts=MISSING, dims=(), **kwargs):
     """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
 
     derivatives.yaml, entry roll
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["roll"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(roll, (self_, shifts, dims), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or shifts is MISSING or kwargs:
+        self_, shifts, dims = _arguments.bind(OVERLOADS["roll"], (self_, shifts, dims,), kwargs)
     shifts = recording.int_tuple(shifts)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.roll(recording.data(self_), shifts, dims))
@@ -6829,13 +7980,17 @@ def roll(self_, shifts, dims=()):
     return result
 
 
-def masked_select(self_, mask, *, out=None):
+def masked_select(self_=MISSING, mask=MISSING, *, out=None, **kwargs):
     """masked_select(Tensor self, Tensor mask) -> Tensor
 
     derivatives.yaml, entry masked_select
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor):
-        self_, mask = _dispatch.check_arguments(OVERLOADS["masked_select"], (self_, mask,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_select, (self_, mask), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or kwargs:
+        self_, mask = _arguments.bind(OVERLOADS["masked_select"], (self_, mask,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("masked_select", masked_select, (self_, mask), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
@@ -6854,13 +8009,17 @@ def masked_select(self_, mask, *, out=None):
     return result
 
 
-def scatter_src(self_, dim, index, src, *, out=None):
+def scatter_src(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=None, **kwargs):
     """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
     derivatives.yaml, entry scatter.src
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.src"], (self_, index, src,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_src, (self_, dim, index, src), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
+        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter.src"], (self_, dim, index, src,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_src, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
@@ -6876,13 +8035,17 @@ def scatter_src(self_, dim, index, src, *, out=None):
     return result
 
 
-def scatter_src_(self_, dim, index, src):
+def scatter_src_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwargs):
     """In-place scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
     derivatives.yaml, entry scatter.src
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.src"], (self_, index, src,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_src_, (self_, dim, index, src), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
+        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter.src"], (self_, dim, index, src,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
@@ -6902,13 +8065,17 @@ def scatter_src_(self_, dim, index, src):
     return self_
 
 
-def scatter_value(self_, dim, index, value, *, out=None):
+def scatter_value(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *, out=None, **kwargs):
     """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 
     derivatives.yaml, entry scatter.value
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
-        self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value"], (self_, index, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_value, (self_, dim, index, value), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
+        self_, dim, index, value = _arguments.bind(OVERLOADS["scatter.value"], (self_, dim, index, value,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_value, (self_, dim, index, value), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
@@ -6924,13 +8091,17 @@ def scatter_value(self_, dim, index, value, *, out=None):
     return result
 
 
-def scatter_value_(self_, dim, index, value):
+def scatter_value_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **kwargs):
     """In-place scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 
     derivatives.yaml, entry scatter.value
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
-        self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value"], (self_, index, value,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_value_, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
+        self_, dim, index, value = _arguments.bind(OVERLOADS["scatter.value"], (self_, dim, index, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -6950,63 +8121,83 @@ def scatter_value_(self_, dim, index, value):
     return self_
 
 
-def scatter_reduce(self_, dim, index, src, *, reduce, out=None):
+def scatter_reduce(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, reduce=MISSING, out=None, **kwargs):
     """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.reduce
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_reduce, (self_, dim, index, src), {"reduce": reduce, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
+        self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_reduce, (self_, dim, index, src), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return result
 
 
-def scatter_reduce_(self_, dim, index, src, *, reduce):
+def scatter_reduce_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, reduce=MISSING, **kwargs):
     """In-place scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.reduce
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor):
-        self_, index, src = _dispatch.check_arguments(OVERLOADS["scatter.reduce"], (self_, index, src,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_reduce_, (self_, dim, index, src), {"reduce": reduce}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
+        self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return self_
 
 
-def scatter_value_reduce(self_, dim, index, value, *, reduce, out=None):
+def scatter_value_reduce(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *, reduce=MISSING, out=None, **kwargs):
     """scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.value_reduce
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
-        self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value_reduce"], (self_, index, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce, "out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or reduce is MISSING or kwargs:
+        self_, dim, index, value, reduce = _arguments.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
     return result
 
 
-def scatter_value_reduce_(self_, dim, index, value, *, reduce):
+def scatter_value_reduce_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *, reduce=MISSING, **kwargs):
     """In-place scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.value_reduce
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
-        self_, index, value = _dispatch.check_arguments(OVERLOADS["scatter.value_reduce"], (self_, index, value,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_value_reduce_, (self_, dim, index, value), {"reduce": reduce}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or reduce is MISSING or kwargs:
+        self_, dim, index, value, reduce = _arguments.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
     return self_
 
 
-def lerp_Scalar(self_, end, weight, *, out=None):
+def lerp_Scalar(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwargs):
     """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
 
     derivatives.yaml, entry lerp.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER):
-        self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Scalar"], (self_, end, weight,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_Scalar, (self_, end, weight), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER) or kwargs:
+        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Scalar"], (self_, end, weight,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Scalar, (self_, end, weight), {}, out)
     result = recording.wrap(kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
@@ -7021,13 +8212,17 @@ def lerp_Scalar(self_, end, weight, *, out=None):
     return result
 
 
-def lerp_Scalar_(self_, end, weight):
+def lerp_Scalar_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
     """In-place lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
 
     derivatives.yaml, entry lerp.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER):
-        self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Scalar"], (self_, end, weight,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_Scalar_, (self_, end, weight), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER) or kwargs:
+        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Scalar"], (self_, end, weight,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, end)
     if needs_grad:
@@ -7046,13 +8241,17 @@ def lerp_Scalar_(self_, end, weight):
     return self_
 
 
-def lerp_Tensor(self_, end, weight, *, out=None):
+def lerp_Tensor(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwargs):
     """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
 
     derivatives.yaml, entry lerp.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER):
-        self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_Tensor, (self_, end, weight), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER) or kwargs:
+        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Tensor, (self_, end, weight), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
@@ -7069,13 +8268,17 @@ def lerp_Tensor(self_, end, weight, *, out=None):
     return result
 
 
-def lerp_Tensor_(self_, end, weight):
+def lerp_Tensor_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
     """In-place lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
 
     derivatives.yaml, entry lerp.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER):
-        self_, end, weight = _dispatch.check_arguments(OVERLOADS["lerp.Tensor"], (self_, end, weight,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_Tensor_, (self_, end, weight), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER) or kwargs:
+        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, end, weight)
     if needs_grad:
@@ -7096,13 +8299,17 @@ def lerp_Tensor_(self_, end, weight):
     return self_
 
 
-def addcmul(self_, tensor1, tensor2, *, value=1, out=None):
+def addcmul(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=None, **kwargs):
     """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 
     derivatives.yaml, entry addcmul
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
-        self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addcmul, (self_, tensor1, tensor2), {"value": value, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
+        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addcmul", addcmul, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
@@ -7119,13 +8326,17 @@ def addcmul(self_, tensor1, tensor2, *, value=1, out=None):
     return result
 
 
-def addcmul_(self_, tensor1, tensor2, *, value=1):
+def addcmul_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
     """In-place addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 
     derivatives.yaml, entry addcmul
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
-        self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addcmul_, (self_, tensor1, tensor2), {"value": value}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
+        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
     if needs_grad:
@@ -7146,13 +8357,17 @@ def addcmul_(self_, tensor1, tensor2, *, value=1):
     return self_
 
 
-def addcdiv(self_, tensor1, tensor2, *, value=1, out=None):
+def addcdiv(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=None, **kwargs):
     """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 
     derivatives.yaml, entry addcdiv
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
-        self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addcdiv, (self_, tensor1, tensor2), {"value": value, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
+        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addcdiv", addcdiv, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
@@ -7169,13 +8384,17 @@ def addcdiv(self_, tensor1, tensor2, *, value=1, out=None):
     return result
 
 
-def addcdiv_(self_, tensor1, tensor2, *, value=1):
+def addcdiv_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
     """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 
     derivatives.yaml, entry addcdiv
     """
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER):
-        self_, tensor1, tensor2, value = _dispatch.check_arguments(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addcdiv_, (self_, tensor1, tensor2), {"value": value}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
+        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
     if needs_grad:
@@ -7196,13 +8415,17 @@ def addcdiv_(self_, tensor1, tensor2, *, value=1):
     return self_
 
 
-def var_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
+def var_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, **kwargs):
     """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
 
     derivatives.yaml, entry var_mean.correction
     """
-    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
-        self_, correction = _dispatch.check_arguments(OVERLOADS["var_mean.correction"], (self_, correction,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(var_mean_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
+        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["var_mean.correction"], (self_, dim, correction, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.var_mean_correction(recording.data(self_), dim, correction, keepdim))
     if recording.compute_requires_grad(self_):
@@ -7222,13 +8445,17 @@ def var_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
     return (result0, result1)
 
 
-def std_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
+def std_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, **kwargs):
     """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
 
     derivatives.yaml, entry std_mean.correction
     """
-    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE):
-        self_, correction = _dispatch.check_arguments(OVERLOADS["std_mean.correction"], (self_, correction,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(std_mean_correction, (self_, dim), {"correction": correction, "keepdim": keepdim}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
+        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["std_mean.correction"], (self_, dim, correction, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.std_mean_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
@@ -7252,63 +8479,83 @@ def std_mean_correction(self_, dim=None, *, correction=None, keepdim=False):
     return (result0, result1)
 
 
-def floor_divide_default(self_, other, *, out=None):
+def floor_divide_default(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """floor_divide(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry floor_divide
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_default, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor_divide", floor_divide_default, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.floor_divide(recording.data(self_), recording.data(other)))
     return result
 
 
-def floor_divide_default_(self_, other):
+def floor_divide_default_(self_=MISSING, other=MISSING, **kwargs):
     """In-place floor_divide(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry floor_divide
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_default_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.floor_divide(recording.data(self_), recording.data(other)))
     return self_
 
 
-def floor_divide_Scalar(self_, other, *, out=None):
+def floor_divide_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry floor_divide.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor_divide", floor_divide_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.floor_divide_Scalar(recording.data(self_), other))
     return result
 
 
-def floor_divide_Scalar_(self_, other):
+def floor_divide_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     """In-place floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry floor_divide.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["floor_divide.Scalar"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_Scalar_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.floor_divide_Scalar(recording.data(self_), other))
     return self_
 
 
-def remainder_Scalar(self_, other, *, out=None):
+def remainder_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """remainder.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry remainder.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["remainder.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("remainder", remainder_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Scalar(recording.data(self_), other))
@@ -7322,13 +8569,17 @@ def remainder_Scalar(self_, other, *, out=None):
     return result
 
 
-def remainder_Scalar_(self_, other):
+def remainder_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     """In-place remainder.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry remainder.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Scalar_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["remainder.Scalar"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7346,13 +8597,17 @@ def remainder_Scalar_(self_, other):
     return self_
 
 
-def remainder_Tensor(self_, other, *, out=None):
+def remainder_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry remainder.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["remainder.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("remainder", remainder_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
@@ -7368,13 +8623,17 @@ def remainder_Tensor(self_, other, *, out=None):
     return result
 
 
-def remainder_Tensor_(self_, other):
+def remainder_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     """In-place remainder.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry remainder.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Tensor"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["remainder.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -7394,24 +8653,32 @@ def remainder_Tensor_(self_, other):
     return self_
 
 
-def remainder_Scalar_Tensor(self_, other):
+def remainder_Scalar_Tensor(self_=MISSING, other=MISSING, **kwargs):
     """remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
 
     derivatives.yaml, entry remainder.Scalar_Tensor
     """
-    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["remainder.Scalar_Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_Scalar_Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["remainder.Scalar_Tensor"], (self_, other,), kwargs)
     result = recording.wrap(kernels.remainder_Scalar_Tensor(self_, recording.data(other)))
     return result
 
 
-def fmod_Scalar(self_, other, *, out=None):
+def fmod_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """fmod.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry fmod.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_Scalar, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["fmod.Scalar"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Scalar(recording.data(self_), other))
@@ -7425,13 +8692,17 @@ def fmod_Scalar(self_, other, *, out=None):
     return result
 
 
-def fmod_Scalar_(self_, other):
+def fmod_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     """In-place fmod.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry fmod.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Scalar"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_Scalar_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["fmod.Scalar"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7449,13 +8720,17 @@ def fmod_Scalar_(self_, other):
     return self_
 
 
-def fmod_Tensor(self_, other, *, out=None):
+def fmod_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry fmod.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_Tensor, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
@@ -7471,13 +8746,17 @@ def fmod_Tensor(self_, other, *, out=None):
     return result
 
 
-def fmod_Tensor_(self_, other):
+def fmod_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     """In-place fmod.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry fmod.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["fmod.Tensor"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -7497,13 +8776,17 @@ def fmod_Tensor_(self_, other):
     return self_
 
 
-def linalg_inv_ex(A, *, check_errors=False):
+def linalg_inv_ex(A=MISSING, *, check_errors=False, **kwargs):
     """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
 
     derivatives.yaml, entry linalg_inv_ex
     """
-    if not isinstance(A, Tensor):
-        (A,) = _dispatch.check_arguments(OVERLOADS["linalg_inv_ex"], (A,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_inv_ex, (A,), {"check_errors": check_errors}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(A, Tensor) or kwargs:
+        A, check_errors = _arguments.bind(OVERLOADS["linalg_inv_ex"], (A, check_errors,), kwargs)
     inverse, info = map(recording.wrap, kernels.linalg_inv_ex(recording.data(A), check_errors))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -7520,13 +8803,17 @@ def linalg_inv_ex(A, *, check_errors=False):
     return _linalg_inv_ex_return(inverse, info)
 
 
-def linalg_solve_ex(A, B, *, left=True, check_errors=False):
+def linalg_solve_ex(A=MISSING, B=MISSING, *, left=True, check_errors=False, **kwargs):
     """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
 
     derivatives.yaml, entry linalg_solve_ex
     """
-    if not isinstance(A, Tensor) or not isinstance(B, Tensor):
-        A, B = _dispatch.check_arguments(OVERLOADS["linalg_solve_ex"], (A, B,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_solve_ex, (A, B), {"left": left, "check_errors": check_errors}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(A, Tensor) or not isinstance(B, Tensor) or kwargs:
+        A, B, left, check_errors = _arguments.bind(OVERLOADS["linalg_solve_ex"], (A, B, left, check_errors,), kwargs)
     result, info = map(recording.wrap, kernels.linalg_solve_ex(recording.data(A), recording.data(B), left, check_errors))
     needs_grad = recording.compute_requires_grad(A, B)
     if needs_grad:
@@ -7548,13 +8835,17 @@ def linalg_solve_ex(A, B, *, left=True, check_errors=False):
     return _linalg_solve_ex_return(result, info)
 
 
-def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+def convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, transposed=MISSING, output_padding=MISSING, groups=MISSING, **kwargs):
     """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
 
     derivatives.yaml, entry convolution
     """
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        input, weight = _dispatch.check_arguments(OVERLOADS["convolution"], (input, weight,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(convolution, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or kwargs:
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups = _arguments.bind(OVERLOADS["convolution"], (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,), kwargs)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
@@ -7578,13 +8869,17 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     return result
 
 
-def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask):
+def convolution_backward(grad_output=MISSING, input=MISSING, weight=MISSING, bias_sizes=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, transposed=MISSING, output_padding=MISSING, groups=MISSING, output_mask=MISSING, **kwargs):
     """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry convolution_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        grad_output, input, weight = _dispatch.check_arguments(OVERLOADS["convolution_backward"], (grad_output, input, weight,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(convolution_backward, (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias_sizes is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or output_mask is MISSING or kwargs:
+        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask = _arguments.bind(OVERLOADS["convolution_backward"], (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask,), kwargs)
     bias_sizes = recording.int_tuple(bias_sizes)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -7612,13 +8907,17 @@ def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding
     return (result0, result1, result2)
 
 
-def max_pool2d_with_indices(self_, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+def max_pool2d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False, **kwargs):
     """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
 
     derivatives.yaml, entry max_pool2d_with_indices
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["max_pool2d_with_indices"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d_with_indices, (self_, kernel_size, stride, padding, dilation, ceil_mode), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
+        self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool2d_with_indices"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -7645,13 +8944,17 @@ def max_pool2d_with_indices(self_, kernel_size, stride=(), padding=(0, 0), dilat
     return (result0, result1)
 
 
-def max_pool2d_with_indices_backward(grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices):
+def max_pool2d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, ceil_mode=MISSING, indices=MISSING, **kwargs):
     """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
 
     derivatives.yaml, entry max_pool2d_with_indices_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor):
-        grad_output, self_, indices = _dispatch.check_arguments(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, indices,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d_with_indices_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or ceil_mode is MISSING or kwargs:
+        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices = _arguments.bind(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices,), kwargs)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -7669,13 +8972,17 @@ def max_pool2d_with_indices_backward(grad_output, self_, kernel_size, stride, pa
     return result
 
 
-def avg_pool2d(self_, kernel_size, stride=(), padding=(0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None):
+def avg_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None, **kwargs):
     """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
 
     derivatives.yaml, entry avg_pool2d
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["avg_pool2d"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool2d, (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
+        self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool2d"], (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -7697,13 +9004,17 @@ def avg_pool2d(self_, kernel_size, stride=(), padding=(0, 0), ceil_mode=False, c
     return result
 
 
-def avg_pool2d_backward(grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+def avg_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, ceil_mode=MISSING, count_include_pad=MISSING, divisor_override=MISSING, **kwargs):
     """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
 
     derivatives.yaml, entry avg_pool2d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["avg_pool2d_backward"], (grad_output, self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool2d_backward, (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or ceil_mode is MISSING or count_include_pad is MISSING or divisor_override is MISSING or kwargs:
+        grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool2d_backward"], (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -7725,13 +9036,17 @@ def avg_pool2d_backward(grad_output, self_, kernel_size, stride, padding, ceil_m
     return result
 
 
-def _adaptive_avg_pool2d(self_, output_size):
+def _adaptive_avg_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
     """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
 
     derivatives.yaml, entry _adaptive_avg_pool2d
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["_adaptive_avg_pool2d"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_adaptive_avg_pool2d, (self_, output_size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
+        self_, output_size = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d"], (self_, output_size,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._adaptive_avg_pool2d(recording.data(self_), output_size))
     if recording.compute_requires_grad(self_):
@@ -7745,13 +9060,17 @@ def _adaptive_avg_pool2d(self_, output_size):
     return result
 
 
-def _adaptive_avg_pool2d_backward(grad_output, self_):
+def _adaptive_avg_pool2d_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
 
     derivatives.yaml, entry _adaptive_avg_pool2d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_adaptive_avg_pool2d_backward, (grad_output, self_), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
+        grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,), kwargs)
     result = recording.wrap(kernels._adaptive_avg_pool2d_backward(recording.data(grad_output), recording.data(self_)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = AdaptiveAvgPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -7765,13 +9084,17 @@ def _adaptive_avg_pool2d_backward(grad_output, self_):
     return result
 
 
-def adaptive_max_pool2d(self_, output_size):
+def adaptive_max_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
     """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
 
     derivatives.yaml, entry adaptive_max_pool2d
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["adaptive_max_pool2d"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool2d, (self_, output_size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
+        self_, output_size = _arguments.bind(OVERLOADS["adaptive_max_pool2d"], (self_, output_size,), kwargs)
     output_size = recording.int_tuple(output_size)
     result0, result1 = map(recording.wrap, kernels.adaptive_max_pool2d(recording.data(self_), output_size))
     needs_grad = recording.compute_requires_grad(self_)
@@ -7790,13 +9113,17 @@ def adaptive_max_pool2d(self_, output_size):
     return (result0, result1)
 
 
-def adaptive_max_pool2d_backward(grad_output, self_, indices):
+def adaptive_max_pool2d_backward(grad_output=MISSING, self_=MISSING, indices=MISSING, **kwargs):
     """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
 
     derivatives.yaml, entry adaptive_max_pool2d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor):
-        grad_output, self_, indices = _dispatch.check_arguments(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool2d_backward, (grad_output, self_, indices), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs:
+        grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,), kwargs)
     result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = AdaptiveMaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -7810,13 +9137,47 @@ def adaptive_max_pool2d_backward(grad_output, self_, indices):
     return result
 
 
-def acos(self_):
+def _weight_norm_interface(v=MISSING, g=MISSING, dim=0, **kwargs):
+    """_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _weight_norm_interface
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_weight_norm_interface, (v, g, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(v, Tensor) or not isinstance(g, Tensor) or kwargs:
+        v, g, dim = _arguments.bind(OVERLOADS["_weight_norm_interface"], (v, g, dim,), kwargs)
+    result0, result1 = map(recording.wrap, kernels._weight_norm_interface(recording.data(v), recording.data(g), dim))
+    needs_grad = recording.compute_requires_grad(v, g)
+    if needs_grad:
+        grad_fn = WeightNormInterfaceBackward0(recording.collect_next_edges(v, g))
+        grad_fn.v_ = SavedVariable(v, False)
+        grad_fn.g_ = SavedVariable(g, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(v, g):
+        with forward_grad.computing_tangents():
+            tangent = forward._weight_norm_interface(v, forward_grad.tangent(v), g, forward_grad.tangent(g), dim, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def acos(self_=MISSING, **kwargs):
     """acos(Tensor self) -> Tensor
 
     derivatives.yaml, entry acos
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["acos"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acos, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["acos"], (self_,), kwargs)
     result = recording.wrap(kernels.acos(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AcosBackward0(recording.collect_next_edges(self_))
@@ -7829,13 +9190,17 @@ def acos(self_):
     return result
 
 
-def acos_(self_):
+def acos_(self_=MISSING, **kwargs):
     """In-place acos(Tensor self) -> Tensor
 
     derivatives.yaml, entry acos
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["acos"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acos_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["acos"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7854,13 +9219,17 @@ def acos_(self_):
     return self_
 
 
-def asin(self_):
+def asin(self_=MISSING, **kwargs):
     """asin(Tensor self) -> Tensor
 
     derivatives.yaml, entry asin
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["asin"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asin, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["asin"], (self_,), kwargs)
     result = recording.wrap(kernels.asin(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AsinBackward0(recording.collect_next_edges(self_))
@@ -7873,13 +9242,17 @@ def asin(self_):
     return result
 
 
-def asin_(self_):
+def asin_(self_=MISSING, **kwargs):
     """In-place asin(Tensor self) -> Tensor
 
     derivatives.yaml, entry asin
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["asin"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asin_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["asin"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7898,13 +9271,17 @@ def asin_(self_):
     return self_
 
 
-def atan(self_):
+def atan(self_=MISSING, **kwargs):
     """atan(Tensor self) -> Tensor
 
     derivatives.yaml, entry atan
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["atan"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atan, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["atan"], (self_,), kwargs)
     result = recording.wrap(kernels.atan(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AtanBackward0(recording.collect_next_edges(self_))
@@ -7917,13 +9294,17 @@ def atan(self_):
     return result
 
 
-def atan_(self_):
+def atan_(self_=MISSING, **kwargs):
     """In-place atan(Tensor self) -> Tensor
 
     derivatives.yaml, entry atan
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["atan"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atan_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["atan"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7942,13 +9323,17 @@ def atan_(self_):
     return self_
 
 
-def cosh(self_):
+def cosh(self_=MISSING, **kwargs):
     """cosh(Tensor self) -> Tensor
 
     derivatives.yaml, entry cosh
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["cosh"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cosh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["cosh"], (self_,), kwargs)
     result = recording.wrap(kernels.cosh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = CoshBackward0(recording.collect_next_edges(self_))
@@ -7961,13 +9346,17 @@ def cosh(self_):
     return result
 
 
-def cosh_(self_):
+def cosh_(self_=MISSING, **kwargs):
     """In-place cosh(Tensor self) -> Tensor
 
     derivatives.yaml, entry cosh
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["cosh"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cosh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["cosh"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -7986,13 +9375,17 @@ def cosh_(self_):
     return self_
 
 
-def sinh(self_):
+def sinh(self_=MISSING, **kwargs):
     """sinh(Tensor self) -> Tensor
 
     derivatives.yaml, entry sinh
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sinh"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sinh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sinh"], (self_,), kwargs)
     result = recording.wrap(kernels.sinh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SinhBackward0(recording.collect_next_edges(self_))
@@ -8005,13 +9398,17 @@ def sinh(self_):
     return result
 
 
-def sinh_(self_):
+def sinh_(self_=MISSING, **kwargs):
     """In-place sinh(Tensor self) -> Tensor
 
     derivatives.yaml, entry sinh
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sinh"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sinh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sinh"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8030,13 +9427,17 @@ def sinh_(self_):
     return self_
 
 
-def acosh(self_):
+def acosh(self_=MISSING, **kwargs):
     """acosh(Tensor self) -> Tensor
 
     derivatives.yaml, entry acosh
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["acosh"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acosh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["acosh"], (self_,), kwargs)
     result = recording.wrap(kernels.acosh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AcoshBackward0(recording.collect_next_edges(self_))
@@ -8049,13 +9450,17 @@ def acosh(self_):
     return result
 
 
-def asinh(self_):
+def asinh(self_=MISSING, **kwargs):
     """asinh(Tensor self) -> Tensor
 
     derivatives.yaml, entry asinh
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["asinh"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asinh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["asinh"], (self_,), kwargs)
     result = recording.wrap(kernels.asinh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AsinhBackward0(recording.collect_next_edges(self_))
@@ -8068,13 +9473,17 @@ def asinh(self_):
     return result
 
 
-def atanh(self_):
+def atanh(self_=MISSING, **kwargs):
     """atanh(Tensor self) -> Tensor
 
     derivatives.yaml, entry atanh
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["atanh"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atanh, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["atanh"], (self_,), kwargs)
     result = recording.wrap(kernels.atanh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AtanhBackward0(recording.collect_next_edges(self_))
@@ -8087,13 +9496,17 @@ def atanh(self_):
     return result
 
 
-def acosh_(self_):
+def acosh_(self_=MISSING, **kwargs):
     """acosh_(Tensor(a!) self) -> Tensor(a!)
 
     derivatives.yaml, entry acosh_
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["acosh_"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(acosh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["acosh_"], (self_,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8106,13 +9519,17 @@ def acosh_(self_):
     return self_
 
 
-def asinh_(self_):
+def asinh_(self_=MISSING, **kwargs):
     """asinh_(Tensor(a!) self) -> Tensor(a!)
 
     derivatives.yaml, entry asinh_
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["asinh_"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(asinh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["asinh_"], (self_,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8125,13 +9542,17 @@ def asinh_(self_):
     return self_
 
 
-def atanh_(self_):
+def atanh_(self_=MISSING, **kwargs):
     """atanh_(Tensor(a!) self) -> Tensor(a!)
 
     derivatives.yaml, entry atanh_
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["atanh_"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atanh_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["atanh_"], (self_,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8144,13 +9565,17 @@ def atanh_(self_):
     return self_
 
 
-def exp2(self_):
+def exp2(self_=MISSING, **kwargs):
     """exp2(Tensor self) -> Tensor
 
     derivatives.yaml, entry exp2
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["exp2"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exp2, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["exp2"], (self_,), kwargs)
     result = recording.wrap(kernels.exp2(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8166,13 +9591,17 @@ def exp2(self_):
     return result
 
 
-def exp2_(self_):
+def exp2_(self_=MISSING, **kwargs):
     """In-place exp2(Tensor self) -> Tensor
 
     derivatives.yaml, entry exp2
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["exp2"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exp2_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["exp2"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8193,13 +9622,17 @@ def exp2_(self_):
     return self_
 
 
-def erfc(self_):
+def erfc(self_=MISSING, **kwargs):
     """erfc(Tensor self) -> Tensor
 
     derivatives.yaml, entry erfc
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["erfc"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erfc, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["erfc"], (self_,), kwargs)
     result = recording.wrap(kernels.erfc(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = ErfcBackward0(recording.collect_next_edges(self_))
@@ -8212,13 +9645,17 @@ def erfc(self_):
     return result
 
 
-def erfc_(self_):
+def erfc_(self_=MISSING, **kwargs):
     """In-place erfc(Tensor self) -> Tensor
 
     derivatives.yaml, entry erfc
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["erfc"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erfc_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["erfc"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8237,13 +9674,17 @@ def erfc_(self_):
     return self_
 
 
-def erfinv(self_):
+def erfinv(self_=MISSING, **kwargs):
     """erfinv(Tensor self) -> Tensor
 
     derivatives.yaml, entry erfinv
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["erfinv"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erfinv, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["erfinv"], (self_,), kwargs)
     result = recording.wrap(kernels.erfinv(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = ErfinvBackward0(recording.collect_next_edges(self_))
@@ -8256,13 +9697,17 @@ def erfinv(self_):
     return result
 
 
-def erfinv_(self_):
+def erfinv_(self_=MISSING, **kwargs):
     """In-place erfinv(Tensor self) -> Tensor
 
     derivatives.yaml, entry erfinv
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["erfinv"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(erfinv_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["erfinv"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8281,13 +9726,17 @@ def erfinv_(self_):
     return self_
 
 
-def lgamma(self_):
+def lgamma(self_=MISSING, **kwargs):
     """lgamma(Tensor self) -> Tensor
 
     derivatives.yaml, entry lgamma
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["lgamma"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lgamma, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["lgamma"], (self_,), kwargs)
     result = recording.wrap(kernels.lgamma(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = LgammaBackward0(recording.collect_next_edges(self_))
@@ -8300,13 +9749,17 @@ def lgamma(self_):
     return result
 
 
-def lgamma_(self_):
+def lgamma_(self_=MISSING, **kwargs):
     """In-place lgamma(Tensor self) -> Tensor
 
     derivatives.yaml, entry lgamma
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["lgamma"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lgamma_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["lgamma"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8325,13 +9778,17 @@ def lgamma_(self_):
     return self_
 
 
-def digamma(self_):
+def digamma(self_=MISSING, **kwargs):
     """digamma(Tensor self) -> Tensor
 
     derivatives.yaml, entry digamma
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["digamma"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(digamma, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["digamma"], (self_,), kwargs)
     result = recording.wrap(kernels.digamma(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = DigammaBackward0(recording.collect_next_edges(self_))
@@ -8344,13 +9801,17 @@ def digamma(self_):
     return result
 
 
-def digamma_(self_):
+def digamma_(self_=MISSING, **kwargs):
     """In-place digamma(Tensor self) -> Tensor
 
     derivatives.yaml, entry digamma
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["digamma"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(digamma_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["digamma"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8369,13 +9830,17 @@ def digamma_(self_):
     return self_
 
 
-def polygamma(n, self_):
+def polygamma(n=MISSING, self_=MISSING, **kwargs):
     """polygamma(int n, Tensor self) -> Tensor
 
     derivatives.yaml, entry polygamma
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["polygamma"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(polygamma, (n, self_), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or n is MISSING or kwargs:
+        n, self_ = _arguments.bind(OVERLOADS["polygamma"], (n, self_,), kwargs)
     result = recording.wrap(kernels.polygamma(n, recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = PolygammaBackward0(recording.collect_next_edges(self_))
@@ -8389,13 +9854,17 @@ def polygamma(n, self_):
     return result
 
 
-def deg2rad(self_):
+def deg2rad(self_=MISSING, **kwargs):
     """deg2rad(Tensor self) -> Tensor
 
     derivatives.yaml, entry deg2rad
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["deg2rad"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(deg2rad, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["deg2rad"], (self_,), kwargs)
     result = recording.wrap(kernels.deg2rad(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = Deg2RadBackward0(recording.collect_next_edges(self_))
@@ -8407,13 +9876,17 @@ def deg2rad(self_):
     return result
 
 
-def deg2rad_(self_):
+def deg2rad_(self_=MISSING, **kwargs):
     """In-place deg2rad(Tensor self) -> Tensor
 
     derivatives.yaml, entry deg2rad
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["deg2rad"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(deg2rad_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["deg2rad"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8431,13 +9904,17 @@ def deg2rad_(self_):
     return self_
 
 
-def rad2deg(self_):
+def rad2deg(self_=MISSING, **kwargs):
     """rad2deg(Tensor self) -> Tensor
 
     derivatives.yaml, entry rad2deg
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["rad2deg"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rad2deg, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["rad2deg"], (self_,), kwargs)
     result = recording.wrap(kernels.rad2deg(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = Rad2DegBackward0(recording.collect_next_edges(self_))
@@ -8449,13 +9926,17 @@ def rad2deg(self_):
     return result
 
 
-def rad2deg_(self_):
+def rad2deg_(self_=MISSING, **kwargs):
     """In-place rad2deg(Tensor self) -> Tensor
 
     derivatives.yaml, entry rad2deg
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["rad2deg"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rad2deg_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["rad2deg"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8473,13 +9954,17 @@ def rad2deg_(self_):
     return self_
 
 
-def atan2(self_, other):
+def atan2(self_=MISSING, other=MISSING, **kwargs):
     """atan2(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry atan2
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["atan2"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atan2, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["atan2"], (self_, other,), kwargs)
     result = recording.wrap(kernels.atan2(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = Atan2Backward0(recording.collect_next_edges(self_, other))
@@ -8493,13 +9978,17 @@ def atan2(self_, other):
     return result
 
 
-def atan2_(self_, other):
+def atan2_(self_=MISSING, other=MISSING, **kwargs):
     """In-place atan2(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry atan2
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["atan2"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atan2_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["atan2"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -8519,13 +10008,17 @@ def atan2_(self_, other):
     return self_
 
 
-def hypot(self_, other):
+def hypot(self_=MISSING, other=MISSING, **kwargs):
     """hypot(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry hypot
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["hypot"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hypot, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["hypot"], (self_, other,), kwargs)
     result = recording.wrap(kernels.hypot(recording.data(self_), recording.data(other)))
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -8543,13 +10036,17 @@ def hypot(self_, other):
     return result
 
 
-def hypot_(self_, other):
+def hypot_(self_=MISSING, other=MISSING, **kwargs):
     """In-place hypot(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry hypot
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["hypot"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hypot_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["hypot"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -8572,13 +10069,17 @@ def hypot_(self_, other):
     return self_
 
 
-def logaddexp(self_, other):
+def logaddexp(self_=MISSING, other=MISSING, **kwargs):
     """logaddexp(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logaddexp
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["logaddexp"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logaddexp, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["logaddexp"], (self_, other,), kwargs)
     result = recording.wrap(kernels.logaddexp(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = LogaddexpBackward0(recording.collect_next_edges(self_, other))
@@ -8592,13 +10093,17 @@ def logaddexp(self_, other):
     return result
 
 
-def logaddexp2(self_, other):
+def logaddexp2(self_=MISSING, other=MISSING, **kwargs):
     """logaddexp2(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logaddexp2
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["logaddexp2"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logaddexp2, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["logaddexp2"], (self_, other,), kwargs)
     result = recording.wrap(kernels.logaddexp2(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = Logaddexp2Backward0(recording.collect_next_edges(self_, other))
@@ -8612,13 +10117,17 @@ def logaddexp2(self_, other):
     return result
 
 
-def nextafter(self_, other):
+def nextafter(self_=MISSING, other=MISSING, **kwargs):
     """nextafter(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry nextafter
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["nextafter"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nextafter, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["nextafter"], (self_, other,), kwargs)
     result = recording.wrap(kernels.nextafter(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = NextafterBackward0(recording.collect_next_edges(self_, other))
@@ -8632,13 +10141,17 @@ def nextafter(self_, other):
     return result
 
 
-def nextafter_(self_, other):
+def nextafter_(self_=MISSING, other=MISSING, **kwargs):
     """In-place nextafter(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry nextafter
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["nextafter"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nextafter_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["nextafter"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -8658,13 +10171,17 @@ def nextafter_(self_, other):
     return self_
 
 
-def ldexp_Tensor(self_, other):
+def ldexp_Tensor(self_=MISSING, other=MISSING, **kwargs):
     """ldexp.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry ldexp.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["ldexp.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ldexp_Tensor, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["ldexp.Tensor"], (self_, other,), kwargs)
     result = recording.wrap(kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -8681,13 +10198,17 @@ def ldexp_Tensor(self_, other):
     return result
 
 
-def ldexp_Tensor_(self_, other):
+def ldexp_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     """In-place ldexp.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry ldexp.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["ldexp.Tensor"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ldexp_Tensor_, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["ldexp.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -8709,13 +10230,17 @@ def ldexp_Tensor_(self_, other):
     return self_
 
 
-def xlogy_Tensor(self_, other):
+def xlogy_Tensor(self_=MISSING, other=MISSING, **kwargs):
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry xlogy.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs)
     result = recording.wrap(kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = XlogyBackward0(recording.collect_next_edges(self_, other))
@@ -8729,13 +10254,17 @@ def xlogy_Tensor(self_, other):
     return result
 
 
-def xlogy_Tensor_(self_, other):
+def xlogy_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry xlogy.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["xlogy.Tensor"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -8755,13 +10284,17 @@ def xlogy_Tensor_(self_, other):
     return self_
 
 
-def special_xlog1py(self_, other):
+def special_xlog1py_default(self_=MISSING, other=MISSING, **kwargs):
     """special_xlog1py(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry special_xlog1py
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["special_xlog1py"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py_default, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["special_xlog1py"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_xlog1py(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = SpecialXlog1PyBackward0(recording.collect_next_edges(self_, other))
@@ -8770,18 +10303,22 @@ def special_xlog1py(self_, other):
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
-            tangent = forward.special_xlog1py(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+            tangent = forward.special_xlog1py_default(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
         forward_grad.set_tangent(result, tangent)
     return result
 
 
-def special_entr(self_):
+def special_entr(self_=MISSING, **kwargs):
     """special_entr(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_entr
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["special_entr"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_entr, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_entr"], (self_,), kwargs)
     result = recording.wrap(kernels.special_entr(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SpecialEntrBackward0(recording.collect_next_edges(self_))
@@ -8794,13 +10331,17 @@ def special_entr(self_):
     return result
 
 
-def special_erfcx(self_):
+def special_erfcx(self_=MISSING, **kwargs):
     """special_erfcx(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_erfcx
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["special_erfcx"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_erfcx, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_erfcx"], (self_,), kwargs)
     result = recording.wrap(kernels.special_erfcx(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8817,13 +10358,17 @@ def special_erfcx(self_):
     return result
 
 
-def special_ndtri(self_):
+def special_ndtri(self_=MISSING, **kwargs):
     """special_ndtri(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_ndtri
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["special_ndtri"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_ndtri, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_ndtri"], (self_,), kwargs)
     result = recording.wrap(kernels.special_ndtri(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8839,13 +10384,17 @@ def special_ndtri(self_):
     return result
 
 
-def special_log_ndtr(self_):
+def special_log_ndtr(self_=MISSING, **kwargs):
     """special_log_ndtr(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_log_ndtr
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["special_log_ndtr"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_log_ndtr, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_log_ndtr"], (self_,), kwargs)
     result = recording.wrap(kernels.special_log_ndtr(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8862,13 +10411,17 @@ def special_log_ndtr(self_):
     return result
 
 
-def fmax(self_, other):
+def fmax(self_=MISSING, other=MISSING, **kwargs):
     """fmax(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry fmax
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["fmax"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmax, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["fmax"], (self_, other,), kwargs)
     result = recording.wrap(kernels.fmax(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = FmaxBackward0(recording.collect_next_edges(self_, other))
@@ -8882,13 +10435,17 @@ def fmax(self_, other):
     return result
 
 
-def fmin(self_, other):
+def fmin(self_=MISSING, other=MISSING, **kwargs):
     """fmin(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry fmin
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["fmin"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmin, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["fmin"], (self_, other,), kwargs)
     result = recording.wrap(kernels.fmin(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = FminBackward0(recording.collect_next_edges(self_, other))
@@ -8902,13 +10459,17 @@ def fmin(self_, other):
     return result
 
 
-def mvlgamma(self_, p):
+def mvlgamma(self_=MISSING, p=MISSING, **kwargs):
     """mvlgamma(Tensor self, int p) -> Tensor
 
     derivatives.yaml, entry mvlgamma
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["mvlgamma"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mvlgamma, (self_, p), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or p is MISSING or kwargs:
+        self_, p = _arguments.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs)
     result = recording.wrap(kernels.mvlgamma(recording.data(self_), p))
     if recording.compute_requires_grad(self_):
         grad_fn = MvlgammaBackward0(recording.collect_next_edges(self_))
@@ -8922,13 +10483,17 @@ def mvlgamma(self_, p):
     return result
 
 
-def mvlgamma_(self_, p):
+def mvlgamma_(self_=MISSING, p=MISSING, **kwargs):
     """In-place mvlgamma(Tensor self, int p) -> Tensor
 
     derivatives.yaml, entry mvlgamma
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["mvlgamma"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mvlgamma_, (self_, p), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or p is MISSING or kwargs:
+        self_, p = _arguments.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8948,13 +10513,17 @@ def mvlgamma_(self_, p):
     return self_
 
 
-def sinc(self_):
+def sinc(self_=MISSING, **kwargs):
     """sinc(Tensor self) -> Tensor
 
     derivatives.yaml, entry sinc
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sinc"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sinc, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sinc"], (self_,), kwargs)
     result = recording.wrap(kernels.sinc(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SincBackward0(recording.collect_next_edges(self_))
@@ -8967,13 +10536,17 @@ def sinc(self_):
     return result
 
 
-def sinc_(self_):
+def sinc_(self_=MISSING, **kwargs):
     """In-place sinc(Tensor self) -> Tensor
 
     derivatives.yaml, entry sinc
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sinc"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sinc_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sinc"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -8992,13 +10565,1274 @@ def sinc_(self_):
     return self_
 
 
-def diagonal(self_, offset=0, dim1=0, dim2=1):
+def i0(self_=MISSING, *, out=None, **kwargs):
+    """i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(i0, (self_,), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["i0"], (self_,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("i0", i0, (self_,), {}, out)
+    result = recording.wrap(kernels.i0(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.i0(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def i0_(self_=MISSING, **kwargs):
+    """In-place i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry i0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(i0_, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["i0"], (self_,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.i0(recording.data(self_)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.i0(original_self, forward_grad.tangent(self_), self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_i0e(self_=MISSING, **kwargs):
+    """special_i0e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i0e
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_i0e, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_i0e"], (self_,), kwargs)
+    result = recording.wrap(kernels.special_i0e(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI0EBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i0e(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_i1(self_=MISSING, **kwargs):
+    """special_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_i1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_i1"], (self_,), kwargs)
+    result = recording.wrap(kernels.special_i1(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI1Backward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i1(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def special_i1e(self_=MISSING, **kwargs):
+    """special_i1e(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_i1e
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_i1e, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_i1e"], (self_,), kwargs)
+    result = recording.wrap(kernels.special_i1e(recording.data(self_)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SpecialI1EBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_i1e(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def igamma(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+    """igamma(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igamma
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igamma, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["igamma"], (self_, other,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("igamma", igamma, (self_, other), {}, out)
+    result = recording.wrap(kernels.igamma(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igamma")
+    return result
+
+
+def igamma_(self_=MISSING, other=MISSING, **kwargs):
+    """In-place igamma(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igamma
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igamma_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["igamma"], (self_, other,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igamma")
+    recording.write_inplace(self_, kernels.igamma(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def igammac(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+    """igammac(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igammac
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igammac, (self_, other), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["igammac"], (self_, other,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("igammac", igammac, (self_, other), {}, out)
+    result = recording.wrap(kernels.igammac(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igammac")
+    return result
+
+
+def igammac_(self_=MISSING, other=MISSING, **kwargs):
+    """In-place igammac(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry igammac
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(igammac_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["igammac"], (self_, other,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, other)
+    if needs_grad:
+        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("igammac")
+    recording.write_inplace(self_, kernels.igammac(recording.data(self_), recording.data(other)))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def special_zeta_default(self_=MISSING, other=MISSING, **kwargs):
+    """special_zeta(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta_default, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["special_zeta"], (self_, other,), kwargs)
+    result = recording.wrap(kernels.special_zeta(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = SpecialZetaBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        forward_grad.not_implemented("special_zeta")
+    return result
+
+
+def special_zeta_self_scalar(self_=MISSING, other=MISSING, **kwargs):
+    """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.self_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta_self_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["special_zeta.self_scalar"], (self_, other,), kwargs)
+    result = recording.wrap(kernels.special_zeta_self_scalar(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = SpecialZetaBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_zeta_self_scalar(self_, other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_zeta_other_scalar(self_=MISSING, other=MISSING, **kwargs):
+    """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_zeta.other_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta_other_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["special_zeta.other_scalar"], (self_, other,), kwargs)
+    result = recording.wrap(kernels.special_zeta_other_scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SpecialZetaBackward2(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("special_zeta.other_scalar")
+    return result
+
+
+def logit(self_=MISSING, eps=None, *, out=None, **kwargs):
+    """logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logit, (self_, eps), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE) or kwargs:
+        self_, eps = _arguments.bind(OVERLOADS["logit"], (self_, eps,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("logit", logit, (self_, eps), {}, out)
+    result = recording.wrap(kernels.logit(recording.data(self_), eps))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_eps = eps
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.logit(self_, forward_grad.tangent(self_), eps, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def logit_(self_=MISSING, eps=None, **kwargs):
+    """In-place logit(Tensor self, float? eps=None) -> Tensor
+
+    derivatives.yaml, entry logit
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logit_, (self_, eps), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE) or kwargs:
+        self_, eps = _arguments.bind(OVERLOADS["logit"], (self_, eps,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_eps = eps
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.logit(recording.data(self_), eps))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.logit(original_self, forward_grad.tangent(self_), eps, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def xlogy_Scalar_Self(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+    """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Self
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Scalar_Self, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["xlogy.Scalar_Self"], (self_, other,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("xlogy", xlogy_Scalar_Self, (self_, other), {}, out)
+    result = recording.wrap(kernels.xlogy_Scalar_Self(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = XlogyBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Self(self_, other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def xlogy_Scalar_Other(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+    """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Scalar_Other, (self_, other), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["xlogy.Scalar_Other"], (self_, other,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("xlogy", xlogy_Scalar_Other, (self_, other), {}, out)
+    result = recording.wrap(kernels.xlogy_Scalar_Other(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Other(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def xlogy_Scalar_Other_(self_=MISSING, other=MISSING, **kwargs):
+    """In-place xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry xlogy.Scalar_Other
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_Scalar_Other_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["xlogy.Scalar_Other"], (self_, other,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.xlogy_Scalar_Other(recording.data(self_), other))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.xlogy_Scalar_Other(original_self, forward_grad.tangent(self_), other, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_xlog1py_self_scalar(self_=MISSING, other=MISSING, **kwargs):
+    """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.self_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py_self_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["special_xlog1py.self_scalar"], (self_, other,), kwargs)
+    result = recording.wrap(kernels.special_xlog1py_self_scalar(self_, recording.data(other)))
+    if recording.compute_requires_grad(other):
+        grad_fn = SpecialXlog1PyBackward1(recording.collect_next_edges(other))
+        grad_fn._saved_self = self_
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(other):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_xlog1py_self_scalar(self_, other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def special_xlog1py_other_scalar(self_=MISSING, other=MISSING, **kwargs):
+    """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
+
+    derivatives.yaml, entry special_xlog1py.other_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py_other_scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["special_xlog1py.other_scalar"], (self_, other,), kwargs)
+    result = recording.wrap(kernels.special_xlog1py_other_scalar(recording.data(self_), other))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SpecialXlog1PyBackward2(recording.collect_next_edges(self_))
+        grad_fn._saved_other = other
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.special_xlog1py_other_scalar(self_, forward_grad.tangent(self_), other, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def nan_to_num(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
+    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+
+    derivatives.yaml, entry nan_to_num
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nan_to_num, (self_, nan, posinf, neginf), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs:
+        self_, nan, posinf, neginf = _arguments.bind(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), kwargs)
+    result = recording.wrap(kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
+    if recording.compute_requires_grad(self_):
+        grad_fn = NanToNumBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.nan_to_num(self_, forward_grad.tangent(self_), nan, posinf, neginf, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def nan_to_num_(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
+    """In-place nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
+
+    derivatives.yaml, entry nan_to_num
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nan_to_num_, (self_, nan, posinf, neginf), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs:
+        self_, nan, posinf, neginf = _arguments.bind(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = NanToNumBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.nan_to_num(original_self, forward_grad.tangent(self_), nan, posinf, neginf, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def special_airy_ai(x=MISSING, **kwargs):
+    """special_airy_ai(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_airy_ai
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_airy_ai, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or kwargs:
+        (x,) = _arguments.bind(OVERLOADS["special_airy_ai"], (x,), kwargs)
+    result = recording.wrap(kernels.special_airy_ai(recording.data(x)))
+    return result
+
+
+def special_bessel_j0(self_=MISSING, **kwargs):
+    """special_bessel_j0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_j0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_j0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_bessel_j0"], (self_,), kwargs)
+    result = recording.wrap(kernels.special_bessel_j0(recording.data(self_)))
+    return result
+
+
+def special_bessel_j1(self_=MISSING, **kwargs):
+    """special_bessel_j1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_j1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_j1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_bessel_j1"], (self_,), kwargs)
+    result = recording.wrap(kernels.special_bessel_j1(recording.data(self_)))
+    return result
+
+
+def special_bessel_y0(self_=MISSING, **kwargs):
+    """special_bessel_y0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_y0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_y0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_bessel_y0"], (self_,), kwargs)
+    result = recording.wrap(kernels.special_bessel_y0(recording.data(self_)))
+    return result
+
+
+def special_bessel_y1(self_=MISSING, **kwargs):
+    """special_bessel_y1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_bessel_y1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_bessel_y1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_bessel_y1"], (self_,), kwargs)
+    result = recording.wrap(kernels.special_bessel_y1(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_i0(self_=MISSING, **kwargs):
+    """special_modified_bessel_i0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_i0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_i0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_i0"], (self_,), kwargs)
+    result = recording.wrap(kernels.special_modified_bessel_i0(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_i1(self_=MISSING, **kwargs):
+    """special_modified_bessel_i1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_i1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_i1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_i1"], (self_,), kwargs)
+    result = recording.wrap(kernels.special_modified_bessel_i1(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_k0(self_=MISSING, **kwargs):
+    """special_modified_bessel_k0(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_k0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_k0, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_k0"], (self_,), kwargs)
+    result = recording.wrap(kernels.special_modified_bessel_k0(recording.data(self_)))
+    return result
+
+
+def special_modified_bessel_k1(self_=MISSING, **kwargs):
+    """special_modified_bessel_k1(Tensor self) -> Tensor
+
+    derivatives.yaml, entry special_modified_bessel_k1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_modified_bessel_k1, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_k1"], (self_,), kwargs)
+    result = recording.wrap(kernels.special_modified_bessel_k1(recording.data(self_)))
+    return result
+
+
+def special_scaled_modified_bessel_k0(x=MISSING, **kwargs):
+    """special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_scaled_modified_bessel_k0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_scaled_modified_bessel_k0, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or kwargs:
+        (x,) = _arguments.bind(OVERLOADS["special_scaled_modified_bessel_k0"], (x,), kwargs)
+    result = recording.wrap(kernels.special_scaled_modified_bessel_k0(recording.data(x)))
+    return result
+
+
+def special_scaled_modified_bessel_k1(x=MISSING, **kwargs):
+    """special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_scaled_modified_bessel_k1
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_scaled_modified_bessel_k1, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or kwargs:
+        (x,) = _arguments.bind(OVERLOADS["special_scaled_modified_bessel_k1"], (x,), kwargs)
+    result = recording.wrap(kernels.special_scaled_modified_bessel_k1(recording.data(x)))
+    return result
+
+
+def special_spherical_bessel_j0(x=MISSING, **kwargs):
+    """special_spherical_bessel_j0(Tensor x) -> Tensor
+
+    derivatives.yaml, entry special_spherical_bessel_j0
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_spherical_bessel_j0, (x,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or kwargs:
+        (x,) = _arguments.bind(OVERLOADS["special_spherical_bessel_j0"], (x,), kwargs)
+    result = recording.wrap(kernels.special_spherical_bessel_j0(recording.data(x)))
+    return result
+
+
+def special_chebyshev_polynomial_t_default(x=MISSING, n=MISSING, **kwargs):
+    """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_t"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_t_x_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_t.x_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_t_n_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_t.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_t.n_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_u_default(x=MISSING, n=MISSING, **kwargs):
+    """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_u"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_u_x_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_u.x_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_u_n_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_u.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_u.n_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_v_default(x=MISSING, n=MISSING, **kwargs):
+    """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_v"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_v_x_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_v.x_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_v_n_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_v.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_v.n_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_chebyshev_polynomial_w_default(x=MISSING, n=MISSING, **kwargs):
+    """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_w"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_w_x_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_w.x_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_chebyshev_polynomial_w_n_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_chebyshev_polynomial_w.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_w.n_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_hermite_polynomial_h_default(x=MISSING, n=MISSING, **kwargs):
+    """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_h"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_hermite_polynomial_h(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_h_x_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_h.x_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_hermite_polynomial_h_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_h_n_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_h.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_h.n_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_hermite_polynomial_h_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_hermite_polynomial_he_default(x=MISSING, n=MISSING, **kwargs):
+    """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_he"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_hermite_polynomial_he(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_he_x_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_he.x_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_hermite_polynomial_he_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_hermite_polynomial_he_n_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_hermite_polynomial_he.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_he.n_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_hermite_polynomial_he_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_laguerre_polynomial_l_default(x=MISSING, n=MISSING, **kwargs):
+    """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_laguerre_polynomial_l"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_laguerre_polynomial_l(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_laguerre_polynomial_l_x_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_laguerre_polynomial_l.x_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_laguerre_polynomial_l_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_laguerre_polynomial_l_n_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_laguerre_polynomial_l.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_laguerre_polynomial_l.n_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_laguerre_polynomial_l_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_legendre_polynomial_p_default(x=MISSING, n=MISSING, **kwargs):
+    """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_legendre_polynomial_p"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_legendre_polynomial_p(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_legendre_polynomial_p_x_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_legendre_polynomial_p.x_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_legendre_polynomial_p_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_legendre_polynomial_p_n_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_legendre_polynomial_p.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_legendre_polynomial_p.n_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_legendre_polynomial_p_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_default(x=MISSING, n=MISSING, **kwargs):
+    """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_t"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_x_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_t_n_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_default(x=MISSING, n=MISSING, **kwargs):
+    """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_u"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_x_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_u_n_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_default(x=MISSING, n=MISSING, **kwargs):
+    """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_v"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_x_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_v_n_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_default(x=MISSING, n=MISSING, **kwargs):
+    """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_default, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_w"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_x_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.x_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_x_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
+    return result
+
+
+def special_shifted_chebyshev_polynomial_w_n_scalar(x=MISSING, n=MISSING, **kwargs):
+    """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
+
+    derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.n_scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_n_scalar, (x, n), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"], (x, n,), kwargs)
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
+    return result
+
+
+def diagonal(self_=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
     """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
 
     derivatives.yaml, entry diagonal
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["diagonal"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diagonal, (self_, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal"], (self_, offset, dim1, dim2,), kwargs)
     result = recording.as_view(self_, kernels.diagonal(recording.data(self_), offset, dim1, dim2))
     if recording.compute_requires_grad(self_):
         grad_fn = DiagonalBackward0(recording.collect_next_edges(self_))
@@ -9014,13 +11848,17 @@ def diagonal(self_, offset=0, dim1=0, dim2=1):
     return result
 
 
-def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+def diagonal_backward(grad_output=MISSING, input_sizes=MISSING, offset=MISSING, dim1=MISSING, dim2=MISSING, **kwargs):
     """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor
 
     derivatives.yaml, entry diagonal_backward
     """
-    if not isinstance(grad_output, Tensor):
-        (grad_output,) = _dispatch.check_arguments(OVERLOADS["diagonal_backward"], (grad_output,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or input_sizes is MISSING or offset is MISSING or dim1 is MISSING or dim2 is MISSING or kwargs:
+        grad_output, input_sizes, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_backward"], (grad_output, input_sizes, offset, dim1, dim2,), kwargs)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.diagonal_backward(recording.data(grad_output), input_sizes, offset, dim1, dim2))
     if recording.compute_requires_grad(grad_output):
@@ -9036,13 +11874,17 @@ def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
     return result
 
 
-def diag_embed(self_, offset=0, dim1=-2, dim2=-1):
+def diag_embed(self_=MISSING, offset=0, dim1=-2, dim2=-1, **kwargs):
     """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
 
     derivatives.yaml, entry diag_embed
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["diag_embed"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diag_embed, (self_, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diag_embed"], (self_, offset, dim1, dim2,), kwargs)
     result = recording.wrap(kernels.diag_embed(recording.data(self_), offset, dim1, dim2))
     if recording.compute_requires_grad(self_):
         grad_fn = DiagEmbedBackward0(recording.collect_next_edges(self_))
@@ -9057,13 +11899,17 @@ def diag_embed(self_, offset=0, dim1=-2, dim2=-1):
     return result
 
 
-def diagonal_scatter(self_, src, offset=0, dim1=0, dim2=1):
+def diagonal_scatter(self_=MISSING, src=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
     """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
 
     derivatives.yaml, entry diagonal_scatter
     """
-    if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
-        self_, src = _dispatch.check_arguments(OVERLOADS["diagonal_scatter"], (self_, src,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diagonal_scatter, (self_, src, offset, dim1, dim2), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
+        self_, src, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_scatter"], (self_, src, offset, dim1, dim2,), kwargs)
     result = recording.wrap(kernels.diagonal_scatter(recording.data(self_), recording.data(src), offset, dim1, dim2))
     if recording.compute_requires_grad(self_, src):
         grad_fn = DiagonalScatterBackward0(recording.collect_next_edges(self_, src))
@@ -9079,13 +11925,17 @@ def diagonal_scatter(self_, src, offset=0, dim1=0, dim2=1):
     return result
 
 
-def trace(self_):
+def trace(self_=MISSING, **kwargs):
     """trace(Tensor self) -> Tensor
 
     derivatives.yaml, entry trace
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["trace"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(trace, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["trace"], (self_,), kwargs)
     result = recording.wrap(kernels.trace(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = TraceBackward0(recording.collect_next_edges(self_))
@@ -9098,13 +11948,17 @@ def trace(self_):
     return result
 
 
-def rot90(self_, k=1, dims=(0, 1)):
+def rot90(self_=MISSING, k=1, dims=(0, 1), **kwargs):
     """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
 
     derivatives.yaml, entry rot90
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["rot90"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rot90, (self_, k, dims), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, k, dims = _arguments.bind(OVERLOADS["rot90"], (self_, k, dims,), kwargs)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.rot90(recording.data(self_), k, dims))
     if recording.compute_requires_grad(self_):
@@ -9119,13 +11973,17 @@ def rot90(self_, k=1, dims=(0, 1)):
     return result
 
 
-def unfold(self_, dimension, size, step):
+def unfold(self_=MISSING, dimension=MISSING, size=MISSING, step=MISSING, **kwargs):
     """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
 
     derivatives.yaml, entry unfold
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["unfold"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unfold, (self_, dimension, size, step), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dimension is MISSING or size is MISSING or step is MISSING or kwargs:
+        self_, dimension, size, step = _arguments.bind(OVERLOADS["unfold"], (self_, dimension, size, step,), kwargs)
     result = recording.as_view(self_, kernels.unfold(recording.data(self_), dimension, size, step))
     if recording.compute_requires_grad(self_):
         grad_fn = UnfoldBackward0(recording.collect_next_edges(self_))
@@ -9141,13 +11999,17 @@ def unfold(self_, dimension, size, step):
     return result
 
 
-def unfold_backward(grad_in, input_sizes, dim, size, step):
+def unfold_backward(grad_in=MISSING, input_sizes=MISSING, dim=MISSING, size=MISSING, step=MISSING, **kwargs):
     """unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor
 
     derivatives.yaml, entry unfold_backward
     """
-    if not isinstance(grad_in, Tensor):
-        (grad_in,) = _dispatch.check_arguments(OVERLOADS["unfold_backward"], (grad_in,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unfold_backward, (grad_in, input_sizes, dim, size, step), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_in, Tensor) or input_sizes is MISSING or dim is MISSING or size is MISSING or step is MISSING or kwargs:
+        grad_in, input_sizes, dim, size, step = _arguments.bind(OVERLOADS["unfold_backward"], (grad_in, input_sizes, dim, size, step,), kwargs)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.unfold_backward(recording.data(grad_in), input_sizes, dim, size, step))
     if recording.compute_requires_grad(grad_in):
@@ -9163,13 +12025,17 @@ def unfold_backward(grad_in, input_sizes, dim, size, step):
     return result
 
 
-def narrow_copy(self_, dim, start, length, *, out=None):
+def narrow_copy(self_=MISSING, dim=MISSING, start=MISSING, length=MISSING, *, out=None, **kwargs):
     """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
 
     derivatives.yaml, entry narrow_copy
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["narrow_copy"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(narrow_copy, (self_, dim, start, length), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or start is MISSING or length is MISSING or kwargs:
+        self_, dim, start, length = _arguments.bind(OVERLOADS["narrow_copy"], (self_, dim, start, length,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("narrow_copy", narrow_copy, (self_, dim, start, length), {}, out, dtype_rule="expected_true")
     result = recording.wrap(kernels.narrow_copy(recording.data(self_), dim, start, length))
@@ -9187,13 +12053,17 @@ def narrow_copy(self_, dim, start, length, *, out=None):
     return result
 
 
-def select_scatter(self_, src, dim, index):
+def select_scatter(self_=MISSING, src=MISSING, dim=MISSING, index=MISSING, **kwargs):
     """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
 
     derivatives.yaml, entry select_scatter
     """
-    if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
-        self_, src = _dispatch.check_arguments(OVERLOADS["select_scatter"], (self_, src,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(select_scatter, (self_, src, dim, index), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or dim is MISSING or index is MISSING or kwargs:
+        self_, src, dim, index = _arguments.bind(OVERLOADS["select_scatter"], (self_, src, dim, index,), kwargs)
     result = recording.wrap(kernels.select_scatter(recording.data(self_), recording.data(src), dim, index))
     if recording.compute_requires_grad(self_, src):
         grad_fn = SelectScatterBackward0(recording.collect_next_edges(self_, src))
@@ -9208,13 +12078,17 @@ def select_scatter(self_, src, dim, index):
     return result
 
 
-def slice_scatter(self_, src, dim=0, start=None, end=None, step=1, *, out=None):
+def slice_scatter(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=1, *, out=None, **kwargs):
     """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
 
     derivatives.yaml, entry slice_scatter
     """
-    if not isinstance(self_, Tensor) or not isinstance(src, Tensor):
-        self_, src = _dispatch.check_arguments(OVERLOADS["slice_scatter"], (self_, src,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slice_scatter, (self_, src, dim, start, end, step), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
+        self_, src, dim, start, end, step = _arguments.bind(OVERLOADS["slice_scatter"], (self_, src, dim, start, end, step,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("slice_scatter", slice_scatter, (self_, src, dim, start, end, step), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.slice_scatter(recording.data(self_), recording.data(src), dim, start, end, step))
@@ -9233,13 +12107,17 @@ def slice_scatter(self_, src, dim=0, start=None, end=None, step=1, *, out=None):
     return result
 
 
-def t_(self_):
+def t_(self_=MISSING, **kwargs):
     """t_(Tensor(a!) self) -> Tensor(a!)
 
     derivatives.yaml, entry t_
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["t_"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(t_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["t_"], (self_,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -9257,13 +12135,17 @@ def t_(self_):
     return self_
 
 
-def transpose_(self_, dim0, dim1):
+def transpose_(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
     """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
 
     derivatives.yaml, entry transpose_
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["transpose_"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(transpose_, (self_, dim0, dim1), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs:
+        self_, dim0, dim1 = _arguments.bind(OVERLOADS["transpose_"], (self_, dim0, dim1,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -9283,13 +12165,17 @@ def transpose_(self_, dim0, dim1):
     return self_
 
 
-def unsqueeze_(self_, dim):
+def unsqueeze_(self_=MISSING, dim=MISSING, **kwargs):
     """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)
 
     derivatives.yaml, entry unsqueeze_
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["unsqueeze_"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unsqueeze_, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["unsqueeze_"], (self_, dim,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -9308,13 +12194,17 @@ def unsqueeze_(self_, dim):
     return self_
 
 
-def _reshape_copy(self_, size):
+def _reshape_copy(self_=MISSING, size=MISSING, **kwargs):
     """_reshape_copy(Tensor self, SymInt[] size) -> Tensor
 
     derivatives.yaml, entry _reshape_copy
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["_reshape_copy"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_reshape_copy, (self_, size), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or size is MISSING or kwargs:
+        self_, size = _arguments.bind(OVERLOADS["_reshape_copy"], (self_, size,), kwargs)
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._reshape_copy(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
@@ -9328,13 +12218,17 @@ def _reshape_copy(self_, size):
     return result
 
 
-def unsafe_split_Tensor(self_, split_size, dim=0):
+def unsafe_split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
     """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
 
     derivatives.yaml, entry unsafe_split.Tensor
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["unsafe_split.Tensor"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unsafe_split_Tensor, (self_, split_size, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or split_size is MISSING or kwargs:
+        self_, split_size, dim = _arguments.bind(OVERLOADS["unsafe_split.Tensor"], (self_, split_size, dim,), kwargs)
     result = [recording.wrap(a) for a in kernels.unsafe_split_Tensor(recording.data(self_), split_size, dim)]
     if recording.compute_requires_grad(self_):
         grad_fn = UnsafeSplitBackward0(recording.collect_next_edges(self_))
@@ -9350,13 +12244,17 @@ def unsafe_split_Tensor(self_, split_size, dim=0):
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
-def unsafe_split_with_sizes(self_, split_sizes, dim=0):
+def unsafe_split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs):
     """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
 
     derivatives.yaml, entry unsafe_split_with_sizes
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["unsafe_split_with_sizes"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unsafe_split_with_sizes, (self_, split_sizes, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or split_sizes is MISSING or kwargs:
+        self_, split_sizes, dim = _arguments.bind(OVERLOADS["unsafe_split_with_sizes"], (self_, split_sizes, dim,), kwargs)
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.wrap(a) for a in kernels.unsafe_split_with_sizes(recording.data(self_), split_sizes, dim)]
     if recording.compute_requires_grad(self_):
@@ -9373,13 +12271,17 @@ def unsafe_split_with_sizes(self_, split_sizes, dim=0):
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
-def index_fill_int_Scalar(self_, dim, index, value):
+def index_fill_int_Scalar(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **kwargs):
     """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 
     derivatives.yaml, entry index_fill.int_Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
-        self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Scalar"], (self_, index, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_int_Scalar, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
+        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs)
     result = recording.wrap(kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
     if recording.compute_requires_grad(self_):
         grad_fn = IndexFillBackward0(recording.collect_next_edges(self_))
@@ -9393,13 +12295,17 @@ def index_fill_int_Scalar(self_, dim, index, value):
     return result
 
 
-def index_fill_int_Scalar_(self_, dim, index, value):
+def index_fill_int_Scalar_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **kwargs):
     """In-place index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 
     derivatives.yaml, entry index_fill.int_Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER):
-        self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Scalar"], (self_, index, value,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_int_Scalar_, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
+        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -9419,13 +12325,17 @@ def index_fill_int_Scalar_(self_, dim, index, value):
     return self_
 
 
-def index_fill_int_Tensor(self_, dim, index, value):
+def index_fill_int_Tensor(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **kwargs):
     """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
 
     derivatives.yaml, entry index_fill.int_Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
-        self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Tensor"], (self_, index, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_int_Tensor, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs:
+        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs)
     result = recording.wrap(kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
         grad_fn = IndexFillBackward1(recording.collect_next_edges(self_, value))
@@ -9439,13 +12349,17 @@ def index_fill_int_Tensor(self_, dim, index, value):
     return result
 
 
-def index_fill_int_Tensor_(self_, dim, index, value):
+def index_fill_int_Tensor_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **kwargs):
     """In-place index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
 
     derivatives.yaml, entry index_fill.int_Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER):
-        self_, index, value = _dispatch.check_arguments(OVERLOADS["index_fill.int_Tensor"], (self_, index, value,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_int_Tensor_, (self_, dim, index, value), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs:
+        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
@@ -9465,13 +12379,17 @@ def index_fill_int_Tensor_(self_, dim, index, value):
     return self_
 
 
-def index_copy(self_, dim, index, source, *, out=None):
+def index_copy(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, out=None, **kwargs):
     """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
 
     derivatives.yaml, entry index_copy
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
-        self_, index, source = _dispatch.check_arguments(OVERLOADS["index_copy"], (self_, index, source,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_copy, (self_, dim, index, source), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or kwargs:
+        self_, dim, index, source = _arguments.bind(OVERLOADS["index_copy"], (self_, dim, index, source,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_copy", index_copy, (self_, dim, index, source), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_copy(recording.data(self_), dim, recording.data(index), recording.data(source)))
@@ -9489,13 +12407,17 @@ def index_copy(self_, dim, index, source, *, out=None):
     return result
 
 
-def index_copy_(self_, dim, index, source):
+def index_copy_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, **kwargs):
     """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
 
     derivatives.yaml, entry index_copy
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
-        self_, index, source = _dispatch.check_arguments(OVERLOADS["index_copy"], (self_, index, source,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_copy_, (self_, dim, index, source), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or kwargs:
+        self_, dim, index, source = _arguments.bind(OVERLOADS["index_copy"], (self_, dim, index, source,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, source)
     if needs_grad:
@@ -9517,13 +12439,17 @@ def index_copy_(self_, dim, index, source):
     return self_
 
 
-def median_default(self_):
+def median_default(self_=MISSING, **kwargs):
     """median(Tensor self) -> Tensor
 
     derivatives.yaml, entry median
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["median"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(median_default, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["median"], (self_,), kwargs)
     result = recording.wrap(kernels.median(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -9540,13 +12466,17 @@ def median_default(self_):
     return result
 
 
-def nanmedian_default(self_):
+def nanmedian_default(self_=MISSING, **kwargs):
     """nanmedian(Tensor self) -> Tensor
 
     derivatives.yaml, entry nanmedian
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["nanmedian"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nanmedian_default, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["nanmedian"], (self_,), kwargs)
     result = recording.wrap(kernels.nanmedian(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -9563,13 +12493,17 @@ def nanmedian_default(self_):
     return result
 
 
-def median_dim(self_, dim, keepdim=False, *, out=None):
+def median_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry median.dim
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["median.dim"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(median_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["median.dim"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("median", median_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
     values, indices = map(recording.wrap, kernels.median_dim(recording.data(self_), dim, keepdim))
@@ -9591,13 +12525,17 @@ def median_dim(self_, dim, keepdim=False, *, out=None):
     return _median_dim_return(values, indices)
 
 
-def nanmedian_dim(self_, dim, keepdim=False, *, out=None):
+def nanmedian_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry nanmedian.dim
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["nanmedian.dim"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nanmedian_dim, (self_, dim, keepdim), {"out": out}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["nanmedian.dim"], (self_, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("nanmedian", nanmedian_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
     values, indices = map(recording.wrap, kernels.nanmedian_dim(recording.data(self_), dim, keepdim))
@@ -9619,13 +12557,17 @@ def nanmedian_dim(self_, dim, keepdim=False, *, out=None):
     return _nanmedian_dim_return(values, indices)
 
 
-def kthvalue(self_, k, dim=-1, keepdim=False, *, out=None):
+def kthvalue(self_=MISSING, k=MISSING, dim=-1, keepdim=False, *, out=None, **kwargs):
     """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry kthvalue
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["kthvalue"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(kthvalue, (self_, k, dim, keepdim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or k is MISSING or kwargs:
+        self_, k, dim, keepdim = _arguments.bind(OVERLOADS["kthvalue"], (self_, k, dim, keepdim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("kthvalue", kthvalue, (self_, k, dim, keepdim), {}, out, 2, dtype_rule="kthvalue")
     values, indices = map(recording.wrap, kernels.kthvalue(recording.data(self_), k, dim, keepdim))
@@ -9647,13 +12589,17 @@ def kthvalue(self_, k, dim=-1, keepdim=False, *, out=None):
     return _kthvalue_return(values, indices)
 
 
-def cummax(self_, dim, *, out=None):
+def cummax(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
     """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry cummax
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["cummax"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cummax, (self_, dim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["cummax"], (self_, dim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cummax", cummax, (self_, dim), {}, out, 2, dtype_rule="scan")
     values, indices = map(recording.wrap, kernels.cummax(recording.data(self_), dim))
@@ -9674,13 +12620,17 @@ def cummax(self_, dim, *, out=None):
     return _cummax_return(values, indices)
 
 
-def cummin(self_, dim, *, out=None):
+def cummin(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
     """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry cummin
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["cummin"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cummin, (self_, dim), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["cummin"], (self_, dim,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cummin", cummin, (self_, dim), {}, out, 2, dtype_rule="scan")
     values, indices = map(recording.wrap, kernels.cummin(recording.data(self_), dim))
@@ -9701,13 +12651,17 @@ def cummin(self_, dim, *, out=None):
     return _cummin_return(values, indices)
 
 
-def nansum(self_, dim=None, keepdim=False, *, dtype=None, out=None):
+def nansum(self_=MISSING, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
     """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry nansum
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["nansum"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nansum, (self_, dim, keepdim), {"dtype": dtype, "out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["nansum"], (self_, dim, keepdim, dtype,), kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("nansum", nansum, (self_, dim, keepdim), {"dtype": dtype}, out)
@@ -9726,36 +12680,48 @@ def nansum(self_, dim=None, keepdim=False, *, dtype=None, out=None):
     return result
 
 
-def count_nonzero_default(self_, dim=None):
+def count_nonzero_default(self_=MISSING, dim=None, **kwargs):
     """count_nonzero(Tensor self, int? dim=None) -> Tensor
 
     derivatives.yaml, entry count_nonzero
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["count_nonzero"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(count_nonzero_default, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["count_nonzero"], (self_, dim,), kwargs)
     result = recording.wrap(kernels.count_nonzero(recording.data(self_), dim))
     return result
 
 
-def count_nonzero_dim_IntList(self_, dim):
+def count_nonzero_dim_IntList(self_=MISSING, dim=MISSING, **kwargs):
     """count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
 
     derivatives.yaml, entry count_nonzero.dim_IntList
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["count_nonzero.dim_IntList"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(count_nonzero_dim_IntList, (self_, dim), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["count_nonzero.dim_IntList"], (self_, dim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.count_nonzero_dim_IntList(recording.data(self_), dim))
     return result
 
 
-def take(self_, index, *, out=None):
+def take(self_=MISSING, index=MISSING, *, out=None, **kwargs):
     """take(Tensor self, Tensor index) -> Tensor
 
     derivatives.yaml, entry take
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor):
-        self_, index = _dispatch.check_arguments(OVERLOADS["take"], (self_, index,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(take, (self_, index), {"out": out}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or kwargs:
+        self_, index = _arguments.bind(OVERLOADS["take"], (self_, index,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("take", take, (self_, index), {}, out, dtype_rule="take")
     result = recording.wrap(kernels.take(recording.data(self_), recording.data(index)))
@@ -9771,13 +12737,17 @@ def take(self_, index, *, out=None):
     return result
 
 
-def put(self_, index, source, accumulate=False):
+def put(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwargs):
     """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
 
     derivatives.yaml, entry put
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
-        self_, index, source = _dispatch.check_arguments(OVERLOADS["put"], (self_, index, source,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(put, (self_, index, source, accumulate), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs:
+        self_, index, source, accumulate = _arguments.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs)
     result = recording.wrap(kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
     if recording.compute_requires_grad(self_, source):
         grad_fn = PutBackward0(recording.collect_next_edges(self_, source))
@@ -9793,13 +12763,17 @@ def put(self_, index, source, accumulate=False):
     return result
 
 
-def put_(self_, index, source, accumulate=False):
+def put_(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwargs):
     """In-place put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
 
     derivatives.yaml, entry put
     """
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor):
-        self_, index, source = _dispatch.check_arguments(OVERLOADS["put"], (self_, index, source,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(put_, (self_, index, source, accumulate), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs:
+        self_, index, source, accumulate = _arguments.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, source)
     if needs_grad:
@@ -9821,13 +12795,17 @@ def put_(self_, index, source, accumulate=False):
     return self_
 
 
-def dist(self_, other, p=2):
+def dist(self_=MISSING, other=MISSING, p=2, **kwargs):
     """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
 
     derivatives.yaml, entry dist
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or not isinstance(p, NUMBER):
-        self_, other, p = _dispatch.check_arguments(OVERLOADS["dist"], (self_, other, p,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(dist, (self_, other, p), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or not isinstance(p, NUMBER) or kwargs:
+        self_, other, p = _arguments.bind(OVERLOADS["dist"], (self_, other, p,), kwargs)
     result = recording.wrap(kernels.dist(recording.data(self_), recording.data(other), p))
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -9846,46 +12824,62 @@ def dist(self_, other, p=2):
     return result
 
 
-def _is_all_true(self_):
+def _is_all_true(self_=MISSING, **kwargs):
     """_is_all_true(Tensor self) -> Tensor
 
     derivatives.yaml, entry _is_all_true
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["_is_all_true"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_is_all_true, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["_is_all_true"], (self_,), kwargs)
     result = recording.wrap(kernels._is_all_true(recording.data(self_)))
     return result
 
 
-def _is_any_true(self_):
+def _is_any_true(self_=MISSING, **kwargs):
     """_is_any_true(Tensor self) -> Tensor
 
     derivatives.yaml, entry _is_any_true
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["_is_any_true"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_is_any_true, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["_is_any_true"], (self_,), kwargs)
     result = recording.wrap(kernels._is_any_true(recording.data(self_)))
     return result
 
 
-def nonzero(self_):
+def nonzero(self_=MISSING, **kwargs):
     """nonzero(Tensor self) -> Tensor
 
     derivatives.yaml, entry nonzero
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["nonzero"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nonzero, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["nonzero"], (self_,), kwargs)
     result = recording.wrap(kernels.nonzero(recording.data(self_)))
     return result
 
 
-def copysign_Tensor(self_, other):
+def copysign_Tensor(self_=MISSING, other=MISSING, **kwargs):
     """copysign.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry copysign.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["copysign.Tensor"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copysign_Tensor, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["copysign.Tensor"], (self_, other,), kwargs)
     result = recording.wrap(kernels.copysign_Tensor(recording.data(self_), recording.data(other)))
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -9903,13 +12897,17 @@ def copysign_Tensor(self_, other):
     return result
 
 
-def copysign_Tensor_(self_, other):
+def copysign_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     """In-place copysign.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry copysign.Tensor
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["copysign.Tensor"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copysign_Tensor_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["copysign.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
@@ -9932,13 +12930,17 @@ def copysign_Tensor_(self_, other):
     return self_
 
 
-def copysign_Scalar(self_, other):
+def copysign_Scalar(self_=MISSING, other=MISSING, **kwargs):
     """copysign.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry copysign.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["copysign.Scalar"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copysign_Scalar, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["copysign.Scalar"], (self_, other,), kwargs)
     result = recording.wrap(kernels.copysign_Scalar(recording.data(self_), other))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -9955,13 +12957,17 @@ def copysign_Scalar(self_, other):
     return result
 
 
-def copysign_Scalar_(self_, other):
+def copysign_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     """In-place copysign.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry copysign.Scalar
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER):
-        self_, other = _dispatch.check_arguments(OVERLOADS["copysign.Scalar"], (self_, other,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copysign_Scalar_, (self_, other), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["copysign.Scalar"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -9983,13 +12989,17 @@ def copysign_Scalar_(self_, other):
     return self_
 
 
-def sgn(self_):
+def sgn(self_=MISSING, **kwargs):
     """sgn(Tensor self) -> Tensor
 
     derivatives.yaml, entry sgn
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sgn"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sgn, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs)
     result = recording.wrap(kernels.sgn(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = SgnBackward0(recording.collect_next_edges(self_))
@@ -10001,13 +13011,17 @@ def sgn(self_):
     return result
 
 
-def sgn_(self_):
+def sgn_(self_=MISSING, **kwargs):
     """In-place sgn(Tensor self) -> Tensor
 
     derivatives.yaml, entry sgn
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["sgn"], (self_,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sgn_, (self_,), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -10025,57 +13039,17 @@ def sgn_(self_):
     return self_
 
 
-def nan_to_num(self_, nan=None, posinf=None, neginf=None):
-    """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
-
-    derivatives.yaml, entry nan_to_num
-    """
-    if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE):
-        self_, nan, posinf, neginf = _dispatch.check_arguments(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,))
-    result = recording.wrap(kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
-    if recording.compute_requires_grad(self_):
-        grad_fn = NanToNumBackward0(recording.collect_next_edges(self_))
-        grad_fn.self_ = SavedVariable(self_, False)
-        recording.set_history(result, grad_fn)
-    if forward_grad.enabled and forward_grad.any_tangent(self_):
-        with forward_grad.computing_tangents():
-            tangent = forward.nan_to_num(self_, forward_grad.tangent(self_), nan, posinf, neginf, result)
-        forward_grad.set_tangent(result, tangent)
-    return result
-
-
-def nan_to_num_(self_, nan=None, posinf=None, neginf=None):
-    """In-place nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
-
-    derivatives.yaml, entry nan_to_num
-    """
-    if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE):
-        self_, nan, posinf, neginf = _dispatch.check_arguments(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), inplace=True)
-    recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
-    if needs_grad:
-        grad_fn = NanToNumBackward0(recording.collect_next_edges(self_))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False)
-    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
-    if forward_ad:
-        original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
-    if needs_grad:
-        recording.rebase_history(self_, grad_fn)
-    if forward_ad:
-        with forward_grad.computing_tangents():
-            tangent = forward.nan_to_num(original_self, forward_grad.tangent(self_), nan, posinf, neginf, self_)
-        forward_grad.set_tangent_inplace(self_, tangent)
-    return self_
-
-
-def logcumsumexp(self_, dim):
+def logcumsumexp(self_=MISSING, dim=MISSING, **kwargs):
     """logcumsumexp(Tensor self, int dim) -> Tensor
 
     derivatives.yaml, entry logcumsumexp
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["logcumsumexp"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logcumsumexp, (self_, dim), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim = _arguments.bind(OVERLOADS["logcumsumexp"], (self_, dim,), kwargs)
     result = recording.wrap(kernels.logcumsumexp(recording.data(self_), dim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -10093,13 +13067,17 @@ def logcumsumexp(self_, dim):
     return result
 
 
-def masked_scatter(self_, mask, source):
+def masked_scatter(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
     """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
 
     derivatives.yaml, entry masked_scatter
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor):
-        self_, mask, source = _dispatch.check_arguments(OVERLOADS["masked_scatter"], (self_, mask, source,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_scatter, (self_, mask, source), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs:
+        self_, mask, source = _arguments.bind(OVERLOADS["masked_scatter"], (self_, mask, source,), kwargs)
     result = recording.wrap(kernels.masked_scatter(recording.data(self_), recording.data(mask), recording.data(source)))
     if recording.compute_requires_grad(self_, source):
         grad_fn = MaskedScatterBackward0(recording.collect_next_edges(self_, source))
@@ -10113,13 +13091,17 @@ def masked_scatter(self_, mask, source):
     return result
 
 
-def masked_scatter_(self_, mask, source):
+def masked_scatter_(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
     """In-place masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
 
     derivatives.yaml, entry masked_scatter
     """
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor):
-        self_, mask, source = _dispatch.check_arguments(OVERLOADS["masked_scatter"], (self_, mask, source,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_scatter_, (self_, mask, source), {}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs:
+        self_, mask, source = _arguments.bind(OVERLOADS["masked_scatter"], (self_, mask, source,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, source)
     if needs_grad:
@@ -10139,13 +13121,17 @@ def masked_scatter_(self_, mask, source):
     return self_
 
 
-def angle(self_):
+def angle(self_=MISSING, **kwargs):
     """angle(Tensor self) -> Tensor
 
     derivatives.yaml, entry angle
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["angle"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(angle, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["angle"], (self_,), kwargs)
     result = recording.wrap(kernels.angle(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AngleBackward0(recording.collect_next_edges(self_))
@@ -10157,13 +13143,17 @@ def angle(self_):
     return result
 
 
-def frexp_Tensor(self_):
+def frexp_Tensor(self_=MISSING, **kwargs):
     """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
 
     derivatives.yaml, entry frexp.Tensor
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["frexp.Tensor"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(frexp_Tensor, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["frexp.Tensor"], (self_,), kwargs)
     mantissa, exponent = map(recording.wrap, kernels.frexp_Tensor(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -10180,13 +13170,17 @@ def frexp_Tensor(self_):
     return _frexp_Tensor_return(mantissa, exponent)
 
 
-def addmv(self_, mat, vec, *, beta=1, alpha=1):
+def addmv(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
     """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addmv
     """
-    if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
-        self_, mat, vec, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmv, (self_, mat, vec), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, mat, vec, beta, alpha = _arguments.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs)
     result = recording.wrap(kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
     if recording.compute_requires_grad(self_, mat, vec):
         grad_fn = AddmvBackward0(recording.collect_next_edges(self_, mat, vec))
@@ -10202,13 +13196,17 @@ def addmv(self_, mat, vec, *, beta=1, alpha=1):
     return result
 
 
-def addmv_(self_, mat, vec, *, beta=1, alpha=1):
+def addmv_(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
     """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addmv
     """
-    if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
-        self_, mat, vec, beta, alpha = _dispatch.check_arguments(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addmv_, (self_, mat, vec), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, mat, vec, beta, alpha = _arguments.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, mat, vec)
     if needs_grad:
@@ -10230,13 +13228,17 @@ def addmv_(self_, mat, vec, *, beta=1, alpha=1):
     return self_
 
 
-def addr(self_, vec1, vec2, *, beta=1, alpha=1):
+def addr(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
     """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addr
     """
-    if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
-        self_, vec1, vec2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addr, (self_, vec1, vec2), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, vec1, vec2, beta, alpha = _arguments.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs)
     result = recording.wrap(kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
     if recording.compute_requires_grad(self_, vec1, vec2):
         grad_fn = AddrBackward0(recording.collect_next_edges(self_, vec1, vec2))
@@ -10252,13 +13254,17 @@ def addr(self_, vec1, vec2, *, beta=1, alpha=1):
     return result
 
 
-def addr_(self_, vec1, vec2, *, beta=1, alpha=1):
+def addr_(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
     """In-place addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addr
     """
-    if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
-        self_, vec1, vec2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addr_, (self_, vec1, vec2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, vec1, vec2, beta, alpha = _arguments.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, vec1, vec2)
     if needs_grad:
@@ -10280,13 +13286,17 @@ def addr_(self_, vec1, vec2, *, beta=1, alpha=1):
     return self_
 
 
-def baddbmm(self_, batch1, batch2, *, beta=1, alpha=1):
+def baddbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
     """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry baddbmm
     """
-    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
-        self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(baddbmm, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs)
     result = recording.wrap(kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
     if recording.compute_requires_grad(self_, batch1, batch2):
         grad_fn = BaddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
@@ -10302,13 +13312,17 @@ def baddbmm(self_, batch1, batch2, *, beta=1, alpha=1):
     return result
 
 
-def baddbmm_(self_, batch1, batch2, *, beta=1, alpha=1):
+def baddbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
     """In-place baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry baddbmm
     """
-    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
-        self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(baddbmm_, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, batch1, batch2)
     if needs_grad:
@@ -10330,13 +13344,17 @@ def baddbmm_(self_, batch1, batch2, *, beta=1, alpha=1):
     return self_
 
 
-def addbmm(self_, batch1, batch2, *, beta=1, alpha=1):
+def addbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
     """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addbmm
     """
-    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
-        self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addbmm, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs)
     result = recording.wrap(kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
     if recording.compute_requires_grad(self_, batch1, batch2):
         grad_fn = AddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
@@ -10354,13 +13372,17 @@ def addbmm(self_, batch1, batch2, *, beta=1, alpha=1):
     return result
 
 
-def addbmm_(self_, batch1, batch2, *, beta=1, alpha=1):
+def addbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
     """In-place addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addbmm
     """
-    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER):
-        self_, batch1, batch2, beta, alpha = _dispatch.check_arguments(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), inplace=True)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(addbmm_, (self_, batch1, batch2), {"beta": beta, "alpha": alpha}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, batch1, batch2)
     if needs_grad:
@@ -10384,13 +13406,17 @@ def addbmm_(self_, batch1, batch2, *, beta=1, alpha=1):
     return self_
 
 
-def vdot(self_, other):
+def vdot(self_=MISSING, other=MISSING, **kwargs):
     """vdot(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry vdot
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["vdot"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(vdot, (self_, other), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["vdot"], (self_, other,), kwargs)
     result = recording.wrap(kernels.vdot(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
         grad_fn = VdotBackward0(recording.collect_next_edges(self_, other))
@@ -10404,13 +13430,17 @@ def vdot(self_, other):
     return result
 
 
-def _linalg_det(A):
+def _linalg_det(A=MISSING, **kwargs):
     """_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)
 
     derivatives.yaml, entry _linalg_det
     """
-    if not isinstance(A, Tensor):
-        (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_det"], (A,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_linalg_det, (A,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(A, Tensor) or kwargs:
+        (A,) = _arguments.bind(OVERLOADS["_linalg_det"], (A,), kwargs)
     result, LU, pivots = map(recording.wrap, kernels._linalg_det(recording.data(A)))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -10431,13 +13461,17 @@ def _linalg_det(A):
     return __linalg_det_return(result, LU, pivots)
 
 
-def _linalg_slogdet(A):
+def _linalg_slogdet(A=MISSING, **kwargs):
     """_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
 
     derivatives.yaml, entry _linalg_slogdet
     """
-    if not isinstance(A, Tensor):
-        (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_slogdet"], (A,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_linalg_slogdet, (A,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(A, Tensor) or kwargs:
+        (A,) = _arguments.bind(OVERLOADS["_linalg_slogdet"], (A,), kwargs)
     sign, logabsdet, LU, pivots = map(recording.wrap, kernels._linalg_slogdet(recording.data(A)))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -10459,13 +13493,17 @@ def _linalg_slogdet(A):
     return __linalg_slogdet_return(sign, logabsdet, LU, pivots)
 
 
-def linalg_cholesky_ex(self_, *, upper=False, check_errors=False):
+def linalg_cholesky_ex(self_=MISSING, *, upper=False, check_errors=False, **kwargs):
     """linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
 
     derivatives.yaml, entry linalg_cholesky_ex
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["linalg_cholesky_ex"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_cholesky_ex, (self_,), {"upper": upper, "check_errors": check_errors}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, upper, check_errors = _arguments.bind(OVERLOADS["linalg_cholesky_ex"], (self_, upper, check_errors,), kwargs)
     L, info = map(recording.wrap, kernels.linalg_cholesky_ex(recording.data(self_), upper, check_errors))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -10483,13 +13521,17 @@ def linalg_cholesky_ex(self_, *, upper=False, check_errors=False):
     return _linalg_cholesky_ex_return(L, info)
 
 
-def cholesky_solve(self_, input2, upper=False):
+def cholesky_solve(self_=MISSING, input2=MISSING, upper=False, **kwargs):
     """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor
 
     derivatives.yaml, entry cholesky_solve
     """
-    if not isinstance(self_, Tensor) or not isinstance(input2, Tensor):
-        self_, input2 = _dispatch.check_arguments(OVERLOADS["cholesky_solve"], (self_, input2,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cholesky_solve, (self_, input2, upper), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(input2, Tensor) or kwargs:
+        self_, input2, upper = _arguments.bind(OVERLOADS["cholesky_solve"], (self_, input2, upper,), kwargs)
     result = recording.wrap(kernels.cholesky_solve(recording.data(self_), recording.data(input2), upper))
     needs_grad = recording.compute_requires_grad(self_, input2)
     if needs_grad:
@@ -10508,13 +13550,17 @@ def cholesky_solve(self_, input2, upper=False):
     return result
 
 
-def linalg_solve_triangular(self_, B, *, upper, left=True, unitriangular=False):
+def linalg_solve_triangular(self_=MISSING, B=MISSING, *, upper=MISSING, left=True, unitriangular=False, **kwargs):
     """linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
 
     derivatives.yaml, entry linalg_solve_triangular
     """
-    if not isinstance(self_, Tensor) or not isinstance(B, Tensor):
-        self_, B = _dispatch.check_arguments(OVERLOADS["linalg_solve_triangular"], (self_, B,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_solve_triangular, (self_, B), {"upper": upper, "left": left, "unitriangular": unitriangular}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(B, Tensor) or upper is MISSING or kwargs:
+        self_, B, upper, left, unitriangular = _arguments.bind(OVERLOADS["linalg_solve_triangular"], (self_, B, upper, left, unitriangular,), kwargs)
     result = recording.wrap(kernels.linalg_solve_triangular(recording.data(self_), recording.data(B), upper, left, unitriangular))
     needs_grad = recording.compute_requires_grad(self_, B)
     if needs_grad:
@@ -10534,13 +13580,17 @@ def linalg_solve_triangular(self_, B, *, upper, left=True, unitriangular=False):
     return result
 
 
-def triangular_solve(self_, A, upper=True, transpose=False, unitriangular=False):
+def triangular_solve(self_=MISSING, A=MISSING, upper=True, transpose=False, unitriangular=False, **kwargs):
     """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
 
     derivatives.yaml, entry triangular_solve
     """
-    if not isinstance(self_, Tensor) or not isinstance(A, Tensor):
-        self_, A = _dispatch.check_arguments(OVERLOADS["triangular_solve"], (self_, A,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(triangular_solve, (self_, A, upper, transpose, unitriangular), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(A, Tensor) or kwargs:
+        self_, A, upper, transpose, unitriangular = _arguments.bind(OVERLOADS["triangular_solve"], (self_, A, upper, transpose, unitriangular,), kwargs)
     solution, cloned_coefficient = map(recording.wrap, kernels.triangular_solve(recording.data(self_), recording.data(A), upper, transpose, unitriangular))
     needs_grad = recording.compute_requires_grad(self_, A)
     if needs_grad:
@@ -10562,13 +13612,17 @@ def triangular_solve(self_, A, upper=True, transpose=False, unitriangular=False)
     return _triangular_solve_return(solution, cloned_coefficient)
 
 
-def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+def linalg_lu_solve(LU=MISSING, pivots=MISSING, B=MISSING, *, left=True, adjoint=False, **kwargs):
     """linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
 
     derivatives.yaml, entry linalg_lu_solve
     """
-    if not isinstance(LU, Tensor) or not isinstance(pivots, Tensor) or not isinstance(B, Tensor):
-        LU, pivots, B = _dispatch.check_arguments(OVERLOADS["linalg_lu_solve"], (LU, pivots, B,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_lu_solve, (LU, pivots, B), {"left": left, "adjoint": adjoint}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(LU, Tensor) or not isinstance(pivots, Tensor) or not isinstance(B, Tensor) or kwargs:
+        LU, pivots, B, left, adjoint = _arguments.bind(OVERLOADS["linalg_lu_solve"], (LU, pivots, B, left, adjoint,), kwargs)
     result = recording.wrap(kernels.linalg_lu_solve(recording.data(LU), recording.data(pivots), recording.data(B), left, adjoint))
     needs_grad = recording.compute_requires_grad(LU, B)
     if needs_grad:
@@ -10588,13 +13642,17 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     return result
 
 
-def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
+def linalg_lu_factor_ex(A=MISSING, *, pivot=True, check_errors=False, **kwargs):
     """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)
 
     derivatives.yaml, entry linalg_lu_factor_ex
     """
-    if not isinstance(A, Tensor):
-        (A,) = _dispatch.check_arguments(OVERLOADS["linalg_lu_factor_ex"], (A,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_lu_factor_ex, (A,), {"pivot": pivot, "check_errors": check_errors}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(A, Tensor) or kwargs:
+        A, pivot, check_errors = _arguments.bind(OVERLOADS["linalg_lu_factor_ex"], (A, pivot, check_errors,), kwargs)
     LU, pivots, info = map(recording.wrap, kernels.linalg_lu_factor_ex(recording.data(A), pivot, check_errors))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -10614,13 +13672,17 @@ def linalg_lu_factor_ex(A, *, pivot=True, check_errors=False):
     return _linalg_lu_factor_ex_return(LU, pivots, info)
 
 
-def linalg_lu(A, *, pivot=True):
+def linalg_lu(A=MISSING, *, pivot=True, **kwargs):
     """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)
 
     derivatives.yaml, entry linalg_lu
     """
-    if not isinstance(A, Tensor):
-        (A,) = _dispatch.check_arguments(OVERLOADS["linalg_lu"], (A,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_lu, (A,), {"pivot": pivot}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(A, Tensor) or kwargs:
+        A, pivot = _arguments.bind(OVERLOADS["linalg_lu"], (A, pivot,), kwargs)
     P, L, U = map(recording.wrap, kernels.linalg_lu(recording.data(A), pivot))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -10641,13 +13703,17 @@ def linalg_lu(A, *, pivot=True):
     return _linalg_lu_return(P, L, U)
 
 
-def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+def lu_unpack(LU_data=MISSING, LU_pivots=MISSING, unpack_data=True, unpack_pivots=True, **kwargs):
     """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)
 
     derivatives.yaml, entry lu_unpack
     """
-    if not isinstance(LU_data, Tensor) or not isinstance(LU_pivots, Tensor):
-        LU_data, LU_pivots = _dispatch.check_arguments(OVERLOADS["lu_unpack"], (LU_data, LU_pivots,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(LU_data, Tensor) or not isinstance(LU_pivots, Tensor) or kwargs:
+        LU_data, LU_pivots, unpack_data, unpack_pivots = _arguments.bind(OVERLOADS["lu_unpack"], (LU_data, LU_pivots, unpack_data, unpack_pivots,), kwargs)
     P, L, U = map(recording.wrap, kernels.lu_unpack(recording.data(LU_data), recording.data(LU_pivots), unpack_data, unpack_pivots))
     if recording.compute_requires_grad(LU_data):
         grad_fn = LuUnpackBackward0(recording.collect_next_edges(LU_data))
@@ -10662,13 +13728,17 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     return _lu_unpack_return(P, L, U)
 
 
-def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None):
+def _linalg_svd(A=MISSING, full_matrices=False, compute_uv=True, *, driver=None, **kwargs):
     """_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
 
     derivatives.yaml, entry _linalg_svd
     """
-    if not isinstance(A, Tensor):
-        (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_svd"], (A,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_linalg_svd, (A, full_matrices, compute_uv), {"driver": driver}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(A, Tensor) or kwargs:
+        A, full_matrices, compute_uv, driver = _arguments.bind(OVERLOADS["_linalg_svd"], (A, full_matrices, compute_uv, driver,), kwargs)
     U, S, Vh = map(recording.wrap, kernels._linalg_svd(recording.data(A), full_matrices, compute_uv, driver))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -10689,13 +13759,17 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, *, driver=None):
     return __linalg_svd_return(U, S, Vh)
 
 
-def _linalg_eigh(A, UPLO="L", compute_v=True):
+def _linalg_eigh(A=MISSING, UPLO="L", compute_v=True, **kwargs):
     """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)
 
     derivatives.yaml, entry _linalg_eigh
     """
-    if not isinstance(A, Tensor):
-        (A,) = _dispatch.check_arguments(OVERLOADS["_linalg_eigh"], (A,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_linalg_eigh, (A, UPLO, compute_v), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(A, Tensor) or kwargs:
+        A, UPLO, compute_v = _arguments.bind(OVERLOADS["_linalg_eigh"], (A, UPLO, compute_v,), kwargs)
     eigenvalues, eigenvectors = map(recording.wrap, kernels._linalg_eigh(recording.data(A), UPLO, compute_v))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -10713,13 +13787,17 @@ def _linalg_eigh(A, UPLO="L", compute_v=True):
     return __linalg_eigh_return(eigenvalues, eigenvectors)
 
 
-def linalg_qr(A, mode="reduced"):
+def linalg_qr(A=MISSING, mode="reduced", **kwargs):
     """linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)
 
     derivatives.yaml, entry linalg_qr
     """
-    if not isinstance(A, Tensor):
-        (A,) = _dispatch.check_arguments(OVERLOADS["linalg_qr"], (A,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_qr, (A, mode), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(A, Tensor) or kwargs:
+        A, mode = _arguments.bind(OVERLOADS["linalg_qr"], (A, mode,), kwargs)
     Q, R = map(recording.wrap, kernels.linalg_qr(recording.data(A), mode))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
@@ -10738,13 +13816,17 @@ def linalg_qr(A, mode="reduced"):
     return _linalg_qr_return(Q, R)
 
 
-def linalg_matrix_exp(self_):
+def linalg_matrix_exp(self_=MISSING, **kwargs):
     """linalg_matrix_exp(Tensor self) -> Tensor
 
     derivatives.yaml, entry linalg_matrix_exp
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["linalg_matrix_exp"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_matrix_exp, (self_,), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["linalg_matrix_exp"], (self_,), kwargs)
     result = recording.wrap(kernels.linalg_matrix_exp(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = LinalgMatrixExpBackward0(recording.collect_next_edges(self_))
@@ -10757,13 +13839,17 @@ def linalg_matrix_exp(self_):
     return result
 
 
-def linalg_cross(self_, other, *, dim=-1):
+def linalg_cross(self_=MISSING, other=MISSING, *, dim=-1, **kwargs):
     """linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
 
     derivatives.yaml, entry linalg_cross
     """
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor):
-        self_, other = _dispatch.check_arguments(OVERLOADS["linalg_cross"], (self_, other,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_cross, (self_, other), {"dim": dim}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other, dim = _arguments.bind(OVERLOADS["linalg_cross"], (self_, other, dim,), kwargs)
     result = recording.wrap(kernels.linalg_cross(recording.data(self_), recording.data(other), dim))
     if recording.compute_requires_grad(self_, other):
         grad_fn = LinalgCrossBackward0(recording.collect_next_edges(self_, other))
@@ -10778,13 +13864,17 @@ def linalg_cross(self_, other, *, dim=-1):
     return result
 
 
-def linalg_pinv_atol_rtol_tensor(self_, *, atol=None, rtol=None, hermitian=False):
+def linalg_pinv_atol_rtol_tensor(self_=MISSING, *, atol=None, rtol=None, hermitian=False, **kwargs):
     """linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
 
     derivatives.yaml, entry linalg_pinv.atol_rtol_tensor
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["linalg_pinv.atol_rtol_tensor"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_pinv_atol_rtol_tensor, (self_,), {"atol": atol, "rtol": rtol, "hermitian": hermitian}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, atol, rtol, hermitian = _arguments.bind(OVERLOADS["linalg_pinv.atol_rtol_tensor"], (self_, atol, rtol, hermitian,), kwargs)
     result = recording.wrap(kernels.linalg_pinv_atol_rtol_tensor(recording.data(self_), recording.data(atol), recording.data(rtol), hermitian))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -10801,13 +13891,17 @@ def linalg_pinv_atol_rtol_tensor(self_, *, atol=None, rtol=None, hermitian=False
     return result
 
 
-def linalg_lstsq(self_, b, rcond=None, *, driver=None):
+def linalg_lstsq(self_=MISSING, b=MISSING, rcond=None, *, driver=None, **kwargs):
     """linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)
 
     derivatives.yaml, entry linalg_lstsq
     """
-    if not isinstance(self_, Tensor) or not isinstance(b, Tensor) or not isinstance(rcond, NUMBER_OR_NONE):
-        self_, b, rcond = _dispatch.check_arguments(OVERLOADS["linalg_lstsq"], (self_, b, rcond,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_lstsq, (self_, b, rcond), {"driver": driver}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(b, Tensor) or not isinstance(rcond, NUMBER_OR_NONE) or kwargs:
+        self_, b, rcond, driver = _arguments.bind(OVERLOADS["linalg_lstsq"], (self_, b, rcond, driver,), kwargs)
     solution, residuals, rank, singular_values = map(recording.wrap, kernels.linalg_lstsq(recording.data(self_), recording.data(b), rcond, driver))
     needs_grad = recording.compute_requires_grad(self_, b)
     if needs_grad:
@@ -10828,13 +13922,17 @@ def linalg_lstsq(self_, b, rcond=None, *, driver=None):
     return _linalg_lstsq_return(solution, residuals, rank, singular_values)
 
 
-def hardshrink(self_, lambd=0.5):
+def hardshrink(self_=MISSING, lambd=0.5, **kwargs):
     """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
 
     derivatives.yaml, entry hardshrink
     """
-    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
-        self_, lambd = _dispatch.check_arguments(OVERLOADS["hardshrink"], (self_, lambd,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardshrink, (self_, lambd), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
+        self_, lambd = _arguments.bind(OVERLOADS["hardshrink"], (self_, lambd,), kwargs)
     result = recording.wrap(kernels.hardshrink(recording.data(self_), lambd))
     if recording.compute_requires_grad(self_):
         grad_fn = HardshrinkBackward0(recording.collect_next_edges(self_))
@@ -10848,13 +13946,17 @@ def hardshrink(self_, lambd=0.5):
     return result
 
 
-def hardshrink_backward(grad_out, self_, lambd):
+def hardshrink_backward(grad_out=MISSING, self_=MISSING, lambd=MISSING, **kwargs):
     """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor
 
     derivatives.yaml, entry hardshrink_backward
     """
-    if not isinstance(grad_out, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
-        grad_out, self_, lambd = _dispatch.check_arguments(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardshrink_backward, (grad_out, self_, lambd), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_out, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
+        grad_out, self_, lambd = _arguments.bind(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,), kwargs)
     result = recording.wrap(kernels.hardshrink_backward(recording.data(grad_out), recording.data(self_), lambd))
     if recording.compute_requires_grad(grad_out, self_):
         grad_fn = HardshrinkBackwardBackward0(recording.collect_next_edges(grad_out, self_))
@@ -10868,13 +13970,17 @@ def hardshrink_backward(grad_out, self_, lambd):
     return result
 
 
-def softshrink(self_, lambd=0.5):
+def softshrink(self_=MISSING, lambd=0.5, **kwargs):
     """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
 
     derivatives.yaml, entry softshrink
     """
-    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
-        self_, lambd = _dispatch.check_arguments(OVERLOADS["softshrink"], (self_, lambd,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softshrink, (self_, lambd), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
+        self_, lambd = _arguments.bind(OVERLOADS["softshrink"], (self_, lambd,), kwargs)
     result = recording.wrap(kernels.softshrink(recording.data(self_), lambd))
     if recording.compute_requires_grad(self_):
         grad_fn = SoftshrinkBackward0(recording.collect_next_edges(self_))
@@ -10888,13 +13994,17 @@ def softshrink(self_, lambd=0.5):
     return result
 
 
-def softshrink_backward(grad_output, self_, lambd):
+def softshrink_backward(grad_output=MISSING, self_=MISSING, lambd=MISSING, **kwargs):
     """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor
 
     derivatives.yaml, entry softshrink_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER):
-        grad_output, self_, lambd = _dispatch.check_arguments(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softshrink_backward, (grad_output, self_, lambd), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
+        grad_output, self_, lambd = _arguments.bind(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,), kwargs)
     result = recording.wrap(kernels.softshrink_backward(recording.data(grad_output), recording.data(self_), lambd))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = SoftshrinkBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -10908,13 +14018,17 @@ def softshrink_backward(grad_output, self_, lambd):
     return result
 
 
-def threshold(self_, threshold, value):
+def threshold(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
     """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
 
     derivatives.yaml, entry threshold
     """
-    if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER):
-        self_, threshold, value = _dispatch.check_arguments(OVERLOADS["threshold"], (self_, threshold, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(threshold, (self_, threshold, value), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs:
+        self_, threshold, value = _arguments.bind(OVERLOADS["threshold"], (self_, threshold, value,), kwargs)
     result = recording.wrap(kernels.threshold(recording.data(self_), threshold, value))
     if recording.compute_requires_grad(self_):
         grad_fn = ThresholdBackward0(recording.collect_next_edges(self_))
@@ -10928,13 +14042,17 @@ def threshold(self_, threshold, value):
     return result
 
 
-def threshold_(self_, threshold, value):
+def threshold_(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
     """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
 
     derivatives.yaml, entry threshold_
     """
-    if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER):
-        self_, threshold, value = _dispatch.check_arguments(OVERLOADS["threshold_"], (self_, threshold, value,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(threshold_, (self_, threshold, value), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs:
+        self_, threshold, value = _arguments.bind(OVERLOADS["threshold_"], (self_, threshold, value,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -10954,13 +14072,17 @@ def threshold_(self_, threshold, value):
     return self_
 
 
-def celu(self_, alpha=1.0):
+def celu(self_=MISSING, alpha=1.0, **kwargs):
     """celu(Tensor self, Scalar alpha=1.0) -> Tensor
 
     derivatives.yaml, entry celu
     """
-    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER):
-        self_, alpha = _dispatch.check_arguments(OVERLOADS["celu"], (self_, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(celu, (self_, alpha), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, alpha = _arguments.bind(OVERLOADS["celu"], (self_, alpha,), kwargs)
     result = recording.wrap(kernels.celu(recording.data(self_), alpha))
     if recording.compute_requires_grad(self_):
         grad_fn = CeluBackward0(recording.collect_next_edges(self_))
@@ -10974,13 +14096,17 @@ def celu(self_, alpha=1.0):
     return result
 
 
-def celu_(self_, alpha=1.0):
+def celu_(self_=MISSING, alpha=1.0, **kwargs):
     """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)
 
     derivatives.yaml, entry celu_
     """
-    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER):
-        self_, alpha = _dispatch.check_arguments(OVERLOADS["celu_"], (self_, alpha,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(celu_, (self_, alpha), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, alpha = _arguments.bind(OVERLOADS["celu_"], (self_, alpha,), kwargs)
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
@@ -11002,13 +14128,17 @@ def celu_(self_, alpha=1.0):
     return self_
 
 
-def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result):
+def elu_backward(grad_output=MISSING, alpha=MISSING, scale=MISSING, input_scale=MISSING, is_result=MISSING, self_or_result=MISSING, **kwargs):
     """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
 
     derivatives.yaml, entry elu_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or not isinstance(self_or_result, Tensor):
-        grad_output, alpha, scale, input_scale, self_or_result = _dispatch.check_arguments(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, self_or_result,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(elu_backward, (grad_output, alpha, scale, input_scale, is_result, self_or_result), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or not isinstance(self_or_result, Tensor) or is_result is MISSING or kwargs:
+        grad_output, alpha, scale, input_scale, is_result, self_or_result = _arguments.bind(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, is_result, self_or_result,), kwargs)
     result = recording.wrap(kernels.elu_backward(recording.data(grad_output), alpha, scale, input_scale, is_result, recording.data(self_or_result)))
     if recording.compute_requires_grad(grad_output, self_or_result):
         grad_fn = EluBackwardBackward0(recording.collect_next_edges(grad_output, self_or_result))
@@ -11026,13 +14156,17 @@ def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_resu
     return result
 
 
-def upsample_nearest1d(self_, output_size, scales=None):
+def upsample_nearest1d(self_=MISSING, output_size=MISSING, scales=None, **kwargs):
     """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
 
     derivatives.yaml, entry upsample_nearest1d
     """
-    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
-        self_, scales = _dispatch.check_arguments(OVERLOADS["upsample_nearest1d"], (self_, scales,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest1d, (self_, output_size, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
+        self_, output_size, scales = _arguments.bind(OVERLOADS["upsample_nearest1d"], (self_, output_size, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest1d(recording.data(self_), output_size, scales))
     if recording.compute_requires_grad(self_):
@@ -11048,13 +14182,17 @@ def upsample_nearest1d(self_, output_size, scales=None):
     return result
 
 
-def upsample_nearest1d_backward(grad_output, output_size, input_size, scales=None):
+def upsample_nearest1d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales=None, **kwargs):
     """upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
 
     derivatives.yaml, entry upsample_nearest1d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
-        grad_output, scales = _dispatch.check_arguments(OVERLOADS["upsample_nearest1d_backward"], (grad_output, scales,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest1d_backward, (grad_output, output_size, input_size, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
+        grad_output, output_size, input_size, scales = _arguments.bind(OVERLOADS["upsample_nearest1d_backward"], (grad_output, output_size, input_size, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest1d_backward(recording.data(grad_output), output_size, input_size, scales))
@@ -11070,13 +14208,17 @@ def upsample_nearest1d_backward(grad_output, output_size, input_size, scales=Non
     return result
 
 
-def _upsample_nearest_exact1d(self_, output_size, scales=None):
+def _upsample_nearest_exact1d(self_=MISSING, output_size=MISSING, scales=None, **kwargs):
     """_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
 
     derivatives.yaml, entry _upsample_nearest_exact1d
     """
-    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
-        self_, scales = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact1d"], (self_, scales,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact1d, (self_, output_size, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
+        self_, output_size, scales = _arguments.bind(OVERLOADS["_upsample_nearest_exact1d"], (self_, output_size, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact1d(recording.data(self_), output_size, scales))
     if recording.compute_requires_grad(self_):
@@ -11092,13 +14234,17 @@ def _upsample_nearest_exact1d(self_, output_size, scales=None):
     return result
 
 
-def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, scales=None):
+def _upsample_nearest_exact1d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales=None, **kwargs):
     """_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
 
     derivatives.yaml, entry _upsample_nearest_exact1d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
-        grad_output, scales = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact1d_backward"], (grad_output, scales,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact1d_backward, (grad_output, output_size, input_size, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
+        grad_output, output_size, input_size, scales = _arguments.bind(OVERLOADS["_upsample_nearest_exact1d_backward"], (grad_output, output_size, input_size, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact1d_backward(recording.data(grad_output), output_size, input_size, scales))
@@ -11114,13 +14260,17 @@ def _upsample_nearest_exact1d_backward(grad_output, output_size, input_size, sca
     return result
 
 
-def upsample_nearest2d(self_, output_size, scales_h=None, scales_w=None):
+def upsample_nearest2d(self_=MISSING, output_size=MISSING, scales_h=None, scales_w=None, **kwargs):
     """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_nearest2d
     """
-    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest2d"], (self_, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest2d, (self_, output_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
+        self_, output_size, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest2d"], (self_, output_size, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest2d(recording.data(self_), output_size, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -11137,13 +14287,17 @@ def upsample_nearest2d(self_, output_size, scales_h=None, scales_w=None):
     return result
 
 
-def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+def upsample_nearest2d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales_h=None, scales_w=None, **kwargs):
     """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_nearest2d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest2d_backward"], (grad_output, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest2d_backward, (grad_output, output_size, input_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
+        grad_output, output_size, input_size, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest2d_backward"], (grad_output, output_size, input_size, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
@@ -11160,13 +14314,17 @@ def upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h=N
     return result
 
 
-def _upsample_nearest_exact2d(self_, output_size, scales_h=None, scales_w=None):
+def _upsample_nearest_exact2d(self_=MISSING, output_size=MISSING, scales_h=None, scales_w=None, **kwargs):
     """_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_nearest_exact2d
     """
-    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact2d"], (self_, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact2d, (self_, output_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
+        self_, output_size, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact2d"], (self_, output_size, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact2d(recording.data(self_), output_size, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -11183,13 +14341,17 @@ def _upsample_nearest_exact2d(self_, output_size, scales_h=None, scales_w=None):
     return result
 
 
-def _upsample_nearest_exact2d_backward(grad_output, output_size, input_size, scales_h=None, scales_w=None):
+def _upsample_nearest_exact2d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales_h=None, scales_w=None, **kwargs):
     """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_nearest_exact2d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact2d_backward"], (grad_output, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact2d_backward, (grad_output, output_size, input_size, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
+        grad_output, output_size, input_size, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact2d_backward"], (grad_output, output_size, input_size, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
@@ -11206,13 +14368,17 @@ def _upsample_nearest_exact2d_backward(grad_output, output_size, input_size, sca
     return result
 
 
-def upsample_nearest3d(self_, output_size, scales_d=None, scales_h=None, scales_w=None):
+def upsample_nearest3d(self_=MISSING, output_size=MISSING, scales_d=None, scales_h=None, scales_w=None, **kwargs):
     """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_nearest3d
     """
-    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest3d"], (self_, scales_d, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest3d, (self_, output_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
+        self_, output_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -11230,13 +14396,17 @@ def upsample_nearest3d(self_, output_size, scales_d=None, scales_h=None, scales_
     return result
 
 
-def upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None):
+def upsample_nearest3d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales_d=None, scales_h=None, scales_w=None, **kwargs):
     """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_nearest3d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_nearest3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_nearest3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
+        grad_output, output_size, input_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest3d_backward"], (grad_output, output_size, input_size, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
@@ -11254,13 +14424,17 @@ def upsample_nearest3d_backward(grad_output, output_size, input_size, scales_d=N
     return result
 
 
-def _upsample_nearest_exact3d(self_, output_size, scales_d=None, scales_h=None, scales_w=None):
+def _upsample_nearest_exact3d(self_=MISSING, output_size=MISSING, scales_d=None, scales_h=None, scales_w=None, **kwargs):
     """_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_nearest_exact3d
     """
-    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact3d"], (self_, scales_d, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact3d, (self_, output_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
+        self_, output_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -11278,13 +14452,17 @@ def _upsample_nearest_exact3d(self_, output_size, scales_d=None, scales_h=None, 
     return result
 
 
-def _upsample_nearest_exact3d_backward(grad_output, output_size, input_size, scales_d=None, scales_h=None, scales_w=None):
+def _upsample_nearest_exact3d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales_d=None, scales_h=None, scales_w=None, **kwargs):
     """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_nearest_exact3d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["_upsample_nearest_exact3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_nearest_exact3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
+        grad_output, output_size, input_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact3d_backward"], (grad_output, output_size, input_size, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
@@ -11302,13 +14480,17 @@ def _upsample_nearest_exact3d_backward(grad_output, output_size, input_size, sca
     return result
 
 
-def upsample_linear1d(self_, output_size, align_corners, scales=None):
+def upsample_linear1d(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales=None, **kwargs):
     """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
 
     derivatives.yaml, entry upsample_linear1d
     """
-    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
-        self_, scales = _dispatch.check_arguments(OVERLOADS["upsample_linear1d"], (self_, scales,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_linear1d, (self_, output_size, align_corners, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
+        self_, output_size, align_corners, scales = _arguments.bind(OVERLOADS["upsample_linear1d"], (self_, output_size, align_corners, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_linear1d(recording.data(self_), output_size, align_corners, scales))
     if recording.compute_requires_grad(self_):
@@ -11325,13 +14507,17 @@ def upsample_linear1d(self_, output_size, align_corners, scales=None):
     return result
 
 
-def upsample_linear1d_backward(grad_output, output_size, input_size, align_corners, scales=None):
+def upsample_linear1d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales=None, **kwargs):
     """upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor
 
     derivatives.yaml, entry upsample_linear1d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE):
-        grad_output, scales = _dispatch.check_arguments(OVERLOADS["upsample_linear1d_backward"], (grad_output, scales,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_linear1d_backward, (grad_output, output_size, input_size, align_corners, scales), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
+        grad_output, output_size, input_size, align_corners, scales = _arguments.bind(OVERLOADS["upsample_linear1d_backward"], (grad_output, output_size, input_size, align_corners, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_linear1d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales))
@@ -11348,13 +14534,17 @@ def upsample_linear1d_backward(grad_output, output_size, input_size, align_corne
     return result
 
 
-def upsample_bilinear2d(self_, output_size, align_corners, scales_h=None, scales_w=None):
+def upsample_bilinear2d(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
     """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_bilinear2d
     """
-    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bilinear2d"], (self_, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_bilinear2d, (self_, output_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bilinear2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_bilinear2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -11372,13 +14562,17 @@ def upsample_bilinear2d(self_, output_size, align_corners, scales_h=None, scales
     return result
 
 
-def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+def upsample_bilinear2d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
     """upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_bilinear2d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bilinear2d_backward"], (grad_output, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_bilinear2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bilinear2d_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_bilinear2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
@@ -11396,13 +14590,17 @@ def upsample_bilinear2d_backward(grad_output, output_size, input_size, align_cor
     return result
 
 
-def upsample_bicubic2d(self_, output_size, align_corners, scales_h=None, scales_w=None):
+def upsample_bicubic2d(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
     """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_bicubic2d
     """
-    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        self_, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bicubic2d"], (self_, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_bicubic2d, (self_, output_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bicubic2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_bicubic2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -11420,13 +14618,17 @@ def upsample_bicubic2d(self_, output_size, align_corners, scales_h=None, scales_
     return result
 
 
-def upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corners, scales_h=None, scales_w=None):
+def upsample_bicubic2d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
     """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_bicubic2d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        grad_output, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_bicubic2d_backward"], (grad_output, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_bicubic2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bicubic2d_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_bicubic2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
@@ -11444,13 +14646,17 @@ def upsample_bicubic2d_backward(grad_output, output_size, input_size, align_corn
     return result
 
 
-def upsample_trilinear3d(self_, output_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
+def upsample_trilinear3d(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_d=None, scales_h=None, scales_w=None, **kwargs):
     """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_trilinear3d
     """
-    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        self_, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_trilinear3d"], (self_, scales_d, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_trilinear3d, (self_, output_size, align_corners, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
+        self_, output_size, align_corners, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_trilinear3d"], (self_, output_size, align_corners, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_trilinear3d(recording.data(self_), output_size, align_corners, scales_d, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
@@ -11469,13 +14675,17 @@ def upsample_trilinear3d(self_, output_size, align_corners, scales_d=None, scale
     return result
 
 
-def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_corners, scales_d=None, scales_h=None, scales_w=None):
+def upsample_trilinear3d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_d=None, scales_h=None, scales_w=None, **kwargs):
     """upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_trilinear3d_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE):
-        grad_output, scales_d, scales_h, scales_w = _dispatch.check_arguments(OVERLOADS["upsample_trilinear3d_backward"], (grad_output, scales_d, scales_h, scales_w,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(upsample_trilinear3d_backward, (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
+        grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_trilinear3d_backward"], (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_trilinear3d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_d, scales_h, scales_w))
@@ -11494,13 +14704,17 @@ def upsample_trilinear3d_backward(grad_output, output_size, input_size, align_co
     return result
 
 
-def pixel_shuffle(self_, upscale_factor):
+def pixel_shuffle(self_=MISSING, upscale_factor=MISSING, **kwargs):
     """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
 
     derivatives.yaml, entry pixel_shuffle
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["pixel_shuffle"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pixel_shuffle, (self_, upscale_factor), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or upscale_factor is MISSING or kwargs:
+        self_, upscale_factor = _arguments.bind(OVERLOADS["pixel_shuffle"], (self_, upscale_factor,), kwargs)
     result = recording.wrap(kernels.pixel_shuffle(recording.data(self_), upscale_factor))
     if recording.compute_requires_grad(self_):
         grad_fn = PixelShuffleBackward0(recording.collect_next_edges(self_))
@@ -11513,13 +14727,17 @@ def pixel_shuffle(self_, upscale_factor):
     return result
 
 
-def pixel_unshuffle(self_, downscale_factor):
+def pixel_unshuffle(self_=MISSING, downscale_factor=MISSING, **kwargs):
     """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
 
     derivatives.yaml, entry pixel_unshuffle
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["pixel_unshuffle"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pixel_unshuffle, (self_, downscale_factor), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or downscale_factor is MISSING or kwargs:
+        self_, downscale_factor = _arguments.bind(OVERLOADS["pixel_unshuffle"], (self_, downscale_factor,), kwargs)
     result = recording.wrap(kernels.pixel_unshuffle(recording.data(self_), downscale_factor))
     if recording.compute_requires_grad(self_):
         grad_fn = PixelUnshuffleBackward0(recording.collect_next_edges(self_))
@@ -11532,13 +14750,17 @@ def pixel_unshuffle(self_, downscale_factor):
     return result
 
 
-def channel_shuffle(self_, groups):
+def channel_shuffle(self_=MISSING, groups=MISSING, **kwargs):
     """channel_shuffle(Tensor self, SymInt groups) -> Tensor
 
     derivatives.yaml, entry channel_shuffle
     """
-    if not isinstance(self_, Tensor):
-        (self_,) = _dispatch.check_arguments(OVERLOADS["channel_shuffle"], (self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(channel_shuffle, (self_, groups), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or groups is MISSING or kwargs:
+        self_, groups = _arguments.bind(OVERLOADS["channel_shuffle"], (self_, groups,), kwargs)
     result = recording.wrap(kernels.channel_shuffle(recording.data(self_), groups))
     if recording.compute_requires_grad(self_):
         grad_fn = ChannelShuffleBackward0(recording.collect_next_edges(self_))
@@ -11551,13 +14773,17 @@ def channel_shuffle(self_, groups):
     return result
 
 
-def soft_margin_loss(self_, target, reduction=1):
+def soft_margin_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
     """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
     derivatives.yaml, entry soft_margin_loss
     """
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        self_, target = _dispatch.check_arguments(OVERLOADS["soft_margin_loss"], (self_, target,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(soft_margin_loss, (self_, target, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
+        self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss"], (self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.soft_margin_loss(recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(self_):
         grad_fn = SoftMarginLossBackward0(recording.collect_next_edges(self_))
@@ -11572,13 +14798,17 @@ def soft_margin_loss(self_, target, reduction=1):
     return result
 
 
-def soft_margin_loss_backward(grad_output, self_, target, reduction):
+def soft_margin_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, **kwargs):
     """soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
     derivatives.yaml, entry soft_margin_loss_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor):
-        grad_output, self_, target = _dispatch.check_arguments(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(soft_margin_loss_backward, (grad_output, self_, target, reduction), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
+        grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.soft_margin_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = SoftMarginLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -11594,13 +14824,17 @@ def soft_margin_loss_backward(grad_output, self_, target, reduction):
     return result
 
 
-def hardswish_backward(grad_output, self_):
+def hardswish_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
 
     derivatives.yaml, entry hardswish_backward
     """
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor):
-        grad_output, self_ = _dispatch.check_arguments(OVERLOADS["hardswish_backward"], (grad_output, self_,))
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardswish_backward, (grad_output, self_), {}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
+        grad_output, self_ = _arguments.bind(OVERLOADS["hardswish_backward"], (grad_output, self_,), kwargs)
     result = recording.wrap(kernels.hardswish_backward(recording.data(grad_output), recording.data(self_)))
     if recording.compute_requires_grad(grad_output, self_):
         grad_fn = HardswishBackwardBackward0(recording.collect_next_edges(grad_output, self_))
@@ -11637,12 +14871,35 @@ transpose = transpose_int
 unbind = unbind_int
 unsafe_split = unsafe_split_Tensor
 where = where_self
-xlogy = xlogy_Tensor
-xlogy_ = xlogy_Tensor_
+# A function bound to one overload answers to torch's name (what a mode sees: `add`).
+add_Tensor.__name__ = add_Tensor.__qualname__ = "add"
+add_Tensor_.__name__ = add_Tensor_.__qualname__ = "add_"
+bitwise_and_Tensor.__name__ = bitwise_and_Tensor.__qualname__ = "bitwise_and"
+bitwise_and_Tensor_.__name__ = bitwise_and_Tensor_.__qualname__ = "bitwise_and_"
+bitwise_or_Tensor.__name__ = bitwise_or_Tensor.__qualname__ = "bitwise_or"
+bitwise_or_Tensor_.__name__ = bitwise_or_Tensor_.__qualname__ = "bitwise_or_"
+bitwise_xor_Tensor.__name__ = bitwise_xor_Tensor.__qualname__ = "bitwise_xor"
+bitwise_xor_Tensor_.__name__ = bitwise_xor_Tensor_.__qualname__ = "bitwise_xor_"
+frexp_Tensor.__name__ = frexp_Tensor.__qualname__ = "frexp"
+index_Tensor.__name__ = index_Tensor.__qualname__ = "index"
+ldexp_Tensor.__name__ = ldexp_Tensor.__qualname__ = "ldexp"
+ldexp_Tensor_.__name__ = ldexp_Tensor_.__qualname__ = "ldexp_"
+linalg_pinv_atol_rtol_tensor.__name__ = linalg_pinv_atol_rtol_tensor.__qualname__ = "linalg_pinv"
+mul_Tensor.__name__ = mul_Tensor.__qualname__ = "mul"
+mul_Tensor_.__name__ = mul_Tensor_.__qualname__ = "mul_"
+select_int.__name__ = select_int.__qualname__ = "select"
+slice_Tensor.__name__ = slice_Tensor.__qualname__ = "slice"
+split_Tensor.__name__ = split_Tensor.__qualname__ = "split"
+sub_Tensor.__name__ = sub_Tensor.__qualname__ = "sub"
+sub_Tensor_.__name__ = sub_Tensor_.__qualname__ = "sub_"
+transpose_int.__name__ = transpose_int.__qualname__ = "transpose"
+unbind_int.__name__ = unbind_int.__qualname__ = "unbind"
+unsafe_split_Tensor.__name__ = unsafe_split_Tensor.__qualname__ = "unsafe_split"
+where_self.__name__ = where_self.__qualname__ = "where"
 
 
 # Every overload of the spec, by schema name: its wrapper, the kernel the wrapper runs, and
-# the parameters that overload resolution reads (runtime/dispatch.py). Tools find an
+# the parameters that overload resolution reads (runtime/arguments.py). Tools find an
 # overload here (`python -m codegen verify`); runtime/namespaces.py runs the kernels on
 # numpy arrays.
 OVERLOADS = {
@@ -12806,6 +16063,11 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("indices", "Tensor"),
     )),
+    "_weight_norm_interface": Overload(_weight_norm_interface, kernels._weight_norm_interface, "_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)", (
+        Param("v", "Tensor"),
+        Param("g", "Tensor"),
+        Param("dim", "int", has_default=True),
+    )),
     "acos": Overload(acos, kernels.acos, "acos(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
@@ -12892,7 +16154,7 @@ OVERLOADS = {
         Param("self_", "Tensor", number=True),
         Param("other", "Tensor", number=True),
     )),
-    "special_xlog1py": Overload(special_xlog1py, kernels.special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor", (
+    "special_xlog1py": Overload(special_xlog1py_default, kernels.special_xlog1py, "special_xlog1py(Tensor self, Tensor other) -> Tensor", (
         Param("self_", "Tensor"),
         Param("other", "Tensor"),
     )),
@@ -12922,6 +16184,244 @@ OVERLOADS = {
     )),
     "sinc": Overload(sinc, kernels.sinc, "sinc(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
+    )),
+    "i0": Overload(i0, kernels.i0, "i0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i0e": Overload(special_i0e, kernels.special_i0e, "special_i0e(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i1": Overload(special_i1, kernels.special_i1, "special_i1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_i1e": Overload(special_i1e, kernels.special_i1e, "special_i1e(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "igamma": Overload(igamma, kernels.igamma, "igamma(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "igammac": Overload(igammac, kernels.igammac, "igammac(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta": Overload(special_zeta_default, kernels.special_zeta, "special_zeta(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta.self_scalar": Overload(special_zeta_self_scalar, kernels.special_zeta_self_scalar, "special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor"),
+    )),
+    "special_zeta.other_scalar": Overload(special_zeta_other_scalar, kernels.special_zeta_other_scalar, "special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "logit": Overload(logit, kernels.logit, "logit(Tensor self, float? eps=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("eps", "float?", has_default=True),
+    )),
+    "xlogy.Scalar_Self": Overload(xlogy_Scalar_Self, kernels.xlogy_Scalar_Self, "xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor", number=True),
+    )),
+    "xlogy.Scalar_Other": Overload(xlogy_Scalar_Other, kernels.xlogy_Scalar_Other, "xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor", number=True),
+        Param("other", "Scalar"),
+    )),
+    "special_xlog1py.self_scalar": Overload(special_xlog1py_self_scalar, kernels.special_xlog1py_self_scalar, "special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor", (
+        Param("self_", "Scalar"),
+        Param("other", "Tensor"),
+    )),
+    "special_xlog1py.other_scalar": Overload(special_xlog1py_other_scalar, kernels.special_xlog1py_other_scalar, "special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Scalar"),
+    )),
+    "nan_to_num": Overload(nan_to_num, kernels.nan_to_num, "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("nan", "float?", has_default=True),
+        Param("posinf", "float?", has_default=True),
+        Param("neginf", "float?", has_default=True),
+    )),
+    "special_airy_ai": Overload(special_airy_ai, kernels.special_airy_ai, "special_airy_ai(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_bessel_j0": Overload(special_bessel_j0, kernels.special_bessel_j0, "special_bessel_j0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_j1": Overload(special_bessel_j1, kernels.special_bessel_j1, "special_bessel_j1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_y0": Overload(special_bessel_y0, kernels.special_bessel_y0, "special_bessel_y0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_bessel_y1": Overload(special_bessel_y1, kernels.special_bessel_y1, "special_bessel_y1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_i0": Overload(special_modified_bessel_i0, kernels.special_modified_bessel_i0, "special_modified_bessel_i0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_i1": Overload(special_modified_bessel_i1, kernels.special_modified_bessel_i1, "special_modified_bessel_i1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_k0": Overload(special_modified_bessel_k0, kernels.special_modified_bessel_k0, "special_modified_bessel_k0(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_modified_bessel_k1": Overload(special_modified_bessel_k1, kernels.special_modified_bessel_k1, "special_modified_bessel_k1(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "special_scaled_modified_bessel_k0": Overload(special_scaled_modified_bessel_k0, kernels.special_scaled_modified_bessel_k0, "special_scaled_modified_bessel_k0(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_scaled_modified_bessel_k1": Overload(special_scaled_modified_bessel_k1, kernels.special_scaled_modified_bessel_k1, "special_scaled_modified_bessel_k1(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_spherical_bessel_j0": Overload(special_spherical_bessel_j0, kernels.special_spherical_bessel_j0, "special_spherical_bessel_j0(Tensor x) -> Tensor", (
+        Param("x", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t": Overload(special_chebyshev_polynomial_t_default, kernels.special_chebyshev_polynomial_t, "special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t.x_scalar": Overload(special_chebyshev_polynomial_t_x_scalar, kernels.special_chebyshev_polynomial_t_x_scalar, "special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_t.n_scalar": Overload(special_chebyshev_polynomial_t_n_scalar, kernels.special_chebyshev_polynomial_t_n_scalar, "special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_u": Overload(special_chebyshev_polynomial_u_default, kernels.special_chebyshev_polynomial_u, "special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_u.x_scalar": Overload(special_chebyshev_polynomial_u_x_scalar, kernels.special_chebyshev_polynomial_u_x_scalar, "special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_u.n_scalar": Overload(special_chebyshev_polynomial_u_n_scalar, kernels.special_chebyshev_polynomial_u_n_scalar, "special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_v": Overload(special_chebyshev_polynomial_v_default, kernels.special_chebyshev_polynomial_v, "special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_v.x_scalar": Overload(special_chebyshev_polynomial_v_x_scalar, kernels.special_chebyshev_polynomial_v_x_scalar, "special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_v.n_scalar": Overload(special_chebyshev_polynomial_v_n_scalar, kernels.special_chebyshev_polynomial_v_n_scalar, "special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_chebyshev_polynomial_w": Overload(special_chebyshev_polynomial_w_default, kernels.special_chebyshev_polynomial_w, "special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_w.x_scalar": Overload(special_chebyshev_polynomial_w_x_scalar, kernels.special_chebyshev_polynomial_w_x_scalar, "special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_chebyshev_polynomial_w.n_scalar": Overload(special_chebyshev_polynomial_w_n_scalar, kernels.special_chebyshev_polynomial_w_n_scalar, "special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_hermite_polynomial_h": Overload(special_hermite_polynomial_h_default, kernels.special_hermite_polynomial_h, "special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_h.x_scalar": Overload(special_hermite_polynomial_h_x_scalar, kernels.special_hermite_polynomial_h_x_scalar, "special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_h.n_scalar": Overload(special_hermite_polynomial_h_n_scalar, kernels.special_hermite_polynomial_h_n_scalar, "special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_hermite_polynomial_he": Overload(special_hermite_polynomial_he_default, kernels.special_hermite_polynomial_he, "special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_he.x_scalar": Overload(special_hermite_polynomial_he_x_scalar, kernels.special_hermite_polynomial_he_x_scalar, "special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_hermite_polynomial_he.n_scalar": Overload(special_hermite_polynomial_he_n_scalar, kernels.special_hermite_polynomial_he_n_scalar, "special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_laguerre_polynomial_l": Overload(special_laguerre_polynomial_l_default, kernels.special_laguerre_polynomial_l, "special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_laguerre_polynomial_l.x_scalar": Overload(special_laguerre_polynomial_l_x_scalar, kernels.special_laguerre_polynomial_l_x_scalar, "special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_laguerre_polynomial_l.n_scalar": Overload(special_laguerre_polynomial_l_n_scalar, kernels.special_laguerre_polynomial_l_n_scalar, "special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_legendre_polynomial_p": Overload(special_legendre_polynomial_p_default, kernels.special_legendre_polynomial_p, "special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_legendre_polynomial_p.x_scalar": Overload(special_legendre_polynomial_p_x_scalar, kernels.special_legendre_polynomial_p_x_scalar, "special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_legendre_polynomial_p.n_scalar": Overload(special_legendre_polynomial_p_n_scalar, kernels.special_legendre_polynomial_p_n_scalar, "special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_t": Overload(special_shifted_chebyshev_polynomial_t_default, kernels.special_shifted_chebyshev_polynomial_t, "special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_t.x_scalar": Overload(special_shifted_chebyshev_polynomial_t_x_scalar, kernels.special_shifted_chebyshev_polynomial_t_x_scalar, "special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_t.n_scalar": Overload(special_shifted_chebyshev_polynomial_t_n_scalar, kernels.special_shifted_chebyshev_polynomial_t_n_scalar, "special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_u": Overload(special_shifted_chebyshev_polynomial_u_default, kernels.special_shifted_chebyshev_polynomial_u, "special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_u.x_scalar": Overload(special_shifted_chebyshev_polynomial_u_x_scalar, kernels.special_shifted_chebyshev_polynomial_u_x_scalar, "special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_u.n_scalar": Overload(special_shifted_chebyshev_polynomial_u_n_scalar, kernels.special_shifted_chebyshev_polynomial_u_n_scalar, "special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_v": Overload(special_shifted_chebyshev_polynomial_v_default, kernels.special_shifted_chebyshev_polynomial_v, "special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_v.x_scalar": Overload(special_shifted_chebyshev_polynomial_v_x_scalar, kernels.special_shifted_chebyshev_polynomial_v_x_scalar, "special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_v.n_scalar": Overload(special_shifted_chebyshev_polynomial_v_n_scalar, kernels.special_shifted_chebyshev_polynomial_v_n_scalar, "special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
+    )),
+    "special_shifted_chebyshev_polynomial_w": Overload(special_shifted_chebyshev_polynomial_w_default, kernels.special_shifted_chebyshev_polynomial_w, "special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_w.x_scalar": Overload(special_shifted_chebyshev_polynomial_w_x_scalar, kernels.special_shifted_chebyshev_polynomial_w_x_scalar, "special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor", (
+        Param("x", "Scalar"),
+        Param("n", "Tensor"),
+    )),
+    "special_shifted_chebyshev_polynomial_w.n_scalar": Overload(special_shifted_chebyshev_polynomial_w_n_scalar, kernels.special_shifted_chebyshev_polynomial_w_n_scalar, "special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor", (
+        Param("x", "Tensor"),
+        Param("n", "Scalar"),
     )),
     "diagonal": Overload(diagonal, kernels.diagonal, "diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)", (
         Param("self_", "Tensor"),
@@ -13112,12 +16612,6 @@ OVERLOADS = {
     )),
     "sgn": Overload(sgn, kernels.sgn, "sgn(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
-    )),
-    "nan_to_num": Overload(nan_to_num, kernels.nan_to_num, "nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor", (
-        Param("self_", "Tensor"),
-        Param("nan", "float?", has_default=True),
-        Param("posinf", "float?", has_default=True),
-        Param("neginf", "float?", has_default=True),
     )),
     "logcumsumexp": Overload(logcumsumexp, kernels.logcumsumexp, "logcumsumexp(Tensor self, int dim) -> Tensor", (
         Param("self_", "Tensor"),
@@ -14082,6 +17576,9 @@ BY_NAME = {
     "adaptive_max_pool2d_backward": (
         OVERLOADS["adaptive_max_pool2d_backward"],
     ),
+    "_weight_norm_interface": (
+        OVERLOADS["_weight_norm_interface"],
+    ),
     "acos": (
         OVERLOADS["acos"],
     ),
@@ -14159,9 +17656,13 @@ BY_NAME = {
     ),
     "xlogy": (
         OVERLOADS["xlogy.Tensor"],
+        OVERLOADS["xlogy.Scalar_Self"],
+        OVERLOADS["xlogy.Scalar_Other"],
     ),
     "special_xlog1py": (
         OVERLOADS["special_xlog1py"],
+        OVERLOADS["special_xlog1py.self_scalar"],
+        OVERLOADS["special_xlog1py.other_scalar"],
     ),
     "special_entr": (
         OVERLOADS["special_entr"],
@@ -14186,6 +17687,131 @@ BY_NAME = {
     ),
     "sinc": (
         OVERLOADS["sinc"],
+    ),
+    "i0": (
+        OVERLOADS["i0"],
+    ),
+    "special_i0e": (
+        OVERLOADS["special_i0e"],
+    ),
+    "special_i1": (
+        OVERLOADS["special_i1"],
+    ),
+    "special_i1e": (
+        OVERLOADS["special_i1e"],
+    ),
+    "igamma": (
+        OVERLOADS["igamma"],
+    ),
+    "igammac": (
+        OVERLOADS["igammac"],
+    ),
+    "special_zeta": (
+        OVERLOADS["special_zeta"],
+        OVERLOADS["special_zeta.self_scalar"],
+        OVERLOADS["special_zeta.other_scalar"],
+    ),
+    "logit": (
+        OVERLOADS["logit"],
+    ),
+    "nan_to_num": (
+        OVERLOADS["nan_to_num"],
+    ),
+    "special_airy_ai": (
+        OVERLOADS["special_airy_ai"],
+    ),
+    "special_bessel_j0": (
+        OVERLOADS["special_bessel_j0"],
+    ),
+    "special_bessel_j1": (
+        OVERLOADS["special_bessel_j1"],
+    ),
+    "special_bessel_y0": (
+        OVERLOADS["special_bessel_y0"],
+    ),
+    "special_bessel_y1": (
+        OVERLOADS["special_bessel_y1"],
+    ),
+    "special_modified_bessel_i0": (
+        OVERLOADS["special_modified_bessel_i0"],
+    ),
+    "special_modified_bessel_i1": (
+        OVERLOADS["special_modified_bessel_i1"],
+    ),
+    "special_modified_bessel_k0": (
+        OVERLOADS["special_modified_bessel_k0"],
+    ),
+    "special_modified_bessel_k1": (
+        OVERLOADS["special_modified_bessel_k1"],
+    ),
+    "special_scaled_modified_bessel_k0": (
+        OVERLOADS["special_scaled_modified_bessel_k0"],
+    ),
+    "special_scaled_modified_bessel_k1": (
+        OVERLOADS["special_scaled_modified_bessel_k1"],
+    ),
+    "special_spherical_bessel_j0": (
+        OVERLOADS["special_spherical_bessel_j0"],
+    ),
+    "special_chebyshev_polynomial_t": (
+        OVERLOADS["special_chebyshev_polynomial_t"],
+        OVERLOADS["special_chebyshev_polynomial_t.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_t.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_u": (
+        OVERLOADS["special_chebyshev_polynomial_u"],
+        OVERLOADS["special_chebyshev_polynomial_u.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_u.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_v": (
+        OVERLOADS["special_chebyshev_polynomial_v"],
+        OVERLOADS["special_chebyshev_polynomial_v.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_v.n_scalar"],
+    ),
+    "special_chebyshev_polynomial_w": (
+        OVERLOADS["special_chebyshev_polynomial_w"],
+        OVERLOADS["special_chebyshev_polynomial_w.x_scalar"],
+        OVERLOADS["special_chebyshev_polynomial_w.n_scalar"],
+    ),
+    "special_hermite_polynomial_h": (
+        OVERLOADS["special_hermite_polynomial_h"],
+        OVERLOADS["special_hermite_polynomial_h.x_scalar"],
+        OVERLOADS["special_hermite_polynomial_h.n_scalar"],
+    ),
+    "special_hermite_polynomial_he": (
+        OVERLOADS["special_hermite_polynomial_he"],
+        OVERLOADS["special_hermite_polynomial_he.x_scalar"],
+        OVERLOADS["special_hermite_polynomial_he.n_scalar"],
+    ),
+    "special_laguerre_polynomial_l": (
+        OVERLOADS["special_laguerre_polynomial_l"],
+        OVERLOADS["special_laguerre_polynomial_l.x_scalar"],
+        OVERLOADS["special_laguerre_polynomial_l.n_scalar"],
+    ),
+    "special_legendre_polynomial_p": (
+        OVERLOADS["special_legendre_polynomial_p"],
+        OVERLOADS["special_legendre_polynomial_p.x_scalar"],
+        OVERLOADS["special_legendre_polynomial_p.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_t": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_t"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_u": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_u"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_v": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_v"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"],
+    ),
+    "special_shifted_chebyshev_polynomial_w": (
+        OVERLOADS["special_shifted_chebyshev_polynomial_w"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"],
+        OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"],
     ),
     "diagonal": (
         OVERLOADS["diagonal"],
@@ -14293,9 +17919,6 @@ BY_NAME = {
     ),
     "sgn": (
         OVERLOADS["sgn"],
-    ),
-    "nan_to_num": (
-        OVERLOADS["nan_to_num"],
     ),
     "logcumsumexp": (
         OVERLOADS["logcumsumexp"],
@@ -14724,12 +18347,28 @@ BY_NAME = {
     ),
     "xlogy_": (
         OVERLOADS["xlogy.Tensor"]._replace(wrapper=xlogy_Tensor_, kernel=None),
+        OVERLOADS["xlogy.Scalar_Other"]._replace(wrapper=xlogy_Scalar_Other_, kernel=None),
     ),
     "mvlgamma_": (
         OVERLOADS["mvlgamma"]._replace(wrapper=mvlgamma_, kernel=None),
     ),
     "sinc_": (
         OVERLOADS["sinc"]._replace(wrapper=sinc_, kernel=None),
+    ),
+    "i0_": (
+        OVERLOADS["i0"]._replace(wrapper=i0_, kernel=None),
+    ),
+    "igamma_": (
+        OVERLOADS["igamma"]._replace(wrapper=igamma_, kernel=None),
+    ),
+    "igammac_": (
+        OVERLOADS["igammac"]._replace(wrapper=igammac_, kernel=None),
+    ),
+    "logit_": (
+        OVERLOADS["logit"]._replace(wrapper=logit_, kernel=None),
+    ),
+    "nan_to_num_": (
+        OVERLOADS["nan_to_num"]._replace(wrapper=nan_to_num_, kernel=None),
     ),
     "index_fill_": (
         OVERLOADS["index_fill.int_Scalar"]._replace(wrapper=index_fill_int_Scalar_, kernel=None),
@@ -14747,9 +18386,6 @@ BY_NAME = {
     ),
     "sgn_": (
         OVERLOADS["sgn"]._replace(wrapper=sgn_, kernel=None),
-    ),
-    "nan_to_num_": (
-        OVERLOADS["nan_to_num"]._replace(wrapper=nan_to_num_, kernel=None),
     ),
     "masked_scatter_": (
         OVERLOADS["masked_scatter"]._replace(wrapper=masked_scatter_, kernel=None),
@@ -14771,279 +18407,647 @@ BY_NAME = {
 
 def rsub(*args, **kwargs):
     """Picks the overload of rsub that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("rsub", BY_NAME["rsub"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rsub, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("rsub", BY_NAME["rsub"], args, kwargs)
 
 
 def div(*args, **kwargs):
     """Picks the overload of div that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("div", BY_NAME["div"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("div", BY_NAME["div"], args, kwargs)
 
 
 def pow(*args, **kwargs):
     """Picks the overload of pow that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("pow", BY_NAME["pow"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("pow", BY_NAME["pow"], args, kwargs)
 
 
 def clamp(*args, **kwargs):
     """Picks the overload of clamp that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp", BY_NAME["clamp"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("clamp", BY_NAME["clamp"], args, kwargs)
 
 
 def clamp_min(*args, **kwargs):
     """Picks the overload of clamp_min that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_min", BY_NAME["clamp_min"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("clamp_min", BY_NAME["clamp_min"], args, kwargs)
 
 
 def clamp_max(*args, **kwargs):
     """Picks the overload of clamp_max that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_max", BY_NAME["clamp_max"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("clamp_max", BY_NAME["clamp_max"], args, kwargs)
 
 
 def masked_fill(*args, **kwargs):
     """Picks the overload of masked_fill that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("masked_fill", BY_NAME["masked_fill"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("masked_fill", BY_NAME["masked_fill"], args, kwargs)
 
 
 def fill(*args, **kwargs):
     """Picks the overload of fill that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("fill", BY_NAME["fill"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("fill", BY_NAME["fill"], args, kwargs)
 
 
 def fill_(*args, **kwargs):
     """Picks the overload of fill_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("fill_", BY_NAME["fill_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fill_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("fill_", BY_NAME["fill_"], args, kwargs)
 
 
 def eq(*args, **kwargs):
     """Picks the overload of eq that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("eq", BY_NAME["eq"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("eq", BY_NAME["eq"], args, kwargs)
 
 
 def ge(*args, **kwargs):
     """Picks the overload of ge that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("ge", BY_NAME["ge"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("ge", BY_NAME["ge"], args, kwargs)
 
 
 def gt(*args, **kwargs):
     """Picks the overload of gt that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("gt", BY_NAME["gt"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("gt", BY_NAME["gt"], args, kwargs)
 
 
 def le(*args, **kwargs):
     """Picks the overload of le that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("le", BY_NAME["le"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("le", BY_NAME["le"], args, kwargs)
 
 
 def lt(*args, **kwargs):
     """Picks the overload of lt that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("lt", BY_NAME["lt"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("lt", BY_NAME["lt"], args, kwargs)
 
 
 def ne(*args, **kwargs):
     """Picks the overload of ne that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("ne", BY_NAME["ne"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("ne", BY_NAME["ne"], args, kwargs)
 
 
 def sum(*args, **kwargs):
     """Picks the overload of sum that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("sum", BY_NAME["sum"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sum, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("sum", BY_NAME["sum"], args, kwargs)
 
 
 def mean(*args, **kwargs):
     """Picks the overload of mean that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("mean", BY_NAME["mean"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mean, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("mean", BY_NAME["mean"], args, kwargs)
 
 
 def max(*args, **kwargs):
     """Picks the overload of max that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("max", BY_NAME["max"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("max", BY_NAME["max"], args, kwargs)
 
 
 def min(*args, **kwargs):
     """Picks the overload of min that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("min", BY_NAME["min"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(min, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("min", BY_NAME["min"], args, kwargs)
 
 
 def any(*args, **kwargs):
     """Picks the overload of any that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("any", BY_NAME["any"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(any, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("any", BY_NAME["any"], args, kwargs)
 
 
 def all(*args, **kwargs):
     """Picks the overload of all that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("all", BY_NAME["all"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(all, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("all", BY_NAME["all"], args, kwargs)
 
 
 def prod(*args, **kwargs):
     """Picks the overload of prod that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("prod", BY_NAME["prod"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(prod, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("prod", BY_NAME["prod"], args, kwargs)
 
 
 def squeeze(*args, **kwargs):
     """Picks the overload of squeeze that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("squeeze", BY_NAME["squeeze"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("squeeze", BY_NAME["squeeze"], args, kwargs)
 
 
 def squeeze_(*args, **kwargs):
     """Picks the overload of squeeze_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(squeeze_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
 
 
 def sort(*args, **kwargs):
     """Picks the overload of sort that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("sort", BY_NAME["sort"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sort, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("sort", BY_NAME["sort"], args, kwargs)
 
 
 def round(*args, **kwargs):
     """Picks the overload of round that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("round", BY_NAME["round"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("round", BY_NAME["round"], args, kwargs)
 
 
 def scatter(*args, **kwargs):
     """Picks the overload of scatter that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("scatter", BY_NAME["scatter"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("scatter", BY_NAME["scatter"], args, kwargs)
 
 
 def lerp(*args, **kwargs):
     """Picks the overload of lerp that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("lerp", BY_NAME["lerp"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("lerp", BY_NAME["lerp"], args, kwargs)
 
 
 def floor_divide(*args, **kwargs):
     """Picks the overload of floor_divide that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("floor_divide", BY_NAME["floor_divide"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("floor_divide", BY_NAME["floor_divide"], args, kwargs)
 
 
 def remainder(*args, **kwargs):
     """Picks the overload of remainder that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("remainder", BY_NAME["remainder"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("remainder", BY_NAME["remainder"], args, kwargs)
 
 
 def fmod(*args, **kwargs):
     """Picks the overload of fmod that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("fmod", BY_NAME["fmod"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("fmod", BY_NAME["fmod"], args, kwargs)
+
+
+def xlogy(*args, **kwargs):
+    """Picks the overload of xlogy that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("xlogy", BY_NAME["xlogy"], args, kwargs)
+
+
+def special_xlog1py(*args, **kwargs):
+    """Picks the overload of special_xlog1py that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_xlog1py, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_xlog1py", BY_NAME["special_xlog1py"], args, kwargs)
+
+
+def special_zeta(*args, **kwargs):
+    """Picks the overload of special_zeta that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_zeta, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_zeta", BY_NAME["special_zeta"], args, kwargs)
+
+
+def special_chebyshev_polynomial_t(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_t that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_chebyshev_polynomial_t", BY_NAME["special_chebyshev_polynomial_t"], args, kwargs)
+
+
+def special_chebyshev_polynomial_u(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_u that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_chebyshev_polynomial_u", BY_NAME["special_chebyshev_polynomial_u"], args, kwargs)
+
+
+def special_chebyshev_polynomial_v(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_v that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_chebyshev_polynomial_v", BY_NAME["special_chebyshev_polynomial_v"], args, kwargs)
+
+
+def special_chebyshev_polynomial_w(*args, **kwargs):
+    """Picks the overload of special_chebyshev_polynomial_w that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_chebyshev_polynomial_w", BY_NAME["special_chebyshev_polynomial_w"], args, kwargs)
+
+
+def special_hermite_polynomial_h(*args, **kwargs):
+    """Picks the overload of special_hermite_polynomial_h that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_h, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_hermite_polynomial_h", BY_NAME["special_hermite_polynomial_h"], args, kwargs)
+
+
+def special_hermite_polynomial_he(*args, **kwargs):
+    """Picks the overload of special_hermite_polynomial_he that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_hermite_polynomial_he, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_hermite_polynomial_he", BY_NAME["special_hermite_polynomial_he"], args, kwargs)
+
+
+def special_laguerre_polynomial_l(*args, **kwargs):
+    """Picks the overload of special_laguerre_polynomial_l that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_laguerre_polynomial_l, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_laguerre_polynomial_l", BY_NAME["special_laguerre_polynomial_l"], args, kwargs)
+
+
+def special_legendre_polynomial_p(*args, **kwargs):
+    """Picks the overload of special_legendre_polynomial_p that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_legendre_polynomial_p, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_legendre_polynomial_p", BY_NAME["special_legendre_polynomial_p"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_t(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_t that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_shifted_chebyshev_polynomial_t", BY_NAME["special_shifted_chebyshev_polynomial_t"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_u(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_u that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_shifted_chebyshev_polynomial_u", BY_NAME["special_shifted_chebyshev_polynomial_u"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_v(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_v that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_shifted_chebyshev_polynomial_v", BY_NAME["special_shifted_chebyshev_polynomial_v"], args, kwargs)
+
+
+def special_shifted_chebyshev_polynomial_w(*args, **kwargs):
+    """Picks the overload of special_shifted_chebyshev_polynomial_w that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("special_shifted_chebyshev_polynomial_w", BY_NAME["special_shifted_chebyshev_polynomial_w"], args, kwargs)
 
 
 def index_fill(*args, **kwargs):
     """Picks the overload of index_fill that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("index_fill", BY_NAME["index_fill"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("index_fill", BY_NAME["index_fill"], args, kwargs)
 
 
 def median(*args, **kwargs):
     """Picks the overload of median that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("median", BY_NAME["median"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(median, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("median", BY_NAME["median"], args, kwargs)
 
 
 def nanmedian(*args, **kwargs):
     """Picks the overload of nanmedian that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("nanmedian", BY_NAME["nanmedian"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nanmedian, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("nanmedian", BY_NAME["nanmedian"], args, kwargs)
 
 
 def count_nonzero(*args, **kwargs):
     """Picks the overload of count_nonzero that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("count_nonzero", BY_NAME["count_nonzero"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(count_nonzero, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("count_nonzero", BY_NAME["count_nonzero"], args, kwargs)
 
 
 def copysign(*args, **kwargs):
     """Picks the overload of copysign that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("copysign", BY_NAME["copysign"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copysign, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("copysign", BY_NAME["copysign"], args, kwargs)
 
 
 def eq_(*args, **kwargs):
     """Picks the overload of eq_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("eq_", BY_NAME["eq_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eq_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("eq_", BY_NAME["eq_"], args, kwargs)
 
 
 def ge_(*args, **kwargs):
     """Picks the overload of ge_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("ge_", BY_NAME["ge_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ge_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("ge_", BY_NAME["ge_"], args, kwargs)
 
 
 def gt_(*args, **kwargs):
     """Picks the overload of gt_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("gt_", BY_NAME["gt_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gt_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("gt_", BY_NAME["gt_"], args, kwargs)
 
 
 def le_(*args, **kwargs):
     """Picks the overload of le_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("le_", BY_NAME["le_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(le_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("le_", BY_NAME["le_"], args, kwargs)
 
 
 def lt_(*args, **kwargs):
     """Picks the overload of lt_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("lt_", BY_NAME["lt_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lt_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("lt_", BY_NAME["lt_"], args, kwargs)
 
 
 def ne_(*args, **kwargs):
     """Picks the overload of ne_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("ne_", BY_NAME["ne_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ne_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("ne_", BY_NAME["ne_"], args, kwargs)
 
 
 def div_(*args, **kwargs):
     """Picks the overload of div_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("div_", BY_NAME["div_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("div_", BY_NAME["div_"], args, kwargs)
 
 
 def pow_(*args, **kwargs):
     """Picks the overload of pow_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("pow_", BY_NAME["pow_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pow_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("pow_", BY_NAME["pow_"], args, kwargs)
 
 
 def clamp_(*args, **kwargs):
     """Picks the overload of clamp_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_", BY_NAME["clamp_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("clamp_", BY_NAME["clamp_"], args, kwargs)
 
 
 def clamp_min_(*args, **kwargs):
     """Picks the overload of clamp_min_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_min_", BY_NAME["clamp_min_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_min_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("clamp_min_", BY_NAME["clamp_min_"], args, kwargs)
 
 
 def clamp_max_(*args, **kwargs):
     """Picks the overload of clamp_max_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("clamp_max_", BY_NAME["clamp_max_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clamp_max_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("clamp_max_", BY_NAME["clamp_max_"], args, kwargs)
 
 
 def masked_fill_(*args, **kwargs):
     """Picks the overload of masked_fill_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("masked_fill_", BY_NAME["masked_fill_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_fill_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("masked_fill_", BY_NAME["masked_fill_"], args, kwargs)
 
 
 def round_(*args, **kwargs):
     """Picks the overload of round_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("round_", BY_NAME["round_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(round_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("round_", BY_NAME["round_"], args, kwargs)
 
 
 def scatter_(*args, **kwargs):
     """Picks the overload of scatter_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("scatter_", BY_NAME["scatter_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("scatter_", BY_NAME["scatter_"], args, kwargs)
 
 
 def lerp_(*args, **kwargs):
     """Picks the overload of lerp_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("lerp_", BY_NAME["lerp_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lerp_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("lerp_", BY_NAME["lerp_"], args, kwargs)
 
 
 def floor_divide_(*args, **kwargs):
     """Picks the overload of floor_divide_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("floor_divide_", BY_NAME["floor_divide_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(floor_divide_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("floor_divide_", BY_NAME["floor_divide_"], args, kwargs)
 
 
 def remainder_(*args, **kwargs):
     """Picks the overload of remainder_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("remainder_", BY_NAME["remainder_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(remainder_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("remainder_", BY_NAME["remainder_"], args, kwargs)
 
 
 def fmod_(*args, **kwargs):
     """Picks the overload of fmod_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("fmod_", BY_NAME["fmod_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fmod_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("fmod_", BY_NAME["fmod_"], args, kwargs)
+
+
+def xlogy_(*args, **kwargs):
+    """Picks the overload of xlogy_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(xlogy_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("xlogy_", BY_NAME["xlogy_"], args, kwargs)
 
 
 def index_fill_(*args, **kwargs):
     """Picks the overload of index_fill_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("index_fill_", BY_NAME["index_fill_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_fill_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("index_fill_", BY_NAME["index_fill_"], args, kwargs)
 
 
 def copysign_(*args, **kwargs):
     """Picks the overload of copysign_ that the arguments match, as PyTorch's binding does."""
-    return _dispatch.call("copysign_", BY_NAME["copysign_"], args, kwargs)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(copysign_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("copysign_", BY_NAME["copysign_"], args, kwargs)

@@ -729,7 +729,7 @@ FORMULAS = {
     },
     "RemainderBackward1": {
         0: "self: grad",
-        1: "other: -grad * (self / other).floor()",
+        1: "other: -grad * self.div(other, rounding_mode=\"floor\")",
     },
     "FmodBackward0": {
         0: "self: grad",
@@ -782,6 +782,10 @@ FORMULAS = {
     "AdaptiveMaxPool2DBackwardBackward0": {
         0: "grad_output: max_pool_double_backward(grad, indices, 2)",
         1: "self: zeros_like(self)",
+    },
+    "WeightNormInterfaceBackward0": {
+        0: "v: weight_norm_differentiable_backward(grad, v, g, result1, dim)",
+        1: "g: weight_norm_differentiable_backward(grad, v, g, result1, dim)",
     },
     "AcosBackward0": {
         0: "self: grad * -((-self * self + 1).rsqrt())",
@@ -898,6 +902,54 @@ FORMULAS = {
     "SincBackward0": {
         0: "self: sinc_backward(grad, self)",
     },
+    "I0Backward0": {
+        0: "self: grad * special_i1(self)",
+    },
+    "SpecialI0EBackward0": {
+        0: "self: grad * (special_i1e(self) - self.sign() * result)",
+    },
+    "SpecialI1Backward0": {
+        0: "self: i1_backward(grad, self, result)",
+    },
+    "SpecialI1EBackward0": {
+        0: "self: i1e_backward(grad, self, result)",
+    },
+    "IgammaBackward0": {
+        0: "self: not_implemented(\"igamma: input\")",
+        1: "other: grad * exp((self - 1) * log(other) - other - lgamma(self))",
+    },
+    "IgammacBackward0": {
+        0: "self: not_implemented(\"igammac: input\")",
+        1: "other: -grad * exp((self - 1) * log(other) - other - lgamma(self))",
+    },
+    "SpecialZetaBackward0": {
+        0: "self: not_implemented(\"zeta\")",
+        1: "other: grad * -self * special_zeta(self + 1., other)",
+    },
+    "SpecialZetaBackward1": {
+        0: "other: grad * -self * special_zeta(self + 1., other)",
+    },
+    "SpecialZetaBackward2": {
+        0: "self: not_implemented(\"zeta\")",
+    },
+    "LogitBackward0": {
+        0: "self: logit_backward(grad, self, eps)",
+    },
+    "XlogyBackward1": {
+        0: "other: grad * self / other",
+    },
+    "XlogyBackward2": {
+        0: "self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)",
+    },
+    "SpecialXlog1PyBackward1": {
+        0: "other: grad * self / (other + 1)",
+    },
+    "SpecialXlog1PyBackward2": {
+        0: "self: special_xlog1py(grad, other) if other > -1. else special_xlog1py(grad, other).masked_fill(self == 0., 0.)",
+    },
+    "NanToNumBackward0": {
+        0: "self: grad * isfinite_mask(self)",
+    },
     "DiagonalBackward0": {
         0: "self: diagonal_backward(grad, self.shape, offset, dim1, dim2)",
     },
@@ -1007,9 +1059,6 @@ FORMULAS = {
     },
     "SgnBackward0": {
         0: "self: zeros_like(grad)",
-    },
-    "NanToNumBackward0": {
-        0: "self: grad * ((self - self) == 0)",
     },
     "LogcumsumexpBackward0": {
         0: "self: logcumsumexp_backward(grad, self, result, dim)",

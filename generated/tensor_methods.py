@@ -7,7 +7,9 @@ the same wrapper as `torch.sum(x, 1)`.
 """
 
 from generated import ops
-from runtime import dispatch as _dispatch
+from runtime import arguments as _arguments
+from runtime import modes as _modes
+from runtime.arguments import MISSING
 
 
 class TensorMethods:
@@ -15,122 +17,182 @@ class TensorMethods:
 
     def _is_all_true(self):
         """_is_all_true(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._is_all_true, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops._is_all_true(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "_is_all_true")
+            _arguments.reword_for_method(error, "_is_all_true")
             raise
 
     def _is_any_true(self):
         """_is_any_true(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._is_any_true, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops._is_any_true(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "_is_any_true")
+            _arguments.reword_for_method(error, "_is_any_true")
             raise
 
-    def _to_copy(self, *, dtype=None):
+    def _to_copy(self, *, dtype=None, **kwargs):
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._to_copy, (self,), {"dtype": dtype, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops._to_copy(self, dtype=dtype)
+            return ops._to_copy(self, dtype=dtype) if not kwargs else ops._to_copy(self, dtype=dtype, **_arguments.method_keywords("_to_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "_to_copy")
+            _arguments.reword_for_method(error, "_to_copy")
             raise
 
     def _unsafe_view(self, *args, size=None):
         """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._unsafe_view, (self, *args,), {"size": size})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops._unsafe_view(self, _dispatch.varargs_list(args, size))
+            return ops._unsafe_view(self, _arguments.varargs_list(args, size))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "_unsafe_view")
+            _arguments.reword_for_method(error, "_unsafe_view")
             raise
 
     def abs(self):
         """abs(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.abs, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.abs(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "abs")
+            _arguments.reword_for_method(error, "abs")
             raise
 
     def acos(self):
         """acos(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.acos, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.acos(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "acos")
+            _arguments.reword_for_method(error, "acos")
             raise
 
     def acosh(self):
         """acosh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.acosh, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.acosh(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "acosh")
+            _arguments.reword_for_method(error, "acosh")
             raise
 
     def acosh_(self):
         """acosh_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.acosh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.acosh_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "acosh_")
+            _arguments.reword_for_method(error, "acosh_")
             raise
 
-    def add(self, other, *, alpha=1):
+    def add(self, other=MISSING, *, alpha=1, **kwargs):
         """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.add, (self, other,), {"alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.add_Tensor(self, other, alpha=alpha)
+            return ops.add_Tensor(self, other, alpha=alpha) if not kwargs else ops.add_Tensor(self, other, alpha=alpha, **_arguments.method_keywords("add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "add")
+            _arguments.reword_for_method(error, "add")
             raise
 
-    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    def addbmm(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addbmm, (self, batch1, batch2,), {"beta": beta, "alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+            return ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha, **_arguments.method_keywords("addbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addbmm")
+            _arguments.reword_for_method(error, "addbmm")
             raise
 
-    def addcdiv(self, tensor1, tensor2, *, value=1):
+    def addcdiv(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addcdiv, (self, tensor1, tensor2,), {"value": value, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.addcdiv(self, tensor1, tensor2, value=value)
+            return ops.addcdiv(self, tensor1, tensor2, value=value) if not kwargs else ops.addcdiv(self, tensor1, tensor2, value=value, **_arguments.method_keywords("addcdiv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addcdiv")
+            _arguments.reword_for_method(error, "addcdiv")
             raise
 
-    def addcmul(self, tensor1, tensor2, *, value=1):
+    def addcmul(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addcmul, (self, tensor1, tensor2,), {"value": value, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.addcmul(self, tensor1, tensor2, value=value)
+            return ops.addcmul(self, tensor1, tensor2, value=value) if not kwargs else ops.addcmul(self, tensor1, tensor2, value=value, **_arguments.method_keywords("addcmul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addcmul")
+            _arguments.reword_for_method(error, "addcmul")
             raise
 
-    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+    def addmm(self, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwargs):
         """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addmm, (self, mat1, mat2,), {"beta": beta, "alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+            return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha) if not kwargs else ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha, **_arguments.method_keywords("addmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addmm")
+            _arguments.reword_for_method(error, "addmm")
             raise
 
-    def addmv(self, mat, vec, *, beta=1, alpha=1):
+    def addmv(self, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
         """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addmv, (self, mat, vec,), {"beta": beta, "alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.addmv(self, mat, vec, beta=beta, alpha=alpha)
+            return ops.addmv(self, mat, vec, beta=beta, alpha=alpha) if not kwargs else ops.addmv(self, mat, vec, beta=beta, alpha=alpha, **_arguments.method_keywords("addmv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addmv")
+            _arguments.reword_for_method(error, "addmv")
             raise
 
-    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+    def addr(self, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
         """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addr, (self, vec1, vec2,), {"beta": beta, "alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+            return ops.addr(self, vec1, vec2, beta=beta, alpha=alpha) if not kwargs else ops.addr(self, vec1, vec2, beta=beta, alpha=alpha, **_arguments.method_keywords("addr", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addr")
+            _arguments.reword_for_method(error, "addr")
             raise
 
     def all(self, *args, **kwargs):
@@ -138,34 +200,50 @@ class TensorMethods:
         all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
         all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.all, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.all(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("all")
+            return ops.all(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("all")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "all")
+            _arguments.reword_for_method(error, "all")
             raise
 
-    def amax(self, dim=(), keepdim=False):
+    def amax(self, dim=(), keepdim=False, **kwargs):
         """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.amax, (self, dim, keepdim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.amax(self, dim, keepdim)
+            return ops.amax(self, dim, keepdim) if not kwargs else ops.amax(self, dim, keepdim, **_arguments.method_keywords("amax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "amax")
+            _arguments.reword_for_method(error, "amax")
             raise
 
-    def amin(self, dim=(), keepdim=False):
+    def amin(self, dim=(), keepdim=False, **kwargs):
         """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.amin, (self, dim, keepdim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.amin(self, dim, keepdim)
+            return ops.amin(self, dim, keepdim) if not kwargs else ops.amin(self, dim, keepdim, **_arguments.method_keywords("amin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "amin")
+            _arguments.reword_for_method(error, "amin")
             raise
 
     def angle(self):
         """angle(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.angle, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.angle(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "angle")
+            _arguments.reword_for_method(error, "angle")
             raise
 
     def any(self, *args, **kwargs):
@@ -173,1044 +251,1580 @@ class TensorMethods:
         any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
         any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.any, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.any(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("any")
+            return ops.any(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("any")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "any")
+            _arguments.reword_for_method(error, "any")
             raise
 
-    def argmax(self, dim=None, keepdim=False):
+    def argmax(self, dim=None, keepdim=False, **kwargs):
         """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.argmax, (self, dim, keepdim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.argmax(self, dim, keepdim)
+            return ops.argmax(self, dim, keepdim) if not kwargs else ops.argmax(self, dim, keepdim, **_arguments.method_keywords("argmax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "argmax")
+            _arguments.reword_for_method(error, "argmax")
             raise
 
-    def argmin(self, dim=None, keepdim=False):
+    def argmin(self, dim=None, keepdim=False, **kwargs):
         """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.argmin, (self, dim, keepdim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.argmin(self, dim, keepdim)
+            return ops.argmin(self, dim, keepdim) if not kwargs else ops.argmin(self, dim, keepdim, **_arguments.method_keywords("argmin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "argmin")
+            _arguments.reword_for_method(error, "argmin")
             raise
 
     def asin(self):
         """asin(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.asin, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.asin(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "asin")
+            _arguments.reword_for_method(error, "asin")
             raise
 
     def asinh(self):
         """asinh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.asinh, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.asinh(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "asinh")
+            _arguments.reword_for_method(error, "asinh")
             raise
 
     def asinh_(self):
         """asinh_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.asinh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.asinh_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "asinh_")
+            _arguments.reword_for_method(error, "asinh_")
             raise
 
     def atan(self):
         """atan(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atan, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.atan(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "atan")
+            _arguments.reword_for_method(error, "atan")
             raise
 
-    def atan2(self, other):
+    def atan2(self, other=MISSING, **kwargs):
         """atan2(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atan2, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.atan2(self, other)
+            return ops.atan2(self, other) if not kwargs else ops.atan2(self, other, **_arguments.method_keywords("atan2", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "atan2")
+            _arguments.reword_for_method(error, "atan2")
             raise
 
     def atanh(self):
         """atanh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atanh, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.atanh(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "atanh")
+            _arguments.reword_for_method(error, "atanh")
             raise
 
     def atanh_(self):
         """atanh_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atanh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.atanh_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "atanh_")
+            _arguments.reword_for_method(error, "atanh_")
             raise
 
-    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    def baddbmm(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.baddbmm, (self, batch1, batch2,), {"beta": beta, "alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+            return ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha, **_arguments.method_keywords("baddbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "baddbmm")
+            _arguments.reword_for_method(error, "baddbmm")
             raise
 
-    def bitwise_and(self, other):
+    def bitwise_and(self, other=MISSING, **kwargs):
         """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_and, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.bitwise_and_Tensor(self, other)
+            return ops.bitwise_and_Tensor(self, other) if not kwargs else ops.bitwise_and_Tensor(self, other, **_arguments.method_keywords("bitwise_and", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bitwise_and")
+            _arguments.reword_for_method(error, "bitwise_and")
             raise
 
     def bitwise_not(self):
         """bitwise_not(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_not, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.bitwise_not(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bitwise_not")
+            _arguments.reword_for_method(error, "bitwise_not")
             raise
 
-    def bitwise_or(self, other):
+    def bitwise_or(self, other=MISSING, **kwargs):
         """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_or, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.bitwise_or_Tensor(self, other)
+            return ops.bitwise_or_Tensor(self, other) if not kwargs else ops.bitwise_or_Tensor(self, other, **_arguments.method_keywords("bitwise_or", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bitwise_or")
+            _arguments.reword_for_method(error, "bitwise_or")
             raise
 
-    def bitwise_xor(self, other):
+    def bitwise_xor(self, other=MISSING, **kwargs):
         """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_xor, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.bitwise_xor_Tensor(self, other)
+            return ops.bitwise_xor_Tensor(self, other) if not kwargs else ops.bitwise_xor_Tensor(self, other, **_arguments.method_keywords("bitwise_xor", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bitwise_xor")
+            _arguments.reword_for_method(error, "bitwise_xor")
             raise
 
-    def bmm(self, mat2):
+    def bmm(self, mat2=MISSING, **kwargs):
         """bmm(Tensor self, Tensor mat2) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bmm, (self, mat2,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.bmm(self, mat2)
+            return ops.bmm(self, mat2) if not kwargs else ops.bmm(self, mat2, **_arguments.method_keywords("bmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bmm")
+            _arguments.reword_for_method(error, "bmm")
             raise
 
     def ceil(self):
         """ceil(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ceil, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.ceil(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ceil")
+            _arguments.reword_for_method(error, "ceil")
             raise
 
-    def cholesky_solve(self, input2, upper=False):
+    def cholesky_solve(self, input2=MISSING, upper=False, **kwargs):
         """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cholesky_solve, (self, input2, upper,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.cholesky_solve(self, input2, upper)
+            return ops.cholesky_solve(self, input2, upper) if not kwargs else ops.cholesky_solve(self, input2, upper, **_arguments.method_keywords("cholesky_solve", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cholesky_solve")
+            _arguments.reword_for_method(error, "cholesky_solve")
             raise
 
     def clamp(self, *args, **kwargs):
         """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
         clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clamp, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp")
+            return ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clamp")
+            _arguments.reword_for_method(error, "clamp")
             raise
 
     def clamp_max(self, *args, **kwargs):
         """clamp_max(Tensor self, Scalar max) -> Tensor
         clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clamp_max, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.clamp_max(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp_max")
+            return ops.clamp_max(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp_max")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clamp_max")
+            _arguments.reword_for_method(error, "clamp_max")
             raise
 
     def clamp_min(self, *args, **kwargs):
         """clamp_min(Tensor self, Scalar min) -> Tensor
         clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clamp_min, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.clamp_min(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("clamp_min")
+            return ops.clamp_min(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp_min")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clamp_min")
+            _arguments.reword_for_method(error, "clamp_min")
             raise
 
     def clone(self):
         """clone(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clone, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.clone(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clone")
+            _arguments.reword_for_method(error, "clone")
             raise
 
-    def copy_(self, src, non_blocking=False):
+    def copy_(self, src=MISSING, non_blocking=False, **kwargs):
         """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.copy_, (self, src, non_blocking,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.copy_(self, src, non_blocking)
+            return ops.copy_(self, src, non_blocking) if not kwargs else ops.copy_(self, src, non_blocking, **_arguments.method_keywords("copy_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "copy_")
+            _arguments.reword_for_method(error, "copy_")
             raise
 
     def copysign(self, *args, **kwargs):
         """copysign.Tensor(Tensor self, Tensor other) -> Tensor
         copysign.Scalar(Tensor self, Scalar other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.copysign, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.copysign(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "copysign")
+            _arguments.reword_for_method(error, "copysign")
             raise
 
     def cos(self):
         """cos(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cos, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cos(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cos")
+            _arguments.reword_for_method(error, "cos")
             raise
 
     def cosh(self):
         """cosh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cosh, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cosh(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cosh")
+            _arguments.reword_for_method(error, "cosh")
             raise
 
     def count_nonzero(self, *args, **kwargs):
         """count_nonzero(Tensor self, int? dim=None) -> Tensor
         count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.count_nonzero, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.count_nonzero(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "count_nonzero")
+            _arguments.reword_for_method(error, "count_nonzero")
             raise
 
-    def cummax(self, dim):
+    def cummax(self, dim=MISSING, **kwargs):
         """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cummax, (self, dim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.cummax(self, dim)
+            return ops.cummax(self, dim) if not kwargs else ops.cummax(self, dim, **_arguments.method_keywords("cummax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cummax")
+            _arguments.reword_for_method(error, "cummax")
             raise
 
-    def cummin(self, dim):
+    def cummin(self, dim=MISSING, **kwargs):
         """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cummin, (self, dim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.cummin(self, dim)
+            return ops.cummin(self, dim) if not kwargs else ops.cummin(self, dim, **_arguments.method_keywords("cummin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cummin")
+            _arguments.reword_for_method(error, "cummin")
             raise
 
-    def cumprod(self, dim, *, dtype=None):
+    def cumprod(self, dim=MISSING, *, dtype=None, **kwargs):
         """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cumprod, (self, dim,), {"dtype": dtype, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.cumprod(self, dim, dtype=dtype)
+            return ops.cumprod(self, dim, dtype=dtype) if not kwargs else ops.cumprod(self, dim, dtype=dtype, **_arguments.method_keywords("cumprod", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cumprod")
+            _arguments.reword_for_method(error, "cumprod")
             raise
 
-    def cumsum(self, dim, *, dtype=None):
+    def cumsum(self, dim=MISSING, *, dtype=None, **kwargs):
         """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cumsum, (self, dim,), {"dtype": dtype, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.cumsum(self, dim, dtype=dtype)
+            return ops.cumsum(self, dim, dtype=dtype) if not kwargs else ops.cumsum(self, dim, dtype=dtype, **_arguments.method_keywords("cumsum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cumsum")
+            _arguments.reword_for_method(error, "cumsum")
             raise
 
     def deg2rad(self):
         """deg2rad(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.deg2rad, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.deg2rad(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "deg2rad")
+            _arguments.reword_for_method(error, "deg2rad")
             raise
 
-    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1, **kwargs):
         """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.diag_embed, (self, offset, dim1, dim2,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.diag_embed(self, offset, dim1, dim2)
+            return ops.diag_embed(self, offset, dim1, dim2) if not kwargs else ops.diag_embed(self, offset, dim1, dim2, **_arguments.method_keywords("diag_embed", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "diag_embed")
+            _arguments.reword_for_method(error, "diag_embed")
             raise
 
-    def diagonal(self, offset=0, dim1=0, dim2=1):
+    def diagonal(self, offset=0, dim1=0, dim2=1, **kwargs):
         """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.diagonal, (self, offset, dim1, dim2,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.diagonal(self, offset, dim1, dim2)
+            return ops.diagonal(self, offset, dim1, dim2) if not kwargs else ops.diagonal(self, offset, dim1, dim2, **_arguments.method_keywords("diagonal", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "diagonal")
+            _arguments.reword_for_method(error, "diagonal")
             raise
 
-    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+    def diagonal_scatter(self, src=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
         """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.diagonal_scatter, (self, src, offset, dim1, dim2,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.diagonal_scatter(self, src, offset, dim1, dim2)
+            return ops.diagonal_scatter(self, src, offset, dim1, dim2) if not kwargs else ops.diagonal_scatter(self, src, offset, dim1, dim2, **_arguments.method_keywords("diagonal_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "diagonal_scatter")
+            _arguments.reword_for_method(error, "diagonal_scatter")
             raise
 
     def digamma(self):
         """digamma(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.digamma, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.digamma(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "digamma")
+            _arguments.reword_for_method(error, "digamma")
             raise
 
-    def dist(self, other, p=2):
+    def dist(self, other=MISSING, p=2, **kwargs):
         """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.dist, (self, other, p,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.dist(self, other, p)
+            return ops.dist(self, other, p) if not kwargs else ops.dist(self, other, p, **_arguments.method_keywords("dist", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "dist")
+            _arguments.reword_for_method(error, "dist")
             raise
 
     def div(self, *args, **kwargs):
         """div.Tensor(Tensor self, Tensor other) -> Tensor
         div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.div, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.div(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("div")
+            return ops.div(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("div")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "div")
+            _arguments.reword_for_method(error, "div")
             raise
 
-    def dot(self, tensor):
+    def dot(self, tensor=MISSING, **kwargs):
         """dot(Tensor self, Tensor tensor) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.dot, (self, tensor,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.dot(self, tensor)
+            return ops.dot(self, tensor) if not kwargs else ops.dot(self, tensor, **_arguments.method_keywords("dot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "dot")
+            _arguments.reword_for_method(error, "dot")
             raise
 
     def eq(self, *args, **kwargs):
         """eq.Scalar(Tensor self, Scalar other) -> Tensor
         eq.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.eq, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.eq(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("eq")
+            return ops.eq(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("eq")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "eq")
+            _arguments.reword_for_method(error, "eq")
             raise
 
     def eq_(self, *args, **kwargs):
         """eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
         eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.eq_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.eq_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "eq_")
+            _arguments.reword_for_method(error, "eq_")
             raise
 
     def erf(self):
         """erf(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.erf, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.erf(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "erf")
+            _arguments.reword_for_method(error, "erf")
             raise
 
     def erfc(self):
         """erfc(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.erfc, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.erfc(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "erfc")
+            _arguments.reword_for_method(error, "erfc")
             raise
 
     def erfinv(self):
         """erfinv(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.erfinv, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.erfinv(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "erfinv")
+            _arguments.reword_for_method(error, "erfinv")
             raise
 
     def exp(self):
         """exp(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.exp, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.exp(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "exp")
+            _arguments.reword_for_method(error, "exp")
             raise
 
     def exp2(self):
         """exp2(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.exp2, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.exp2(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "exp2")
+            _arguments.reword_for_method(error, "exp2")
             raise
 
     def expand(self, *args, size=None, implicit=False):
         """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.expand, (self, *args,), {"size": size, "implicit": implicit})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.expand(self, _dispatch.varargs_list(args, size), implicit=implicit)
+            return ops.expand(self, _arguments.varargs_list(args, size), implicit=implicit)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "expand")
+            _arguments.reword_for_method(error, "expand")
             raise
 
     def expm1(self):
         """expm1(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.expm1, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.expm1(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "expm1")
+            _arguments.reword_for_method(error, "expm1")
             raise
 
     def fill_(self, *args, **kwargs):
         """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
         fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.fill_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "fill_")
+            _arguments.reword_for_method(error, "fill_")
             raise
 
     def flip(self, *args, dims=None):
         """flip(Tensor self, int[] dims) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.flip, (self, *args,), {"dims": dims})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.flip(self, _dispatch.varargs_list(args, dims))
+            return ops.flip(self, _arguments.varargs_list(args, dims))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "flip")
+            _arguments.reword_for_method(error, "flip")
             raise
 
     def floor(self):
         """floor(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.floor, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.floor(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "floor")
+            _arguments.reword_for_method(error, "floor")
             raise
 
     def floor_divide(self, *args, **kwargs):
         """floor_divide(Tensor self, Tensor other) -> Tensor
         floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.floor_divide, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.floor_divide(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("floor_divide")
+            return ops.floor_divide(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("floor_divide")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "floor_divide")
+            _arguments.reword_for_method(error, "floor_divide")
             raise
 
-    def fmax(self, other):
+    def fmax(self, other=MISSING, **kwargs):
         """fmax(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.fmax, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.fmax(self, other)
+            return ops.fmax(self, other) if not kwargs else ops.fmax(self, other, **_arguments.method_keywords("fmax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "fmax")
+            _arguments.reword_for_method(error, "fmax")
             raise
 
-    def fmin(self, other):
+    def fmin(self, other=MISSING, **kwargs):
         """fmin(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.fmin, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.fmin(self, other)
+            return ops.fmin(self, other) if not kwargs else ops.fmin(self, other, **_arguments.method_keywords("fmin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "fmin")
+            _arguments.reword_for_method(error, "fmin")
             raise
 
     def fmod(self, *args, **kwargs):
         """fmod.Scalar(Tensor self, Scalar other) -> Tensor
         fmod.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.fmod, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.fmod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("fmod")
+            return ops.fmod(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("fmod")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "fmod")
+            _arguments.reword_for_method(error, "fmod")
             raise
 
     def frac(self):
         """frac(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.frac, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.frac(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "frac")
+            _arguments.reword_for_method(error, "frac")
             raise
 
     def frexp(self):
         """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.frexp, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.frexp_Tensor(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "frexp")
+            _arguments.reword_for_method(error, "frexp")
             raise
 
-    def gather(self, dim, index, *, sparse_grad=False):
+    def gather(self, dim=MISSING, index=MISSING, *, sparse_grad=False, **kwargs):
         """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.gather, (self, dim, index,), {"sparse_grad": sparse_grad, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.gather(self, dim, index, sparse_grad=sparse_grad)
+            return ops.gather(self, dim, index, sparse_grad=sparse_grad) if not kwargs else ops.gather(self, dim, index, sparse_grad=sparse_grad, **_arguments.method_keywords("gather", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "gather")
+            _arguments.reword_for_method(error, "gather")
             raise
 
     def ge(self, *args, **kwargs):
         """ge.Scalar(Tensor self, Scalar other) -> Tensor
         ge.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ge, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.ge(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ge")
+            return ops.ge(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("ge")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ge")
+            _arguments.reword_for_method(error, "ge")
             raise
 
     def ge_(self, *args, **kwargs):
         """ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
         ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ge_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.ge_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ge_")
+            _arguments.reword_for_method(error, "ge_")
             raise
 
     def gt(self, *args, **kwargs):
         """gt.Scalar(Tensor self, Scalar other) -> Tensor
         gt.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.gt, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.gt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("gt")
+            return ops.gt(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("gt")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "gt")
+            _arguments.reword_for_method(error, "gt")
             raise
 
     def gt_(self, *args, **kwargs):
         """gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
         gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.gt_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.gt_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "gt_")
+            _arguments.reword_for_method(error, "gt_")
             raise
 
-    def hardshrink(self, lambd=0.5):
+    def hardshrink(self, lambd=0.5, **kwargs):
         """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hardshrink, (self, lambd,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.hardshrink(self, lambd)
+            return ops.hardshrink(self, lambd) if not kwargs else ops.hardshrink(self, lambd, **_arguments.method_keywords("hardshrink", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "hardshrink")
+            _arguments.reword_for_method(error, "hardshrink")
             raise
 
-    def hypot(self, other):
+    def hypot(self, other=MISSING, **kwargs):
         """hypot(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hypot, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.hypot(self, other)
+            return ops.hypot(self, other) if not kwargs else ops.hypot(self, other, **_arguments.method_keywords("hypot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "hypot")
+            _arguments.reword_for_method(error, "hypot")
             raise
 
-    def index_add(self, dim, index, source, *, alpha=1):
+    def i0(self):
+        """i0(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.i0, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.i0(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "i0")
+            raise
+
+    def igamma(self, other=MISSING, **kwargs):
+        """igamma(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igamma, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igamma(self, other) if not kwargs else ops.igamma(self, other, **_arguments.method_keywords("igamma", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "igamma")
+            raise
+
+    def igammac(self, other=MISSING, **kwargs):
+        """igammac(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igammac, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igammac(self, other) if not kwargs else ops.igammac(self, other, **_arguments.method_keywords("igammac", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "igammac")
+            raise
+
+    def index_add(self, dim=MISSING, index=MISSING, source=MISSING, *, alpha=1, **kwargs):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_add, (self, dim, index, source,), {"alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.index_add(self, dim, index, source, alpha=alpha)
+            return ops.index_add(self, dim, index, source, alpha=alpha) if not kwargs else ops.index_add(self, dim, index, source, alpha=alpha, **_arguments.method_keywords("index_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_add")
+            _arguments.reword_for_method(error, "index_add")
             raise
 
-    def index_copy(self, dim, index, source):
+    def index_copy(self, dim=MISSING, index=MISSING, source=MISSING, **kwargs):
         """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_copy, (self, dim, index, source,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.index_copy(self, dim, index, source)
+            return ops.index_copy(self, dim, index, source) if not kwargs else ops.index_copy(self, dim, index, source, **_arguments.method_keywords("index_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_copy")
+            _arguments.reword_for_method(error, "index_copy")
             raise
 
     def index_fill(self, *args, **kwargs):
         """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
         index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_fill, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.index_fill(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_fill")
+            _arguments.reword_for_method(error, "index_fill")
             raise
 
-    def index_put(self, indices, values, accumulate=False):
+    def index_put(self, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
         """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_put, (self, indices, values, accumulate,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.index_put(self, indices, values, accumulate)
+            return ops.index_put(self, indices, values, accumulate) if not kwargs else ops.index_put(self, indices, values, accumulate, **_arguments.method_keywords("index_put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_put")
+            _arguments.reword_for_method(error, "index_put")
             raise
 
-    def index_select(self, dim, index):
+    def index_select(self, dim=MISSING, index=MISSING, **kwargs):
         """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_select, (self, dim, index,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.index_select(self, dim, index)
+            return ops.index_select(self, dim, index) if not kwargs else ops.index_select(self, dim, index, **_arguments.method_keywords("index_select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_select")
+            _arguments.reword_for_method(error, "index_select")
             raise
 
-    def kthvalue(self, k, dim=-1, keepdim=False):
+    def kthvalue(self, k=MISSING, dim=-1, keepdim=False, **kwargs):
         """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.kthvalue, (self, k, dim, keepdim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.kthvalue(self, k, dim, keepdim)
+            return ops.kthvalue(self, k, dim, keepdim) if not kwargs else ops.kthvalue(self, k, dim, keepdim, **_arguments.method_keywords("kthvalue", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "kthvalue")
+            _arguments.reword_for_method(error, "kthvalue")
             raise
 
-    def ldexp(self, other):
+    def ldexp(self, other=MISSING, **kwargs):
         """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ldexp, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.ldexp_Tensor(self, other)
+            return ops.ldexp_Tensor(self, other) if not kwargs else ops.ldexp_Tensor(self, other, **_arguments.method_keywords("ldexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ldexp")
+            _arguments.reword_for_method(error, "ldexp")
             raise
 
     def le(self, *args, **kwargs):
         """le.Scalar(Tensor self, Scalar other) -> Tensor
         le.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.le, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.le(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("le")
+            return ops.le(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("le")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "le")
+            _arguments.reword_for_method(error, "le")
             raise
 
     def le_(self, *args, **kwargs):
         """le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
         le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.le_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.le_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "le_")
+            _arguments.reword_for_method(error, "le_")
             raise
 
     def lerp(self, *args, **kwargs):
         """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
         lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lerp, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.lerp(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lerp")
+            return ops.lerp(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("lerp")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "lerp")
+            _arguments.reword_for_method(error, "lerp")
             raise
 
     def lgamma(self):
         """lgamma(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lgamma, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.lgamma(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "lgamma")
+            _arguments.reword_for_method(error, "lgamma")
             raise
 
     def log(self):
         """log(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log")
+            _arguments.reword_for_method(error, "log")
             raise
 
     def log10(self):
         """log10(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log10, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log10(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log10")
+            _arguments.reword_for_method(error, "log10")
             raise
 
     def log1p(self):
         """log1p(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log1p, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log1p(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log1p")
+            _arguments.reword_for_method(error, "log1p")
             raise
 
     def log2(self):
         """log2(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log2, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log2(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log2")
+            _arguments.reword_for_method(error, "log2")
             raise
 
-    def logaddexp(self, other):
+    def logaddexp(self, other=MISSING, **kwargs):
         """logaddexp(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logaddexp, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.logaddexp(self, other)
+            return ops.logaddexp(self, other) if not kwargs else ops.logaddexp(self, other, **_arguments.method_keywords("logaddexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logaddexp")
+            _arguments.reword_for_method(error, "logaddexp")
             raise
 
-    def logaddexp2(self, other):
+    def logaddexp2(self, other=MISSING, **kwargs):
         """logaddexp2(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logaddexp2, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.logaddexp2(self, other)
+            return ops.logaddexp2(self, other) if not kwargs else ops.logaddexp2(self, other, **_arguments.method_keywords("logaddexp2", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logaddexp2")
+            _arguments.reword_for_method(error, "logaddexp2")
             raise
 
-    def logcumsumexp(self, dim):
+    def logcumsumexp(self, dim=MISSING, **kwargs):
         """logcumsumexp(Tensor self, int dim) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logcumsumexp, (self, dim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.logcumsumexp(self, dim)
+            return ops.logcumsumexp(self, dim) if not kwargs else ops.logcumsumexp(self, dim, **_arguments.method_keywords("logcumsumexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logcumsumexp")
+            _arguments.reword_for_method(error, "logcumsumexp")
             raise
 
-    def logical_and(self, other):
+    def logical_and(self, other=MISSING, **kwargs):
         """logical_and(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_and, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.logical_and(self, other)
+            return ops.logical_and(self, other) if not kwargs else ops.logical_and(self, other, **_arguments.method_keywords("logical_and", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logical_and")
+            _arguments.reword_for_method(error, "logical_and")
             raise
 
     def logical_not(self):
         """logical_not(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_not, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.logical_not(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logical_not")
+            _arguments.reword_for_method(error, "logical_not")
             raise
 
-    def logical_or(self, other):
+    def logical_or(self, other=MISSING, **kwargs):
         """logical_or(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_or, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.logical_or(self, other)
+            return ops.logical_or(self, other) if not kwargs else ops.logical_or(self, other, **_arguments.method_keywords("logical_or", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logical_or")
+            _arguments.reword_for_method(error, "logical_or")
             raise
 
-    def logsumexp(self, dim, keepdim=False):
-        """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
+    def logit(self, eps=None, **kwargs):
+        """logit(Tensor self, float? eps=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logit, (self, eps,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.logsumexp(self, dim, keepdim)
+            return ops.logit(self, eps) if not kwargs else ops.logit(self, eps, **_arguments.method_keywords("logit", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logsumexp")
+            _arguments.reword_for_method(error, "logit")
+            raise
+
+    def logsumexp(self, dim=MISSING, keepdim=False, **kwargs):
+        """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logsumexp, (self, dim, keepdim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logsumexp(self, dim, keepdim) if not kwargs else ops.logsumexp(self, dim, keepdim, **_arguments.method_keywords("logsumexp", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "logsumexp")
             raise
 
     def lt(self, *args, **kwargs):
         """lt.Scalar(Tensor self, Scalar other) -> Tensor
         lt.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lt, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.lt(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("lt")
+            return ops.lt(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("lt")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "lt")
+            _arguments.reword_for_method(error, "lt")
             raise
 
     def lt_(self, *args, **kwargs):
         """lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
         lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lt_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.lt_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "lt_")
+            _arguments.reword_for_method(error, "lt_")
             raise
 
     def masked_fill(self, *args, **kwargs):
         """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
         masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.masked_fill, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.masked_fill(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "masked_fill")
+            _arguments.reword_for_method(error, "masked_fill")
             raise
 
-    def masked_scatter(self, mask, source):
+    def masked_scatter(self, mask=MISSING, source=MISSING, **kwargs):
         """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.masked_scatter, (self, mask, source,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.masked_scatter(self, mask, source)
+            return ops.masked_scatter(self, mask, source) if not kwargs else ops.masked_scatter(self, mask, source, **_arguments.method_keywords("masked_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "masked_scatter")
+            _arguments.reword_for_method(error, "masked_scatter")
             raise
 
-    def masked_select(self, mask):
+    def masked_select(self, mask=MISSING, **kwargs):
         """masked_select(Tensor self, Tensor mask) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.masked_select, (self, mask,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.masked_select(self, mask)
+            return ops.masked_select(self, mask) if not kwargs else ops.masked_select(self, mask, **_arguments.method_keywords("masked_select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "masked_select")
+            _arguments.reword_for_method(error, "masked_select")
             raise
 
     def max(self, *args, **kwargs):
         """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         max(Tensor self) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.max, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.max(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("max")
+            return ops.max(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("max")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "max")
+            _arguments.reword_for_method(error, "max")
             raise
 
-    def maximum(self, other):
+    def maximum(self, other=MISSING, **kwargs):
         """maximum(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.maximum, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.maximum(self, other)
+            return ops.maximum(self, other) if not kwargs else ops.maximum(self, other, **_arguments.method_keywords("maximum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "maximum")
+            _arguments.reword_for_method(error, "maximum")
             raise
 
     def mean(self, *args, **kwargs):
         """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
         mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mean, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.mean(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("mean")
+            return ops.mean(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("mean")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mean")
+            _arguments.reword_for_method(error, "mean")
             raise
 
     def median(self, *args, **kwargs):
         """median(Tensor self) -> Tensor
         median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.median, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.median(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("median")
+            return ops.median(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("median")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "median")
+            _arguments.reword_for_method(error, "median")
             raise
 
     def min(self, *args, **kwargs):
         """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         min(Tensor self) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.min, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.min(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("min")
+            return ops.min(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("min")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "min")
+            _arguments.reword_for_method(error, "min")
             raise
 
-    def minimum(self, other):
+    def minimum(self, other=MISSING, **kwargs):
         """minimum(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.minimum, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.minimum(self, other)
+            return ops.minimum(self, other) if not kwargs else ops.minimum(self, other, **_arguments.method_keywords("minimum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "minimum")
+            _arguments.reword_for_method(error, "minimum")
             raise
 
-    def mm(self, mat2):
+    def mm(self, mat2=MISSING, **kwargs):
         """mm(Tensor self, Tensor mat2) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mm, (self, mat2,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.mm(self, mat2)
+            return ops.mm(self, mat2) if not kwargs else ops.mm(self, mat2, **_arguments.method_keywords("mm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mm")
+            _arguments.reword_for_method(error, "mm")
             raise
 
-    def mul(self, other):
+    def mul(self, other=MISSING, **kwargs):
         """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mul, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.mul_Tensor(self, other)
+            return ops.mul_Tensor(self, other) if not kwargs else ops.mul_Tensor(self, other, **_arguments.method_keywords("mul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mul")
+            _arguments.reword_for_method(error, "mul")
             raise
 
-    def mv(self, vec):
+    def mv(self, vec=MISSING, **kwargs):
         """mv(Tensor self, Tensor vec) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mv, (self, vec,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.mv(self, vec)
+            return ops.mv(self, vec) if not kwargs else ops.mv(self, vec, **_arguments.method_keywords("mv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mv")
+            _arguments.reword_for_method(error, "mv")
             raise
 
-    def mvlgamma(self, p):
+    def mvlgamma(self, p=MISSING, **kwargs):
         """mvlgamma(Tensor self, int p) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mvlgamma, (self, p,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.mvlgamma(self, p)
+            return ops.mvlgamma(self, p) if not kwargs else ops.mvlgamma(self, p, **_arguments.method_keywords("mvlgamma", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mvlgamma")
+            _arguments.reword_for_method(error, "mvlgamma")
             raise
 
-    def nan_to_num(self, nan=None, posinf=None, neginf=None):
+    def nan_to_num(self, nan=None, posinf=None, neginf=None, **kwargs):
         """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.nan_to_num, (self, nan, posinf, neginf,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.nan_to_num(self, nan, posinf, neginf)
+            return ops.nan_to_num(self, nan, posinf, neginf) if not kwargs else ops.nan_to_num(self, nan, posinf, neginf, **_arguments.method_keywords("nan_to_num", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "nan_to_num")
+            _arguments.reword_for_method(error, "nan_to_num")
             raise
 
     def nanmedian(self, *args, **kwargs):
         """nanmedian(Tensor self) -> Tensor
         nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.nanmedian, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.nanmedian(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("nanmedian")
+            return ops.nanmedian(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("nanmedian")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "nanmedian")
+            _arguments.reword_for_method(error, "nanmedian")
             raise
 
-    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+    def nansum(self, dim=None, keepdim=False, *, dtype=None, **kwargs):
         """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.nansum, (self, dim, keepdim,), {"dtype": dtype, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.nansum(self, dim, keepdim, dtype=dtype)
+            return ops.nansum(self, dim, keepdim, dtype=dtype) if not kwargs else ops.nansum(self, dim, keepdim, dtype=dtype, **_arguments.method_keywords("nansum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "nansum")
+            _arguments.reword_for_method(error, "nansum")
             raise
 
-    def narrow_copy(self, dim, start, length):
+    def narrow_copy(self, dim=MISSING, start=MISSING, length=MISSING, **kwargs):
         """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.narrow_copy, (self, dim, start, length,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.narrow_copy(self, dim, start, length)
+            return ops.narrow_copy(self, dim, start, length) if not kwargs else ops.narrow_copy(self, dim, start, length, **_arguments.method_keywords("narrow_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "narrow_copy")
+            _arguments.reword_for_method(error, "narrow_copy")
             raise
 
     def ne(self, *args, **kwargs):
         """ne.Scalar(Tensor self, Scalar other) -> Tensor
         ne.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ne, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.ne(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("ne")
+            return ops.ne(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("ne")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ne")
+            _arguments.reword_for_method(error, "ne")
             raise
 
     def ne_(self, *args, **kwargs):
         """ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
         ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ne_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.ne_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ne_")
+            _arguments.reword_for_method(error, "ne_")
             raise
 
     def neg(self):
         """neg(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.neg, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.neg(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "neg")
+            _arguments.reword_for_method(error, "neg")
             raise
 
-    def nextafter(self, other):
+    def nextafter(self, other=MISSING, **kwargs):
         """nextafter(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.nextafter, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.nextafter(self, other)
+            return ops.nextafter(self, other) if not kwargs else ops.nextafter(self, other, **_arguments.method_keywords("nextafter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "nextafter")
+            _arguments.reword_for_method(error, "nextafter")
             raise
 
     def permute(self, *args, dims=None):
         """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.permute, (self, *args,), {"dims": dims})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.permute(self, _dispatch.varargs_list(args, dims))
+            return ops.permute(self, _arguments.varargs_list(args, dims))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "permute")
+            _arguments.reword_for_method(error, "permute")
             raise
 
     def pow(self, *args, **kwargs):
         """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
         pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.pow, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.pow(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("pow")
+            return ops.pow(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("pow")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "pow")
+            _arguments.reword_for_method(error, "pow")
             raise
 
     def prod(self, *args, **kwargs):
         """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
         prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.prod, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.prod(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("prod")
+            return ops.prod(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("prod")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "prod")
+            _arguments.reword_for_method(error, "prod")
             raise
 
-    def put(self, index, source, accumulate=False):
+    def put(self, index=MISSING, source=MISSING, accumulate=False, **kwargs):
         """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.put, (self, index, source, accumulate,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.put(self, index, source, accumulate)
+            return ops.put(self, index, source, accumulate) if not kwargs else ops.put(self, index, source, accumulate, **_arguments.method_keywords("put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "put")
+            _arguments.reword_for_method(error, "put")
             raise
 
     def rad2deg(self):
         """rad2deg(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.rad2deg, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.rad2deg(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "rad2deg")
+            _arguments.reword_for_method(error, "rad2deg")
             raise
 
     def reciprocal(self):
         """reciprocal(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.reciprocal, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.reciprocal(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "reciprocal")
+            _arguments.reword_for_method(error, "reciprocal")
             raise
 
     def relu(self):
         """relu(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.relu, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.relu(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "relu")
+            _arguments.reword_for_method(error, "relu")
             raise
 
     def remainder(self, *args, **kwargs):
         """remainder.Scalar(Tensor self, Scalar other) -> Tensor
         remainder.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.remainder, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("remainder")
+            return ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("remainder")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "remainder")
+            _arguments.reword_for_method(error, "remainder")
             raise
 
     def repeat(self, *args, repeats=None):
         """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.repeat, (self, *args,), {"repeats": repeats})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.repeat(self, _dispatch.varargs_list(args, repeats))
+            return ops.repeat(self, _arguments.varargs_list(args, repeats))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "repeat")
+            _arguments.reword_for_method(error, "repeat")
             raise
 
-    def roll(self, shifts, dims=()):
+    def roll(self, shifts=MISSING, dims=(), **kwargs):
         """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.roll, (self, shifts, dims,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.roll(self, shifts, dims)
+            return ops.roll(self, shifts, dims) if not kwargs else ops.roll(self, shifts, dims, **_arguments.method_keywords("roll", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "roll")
+            _arguments.reword_for_method(error, "roll")
             raise
 
-    def rot90(self, k=1, dims=(0, 1)):
+    def rot90(self, k=1, dims=(0, 1), **kwargs):
         """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.rot90, (self, k, dims,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.rot90(self, k, dims)
+            return ops.rot90(self, k, dims) if not kwargs else ops.rot90(self, k, dims, **_arguments.method_keywords("rot90", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "rot90")
+            _arguments.reword_for_method(error, "rot90")
             raise
 
     def round(self, *args, **kwargs):
         """round(Tensor self) -> Tensor
         round.decimals(Tensor self, *, int decimals) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.round, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.round(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("round")
+            return ops.round(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("round")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "round")
+            _arguments.reword_for_method(error, "round")
             raise
 
     def rsqrt(self):
         """rsqrt(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.rsqrt, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.rsqrt(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "rsqrt")
+            _arguments.reword_for_method(error, "rsqrt")
             raise
 
     def scatter(self, *args, **kwargs):
@@ -1219,156 +1833,172 @@ class TensorMethods:
         scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
         scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.scatter(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("scatter")
+            return ops.scatter(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("scatter")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "scatter")
+            _arguments.reword_for_method(error, "scatter")
             raise
 
-    def scatter_add(self, dim, index, src):
+    def scatter_add(self, dim=MISSING, index=MISSING, src=MISSING, **kwargs):
         """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter_add, (self, dim, index, src,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.scatter_add(self, dim, index, src)
+            return ops.scatter_add(self, dim, index, src) if not kwargs else ops.scatter_add(self, dim, index, src, **_arguments.method_keywords("scatter_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "scatter_add")
+            _arguments.reword_for_method(error, "scatter_add")
             raise
 
-    def select(self, dim, index):
+    def select(self, dim=MISSING, index=MISSING, **kwargs):
         """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.select, (self, dim, index,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.select_int(self, dim, index)
+            return ops.select_int(self, dim, index) if not kwargs else ops.select_int(self, dim, index, **_arguments.method_keywords("select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "select")
+            _arguments.reword_for_method(error, "select")
             raise
 
-    def select_scatter(self, src, dim, index):
+    def select_scatter(self, src=MISSING, dim=MISSING, index=MISSING, **kwargs):
         """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.select_scatter, (self, src, dim, index,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.select_scatter(self, src, dim, index)
+            return ops.select_scatter(self, src, dim, index) if not kwargs else ops.select_scatter(self, src, dim, index, **_arguments.method_keywords("select_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "select_scatter")
+            _arguments.reword_for_method(error, "select_scatter")
             raise
 
     def sgn(self):
         """sgn(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sgn, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sgn(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sgn")
+            _arguments.reword_for_method(error, "sgn")
             raise
 
     def sigmoid(self):
         """sigmoid(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sigmoid, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sigmoid(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sigmoid")
+            _arguments.reword_for_method(error, "sigmoid")
             raise
 
     def sign(self):
         """sign(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sign, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sign(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sign")
+            _arguments.reword_for_method(error, "sign")
             raise
 
     def sin(self):
         """sin(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sin, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sin(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sin")
+            _arguments.reword_for_method(error, "sin")
             raise
 
     def sinc(self):
         """sinc(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sinc, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sinc(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sinc")
+            _arguments.reword_for_method(error, "sinc")
             raise
 
     def sinh(self):
         """sinh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sinh, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sinh(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sinh")
+            _arguments.reword_for_method(error, "sinh")
             raise
 
-    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+    def slice_scatter(self, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
         """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.slice_scatter, (self, src, dim, start, end, step,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.slice_scatter(self, src, dim, start, end, step)
+            return ops.slice_scatter(self, src, dim, start, end, step) if not kwargs else ops.slice_scatter(self, src, dim, start, end, step, **_arguments.method_keywords("slice_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "slice_scatter")
+            _arguments.reword_for_method(error, "slice_scatter")
             raise
 
     def sort(self, *args, **kwargs):
         """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sort, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.sort(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sort")
+            return ops.sort(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("sort")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sort")
+            _arguments.reword_for_method(error, "sort")
             raise
 
-    def special_entr(self):
-        """special_entr(Tensor self) -> Tensor"""
-        try:
-            return ops.special_entr(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_entr")
-            raise
-
-    def special_erfcx(self):
-        """special_erfcx(Tensor self) -> Tensor"""
-        try:
-            return ops.special_erfcx(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_erfcx")
-            raise
-
-    def special_log_ndtr(self):
-        """special_log_ndtr(Tensor self) -> Tensor"""
-        try:
-            return ops.special_log_ndtr(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_log_ndtr")
-            raise
-
-    def special_ndtri(self):
-        """special_ndtri(Tensor self) -> Tensor"""
-        try:
-            return ops.special_ndtri(self)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_ndtri")
-            raise
-
-    def special_xlog1py(self, other):
-        """special_xlog1py(Tensor self, Tensor other) -> Tensor"""
-        try:
-            return ops.special_xlog1py(self, other)
-        except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "special_xlog1py")
-            raise
-
-    def split_with_sizes(self, split_sizes, dim=0):
+    def split_with_sizes(self, split_sizes=MISSING, dim=0, **kwargs):
         """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.split_with_sizes, (self, split_sizes, dim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.split_with_sizes(self, split_sizes, dim)
+            return ops.split_with_sizes(self, split_sizes, dim) if not kwargs else ops.split_with_sizes(self, split_sizes, dim, **_arguments.method_keywords("split_with_sizes", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "split_with_sizes")
+            _arguments.reword_for_method(error, "split_with_sizes")
             raise
 
     def sqrt(self):
         """sqrt(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sqrt, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sqrt(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sqrt")
+            _arguments.reword_for_method(error, "sqrt")
             raise
 
     def squeeze(self, *args, **kwargs):
@@ -1376,10 +2006,14 @@ class TensorMethods:
         squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
         squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.squeeze, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.squeeze(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "squeeze")
+            _arguments.reword_for_method(error, "squeeze")
             raise
 
     def squeeze_(self, *args, **kwargs):
@@ -1387,822 +2021,1268 @@ class TensorMethods:
         squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
         squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.squeeze_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.squeeze_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "squeeze_")
+            _arguments.reword_for_method(error, "squeeze_")
             raise
 
-    def sub(self, other, *, alpha=1):
+    def sub(self, other=MISSING, *, alpha=1, **kwargs):
         """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sub, (self, other,), {"alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.sub_Tensor(self, other, alpha=alpha)
+            return ops.sub_Tensor(self, other, alpha=alpha) if not kwargs else ops.sub_Tensor(self, other, alpha=alpha, **_arguments.method_keywords("sub", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sub")
+            _arguments.reword_for_method(error, "sub")
             raise
 
     def sum(self, *args, **kwargs):
         """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
         sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sum, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.sum(self, *args, **kwargs) if "out" not in kwargs else _dispatch.no_out("sum")
+            return ops.sum(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("sum")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sum")
+            _arguments.reword_for_method(error, "sum")
             raise
 
     def t(self):
         """t(Tensor(a) self) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.t, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.t(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "t")
+            _arguments.reword_for_method(error, "t")
             raise
 
     def t_(self):
         """t_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.t_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.t_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "t_")
+            _arguments.reword_for_method(error, "t_")
             raise
 
-    def take(self, index):
+    def take(self, index=MISSING, **kwargs):
         """take(Tensor self, Tensor index) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.take, (self, index,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.take(self, index)
+            return ops.take(self, index) if not kwargs else ops.take(self, index, **_arguments.method_keywords("take", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "take")
+            _arguments.reword_for_method(error, "take")
             raise
 
     def tan(self):
         """tan(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.tan, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.tan(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "tan")
+            _arguments.reword_for_method(error, "tan")
             raise
 
     def tanh(self):
         """tanh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.tanh, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.tanh(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "tanh")
+            _arguments.reword_for_method(error, "tanh")
             raise
 
-    def topk(self, k, dim=-1, largest=True, sorted=True):
+    def topk(self, k=MISSING, dim=-1, largest=True, sorted=True, **kwargs):
         """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.topk, (self, k, dim, largest, sorted,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.topk(self, k, dim, largest, sorted)
+            return ops.topk(self, k, dim, largest, sorted) if not kwargs else ops.topk(self, k, dim, largest, sorted, **_arguments.method_keywords("topk", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "topk")
+            _arguments.reword_for_method(error, "topk")
             raise
 
     def trace(self):
         """trace(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.trace, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.trace(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "trace")
+            _arguments.reword_for_method(error, "trace")
             raise
 
-    def transpose(self, dim0, dim1):
+    def transpose(self, dim0=MISSING, dim1=MISSING, **kwargs):
         """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.transpose, (self, dim0, dim1,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.transpose_int(self, dim0, dim1)
+            return ops.transpose_int(self, dim0, dim1) if not kwargs else ops.transpose_int(self, dim0, dim1, **_arguments.method_keywords("transpose", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "transpose")
+            _arguments.reword_for_method(error, "transpose")
             raise
 
-    def transpose_(self, dim0, dim1):
+    def transpose_(self, dim0=MISSING, dim1=MISSING, **kwargs):
         """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.transpose_, (self, dim0, dim1,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.transpose_(self, dim0, dim1)
+            return ops.transpose_(self, dim0, dim1) if not kwargs else ops.transpose_(self, dim0, dim1, **_arguments.method_keywords("transpose_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "transpose_")
+            _arguments.reword_for_method(error, "transpose_")
             raise
 
-    def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+    def triangular_solve(self, A=MISSING, upper=True, transpose=False, unitriangular=False, **kwargs):
         """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.triangular_solve, (self, A, upper, transpose, unitriangular,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.triangular_solve(self, A, upper, transpose, unitriangular)
+            return ops.triangular_solve(self, A, upper, transpose, unitriangular) if not kwargs else ops.triangular_solve(self, A, upper, transpose, unitriangular, **_arguments.method_keywords("triangular_solve", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "triangular_solve")
+            _arguments.reword_for_method(error, "triangular_solve")
             raise
 
-    def tril(self, diagonal=0):
+    def tril(self, diagonal=0, **kwargs):
         """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.tril, (self, diagonal,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.tril(self, diagonal)
+            return ops.tril(self, diagonal) if not kwargs else ops.tril(self, diagonal, **_arguments.method_keywords("tril", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "tril")
+            _arguments.reword_for_method(error, "tril")
             raise
 
-    def triu(self, diagonal=0):
+    def triu(self, diagonal=0, **kwargs):
         """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.triu, (self, diagonal,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.triu(self, diagonal)
+            return ops.triu(self, diagonal) if not kwargs else ops.triu(self, diagonal, **_arguments.method_keywords("triu", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "triu")
+            _arguments.reword_for_method(error, "triu")
             raise
 
     def trunc(self):
         """trunc(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.trunc, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.trunc(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "trunc")
+            _arguments.reword_for_method(error, "trunc")
             raise
 
-    def unbind(self, dim=0):
+    def unbind(self, dim=0, **kwargs):
         """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.unbind, (self, dim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.unbind_int(self, dim)
+            return ops.unbind_int(self, dim) if not kwargs else ops.unbind_int(self, dim, **_arguments.method_keywords("unbind", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "unbind")
+            _arguments.reword_for_method(error, "unbind")
             raise
 
-    def unfold(self, dimension, size, step):
+    def unfold(self, dimension=MISSING, size=MISSING, step=MISSING, **kwargs):
         """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.unfold, (self, dimension, size, step,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.unfold(self, dimension, size, step)
+            return ops.unfold(self, dimension, size, step) if not kwargs else ops.unfold(self, dimension, size, step, **_arguments.method_keywords("unfold", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "unfold")
+            _arguments.reword_for_method(error, "unfold")
             raise
 
-    def unsafe_split(self, split_size, dim=0):
+    def unsafe_split(self, split_size=MISSING, dim=0, **kwargs):
         """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.unsafe_split, (self, split_size, dim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.unsafe_split_Tensor(self, split_size, dim)
+            return ops.unsafe_split_Tensor(self, split_size, dim) if not kwargs else ops.unsafe_split_Tensor(self, split_size, dim, **_arguments.method_keywords("unsafe_split", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "unsafe_split")
+            _arguments.reword_for_method(error, "unsafe_split")
             raise
 
-    def unsafe_split_with_sizes(self, split_sizes, dim=0):
+    def unsafe_split_with_sizes(self, split_sizes=MISSING, dim=0, **kwargs):
         """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.unsafe_split_with_sizes, (self, split_sizes, dim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.unsafe_split_with_sizes(self, split_sizes, dim)
+            return ops.unsafe_split_with_sizes(self, split_sizes, dim) if not kwargs else ops.unsafe_split_with_sizes(self, split_sizes, dim, **_arguments.method_keywords("unsafe_split_with_sizes", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "unsafe_split_with_sizes")
+            _arguments.reword_for_method(error, "unsafe_split_with_sizes")
             raise
 
-    def unsqueeze(self, dim):
+    def unsqueeze(self, dim=MISSING, **kwargs):
         """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.unsqueeze, (self, dim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.unsqueeze(self, dim)
+            return ops.unsqueeze(self, dim) if not kwargs else ops.unsqueeze(self, dim, **_arguments.method_keywords("unsqueeze", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "unsqueeze")
+            _arguments.reword_for_method(error, "unsqueeze")
             raise
 
-    def unsqueeze_(self, dim):
+    def unsqueeze_(self, dim=MISSING, **kwargs):
         """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.unsqueeze_, (self, dim,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.unsqueeze_(self, dim)
+            return ops.unsqueeze_(self, dim) if not kwargs else ops.unsqueeze_(self, dim, **_arguments.method_keywords("unsqueeze_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "unsqueeze_")
+            _arguments.reword_for_method(error, "unsqueeze_")
             raise
 
-    def vdot(self, other):
+    def vdot(self, other=MISSING, **kwargs):
         """vdot(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.vdot, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.vdot(self, other)
+            return ops.vdot(self, other) if not kwargs else ops.vdot(self, other, **_arguments.method_keywords("vdot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "vdot")
+            _arguments.reword_for_method(error, "vdot")
             raise
 
     def view(self, *args, size=None):
         """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.view, (self, *args,), {"size": size})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.view(self, _dispatch.varargs_list(args, size))
+            return ops.view(self, _arguments.varargs_list(args, size))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "view")
+            _arguments.reword_for_method(error, "view")
             raise
 
-    def xlogy(self, other):
-        """xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def xlogy(self, *args, **kwargs):
+        """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.xlogy, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.xlogy_Tensor(self, other)
+            return ops.xlogy(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("xlogy")
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "xlogy")
+            _arguments.reword_for_method(error, "xlogy")
             raise
 
     def zero_(self):
         """zero_(Tensor(a!) self) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.zero_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.zero_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "zero_")
+            _arguments.reword_for_method(error, "zero_")
             raise
 
     def abs_(self):
         """In-place abs(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.abs_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.abs_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "abs_")
+            _arguments.reword_for_method(error, "abs_")
             raise
 
     def acos_(self):
         """In-place acos(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.acos_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.acos_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "acos_")
+            _arguments.reword_for_method(error, "acos_")
             raise
 
-    def add_(self, other, *, alpha=1):
+    def add_(self, other=MISSING, *, alpha=1, **kwargs):
         """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.add_, (self, other,), {"alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.add_Tensor_(self, other, alpha=alpha)
+            return ops.add_Tensor_(self, other, alpha=alpha) if not kwargs else ops.add_Tensor_(self, other, alpha=alpha, **_arguments.method_keywords("add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "add_")
+            _arguments.reword_for_method(error, "add_")
             raise
 
-    def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    def addbmm_(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addbmm_, (self, batch1, batch2,), {"beta": beta, "alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
+            return ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha, **_arguments.method_keywords("addbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addbmm_")
+            _arguments.reword_for_method(error, "addbmm_")
             raise
 
-    def addcdiv_(self, tensor1, tensor2, *, value=1):
+    def addcdiv_(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addcdiv_, (self, tensor1, tensor2,), {"value": value, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.addcdiv_(self, tensor1, tensor2, value=value)
+            return ops.addcdiv_(self, tensor1, tensor2, value=value) if not kwargs else ops.addcdiv_(self, tensor1, tensor2, value=value, **_arguments.method_keywords("addcdiv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addcdiv_")
+            _arguments.reword_for_method(error, "addcdiv_")
             raise
 
-    def addcmul_(self, tensor1, tensor2, *, value=1):
+    def addcmul_(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
         """In-place addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addcmul_, (self, tensor1, tensor2,), {"value": value, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.addcmul_(self, tensor1, tensor2, value=value)
+            return ops.addcmul_(self, tensor1, tensor2, value=value) if not kwargs else ops.addcmul_(self, tensor1, tensor2, value=value, **_arguments.method_keywords("addcmul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addcmul_")
+            _arguments.reword_for_method(error, "addcmul_")
             raise
 
-    def addmm_(self, mat1, mat2, *, beta=1, alpha=1):
+    def addmm_(self, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addmm_, (self, mat1, mat2,), {"beta": beta, "alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.addmm_(self, mat1, mat2, beta=beta, alpha=alpha)
+            return ops.addmm_(self, mat1, mat2, beta=beta, alpha=alpha) if not kwargs else ops.addmm_(self, mat1, mat2, beta=beta, alpha=alpha, **_arguments.method_keywords("addmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addmm_")
+            _arguments.reword_for_method(error, "addmm_")
             raise
 
-    def addmv_(self, mat, vec, *, beta=1, alpha=1):
+    def addmv_(self, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addmv_, (self, mat, vec,), {"beta": beta, "alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.addmv_(self, mat, vec, beta=beta, alpha=alpha)
+            return ops.addmv_(self, mat, vec, beta=beta, alpha=alpha) if not kwargs else ops.addmv_(self, mat, vec, beta=beta, alpha=alpha, **_arguments.method_keywords("addmv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addmv_")
+            _arguments.reword_for_method(error, "addmv_")
             raise
 
-    def addr_(self, vec1, vec2, *, beta=1, alpha=1):
+    def addr_(self, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.addr_, (self, vec1, vec2,), {"beta": beta, "alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha)
+            return ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha) if not kwargs else ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha, **_arguments.method_keywords("addr", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "addr_")
+            _arguments.reword_for_method(error, "addr_")
             raise
 
     def asin_(self):
         """In-place asin(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.asin_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.asin_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "asin_")
+            _arguments.reword_for_method(error, "asin_")
             raise
 
     def atan_(self):
         """In-place atan(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atan_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.atan_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "atan_")
+            _arguments.reword_for_method(error, "atan_")
             raise
 
-    def atan2_(self, other):
+    def atan2_(self, other=MISSING, **kwargs):
         """In-place atan2(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.atan2_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.atan2_(self, other)
+            return ops.atan2_(self, other) if not kwargs else ops.atan2_(self, other, **_arguments.method_keywords("atan2", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "atan2_")
+            _arguments.reword_for_method(error, "atan2_")
             raise
 
-    def baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    def baddbmm_(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
         """In-place baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.baddbmm_, (self, batch1, batch2,), {"beta": beta, "alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha)
+            return ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha, **_arguments.method_keywords("baddbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "baddbmm_")
+            _arguments.reword_for_method(error, "baddbmm_")
             raise
 
-    def bitwise_and_(self, other):
+    def bitwise_and_(self, other=MISSING, **kwargs):
         """In-place bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_and_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.bitwise_and_Tensor_(self, other)
+            return ops.bitwise_and_Tensor_(self, other) if not kwargs else ops.bitwise_and_Tensor_(self, other, **_arguments.method_keywords("bitwise_and", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bitwise_and_")
+            _arguments.reword_for_method(error, "bitwise_and_")
             raise
 
     def bitwise_not_(self):
         """In-place bitwise_not(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_not_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.bitwise_not_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bitwise_not_")
+            _arguments.reword_for_method(error, "bitwise_not_")
             raise
 
-    def bitwise_or_(self, other):
+    def bitwise_or_(self, other=MISSING, **kwargs):
         """In-place bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_or_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.bitwise_or_Tensor_(self, other)
+            return ops.bitwise_or_Tensor_(self, other) if not kwargs else ops.bitwise_or_Tensor_(self, other, **_arguments.method_keywords("bitwise_or", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bitwise_or_")
+            _arguments.reword_for_method(error, "bitwise_or_")
             raise
 
-    def bitwise_xor_(self, other):
+    def bitwise_xor_(self, other=MISSING, **kwargs):
         """In-place bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bitwise_xor_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.bitwise_xor_Tensor_(self, other)
+            return ops.bitwise_xor_Tensor_(self, other) if not kwargs else ops.bitwise_xor_Tensor_(self, other, **_arguments.method_keywords("bitwise_xor", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "bitwise_xor_")
+            _arguments.reword_for_method(error, "bitwise_xor_")
             raise
 
     def ceil_(self):
         """In-place ceil(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ceil_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.ceil_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ceil_")
+            _arguments.reword_for_method(error, "ceil_")
             raise
 
     def clamp_(self, *args, **kwargs):
         """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
         In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clamp_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.clamp_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clamp_")
+            _arguments.reword_for_method(error, "clamp_")
             raise
 
     def clamp_max_(self, *args, **kwargs):
         """In-place clamp_max(Tensor self, Scalar max) -> Tensor
         In-place clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clamp_max_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.clamp_max_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clamp_max_")
+            _arguments.reword_for_method(error, "clamp_max_")
             raise
 
     def clamp_min_(self, *args, **kwargs):
         """In-place clamp_min(Tensor self, Scalar min) -> Tensor
         In-place clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.clamp_min_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.clamp_min_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "clamp_min_")
+            _arguments.reword_for_method(error, "clamp_min_")
             raise
 
     def copysign_(self, *args, **kwargs):
         """In-place copysign.Tensor(Tensor self, Tensor other) -> Tensor
         In-place copysign.Scalar(Tensor self, Scalar other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.copysign_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.copysign_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "copysign_")
+            _arguments.reword_for_method(error, "copysign_")
             raise
 
     def cos_(self):
         """In-place cos(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cos_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cos_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cos_")
+            _arguments.reword_for_method(error, "cos_")
             raise
 
     def cosh_(self):
         """In-place cosh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cosh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.cosh_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cosh_")
+            _arguments.reword_for_method(error, "cosh_")
             raise
 
-    def cumprod_(self, dim, *, dtype=None):
+    def cumprod_(self, dim=MISSING, *, dtype=None, **kwargs):
         """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cumprod_, (self, dim,), {"dtype": dtype, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.cumprod_(self, dim, dtype=dtype)
+            return ops.cumprod_(self, dim, dtype=dtype) if not kwargs else ops.cumprod_(self, dim, dtype=dtype, **_arguments.method_keywords("cumprod", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cumprod_")
+            _arguments.reword_for_method(error, "cumprod_")
             raise
 
-    def cumsum_(self, dim, *, dtype=None):
+    def cumsum_(self, dim=MISSING, *, dtype=None, **kwargs):
         """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cumsum_, (self, dim,), {"dtype": dtype, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.cumsum_(self, dim, dtype=dtype)
+            return ops.cumsum_(self, dim, dtype=dtype) if not kwargs else ops.cumsum_(self, dim, dtype=dtype, **_arguments.method_keywords("cumsum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "cumsum_")
+            _arguments.reword_for_method(error, "cumsum_")
             raise
 
     def deg2rad_(self):
         """In-place deg2rad(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.deg2rad_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.deg2rad_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "deg2rad_")
+            _arguments.reword_for_method(error, "deg2rad_")
             raise
 
     def digamma_(self):
         """In-place digamma(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.digamma_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.digamma_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "digamma_")
+            _arguments.reword_for_method(error, "digamma_")
             raise
 
     def div_(self, *args, **kwargs):
         """In-place div.Tensor(Tensor self, Tensor other) -> Tensor
         In-place div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.div_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.div_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "div_")
+            _arguments.reword_for_method(error, "div_")
             raise
 
     def erf_(self):
         """In-place erf(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.erf_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.erf_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "erf_")
+            _arguments.reword_for_method(error, "erf_")
             raise
 
     def erfc_(self):
         """In-place erfc(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.erfc_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.erfc_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "erfc_")
+            _arguments.reword_for_method(error, "erfc_")
             raise
 
     def erfinv_(self):
         """In-place erfinv(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.erfinv_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.erfinv_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "erfinv_")
+            _arguments.reword_for_method(error, "erfinv_")
             raise
 
     def exp_(self):
         """In-place exp(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.exp_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.exp_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "exp_")
+            _arguments.reword_for_method(error, "exp_")
             raise
 
     def exp2_(self):
         """In-place exp2(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.exp2_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.exp2_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "exp2_")
+            _arguments.reword_for_method(error, "exp2_")
             raise
 
     def expm1_(self):
         """In-place expm1(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.expm1_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.expm1_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "expm1_")
+            _arguments.reword_for_method(error, "expm1_")
             raise
 
     def floor_(self):
         """In-place floor(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.floor_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.floor_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "floor_")
+            _arguments.reword_for_method(error, "floor_")
             raise
 
     def floor_divide_(self, *args, **kwargs):
         """In-place floor_divide(Tensor self, Tensor other) -> Tensor
         In-place floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.floor_divide_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.floor_divide_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "floor_divide_")
+            _arguments.reword_for_method(error, "floor_divide_")
             raise
 
     def fmod_(self, *args, **kwargs):
         """In-place fmod.Scalar(Tensor self, Scalar other) -> Tensor
         In-place fmod.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.fmod_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.fmod_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "fmod_")
+            _arguments.reword_for_method(error, "fmod_")
             raise
 
     def frac_(self):
         """In-place frac(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.frac_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.frac_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "frac_")
+            _arguments.reword_for_method(error, "frac_")
             raise
 
     def hardsigmoid_(self):
         """In-place hardsigmoid(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hardsigmoid_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.hardsigmoid_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "hardsigmoid_")
+            _arguments.reword_for_method(error, "hardsigmoid_")
             raise
 
     def hardswish_(self):
         """In-place hardswish(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hardswish_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.hardswish_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "hardswish_")
+            _arguments.reword_for_method(error, "hardswish_")
             raise
 
-    def hardtanh_(self, min_val=-1, max_val=1):
+    def hardtanh_(self, min_val=-1, max_val=1, **kwargs):
         """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hardtanh_, (self, min_val, max_val,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.hardtanh_(self, min_val, max_val)
+            return ops.hardtanh_(self, min_val, max_val) if not kwargs else ops.hardtanh_(self, min_val, max_val, **_arguments.method_keywords("hardtanh", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "hardtanh_")
+            _arguments.reword_for_method(error, "hardtanh_")
             raise
 
-    def hypot_(self, other):
+    def hypot_(self, other=MISSING, **kwargs):
         """In-place hypot(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.hypot_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.hypot_(self, other)
+            return ops.hypot_(self, other) if not kwargs else ops.hypot_(self, other, **_arguments.method_keywords("hypot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "hypot_")
+            _arguments.reword_for_method(error, "hypot_")
             raise
 
-    def index_add_(self, dim, index, source, *, alpha=1):
+    def i0_(self):
+        """In-place i0(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.i0_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.i0_(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "i0_")
+            raise
+
+    def igamma_(self, other=MISSING, **kwargs):
+        """In-place igamma(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igamma_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igamma_(self, other) if not kwargs else ops.igamma_(self, other, **_arguments.method_keywords("igamma", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "igamma_")
+            raise
+
+    def igammac_(self, other=MISSING, **kwargs):
+        """In-place igammac(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.igammac_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.igammac_(self, other) if not kwargs else ops.igammac_(self, other, **_arguments.method_keywords("igammac", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "igammac_")
+            raise
+
+    def index_add_(self, dim=MISSING, index=MISSING, source=MISSING, *, alpha=1, **kwargs):
         """In-place index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_add_, (self, dim, index, source,), {"alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.index_add_(self, dim, index, source, alpha=alpha)
+            return ops.index_add_(self, dim, index, source, alpha=alpha) if not kwargs else ops.index_add_(self, dim, index, source, alpha=alpha, **_arguments.method_keywords("index_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_add_")
+            _arguments.reword_for_method(error, "index_add_")
             raise
 
-    def index_copy_(self, dim, index, source):
+    def index_copy_(self, dim=MISSING, index=MISSING, source=MISSING, **kwargs):
         """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_copy_, (self, dim, index, source,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.index_copy_(self, dim, index, source)
+            return ops.index_copy_(self, dim, index, source) if not kwargs else ops.index_copy_(self, dim, index, source, **_arguments.method_keywords("index_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_copy_")
+            _arguments.reword_for_method(error, "index_copy_")
             raise
 
     def index_fill_(self, *args, **kwargs):
         """In-place index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
         In-place index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_fill_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.index_fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_fill_")
+            _arguments.reword_for_method(error, "index_fill_")
             raise
 
-    def index_put_(self, indices, values, accumulate=False):
+    def index_put_(self, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
         """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_put_, (self, indices, values, accumulate,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.index_put_(self, indices, values, accumulate)
+            return ops.index_put_(self, indices, values, accumulate) if not kwargs else ops.index_put_(self, indices, values, accumulate, **_arguments.method_keywords("index_put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "index_put_")
+            _arguments.reword_for_method(error, "index_put_")
             raise
 
-    def ldexp_(self, other):
+    def ldexp_(self, other=MISSING, **kwargs):
         """In-place ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.ldexp_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.ldexp_Tensor_(self, other)
+            return ops.ldexp_Tensor_(self, other) if not kwargs else ops.ldexp_Tensor_(self, other, **_arguments.method_keywords("ldexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "ldexp_")
+            _arguments.reword_for_method(error, "ldexp_")
             raise
 
     def lerp_(self, *args, **kwargs):
         """In-place lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
         In-place lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lerp_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.lerp_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "lerp_")
+            _arguments.reword_for_method(error, "lerp_")
             raise
 
     def lgamma_(self):
         """In-place lgamma(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.lgamma_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.lgamma_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "lgamma_")
+            _arguments.reword_for_method(error, "lgamma_")
             raise
 
     def log_(self):
         """In-place log(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log_")
+            _arguments.reword_for_method(error, "log_")
             raise
 
     def log10_(self):
         """In-place log10(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log10_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log10_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log10_")
+            _arguments.reword_for_method(error, "log10_")
             raise
 
     def log1p_(self):
         """In-place log1p(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log1p_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log1p_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log1p_")
+            _arguments.reword_for_method(error, "log1p_")
             raise
 
     def log2_(self):
         """In-place log2(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log2_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.log2_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "log2_")
+            _arguments.reword_for_method(error, "log2_")
             raise
 
-    def logical_and_(self, other):
+    def logical_and_(self, other=MISSING, **kwargs):
         """In-place logical_and(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_and_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.logical_and_(self, other)
+            return ops.logical_and_(self, other) if not kwargs else ops.logical_and_(self, other, **_arguments.method_keywords("logical_and", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logical_and_")
+            _arguments.reword_for_method(error, "logical_and_")
             raise
 
     def logical_not_(self):
         """In-place logical_not(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_not_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.logical_not_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logical_not_")
+            _arguments.reword_for_method(error, "logical_not_")
             raise
 
-    def logical_or_(self, other):
+    def logical_or_(self, other=MISSING, **kwargs):
         """In-place logical_or(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logical_or_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.logical_or_(self, other)
+            return ops.logical_or_(self, other) if not kwargs else ops.logical_or_(self, other, **_arguments.method_keywords("logical_or", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "logical_or_")
+            _arguments.reword_for_method(error, "logical_or_")
+            raise
+
+    def logit_(self, eps=None, **kwargs):
+        """In-place logit(Tensor self, float? eps=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.logit_, (self, eps,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.logit_(self, eps) if not kwargs else ops.logit_(self, eps, **_arguments.method_keywords("logit", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "logit_")
             raise
 
     def masked_fill_(self, *args, **kwargs):
         """In-place masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
         In-place masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.masked_fill_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.masked_fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "masked_fill_")
+            _arguments.reword_for_method(error, "masked_fill_")
             raise
 
-    def masked_scatter_(self, mask, source):
+    def masked_scatter_(self, mask=MISSING, source=MISSING, **kwargs):
         """In-place masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.masked_scatter_, (self, mask, source,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.masked_scatter_(self, mask, source)
+            return ops.masked_scatter_(self, mask, source) if not kwargs else ops.masked_scatter_(self, mask, source, **_arguments.method_keywords("masked_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "masked_scatter_")
+            _arguments.reword_for_method(error, "masked_scatter_")
             raise
 
     def mish_(self):
         """In-place mish(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mish_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.mish_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mish_")
+            _arguments.reword_for_method(error, "mish_")
             raise
 
-    def mul_(self, other):
+    def mul_(self, other=MISSING, **kwargs):
         """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mul_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.mul_Tensor_(self, other)
+            return ops.mul_Tensor_(self, other) if not kwargs else ops.mul_Tensor_(self, other, **_arguments.method_keywords("mul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mul_")
+            _arguments.reword_for_method(error, "mul_")
             raise
 
-    def mvlgamma_(self, p):
+    def mvlgamma_(self, p=MISSING, **kwargs):
         """In-place mvlgamma(Tensor self, int p) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mvlgamma_, (self, p,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.mvlgamma_(self, p)
+            return ops.mvlgamma_(self, p) if not kwargs else ops.mvlgamma_(self, p, **_arguments.method_keywords("mvlgamma", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "mvlgamma_")
+            _arguments.reword_for_method(error, "mvlgamma_")
             raise
 
-    def nan_to_num_(self, nan=None, posinf=None, neginf=None):
+    def nan_to_num_(self, nan=None, posinf=None, neginf=None, **kwargs):
         """In-place nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.nan_to_num_, (self, nan, posinf, neginf,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.nan_to_num_(self, nan, posinf, neginf)
+            return ops.nan_to_num_(self, nan, posinf, neginf) if not kwargs else ops.nan_to_num_(self, nan, posinf, neginf, **_arguments.method_keywords("nan_to_num", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "nan_to_num_")
+            _arguments.reword_for_method(error, "nan_to_num_")
             raise
 
     def neg_(self):
         """In-place neg(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.neg_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.neg_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "neg_")
+            _arguments.reword_for_method(error, "neg_")
             raise
 
-    def nextafter_(self, other):
+    def nextafter_(self, other=MISSING, **kwargs):
         """In-place nextafter(Tensor self, Tensor other) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.nextafter_, (self, other,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.nextafter_(self, other)
+            return ops.nextafter_(self, other) if not kwargs else ops.nextafter_(self, other, **_arguments.method_keywords("nextafter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "nextafter_")
+            _arguments.reword_for_method(error, "nextafter_")
             raise
 
     def pow_(self, *args, **kwargs):
         """In-place pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
         In-place pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.pow_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.pow_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "pow_")
+            _arguments.reword_for_method(error, "pow_")
             raise
 
-    def put_(self, index, source, accumulate=False):
+    def put_(self, index=MISSING, source=MISSING, accumulate=False, **kwargs):
         """In-place put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.put_, (self, index, source, accumulate,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.put_(self, index, source, accumulate)
+            return ops.put_(self, index, source, accumulate) if not kwargs else ops.put_(self, index, source, accumulate, **_arguments.method_keywords("put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "put_")
+            _arguments.reword_for_method(error, "put_")
             raise
 
     def rad2deg_(self):
         """In-place rad2deg(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.rad2deg_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.rad2deg_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "rad2deg_")
+            _arguments.reword_for_method(error, "rad2deg_")
             raise
 
     def reciprocal_(self):
         """In-place reciprocal(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.reciprocal_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.reciprocal_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "reciprocal_")
+            _arguments.reword_for_method(error, "reciprocal_")
             raise
 
     def relu_(self):
         """In-place relu(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.relu_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.relu_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "relu_")
+            _arguments.reword_for_method(error, "relu_")
             raise
 
     def remainder_(self, *args, **kwargs):
         """In-place remainder.Scalar(Tensor self, Scalar other) -> Tensor
         In-place remainder.Tensor(Tensor self, Tensor other) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.remainder_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.remainder_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "remainder_")
+            _arguments.reword_for_method(error, "remainder_")
             raise
 
     def round_(self, *args, **kwargs):
         """In-place round(Tensor self) -> Tensor
         In-place round.decimals(Tensor self, *, int decimals) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.round_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.round_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "round_")
+            _arguments.reword_for_method(error, "round_")
             raise
 
     def rsqrt_(self):
         """In-place rsqrt(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.rsqrt_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.rsqrt_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "rsqrt_")
+            _arguments.reword_for_method(error, "rsqrt_")
             raise
 
     def scatter_(self, *args, **kwargs):
@@ -2211,138 +3291,208 @@ class TensorMethods:
         In-place scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
         In-place scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
         """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.scatter_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "scatter_")
+            _arguments.reword_for_method(error, "scatter_")
             raise
 
-    def scatter_add_(self, dim, index, src):
+    def scatter_add_(self, dim=MISSING, index=MISSING, src=MISSING, **kwargs):
         """In-place scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter_add_, (self, dim, index, src,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.scatter_add_(self, dim, index, src)
+            return ops.scatter_add_(self, dim, index, src) if not kwargs else ops.scatter_add_(self, dim, index, src, **_arguments.method_keywords("scatter_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "scatter_add_")
+            _arguments.reword_for_method(error, "scatter_add_")
             raise
 
     def sgn_(self):
         """In-place sgn(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sgn_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sgn_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sgn_")
+            _arguments.reword_for_method(error, "sgn_")
             raise
 
     def sigmoid_(self):
         """In-place sigmoid(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sigmoid_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sigmoid_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sigmoid_")
+            _arguments.reword_for_method(error, "sigmoid_")
             raise
 
     def sign_(self):
         """In-place sign(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sign_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sign_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sign_")
+            _arguments.reword_for_method(error, "sign_")
             raise
 
     def silu_(self):
         """In-place silu(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.silu_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.silu_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "silu_")
+            _arguments.reword_for_method(error, "silu_")
             raise
 
     def sin_(self):
         """In-place sin(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sin_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sin_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sin_")
+            _arguments.reword_for_method(error, "sin_")
             raise
 
     def sinc_(self):
         """In-place sinc(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sinc_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sinc_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sinc_")
+            _arguments.reword_for_method(error, "sinc_")
             raise
 
     def sinh_(self):
         """In-place sinh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sinh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sinh_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sinh_")
+            _arguments.reword_for_method(error, "sinh_")
             raise
 
     def sqrt_(self):
         """In-place sqrt(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sqrt_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.sqrt_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sqrt_")
+            _arguments.reword_for_method(error, "sqrt_")
             raise
 
-    def sub_(self, other, *, alpha=1):
+    def sub_(self, other=MISSING, *, alpha=1, **kwargs):
         """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.sub_, (self, other,), {"alpha": alpha, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.sub_Tensor_(self, other, alpha=alpha)
+            return ops.sub_Tensor_(self, other, alpha=alpha) if not kwargs else ops.sub_Tensor_(self, other, alpha=alpha, **_arguments.method_keywords("sub", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "sub_")
+            _arguments.reword_for_method(error, "sub_")
             raise
 
     def tan_(self):
         """In-place tan(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.tan_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.tan_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "tan_")
+            _arguments.reword_for_method(error, "tan_")
             raise
 
     def tanh_(self):
         """In-place tanh(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.tanh_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.tanh_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "tanh_")
+            _arguments.reword_for_method(error, "tanh_")
             raise
 
-    def tril_(self, diagonal=0):
+    def tril_(self, diagonal=0, **kwargs):
         """In-place tril(Tensor self, SymInt diagonal=0) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.tril_, (self, diagonal,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.tril_(self, diagonal)
+            return ops.tril_(self, diagonal) if not kwargs else ops.tril_(self, diagonal, **_arguments.method_keywords("tril", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "tril_")
+            _arguments.reword_for_method(error, "tril_")
             raise
 
-    def triu_(self, diagonal=0):
+    def triu_(self, diagonal=0, **kwargs):
         """In-place triu(Tensor self, SymInt diagonal=0) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.triu_, (self, diagonal,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.triu_(self, diagonal)
+            return ops.triu_(self, diagonal) if not kwargs else ops.triu_(self, diagonal, **_arguments.method_keywords("triu", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "triu_")
+            _arguments.reword_for_method(error, "triu_")
             raise
 
     def trunc_(self):
         """In-place trunc(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.trunc_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.trunc_(self)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "trunc_")
+            _arguments.reword_for_method(error, "trunc_")
             raise
 
-    def xlogy_(self, other):
-        """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor"""
+    def xlogy_(self, *args, **kwargs):
+        """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+        In-place xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.xlogy_, (self, *args,), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         try:
-            return ops.xlogy_Tensor_(self, other)
+            return ops.xlogy_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
-            _dispatch.reword_for_method(error, "xlogy_")
+            _arguments.reword_for_method(error, "xlogy_")
             raise
 
     def __add__(self, other):

@@ -7,28 +7,31 @@ Below it, a module imports only modules of earlier rows, lower layers, and never
 package (tests/test_import_graph.py checks it). Row by row, with what each imports:
 
     aliases (torch's module names),      the standard library
+    modes (the mode stack every public
+    function and op consults)
     devices
-    cpu_math, sampling                   numpy and the standard library: torch's CPU
+    cpu_math, sampling, sampling_serial  numpy and the standard library: torch's CPU
                                          sampling kernels on arrays
     kernels, grad_mode, anomaly, hooks,  numpy and the standard library (kernels also
     _tensor_str, manual                  sampling, cpu_math); manual (the helpers formulas call)
                                          is given its ops
     dtypes                               kernels
     _tensor (the Tensor class)           dtypes, devices, grad_mode, hooks, _tensor_str
-    forward_grad, dispatch, predicates,  _tensor (random also kernels: the Generator
-    random                               installs itself there for dropout)
-    factory_args                         _tensor, dtypes, devices, random: torch's
-                                         argument parser, for the factories' arguments
+    forward_grad, predicates, random     _tensor (random also kernels: the Generator
+                                         installs itself there for dropout)
+    arguments                            _tensor, dtypes, devices, random: torch's
+                                         argument parser, for every call (generated
+                                         wrappers, overloads, factories, hand-written ops)
     out (the out= keyword)               _tensor, dtypes, grad_mode, forward_grad: factories,
                                          generated/ and composite hand an out= call to it
-    namespaces                           dispatch, dtypes, kernels: the ops formulas
+    namespaces                           arguments, dtypes, kernels: the ops formulas
                                          call, filled in last, below
-    node, factories                      _tensor, forward_grad, dispatch, namespaces
-                                         (factories also factory_args, out)
+    node, factories                      _tensor, forward_grad, arguments, namespaces
+                                         (factories also generated.signatures, out)
     random_ops                           factories, random, sampling
     recording, engine                    node, namespaces: what wrappers call; the
                                          backward pass
-    generated/                           recording, node, dispatch, namespaces, manual
+    generated/                           recording, node, arguments, namespaces, manual
     composite                            generated.ops, factories, devices, random_ops
     autograd                             engine, generated.ops, recording, random_ops
     other_names                          generated.ops, _tensor: torch's other names of ops
@@ -47,12 +50,16 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          tensor_attributes, tensor_functions,
                                          counting: sets the op methods on
                                          Tensor
-    nn, optim, linalg                    composite, generated.ops, factories, _tensor,
-                                         random
+    nn, optim, linalg, special, fft      composite, generated.ops, factories, _tensor,
+                                         random (special, fft also out)
     utils (torch.utils.data),            random_ops, factories, generated.ops, nn,
     serialization (save, load)           dtypes, _tensor
     func                                 autograd, forward_grad, generated.ops, factories,
                                          random: torch.func's transforms
+    overrides (torch.overrides)          modes, _tensor: TorchFunctionMode
+
+    distributions                        generated.ops, factories, random_ops, nn, linalg,
+                                         autograd, sampling_serial: torch.distributions
     profiler                             engine, kernels, namespaces, generated.ops: times
                                          ops and backward nodes while it records
     viz (not imported here)              nn, runtime.__main__: draws a graph
@@ -61,6 +68,8 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     compile                              generated.ops, kernels, recording, nn, optim,
                                          autograd: a traced step as straight-line numpy
     cuda, accelerator                    devices: no device but the CPU
+    backends, deterministic              the standard library: torch.backends' flags,
+                                         use_deterministic_algorithms
     legacy                               factories, dtypes, _tensor: FloatTensor & co,
                                          Variable, finfo/iinfo, the thread counts
     version                              the standard library: torch.__version__
@@ -68,6 +77,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
 
 from __future__ import annotations
 
+from types import FunctionType as _FunctionType
 from typing import Any as _Any
 
 from generated import ops as _ops
@@ -76,19 +86,25 @@ from runtime import (
     _dynamo,  # noqa: F401 - torch._dynamo (reset, config), for torch.compile's programs
     accelerator,
     autograd,
+    backends,  # torch.backends: cudnn, mps, mkldnn... as a CPU-only torch reports them
     compiler,
     cuda,
+    distributions,  # torch.distributions
     dtypes,
+    fft,  # torch.fft: the frequencies and shifts (no complex dtypes, so no transforms yet)
     func,
     linalg,
     methods,  # noqa: F401 - imported to set the op methods on Tensor
     nn,
     optim,
+    overrides,  # torch.overrides: TorchFunctionMode
     profiler,
     random,
     serialization,  # torch.serialization: save, load
+    special,  # torch.special
     utils,  # torch.utils.data
 )
+from runtime import arguments as _arguments
 from runtime import factories as _factories
 from runtime import legacy as _legacy
 from runtime import namespaces as _namespaces
@@ -99,7 +115,22 @@ from runtime.aliases import missing_attribute as _missing_attribute
 from runtime.compile import compile  # noqa: A004 - torch.compile: a step as one function
 from runtime.composite import *  # noqa: F403 - the composite ops
 from runtime.counting import *  # noqa: F403 - bincount, histc, isin, gcd, ...
+from runtime.deterministic import (  # torch.use_deterministic_algorithms and friends
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode,
+    use_deterministic_algorithms,
+)
 from runtime.devices import device, get_default_device, set_default_device
+from runtime.distributions.samplers import (  # torch's samplers under the distributions
+    _dirichlet_grad,
+    _sample_dirichlet,
+    _standard_gamma,
+    _standard_gamma_grad,
+    binomial,
+    poisson,
+)
 from runtime.dtypes import bfloat16 as bfloat16  # no arithmetic: numpy lacks it
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
@@ -155,6 +186,23 @@ from runtime.windows import *  # noqa: F403 - hann_window & co
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
 _namespaces.install(_ops, Tensor, _factories)
 
+
+# -- numpy-style keywords for the hand-written functions (`torch.softmax(x, axis=1)`) --------
+# torch binds these through its argument parser, which takes them; the generated ops take
+# them in their wrappers, the factories in their parser (runtime/arguments.py). Only the
+# names here get them: torch.nn.functional's Python functions (F.softmax) take none, as in
+# torch.
+def _take_numpy_keywords(namespace: dict) -> None:
+    for name, value in list(namespace.items()):
+        if isinstance(value, _FunctionType) and value.__module__ in _HAND_WRITTEN and \
+                not name.startswith("_") and name not in _arguments.TORCH_PYTHON_FUNCTIONS:
+            namespace[name] = _arguments.numpy_keywords(value)
+
+
+_HAND_WRITTEN = frozenset({"runtime.composite", "runtime.predicates", "runtime.nn.conv",
+                           "runtime.nn.pooling", "runtime.random_ops"})
+_take_numpy_keywords(globals())
+
 __all__ = [
     "Tensor", "Size", "autograd", "func", "dtypes", "nn", "optim", "random", "cuda",
     "accelerator", "device", "get_default_device", "set_default_device", "bool", "double",
@@ -165,10 +213,42 @@ __all__ = [
     "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "set_printoptions",
     "get_printoptions", "printoptions", "install_as_torch", "uninstall_as_torch", "__version__",
     "utils", "serialization", "save", "load", "linalg", "float16", "half", "bfloat16",
-    "compile", "compiler", "thread_safe_generator",
+    "compile", "compiler", "thread_safe_generator", "overrides", "special", "fft",
+    "distributions", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet",
+    "_dirichlet_grad", "binomial", "poisson", "backends", "use_deterministic_algorithms",
+    "are_deterministic_algorithms_enabled", "is_deterministic_algorithms_warn_only_enabled",
+    "set_deterministic_debug_mode", "get_deterministic_debug_mode",
     "conv1d", "conv2d", "max_pool1d", "max_pool2d", "avg_pool1d", "adaptive_avg_pool1d",
     *_legacy.__all__,
 ]
+
+# -- issue 28, helper nnlayers: torch.* spellings of the nn functions ----------------------------
+from runtime.nn import torch_functions as _nn_torch_functions  # noqa: E402
+from runtime.nn.torch_functions import *  # noqa: E402, F403
+
+__all__ += _nn_torch_functions.__all__
+
+# -- issue 28, helper nnB: torch.feature_dropout & co, pooling ----------------------------
+from runtime.nn.dropout_ops import (  # noqa: E402
+    alpha_dropout,
+    alpha_dropout_,
+    feature_alpha_dropout,
+    feature_alpha_dropout_,
+    feature_dropout,
+    feature_dropout_,
+)
+from runtime.nn.pooling_more import (  # noqa: E402
+    adaptive_max_pool1d_with_indices as adaptive_max_pool1d,
+)
+from runtime.nn.pooling_more import max_pool1d_with_indices, max_pool3d  # noqa: E402
+from runtime.nn.utils.weight_norm import _weight_norm as _weight_norm  # noqa: E402
+from runtime.nn.utils.weight_norm import norm_except_dim  # noqa: E402
+
+__all__ += ["alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
+            "feature_alpha_dropout_", "feature_dropout", "feature_dropout_",
+            "adaptive_max_pool1d", "max_pool1d_with_indices", "max_pool3d",
+            "norm_except_dim"]
+# -- end of nnB's block ---------------------------------------------------------------------
 
 
 def __getattr__(name: str) -> _Any:

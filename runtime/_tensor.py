@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from runtime import changes, devices, dtypes
+from runtime import modes as _modes
 from runtime._tensor_str import format_tensor
 from runtime.dtypes import type_string
 from runtime.grad_mode import INFERENCE_BLOCKS, is_inference_mode_enabled
@@ -169,10 +170,18 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
+        if _modes.active:  # a mode may hear the read (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.requires_grad.__get__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self.grad_fn is not None or self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        if _modes.active:  # a mode may hear the write (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.requires_grad.__set__, (self, value), {})
+            if heard is not _modes.PASS:
+                return
         if self.grad_fn is not None:
             raise RuntimeError(_requires_grad_leaf_error(value))
         if value and not self.dtype.is_floating_point:
@@ -185,6 +194,10 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Like setting `requires_grad`, but a no-op on a non-leaf asked to require grad."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.requires_grad_, (self, requires_grad), {})
+            if heard is not _modes.PASS:
+                return heard
         if self.grad_fn is not None and requires_grad:
             return self
         self.requires_grad = requires_grad
@@ -192,16 +205,28 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        if _modes.active:  # a mode may hear the read (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.is_leaf.__get__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self.grad_fn is None
 
     @property
     def grad(self) -> Tensor | None:
+        if _modes.active:  # a mode may hear the read (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.grad.__get__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         if self.grad_fn is not None and not self._retains_grad and self._grad is None:
             warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
     def grad(self, value: Tensor | None) -> None:
+        if _modes.active:  # a mode may hear the write (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.grad.__set__, (self, value), {})
+            if heard is not _modes.PASS:
+                return
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
@@ -240,26 +265,46 @@ class Tensor:
 
     def is_inference(self) -> bool:
         """Whether the tensor was made in inference_mode (it may never be saved for backward)."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.is_inference, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self._version_counter.inference
 
     @property
     def data(self) -> Tensor:
         """The same storage, detached, with a version counter of its own (as in PyTorch)."""
+        if _modes.active:  # a mode may hear the read (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.data.__get__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         tensor = Tensor._make(self._data, None)
         tensor._version_counter.inference = self._version_counter.inference
         return tensor
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        if _modes.active:  # a mode may hear the write (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.data.__set__, (self, value), {})
+            if heard is not _modes.PASS:
+                return
         changes.changed()
         self._data = value._data
 
     def detach(self) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.detach, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         tensor = Tensor._make(self._data, None)
         tensor._version_counter = self._version_counter
         return tensor
 
     def detach_(self) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.detach_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         changes.changed()
         self.grad_fn = None
         self._requires_grad = False
@@ -267,6 +312,10 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Keep `.grad` for a non-leaf tensor too (a no-op on leaves)."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.retain_grad, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None or self._retains_grad:
@@ -299,6 +348,10 @@ class Tensor:
 
     def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
         """`hook(grad)` runs when this tensor's gradient is computed; it may return a new one."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.register_hook, (self, hook), {})
+            if heard is not _modes.PASS:
+                return heard
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is None:
@@ -315,19 +368,35 @@ class Tensor:
     # -- shape and data ---------------------------------------------------------------------
     @property
     def shape(self) -> Size:
+        if _modes.active:  # a mode may hear the read (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.shape.__get__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return tuple.__new__(Size, self._data.shape)  # numpy's sizes are ints: no checks
 
     @property
     def dtype(self) -> dtypes.dtype:
+        if _modes.active:  # a mode may hear the read (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.dtype.__get__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return dtypes.from_numpy(self._data.dtype)
 
     @property
     def ndim(self) -> int:
+        if _modes.active:  # a mode may hear the read (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.ndim.__get__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self._data.ndim
 
     @property
     def device(self) -> devices.device:
         """Always the CPU: gradgen has no other device."""
+        if _modes.active:  # a mode may hear the read (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.device.__get__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return devices.CPU
 
     @property
@@ -340,45 +409,89 @@ class Tensor:
 
     def cpu(self) -> Tensor:
         """The tensor itself: it is on the CPU already."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.cpu, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self
 
     def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
         """Fails as PyTorch built without CUDA fails: there is no CUDA device."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.cuda, (self, device, non_blocking), {})
+            if heard is not _modes.PASS:
+                return heard
         if isinstance(device, int) and not isinstance(device, bool):
             raise RuntimeError(devices.NO_ACCELERATOR)
         raise AssertionError(devices.CUDA_MISSING)
 
     def size(self, dim: int | None = None) -> Size | int:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.size, (self, dim), {})
+            if heard is not _modes.PASS:
+                return heard
         return tuple.__new__(Size, self._data.shape) if dim is None else self._data.shape[dim]
 
     def stride(self, dim: int | None = None) -> tuple[int, ...] | int:
         """Steps between elements, in elements, along each dimension (or along `dim`)."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.stride, (self, dim), {})
+            if heard is not _modes.PASS:
+                return heard
         itemsize = self._data.itemsize
         steps = tuple([step // itemsize for step in self._data.strides])
         return steps if dim is None else steps[dim]
 
     def dim(self) -> int:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.dim, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self._data.ndim
 
     def numel(self) -> int:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.numel, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self._data.size
 
     def nelement(self) -> int:
         """numel's older name."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.nelement, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self._data.size
 
     def element_size(self) -> int:
         """Bytes per element."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.element_size, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self._data.itemsize
 
     def is_contiguous(self) -> bool:
         """Whether the elements lie in row-major order with no gaps (numpy's C order)."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.is_contiguous, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self._data.flags.c_contiguous
 
     def is_floating_point(self) -> bool:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.is_floating_point, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self.dtype.is_floating_point
 
     def item(self) -> float | int | bool:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.item, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         if self._data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
@@ -386,9 +499,17 @@ class Tensor:
         return self._data.item()
 
     def tolist(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.tolist, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self._data.tolist()
 
     def numpy(self) -> np.ndarray:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.numpy, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         if self.requires_grad:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
@@ -412,6 +533,10 @@ class Tensor:
         )
 
     def __len__(self) -> int:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.__len__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
@@ -444,9 +569,17 @@ class Tensor:
         return self._data.item()
 
     def __float__(self) -> float:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.__float__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return float(self._number())
 
     def __int__(self) -> int:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.__int__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return int(self._number())
 
     def __index__(self) -> int:

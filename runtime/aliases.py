@@ -35,6 +35,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.autograd.profiler": "runtime.autograd.profiler",
     "torch.autograd.variable": "runtime.autograd.variable",
     "torch.cuda": "runtime.cuda",
+    "torch.fft": "runtime.fft",
     "torch.func": "runtime.func",
     "torch.linalg": "runtime.linalg",
     "torch.nn": "runtime.nn",
@@ -44,11 +45,14 @@ TORCH_MODULES: dict[str, str] = {
     "torch.nn.utils": "runtime.nn.utils",
     "torch.nn.utils.clip_grad": "runtime.nn.utils.clip_grad",
     "torch.optim": "runtime.optim",
+    "torch.overrides": "runtime.overrides",  # TorchFunctionMode (runtime/modes.py's stack)
     "torch.profiler": "runtime.profiler",
     "torch.random": "runtime.random",
+    "torch.special": "runtime.special",
     # data loading, optimizers' schedules, saving
     "torch.utils": "runtime.utils",
     "torch.utils.data": "runtime.utils.data",
+    "torch.utils._python_dispatch": "runtime.utils._python_dispatch",  # TorchDispatchMode
     "torch.utils.data.dataloader": "runtime.utils.data.dataloader",
     "torch.utils.data.dataset": "runtime.utils.data.dataset",
     "torch.utils.data.sampler": "runtime.utils.data.sampler",
@@ -61,6 +65,30 @@ TORCH_MODULES: dict[str, str] = {
     "torch.compiler": "runtime.compiler",
     "torch._dynamo": "runtime._dynamo",
     "torch._dynamo.config": "runtime.compile.config",
+    # torch.distributions and its modules
+    **{f"torch.distributions{name}": f"runtime.distributions{name}" for name in (
+        "", ".constraints", ".distribution", ".exp_family", ".kl", ".utils", ".bernoulli",
+        ".beta", ".categorical", ".dirichlet", ".exponential", ".gamma", ".independent",
+        ".multivariate_normal", ".normal", ".uniform", ".transforms", ".constraint_registry",
+        ".transformed_distribution", ".laplace", ".cauchy", ".log_normal", ".gumbel",
+        ".geometric", ".one_hot_categorical", ".relaxed_bernoulli", ".mixture_same_family",
+        ".half_normal", ".chi2", ".weibull", ".binomial", ".half_cauchy", ".studentT",
+        ".pareto", ".poisson", ".multinomial", ".continuous_bernoulli", ".fishersnedecor",
+        ".generalized_pareto", ".inverse_gamma", ".kumaraswamy", ".logistic_normal",
+        ".negative_binomial", ".relaxed_categorical", ".lowrank_multivariate_normal",
+        ".von_mises", ".lkj_cholesky", ".wishart")},
+    "torch.utils.checkpoint": "runtime.utils.checkpoint",
+    # issue 28, helper nnlayers: where programs import pad_sequence & co. from
+    "torch.nn.utils.rnn": "runtime.nn.utils.rnn",
+    # torch.backends: the flags of a CPU-only torch
+    **{f"torch.backends{name}": f"runtime.backends{name}" for name in (
+        "", ".cpu", ".cuda", ".cudnn", ".mkl", ".mkldnn", ".mps", ".openmp", ".opt_einsum")},
+    # issue 28, helper nnB: nn.utils' modules
+    "torch.nn.utils.fusion": "runtime.nn.utils.fusion",
+    "torch.nn.utils.parametrizations": "runtime.nn.utils.parametrizations",
+    "torch.nn.utils.parametrize": "runtime.nn.utils.parametrize",
+    "torch.nn.utils.prune": "runtime.nn.utils.prune",
+    "torch.nn.utils.stateless": "runtime.nn.utils.stateless",
 }
 
 _GRADGEN_NAMES = {gradgen: torch for torch, gradgen in TORCH_MODULES.items()}

@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import devices, dispatch, dtypes, factories, grad_mode, kernels, random_ops
+from runtime import arguments, devices, dtypes, factories, grad_mode, kernels, random_ops
+from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
-from runtime.dispatch import int_list
+from runtime.arguments import int_list
 
 __all__: list[str] = []
 
@@ -146,8 +147,8 @@ def rtruediv(self: Any, other: Any) -> Any:
 
 __all__ += ["var", "std", "norm"]
 
-_SELF = dispatch.Param("self_", "Tensor")
-_DIM = dispatch.Param("dim", "int[1]?")
+_SELF = arguments.Param("self_", "Tensor")
+_DIM = arguments.Param("dim", "int[1]?")
 
 
 def _variance_overloads(name: str, correction_op: Any) -> tuple:
@@ -162,33 +163,41 @@ def _variance_overloads(name: str, correction_op: Any) -> tuple:
     def unbiased_dim(self_: Any, dim: Any, unbiased: bool = True, keepdim: bool = False) -> Any:
         return correction_op(self_, dim, correction=int(unbiased), keepdim=keepdim)
 
-    unbiased = dispatch.Param("unbiased", "bool", has_default=True)
-    keepdim = dispatch.Param("keepdim", "bool", has_default=True)
+    unbiased = arguments.Param("unbiased", "bool", has_default=True)
+    keepdim = arguments.Param("keepdim", "bool", has_default=True)
     no_kernel = None  # composites: only their wrappers are ever called
     return (
-        dispatch.Overload(unbiased_all, no_kernel, f"{name}(Tensor self, bool unbiased=True) "
+        arguments.Overload(unbiased_all, no_kernel, f"{name}(Tensor self, bool unbiased=True) "
                           "-> Tensor", (_SELF, unbiased)),
-        dispatch.Overload(unbiased_dim, no_kernel, f"{name}.dim(Tensor self, int[1]? dim, "
+        arguments.Overload(unbiased_dim, no_kernel, f"{name}.dim(Tensor self, int[1]? dim, "
                           "bool unbiased=True, bool keepdim=False) -> Tensor",
                           (_SELF, _DIM, unbiased, keepdim)),
-        dispatch.Overload(correction_op, no_kernel, f"{name}.correction(Tensor self, int[1]? "
+        arguments.Overload(correction_op, no_kernel, f"{name}.correction(Tensor self, int[1]? "
                           "dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor",
                           (_SELF, _DIM._replace(has_default=True),
-                           dispatch.Param("correction", "Scalar?", True, True),
-                           dispatch.Param("keepdim", "bool", True, True))),
+                           arguments.Param("correction", "Scalar?", True, True),
+                           arguments.Param("keepdim", "bool", True, True))),
     )
 
 
 def var(input: Any, *args: Any, **kwargs: Any) -> Any:
     """`x.var()`, `x.var(0)`, `x.var(dim=1, unbiased=False)`, `x.var(correction=0)`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(var, (input, *args), {**kwargs})
+        if heard is not _modes.PASS:
+            return heard
     overloads = _variance_overloads("var", ops.var_correction)
-    return dispatch.call("var", overloads, (input, *args), kwargs)
+    return arguments.call("var", overloads, (input, *args), kwargs)
 
 
 def std(input: Any, *args: Any, **kwargs: Any) -> Any:
     """`x.std()`, `x.std(0)`, `x.std(dim=1, unbiased=False)`, `x.std(correction=0)`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(std, (input, *args), {**kwargs})
+        if heard is not _modes.PASS:
+            return heard
     overloads = _variance_overloads("std", ops.std_correction)
-    return dispatch.call("std", overloads, (input, *args), kwargs)
+    return arguments.call("std", overloads, (input, *args), kwargs)
 
 
 # -- issue 16 (edge cases): binary max and min --------------------------------------------
@@ -197,9 +206,9 @@ def std(input: Any, *args: Any, **kwargs: Any) -> Any:
 # record). They join the overloads that `max` and `min` resolve among, after the spec's.
 for _name, _wrapper, _kernel in (("max", ops.maximum, kernels.maximum),
                                  ("min", ops.minimum, kernels.minimum)):
-    ops.BY_NAME[_name] = (*ops.BY_NAME[_name], dispatch.Overload(
+    ops.BY_NAME[_name] = (*ops.BY_NAME[_name], arguments.Overload(
         _wrapper, _kernel, f"{_name}.other(Tensor self, Tensor other) -> Tensor",
-        (_SELF, dispatch.Param("other", "Tensor"))))
+        (_SELF, arguments.Param("other", "Tensor"))))
 
 
 def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False,
@@ -209,6 +218,10 @@ def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False,
     "fro" is the 2-norm of the elements; matrix norms ("nuc", "fro" over more than two
     dimensions) are not implemented.
     """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(norm, (input, p, dim, keepdim, dtype), {})
+        if heard is not _modes.PASS:
+            return heard
     if isinstance(p, str):
         if p != "fro" or not (dim is None or isinstance(dim, int) or len(dim) <= 2):
             raise NotImplementedError(f"norm(p={p!r}) is a matrix norm; gradgen has only "
@@ -225,6 +238,10 @@ __all__ += ["reshape", "flatten", "unflatten", "chunk", "split"]
 
 def reshape(input: Any, *shape: Any) -> Any:
     """A view when the strides allow one, else a copy (CloneBackward0, UnsafeViewBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(reshape, (input, *shape), {})
+        if heard is not _modes.PASS:
+            return heard
     shape = int_list(shape)
     try:
         return ops.view(input, shape)
@@ -245,6 +262,10 @@ def _wrap_dim(dim: int, ndim: int) -> int:
 def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
     """Merge dims start_dim..end_dim with reshape; the tensor itself when there is nothing
     to merge (so `x.flatten()` of a 1-D x keeps x's grad_fn, as in PyTorch)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(flatten, (input, start_dim, end_dim), {})
+        if heard is not _modes.PASS:
+            return heard
     start, end = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
     if input.ndim == 0:  # after the dims are checked, as in PyTorch
         return reshape(input, 1)
@@ -262,6 +283,10 @@ def flatten(input: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
 def unflatten(input: Any, dim: int, sizes: Any) -> Any:
     """Split dimension `dim` into `sizes` (one of which may be -1, inferred), as a view
     when the strides allow one (ViewBackward0), else a copy."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unflatten, (input, dim, sizes), {})
+        if heard is not _modes.PASS:
+            return heard
     sizes = tuple(sizes)
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
@@ -280,6 +305,10 @@ def unflatten(input: Any, dim: int, sizes: Any) -> Any:
 
 def chunk(input: Any, chunks: int, dim: int = 0) -> tuple:
     """`chunks` pieces of equal size (the last may be smaller), made by split."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(chunk, (input, chunks, dim), {})
+        if heard is not _modes.PASS:
+            return heard
     if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
@@ -293,6 +322,10 @@ def chunk(input: Any, chunks: int, dim: int = 0) -> tuple:
 
 def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> tuple:
     """split.Tensor for a size, split_with_sizes for a list of sizes."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(split, (tensor, split_size_or_sections, dim), {})
+        if heard is not _modes.PASS:
+            return heard
     if isinstance(split_size_or_sections, int):
         return ops.split(tensor, split_size_or_sections, dim)
     return ops.split_with_sizes(tensor, list(split_size_or_sections), dim)
@@ -416,51 +449,66 @@ def _decompose_index(self: Any, index: Any, lone_slice_is_view: bool
         return _select(self, 0, operator.index(index)), None
     if isinstance(index, slice):
         return _slice(self, 0, index, skip_whole=not lone_slice_is_view), None
-    # Sequences inside the index (a list, an array, a range, a tuple) gather, as in PyTorch.
-    items = tuple(factories.arange(i.start, i.stop, i.step) if isinstance(i, range) else
-                  _index_tensor(list(i) if isinstance(i, tuple) else i)
-                  if isinstance(i, list | np.ndarray | tuple) else i
-                  for i in _index_items(index))
+    items = _gathering_items(index)
     specified = _specified_dims(items)
     if specified > self.ndim:
         raise IndexError(f"too many indices for tensor of dimension {self.ndim}")
     result, dim = self, 0
     recorded: list[tuple[int, Any]] = []  # (dim of result, index tensor) for index.Tensor
     for item in items:
-        if isinstance(item, Tensor) and item.ndim == 0 and item.dtype is not \
-                dtypes.bool_ and not item.is_floating_point():
-            item = item.item()
-        if isinstance(item, Tensor) and item.ndim == 0 and item.dtype is dtypes.bool_:
-            item = bool(item.item())
-        if item is None:
-            result = ops.unsqueeze(result, dim)
-            dim += 1
-        elif item is Ellipsis:
+        if item is Ellipsis:
             dim += self.ndim - specified
-        elif isinstance(item, bool):
-            result = ops.unsqueeze(result, dim)
-            recorded.append((dim, _index_tensor([0] if item else [])))
-            dim += 1
-        elif _is_int(item):
-            result = _select(result, dim, operator.index(item))
-        elif isinstance(item, slice):
-            result = _slice(result, dim, item, skip_whole=True)
-            dim += 1
-        elif isinstance(item, Tensor):
-            recorded.append((dim, item))
-            dim += item.ndim if item.dtype is dtypes.bool_ else 1
         else:
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
-                             f"byte Variables are valid indices (got {type(item).__name__})")
+            result, dim = _apply_index_item(result, dim, _read_0_dim(item), recorded)
     if not recorded:
         return result, None
+    return result, _index_tensor_list(recorded)
+
+
+def _gathering_items(index: Any) -> tuple:
+    """The items of an index, each sequence inside it (a list, an array, a range, a tuple)
+    made an index Tensor that gathers, as in PyTorch."""
+    return tuple(factories.arange(i.start, i.stop, i.step) if isinstance(i, range) else
+                 _index_tensor(list(i) if isinstance(i, tuple) else i)
+                 if isinstance(i, list | np.ndarray | tuple) else i
+                 for i in _index_items(index))
+
+
+def _read_0_dim(item: Any) -> Any:
+    """A 0-dim integer Tensor indexes as its int, a 0-dim bool one as its bool."""
+    if isinstance(item, Tensor) and item.ndim == 0 and not item.is_floating_point():
+        return bool(item.item()) if item.dtype is dtypes.bool_ else item.item()
+    return item
+
+
+def _apply_index_item(result: Any, dim: int, item: Any, recorded: list) -> tuple[Any, int]:
+    """One basic item of an index applied to `result` at `dim` (an index Tensor, or a bool's
+    one-element or empty one, appended to `recorded` instead); the next dim."""
+    if item is None:
+        return ops.unsqueeze(result, dim), dim + 1
+    if isinstance(item, bool):
+        recorded.append((dim, _index_tensor([0] if item else [])))
+        return ops.unsqueeze(result, dim), dim + 1
+    if _is_int(item):
+        return _select(result, dim, operator.index(item)), dim
+    if isinstance(item, slice):
+        return _slice(result, dim, item, skip_whole=True), dim + 1
+    if isinstance(item, Tensor):
+        recorded.append((dim, item))
+        return result, dim + (item.ndim if item.dtype is dtypes.bool_ else 1)
+    raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or "
+                     f"byte Variables are valid indices (got {type(item).__name__})")
+
+
+def _index_tensor_list(recorded: list[tuple[int, Any]]) -> list[Any]:
+    """index.Tensor's `Tensor?[]` from the index tensors and the dims they stand at."""
     indices: list[Any] = []
     covered = 0  # dimensions the indices so far account for
     for position, tensor in recorded:
         indices += [None] * (position - covered)
         indices.append(tensor)
         covered = position + (tensor.ndim if tensor.dtype is dtypes.bool_ else 1)
-    return result, indices
+    return indices
 
 
 # -- linear algebra and nn --------------------------------------------------------------------
@@ -486,6 +534,10 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     """y = x Wᵀ + b, decomposed as PyTorch does: addmm on 2-D input with a bias, addmm on the
     input flattened to 2-D (then a view back) for a contiguous N-D input with a 1-D bias,
     else matmul and an in-place add."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linear, (input, weight, bias), {})
+        if heard is not _modes.PASS:
+            return heard
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
@@ -503,6 +555,10 @@ def matmul(input: Any, other: Any, *, out: Tensor | None = None) -> Any:
     """torch.matmul, folded into dot / mv / mm / bmm as PyTorch folds it, so the graph
     records the same nodes (MmBackward0 under UnsafeViewBackward0 for a batch times a matrix).
     With out=, the product is written into out (runtime/out.py), of the product's own dtype."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(matmul, (input, other), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     if out is not None:
         return _out.call("matmul", matmul, (input, other), {}, out, dtype_rule="same")
     dim1, dim2 = input.ndim, other.ndim
@@ -582,6 +638,10 @@ def _matmul_batched(input: Any, other: Any) -> Any:
 def outer(input: Any, vec2: Any, *, out: Tensor | None = None) -> Any:
     """The outer product, as PyTorch computes it: input as a column times vec2. With out=,
     it is written into out (runtime/out.py) as a product is: any dtype it casts to."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(outer, (input, vec2), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     if out is not None:
         return _out.call("outer", outer, (input, vec2), {}, out)
     if input.ndim != 1:
@@ -604,6 +664,10 @@ def _softmax_dim(name: str, ndim: int) -> int:
 def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Any:
     """exp(x) / sum(exp(x), dim): _softmax, after a cast to `dtype` if one is given."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softmax, (input, dim, _stacklevel, dtype), {})
+        if heard is not _modes.PASS:
+            return heard
     if isinstance(_stacklevel, dtypes.dtype):  # torch.softmax(x, dim, dtype)
         dtype = _stacklevel
     if dim is None:
@@ -614,6 +678,10 @@ def softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
 def log_softmax(input: Any, dim: int | None = None, _stacklevel: int = 3,
                 dtype: Any = None) -> Any:
     """x - log(sum(exp(x), dim)): _log_softmax, after a cast to `dtype` if one is given."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log_softmax, (input, dim, _stacklevel, dtype), {})
+        if heard is not _modes.PASS:
+            return heard
     if isinstance(_stacklevel, dtypes.dtype):  # torch.log_softmax(x, dim, dtype)
         dtype = _stacklevel
     if dim is None:
@@ -672,6 +740,11 @@ def _weighted_loss(errors: Any, weight: Any, reduction: int) -> Any:
 def mse_loss(input: Any, target: Any, size_average: bool | None = None,
              reduce: bool | None = None, reduction: str = "mean", weight: Any = None) -> Any:
     """Mean squared error: mse_loss (MseLossBackward0), or by hand with a weight."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mse_loss, (input, target, size_average, reduce, reduction, weight),
+            {})
+        if heard is not _modes.PASS:
+            return heard
     _warn_target_size(input, target)
     enum = _reduction(reduction, size_average, reduce)
     input, target = _broadcast_pair(input, target)
@@ -683,6 +756,11 @@ def mse_loss(input: Any, target: Any, size_average: bool | None = None,
 def l1_loss(input: Any, target: Any, size_average: bool | None = None,
             reduce: bool | None = None, reduction: str = "mean", weight: Any = None) -> Any:
     """Mean absolute error, made of sub, abs and mean / sum as PyTorch makes it."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(l1_loss, (input, target, size_average, reduce, reduction, weight),
+            {})
+        if heard is not _modes.PASS:
+            return heard
     _warn_target_size(input, target)
     enum = _reduction(reduction, size_average, reduce)
     input, target = _broadcast_pair(input, target)
@@ -700,6 +778,11 @@ def smooth_l1_loss(input: Any, target: Any, size_average: bool | None = None,
                    reduce: bool | None = None, reduction: str = "mean",
                    beta: float = 1.0) -> Any:
     """Huber-like loss: quadratic below beta, linear above (l1_loss when beta is 0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(smooth_l1_loss, (input, target, size_average, reduce, reduction,
+            beta), {})
+        if heard is not _modes.PASS:
+            return heard
     _warn_target_size(input, target)
     enum = _reduction(reduction, size_average, reduce)
     input, target = _broadcast_pair(input, target)
@@ -712,6 +795,11 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: bool | N
              ignore_index: int = -100, reduce: bool | None = None,
              reduction: str = "mean") -> Any:
     """Negative log likelihood of class indices: nll_loss_forward's output."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nll_loss, (input, target, weight, size_average, ignore_index,
+            reduce, reduction), {})
+        if heard is not _modes.PASS:
+            return heard
     return _nll_loss(input, target, weight, _reduction(reduction, size_average, reduce),
                      ignore_index)
 
@@ -746,6 +834,11 @@ def cross_entropy(input: Any, target: Any, weight: Any = None,
     """log_softmax over the classes, then nll_loss for class-index targets (or the cross
     entropy with probability targets), blended with the uniform distribution by
     `label_smoothing`, in the ops PyTorch's cross_entropy is made of."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cross_entropy, (input, target, weight, size_average, ignore_index,
+            reduce, reduction, label_smoothing), {})
+        if heard is not _modes.PASS:
+            return heard
     enum = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
@@ -812,6 +905,11 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None,
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Any:
     """-(t log x + (1 - t) log(1 - x)) for probabilities x, weighted."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(binary_cross_entropy, (input, target, weight, size_average, reduce,
+            reduction), {})
+        if heard is not _modes.PASS:
+            return heard
     enum = _reduction(reduction, size_average, reduce)
     if target.shape != input.shape:
         raise ValueError(
@@ -827,6 +925,11 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
                                      reduce: bool | None = None, reduction: str = "mean",
                                      pos_weight: Any = None) -> Any:
     """binary_cross_entropy of sigmoid(input), computed stably from the logits."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(binary_cross_entropy_with_logits, (input, target, weight,
+            size_average, reduce, reduction, pos_weight), {})
+        if heard is not _modes.PASS:
+            return heard
     enum = _reduction(reduction, size_average, reduce)
     if target.shape != input.shape:
         raise ValueError(
@@ -838,6 +941,10 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
     """Zero each element with probability p and scale the rest by 1/(1-p), as PyTorch's CPU
     path does: a noise tensor laid out as the input, bernoulli_(1 - p) then div_(1 - p),
     times the input (MulBackward0); the input itself when not training or p is 0."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(dropout, (input, p, training, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0 or input.numel() == 0:
@@ -854,6 +961,11 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
     """Rows of `weight` looked up by the indices in `input`; padding_idx's row gets no
     gradient."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(embedding, (input, weight, padding_idx, max_norm, norm_type,
+            scale_grad_by_freq, sparse), {})
+        if heard is not _modes.PASS:
+            return heard
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     if padding_idx is None:
@@ -875,6 +987,10 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
 def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
                eps: float = 1e-5) -> Any:
     """Normalize over the last len(normalized_shape) dimensions, then scale and shift."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(layer_norm, (input, normalized_shape, weight, bias, eps), {})
+        if heard is not _modes.PASS:
+            return heard
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     return ops.native_layer_norm(input, tuple(normalized_shape), weight, bias, eps)[0]
@@ -887,56 +1003,112 @@ class CompositeMethods:
 
     # -- broadcasting and dtype ---------------------------------------------------------------
     def sum_to_size(self, *size: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.sum_to_size, (self, *size), {})
+            if heard is not _modes.PASS:
+                return heard
         return sum_to_size(self, *size)
 
     def to(self, *args: Any, **kwargs: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.to, (self, *args), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         return to(self, *args, **kwargs)
 
     def type(self, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.type, (self, dtype, non_blocking), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         return _tensor_type(self, dtype, non_blocking, **kwargs)
 
     def float(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.float, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return to(self, dtypes.float32)
 
     def double(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.double, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return to(self, dtypes.float64)
 
     def long(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.long, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return to(self, dtypes.int64)
 
     def int(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.int, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return to(self, dtypes.int32)
 
     def bool(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.bool, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return to(self, dtypes.bool_)
 
     # -- elementwise --------------------------------------------------------------------------
     def __rtruediv__(self, other: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.__rtruediv__, (self, other), {})
+            if heard is not _modes.PASS:
+                return heard
         return rtruediv(self, other)
 
     def where(self, condition: Any, other: Any) -> Any:
         """`x.where(condition, y)` is `where(condition, x, y)`; an argument error worded for
         the method, as torch words it."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.where, (self, condition, other), {})
+            if heard is not _modes.PASS:
+                return heard
         try:
             return ops.where(condition, self, other)
         except TypeError as error:
-            dispatch.reword_for_method(error, "where")
+            arguments.reword_for_method(error, "where")
             raise
 
     # -- reductions ---------------------------------------------------------------------------
     def var(self, *args: Any, **kwargs: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.var, (self, *args), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         return var(self, *args, **kwargs)
 
     def std(self, *args: Any, **kwargs: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.std, (self, *args), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
         return std(self, *args, **kwargs)
 
     def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool = False,
              dtype: Any = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.norm, (self, p, dim, keepdim, dtype), {})
+            if heard is not _modes.PASS:
+                return heard
         return norm(self, p, dim, keepdim, dtype)
 
     @property
     def T(self) -> Any:  # noqa: N802 - torch's name
         """All dimensions reversed (PermuteBackward0, as torch records it)."""
+        if _modes.active:  # a mode may hear the read (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.T.__get__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return ops.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     def __format__(self, spec: str) -> str:
@@ -947,54 +1119,114 @@ class CompositeMethods:
 
     # -- shape and indexing -------------------------------------------------------------------
     def reshape(self, *shape: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.reshape, (self, *shape), {})
+            if heard is not _modes.PASS:
+                return heard
         return reshape(self, *shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.flatten, (self, start_dim, end_dim), {})
+            if heard is not _modes.PASS:
+                return heard
         return flatten(self, start_dim, end_dim)
 
     def unflatten(self, dim: int, sizes: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.unflatten, (self, dim, sizes), {})
+            if heard is not _modes.PASS:
+                return heard
         return unflatten(self, dim, sizes)
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.chunk, (self, chunks, dim), {})
+            if heard is not _modes.PASS:
+                return heard
         return chunk(self, chunks, dim)
 
     def split(self, split_size: Any, dim: int = 0) -> tuple:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.split, (self, split_size, dim), {})
+            if heard is not _modes.PASS:
+                return heard
         return split(self, split_size, dim)
 
     def contiguous(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.contiguous, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return contiguous(self)
 
     def expand_as(self, other: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.expand_as, (self, other), {})
+            if heard is not _modes.PASS:
+                return heard
         return ops.expand(self, other.shape)
 
     def view_as(self, other: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.view_as, (self, other), {})
+            if heard is not _modes.PASS:
+                return heard
         return ops.view(self, other.shape)
 
     def type_as(self, other: Any) -> Any:
         """This tensor in `other`'s dtype (itself when it already is)."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.type_as, (self, other), {})
+            if heard is not _modes.PASS:
+                return heard
         return self.to(other.dtype)
 
     def __getitem__(self, index: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.__getitem__, (self, index), {})
+            if heard is not _modes.PASS:
+                return heard
         return getitem(self, index)
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.__setitem__, (self, index, value), {})
+            if heard is not _modes.PASS:
+                return heard
         setitem(self, index, value)
 
     # -- linear algebra and nn ----------------------------------------------------------------
     def matmul(self, other: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.matmul, (self, other), {})
+            if heard is not _modes.PASS:
+                return heard
         return matmul(self, other)
 
     __matmul__ = matmul
 
     def outer(self, vec2: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.outer, (self, vec2), {})
+            if heard is not _modes.PASS:
+                return heard
         return outer(self, vec2)
 
     ger = outer
 
     def softmax(self, dim: int, dtype: Any = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.softmax, (self, dim, dtype), {})
+            if heard is not _modes.PASS:
+                return heard
         return softmax(self, dim, dtype=dtype)
 
     def log_softmax(self, dim: int, dtype: Any = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(CompositeMethods.log_softmax, (self, dim, dtype), {})
+            if heard is not _modes.PASS:
+                return heard
         return log_softmax(self, dim, dtype=dtype)
 
 
@@ -1011,6 +1243,11 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
     """Normalize each channel (dimension 1) by its mean and variance: the batch's in
     training (blending them into running_mean / running_var in place, when given), the
     running stats in eval. native_batch_norm (NativeBatchNormBackward0) does the work."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(batch_norm, (input, running_mean, running_var, weight, bias,
+            training, momentum, eps), {})
+        if heard is not _modes.PASS:
+            return heard
     if training:
         size = list(input.shape)
         count = size[0] if size else 1
@@ -1048,27 +1285,47 @@ def _inplace_or_not(input: Any, inplace: bool, function: Any, inplace_function: 
 
 def silu(input: Any, inplace: bool = False) -> Any:
     """x sigmoid(x) (SiluBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(silu, (input, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     return _inplace_or_not(input, inplace, ops.silu, ops.silu_)
 
 
 def mish(input: Any, inplace: bool = False) -> Any:
     """x tanh(softplus(x)) (MishBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mish, (input, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     return _inplace_or_not(input, inplace, ops.mish, ops.mish_)
 
 
 def hardswish(input: Any, inplace: bool = False) -> Any:
     """x relu6(x + 3) / 6 (HardswishBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardswish, (input, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     return _inplace_or_not(input, inplace, ops.hardswish, ops.hardswish_)
 
 
 def hardsigmoid(input: Any, inplace: bool = False) -> Any:
     """relu6(x + 3) / 6 (HardsigmoidBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardsigmoid, (input, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     return _inplace_or_not(input, inplace, ops.hardsigmoid, ops.hardsigmoid_)
 
 
 def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Any:
     """x clamped to [min_val, max_val] (HardtanhBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardtanh, (input, min_val, max_val, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return _inplace_or_not(input, inplace, ops.hardtanh, ops.hardtanh_, min_val, max_val)
@@ -1076,17 +1333,29 @@ def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,
 
 def relu6(input: Any, inplace: bool = False) -> Any:
     """min(max(0, x), 6): hardtanh(x, 0, 6), as PyTorch computes it."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(relu6, (input, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
     """x above 0, alpha (exp(x) - 1) below (EluBackward0; in place EluBackward1, whose
     formula reads the result, as the input is overwritten)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(elu, (input, alpha, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     return _inplace_or_not(input, inplace, ops.elu, ops.elu_, alpha)
 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
     """x above 0, negative_slope x below (LeakyReluBackward0; in place LeakyReluBackward1)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(leaky_relu, (input, negative_slope, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     if input.dtype.is_floating_point:
         return _inplace_or_not(input, inplace, ops.leaky_relu, ops.leaky_relu_,
                                negative_slope)
@@ -1101,6 +1370,10 @@ def _type_name(tensor: Any) -> str:
 
 def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     """log(1 + exp(beta x)) / beta, x itself above the threshold (SoftplusBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softplus, (input, beta, threshold), {})
+        if heard is not _modes.PASS:
+            return heard
     if not input.dtype.is_floating_point:  # (the softplus op itself lets integers through)
         raise NotImplementedError(
             f'"softplus_cpu" not implemented for \'{_type_name(input)}\'')
@@ -1109,17 +1382,29 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
 
 def logsigmoid(input: Any) -> Any:
     """log(sigmoid(x)): log_sigmoid_forward's output (LogSigmoidBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logsigmoid, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     return ops.log_sigmoid_forward(input)[0]
 
 
 def glu(input: Any, dim: int = -1) -> Any:
     """a sigmoid(b) for the halves a, b of input along dim (GluBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(glu, (input, dim), {})
+        if heard is not _modes.PASS:
+            return heard
     return ops.glu(input, dim)
 
 
 def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3,
             dtype: Any = None) -> Any:
     """softmax(-x): small values get the large weights."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softmin, (input, dim, _stacklevel, dtype), {})
+        if heard is not _modes.PASS:
+            return heard
     if dim is None:
         dim = _softmax_dim("softmin", input.ndim)
     return ops._softmax(to(-input, dtype), dim, False)
@@ -1129,6 +1414,10 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
                weight: Any = None) -> Any:
     """Squared error below delta, linear above (HuberLossBackward0); with a weight, the
     unreduced loss times it, then reduced (as PyTorch does)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(huber_loss, (input, target, reduction, delta, weight), {})
+        if heard is not _modes.PASS:
+            return heard
     _warn_target_size(input, target)
     input, target = _broadcast_pair(input, target)
     if weight is None:
@@ -1151,6 +1440,11 @@ def kl_div(input: Any, target: Any, size_average: bool | None = None,
     """KL(target || exp(input)) per element, reduced: input holds log-probabilities, target
     probabilities (log-probabilities with log_target). 'batchmean' divides the sum by the
     batch size, the true KL divergence; 'mean' divides by every element (and warns)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(kl_div, (input, target, size_average, reduce, reduction,
+            log_target), {})
+        if heard is not _modes.PASS:
+            return heard
     if size_average is not None or reduce is not None:
         enum = _reduction(reduction, size_average, reduce)
     else:
@@ -1184,6 +1478,10 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
     As PyTorch: both are broadcast, divided by their own norm first (which keeps the result
     in [-1, 1]), and the norms are raised to eps in place without recording it, so the
     gradient flows as if they were not clamped."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cosine_similarity, (x1, x2, dim, eps), {})
+        if heard is not _modes.PASS:
+            return heard
     x1, x2 = _float_operands(x1, x2)
     x1, x2 = _broadcast_pair(x1, x2)
     norm1 = ops.linalg_vector_norm(x1, 2, [dim], True).clone()
@@ -1206,6 +1504,10 @@ def _float_operands(x1: Any, x2: Any) -> tuple[Any, Any]:
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
               out: Any = None) -> Any:
     """input / max(norm(input, p, dim), eps): unit vectors along dim."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(normalize, (input, p, dim, eps, out), {})
+        if heard is not _modes.PASS:
+            return heard
     denominator = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     result = input / denominator
     return result if out is None else out.copy_(result)
@@ -1221,6 +1523,10 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
     the edge, 'replicate' repeats the edge (reflection_pad{1,2,3}d, replication_pad...d),
     'circular' wraps around, for the last 1, 2 or 3 dimensions of a batched or unbatched
     input, as torch's at::pad dispatches."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pad, (input, pad, mode, value), {})
+        if heard is not _modes.PASS:
+            return heard
     if mode not in _PAD_MODES:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     pad = int_list(pad)
@@ -1285,6 +1591,10 @@ def _pad_circular(input: Any, pad: list[int]) -> Any:
 def one_hot(tensor: Any, num_classes: int = -1) -> Any:
     """An int64 tensor with one more dimension, of length num_classes (one more than the
     largest class by default): 1 at each value's position, 0 elsewhere. No gradient."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(one_hot, (tensor, num_classes), {})
+        if heard is not _modes.PASS:
+            return heard
     if tensor.dtype is not dtypes.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     values = tensor.detach().numpy()
@@ -1310,6 +1620,11 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     and masking as PyTorch's math path makes it: q and k each scaled by √scale
     (scale = 1/√E unless given); a bool mask keeps the True positions, a float mask is
     added; is_causal keeps j <= i; a row with every position masked gives zeros, not NaN."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scaled_dot_product_attention, (query, key, value, attn_mask,
+            dropout_p, is_causal, scale, enable_gqa), {})
+        if heard is not _modes.PASS:
+            return heard
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
                            "set when is_causal=True")
@@ -1353,6 +1668,10 @@ __all__ += ["argsort", "narrow", "movedim", "moveaxis", "broadcast_to", "var_mea
 def nonzero(input: Any, *, as_tuple: bool = False, out: Tensor | None = None) -> Any:
     """The indices of the nonzero elements, one row each (the spec's op); `as_tuple=True`
     gives one index tensor per dimension instead, as torch's Python binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nonzero, (input,), {"as_tuple": as_tuple, "out": out})
+        if heard is not _modes.PASS:
+            return heard
     if out is not None:
         return _out.call("nonzero", ops.nonzero, (input,), {}, out, dtype_rule="nonzero")
     if not as_tuple:
@@ -1400,11 +1719,19 @@ _MOVEDIM = (("int source", "int destination"),
 
 def argsort(input: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """The indices of sort (`torch.argsort(x, dim, descending, stable=...)`); no gradient."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(argsort, (input, dim, descending, stable), {})
+        if heard is not _modes.PASS:
+            return heard
     return ops.sort(input, stable=stable, dim=dim, descending=descending).indices
 
 
 def narrow(input: Any, dim: int, start: Any, length: int, *, _method: bool = False) -> Any:
     """`length` elements from `start` along `dim`: a view (SliceBackward0, as in PyTorch)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(narrow, (input, dim, start, length), {"_method": _method})
+        if heard is not _modes.PASS:
+            return heard
     _check_arguments("narrow", _method, (dim, start, length), _NARROW)
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
@@ -1434,6 +1761,11 @@ def movedim(input: Any, source: Any, destination: Any, *, _method: bool = False,
             _name: str = "movedim") -> Any:
     """Move dims `source` to positions `destination`, the others keeping their order: a
     permute (PermuteBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(movedim, (input, source, destination), {"_method": _method,
+            "_name": _name})
+        if heard is not _modes.PASS:
+            return heard
     _check_arguments(_name, _method, (source, destination), _MOVEDIM)
     source, destination = _dim_list(source), _dim_list(destination)
     if len(source) != len(destination):
@@ -1457,29 +1789,49 @@ def movedim(input: Any, source: Any, destination: Any, *, _method: bool = False,
 
 def moveaxis(input: Any, source: Any, destination: Any) -> Any:
     """movedim under NumPy's name."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(moveaxis, (input, source, destination), {})
+        if heard is not _modes.PASS:
+            return heard
     return movedim(input, source, destination, _name="moveaxis")
 
 
 def broadcast_to(input: Any, *size: Any) -> Any:
     """expand under NumPy's name (ExpandBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(broadcast_to, (input, *size), {})
+        if heard is not _modes.PASS:
+            return heard
     return ops.expand(input, int_list(size))
 
 
 def var_mean(input: Any, *args: Any, **kwargs: Any) -> Any:
     """(variance, mean) in one op (VarMeanBackward0): `torch.var_mean(x, dim, unbiased)`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(var_mean, (input, *args), {**kwargs})
+        if heard is not _modes.PASS:
+            return heard
     overloads = _variance_overloads("var_mean", ops.var_mean_correction)
-    return dispatch.call("var_mean", overloads, (input, *args), kwargs)
+    return arguments.call("var_mean", overloads, (input, *args), kwargs)
 
 
 def std_mean(input: Any, *args: Any, **kwargs: Any) -> Any:
     """(standard deviation, mean) in one op (StdMeanBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(std_mean, (input, *args), {**kwargs})
+        if heard is not _modes.PASS:
+            return heard
     overloads = _variance_overloads("std_mean", ops.std_mean_correction)
-    return dispatch.call("std_mean", overloads, (input, *args), kwargs)
+    return arguments.call("std_mean", overloads, (input, *args), kwargs)
 
 
 def inverse(input: Any, *, out: Tensor | None = None) -> Any:
     """torch.inverse: linalg.inv under its older name (LinalgInvExBackward0); with out=,
     written into out (runtime/out.py), which must have the inverse's dtype."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(inverse, (input,), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     if out is not None:
         return _out.call("inverse", inverse, (input,), {}, out, dtype_rule="same")
     return ops.linalg_inv_ex(input, check_errors=True).inverse
@@ -1497,19 +1849,22 @@ def _matrix_transpose(self: Any, name: str, hint: str) -> Any:
     return ops.transpose(self, -2, -1)
 
 
-def _wrapped_number(value: Any) -> Any:
-    """A Python number on the left of `//` or `%` as a 0-dim tensor of its default dtype,
-    so that it promotes as the number it is (`3 // int32_tensor` stays int32)."""
+def _wrapped_number(value: Any, other: Tensor) -> Any:
+    """A Python number on the left of `//` or `%` as a 0-dim tensor of the dtype the
+    operation computes in, as torch's wrapped number: it promotes as the number it is
+    (`3 // int32_tensor` stays int32, `2.5 // int32_tensor` is float32) and keeps its double
+    value where the other operand is float64 (`2.9999999999 // float64_tensor` is 2)."""
     if isinstance(value, Tensor):
         return value
     if not isinstance(value, numbers.Number) or isinstance(value, complex):
         raise TypeError
-    return factories.tensor(value)
+    computed = kernels.result_type(np.empty(0, other.dtype.numpy), value)
+    return factories.tensor(value, dtype=dtypes.from_numpy(computed))
 
 
 def _reflected(function: Any, self: Any, other: Any) -> Any:
     try:
-        return function(_wrapped_number(other), self)
+        return function(_wrapped_number(other, self), self)
     except TypeError:
         return NotImplemented
 
@@ -1691,6 +2046,10 @@ def einsum(*arguments: Any) -> Any:
     """Einstein summation: `einsum("ij,jk->ik", a, b)` is a @ b; operands may also come as
     one list, or in the sublist format. Built from sum, permute, expand, reshape and bmm
     (their nodes record it)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(einsum, (*arguments,), {})
+        if heard is not _modes.PASS:
+            return heard
     if len(arguments) < 2:
         raise ValueError("einsum(): must specify the equation string and at least one operand, "
                          "or at least one operand and its subscripts list")
@@ -1734,30 +2093,63 @@ class TensorOpsMethods:
     __slots__ = ()
 
     def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorOpsMethods.argsort, (self, dim, descending, stable), {})
+            if heard is not _modes.PASS:
+                return heard
         return argsort(self, dim, descending, stable)
 
     def narrow(self, dim: int, start: Any, length: int) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorOpsMethods.narrow, (self, dim, start, length), {})
+            if heard is not _modes.PASS:
+                return heard
         return narrow(self, dim, start, length, _method=True)
 
     def movedim(self, source: Any, destination: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorOpsMethods.movedim, (self, source, destination), {})
+            if heard is not _modes.PASS:
+                return heard
         return movedim(self, source, destination, _method=True)
 
     def moveaxis(self, source: Any, destination: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorOpsMethods.moveaxis, (self, source, destination), {})
+            if heard is not _modes.PASS:
+                return heard
         return movedim(self, source, destination, _method=True, _name="moveaxis")
 
     def broadcast_to(self, *size: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorOpsMethods.broadcast_to, (self, *size), {})
+            if heard is not _modes.PASS:
+                return heard
         return broadcast_to(self, *size)
 
     def inverse(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorOpsMethods.inverse, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return inverse(self)
 
     def half(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorOpsMethods.half, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return to(self, dtypes.float16)
 
     # new_tensor: a new leaf of this tensor's dtype (unless given). new_zeros / new_ones /
     # new_empty / new_full are runtime/factories.py's FactoryMethods, with torch's parser.
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
                    requires_grad: bool = False) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorOpsMethods.new_tensor, (self, data, dtype, device,
+                requires_grad), {})
+            if heard is not _modes.PASS:
+                return heard
         if isinstance(data, Tensor):
             warnings.warn("To copy construct from a tensor, it is recommended to use "
                           "sourceTensor.detach().clone() or "
@@ -1769,6 +2161,10 @@ class TensorOpsMethods:
     def bfloat16(self) -> Any:
         """x.to(torch.bfloat16), which gradgen refuses with its reason (numpy has no
         bfloat16), rather than an AttributeError that would read as a missing method."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorOpsMethods.bfloat16, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return to(self, dtypes.bfloat16)
 
     @property
@@ -1800,4 +2196,8 @@ class TensorOpsMethods:
         return self.remainder_(other)
 
     def nonzero(self, *, as_tuple: bool = False) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorOpsMethods.nonzero, (self,), {"as_tuple": as_tuple})
+            if heard is not _modes.PASS:
+                return heard
         return nonzero(self, as_tuple=as_tuple)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dispatch, dtypes, kernels, recording
+from runtime import arguments, dtypes, kernels, recording
 from runtime._tensor import Tensor
 
 __all__ = ["bincount", "histc", "bucketize", "searchsorted", "isin", "unravel_index", "gcd",
@@ -21,7 +21,7 @@ __all__ = ["bincount", "histc", "bucketize", "searchsorted", "isin", "unravel_in
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
-                        f"not {dispatch._type_name(value)}")
+                        f"not {arguments.type_name(value)}")
 
 
 def _type_name(array: np.ndarray) -> str:

@@ -27,10 +27,11 @@ import heapq
 import itertools
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
-from runtime import anomaly, dtypes, forward_grad, kernels
+from runtime import anomaly, dtypes, forward_grad, kernels, modes
 from runtime._tensor import Tensor
 from runtime.grad_mode import set_grad_enabled
 from runtime.namespaces import array_ops
@@ -42,14 +43,6 @@ InputBuffer = list
 # A ready node in the queue: (-sequence number, tie-breaker, node); the smallest runs first.
 ReadyEntry = tuple[float, int, Node]
 
-# -- profiler hook (runtime/profiler): while a profiler records, a function that wraps each
-# backward's `evaluate` to time every node; None otherwise, checked once per backward call.
-node_hook: Callable[[Callable], Callable] | None = None
-# -- observer hook (runtime/explore): while an explorer records, an object that wraps each
-# backward's `evaluate` (outside the profiler's hook: `observer.wrap(task, evaluate)`) and
-# hears of each gradient the engine sums back to its input's shape (`observer.reduced`);
-# None otherwise, checked once per backward call and on the rare path of `_conform`.
-observer = None
 
 
 class GraphTask:
@@ -58,9 +51,9 @@ class GraphTask:
 
     __slots__ = ("keep_graph", "create_graph", "raw", "check_nan", "dependencies",
                  "input_buffers", "ready", "tie", "needed", "should_execute", "captures",
-                 "captured")
+                 "captured", "array_ops")
 
-    def __init__(self, keep_graph: bool, create_graph: bool) -> None:
+    def __init__(self, keep_graph: bool, create_graph: bool, ops: Any = None) -> None:
         self.keep_graph = keep_graph  # retain_graph: keep saved tensors for another backward
         self.create_graph = create_graph
         self.raw = False  # whether the gradients are numpy arrays (see _runs_raw)
@@ -74,6 +67,12 @@ class GraphTask:
         self.should_execute: set[Node] | None = None  # nodes that are queued when ready
         self.captures: dict[Edge, list[int]] = {}  # edge -> positions in `captured`
         self.captured: list = []
+        # What first-order formulas call their ops on (and validate_outputs its asarray and
+        # sum_to): array_ops, or what an op mode (a profiler) gives in its place
+        # (runtime/modes.py), or `ops` (runtime.compile's symbolic namespace, which also
+        # writes each call down).
+        self.array_ops = ops if ops is not None else \
+            modes.array_ops(array_ops) if modes.active else array_ops
 
     def compute_dependencies(self, roots: Sequence[Edge], with_parents: bool
                              ) -> tuple[dict[Node, list[Node]], bool]:
@@ -167,10 +166,8 @@ class GraphTask:
         """Run ready nodes until none is left: `evaluate` runs a node on its input buffer and
         returns the gradients to deliver."""
         ready, buffers, deliver = self.ready, self.input_buffers, self.deliver
-        if node_hook is not None:  # a profiler is recording (runtime/profiler)
-            evaluate = node_hook(evaluate)
-        if observer is not None:  # an explorer is recording (runtime/explore)
-            evaluate = observer.wrap(self, evaluate)
+        if modes.active:  # an op mode (a profiler, the explorer) may watch the nodes
+            evaluate = modes.wrap_evaluate(self, evaluate)
         node = None
         try:
             while following is not None or ready:
@@ -187,9 +184,9 @@ class GraphTask:
         """A node of a raw backward that runs every node: no hooks, no capture, no anomaly
         mode; `apply` on arrays, the check of its gradients, and the release of its saved
         tensors."""
-        outputs = node.apply(grads, array_ops) if node.runs_on_arrays \
+        outputs = node.apply(grads, self.array_ops) if node.runs_on_arrays \
             else apply_on_arrays(node, grads)
-        validate_outputs(node, outputs, True)
+        validate_outputs(node, outputs, True, self.array_ops)
         if not self.keep_graph:
             node.release_variables()
         return outputs
@@ -209,7 +206,7 @@ class GraphTask:
             if not runs:
                 return ()
             mask = self.output_mask(node)
-        outputs = call_function(node, grads, mask, self.raw)
+        outputs = call_function(node, grads, mask, self.raw, self.array_ops)
         if not self.keep_graph:
             node.release_variables()
         if self.check_nan:
@@ -249,10 +246,10 @@ def _needed_nodes(targets: set[Node], parents: dict[Node, list[Node]]) -> set[No
     return needed
 
 
-def validate_outputs(node: Node, outputs: list, arrays: bool) -> None:
+def validate_outputs(node: Node, outputs: list, arrays: bool, ops: Any = array_ops) -> None:
     """PyTorch's validate_outputs: one gradient per edge, each of its input's shape and dtype.
     The gradients are numpy arrays (`arrays`: a raw backward) or Tensors; wrong ones are
-    replaced in `outputs`.
+    replaced in `outputs` (on arrays, with `ops`' asarray and sum_to).
 
     A gradient of a broadcast shape is summed back to the input's shape (`sum_to`), so a
     formula may return `grad` for an input that was broadcast in the forward pass.
@@ -273,15 +270,15 @@ def validate_outputs(node: Node, outputs: list, arrays: bool) -> None:
         shape, dtype = next_node._input_metadata[input_nr]
         if (type(data) is not np.ndarray or data.shape != shape
                 or (data.dtype is not dtype and data.dtype != dtype)):
-            outputs[index] = _conform(node, index, grad, arrays, shape, dtype)
+            outputs[index] = _conform(node, index, grad, arrays, shape, dtype, ops)
 
 
 def _conform(node: Node, index: int, grad: Tensor | np.ndarray | np.generic, arrays: bool,
-             shape: tuple[int, ...], dtype: np.dtype) -> Tensor | np.ndarray:
+             shape: tuple[int, ...], dtype: np.dtype, ops: Any) -> Tensor | np.ndarray:
     """`grad` summed back to `shape` if it is of a shape that broadcasts to it, and cast to
     `dtype`; an error if it is of another shape."""
     if arrays and type(grad) is not np.ndarray:  # a numpy scalar, from an operator on 0-d arrays
-        grad = np.asarray(grad)
+        grad = ops.asarray(grad)
     got = grad.shape if arrays else grad._data.shape
     if got != shape:
         if not _expandable(shape, got):
@@ -289,9 +286,9 @@ def _conform(node: Node, index: int, grad: Tensor | np.ndarray | np.generic, arr
                 f"Function {node.name()} returned an invalid gradient at index {index} - "
                 f"got {list(got)} but expected shape compatible with {list(shape)}"
             )
-        if observer is not None:  # an explorer shows the gradient before the sum
-            observer.reduced(node, index, grad, shape)
-        grad = kernels.sum_to(grad, shape) if arrays else _sum_to(grad, shape)
+        if modes.active:  # an op mode (the explorer) may show the gradient before the sum
+            modes.summed_to_shape(node, index, grad, shape)
+        grad = ops.sum_to(grad, shape) if arrays else _sum_to(grad, shape)
     if arrays:
         return grad if grad.dtype == dtype else grad.astype(dtype)
     return grad if grad._data.dtype == dtype else grad.to(dtypes.from_numpy(dtype))
@@ -316,6 +313,8 @@ def _runs_raw(hooked: bool, root_grads: Sequence, create_graph: bool) -> bool:
     """Whether this backward can run on arrays: nothing in it needs to see a Tensor."""
     if hooked or not _Mode.raw_allowed or create_graph or anomaly.is_enabled():
         return False
+    if modes.active and modes.tensor_backward():  # a TorchDispatchMode hears backward's ops
+        return False
     if forward_grad.current_level() >= 0:
         return False  # with a dual level open, formulas compute tangents, on Tensors
     for grad in root_grads:
@@ -324,12 +323,12 @@ def _runs_raw(hooked: bool, root_grads: Sequence, create_graph: bool) -> bool:
     return True
 
 
-def apply_on_arrays(node: Node, grads: list) -> list:
+def apply_on_arrays(node: Node, grads: list, ops: object = array_ops) -> list:
     """A node's apply in a raw backward: its formulas on the arrays (array_ops), or, for a
     node written for Tensors alone (a user's subclass, a custom Function's), on the arrays
     wrapped as Tensors, with grad mode off as in any backward without create_graph."""
     if node.runs_on_arrays:
-        return node.apply(grads, array_ops)
+        return node.apply(grads, ops)
     with set_grad_enabled(False):
         outputs = node.apply([None if g is None else Tensor._make(g, None) for g in grads])
     return [None if g is None else g._data for g in outputs]
@@ -426,18 +425,19 @@ def _call_post_hooks(node: Node, outputs: list, grads: list) -> list:
     return outputs
 
 
-def call_function(node: Node, grads: list, mask: tuple[bool, ...] | None, arrays: bool) -> list:
+def call_function(node: Node, grads: list, mask: tuple[bool, ...] | None, arrays: bool,
+                  ops: object = array_ops) -> list:
     """PyTorch's call_function: the hooks around `apply`, and the check of its results.
 
     `mask` says which gradients are needed (None: all that have an edge). A raw backward
-    (`arrays`) has no hooks and runs `apply` on arrays.
+    (`arrays`) has no hooks and runs `apply` on arrays, with `ops`.
     """
     hooked = node.has_hooks()
     if hooked:
         grads = _call_pre_hooks(node, grads)
     node._output_mask = mask
     try:
-        outputs = apply_on_arrays(node, grads) if arrays else node.apply(grads)
+        outputs = apply_on_arrays(node, grads, ops) if arrays else node.apply(grads)
     finally:
         node._output_mask = None
     validate_outputs(node, outputs, arrays)

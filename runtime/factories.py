@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from generated.signatures import SIGNATURES
 from runtime import cpu_math, devices, dtypes
-from runtime import factory_args as args_
+from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Size, Tensor
-from runtime.factory_args import Parser, quick_options, quick_shape
+from runtime.arguments import Parser, is_index, type_name
 from runtime.kernels import quietly
 
 __all__ = [
@@ -39,12 +41,175 @@ def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
     return result
 
 
+# -- reading the arguments a factory's parser bound (runtime/arguments.py) ---------------------
+
+# Python's own types that torch accepts as a dtype: the dtype each one means.
+_PYTHON_DTYPES = {int: dtypes.int64, float: dtypes.float64, bool: dtypes.bool_}
+def _unpack_int(function: str, param: str, value: Any, position: int) -> int:
+    """One item of an int list: an int (a bool counts, after the first), a numpy integer,
+    an integer tensor of one element, or anything with __index__."""
+    if type(value) is int:
+        number = value
+    elif isinstance(value, Tensor) and value._data.dtype.kind in "iu" and value._data.size == 1:
+        number = int(value._data.item())
+    elif isinstance(value, Tensor) and value._data.dtype.kind == "b":
+        raise RuntimeError("Expected scalar.isIntegral( false) to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    elif isinstance(value, int) or (is_index(value) and not isinstance(value, Tensor)):
+        number = operator.index(value)
+    else:
+        raise TypeError(f"{function}(): argument '{param}' failed to unpack the object at pos "
+                        f"{position} with error \"type must be tuple of ints,but got "
+                        f"{type_name(value)}\"")
+    if not -(2**63) <= number < 2**63:
+        raise TypeError(f"{function}(): argument '{param}' failed to unpack the object at pos "
+                        f"{position} with error \"Overflow when unpacking long long\"")
+    return number
+
+
+def bound_symint(value: Any) -> int:
+    """A bound SymInt (eye's n, randint's high) as a Python int."""
+    if isinstance(value, Tensor):
+        return int(value._data.item())
+    return operator.index(value)
+
+
+def bound_int64(value: Any) -> int:
+    """A bound int64_t (linspace's steps) as a Python int."""
+    return int(value._data.item()) if isinstance(value, Tensor) else int(value)
+
+
+def bound_int_list(function: str, param: str, values: Any) -> tuple[int, ...]:
+    """A bound int list as a tuple of Python ints."""
+    return tuple(_unpack_int(function, param, v, i + 1) for i, v in enumerate(values))
+
+
+def bound_shape(function: str, values: Any, message: str = "negative", out: Any = None
+          ) -> tuple[int, ...]:
+    """A bound `size` as a shape, each length checked non-negative with the message of
+    the factory's kernel: "negative" (empty's, which most factories share) or "zeros".
+    With out=, most factories resize out first, whose element count overflows then
+    (torch's message; "numel")."""
+    sizes = bound_int_list(function, "size", values)
+    for length in sizes:
+        if length < 0:
+            if message == "numel" and out is not None:
+                raise RuntimeError("numel: integer multiplication overflow")
+            if message == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {length}: {list(sizes)}")
+    return sizes
+
+
+def quick_shape(size: tuple) -> tuple[int, ...] | None:
+    """The shape of `zeros(2, 3)` or `zeros((2, 3))` when every length is a plain
+    non-negative int (the common call, checked here without the parser), else None."""
+    if len(size) == 1 and type(size[0]) in (tuple, list, Size):
+        size = size[0]
+    for length in size:
+        if type(length) is not int or length < 0:
+            return None
+    return tuple(size)
+
+
+def bound_scalar(value: Any) -> Any:
+    """A bound Scalar as a Python number: a 0-dim tensor gives its value, a numpy integer
+    an int, another numpy scalar a float (torch reads those as double)."""
+    if isinstance(value, Tensor):
+        return value._data.item()
+    if isinstance(value, np.generic):
+        if isinstance(value, np.integer):
+            return int(value)
+        return complex(value) if isinstance(value, np.complexfloating) else float(value)
+    return value
+
+
+def dtype_of(value: Any) -> dtypes.dtype | None:
+    """A bound dtype: a torch.dtype, or the one Python's int, float or bool stands for."""
+    if value is None or isinstance(value, dtypes.dtype):
+        return value
+    if value is complex:
+        raise TypeError("gradgen has no complex dtypes (torch.complex128)")
+    return _PYTHON_DTYPES[value]
+
+
+def device_of(value: Any) -> None:
+    """A bound device: it must be the CPU (runtime/devices.py raises torch's error)."""
+    if value is not None:
+        devices.to_cpu(value)
+
+
+_QUICK_OPTIONS = frozenset(("dtype", "requires_grad", "device"))
+def quick_options(options: dict) -> tuple[dtypes.dtype | None, bool] | None:
+    """(dtype, requires_grad) of the usual keywords when each has its usual type, checked
+    here without the parser (the device checked too: it must be the CPU); else None."""
+    if not options:
+        return None, False
+    if len(options) == 1 and type(options.get("dtype")) is dtypes.dtype:  # the usual one
+        return options["dtype"], False
+    if not options.keys() <= _QUICK_OPTIONS:
+        return None
+    dtype = options.get("dtype")
+    requires_grad = options.get("requires_grad", False)
+    device = options.get("device")
+    if (dtype is not None and type(dtype) is not dtypes.dtype or type(requires_grad) is not bool
+            or device is not None and type(device) not in (str, devices.device)):
+        return None
+    if device is not None:
+        devices.to_cpu(device)
+    return dtype, requires_grad
+
+
+def options_of(bound: dict) -> tuple[dtypes.dtype | None, bool]:
+    """(dtype, requires_grad) of a parsed call, its device checked to be the CPU."""
+    device_of(bound.get("device"))
+    return dtype_of(bound.get("dtype")), bool(bound.get("requires_grad"))
+
+
+# The C++ type names torch's overflow message uses for each dtype.
+_CHECKED_NAMES = {"uint8": "uint8_t", "int32": "int", "int64": "int64_t", "float16": "c10::Half",
+                  "float32": "float", "float64": "double"}
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+# The range of each dtype (looked up once: np.iinfo and np.finfo are slow to ask).
+_RANGES = {np.dtype(kind): (int(np.iinfo(kind).min), int(np.iinfo(kind).max))
+           for kind in (np.uint8, np.int32, np.int64)} | {
+    np.dtype(kind): (-float(np.finfo(kind).max), float(np.finfo(kind).max))
+    for kind in (np.float16, np.float32, np.float64)}
+def checked_fill_value(value: Any, numpy_dtype: np.dtype) -> Any:
+    """A fill value (full's, full_like's, new_full's) converted to the dtype as torch's
+    checked conversion does: a value the dtype cannot hold is an error, except that a
+    negative integer wraps around into an unsigned dtype (-1 is 255 in uint8), and an
+    infinity or NaN stays one in a floating dtype."""
+    if type(value) is float and numpy_dtype.itemsize >= 4 and numpy_dtype.kind == "f" and \
+            abs(value) <= _FLOAT32_MAX:  # the usual call: fits float32 and float64
+        return value
+    if isinstance(value, int) and not -(2**63) <= value < 2**64:
+        raise OverflowError("int too big to convert")  # beyond any C integer Scalar
+    if isinstance(value, bool) or numpy_dtype.kind == "b":
+        return value
+    lowest, highest = _RANGES[numpy_dtype]
+    if numpy_dtype.kind in "iu":
+        if isinstance(value, int):
+            wraps = numpy_dtype.kind == "u" and value < 0
+            overflow = -value > highest if wraps else not lowest <= value <= highest
+            value = value % (highest + 1) if wraps and not overflow else value
+        else:
+            overflow = not float(lowest) <= value <= float(highest)  # NaN fails too
+    else:
+        overflow = math.isfinite(value) and abs(value) > highest
+    if overflow:
+        raise RuntimeError(f"value cannot be converted to type {_CHECKED_NAMES[numpy_dtype.name]}"
+                           " without overflow")
+    return value
+
+
 # -- torch.tensor, torch.as_tensor ----------------------------------------------------------------
 
 _NO_OPTIONS = (None, False)  # (dtype, requires_grad) of a call with no keywords
-_TENSOR = Parser("tensor(object data, *, ScalarType? dtype=None, Device? device=None, "
-                 "bool? pin_memory=False, bool? requires_grad=False)")
-_AS_TENSOR = Parser("as_tensor(object data, *, ScalarType? dtype=None, Device? device=None)")
+_TENSOR = Parser(SIGNATURES["tensor"])
+_AS_TENSOR = Parser(SIGNATURES["as_tensor"])
 
 
 def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
@@ -53,6 +218,8 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
     Python floats become `dtype` when one is asked for (so float64 data keeps its
     precision), else the default dtype. Data numpy cannot make a number array of (ragged
     lists, None, strings) gets torch's own message (`_check_data`)."""
+    if isinstance(data, np.generic) and data.dtype.kind in "biuf":
+        data = np.asarray(data)  # a numpy scalar keeps its dtype, as an array does
     if isinstance(data, np.ndarray):
         if data.dtype.kind == "f" and data.dtype.itemsize > 8:
             raise TypeError(f"gradgen has no dtype for numpy {data.dtype}")
@@ -131,11 +298,15 @@ def _check_data(data: Any, sizes: list[int], dim: int) -> None:
 def tensor(*args: Any, **options: Any) -> Tensor:
     """torch.tensor(data, *, dtype=None, device=None, requires_grad=False): a new leaf
     holding a copy of `data` (nested lists, numbers, arrays or a Tensor)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tensor, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     quick = (_NO_OPTIONS if not options else quick_options(options)) if len(args) == 1 \
         else None
     if quick is None:
         _, bound = _TENSOR.parse(args, options)
-        data, (dtype, requires_grad) = bound["data"], args_.options_of(bound)
+        data, (dtype, requires_grad) = bound["data"], options_of(bound)
     else:
         data, (dtype, requires_grad) = args[0], quick
     if isinstance(data, Tensor):
@@ -170,11 +341,15 @@ def _checked_cast(array: np.ndarray, numpy_dtype: np.dtype) -> np.ndarray:
 def as_tensor(*args: Any, **options: Any) -> Tensor:
     """torch.as_tensor(data, *, dtype=None, device=None): `data` itself when it is a
     Tensor of that dtype, else a new tensor of it."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(as_tensor, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     quick = quick_options(options) if len(args) == 1 and "requires_grad" not in options \
         else None
     if quick is None:
         _, bound = _AS_TENSOR.parse(args, options)
-        data, (dtype, _) = bound["data"], args_.options_of(bound)
+        data, (dtype, _) = bound["data"], options_of(bound)
     else:
         data, (dtype, _) = args[0], quick
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
@@ -190,36 +365,37 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 # -- zeros, ones, empty, full -----------------------------------------------------------------
 
-# The keyword-only arguments every factory takes, in torch's order.
-_OPTIONS = ("Tensor? out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-            "bool? pin_memory=False, bool? requires_grad=False")
-_ZEROS = Parser(f"zeros(int[] size, *, {_OPTIONS})")
-_ONES = Parser(f"ones(int[] size, *, {_OPTIONS})")
-_EMPTY = Parser(f"empty(int[] size, *, MemoryFormat? memory_format=None, {_OPTIONS})")
-_FULL = Parser(f"full(int[] size, Scalar fill_value, *, {_OPTIONS})")
+_ZEROS = Parser(SIGNATURES["zeros"])
+_ONES = Parser(SIGNATURES["ones"])
+_EMPTY = Parser(SIGNATURES["empty"])
+_FULL = Parser(SIGNATURES["full"])
 
 
 def _sized(parser: Parser, size: tuple, options: dict, message: str = "negative"
            ) -> tuple[tuple[int, ...], dtypes.dtype | None, bool, Any]:
     """(shape, dtype, requires_grad, out) of a factory called with a size: the usual
     call checked quickly, any other through the parser, then the lengths checked with the
-    message of the factory's kernel (see factory_args.shape)."""
+    message of the factory's kernel (see bound_shape)."""
     shape = quick_shape(size) if size else None
     if shape is not None:
         quick = quick_options(options)
         if quick is not None:
             return shape, quick[0], quick[1], None
     _, bound = parser.parse(size, options)
-    dtype, requires_grad = args_.options_of(bound)
+    dtype, requires_grad = options_of(bound)
     if bound["out"] is not None and parser.name != "empty":
         message = "numel"
-    return (args_.shape(parser.name, bound["size"], message, bound["out"]), dtype,
+    return (bound_shape(parser.name, bound["size"], message, bound["out"]), dtype,
             requires_grad, bound["out"])
 
 
 def zeros(*size: Any, **options: Any) -> Tensor:
     """torch.zeros(*size, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(zeros, (*size,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     shape, dtype, requires_grad, out = _sized(_ZEROS, size, options, "zeros")
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.factory("zeros", zeros, (shape,), {
@@ -230,6 +406,10 @@ def zeros(*size: Any, **options: Any) -> Tensor:
 def ones(*size: Any, **options: Any) -> Tensor:
     """torch.ones(*size, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ones, (*size,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     shape, dtype, requires_grad, out = _sized(_ONES, size, options)
     if out is not None:
         return _out.factory("ones", ones, (shape,), {
@@ -240,6 +420,10 @@ def ones(*size: Any, **options: Any) -> Tensor:
 def empty(*size: Any, **options: Any) -> Tensor:
     """torch.empty(*size, *, memory_format=None, out=None, dtype=None, layout=None,
     device=None, pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(empty, (*size,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     shape, dtype, requires_grad, out = _sized(_EMPTY, size, options)
     if out is not None:
         return _out.factory("empty", empty, (shape,), {
@@ -276,31 +460,39 @@ def _full_arguments(parser: Parser, args: tuple, options: dict
         if quick is not None:
             return shape, args[1], quick[0], quick[1], None
     _, bound = parser.parse(args, options)
-    dtype, requires_grad = args_.options_of(bound)
-    return (args_.shape(parser.name, bound["size"], "numel", bound["out"]),
-            args_.scalar(bound["fill_value"]), dtype, requires_grad, bound["out"])
+    dtype, requires_grad = options_of(bound)
+    return (bound_shape(parser.name, bound["size"], "numel", bound["out"]),
+            bound_scalar(bound["fill_value"]), dtype, requires_grad, bound["out"])
 
 
 def full(*args: Any, **options: Any) -> Tensor:
     """torch.full(size, fill_value, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(full, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     shape, value, dtype, requires_grad, out = _full_arguments(_FULL, args, options)
     if out is not None:
         return _out.factory("full", full, (shape, value), {
             "dtype": dtype, "requires_grad": requires_grad}, out)
     numpy_dtype = _fill_dtype(value, dtype)
-    return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),
+    return _finish(np.full(shape, checked_fill_value(value, numpy_dtype), numpy_dtype),
                    requires_grad)
 
 
 # -- eye, arange, linspace, logspace ----------------------------------------------------------
 
-_EYE = Parser(f"eye(SymInt n, *, {_OPTIONS})", f"eye(SymInt n, SymInt m, *, {_OPTIONS})")
+_EYE = Parser(SIGNATURES["eye"])
 
 
 def eye(*args: Any, **options: Any) -> Tensor:
     """torch.eye(n, m=n, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False): ones on the diagonal of an n x m matrix."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eye, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     quick = (_NO_OPTIONS if not options else quick_options(options)) if 1 <= len(args) <= 2 \
         and type(args[0]) is int and type(args[-1]) is int else None
     if quick is not None:
@@ -308,9 +500,9 @@ def eye(*args: Any, **options: Any) -> Tensor:
         n, m = args[0], args[-1]
     else:
         _, bound = _EYE.parse(args, options)
-        dtype, requires_grad = args_.options_of(bound)
-        n, out = args_.symint(bound["n"]), bound["out"]
-        m = n if bound.get("m") is None else args_.symint(bound["m"])
+        dtype, requires_grad = options_of(bound)
+        n, out = bound_symint(bound["n"]), bound["out"]
+        m = n if bound.get("m") is None else bound_symint(bound["m"])
     if n < 0 or m < 0:
         name, value = ("n", n) if n < 0 else ("m", m)
         raise RuntimeError(f"{name} must be greater or equal to 0, got {value}")
@@ -325,10 +517,7 @@ def _truncate(value: Any) -> int:
     return int(value)
 
 
-_RANGE_OPTIONS = _OPTIONS.replace("Tensor? out=None, ", "")
-_ARANGE = Parser(f"arange(Scalar end, *, {_OPTIONS})",
-                 f"arange(Scalar start, Scalar end, *, {_RANGE_OPTIONS})",
-                 f"arange(Scalar start, Scalar end, Scalar step=1, *, {_OPTIONS})")
+_ARANGE = Parser(SIGNATURES["arange"])
 
 
 def _all_plain(args: tuple) -> bool:
@@ -348,6 +537,10 @@ def arange(*args: Any, **options: Any) -> Tensor:
     """torch.arange(end), arange(start, end, step=1), each with *, out=None, dtype=None,
     layout=None, device=None, pin_memory=False, requires_grad=False: the values
     start + i * step below `end` (see _arange_values)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(arange, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     count = len(args)
     quick = quick_options(options) if count == 1 and type(args[0]) in _PLAIN_NUMBERS or \
         1 < count <= 3 and _all_plain(args) else None
@@ -356,8 +549,8 @@ def arange(*args: Any, **options: Any) -> Tensor:
         start, end, step = (0, args[0], 1) if count == 1 else (*args, 1)[:3]
     else:
         _, bound = _ARANGE.parse(args, options)
-        dtype, requires_grad = args_.options_of(bound)
-        start, end, step = (args_.scalar(bound.get(name, default)) for name, default in
+        dtype, requires_grad = options_of(bound)
+        start, end, step = (bound_scalar(bound.get(name, default)) for name, default in
                             (("start", 0), ("end", None), ("step", 1)))
         out = bound.get("out")
     if out is not None:
@@ -390,21 +583,9 @@ def _arange_values(start: Any, end: Any, step: Any, *, dtype: dtypes.dtype | Non
         integral = True
     numpy_dtype = dtype.numpy if dtype is not None else (
         np.dtype(np.int64) if integral else dtypes.get_default_dtype().numpy)
-    if numpy_dtype == np.int64:  # int64 counts in int64: bounds and step cut first
-        if step != 0 and np.isfinite(step) and _truncate(step) == 0:
-            raise ValueError("step must be nonzero")  # PyTorch's Python binding says so
-        start, end, step = (_truncate(v) if np.isfinite(v) else v for v in (start, end, step))
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if not (np.isfinite(start) and np.isfinite(end)):
-        raise RuntimeError(f"unsupported range: {start} -> {end}")
-    if step > 0 and end < start or step < 0 and end > start:
-        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    start, end, step = _arange_bounds(start, end, step, numpy_dtype == np.int64)
     if numpy_dtype == np.int64:
-        sign = 1 if step > 0 else -1
-        span = end - start + step - sign
-        size = abs(span) // abs(step) * (1 if (span >= 0) == (step > 0) else -1)
-        values = start + step * np.arange(builtins.max(size, 0), dtype=np.int64)
+        values = start + step * np.arange(_int64_count(start, end, step), dtype=np.int64)
     else:
         size = builtins.max(math.ceil((float(end) - float(start)) / float(step)), 0)
         if numpy_dtype.kind in "iub":  # the other integer dtypes count in int64
@@ -415,15 +596,33 @@ def _arange_values(start: Any, end: Any, step: Any, *, dtype: dtypes.dtype | Non
     return _finish(values.astype(numpy_dtype), requires_grad)
 
 
-def _spaced_parser(name: str, base: str = "") -> Parser:
-    """linspace's or logspace's four signatures: start and end each a Tensor or a Number."""
-    return Parser(*(f"{name}({first} start, {second} end, int steps{base}, *, {_OPTIONS})"
-                    for first, second in (("Tensor", "Tensor"), ("Scalar", "Tensor"),
-                                          ("Tensor", "Scalar"), ("Scalar", "Scalar"))))
+def _arange_bounds(start: Any, end: Any, step: Any, int64: bool) -> tuple[Any, Any, Any]:
+    """arange's bounds and step checked as torch checks them; for int64 (which counts in
+    int64) first cut to integers toward zero."""
+    if int64:
+        if step != 0 and np.isfinite(step) and _truncate(step) == 0:
+            raise ValueError("step must be nonzero")  # PyTorch's Python binding says so
+        start, end, step = (_truncate(v) if np.isfinite(v) else v for v in (start, end, step))
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if not (np.isfinite(start) and np.isfinite(end)):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if step > 0 and end < start or step < 0 and end > start:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    return start, end, step
 
 
-_LINSPACE = _spaced_parser("linspace")
-_LOGSPACE = _spaced_parser("logspace", ", float base=10.0")
+def _int64_count(start: int, end: int, step: int) -> int:
+    """How many int64 values arange(start, end, step) has, counted in integers."""
+    sign = 1 if step > 0 else -1
+    span = end - start + step - sign
+    size = abs(span) // abs(step) * (1 if (span >= 0) == (step > 0) else -1)
+    return builtins.max(size, 0)
+
+
+# linspace's and logspace's four signatures: start and end each a Tensor or a Number.
+_LINSPACE = Parser(SIGNATURES["linspace"])
+_LOGSPACE = Parser(SIGNATURES["logspace"])
 
 
 def _spaced_arguments(parser: Parser, args: tuple, options: dict, most: int) -> tuple:
@@ -439,9 +638,9 @@ def _spaced_arguments(parser: Parser, args: tuple, options: dict, most: int) -> 
         index, bound = parser.parse(args, options)
         start, end = bound["start"], bound["end"]
         _check_0_dim(parser.name, index, start, end)
-        dtype, requires_grad = args_.options_of(bound)
-        start, end, steps = args_.scalar(start), args_.scalar(end), args_.int64(bound["steps"])
-        base, out = args_.scalar(bound.get("base", 10.0)), bound["out"]
+        dtype, requires_grad = options_of(bound)
+        start, end, steps = bound_scalar(start), bound_scalar(end), bound_int64(bound["steps"])
+        base, out = bound_scalar(bound.get("base", 10.0)), bound["out"]
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     if isinstance(start, complex) or isinstance(end, complex):
@@ -463,6 +662,10 @@ def _check_0_dim(name: str, overload: int, start: Any, end: Any) -> None:
 def linspace(*args: Any, **options: Any) -> Tensor:
     """torch.linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False) (see _linspace_values)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linspace, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     start, end, steps, _, dtype, requires_grad, out = _spaced_arguments(
         _LINSPACE, args, options, 3)
     if out is not None:
@@ -502,6 +705,10 @@ def logspace(*args: Any, **options: Any) -> Tensor:
     """torch.logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     device=None, pin_memory=False, requires_grad=False): base ** linspace(start, end, steps),
     as torch's kernel computes it (see _logspace_values)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logspace, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     start, end, steps, base, dtype, requires_grad, out = _spaced_arguments(
         _LOGSPACE, args, options, 4)
     if out is not None:
@@ -536,12 +743,10 @@ def _logspace_values(start: Any, end: Any, steps: int, base: float, *,
 
 # -- *_like --------------------------------------------------------------------------------------
 
-_LIKE_OPTIONS = ("MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, "
-                 "Device? device=None, bool? pin_memory=False, bool? requires_grad=False")
-_ZEROS_LIKE = Parser(f"zeros_like(Tensor input, *, {_LIKE_OPTIONS})")
-_ONES_LIKE = Parser(f"ones_like(Tensor input, *, {_LIKE_OPTIONS})")
-_EMPTY_LIKE = Parser(f"empty_like(Tensor input, *, {_LIKE_OPTIONS})")
-_FULL_LIKE = Parser(f"full_like(Tensor input, Scalar fill_value, *, {_LIKE_OPTIONS})")
+_ZEROS_LIKE = Parser(SIGNATURES["zeros_like"])
+_ONES_LIKE = Parser(SIGNATURES["ones_like"])
+_EMPTY_LIKE = Parser(SIGNATURES["empty_like"])
+_FULL_LIKE = Parser(SIGNATURES["full_like"])
 
 
 _NOTHING: dict = {}  # no other arguments (never written to)
@@ -559,7 +764,7 @@ def like_arguments(parser: Parser, args: tuple, options: dict
         if quick is not None:
             return args[0], quick[0], quick[1], _NOTHING
     _, bound = parser.parse(args, options)
-    dtype, requires_grad = args_.options_of(bound)
+    dtype, requires_grad = options_of(bound)
     return bound["input"], dtype, requires_grad, bound
 
 
@@ -578,6 +783,10 @@ def _like(input: Tensor, dtype: dtypes.dtype | None) -> tuple[tuple[int, ...], n
 def zeros_like(*args: Any, **options: Any) -> Tensor:
     """torch.zeros_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(zeros_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     input, dtype, requires_grad = _like_call(_ZEROS_LIKE, args, options)
     return _finish(np.zeros(*_like(input, dtype)), requires_grad)
 
@@ -585,6 +794,10 @@ def zeros_like(*args: Any, **options: Any) -> Tensor:
 def ones_like(*args: Any, **options: Any) -> Tensor:
     """torch.ones_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ones_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     input, dtype, requires_grad = _like_call(_ONES_LIKE, args, options)
     return _finish(np.ones(*_like(input, dtype)), requires_grad)
 
@@ -592,6 +805,10 @@ def ones_like(*args: Any, **options: Any) -> Tensor:
 def empty_like(*args: Any, **options: Any) -> Tensor:
     """torch.empty_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(empty_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     input, dtype, requires_grad = _like_call(_EMPTY_LIKE, args, options)
     return _finish(np.empty(*_like(input, dtype)), requires_grad)
 
@@ -599,24 +816,28 @@ def empty_like(*args: Any, **options: Any) -> Tensor:
 def full_like(*args: Any, **options: Any) -> Tensor:
     """torch.full_like(input, fill_value, *, memory_format=None, dtype=None, layout=None,
     device=None, pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(full_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     if len(args) == 2 and isinstance(args[0], Tensor) and type(args[1]) in _PLAIN_NUMBERS \
             and (quick := quick_options(options)) is not None:
         input, value, (dtype, requires_grad) = args[0], args[1], quick
     else:
         _, bound = _FULL_LIKE.parse(args, options)
-        dtype, requires_grad = args_.options_of(bound)
-        input, value = bound["input"], args_.scalar(bound["fill_value"])
+        dtype, requires_grad = options_of(bound)
+        input, value = bound["input"], bound_scalar(bound["fill_value"])
     shape, numpy_dtype = _like(input, dtype)
-    return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),
+    return _finish(np.full(shape, checked_fill_value(value, numpy_dtype), numpy_dtype),
                    requires_grad)
 
 
 # -- Tensor.new_zeros, new_ones, new_empty, new_full --------------------------------------------
 
-_NEW_ZEROS = Parser(f"new_zeros(int[] size, *, {_OPTIONS})")
-_NEW_ONES = Parser(f"new_ones(int[] size, *, {_OPTIONS})")
-_NEW_EMPTY = Parser(f"new_empty(int[] size, *, {_OPTIONS})")
-_NEW_FULL = Parser(f"new_full(int[] size, Scalar fill_value, *, {_OPTIONS})")
+_NEW_ZEROS = Parser(SIGNATURES["new_zeros"])
+_NEW_ONES = Parser(SIGNATURES["new_ones"])
+_NEW_EMPTY = Parser(SIGNATURES["new_empty"])
+_NEW_FULL = Parser(SIGNATURES["new_full"])
 
 
 class FactoryMethods:
@@ -628,21 +849,37 @@ class FactoryMethods:
     __slots__ = ()
 
     def new_zeros(self, *size: Any, **options: Any) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FactoryMethods.new_zeros, (self, *size), {**options})
+            if heard is not _modes.PASS:
+                return heard
         shape, dtype, requires_grad, _ = _sized(_NEW_ZEROS, size, options)
         return _finish(np.zeros(shape, (dtype or self.dtype).numpy), requires_grad)
 
     def new_ones(self, *size: Any, **options: Any) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FactoryMethods.new_ones, (self, *size), {**options})
+            if heard is not _modes.PASS:
+                return heard
         shape, dtype, requires_grad, _ = _sized(_NEW_ONES, size, options)
         return _finish(np.ones(shape, (dtype or self.dtype).numpy), requires_grad)
 
     def new_empty(self, *size: Any, **options: Any) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FactoryMethods.new_empty, (self, *size), {**options})
+            if heard is not _modes.PASS:
+                return heard
         shape, dtype, requires_grad, _ = _sized(_NEW_EMPTY, size, options)
         return _finish(np.empty(shape, (dtype or self.dtype).numpy), requires_grad)
 
     def new_full(self, *args: Any, **options: Any) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FactoryMethods.new_full, (self, *args), {**options})
+            if heard is not _modes.PASS:
+                return heard
         shape, value, dtype, requires_grad, _ = _full_arguments(_NEW_FULL, args, options)
         numpy_dtype = (dtype or self.dtype).numpy
-        return _finish(np.full(shape, args_.fill_value(value, numpy_dtype), numpy_dtype),
+        return _finish(np.full(shape, checked_fill_value(value, numpy_dtype), numpy_dtype),
                        requires_grad)
 
 

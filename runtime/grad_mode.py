@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from runtime import changes
+from runtime import changes, modes
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -40,6 +40,15 @@ def is_inference_mode_enabled() -> bool:
     return _state.inference
 
 
+def _set_grad_enabled(mode: bool) -> None:
+    """torch._C._set_grad_enabled, which every grad-mode manager calls: a mode hears it."""
+    if modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = modes.dispatch(_set_grad_enabled, (mode,), {})
+        if heard is not modes.PASS:
+            return
+    _state.enabled = mode
+
+
 class _GradModeContext:
     """Base of the grad-mode managers: sets the flag on enter, restores it on exit."""
 
@@ -48,10 +57,10 @@ class _GradModeContext:
 
     def __enter__(self) -> None:
         self._previous = _state.enabled
-        _state.enabled = self._target()
+        _set_grad_enabled(self._target())
 
     def __exit__(self, *exc_info: object) -> None:
-        _state.enabled = self._previous
+        _set_grad_enabled(self._previous)
 
     def __call__(self, func: _F) -> _F:
         if inspect.isgeneratorfunction(func):
@@ -122,13 +131,13 @@ class set_grad_enabled(_GradModeContext):  # noqa: N801
     def __init__(self, mode: bool) -> None:
         self._previous = _state.enabled
         self.mode = bool(mode)
-        _state.enabled = self.mode
+        _set_grad_enabled(self.mode)
 
     def _target(self) -> bool:
         return self.mode
 
     def __enter__(self) -> None:
-        _state.enabled = self.mode
+        _set_grad_enabled(self.mode)
 
     def __call__(self, func: _F) -> _F:
         _state.enabled = self._previous  # as a decorator, it does not change the mode now
@@ -161,11 +170,12 @@ class inference_mode(_GradModeContext):  # noqa: N801
                 INFERENCE_BLOCKS.value += 1
         self._previous_inference = _state.inference
         _state.inference = self.mode
-        super().__enter__()
+        # torch's inference mode is a guard of its own: no `_set_grad_enabled` call to hear
+        self._previous, _state.enabled = _state.enabled, self._target()
 
     def __exit__(self, *exc_info: object) -> None:
         _state.inference = self._previous_inference
-        super().__exit__(*exc_info)
+        _state.enabled = self._previous
         if self.mode:
             with _blocks_lock:
                 INFERENCE_BLOCKS.value -= 1

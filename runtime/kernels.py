@@ -159,6 +159,12 @@ def result_type(*operands: Any) -> np.dtype:
                 break
         else:
             return dtype
+    return _result_type_by_tiers(operands)
+
+
+def _result_type_by_tiers(operands: tuple) -> np.dtype:
+    """result_type's general case: dimensioned arrays, 0-dim arrays, Python numbers, each
+    tier promoted within, a lower tier counting only when of a higher category."""
     tiers: list[list[Any]] = [[], [], []]
     for value in operands:
         if isinstance(value, np.ndarray):
@@ -194,6 +200,9 @@ def _as(value: Any, dtype: np.dtype) -> Any:
 
 
 def _binary(a: Any, b: Any, dtype: np.dtype | None = None) -> tuple[Any, Any]:
+    """a and b in their result dtype; torch's error where their shapes do not broadcast."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.shape != b.shape:
+        broadcast_shapes(a.shape, b.shape)
     dtype = result_type(a, b) if dtype is None else dtype
     if type(b) is float and dtype.kind == "f" and type(a) is np.ndarray:
         # A Python float is "weak" in numpy too: `a * 0.5` keeps a's dtype, no cast needed.
@@ -233,7 +242,7 @@ def _inplace(ufunc: np.ufunc, self: np.ndarray, other: Any, dtype: np.dtype) -> 
     if dtype == self.dtype and (type(other) is not np.ndarray or other.shape == self.shape):
         quietly(ufunc, self, _as(other, dtype), self)  # the common case: nothing to check
         return
-    shape = np.broadcast_shapes(self.shape, np.shape(other)) if np.ndim(other) else self.shape
+    shape = broadcast_shapes(self.shape, np.shape(other)) if np.ndim(other) else self.shape
     check_inplace_result(self, dtype, shape)
     if dtype == self.dtype:
         quietly(ufunc, self, _as(other, dtype), self)
@@ -264,6 +273,9 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
     token = _set_state(_QUIET)
     try:
         result = ufunc(a, b)
+    except ValueError:  # shapes that do not broadcast: torch's error, not numpy's
+        broadcast_shapes(np.shape(a), np.shape(b))
+        raise
     finally:
         _reset_state(token)
     return result if type(result) is np.ndarray and result.dtype == a.dtype \
@@ -687,8 +699,9 @@ def where_self(condition, self, other):
     if np.asarray(condition).dtype != np.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {_scalar_name(condition)}")
+    # torch's error names the condition's shape beside self's first, then other's
+    broadcast_shapes(broadcast_shapes(np.shape(condition), np.shape(self)), np.shape(other))
     a, b = _binary(self, other)
-    broadcast_shapes(broadcast_shapes(np.shape(condition), np.shape(a)), np.shape(b))
     return _array(np.where(condition, a, b), a.dtype)
 
 
@@ -775,9 +788,11 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
 
 def _compare(function: Any, self: Any, other: Any) -> np.ndarray:
     a, b = _binary(self, other)
-    if np.shape(a) != np.shape(b):
-        broadcast_shapes(np.shape(a), np.shape(b))  # torch's error for shapes that don't match
-    return _array(function(a, b), np.bool_)
+    try:
+        return _array(function(a, b), np.bool_)
+    except ValueError:  # shapes that do not broadcast: torch's error, not numpy's
+        broadcast_shapes(np.shape(a), np.shape(b))
+        raise
 
 
 def eq_Scalar(self, other):
@@ -882,11 +897,19 @@ def logical_not(self):
 
 
 def logical_and(self, other):
+    _broadcastable(self, other)
     return _array(np.logical_and(self, other), np.bool_)
 
 
 def logical_or(self, other):
+    _broadcastable(self, other)
     return _array(np.logical_or(self, other), np.bool_)
+
+
+def _broadcastable(a: Any, b: Any) -> None:
+    """torch's error, not numpy's, where two arrays' shapes do not broadcast."""
+    if np.shape(a) != np.shape(b):
+        broadcast_shapes(np.shape(a), np.shape(b))
 
 
 def _bitwise(ufunc: np.ufunc, name: str, *operands: Any) -> np.ndarray:
@@ -2645,7 +2668,8 @@ def round(self):  # noqa: A001 - the op's name
 
 
 def round_decimals(self, decimals):
-    _not_for("round_cpu", self, "f")
+    # decimals=0 is round's own (vectorized) kernel in torch, named so in its error
+    _not_for("round_vml_cpu" if decimals == 0 else "round_cpu", self, "f")
     # PyTorch scales by 10**decimals, rounds half to even and scales back, in self's dtype
     # (dividing for negative decimals, so that 10**-d is never inexact).
     work = self.astype(_opmath(self.dtype), copy=False)  # halves in float32
@@ -2876,11 +2900,10 @@ def _integer_divisor(self: Any, other: Any, dtype: np.dtype) -> None:
 
 def floor_divide(self, other):
     dtype = result_type(self, other)
+    if dtype.kind == "b":  # torch 2.13 has no bool floor division, whatever the divisor
+        raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
     _integer_divisor(self, other, dtype)
     a, b = _binary(self, other, dtype)
-    if dtype.kind == "b":
-        raise RuntimeError("ZeroDivisionError" if not np.all(b) else
-                           "\"div_floor_cpu\" not implemented for 'Bool'")
     if dtype.kind != "f":
         return _array(np.floor_divide(a, b), dtype)
     with silenced():
@@ -2903,8 +2926,8 @@ def floor_divide_Scalar(self, other):
 
 def remainder_Tensor(self, other):
     dtype = result_type(self, other)
+    _not_for("remainder_cpu", np.empty(0, dtype), "iuf")  # before the divisor, as torch
     _integer_divisor(self, other, dtype)
-    _not_for("remainder_cpu", np.empty(0, dtype), "iuf")
     a, b = _binary(self, other, dtype)
     with silenced():
         result = np.fmod(a, b)
@@ -4296,6 +4319,737 @@ def frexp_Tensor(self):
 
 
 
+# -- torch.special: orthogonal polynomials and Bessel functions (helper "special") ----------
+# Non-differentiable in torch. Each polynomial P_n(x) is computed as torch's CPU kernel does:
+# a few closed forms (at the ends of the interval, and cos/sin of n acos(x) inside it for
+# large n), else the three-term recurrence up to n, in the result's own float dtype. The
+# degree n is a tensor too: truncated to an integer, NaN, infinities and values beyond int64
+# count as a negative degree (torch's cast gives the lowest int64 there), which gives 0.
+
+def _degree(n: np.ndarray) -> np.ndarray:
+    finite = np.isfinite(n) & (np.abs(n) < 2.0 ** 63)
+    return np.where(finite, np.trunc(np.where(finite, n, 0)), -1).astype(np.int64)
+
+
+def _polynomial_operands(x: Any, n: Any) -> tuple[np.ndarray, np.ndarray, np.dtype]:
+    """x in the result dtype (the promoted float dtype), n as integer degrees, broadcast."""
+    a, b, dtype = _float_binary(None, x, n)
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    return a, _degree(b), dtype
+
+
+def _recurrence(n: np.ndarray, first: np.ndarray, second: np.ndarray, step: Any,
+                todo: np.ndarray) -> np.ndarray:
+    """P_n where `todo`, from P_0 = first and P_1 = second by P_(k+1) = step(k, P_k, P_(k-1)),
+    k = 1, 2, ..., each element stopping at its own n; NaN stays NaN, so the loop ends early
+    once every element still going is NaN."""
+    previous, current = np.array(first, copy=True), np.array(second, copy=True)
+    top = int(n[todo].max()) if todo.any() else 1
+    for k in range(1, top):
+        going = todo & (n > k)
+        following = step(k, current, previous)
+        previous = np.where(going, current, previous)
+        current = np.where(going, following, current)
+        if k % 32 == 0 and np.isnan(current[going]).all():
+            break
+    return current
+
+
+def _pick(cases: list[tuple[np.ndarray, Any]], otherwise: Any) -> np.ndarray:
+    """np.select, first matching case wins, with every branch computed silently."""
+    return np.select([c for c, _ in cases], [v for _, v in cases], otherwise)
+
+
+# The values at the ends of the interval (x = 1 and x = -1, or 1 and 0 shifted) and, inside it
+# for large n, in theta = acos(y): per kind, (top, bottom, trigonometric form) as functions of
+# m (the degree as a float), sign ((-1)^n), y and theta.
+_CHEBYSHEV = {
+    "t": (lambda m, s: 1, lambda m, s: s,
+          lambda m, y, t: np.cos(m * t)),
+    "u": (lambda m, s: m + 1, lambda m, s: s * (m + 1),
+          lambda m, y, t: np.sin((m + 1) * t) / np.sin(t)),
+    "v": (lambda m, s: 1, lambda m, s: s * (m + m + 1),
+          lambda m, y, t: np.cos((m + 0.5) * t) / np.cos(t / 2)),
+    "w": (lambda m, s: m + m + 1, lambda m, s: s,
+          lambda m, y, t: np.sin((m + 0.5) * t) / np.sin(t / 2)),
+}
+# The degree above which torch takes the trigonometric form (of x, of 2x - 1).
+_CHEBYSHEV_TRIGONOMETRIC = {"t": (6, 6), "u": (8, 6), "v": (8, 6), "w": (8, 4)}
+
+
+@silent
+def _chebyshev(x: Any, n: Any, kind: str, shifted: bool) -> np.ndarray:
+    """Chebyshev polynomials of the first to fourth kinds (T, U, V, W), of x or (shifted)
+    of 2x - 1: P_(k+1) = 2y P_k - P_(k-1) from P_0 = 1 and P_1 = y, 2y, 2y - 1, 2y + 1."""
+    x, n, dtype = _polynomial_operands(x, n)
+    one = dtype.type(1)
+    y = x + x - one if shifted else x
+    twice = y + y
+    first = {"t": y, "u": twice, "v": twice - one, "w": twice + one}[kind]
+    sign = np.where(n % 2 == 1, -one, one)
+    m = n.astype(dtype)
+    top_value, bottom_value, trigonometric = _CHEBYSHEV[kind]
+    top, bottom = (x == 1, x == 0) if shifted else (x == 1, x == -1)
+    theta = np.arccos(np.where(np.abs(y) < 1, y, 0)).astype(dtype)
+    inside = (n > _CHEBYSHEV_TRIGONOMETRIC[kind][shifted]) & (np.abs(y) < 1)
+    trig = trigonometric(m, y, theta)
+    # where the trigonometric form is 0/0 (theta rounds to 0 or pi), its limit
+    if kind == "u":
+        trig = np.where(np.sin(theta) != 0, trig, (m + 1) * np.cos((m + 1) * theta) / y)
+    elif kind == "v":
+        trig = np.where(np.sin(theta / 2) != 1, trig, sign * (m + m + 1))
+    elif kind == "w":
+        edge = sign if shifted else np.where(x > 0, m + m + 1, sign)
+        trig = np.where(np.cos(theta / 2) != 1, trig, edge)
+    rest = (n >= 2) & ~top & ~bottom & ~inside
+    looped = _recurrence(n, np.ones_like(x), first, lambda k, q, p: twice * q - p, rest)
+    return _array(_pick([(n < 0, 0), (top, top_value(m, sign)), (bottom, bottom_value(m, sign)),
+                         (inside, trig), (n == 0, one), (n == 1, first), (np.isnan(x), np.nan)],
+                        looped), dtype)
+
+
+def special_chebyshev_polynomial_t(x, n):
+    return _chebyshev(x, n, "t", False)
+
+
+def special_chebyshev_polynomial_u(x, n):
+    return _chebyshev(x, n, "u", False)
+
+
+def special_chebyshev_polynomial_v(x, n):
+    return _chebyshev(x, n, "v", False)
+
+
+def special_chebyshev_polynomial_w(x, n):
+    return _chebyshev(x, n, "w", False)
+
+
+def special_shifted_chebyshev_polynomial_t(x, n):
+    return _chebyshev(x, n, "t", True)
+
+
+def special_shifted_chebyshev_polynomial_u(x, n):
+    return _chebyshev(x, n, "u", True)
+
+
+def special_shifted_chebyshev_polynomial_v(x, n):
+    return _chebyshev(x, n, "v", True)
+
+
+def special_shifted_chebyshev_polynomial_w(x, n):
+    return _chebyshev(x, n, "w", True)
+
+
+def _generic_polynomial(x: np.ndarray, n: np.ndarray, dtype: np.dtype, first: np.ndarray,
+                        step: Any, cases: list) -> np.ndarray:
+    ones = np.ones_like(x)
+    rest = n >= 2
+    for condition, _ in cases:
+        rest = rest & ~condition
+    looped = _recurrence(n, ones, first, step, rest)
+    return _array(_pick([(n < 0, 0), *cases, (n == 0, 1), (n == 1, first),
+                         (np.isnan(x), np.nan)], looped), dtype)
+
+
+def _hermite_limit(dtype: np.dtype) -> int:
+    """The largest degree torch's Hermite kernels compute (NaN beyond)."""
+    return 128 if dtype == np.float32 else 512
+
+
+@silent
+def special_hermite_polynomial_h(x, n):
+    """The physicists' Hermite polynomial: H_(k+1) = 2x H_k - 2k H_(k-1)."""
+    x, n, dtype = _polynomial_operands(x, n)
+    too_high = n > _hermite_limit(dtype)
+    return _generic_polynomial(x, n, dtype, x + x, lambda k, q, p: (x + x) * q - (k + k) * p,
+                               [(too_high, np.nan)])
+
+
+@silent
+def special_hermite_polynomial_he(x, n):
+    """The probabilists' Hermite polynomial: He_(k+1) = x He_k - k He_(k-1)."""
+    x, n, dtype = _polynomial_operands(x, n)
+    too_high = n > _hermite_limit(dtype)
+    return _generic_polynomial(x, n, dtype, x, lambda k, q, p: x * q - k * p,
+                               [(too_high, np.nan)])
+
+
+@silent
+def special_laguerre_polynomial_l(x, n):
+    """The Laguerre polynomial: (k + 1) L_(k+1) = (2k + 1 - x) L_k - k L_(k-1); 1 at x = 0."""
+    x, n, dtype = _polynomial_operands(x, n)
+    one = dtype.type(1)
+    return _generic_polynomial(x, n, dtype, one - x,
+                               lambda k, q, p: ((k + k + (one - x)) * q - k * p)
+                               / dtype.type(k + 1), [(np.abs(x) == 0, one)])
+
+
+@silent
+def special_legendre_polynomial_p(x, n):
+    """The Legendre polynomial: (k + 1) P_(k+1) = (2k + 1) x P_k - k P_(k-1); +-1 at x = +-1."""
+    x, n, dtype = _polynomial_operands(x, n)
+    one = dtype.type(1)
+    end = np.abs(x) == 1
+    value = np.where((x > 0) | (n % 2 == 0), one, -one)
+    return _generic_polynomial(x, n, dtype, x,
+                               lambda k, q, p: (dtype.type(k + k + 1) * x * q - k * p)
+                               / dtype.type(k + 1), [(end, value)])
+
+
+# Bessel functions of the first and second kinds, J and Y of orders 0 and 1, as torch's CPU
+# kernels compute them: the rational approximations of Moshier's Cephes library (j0.c, j1.c;
+# 3-clause BSD), its tables below, on [0, 5] in x^2 and beyond 5 in (5/x)^2 inside Hankel's
+# expansion. Torch evaluates every denominator as a plain polynomial, where Cephes's are
+# monic with the leading 1 left out of the table, so its values differ from the true Bessel
+# functions by up to 4e-7 around x = 5 (less further away); gradgen follows torch.
+
+_J0_PP = (7.96936729297347051624e-04, 8.28352392107440799803e-02, 1.23953371646414299388e+00,
+          5.44725003058768775090e+00, 8.74716500199817011941e+00, 5.30324038235394892183e+00,
+          9.99999999999999997821e-01)
+_J0_PQ = (9.24408810558863637013e-04, 8.56288474354474431428e-02, 1.25352743901058953537e+00,
+          5.47097740330417105182e+00, 8.76190883237069594232e+00, 5.30605288235394617618e+00,
+          1.00000000000000000218e+00)
+_J0_QP = (-1.13663838898469149931e-02, -1.28252718670509318512e+00, -1.95539544257735972385e+01,
+          -9.32060152123768231369e+01, -1.77681167980488050595e+02, -1.47077505154951170175e+02,
+          -5.14105326766599330220e+01, -6.05014350600728481186e+00)
+_J0_QQ = (6.43178256118178023184e+01, 8.56430025976980587198e+02, 3.88240183605401609683e+03,
+          7.24046774195652478189e+03, 5.93072701187316984827e+03, 2.06209331660327847417e+03,
+          2.42005740240291393179e+02)
+_J0_RP = (-4.79443220978201773821e+09, 1.95617491946556577543e+12, -2.49248344360967716204e+14,
+          9.70862251047306323952e+15)
+_J0_RQ = (4.99563147152651017219e+02, 1.73785401676374683123e+05, 4.84409658339962045305e+07,
+          1.11855537045356834862e+10, 2.11277520115489217587e+12, 3.10518229857422583814e+14,
+          3.18121955943204943306e+16, 1.71086294081043136091e+18)
+_Y0_YP = (1.55924367855235737965e+04, -1.46639295903971606143e+07, 5.43526477051876500413e+09,
+          -9.82136065717911466409e+11, 8.75906394395366999549e+13, -3.46628303384729719441e+15,
+          4.42733268572569800351e+16, -1.84950800436986690637e+16)
+_Y0_YQ = (1.04128353664259848412e+03, 6.26107330137134956842e+05, 2.68919633393814121987e+08,
+          8.64002487103935000337e+10, 2.02979612750105546709e+13, 3.17157752842975028269e+15,
+          2.50596256172653059228e+17)
+_J1_PP = (7.62125616208173112003e-04, 7.31397056940917570436e-02, 1.12719608129684925192e+00,
+          5.11207951146807644818e+00, 8.42404590141772420927e+00, 5.21451598682361504063e+00,
+          1.00000000000000000254e+00)
+_J1_PQ = (5.71323128072548699714e-04, 6.88455908754495404082e-02, 1.10514232634061696926e+00,
+          5.07386386128601488557e+00, 8.39985554327604159757e+00, 5.20982848682361821619e+00,
+          9.99999999999999997461e-01)
+_J1_QP = (5.10862594750176621635e-02, 4.98213872951233449420e+00, 7.58238284132545283818e+01,
+          3.66779609360150777800e+02, 7.10856304998926107277e+02, 5.97489612400613639965e+02,
+          2.11688757100572135698e+02, 2.52070205858023719784e+01)
+_J1_QQ = (7.42373277035675149943e+01, 1.05644886038262816351e+03, 4.98641058337653607651e+03,
+          9.56231892404756170795e+03, 7.99704160447350683650e+03, 2.82619278517639096600e+03,
+          3.36093607810698293419e+02)
+_J1_RP = (-8.99971225705559398224e+08, 4.52228297998194034323e+11, -7.27494245221818276015e+13,
+          3.68295732863852883286e+15)
+_J1_RQ = (6.20836478118054335476e+02, 2.56987256757748830383e+05, 8.35146791431949253037e+07,
+          2.21511595479792499675e+10, 4.74914122079991414898e+12, 7.84369607876235854894e+14,
+          8.95222336184627338078e+16, 5.32278620332680085395e+18)
+_Y1_YP = (1.26320474790178026440e+09, -6.47355876379160291031e+11, 1.14509511541823727583e+14,
+          -8.12770255501325109621e+15, 2.02439475713594898196e+17, -7.78877196265950026825e+17)
+_Y1_YQ = (5.94301592346128195359e+02, 2.35564092943068577943e+05, 7.34811944459721705660e+07,
+          1.87601316108706159478e+10, 3.88231277496238566008e+12, 6.20557727146953693363e+14,
+          6.87141087355300489866e+16, 3.97270608116560655612e+18)
+_TWO_OVER_PI = 0.6366197723675814  # 2 / pi
+_SQRT_TWO_OVER_PI = 0.7978845608028654  # sqrt(2 / pi)
+
+
+def _horner(coefficients: tuple[float, ...], z: np.ndarray) -> np.ndarray:
+    """The polynomial with these coefficients, highest power first, at z."""
+    total = np.zeros_like(z)
+    for coefficient in coefficients:
+        total = total * z + coefficient
+    return total
+
+
+def _hankel_cephes(order: int, x: np.ndarray, second_kind: bool) -> np.ndarray:
+    """J or Y of order 0 or 1 beyond x = 5: sqrt(2 / (pi x)) (P cos chi -+ (5/x) Q sin chi),
+    P and Q rational in (5/x)^2, chi = x - pi/4 (order 0) or x - 3pi/4 (order 1)."""
+    pp, pq, qp, qq = (_J0_PP, _J0_PQ, _J0_QP, _J0_QQ) if order == 0 else \
+        (_J1_PP, _J1_PQ, _J1_QP, _J1_QQ)
+    z = 25.0 / (x * x) if order == 0 else 5.0 / x * (5.0 / x)
+    p = _horner(pp, z) / _horner(pq, z)
+    q = _horner(qp, z) / _horner(qq, z)
+    chi = x - (0.7853981633974483 if order == 0 else 2.356194490192345)
+    if second_kind:
+        value = p * np.sin(chi) + 5.0 / x * q * np.cos(chi)
+    else:
+        value = p * np.cos(chi) - 5.0 / x * q * np.sin(chi)
+    return value * _SQRT_TWO_OVER_PI / np.sqrt(x)
+
+
+def _j0_cephes(x: np.ndarray) -> np.ndarray:
+    x = np.abs(x)
+    square = x * x
+    near = (square - 5.78318596294678452118) * (square - 30.4712623436620863991) \
+        * _horner(_J0_RP, square) / _horner(_J0_RQ, square)
+    near = np.where(x < 1e-5, 1.0 - square / 4.0, near)
+    return np.where(x <= 5.0, near, _hankel_cephes(0, np.maximum(x, 5.0), False))
+
+
+def _j1_cephes(x: np.ndarray) -> np.ndarray:
+    magnitude = np.abs(x)
+    square = magnitude * magnitude
+    near = _horner(_J1_RP, square) / _horner(_J1_RQ, square) * magnitude \
+        * (square - 14.6819706421238932572) * (square - 49.2184563216946036703)
+    value = np.where(magnitude <= 5.0, near, _hankel_cephes(1, np.maximum(magnitude, 5.0), False))
+    return np.where(x < 0, -value, value)
+
+
+def _y0_cephes(x: np.ndarray) -> np.ndarray:
+    positive = np.where(x > 0, x, 1.0)
+    square = positive * positive
+    near = _horner(_Y0_YP, square) / _horner(_Y0_YQ, square) \
+        + _TWO_OVER_PI * np.log(positive) * _j0_cephes(positive)
+    value = np.where(x <= 5.0, near, _hankel_cephes(0, np.maximum(positive, 5.0), True))
+    value = np.where(x == 0, -np.inf, np.where(x < 0, np.nan, value))
+    return np.where(np.isnan(x), x, value)
+
+
+def _y1_cephes(x: np.ndarray) -> np.ndarray:
+    positive = np.where(x > 0, x, 1.0)
+    square = positive * positive
+    near = positive * (_horner(_Y1_YP, square) / _horner(_Y1_YQ, square)) \
+        + _TWO_OVER_PI * (_j1_cephes(positive) * np.log(positive) - 1.0 / positive)
+    value = np.where(x <= 5.0, near, _hankel_cephes(1, np.maximum(positive, 5.0), True))
+    value = np.where(x == 0, -np.inf, np.where(x < 0, np.nan, value))
+    return np.where(np.isnan(x), x, value)
+
+
+def special_bessel_j0(self):
+    return _in_float64(_j0_cephes, self)
+
+
+def special_bessel_j1(self):
+    return _in_float64(_j1_cephes, self)
+
+
+def special_bessel_y0(self):
+    return _in_float64(_y0_cephes, self)
+
+
+def special_bessel_y1(self):
+    return _in_float64(_y1_cephes, self)
+
+
+def special_modified_bessel_i0(self):
+    """I_0, as i0 but NaN at the infinities (torch's kernel)."""
+    return _in_float64(lambda x: np.where(np.isinf(x), np.nan, _bessel_i64(0, x, False)), self)
+
+
+def special_modified_bessel_i1(self):
+    """I_1, as special_i1 but NaN at the infinities and +0 at -0 (torch's kernel)."""
+    return _in_float64(lambda x: np.where(np.isinf(x), np.nan, _bessel_i64(1, x, False) + 0.0),
+                       self)
+
+
+# The modified Bessel functions of the second kind K_0 and K_1 (times e^x when scaled), for
+# x > 0: their series in (x/2)^2 up to 1, the integral int_0^inf exp(-x (cosh t - 1)) cosh(nu t)
+# dt by the trapezoidal rule up to 25 (its integrand is analytic and decays doubly
+# exponentially, so the rule converges geometrically), the asymptotic expansion beyond.
+
+_EULER_GAMMA = 0.5772156649015329
+_K_SERIES_END, _K_ASYMPTOTIC_START, _K_STEP = 1.0, 25.0, 0.05
+
+
+def _k_series(order: int, x: np.ndarray) -> np.ndarray:
+    """K_order(x) for small x: -(log(x/2) + gamma) I_0 + sum_k H_k (x^2/4)^k / (k!)^2, or
+    1/x + log(x/2) I_1 - (x/4) sum_k (H_k + H_(k+1) - 2 gamma) (x^2/4)^k / (k! (k+1)!)."""
+    quarter = x * x / 4
+    log_half = np.log(x / 2)
+    term, total, harmonic = np.ones_like(x), np.zeros_like(x), 0.0
+    for k in range(30):
+        if k:
+            term = term * quarter / (k * (k + order))
+            harmonic += 1 / k
+        weight = harmonic if order == 0 else 2 * harmonic + 1 / (k + 1) - 2 * _EULER_GAMMA
+        total = total + weight * term
+    if order == 0:
+        return total - (log_half + _EULER_GAMMA) * _bessel_i64(0, x, False)
+    return 1 / x + log_half * _bessel_i64(1, x, False) - x / 4 * total
+
+
+def _k_integral_scaled(order: int, x: np.ndarray) -> np.ndarray:
+    """e^x K_order(x) by the trapezoidal rule on [0, 8] (x >= 1: the integrand is below
+    e^-740 past t = 8)."""
+    t = np.arange(0.0, 8.0 + _K_STEP / 2, _K_STEP)
+    weights = np.exp(-x[..., None] * (np.cosh(t) - 1)) * np.cosh(order * t)
+    return _K_STEP * (weights.sum(-1) - weights[..., 0] / 2)
+
+
+def _k_asymptotic_scaled(order: int, x: np.ndarray) -> np.ndarray:
+    """e^x K_order(x) ~ sqrt(pi / 2x) sum_k a_k / x^k (Hankel's a_k, all terms positive in
+    sign pattern of the product)."""
+    mu = 4 * order * order
+    term, total = np.ones_like(x), np.ones_like(x)
+    for k in range(1, 40):
+        term = term * (mu - (2 * k - 1) ** 2) / (k * 8 * x)
+        total = total + term
+    return np.sqrt(math.pi / (2 * x)) * total
+
+
+def _second_kind_modified(order: int, x: np.ndarray, scaled: bool) -> np.ndarray:
+    """K_order(x) (times e^x if scaled): inf at 0, NaN below it, 0 at +inf."""
+    positive = np.where(x > 0, x, 1.0)
+    low = np.minimum(positive, _K_SERIES_END)
+    middle = np.clip(positive, _K_SERIES_END, _K_ASYMPTOTIC_START)
+    high = np.maximum(positive, _K_ASYMPTOTIC_START)
+    series = _k_series(order, low)
+    if scaled:
+        series = series * np.exp(low)
+    rest = np.where(positive <= _K_ASYMPTOTIC_START, _k_integral_scaled(order, middle),
+                    _k_asymptotic_scaled(order, high))
+    if not scaled:
+        rest = rest * np.exp(-positive)
+    value = np.where(positive <= _K_SERIES_END, series, rest)
+    value = np.where(x == 0, np.inf, np.where(x < 0, np.nan, value))
+    value = np.where(x == np.inf, 0.0, value)
+    return np.where(np.isnan(x), x, value)
+
+
+def special_modified_bessel_k0(self):
+    return _in_float64(lambda x: _second_kind_modified(0, x, False), self)
+
+
+def special_modified_bessel_k1(self):
+    return _in_float64(lambda x: _second_kind_modified(1, x, False), self)
+
+
+def special_scaled_modified_bessel_k0(self):
+    return _in_float64(lambda x: _second_kind_modified(0, x, True), self)
+
+
+def special_scaled_modified_bessel_k1(self):
+    return _in_float64(lambda x: _second_kind_modified(1, x, True), self)
+
+
+def special_spherical_bessel_j0(self):
+    """sin(x) / x: its Taylor polynomial to x^12 below |x| = 1/2, 0 at the infinities."""
+    def function(x):
+        square = x * x
+        taylor = np.zeros_like(x)
+        for k in range(6, -1, -1):  # sum_k (-x^2)^k / (2k + 1)!
+            taylor = taylor * square + (-1) ** k / math.factorial(2 * k + 1)
+        value = np.where(np.abs(x) < 0.5, taylor, np.sin(x) / np.where(x == 0, 1.0, x))
+        return np.where(np.isinf(x), 0.0, value)
+    return _in_float64(function, self)
+
+
+# The Airy function Ai, as torch's CPU kernel computes it: its Maclaurin series on
+# [-2.09, 2.09), and outside Cephes's (airy.c, 3-clause BSD) rational approximations in
+# 1/zeta (zeta = 2/3 |x|^(3/2)) inside the asymptotic forms; torch evaluates the
+# denominators of the oscillating side as plain polynomials, where Cephes's are monic, and
+# gradgen follows it there as for the Bessel functions.
+
+_AIRY_AN = (3.46538101525629032477e-01, 1.20075952739645805542e+01, 7.62796053615234516538e+01,
+            1.68089224934630576269e+02, 1.59756391350164413639e+02, 7.05360906840444183113e+01,
+            1.40264691163389668864e+01, 9.99999999999999995305e-01)
+_AIRY_AD = (5.67594532638770212846e-01, 1.47562562584847203173e+01, 8.45138970141474626562e+01,
+            1.77318088145400459522e+02, 1.64234692871529701831e+02, 7.14778400825575695274e+01,
+            1.40959135607834029598e+01, 1.00000000000000000470e+00)
+_AIRY_AFN = (-1.31696323418331795333e-01, -6.26456544431912369773e-01,
+             -6.93158036036933542233e-01, -2.79779981545119124951e-01,
+             -4.91900132609500318020e-02, -4.06265923594885404393e-03,
+             -1.59276496239262096340e-04, -2.77649108155232920844e-06,
+             -1.67787698489114633780e-08)
+_AIRY_AFD = (1.33560420706553243746e+01, 3.26825032795224613948e+01, 2.67367040941499554804e+01,
+             9.18707402907259625840e+00, 1.47529146771666414581e+00, 1.15687173795188044134e-01,
+             4.40291641615211203805e-03, 7.54720348287414296618e-05, 4.51850092970580378464e-07)
+_AIRY_AGN = (1.97339932091685679179e-02, 3.91103029615688277255e-01, 1.06579897599595591108e+00,
+             9.39169229816650230044e-01, 3.51465656105547619242e-01, 6.33888919628925490927e-02,
+             5.85804113048388458567e-03, 2.82851600836737019778e-04, 6.98793669997260967291e-06,
+             8.11789239554389293311e-08, 3.41551784765923618484e-10)
+_AIRY_AGD = (9.30892908077441974853e+00, 1.98352928718312140417e+01, 1.55646628932864612953e+01,
+             5.47686069422975497931e+00, 9.54293611618961883998e-01, 8.64580826352392193095e-02,
+             4.12656523824222607191e-03, 1.01259085116509135510e-04, 1.17166733214413521882e-06,
+             4.91834570062930015649e-09)
+_INVERSE_SQRT_PI = 0.5641895835477563  # 1 / sqrt(pi)
+_AIRY_AI_0, _AIRY_AI_PRIME_0 = 0.3550280538878172, -0.2588194037928068  # Ai(0), Ai'(0)
+
+
+def _airy_series(x: np.ndarray) -> np.ndarray:
+    """Ai(x) = Ai(0) f(x) + Ai'(0) g(x), f = sum_k x^3k / (2 3 5 6 ... (3k-1)(3k)) and
+    g = sum_k x^(3k+1) / (3 4 6 7 ... (3k)(3k+1)) (converged to double precision for
+    |x| < 2.09 well within 16 terms)."""
+    cube = x * x * x
+    f_term, g_term = np.ones_like(x), x.copy()
+    f, g = f_term.copy(), g_term.copy()
+    for k in range(1, 16):
+        f_term = f_term * cube / ((3 * k - 1) * (3 * k))
+        g_term = g_term * cube / ((3 * k) * (3 * k + 1))
+        f, g = f + f_term, g + g_term
+    return _AIRY_AI_0 * f + _AIRY_AI_PRIME_0 * g
+
+
+def _airy_decaying(x: np.ndarray) -> np.ndarray:
+    """Ai(x) for x >= 2.09: e^-zeta / (2 sqrt(pi) x^(1/4)) times a rational function of
+    1/zeta."""
+    zeta = 2.0 * x * np.sqrt(x) / 3.0
+    ratio = _horner(_AIRY_AN, 1.0 / zeta) / _horner(_AIRY_AD, 1.0 / zeta)
+    return _INVERSE_SQRT_PI * ratio / (2.0 * np.sqrt(np.sqrt(x)) * np.exp(zeta))
+
+
+def _airy_oscillating(x: np.ndarray) -> np.ndarray:
+    """Ai(x) for x < -2.09: (sin(zeta + pi/4) (1 + z^2 F) - cos(zeta + pi/4) z G) /
+    (sqrt(pi) |x|^(1/4)), z = 1/zeta, F and G rational in z^2."""
+    zeta = -2.0 * x * np.sqrt(-x) / 3.0
+    z = 1.0 / zeta
+    square = z * z
+    f = _horner(_AIRY_AFN, square) / _horner(_AIRY_AFD, square)
+    g = _horner(_AIRY_AGN, square) / _horner(_AIRY_AGD, square)
+    t = zeta + 0.7853981633974483
+    return _INVERSE_SQRT_PI / np.sqrt(np.sqrt(-x)) * (np.sin(t) * (1.0 + square * f)
+                                                      - np.cos(t) * (z * g))
+
+
+def _airy_ai(x: np.ndarray) -> np.ndarray:
+    value = np.select([x < -2.09, x < 2.09],
+                      [_airy_oscillating(np.minimum(x, -2.09)),
+                       _airy_series(np.clip(x, -2.09, 2.09))],
+                      _airy_decaying(np.maximum(x, 2.09)))
+    value = np.where(x > 103.892, 0.0, value)
+    return np.where(np.isinf(x), np.nan, np.where(np.isnan(x), x, value))
+
+
+def special_airy_ai(x):
+    value = _in_float64(_airy_ai, x)
+    if value.dtype == np.float32:
+        # torch's float32 denominator 2 x^(1/4) e^zeta overflows from x = 25.78 on: 0 there
+        with silenced():
+            wide = np.asarray(x, np.float64)
+            denominator = 2.0 * np.sqrt(np.sqrt(wide)) * np.exp(2.0 * wide * np.sqrt(wide) / 3.0)
+        overflows = np.isfinite(wide) & (denominator > float(np.finfo(np.float32).max))
+        value = np.where(overflows, np.float32(0), value)
+    return value
+
+
+# The overloads with a Python number for x or for n.
+
+
+def special_chebyshev_polynomial_t_x_scalar(x, n):
+    return special_chebyshev_polynomial_t(x, n)
+
+
+def special_chebyshev_polynomial_t_n_scalar(x, n):
+    return special_chebyshev_polynomial_t(x, n)
+
+
+def special_chebyshev_polynomial_u_x_scalar(x, n):
+    return special_chebyshev_polynomial_u(x, n)
+
+
+def special_chebyshev_polynomial_u_n_scalar(x, n):
+    return special_chebyshev_polynomial_u(x, n)
+
+
+def special_chebyshev_polynomial_v_x_scalar(x, n):
+    return special_chebyshev_polynomial_v(x, n)
+
+
+def special_chebyshev_polynomial_v_n_scalar(x, n):
+    return special_chebyshev_polynomial_v(x, n)
+
+
+def special_chebyshev_polynomial_w_x_scalar(x, n):
+    return special_chebyshev_polynomial_w(x, n)
+
+
+def special_chebyshev_polynomial_w_n_scalar(x, n):
+    return special_chebyshev_polynomial_w(x, n)
+
+
+def special_shifted_chebyshev_polynomial_t_x_scalar(x, n):
+    return special_shifted_chebyshev_polynomial_t(x, n)
+
+
+def special_shifted_chebyshev_polynomial_t_n_scalar(x, n):
+    return special_shifted_chebyshev_polynomial_t(x, n)
+
+
+def special_shifted_chebyshev_polynomial_u_x_scalar(x, n):
+    return special_shifted_chebyshev_polynomial_u(x, n)
+
+
+def special_shifted_chebyshev_polynomial_u_n_scalar(x, n):
+    return special_shifted_chebyshev_polynomial_u(x, n)
+
+
+def special_shifted_chebyshev_polynomial_v_x_scalar(x, n):
+    return special_shifted_chebyshev_polynomial_v(x, n)
+
+
+def special_shifted_chebyshev_polynomial_v_n_scalar(x, n):
+    return special_shifted_chebyshev_polynomial_v(x, n)
+
+
+def special_shifted_chebyshev_polynomial_w_x_scalar(x, n):
+    return special_shifted_chebyshev_polynomial_w(x, n)
+
+
+def special_shifted_chebyshev_polynomial_w_n_scalar(x, n):
+    return special_shifted_chebyshev_polynomial_w(x, n)
+
+
+def special_hermite_polynomial_h_x_scalar(x, n):
+    return special_hermite_polynomial_h(x, n)
+
+
+def special_hermite_polynomial_h_n_scalar(x, n):
+    return special_hermite_polynomial_h(x, n)
+
+
+def special_hermite_polynomial_he_x_scalar(x, n):
+    return special_hermite_polynomial_he(x, n)
+
+
+def special_hermite_polynomial_he_n_scalar(x, n):
+    return special_hermite_polynomial_he(x, n)
+
+
+def special_laguerre_polynomial_l_x_scalar(x, n):
+    return special_laguerre_polynomial_l(x, n)
+
+
+def special_laguerre_polynomial_l_n_scalar(x, n):
+    return special_laguerre_polynomial_l(x, n)
+
+
+def special_legendre_polynomial_p_x_scalar(x, n):
+    return special_legendre_polynomial_p(x, n)
+
+
+def special_legendre_polynomial_p_n_scalar(x, n):
+    return special_legendre_polynomial_p(x, n)
+
+
+# -- LDL^T with Bunch-Kaufman pivoting, as LAPACK's sytf2 / sytrs compute it (lower) --------
+# (helper "special": torch.linalg.ldl_factor(_ex) and ldl_solve, not ops of the spec)
+
+_BUNCH_KAUFMAN_ALPHA = (1 + math.sqrt(17)) / 8
+
+
+def _ldl_pivot(A: np.ndarray, k: int) -> tuple[int, int]:
+    """(the row to swap with, 1 or 2: the size of the block; 0 for a zero column) for column
+    k, by Bunch and Kaufman's rule: a 1x1 pivot when the diagonal is large enough against
+    its column, else the largest off-diagonal's row, as a 1x1 or a 2x2 block."""
+    n = A.shape[0]
+    absakk = builtins.abs(A[k, k])
+    imax, colmax = k, 0.0
+    if k < n - 1:
+        imax = k + 1 + int(np.argmax(np.abs(A[k + 1:, k])))
+        colmax = builtins.abs(A[imax, k])
+    if builtins.max(absakk, colmax) == 0 or math.isnan(absakk):
+        return k, 0
+    if absakk >= _BUNCH_KAUFMAN_ALPHA * colmax:
+        return k, 1
+    rowmax = float(np.max(np.abs(A[imax, k:imax])))
+    if imax < n - 1:
+        rowmax = builtins.max(rowmax, float(np.max(np.abs(A[imax + 1:, imax]))))
+    if absakk >= _BUNCH_KAUFMAN_ALPHA * colmax * (colmax / rowmax):
+        return k, 1
+    if builtins.abs(A[imax, imax]) >= _BUNCH_KAUFMAN_ALPHA * rowmax:
+        return imax, 1
+    return imax, 2
+
+
+def _ldl_swap(A: np.ndarray, k: int, kk: int, kp: int, step: int) -> None:
+    """Rows and columns kk and kp of the trailing (lower) block exchanged."""
+    A[kp + 1:, [kk, kp]] = A[kp + 1:, [kp, kk]]
+    between = A[kk + 1:kp, kk].copy()
+    A[kk + 1:kp, kk] = A[kp, kk + 1:kp]
+    A[kp, kk + 1:kp] = between
+    A[kk, kk], A[kp, kp] = A[kp, kp], A[kk, kk]
+    if step == 2:
+        A[k + 1, k], A[kp, k] = A[kp, k], A[k + 1, k]
+
+
+def _ldl_eliminate(A: np.ndarray, k: int, step: int) -> None:
+    """The trailing block updated by the 1x1 or 2x2 pivot at k, the multipliers stored in its
+    column(s)."""
+    n = A.shape[0]
+    if step == 1:
+        if k < n - 1:
+            d11 = 1 / A[k, k]
+            x = A[k + 1:, k].copy()
+            for j in range(k + 1, n):  # the lower triangle, column by column
+                A[j:, j] += x[j - k - 1:] * (-d11 * x[j - k - 1])
+            A[k + 1:, k] *= d11
+        return
+    if k < n - 2:
+        d21 = A[k + 1, k]
+        d11, d22 = A[k + 1, k + 1] / d21, A[k, k] / d21
+        d21 = 1 / (d11 * d22 - 1) / d21
+        for j in range(k + 2, n):
+            wk = d21 * (d11 * A[j, k] - A[j, k + 1])
+            wkp1 = d21 * (d22 * A[j, k + 1] - A[j, k])
+            A[j:, j] = A[j:, j] - A[j:, k] * wk - A[j:, k + 1] * wkp1
+            A[j, k], A[j, k + 1] = wk, wkp1
+
+
+def ldl_factor_matrix(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(LD, pivots, info) of one symmetric matrix, read from its lower triangle: L (unit,
+    below the diagonal) and the 1x1 and 2x2 blocks of D in one matrix, LAPACK's 1-based
+    pivots (negative for a 2x2 block) and the first zero pivot (0 if none)."""
+    A = np.tril(matrix).astype(matrix.dtype, copy=True)
+    n = A.shape[0]
+    pivots = np.zeros(n, dtype=np.int32)
+    info, k = 0, 0
+    with silenced():
+        while k < n:
+            kp, step = _ldl_pivot(A, k)
+            if step == 0:  # a zero column: nothing to eliminate, the first one is info
+                info = info or k + 1
+                pivots[k] = k + 1
+                k += 1
+                continue
+            kk = k + step - 1
+            if kp != kk:
+                _ldl_swap(A, k, kk, kp, step)
+            _ldl_eliminate(A, k, step)
+            pivots[k:k + step] = kp + 1 if step == 1 else -(kp + 1)
+            k += step
+    return np.tril(A), pivots, info
+
+
+def ldl_solve_matrix(LD: np.ndarray, pivots: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """X with A X = B, A = P L D L^T P^T as ldl_factor_matrix gives it."""
+    X = B.astype(LD.dtype, copy=True)
+    n = LD.shape[0]
+    with silenced():
+        k = 0
+        while k < n:  # L D Y = P^T B
+            if pivots[k] > 0:
+                kp = pivots[k] - 1
+                X[[k, kp]] = X[[kp, k]]
+                X[k + 1:] -= np.outer(LD[k + 1:, k], X[k])
+                X[k] *= 1 / LD[k, k]
+                k += 1
+                continue
+            kp = -pivots[k] - 1
+            X[[k + 1, kp]] = X[[kp, k + 1]]
+            X[k + 2:] -= np.outer(LD[k + 2:, k], X[k])
+            X[k + 2:] -= np.outer(LD[k + 2:, k + 1], X[k + 1])
+            off = LD[k + 1, k]
+            first, second = LD[k, k] / off, LD[k + 1, k + 1] / off
+            denominator = first * second - 1
+            upper, lower = X[k] / off, X[k + 1] / off
+            X[k], X[k + 1] = (second * upper - lower) / denominator, \
+                (first * lower - upper) / denominator
+            k += 2
+        k = n - 1
+        while k >= 0:  # L^T P^T X = Y
+            if pivots[k] > 0:
+                X[k] -= LD[k + 1:, k] @ X[k + 1:]
+                kp = pivots[k] - 1
+                X[[k, kp]] = X[[kp, k]]
+                k -= 1
+                continue
+            X[k] -= LD[k + 1:, k] @ X[k + 1:]
+            X[k - 1] -= LD[k + 1:, k - 1] @ X[k + 1:]
+            kp = -pivots[k] - 1
+            X[[k, kp]] = X[[kp, k]]
+            k -= 2
+    return X
+
+
 # -- reductions, scans, indexing and shape (torch's spec, family 2) ----------------------------
 # (kernels of this family follow; keep this line and the blank ones around it)
 
@@ -4705,6 +5459,7 @@ def dist(self, other, p=2):
     if dtype.kind != "f":
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {_dtype_label(np.empty(0, dtype))} instead.")
+    _broadcastable(self, other)
     return norm_Scalar(np.subtract(self, other, dtype=dtype), p)
 
 
@@ -5942,6 +6697,20 @@ def hardswish_backward(grad_output, self):
     """hardswish's slope times grad_output: 0 up to -3, x / 3 + 1/2 strictly inside (-3, 3),
     1 from 3 on (at -3 and 3 the outer pieces, as torch's kernel takes them)."""
     _floats_only("hardswish_backward", self)
+    _broadcastable(grad_output, self)
     inside = grad_output * (self / 3 + 0.5)
     return _array(np.where(self <= -3, 0, np.where(self < 3, inside, grad_output)),
                   grad_output.dtype)
+
+
+# -- weight normalisation (issue 28, helper nnB) ----------------------------------------------
+
+@silent
+def _weight_norm_interface(v, g, dim=0):
+    """(g * v / ||v||, ||v||): the 2-norm over every dimension but `dim` (0 or the last),
+    kept as a size-1 dimension so that it broadcasts against v."""
+    if dim not in (0, v.ndim - 1):
+        raise RuntimeError("fused kernels can only be applied for first or last dim")
+    axes = tuple(d for d in range(v.ndim) if d != dim)
+    norms = np.sqrt(np.sum(v * v, axis=axes, keepdims=True))
+    return _array(v * (g / norms), v.dtype), _array(norms, v.dtype)

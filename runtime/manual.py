@@ -930,6 +930,49 @@ def mvlgamma_backward(ops: Any, grad: Any, self: Any, p: int) -> Any:
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"cos", "digamma", "sin"}))
 
 
+# torch.special (helper "special"): the Bessel functions' and logit's derivatives.
+
+def _tiny(ops: Any, self: Any) -> float:
+    """The machine epsilon of self's dtype: below it, 1/x is not worth taking. (The dtype's
+    name is read as text: numpy's, gradgen's and torch's dtypes all end it with `float32`.)"""
+    return 1.1920928955078125e-07 if str(self.dtype).endswith("float32") else 2.220446049250313e-16
+
+
+def i1_backward(ops: Any, grad: Any, self: Any, result: Any) -> Any:
+    """d/dx I1(x) = I0(x) - I1(x) / x, and 1/2 at (and near) 0, where that is 0/0."""
+    eps = _tiny(ops, self)
+    not_tiny = ops.abs(self) > eps
+    safe_self = ops.where(not_tiny, self, eps)
+    slope = ops.i0(safe_self) - result / safe_self
+    return grad * ops.where(not_tiny, slope, 0.5)
+
+
+def i1e_backward(ops: Any, grad: Any, self: Any, result: Any) -> Any:
+    """d/dx exp(-|x|) I1(x) = I0e(x) - I1e(x) (sgn(x) + 1/x), and 1/2 near 0."""
+    eps = _tiny(ops, self)
+    not_tiny = ops.abs(self) > eps
+    safe_self = ops.where(not_tiny, self, eps)
+    slope = ops.special_i0e(safe_self) - result * (ops.sign(safe_self) + 1 / safe_self)
+    return grad * ops.where(not_tiny, slope, 0.5)
+
+
+def logit_backward(ops: Any, grad: Any, self: Any, eps: Any) -> Any:
+    """d/dx log(x / (1 - x)) = 1 / (x (1 - x)) inside [eps, 1 - eps] (0 outside it, where
+    the input was clamped), or inside [0, 1] without eps (NaN outside it)."""
+    low, high = (0.0, 1.0) if eps is None else (eps, 1.0 - eps)
+    inside = ops.logical_and(self >= low, self <= high)
+    return ops.where(inside, grad / (self * (1.0 - self)), math.nan if eps is None else 0.0)
+
+
+def isfinite_mask(ops: Any, self: Any) -> Any:
+    """1 where self is finite, 0 at NaN and the infinities (torch's at::isfinite, as a mask
+    that multiplies): x == x is false at NaN, |x| < inf at the infinities."""
+    return ops.logical_and(self == self, ops.abs(self) < math.inf)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"i0", "special_i0e"}))
+
+
 # -- reductions, scans, indexing and shape (torch's spec, family 2) ----------------------------
 # (helpers of this family follow; keep this line and the blank ones around it)
 
@@ -1595,3 +1638,24 @@ def soft_margin_loss_double_backward_grad_output(ops: Any, grad: Any, grad_outpu
 
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"soft_margin_loss_backward"}))
+
+
+# -- weight normalisation (issue 28, helper nnB) ----------------------------------------------
+
+def weight_norm_differentiable_backward(ops: Any, grad: Any, v: Any, g: Any, norms: Any,
+                                        dim: int) -> tuple[Any, Any]:
+    """Gradients of w = g v / n (n = ||v|| over every dimension but `dim`) for v and g, with
+    s = sum(grad * v) over those dimensions: g / n * (grad - v s / n²) and s / n."""
+    axes = [d for d in range(v.ndim) if d != dim]
+    per_dim_sums = ops.sum(grad * v, axes, True)
+    grad_v = (g / norms) * (grad - v * (per_dim_sums / (norms * norms)))
+    return grad_v, per_dim_sums / norms
+
+
+def weight_norm_jvp(ops: Any, v_p: Any, g_p: Any, v_t: Any, g_t: Any, norms: Any,
+                    dim: int) -> Any:
+    """The tangent of w = g v / n: (g_t v + g v_t) / n - g v n_t / n², where
+    n_t = sum(v v_t) / n over every dimension but `dim`."""
+    axes = [d for d in range(v_p.ndim) if d != dim]
+    norms_t = ops.sum(v_p * v_t, axes, True) / norms
+    return (g_t * v_p + g_p * v_t) / norms - g_p * v_p * norms_t / (norms * norms)

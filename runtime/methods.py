@@ -18,11 +18,13 @@ from types import FunctionType
 
 from generated.ops import alias
 from generated.tensor_methods import TensorMethods
+from runtime import arguments, modes
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.composite import CompositeMethods, TensorOpsMethods
 from runtime.counting import CountingMethods
 from runtime.factories import FactoryMethods, legacy_new
+from runtime.nn.activation_more import NnMethods
 from runtime.other_names import OtherNameMethods
 from runtime.predicates import PredicateMethods
 from runtime.random_ops import RandomMethods
@@ -38,13 +40,24 @@ def backward(
     inputs: Sequence[Tensor] | Tensor | None = None,
 ) -> None:
     """Accumulate this tensor's gradient into the leaves' `.grad` (autograd.backward)."""
+    if modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = modes.dispatch(Tensor.backward, (self,), {
+            "gradient": gradient, "retain_graph": retain_graph, "create_graph": create_graph,
+            "inputs": inputs})
+        if heard is not modes.PASS:
+            return heard
     gradients.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
-def install(methods: type) -> None:
-    """Set each function and property of `methods` on Tensor, unless Tensor has the name."""
+def install(methods: type, numpy_keywords: bool = False) -> None:
+    """Set each function and property of `methods` on Tensor, unless Tensor has the name;
+    with `numpy_keywords`, each method torch binds through its argument parser takes the
+    numpy-style keywords too (`x.softmax(axis=1)`: runtime/arguments.py)."""
     for name, value in vars(methods).items():
         if isinstance(value, FunctionType | property) and name not in vars(Tensor):
+            if numpy_keywords and isinstance(value, FunctionType) and \
+                    name not in arguments.TORCH_PYTHON_METHODS:
+                value = arguments.numpy_keywords(value, method=True)
             setattr(Tensor, name, value)
 
 
@@ -62,11 +75,12 @@ def tensor_new(cls: type, *args: object, **kwargs: object) -> Tensor:
 Tensor.__new__ = staticmethod(tensor_new)
 install(TensorMethods)
 install(FactoryMethods)  # new_zeros, ...: before composite's, so these are the ones
-install(CompositeMethods)
-install(PredicateMethods)
+install(CompositeMethods, numpy_keywords=True)
+install(PredicateMethods, numpy_keywords=True)
 install(RandomMethods)
-install(TensorOpsMethods)  # tensor ops: argsort, narrow, mT, `//`, `%`, ...
+install(TensorOpsMethods, numpy_keywords=True)  # tensor ops: argsort, narrow, mT, `//`, ...
 install(OtherNameMethods)  # torch's other names: arccos, clip_, swapaxes, ...
 install(AttributeMethods)  # is_signed, itemsize, data_ptr, conj, H, apply_, ...
 install(FunctionMethods)  # kron, diff, tile, cov, det, ...
+install(NnMethods)  # Tensor.prelu (issue 28, helper nnlayers)
 install(CountingMethods)  # bincount, histc, gcd, logical_xor, ...

@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dispatch, dtypes, kernels
-from runtime.dispatch import Overload, int_list
+from runtime import arguments, dtypes, kernels
+from runtime.arguments import Overload, int_list
 
 
 class TensorOps:
@@ -76,6 +76,11 @@ class ArrayOps:
     def unpack(saved: Any, node: Any) -> Any:
         """A saved tensor's array, after the same checks as a Tensor unpack."""
         return saved.unpack_data()
+
+    # What the engine's raw backward does to a gradient (engine.validate_outputs): a
+    # numpy scalar made an array, a broadcast gradient summed back to its input's shape.
+    asarray = staticmethod(np.asarray)
+    sum_to = staticmethod(kernels.sum_to)
 
     # -- Tensor methods the runtime writes by hand ------------------------------------------
     @staticmethod
@@ -220,7 +225,7 @@ def _resolver(name: str, overloads: tuple[Overload, ...]) -> Callable:
         return overloads[0].wrapper
 
     def resolve(*args: Any, **kwargs: Any) -> Any:
-        return dispatch.call(name, overloads, args, kwargs, dispatch.ARRAY_TYPES)
+        return arguments.call(name, overloads, args, kwargs, arguments.ARRAY_TYPES)
 
     return resolve
 

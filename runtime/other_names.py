@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from generated import ops
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 
 # other name -> the op it names. Each is a torch function and a Tensor method, and the
@@ -57,6 +58,10 @@ def rename_error(error: TypeError, target: str, name: str) -> None:
 
 def _under_name(function: Callable, target: str, name: str) -> Callable:
     def call(*args: Any, **kwargs: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(call, args, kwargs)
+            if heard is not _modes.PASS:
+                return heard
         try:
             return function(*args, **kwargs)
         except TypeError as error:
@@ -70,6 +75,10 @@ def _under_name(function: Callable, target: str, name: str) -> Callable:
 
 def _method_under_name(target: str, name: str) -> Callable:
     def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(method, (self, *args), kwargs)
+            if heard is not _modes.PASS:
+                return heard
         try:
             return getattr(Tensor, target)(self, *args, **kwargs)
         except TypeError as error:
@@ -93,6 +102,10 @@ _transpose_as_swapaxes = _under_name(ops.transpose, "transpose", "swapaxes")
 
 def swapaxes(input: Any, axis0: int, axis1: int) -> Any:
     """transpose, with NumPy's names for the dims."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(swapaxes, (input, axis0, axis1), {})
+        if heard is not _modes.PASS:
+            return heard
     return _transpose_as_swapaxes(input, axis0, axis1)
 
 
@@ -101,11 +114,19 @@ _cat_as = {name: _under_name(ops.cat, "cat", name) for name in ("concat", "conca
 
 def concat(tensors: Any, dim: Any = 0, *, axis: Any = None, out: Any = None) -> Any:
     """cat under another name."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(concat, (tensors, dim), {"axis": axis, "out": out})
+        if heard is not _modes.PASS:
+            return heard
     return _concatenate("concat", tensors, dim if axis is None else axis, out)
 
 
 def concatenate(tensors: Any, axis: Any = 0, *, dim: Any = None, out: Any = None) -> Any:
     """cat under NumPy's name, with its `axis`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(concatenate, (tensors, axis), {"dim": dim, "out": out})
+        if heard is not _modes.PASS:
+            return heard
     return _concatenate("concatenate", tensors, axis if dim is None else dim, out)
 
 
@@ -119,9 +140,17 @@ class OtherNameMethods:
     __slots__ = ()
 
     def swapaxes(self, axis0: int, axis1: int) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(OtherNameMethods.swapaxes, (self, axis0, axis1), {})
+            if heard is not _modes.PASS:
+                return heard
         return _swapaxes_methods[0](self, axis0, axis1)
 
     def swapaxes_(self, axis0: int, axis1: int) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(OtherNameMethods.swapaxes_, (self, axis0, axis1), {})
+            if heard is not _modes.PASS:
+                return heard
         return _swapaxes_methods[1](self, axis0, axis1)
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from runtime import dtypes
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 
 __all__ = ["allclose", "equal", "is_floating_point", "is_tensor", "isclose", "isfinite",
@@ -36,17 +37,29 @@ def is_tensor(obj: Any) -> bool:
 
 def numel(input: Tensor) -> int:
     """The number of elements of `input`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(numel, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("numel", "input", 1, input)
     return input._data.size
 
 
 def is_floating_point(input: Tensor) -> bool:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(is_floating_point, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("is_floating_point", "input", 1, input)
     return input.dtype.is_floating_point
 
 
 def isnan(input: Tensor) -> Tensor:
     """Where `input` is NaN (never, for integers and bools)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(isnan, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("isnan", "input", 1, input)
     return _bool_tensor(np.isnan(input._data) if input.dtype.is_floating_point
                         else np.zeros(input._data.shape, np.bool_))
@@ -54,6 +67,10 @@ def isnan(input: Tensor) -> Tensor:
 
 def isinf(input: Tensor) -> Tensor:
     """Where `input` is +inf or -inf."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(isinf, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("isinf", "input", 1, input)
     return _bool_tensor(np.isinf(input._data) if input.dtype.is_floating_point
                         else np.zeros(input._data.shape, np.bool_))
@@ -61,6 +78,10 @@ def isinf(input: Tensor) -> Tensor:
 
 def isfinite(input: Tensor) -> Tensor:
     """Where `input` is neither infinite nor NaN."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(isfinite, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("isfinite", "input", 1, input)
     return _bool_tensor(np.isfinite(input._data) if input.dtype.is_floating_point
                         else np.ones(input._data.shape, np.bool_))
@@ -71,6 +92,10 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     """Where |input - other| <= atol + rtol * |other|, elementwise (broadcast), as PyTorch
     computes it: in the tensors' dtype (the default float dtype for integers and bools),
     equal infinities close, NaN close to NaN only with `equal_nan`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(isclose, (input, other, rtol, atol, equal_nan), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("isclose", "input", 1, input)
     _check_tensor("isclose", "other", 2, other)
     if input.dtype is not other.dtype:
@@ -98,6 +123,10 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
 def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:
     """Whether isclose holds everywhere."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(allclose, (input, other, rtol, atol, equal_nan), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("allclose", "input", 1, input)
     _check_tensor("allclose", "other", 2, other)
     return bool(isclose(input, other, rtol, atol, equal_nan)._data.all())
@@ -106,6 +135,10 @@ def allclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e
 def equal(input: Tensor, other: Tensor) -> bool:
     """Whether the two tensors have the same shape and equal elements (NaN equals nothing);
     the dtypes may differ."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(equal, (input, other), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("equal", "input", 1, input)
     _check_tensor("equal", "other", 2, other)
     if input._data.shape != other._data.shape:
@@ -124,21 +157,47 @@ class PredicateMethods:
     __slots__ = ()
 
     def isnan(self) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(PredicateMethods.isnan, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return isnan(self)
 
     def isinf(self) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(PredicateMethods.isinf, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return isinf(self)
 
     def isfinite(self) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(PredicateMethods.isfinite, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return isfinite(self)
 
     def isclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
                 equal_nan: bool = False) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(PredicateMethods.isclose, (self, other, rtol, atol, equal_nan),
+                {})
+            if heard is not _modes.PASS:
+                return heard
         return isclose(self, other, rtol, atol, equal_nan)
 
     def allclose(self, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
                  equal_nan: bool = False) -> bool:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(PredicateMethods.allclose, (self, other, rtol, atol, equal_nan),
+                {})
+            if heard is not _modes.PASS:
+                return heard
         return allclose(self, other, rtol, atol, equal_nan)
 
     def equal(self, other: Tensor) -> bool:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(PredicateMethods.equal, (self, other), {})
+            if heard is not _modes.PASS:
+                return heard
         return equal(self, other)

@@ -18,10 +18,12 @@ from typing import Any
 
 import numpy as np
 
-from runtime import dtypes, factories, factory_args, sampling
+from generated.signatures import SIGNATURES
+from runtime import dtypes, factories, sampling
+from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import _C_TYPE_NAMES, Tensor, _scalar_type_name
-from runtime.dispatch import int_list
+from runtime.arguments import Parser, int_list
 from runtime.random import Generator, default_generator
 
 __all__ = [
@@ -291,46 +293,44 @@ def _random_span(dtype: np.dtype, low: int, high: int | None) -> tuple[int | Non
 
 # -- factories ----------------------------------------------------------------------------------
 
-# torch's signatures of the random factories (runtime/factory_args.py parses them): each
-# comes twice, with a `generator` and without.
-_OPTIONS = ("Tensor? out=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-            "bool? pin_memory=False, bool? requires_grad=False")
+# torch's signatures of the random factories, each twice: with a `generator` and without
+# (codegen/python_signatures.py).
+_RAND = Parser(SIGNATURES["rand"])
+_RANDN = Parser(SIGNATURES["randn"])
+_RANDINT = Parser(SIGNATURES["randint"])
+_RANDPERM = Parser(SIGNATURES["randperm"])
 
 
-def _with_generator(*signatures: str) -> factory_args.Parser:
-    return factory_args.Parser(*(text.replace("*, ", f"*, {extra}", 1) for text in signatures
-                                 for extra in ("Generator? generator, ", "")))
-
-
-_RAND = _with_generator(f"rand(int[] size, *, {_OPTIONS})")
-_RANDN = _with_generator(f"randn(int[] size, *, {_OPTIONS})")
-_RANDINT = _with_generator(f"randint(SymInt high, int[] size, *, {_OPTIONS})",
-                           f"randint(SymInt low, SymInt high, int[] size, *, {_OPTIONS})")
-_RANDPERM = _with_generator(f"randperm(SymInt n, *, {_OPTIONS})")
-
-
-def _sized(parser: factory_args.Parser, size: tuple, options: dict) -> tuple:
+def _sized(parser: Parser, size: tuple, options: dict) -> tuple:
     """(shape, dtype, requires_grad, generator, out) of rand(*size, ...) or randn: the
     usual call checked quickly, any other through the parser."""
-    shape = factory_args.quick_shape(size) if size else None
-    quick = factory_args.quick_options(options) if shape is not None else None
+    shape = factories.quick_shape(size) if size else None
+    quick = factories.quick_options(options) if shape is not None else None
     if quick is not None:
         return shape, quick[0], quick[1], None, None
     _, bound = parser.parse(size, options)
-    dtype, requires_grad = factory_args.options_of(bound)
-    return (factory_args.shape(parser.name, bound["size"], "numel", bound["out"]), dtype,
+    dtype, requires_grad = factories.options_of(bound)
+    return (factories.bound_shape(parser.name, bound["size"], "numel", bound["out"]), dtype,
             requires_grad, bound.get("generator"), bound["out"])
 
 
 def rand(*size: Any, **options: Any) -> Tensor:
     """torch.rand(*size, *, generator=None, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False): U(0, 1) samples of the given size."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rand, (*size,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     return _samples(rand, _RAND, "check_uniform_bounds", sampling.uniform, size, options)
 
 
 def randn(*size: Any, **options: Any) -> Tensor:
     """torch.randn(*size, *, generator=None, out=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False): N(0, 1) samples of the given size."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(randn, (*size,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     return _samples(randn, _RANDN, "normal_kernel_cpu", sampling.normal, size, options)
 
 
@@ -350,16 +350,20 @@ def randint(*args: Any, **options: Any) -> Tensor:
     """torch.randint(high, size) or randint(low, high, size), each with *, generator=None,
     out=None, dtype=None, layout=None, device=None, pin_memory=False, requires_grad=False:
     integers in [low, high) (low 0 by default), int64 unless `dtype` says otherwise."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(randint, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     quick = _quick_randint(args, options)
     if quick is not None:
         low, high, shape, (dtype, requires_grad) = quick
         bound = {"out": None}
     else:
         _, bound = _RANDINT.parse(args, options)
-        dtype, requires_grad = factory_args.options_of(bound)
-        low = factory_args.symint(bound["low"]) if "low" in bound else 0
-        high = factory_args.symint(bound["high"])
-        shape = factory_args.shape("randint", bound["size"], "numel", bound["out"])
+        dtype, requires_grad = factories.options_of(bound)
+        low = factories.bound_symint(bound["low"]) if "low" in bound else 0
+        high = factories.bound_symint(bound["high"])
+        shape = factories.bound_shape("randint", bound["size"], "numel", bound["out"])
     if bound["out"] is not None:
         return _out.factory("randint", randint, (low, high, shape), {
             "dtype": dtype, "requires_grad": requires_grad,
@@ -377,8 +381,8 @@ def _quick_randint(args: tuple, options: dict) -> tuple | None:
     if not 2 <= len(args) <= 3 or type(args[-2]) is not int or type(args[0]) is not int \
             or type(args[-1]) not in (tuple, list):
         return None
-    shape = factory_args.quick_shape(args[-1:])
-    quick = factory_args.quick_options(options) if shape is not None else None
+    shape = factories.quick_shape(args[-1:])
+    quick = factories.quick_options(options) if shape is not None else None
     if quick is None:
         return None
     return (args[0] if len(args) == 3 else 0), args[-2], shape, quick
@@ -388,14 +392,18 @@ def randperm(*args: Any, **options: Any) -> Tensor:
     """torch.randperm(n, *, generator=None, out=None, dtype=torch.int64, layout=None,
     device=None, pin_memory=False, requires_grad=False): a random permutation of
     0 .. n-1."""
-    quick = factory_args.quick_options(options) if len(args) == 1 and type(args[0]) is int \
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(randperm, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
+    quick = factories.quick_options(options) if len(args) == 1 and type(args[0]) is int \
         else None
     if quick is not None:
         (dtype, requires_grad), n, bound = quick, args[0], {"out": None}
     else:
         _, bound = _RANDPERM.parse(args, options)
-        dtype, requires_grad = factory_args.options_of(bound)
-        n = factory_args.symint(bound["n"])
+        dtype, requires_grad = factories.options_of(bound)
+        n = factories.bound_symint(bound["n"])
     if n < 0 and bound["out"] is not None:
         raise RuntimeError(f"n must be non-negative, got{n}")  # (sic: torch's message)
     if n < 0:
@@ -420,6 +428,11 @@ def normal(mean: Any, std: Any = 1.0, size: Sequence[int] | None = None, *,
            requires_grad: bool = False, device: Any = None) -> Tensor:
     """N(mean, std²) samples: `mean` and `std` are numbers (then `size` is needed) or
     tensors (broadcast together); the draws are N(0, 1), then scaled and shifted."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(normal, (mean, std, size), {"generator": generator, "dtype": dtype,
+            "requires_grad": requires_grad, "device": device})
+        if heard is not _modes.PASS:
+            return heard
     generator = _generator(generator)
     mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
     if not mean_is_tensor and not std_is_tensor:
@@ -458,6 +471,10 @@ def _standard_normal(shape: tuple[int, ...], dtype: np.dtype, generator: Generat
 def bernoulli(input: Tensor, p: float | None = None, *,
               generator: Generator | None = None) -> Tensor:
     """0/1 samples in input's dtype: with probability input[i], or `p` when given."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bernoulli, (input, p), {"generator": generator})
+        if heard is not _modes.PASS:
+            return heard
     result = factories.empty_like(input)
     return bernoulli_(result, input if p is None else p, generator=generator)
 
@@ -465,6 +482,11 @@ def bernoulli(input: Tensor, p: float | None = None, *,
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
                 generator: Generator | None = None) -> Tensor:
     """Category indices drawn from each row of probabilities (or weights) `input`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(multinomial, (input, num_samples, replacement),
+            {"generator": generator})
+        if heard is not _modes.PASS:
+            return heard
     probs = input._data
     _check_multinomial(probs, num_samples, replacement)
     rows = probs.reshape(-1, probs.shape[-1])
@@ -521,19 +543,18 @@ def empty_like_layout(input: Tensor, dtype: dtypes.dtype | None = None) -> Tenso
     return Tensor._make(np.empty_like(input._data, dtype=dtype.numpy if dtype else None), None)
 
 
-_LIKE_OPTIONS = ("MemoryFormat? memory_format=None, ScalarType? dtype=None, Layout? layout=None, "
-                 "Device? device=None, bool? pin_memory=False, bool? requires_grad=False")
-_RAND_LIKE = _with_generator(f"rand_like(Tensor input, *, {_LIKE_OPTIONS})")
-_RANDN_LIKE = _with_generator(f"randn_like(Tensor input, *, {_LIKE_OPTIONS})")
-_RANDINT_LIKE = _with_generator(f"randint_like(Tensor input, SymInt low, SymInt high, *, "
-                                f"{_LIKE_OPTIONS})",
-                                f"randint_like(Tensor input, Tensor high, *, {_LIKE_OPTIONS})",
-                                f"randint_like(Tensor input, SymInt high, *, {_LIKE_OPTIONS})")
+_RAND_LIKE = Parser(SIGNATURES["rand_like"])
+_RANDN_LIKE = Parser(SIGNATURES["randn_like"])
+_RANDINT_LIKE = Parser(SIGNATURES["randint_like"])
 
 
 def rand_like(*args: Any, **options: Any) -> Tensor:
     """torch.rand_like(input, *, generator=None, memory_format=None, dtype=None, layout=None,
     device=None, pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rand_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     input, dtype, requires_grad, bound = factories.like_arguments(_RAND_LIKE, args, options)
     result = uniform_(empty_like_layout(input, dtype), generator=bound.get("generator"))
     return factories._finish(result._data, requires_grad)
@@ -542,6 +563,10 @@ def rand_like(*args: Any, **options: Any) -> Tensor:
 def randn_like(*args: Any, **options: Any) -> Tensor:
     """torch.randn_like(input, *, generator=None, memory_format=None, dtype=None,
     layout=None, device=None, pin_memory=False, requires_grad=False)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(randn_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     input, dtype, requires_grad, bound = factories.like_arguments(_RANDN_LIKE, args, options)
     result = normal_(empty_like_layout(input, dtype), generator=bound.get("generator"))
     return factories._finish(result._data, requires_grad)
@@ -551,10 +576,14 @@ def randint_like(*args: Any, **options: Any) -> Tensor:
     """torch.randint_like(input, high) or randint_like(input, low, high), each with *,
     generator=None, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(randint_like, (*args,), {**options})
+        if heard is not _modes.PASS:
+            return heard
     _, bound = _RANDINT_LIKE.parse(args, options)
-    dtype, requires_grad = factory_args.options_of(bound)
-    low = factory_args.symint(bound["low"]) if "low" in bound else 0
-    high = factory_args.symint(bound["high"])
+    dtype, requires_grad = factories.options_of(bound)
+    low = factories.bound_symint(bound["low"]) if "low" in bound else 0
+    high = factories.bound_symint(bound["high"])
     result = random_(empty_like_layout(bound["input"], dtype), low, high,
                      generator=bound.get("generator"))
     return factories._finish(result._data, requires_grad)
@@ -572,8 +601,17 @@ class RandomMethods:
     random_ = random_
 
     def bernoulli(self, p: float | None = None, *, generator: Generator | None = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(RandomMethods.bernoulli, (self, p), {"generator": generator})
+            if heard is not _modes.PASS:
+                return heard
         return bernoulli(self, p, generator=generator)
 
     def multinomial(self, num_samples: int, replacement: bool = False, *,
                     generator: Generator | None = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(RandomMethods.multinomial, (self, num_samples, replacement),
+                {"generator": generator})
+            if heard is not _modes.PASS:
+                return heard
         return multinomial(self, num_samples, replacement, generator=generator)

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import dispatch, dtypes, factories, grad_mode, recording
+from runtime import arguments, dtypes, factories, grad_mode, recording
+from runtime import modes as _modes
 from runtime._tensor import Size, Tensor
 
 __all__ = ["is_signed", "is_nonzero", "is_same_size", "is_complex", "is_conj", "is_neg",
@@ -33,19 +34,27 @@ def _check_tensor(name: str, value: Any, argument: str = "input", position: int 
     """torch's TypeError for a function of one Tensor given something else."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
-                        f"not {dispatch._type_name(value)}")
+                        f"not {arguments.type_name(value)}")
 
 
 # -- predicates --------------------------------------------------------------------------------
 
 def is_signed(input: Any) -> bool:
     """Whether the dtype holds negative numbers: every dtype but bool and uint8."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(is_signed, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("is_signed", input)
     return input.dtype not in (dtypes.bool_, dtypes.uint8)
 
 
 def is_nonzero(input: Any) -> bool:
     """The truth of a one-element tensor (NaN is true); more or fewer elements are an error."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(is_nonzero, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("is_nonzero", input)
     if input.numel() == 0:
         raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
@@ -55,6 +64,10 @@ def is_nonzero(input: Any) -> bool:
 
 
 def is_same_size(input: Any, other: Any) -> bool:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(is_same_size, (input, other), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("is_same_size", input)
     _check_tensor("is_same_size", other, "other", 2)
     return input.shape == other.shape
@@ -62,29 +75,49 @@ def is_same_size(input: Any, other: Any) -> bool:
 
 def is_complex(input: Any) -> bool:
     """gradgen has no complex dtype: False."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(is_complex, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("is_complex", input)
     return False
 
 
 def is_conj(input: Any) -> bool:
     """Whether the tensor is a lazily conjugated view: never, for a real tensor."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(is_conj, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("is_conj", input)
     return False
 
 
 def is_neg(input: Any) -> bool:
     """Whether the tensor is a lazily negated view (torch's, of conjugated imaginary parts)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(is_neg, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("is_neg", input)
     return False
 
 
 def is_inference(input: Any) -> bool:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(is_inference, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("is_inference", input)
     return input.is_inference()
 
 
 def get_device(input: Any) -> int:
     """The CUDA device index; -1 for a CPU tensor, as every gradgen tensor is."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(get_device, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("get_device", input)
     return -1
 
@@ -93,22 +126,38 @@ def get_device(input: Any) -> int:
 
 def conj(input: Any) -> Any:
     """The conjugate: a real tensor is its own, the tensor itself."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conj, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("conj", input)
     return input
 
 
 def resolve_conj(input: Any) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(resolve_conj, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("resolve_conj", input)
     return input
 
 
 def resolve_neg(input: Any) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(resolve_neg, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("resolve_neg", input)
     return input
 
 
 def conj_physical(input: Any) -> Any:
     """The conjugate, computed: of a real tensor, the tensor itself, as in torch."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conj_physical, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("conj_physical", input)
     return input
 
@@ -116,23 +165,39 @@ def conj_physical(input: Any) -> Any:
 def conj_physical_(input: Any) -> Any:
     """In place: nothing to write for a real tensor, but a leaf that requires grad is
     refused as for any in-place op."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conj_physical_, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("conj_physical_", input)
     recording.check_inplace(input)
     return input
 
 
 def real(input: Any) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(real, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("real", input)
     return input
 
 
 def imag(input: Any) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(imag, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("imag", input)
     raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
 
 def positive(input: Any) -> Any:
     """`+x`: the tensor itself, refused for bool as torch's unary plus is."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(positive, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("positive", input)
     if input.dtype is dtypes.bool_:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
@@ -143,24 +208,40 @@ def positive(input: Any) -> Any:
 
 def square(input: Any, *, out: Any = None) -> Any:
     """x ** 2 (PowBackward0, as torch's); a bool tensor squares as int64."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(square, (input,), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("square", input)
     source = input.long() if input.dtype is dtypes.bool_ else input
     return ops.pow(source, 2) if out is None else ops.pow(source, 2, out=out)
 
 
 def square_(input: Any) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(square_, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("square_", input)
     return input.pow_(2)
 
 
 def ravel(input: Any) -> Any:
     """The elements as one dimension: a view of the contiguous tensor (ViewBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(ravel, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("ravel", input)
     return input.contiguous().view(-1)
 
 
 def msort(input: Any) -> Any:
     """Sorted along the first dimension (SortBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(msort, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("msort", input)
     return ops.sort(input, 0).values
 
@@ -200,6 +281,10 @@ def resize_as_(input: Any, the_template: Any, *, memory_format: Any = None) -> A
 
 def adjoint(input: Any) -> Any:
     """The last two dimensions swapped (the conjugate is the tensor itself)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adjoint, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("adjoint", input)
     if input.ndim == 0:
         warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
@@ -294,22 +379,46 @@ class AttributeMethods:
     __slots__ = ()
 
     def is_signed(self) -> bool:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.is_signed, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return is_signed(self)
 
     def is_nonzero(self) -> bool:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.is_nonzero, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return is_nonzero(self)
 
     def is_same_size(self, other: Any) -> bool:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.is_same_size, (self, other), {})
+            if heard is not _modes.PASS:
+                return heard
         _check_tensor("is_same_size", other, "other", 1)
         return is_same_size(self, other)
 
     def is_complex(self) -> bool:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.is_complex, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return False
 
     def is_conj(self) -> bool:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.is_conj, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return False
 
     def is_neg(self) -> bool:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.is_neg, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return False
 
     @property
@@ -321,6 +430,10 @@ class AttributeMethods:
         return False
 
     def get_device(self) -> int:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.get_device, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return -1
 
     @property
@@ -333,13 +446,25 @@ class AttributeMethods:
 
     def data_ptr(self) -> int:
         """The address of the first element (0 for a tensor without elements, as torch's)."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.data_ptr, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self._data.__array_interface__["data"][0] if self._data.size else 0
 
     def const_data_ptr(self) -> int:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.const_data_ptr, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return AttributeMethods.data_ptr(self)
 
     def storage_offset(self) -> int:
         """Where the first element sits in the storage, counted in elements."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.storage_offset, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         root = _storage_root(self._data)
         if not self._data.size:
             return 0
@@ -347,33 +472,74 @@ class AttributeMethods:
         return start // self._data.itemsize
 
     def dim_order(self, *, ambiguity_check: Any = False) -> tuple[int, ...]:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.dim_order, (self,),
+                {"ambiguity_check": ambiguity_check})
+            if heard is not _modes.PASS:
+                return heard
         return _dim_order(self)
 
     def ndimension(self) -> int:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.ndimension, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self.ndim
 
     def byte(self, memory_format: Any = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.byte, (self, memory_format), {})
+            if heard is not _modes.PASS:
+                return heard
         return self.to(dtypes.uint8)
 
     def reshape_as(self, other: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.reshape_as, (self, other), {})
+            if heard is not _modes.PASS:
+                return heard
         return self.reshape(other.shape)
 
     def positive(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.positive, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return positive(self)
 
     def conj(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.conj, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self
 
     def conj_physical(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.conj_physical, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self
 
     def conj_physical_(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.conj_physical_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return conj_physical_(self)
 
     def resolve_conj(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.resolve_conj, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self
 
     def resolve_neg(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.resolve_neg, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return self
 
     @property
@@ -385,6 +551,10 @@ class AttributeMethods:
         return imag(self)
 
     def adjoint(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.adjoint, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return adjoint(self)
 
     @property
@@ -402,15 +572,31 @@ class AttributeMethods:
         return ops.transpose(self, 0, 1)
 
     def ravel(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.ravel, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return ravel(self)
 
     def square(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.square, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return square(self)
 
     def square_(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.square_, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return square_(self)
 
     def msort(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.msort, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return msort(self)
 
     @property
@@ -431,15 +617,27 @@ class AttributeMethods:
 
     def apply_(self, callable: Callable) -> Any:
         """Each element replaced by callable(element), in place (CPU tensors only)."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.apply_, (self, callable), {})
+            if heard is not _modes.PASS:
+                return heard
         _callback_target(self, "apply_")
         return _write_elements(self, callable)
 
     def map_(self, tensor: Any, callable: Callable) -> Any:
         """Each element replaced by callable(element, tensor's element), in place."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.map_, (self, tensor, callable), {})
+            if heard is not _modes.PASS:
+                return heard
         _callback_target(self, "map_")
         return _write_elements(self, callable, _mapped_operand(self, tensor, "map_", "other", 1))
 
     def map2_(self, x: Any, y: Any, callable: Callable) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.map2_, (self, x, y, callable), {})
+            if heard is not _modes.PASS:
+                return heard
         _callback_target(self, "map2_")
         return _write_elements(self, callable, _mapped_operand(self, x, "map2_", "x", 1),
                                _mapped_operand(self, y, "map2_", "y", 2))
@@ -500,7 +698,7 @@ class AttributeMethods:
         uninitialised in torch)."""
         if self.requires_grad:
             raise RuntimeError("cannot resize variables that require grad")
-        shape = dispatch.int_list(sizes)
+        shape = arguments.int_list(sizes)
         count = int(np.prod(shape, dtype=np.int64))
         flat = self._data.reshape(-1)
         data = np.zeros(count, dtype=self._data.dtype)
@@ -515,7 +713,7 @@ class AttributeMethods:
     def resize(self, *sizes: Any) -> Any:
         """Deprecated: a resized copy (of the same elements when their count is unchanged)."""
         warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
-        shape = dispatch.int_list(sizes)
+        shape = arguments.int_list(sizes)
         if int(np.prod(shape, dtype=np.int64)) == self.numel():
             return self.reshape(shape).clone() if self.requires_grad else \
                 self.detach().clone().reshape(shape)

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import dispatch, dtypes, factories, kernels, linalg
+from runtime import arguments, dtypes, factories, kernels, linalg
+from runtime import modes as _modes
 from runtime._tensor import Size, Tensor
 from runtime.composite import matmul as _matmul
 
@@ -38,7 +39,7 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadc
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
     if not isinstance(value, Tensor):
         raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, "
-                        f"not {dispatch._type_name(value)}")
+                        f"not {arguments.type_name(value)}")
 
 
 def _tensor_sequence(name: str, tensors: tuple) -> list:
@@ -48,7 +49,7 @@ def _tensor_sequence(name: str, tensors: tuple) -> list:
     for index, value in enumerate(tensors):
         if not isinstance(value, Tensor):
             raise TypeError(f"expected Tensor as element {index} in argument 0, but got "
-                            f"{dispatch._type_name(value)}")
+                            f"{arguments.type_name(value)}")
     return list(tensors)
 
 
@@ -62,16 +63,28 @@ def _at_least(tensors: tuple, name: str, grow: Any) -> Any:
 
 def atleast_1d(*tensors: Any) -> Any:
     """Each tensor with at least one dimension (a 0-dim one as shape [1])."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atleast_1d, (*tensors,), {})
+        if heard is not _modes.PASS:
+            return heard
     return _at_least(tensors, "atleast_1d", lambda t: t.reshape(1) if t.ndim == 0 else t)
 
 
 def atleast_2d(*tensors: Any) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atleast_2d, (*tensors,), {})
+        if heard is not _modes.PASS:
+            return heard
     def grow(t: Any) -> Any:
         return t.reshape(1, 1) if t.ndim == 0 else t.unsqueeze(0) if t.ndim == 1 else t
     return _at_least(tensors, "atleast_2d", grow)
 
 
 def atleast_3d(*tensors: Any) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(atleast_3d, (*tensors,), {})
+        if heard is not _modes.PASS:
+            return heard
     def grow(t: Any) -> Any:
         if t.ndim == 0:
             return t.reshape(1, 1, 1)
@@ -104,6 +117,10 @@ def broadcast_shapes(*shapes: Any) -> Size:
 
 def broadcast_tensors(*tensors: Any) -> tuple:
     """Each tensor expanded to the common shape (ExpandBackward0 views)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(broadcast_tensors, (*tensors,), {})
+        if heard is not _modes.PASS:
+            return heard
     tensors = _tensor_sequence("broadcast_tensors", tensors)
     shape = tuple(kernels.broadcast_shapes(*(tuple(t.shape) for t in tensors))) \
         if len(tensors) > 1 else tuple(tensors[0].shape) if tensors else ()
@@ -127,20 +144,36 @@ def _split_dims(name: str, input: Any, sections: Any, dim: int, least: int) -> t
 
 def hsplit(input: Any, indices_or_sections: Any) -> tuple:
     """Split along dim 1 (dim 0 of a 1-D tensor)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hsplit, (input, indices_or_sections), {})
+        if heard is not _modes.PASS:
+            return heard
     dim = 0 if isinstance(input, Tensor) and input.ndim == 1 else 1
     return _split_dims("hsplit", input, indices_or_sections, dim, 1)
 
 
 def vsplit(input: Any, indices_or_sections: Any) -> tuple:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(vsplit, (input, indices_or_sections), {})
+        if heard is not _modes.PASS:
+            return heard
     return _split_dims("vsplit", input, indices_or_sections, 0, 2)
 
 
 def dsplit(input: Any, indices_or_sections: Any) -> tuple:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(dsplit, (input, indices_or_sections), {})
+        if heard is not _modes.PASS:
+            return heard
     return _split_dims("dsplit", input, indices_or_sections, 2, 3)
 
 
 def tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple:
     """Views of `input` cut into `sections` nearly equal parts, or at `indices`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tensor_split, (input, indices_or_sections, dim), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("tensor_split", input)
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
@@ -169,26 +202,46 @@ def tensor_split(input: Any, indices_or_sections: Any, dim: int = 0) -> tuple:
 
 
 def hstack(tensors: Any, *, out: Any = None) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hstack, (tensors,), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     tensors = atleast_1d(_tensor_sequence("hstack", (tensors,)))
     dim = 0 if tensors and tensors[0].ndim == 1 else 1
     return _cat(tensors, dim, out)
 
 
 def vstack(tensors: Any, *, out: Any = None) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(vstack, (tensors,), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     return _cat(atleast_2d(_tensor_sequence("vstack", (tensors,))), 0, out)
 
 
 def row_stack(tensors: Any, *, out: Any = None) -> Any:
     """vstack under another name."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(row_stack, (tensors,), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     return _cat(atleast_2d(_tensor_sequence("row_stack", (tensors,))), 0, out)
 
 
 def dstack(tensors: Any, *, out: Any = None) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(dstack, (tensors,), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     return _cat(atleast_3d(_tensor_sequence("dstack", (tensors,))), 2, out)
 
 
 def column_stack(tensors: Any, *, out: Any = None) -> Any:
     """1-D and 0-D tensors as columns, the others as they are, side by side."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(column_stack, (tensors,), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     tensors = [t.reshape(t.numel(), 1) if t.ndim <= 1 else t
                for t in _tensor_sequence("column_stack", (tensors,))]
     return _cat(tensors, 1, out)
@@ -200,12 +253,20 @@ def _cat(tensors: Any, dim: int, out: Any) -> Any:
 
 def tile(input: Any, dims: Any) -> Any:
     """repeat, with `dims` padded with leading ones to the tensor's dimensions."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tile, (input, dims), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("tile", input)
-    dims = dispatch.int_list((dims,)) if isinstance(dims, list | tuple) else (int(dims),)
+    dims = arguments.int_list((dims,)) if isinstance(dims, list | tuple) else (int(dims),)
     return ops.repeat(input, (1,) * (input.ndim - len(dims)) + tuple(dims))
 
 
 def fliplr(input: Any) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fliplr, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("fliplr", input)
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
@@ -216,6 +277,10 @@ def fliplr(input: Any) -> Any:
 
 def kron(input: Any, other: Any) -> Any:
     """The Kronecker product: every element of `input` times the whole of `other`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(kron, (input, other), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("kron", input)
     _check_tensor("kron", other, "other", 2)
     ndim = max(input.ndim, other.ndim)
@@ -254,6 +319,10 @@ def _contracted_dims(a: Any, b: Any, dims: Any) -> tuple[list[int], list[int]]:
 
 def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
     """Sum over the dims given of `a` and `b` (`dims` an int: a's last, b's first)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tensordot, (a, b, dims, out), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("tensordot", a, "a")
     _check_tensor("tensordot", b, "b", 2)
     dims_a, dims_b = _contracted_dims(a, b, dims)
@@ -272,6 +341,10 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
 
 def inner(input: Any, other: Any, *, out: Any = None) -> Any:
     """Sums of products over the last dimension of each."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(inner, (input, other), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("inner", input)
     _check_tensor("inner", other, "other", 2)
     if input.ndim == 0 or other.ndim == 0:
@@ -286,6 +359,10 @@ def inner(input: Any, other: Any, *, out: Any = None) -> Any:
 
 def diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Any:
     """The n-th forward difference along `dim`, with `prepend` / `append` joined first."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diff, (input, n, dim, prepend, append), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("diff", input)
     if input.ndim == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
@@ -309,6 +386,10 @@ def diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any
 def nanmean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
             out: Any = None) -> Any:
     """The mean of the elements that are not NaN."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(nanmean, (input, dim, keepdim), {"dtype": dtype, "out": out})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("nanmean", input)
     if not input.dtype.is_floating_point:
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
@@ -321,6 +402,11 @@ def nanmean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = 
 
 def cov(input: Any, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Any:
     """The covariance of the variables (rows) over the observations (columns)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cov, (input,), {"correction": correction, "fweights": fweights,
+            "aweights": aweights})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("cov", input)
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
@@ -349,6 +435,10 @@ def cov(input: Any, *, correction: int = 1, fweights: Any = None, aweights: Any 
 
 def corrcoef(input: Any) -> Any:
     """Pearson's correlation coefficients of the variables (rows), clamped to [-1, 1]."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(corrcoef, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("corrcoef", input)
     if input.ndim > 2:
         raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but "
@@ -364,6 +454,10 @@ def corrcoef(input: Any) -> Any:
 
 def float_power(input: Any, exponent: Any, *, out: Any = None) -> Any:
     """pow in double precision (a float64 result)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(float_power, (input, exponent), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     if not isinstance(input, Tensor):
         _check_tensor("float_power", exponent, "exponent", 2)
         return ops.pow(float(input), exponent.to(dtypes.float64))
@@ -382,12 +476,20 @@ def float_power(input: Any, exponent: Any, *, out: Any = None) -> Any:
 
 def diagflat(input: Any, offset: int = 0) -> Any:
     """A matrix with the elements of `input` (flattened) on its `offset` diagonal."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diagflat, (input, offset), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("diagflat", input)
     return ops.diag_embed(input.contiguous().view(-1), offset)
 
 
 def diag(input: Any, diagonal: int = 0, *, out: Any = None) -> Any:
     """Of a vector, the matrix with it on a diagonal; of a matrix, that diagonal."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(diag, (input, diagonal), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("diag", input)
     if input.ndim == 1:
         return ops.diag_embed(input, diagonal)
@@ -398,29 +500,49 @@ def diag(input: Any, diagonal: int = 0, *, out: Any = None) -> Any:
 
 def det(input: Any) -> Any:
     """linalg.det under its older name."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(det, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("det", input)
     return linalg.det(input)
 
 
 def slogdet(input: Any) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slogdet, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("slogdet", input)
     return linalg.slogdet(input)
 
 
 def logdet(input: Any) -> Any:
     """log(det): NaN where the determinant is negative."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(logdet, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("logdet", input)
     sign, logabsdet = linalg.slogdet(input)
     return ops.where(sign == -1, float("nan"), logabsdet)
 
 
 def matrix_exp(input: Any) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(matrix_exp, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("matrix_exp", input)
     return linalg.matrix_exp(input)
 
 
 def pinverse(input: Any, rcond: float = 1e-15) -> Any:
     """linalg.pinv, with singular values below rcond times the largest treated as zero."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(pinverse, (input, rcond), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("pinverse", input)
     return linalg.pinv(input, rcond)
 
@@ -429,6 +551,10 @@ def pinverse(input: Any, rcond: float = 1e-15) -> Any:
 
 def take_along_dim(input: Any, indices: Any, dim: int | None = None, *, out: Any = None) -> Any:
     """gather, with `indices` broadcast against `input` (flattened when no dim is given)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(take_along_dim, (input, indices, dim), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("take_along_dim", input)
     _check_tensor("take_along_dim", indices, "indices", 2)
     if dim is not None and input.ndim != indices.ndim:
@@ -451,6 +577,10 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None, *, out: Any
 
 def cartesian_prod(*tensors: Any) -> Any:
     """Every combination of one element of each 1-D tensor, one per row."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cartesian_prod, (*tensors,), {})
+        if heard is not _modes.PASS:
+            return heard
     tensors = _tensor_sequence("cartesian_prod", tensors)
     for t in tensors:
         if t.ndim != 1:
@@ -463,6 +593,10 @@ def cartesian_prod(*tensors: Any) -> Any:
 
 def combinations(input: Any, r: int = 2, with_replacement: bool = False) -> Any:
     """The length-r combinations of the elements of a 1-D tensor, one per row."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(combinations, (input, r, with_replacement), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("combinations", input)
     if input.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
@@ -481,6 +615,10 @@ def combinations(input: Any, r: int = 2, with_replacement: bool = False) -> Any:
 def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
     """Coordinate grids from 1-D tensors: the k-th output varies along dim k ('ij') or, for
     the first two, the other way round ('xy')."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(meshgrid, (*tensors,), {"indexing": indexing})
+        if heard is not _modes.PASS:
+            return heard
     tensors = _tensor_sequence("meshgrid", tensors)
     if indexing is None:
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
@@ -523,11 +661,21 @@ def _indices(name: str, row: int, col: int, offset: int, dtype: Any, lower: bool
 def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
                  layout: Any = None, pin_memory: bool = False) -> Any:
     """The (row, column) indices of a row x col matrix's lower triangle, one column each."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tril_indices, (row, col, offset), {"dtype": dtype, "device": device,
+            "layout": layout, "pin_memory": pin_memory})
+        if heard is not _modes.PASS:
+            return heard
     return _indices("tril_indices", row, col, offset, dtype, True)
 
 
 def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
                  layout: Any = None, pin_memory: bool = False) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(triu_indices, (row, col, offset), {"dtype": dtype, "device": device,
+            "layout": layout, "pin_memory": pin_memory})
+        if heard is not _modes.PASS:
+            return heard
     return _indices("triu_indices", row, col, offset, dtype, False)
 
 
@@ -865,20 +1013,28 @@ def _category(d: Any) -> int:
 def can_cast(from_: Any, to: Any) -> bool:
     """Whether torch's type promotion allows casting `from_` to `to`: never to a lower
     category (float to int, int to bool)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(can_cast, (from_, to), {})
+        if heard is not _modes.PASS:
+            return heard
     for name, value in (("from", from_), ("to", to)):
         if not isinstance(value, dtypes.dtype):
             raise TypeError(f"can_cast(): argument '{name}' (position "
                             f"{1 if name == 'from' else 2}) must be torch.dtype, not "
-                            f"{dispatch._type_name(value)}")
+                            f"{arguments.type_name(value)}")
     return _category(from_) <= _category(to)
 
 
 def promote_types(type1: Any, type2: Any) -> Any:
     """The dtype that both promote to."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(promote_types, (type1, type2), {})
+        if heard is not _modes.PASS:
+            return heard
     for position, value in enumerate((type1, type2), 1):
         if not isinstance(value, dtypes.dtype):
             raise TypeError(f"promote_types(): argument 'type{position}' (position "
-                            f"{position}) must be torch.dtype, not {dispatch._type_name(value)}")
+                            f"{position}) must be torch.dtype, not {arguments.type_name(value)}")
     if _category(type1) != _category(type2):  # bool < integers < floats: the higher wins
         return type1 if _category(type1) > _category(type2) else type2
     return dtypes.from_numpy(np.promote_types(type1.numpy, type2.numpy))
@@ -886,6 +1042,10 @@ def promote_types(type1: Any, type2: Any) -> Any:
 
 def result_type(tensor: Any, other: Any) -> Any:
     """The dtype an op of `tensor` and `other` (tensors or Python numbers) gives."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(result_type, (tensor, other), {})
+        if heard is not _modes.PASS:
+            return heard
     operands = [v._data if isinstance(v, Tensor) else v for v in (tensor, other)]
     if not any(isinstance(v, np.ndarray) for v in operands):
         operands[0] = np.asarray(operands[0], dtype=np.int64 if isinstance(operands[0], int)
@@ -902,12 +1062,20 @@ def _bool_tensor(array: Any) -> Any:
 
 
 def isneginf(input: Any, *, out: Any = None) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(isneginf, (input,), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("isneginf", input)
     return _bool_tensor(np.isneginf(input._data) if input.dtype.is_floating_point
                         else np.zeros(input.shape, np.bool_))
 
 
 def isposinf(input: Any, *, out: Any = None) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(isposinf, (input,), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("isposinf", input)
     return _bool_tensor(np.isposinf(input._data) if input.dtype.is_floating_point
                         else np.zeros(input.shape, np.bool_))
@@ -915,12 +1083,20 @@ def isposinf(input: Any, *, out: Any = None) -> Any:
 
 def isreal(input: Any) -> Any:
     """Every element of a real tensor is real."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(isreal, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("isreal", input)
     return _bool_tensor(np.ones(input.shape, np.bool_))
 
 
 def signbit(input: Any, *, out: Any = None) -> Any:
     """Where the sign bit is set (-0.0 included)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(signbit, (input,), {"out": out})
+        if heard is not _modes.PASS:
+            return heard
     _check_tensor("signbit", input)
     return _bool_tensor(np.signbit(input._data))
 
@@ -931,66 +1107,152 @@ class FunctionMethods:
     __slots__ = ()
 
     def kron(self, other: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.kron, (self, other), {})
+            if heard is not _modes.PASS:
+                return heard
         return kron(self, other)
 
     def inner(self, other: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.inner, (self, other), {})
+            if heard is not _modes.PASS:
+                return heard
         return inner(self, other)
 
     def diff(self, n: int = 1, dim: int = -1, prepend: Any = None, append: Any = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.diff, (self, n, dim, prepend, append), {})
+            if heard is not _modes.PASS:
+                return heard
         return diff(self, n, dim, prepend, append)
 
     def diagflat(self, offset: int = 0) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.diagflat, (self, offset), {})
+            if heard is not _modes.PASS:
+                return heard
         return diagflat(self, offset)
 
     def diag(self, diagonal: int = 0) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.diag, (self, diagonal), {})
+            if heard is not _modes.PASS:
+                return heard
         return diag(self, diagonal)
 
     def fliplr(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.fliplr, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return fliplr(self)
 
     def hsplit(self, indices_or_sections: Any) -> tuple:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.hsplit, (self, indices_or_sections), {})
+            if heard is not _modes.PASS:
+                return heard
         return hsplit(self, indices_or_sections)
 
     def vsplit(self, indices_or_sections: Any) -> tuple:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.vsplit, (self, indices_or_sections), {})
+            if heard is not _modes.PASS:
+                return heard
         return vsplit(self, indices_or_sections)
 
     def dsplit(self, indices_or_sections: Any) -> tuple:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.dsplit, (self, indices_or_sections), {})
+            if heard is not _modes.PASS:
+                return heard
         return dsplit(self, indices_or_sections)
 
     def tensor_split(self, indices_or_sections: Any, dim: int = 0) -> tuple:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.tensor_split, (self, indices_or_sections, dim),
+                {})
+            if heard is not _modes.PASS:
+                return heard
         return tensor_split(self, indices_or_sections, dim)
 
     def tile(self, *dims: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.tile, (self, *dims), {})
+            if heard is not _modes.PASS:
+                return heard
         return tile(self, dims[0] if len(dims) == 1 else dims)
 
     def take_along_dim(self, indices: Any, dim: int | None = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.take_along_dim, (self, indices, dim), {})
+            if heard is not _modes.PASS:
+                return heard
         return take_along_dim(self, indices, dim)
 
     def det(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.det, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return det(self)
 
     def slogdet(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.slogdet, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return slogdet(self)
 
     def logdet(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.logdet, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return logdet(self)
 
     def matrix_exp(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.matrix_exp, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return matrix_exp(self)
 
     def pinverse(self, rcond: float = 1e-15) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.pinverse, (self, rcond), {})
+            if heard is not _modes.PASS:
+                return heard
         return pinverse(self, rcond)
 
     def cov(self, *, correction: int = 1, fweights: Any = None, aweights: Any = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.cov, (self,), {"correction": correction,
+                "fweights": fweights, "aweights": aweights})
+            if heard is not _modes.PASS:
+                return heard
         return cov(self, correction=correction, fweights=fweights, aweights=aweights)
 
     def corrcoef(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.corrcoef, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return corrcoef(self)
 
     def float_power(self, exponent: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.float_power, (self, exponent), {})
+            if heard is not _modes.PASS:
+                return heard
         return float_power(self, exponent)
 
     def float_power_(self, exponent: Any) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.float_power_, (self, exponent), {})
+            if heard is not _modes.PASS:
+                return heard
         if self.dtype is not dtypes.float64:
             raise RuntimeError("the base given to float_power_ has dtype "
                                f"{kernels._TYPE_NAMES.get(self.dtype.name, self.dtype)} but the "
@@ -999,9 +1261,17 @@ class FunctionMethods:
                          float(exponent))
 
     def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.nanmean, (self, dim, keepdim), {"dtype": dtype})
+            if heard is not _modes.PASS:
+                return heard
         return nanmean(self, dim, keepdim, dtype=dtype)
 
     def isneginf(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.isneginf, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return isneginf(self)
 
     def repeat_interleave(self, repeats: Any = None, dim: int | None = None, *,
@@ -1041,10 +1311,22 @@ class FunctionMethods:
         return aminmax(self, dim=dim, keepdim=keepdim)
 
     def isposinf(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.isposinf, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return isposinf(self)
 
     def isreal(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.isreal, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return isreal(self)
 
     def signbit(self) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.signbit, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
         return signbit(self)

@@ -1,6 +1,6 @@
 """Argument parsing as PyTorch's: where a Python number may stand for a Tensor, a method's
 positions in its messages, 0-dim tensors standing for Scalars, and the generated quick
-checks agreeing with runtime/dispatch.py.
+checks agreeing with runtime/arguments.py.
 
 Each case is a line of Python run once with `t` bound to torch (and `F` to its
 nn.functional) and once with them bound to gradgen's runtime. Where torch returns, gradgen
@@ -23,7 +23,7 @@ import torch.nn.functional as torch_functional
 import runtime
 import runtime.nn.functional as runtime_functional
 from codegen import wrapped_numbers
-from runtime import dispatch
+from runtime import arguments
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -188,7 +188,7 @@ ZERO_DIM = [
 
 # The hand-written method (runtime/composite.py) rewords the function's error too.
 METHOD_POSITIONS.append("t.ones(2).where(t.ones(2, dtype=t.bool), None)")
-# runtime/factory_args.py reads full's fill value as torch's parser reads a Scalar.
+# runtime/arguments.py reads full's fill value as torch's parser reads a Scalar.
 SCALARS += ["t.full((2,), t.tensor(3))", "t.full((2,), t.tensor([3.]))"]
 
 # What gradgen does not do yet, each with what is wrong (strict xfail: a fix is noticed).
@@ -266,27 +266,48 @@ def _overloads() -> dict:
     return ops.OVERLOADS
 
 
-def _check_calls() -> list[tuple[str, list[str]]]:
-    """Each `_dispatch.check_arguments(OVERLOADS[key], (names...))` in generated/ops.py."""
+def _check_calls() -> list[tuple[str, list[str], str]]:
+    """Each `_arguments.bind(OVERLOADS[key], (names...), kwargs)` in generated/ops.py, with
+    the condition of the `if` it is under (the wrapper's quick test)."""
     tree = ast.parse((ROOT / "generated" / "ops.py").read_text())
     calls = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and ast.unparse(node.func) == \
-                "_dispatch.check_arguments":
-            key = node.args[0].slice.value
-            calls.append((key, [ast.unparse(e) for e in node.args[1].elts]))
+        if not isinstance(node, ast.If) or not isinstance(node.body[0], ast.Assign):
+            continue
+        call = node.body[0].value
+        if isinstance(call, ast.Call) and ast.unparse(call.func) == "_arguments.bind":
+            key = call.args[0].slice.value
+            tests = node.test.values if isinstance(node.test, ast.BoolOp) else [node.test]
+            calls.append((key, [ast.unparse(e) for e in call.args[1].elts],
+                          [_tested_name(t) for t in tests]))
     return calls
 
 
+def _tested_name(test: ast.expr) -> str:
+    """The parameter one part of a quick test reads: `not isinstance(x, ...)`,
+    `not _arguments.all_tensors(x)` and `x is MISSING` read x; `kwargs` is itself."""
+    if isinstance(test, ast.UnaryOp):
+        return ast.unparse(test.operand.args[0])
+    if isinstance(test, ast.Compare):
+        assert isinstance(test.ops[0], ast.Is) and ast.unparse(test.comparators[0]) == "MISSING"
+        return f"{ast.unparse(test.left)} is MISSING"
+    return ast.unparse(test)
+
+
 def test_wrappers_check_the_parameters_dispatch_reads() -> None:
-    """A wrapper passes check_arguments the values of exactly the parameters that
-    runtime/dispatch.py's `checked` picks, in schema order (codegen/render.py picks them
-    by the same rule, on the schema)."""
+    """A wrapper passes `bind` the values of all its parameters, in schema order, when its
+    quick test refuses one: that test reads exactly the parameters runtime/arguments.py's
+    `checked` picks (codegen/render.py picks them by the same rule, on the schema), the
+    required ones left without a value (MISSING) and the keywords no parameter took."""
     calls = _check_calls()
     assert len(calls) > 100
-    for key, names in calls:
+    for key, names, tests in calls:
         overload = _overloads()[key]
-        assert names == [p.name for p in overload.params if dispatch.checked(p)], key
+        assert names == [p.name for p in overload.params], key
+        checked = [p.name for p in overload.params if arguments.checked(p)]
+        assert tests == [*checked, *(f"{p.name} is MISSING" for p in overload.params
+                                     if not p.has_default and not arguments.checked(p)),
+                         "kwargs"], key
 
 
 def test_overloads_carry_the_generation_time_table() -> None:

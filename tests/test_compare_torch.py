@@ -154,6 +154,22 @@ def test_a_formula_that_differs_without_a_note_is_reported() -> None:
     assert not cudnn.present and cudnn.family == "backend" and "cudnn" in cudnn.left_out
 
 
+def test_an_op_torch_lacks_is_left_out_and_one_torch_differentiates_otherwise_is_listed(
+) -> None:
+    ours = """\
+- name: mycube(Tensor self) -> Tensor
+  self: 3 * grad * self * self
+  samples:
+    - {self: [3], no_torch: true}
+
+- name: argmax(Tensor self) -> Tensor
+  output_differentiability: [False]
+  samples:
+    - {self: [3]}
+"""
+    assert ct.compare(TORCH, ours).gradgen_only == ["argmax"]
+
+
 def test_a_note_inside_the_entry_explains_it() -> None:
     ours = """\
 - name: sin(Tensor self) -> Tensor

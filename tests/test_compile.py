@@ -973,14 +973,64 @@ class _SignSGD(runtime.optim.Optimizer):
 
 
 @pytest.mark.parametrize("cls", [_SignSGD, _MySGD], ids=["_SignSGD", "_MySGD"])
-def test_an_optimizer_without_a_template_runs_eagerly_and_says_so(cls):
-    eager_model, _, eager_step = _classifier_step(runtime, cls, lr=0.01)
-    model, _, step = _classifier_step(runtime, cls, lr=0.01)
+def test_an_optimizer_without_a_template_is_traced_through_its_own_code(cls):
+    """Its ops are lines of the update; its learning rate a constant of the trace, guarded
+    by value: a new one makes a new trace."""
+    eager_model, eager_optimizer, eager_step = _classifier_step(runtime, cls, lr=0.01)
+    model, optimizer, step = _classifier_step(runtime, cls, lr=0.01)
     compiled = runtime.compile(step)
-    for x, target in _batches(runtime, 3):
+    for index, (x, target) in enumerate(_batches(runtime, 6)):
+        if index == 3:
+            for group in (*eager_optimizer.param_groups, *optimizer.param_groups):
+                group["lr"] = 0.05
+        assert compiled(x, target).item() == eager_step(x, target).item()
+        assert _same(_bits(model), _bits(eager_model))
+    assert compiled.fallback_reason is None
+    assert compiled.traces == 2  # (the first, and the new learning rate)
+    assert "update: add_Tensor_, in place" in compiled.code
+
+
+class _CountingSGD(runtime.optim.Optimizer):
+    """A user's optimizer that keeps its step count as a Python number."""
+
+    def __init__(self, params, lr=0.01):
+        super().__init__(params, {"lr": lr})
+        self.count = 0
+
+    @runtime.no_grad()
+    def step(self, closure=None):
+        self.count += 1
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.add_(p.grad, alpha=-group["lr"] / self.count)
+
+
+def test_an_optimizer_that_changes_its_python_state_runs_eagerly_and_says_so():
+    eager_model, _, eager_step = _classifier_step(runtime, _CountingSGD, lr=0.01)
+    model, _, step = _classifier_step(runtime, _CountingSGD, lr=0.01)
+    compiled = runtime.compile(step)
+    for x, target in _batches(runtime, 4):
         assert compiled(x, target).item() == eager_step(x, target).item()
     assert _same(_bits(model), _bits(eager_model))
-    assert compiled.fallback_reason == f"no update template for {cls.__name__}"
+    assert compiled.fallback_reason.startswith("_CountingSGD.step changes the optimizer's "
+                                               "Python state")
+
+
+@pytest.mark.parametrize("name", ["Rprop", "Adamax"])
+def test_the_newer_optimizers_compile_or_say_why(name):
+    """Rprop, traced through its own code, equals eager bit for bit; Adamax reads its step
+    count as a Python number (`.item()`), which stops the trace."""
+    eager_model, _, eager_step = _classifier_step(runtime, name, lr=0.01)
+    model, _, step = _classifier_step(runtime, name, lr=0.01)
+    compiled = runtime.compile(step)
+    for x, target in _batches(runtime, 6):
+        assert compiled(x, target).item() == eager_step(x, target).item()
+        assert _same(_bits(model), _bits(eager_model))
+    if name == "Rprop":
+        assert compiled.fallback_reason is None and compiled.traces == 2
+    else:
+        assert compiled.fallback_reason.startswith("in Adamax.step: ")
 
 
 def test_amsgrad_outside_the_plain_case_runs_eagerly_and_says_so():
@@ -1300,8 +1350,10 @@ def test_a_changed_number_the_step_names_or_a_module_attribute_retraces():
     assert compiled.traces == 4  # the first, and one per change (3 is an int, not 3.0)
 
 
-def test_a_tensor_read_through_a_container_keeps_the_step_eager():
-    """`batches[0]` could be rebound between calls without the step seeing it: no trace."""
+def test_a_tensor_read_through_a_container_is_read_there_at_every_call():
+    """`batches[0]`: the list is guarded (its identity, its length), the tensor found there
+    at every call and guarded by its metadata, as an argument is (Dynamo's source guards).
+    """
     model = _mlp(runtime, [(30, 20), (20, 5)])
     rng = np.random.default_rng(3)
     batches = [runtime.tensor(rng.standard_normal((4, 30)).astype(np.float32))]
@@ -1311,9 +1363,17 @@ def test_a_tensor_read_through_a_container_keeps_the_step_eager():
 
     compiled = runtime.compile(step)
     first = compiled().item()
-    assert "through an attribute or a container" in compiled.fallback_reason
-    batches[0] = batches[0] * 2
+    assert compiled.fallback_reason is None
+    assert "batches[0]" in compiled.code
+    batches[0] = batches[0] * 2  # the same metadata: the same trace, the new tensor
     assert compiled().item() == step().item() != first
+    assert compiled.traces == 1 and compiled.fallback_reason is None
+    batches[0] = runtime.tensor(rng.standard_normal((7, 30)).astype(np.float32))
+    assert compiled().item() == step().item()  # another shape: a new trace
+    assert compiled.traces == 2
+    batches.append(batches[0])  # the list's length is guarded: a new trace, still right
+    assert compiled().item() == step().item()
+    assert compiled.traces == 3
 
 
 # -- the speed work (issue 14's goals): each rewrite keeps eager's bits ----------------------

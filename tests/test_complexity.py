@@ -1,4 +1,4 @@
-"""Every function of the checked files has a cyclomatic complexity (radon's) of at most 20.
+"""Every function of codegen/ and runtime/ has a cyclomatic complexity (radon's) of at most 20.
 
 A function above that has more paths than a reader can hold at once: split it into named
 steps. Closures and methods count as functions of their own.
@@ -16,14 +16,15 @@ from radon.visitors import Class, Function
 ROOT = Path(__file__).resolve().parent.parent
 MAX_COMPLEXITY = 20
 
-NOT_YET: list[str] = []  # a file being rewritten, until it is
+# Files being rewritten, until they are (none now).
+NOT_YET: list[str] = []
 
 
 def _python_files(directory: str) -> list[str]:
-    return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / directory).glob("*.py"))
+    return sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / directory).rglob("*.py"))
 
 
-CHECKED = [path for path in [*_python_files("codegen"), "runtime/engine.py"]
+CHECKED = [path for path in [*_python_files("codegen"), *_python_files("runtime")]
            if path not in NOT_YET]
 
 

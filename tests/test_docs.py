@@ -47,3 +47,34 @@ def test_a_quoted_block_is_in_a_generated_file(path: str, start: int, body: list
     quoted = [line for line in body if line.strip() and not line.strip().startswith("...")]
     found = [name for name, lines in GENERATED.items() if _quoted_in_order(quoted, lines)]
     assert found, f"{path}:{start}: this block is not in any file of generated/ as quoted"
+
+
+# -- measured figures: one source -------------------------------------------------------------
+# A time (µs, ms) or a ratio written as `2.66×`: figures that only a benchmark run can give.
+# (A shape such as `16 × 10` has spaces around its sign and is not one.)
+MEASURED = re.compile(r"\d(?:\.\d+)?\s?(?:µs|ms)\b|\d×")
+
+
+def test_every_quoted_figure_agrees_with_benchmarks_md() -> None:
+    from bench import figures
+
+    assert figures.disagreements(figures.SOURCE.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("page", __import__("bench.figures").figures.PAGES)
+def test_a_page_quotes_measured_figures_only_from_benchmarks_md(page: str) -> None:
+    from bench import figures
+
+    text = (ROOT / page).read_text(encoding="utf-8")
+    unmarked = figures.MARKER.sub("", text)
+    found = [f"{page}:{text.count(chr(10), 0, text.find(line)) + 1}: {line.strip()}"
+             for line in unmarked.splitlines() if MEASURED.search(line)]
+    assert not found, ("measured figures outside a <!-- bench: NAME --> marker (see "
+                       "bench/figures.py):\n" + "\n".join(found))
+
+
+def test_a_marker_naming_no_figure_is_reported() -> None:
+    from bench import figures
+
+    with pytest.raises(figures.FigureError, match="no figure is named 'step.17.gradgen'"):
+        figures.expected("step.17.gradgen", figures.SOURCE.read_text(encoding="utf-8"))

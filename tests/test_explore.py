@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import runtime as torch
-from runtime import engine
+from runtime import engine, modes
 from runtime.explore import page as explore_page
 from runtime.explore import recording
 from runtime.viz import make_dot
@@ -103,11 +103,11 @@ def test_a_profiled_backward_gives_times_and_flops() -> None:
     assert page.data["profiled"]
 
 
-def test_the_observer_is_off_outside_a_recording() -> None:
-    assert engine.observer is None
+def test_the_recording_is_a_mode_only_inside_its_block() -> None:
+    assert modes.op_modes() == []
     with recording() as recorder:
-        assert engine.observer is recorder
-    assert engine.observer is None
+        assert modes.op_modes() == [recorder]
+    assert modes.op_modes() == [] and not hasattr(engine, "observer")
 
 
 def test_the_layered_layout_places_every_box_below_its_inputs() -> None:

@@ -76,6 +76,9 @@ def _arguments(info, sample) -> list:
     positional, keywords, _ = verify._make_torch_args(info, sample)
     names = [a.name for a in info.schema.arguments if not (a.kwarg_only or a.default)]
     given = {**dict(zip(names, positional, strict=False)), **keywords}
+    for name in verify._unimplemented(info):  # not_implemented: no gradient to check
+        if isinstance(given.get(name), torch.Tensor):
+            given[name] = given[name].detach()
     return [given[a.name] if a.name in given else
             eval(_python_default(a), {}) if a.default is not None else None  # noqa: S307
             for a in info.schema.arguments]

@@ -1,6 +1,6 @@
 """The factories' arguments, compared with torch's: torch.zeros, ones, empty, full, eye,
 arange, linspace, logspace, the `*_like` factories, rand, randn, randint, randperm,
-tensor, as_tensor and Tensor.new_* (runtime/factory_args.py parses their arguments as
+tensor, as_tensor and Tensor.new_* (runtime/arguments.py parses their arguments as
 PyTorch's argument parser does; runtime/factories.py and runtime/random_ops.py check the
 values as torch's kernels do).
 
@@ -229,7 +229,7 @@ OUT_CALLS = [
     "t.rand(2, out=out.long())",
 ]
 
-# A method's message leaves self out ("got (NoneType)"), as runtime/dispatch.py words it
+# A method's message leaves self out ("got (NoneType)"), as runtime/arguments.py words it
 # for a method.
 METHOD_CALLS = ["t.empty((2,), dtype=t.float32).fill_(None)"]
 

@@ -470,10 +470,11 @@ def test_gradcheck_reports_a_wrong_forward_formula(monkeypatch: pytest.MonkeyPat
 
 # -- the spec ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("info", [i for i in verify.load() if i.differentiable and not all(
+@pytest.mark.parametrize("info", [i for i in verify.load() if i.differentiable and not any(
     d.not_implemented is not None for d in i.derivatives)], ids=lambda info: info.name)
 def test_every_differentiable_op_has_a_forward_formula(info) -> None:
-    # (an op with no derivative at all, as torch's acosh_, has no forward formula either)
+    # (an op with a derivative torch does not implement, as torch's acosh_, igamma or zeta,
+    # has no forward formula either: forward AD raises there, as in torch)
     assert info.forward_derivatives, f"{info.name} ({info.location}) has no `result:` formula"
 
 

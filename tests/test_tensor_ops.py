@@ -455,11 +455,52 @@ def test_floor_divide_and_remainder_with_tensors() -> None:
     check(lambda t, x: (3 // x, 3 % x, 2.5 // x, 2.5 % x), np.array([2, -3, 4], np.int32))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int32", "int64", "bool"])
+@pytest.mark.parametrize("number", [2.9999999999, 3, True, -7.5])
+def test_a_python_number_on_the_left_of_floor_division_and_remainder(dtype: str,
+                                                                     number: Any) -> None:
+    """`number // x` and `number % x` as torch's wrapped number: the dtype the number
+    promotes to, and its double value kept against a float64 tensor (2.9999999999 // 1.0
+    is 2, not the 3 a float32 copy of the number would give)."""
+    def results(lib: Any) -> list:
+        x = lib.tensor([1, 0, 3] if dtype != "bool" else [True, True, False],
+                       dtype=getattr(lib, dtype))
+        found = []
+        for operation in (lambda: number // x, lambda: number % x):
+            try:
+                value = operation()
+                found.append((str(value.dtype), value.numpy().tobytes()))
+            except Exception as error:  # noqa: BLE001 - the class and message are compared
+                found.append((type(error).__name__, str(error)))
+        return found
+
+    assert results(runtime) == results(torch)
+
+
 def test_remainder_and_fmod_gradients() -> None:
     divisor = Grad(RNG.uniform(0.5, 2.0, (3, 4)) * np.sign(RNG.standard_normal((3, 4))))
     check(lambda t, x, y: (x % y, t.fmod(x, y), x % 1.5, x.fmod(-0.7)), normal(3, 4), divisor)
     check(lambda t, x: x.clone().remainder_(2.0), normal(3, 4))
     check(lambda t, x: x.clone().fmod_(2.0), normal(3, 4))
+
+
+def test_remainder_s_divisor_gradient_floor_divides_as_torch() -> None:
+    """The divisor's gradient is minus the quotient div(..., rounding_mode='floor') gives:
+    at 0.25 % 0.001 that is 249 (floor(0.25 / 0.001) would be 250), backward and forward."""
+    def program(lib: Any) -> list:
+        import torch.autograd.forward_ad as torch_fwad
+
+        fwad = lib.autograd.forward_ad if lib is runtime else torch_fwad
+        a = lib.tensor([0.25, 1.0, -0.3], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([0.001, 0.1, 0.07], dtype=lib.float64, requires_grad=True)
+        lib.remainder(a, b).sum().backward()
+        with fwad.dual_level():
+            tangent = fwad.unpack_dual(lib.remainder(
+                a.detach(), fwad.make_dual(b.detach(), lib.ones(3, dtype=lib.float64)))).tangent
+        return [a.grad, b.grad, tangent]
+
+    for ours, theirs in zip(program(runtime), program(torch), strict=True):
+        assert np.array_equal(ours.numpy(), theirs.numpy()), (ours, theirs)
 
 
 def test_in_place_floor_divide_and_remainder() -> None:

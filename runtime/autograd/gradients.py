@@ -11,6 +11,7 @@ import warnings
 from collections.abc import Sequence
 
 from runtime import engine
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.factories import ones_like, zeros_like
 from runtime.node import gradient_edge
@@ -93,6 +94,11 @@ def backward(
     inputs: Tensor | Sequence[Tensor] | None = None,
 ) -> None:
     """Accumulate into `.grad` of the leaves (or of `inputs`) the gradient of `tensors`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(backward, (tensors, grad_tensors, retain_graph, create_graph,
+            inputs), {})
+        if heard is not _modes.PASS:
+            return heard
     outputs = _as_tuple(tensors)
     grad_outputs = _as_tuple(grad_tensors)
     if retain_graph is None:
@@ -120,6 +126,11 @@ def grad(
     materialize_grads: bool = False,
 ) -> tuple:
     """The gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(grad, (outputs, inputs, grad_outputs, retain_graph, create_graph,
+            allow_unused, materialize_grads), {})
+        if heard is not _modes.PASS:
+            return heard
     outs = _as_tuple(outputs)
     ins = _as_tuple(inputs)
     if not ins:

@@ -5,10 +5,13 @@
     step()                            # runs the code
     print(step.code)                  # read it: a comment per line says where it came from
 
-See docs/compile.md. The package: trace.py listens to one eager run, values.py traces
-the backward formulas, optim.py writes the optimizers' updates, optimize.py rewrites the
-lines, step.py guards, caches and runs them; `python -m runtime.compile prog.py` prints
-the code of every step a program compiles.
+See docs/compile.md. The package: trace.py listens to one eager run and runs the engine's
+own GraphTask on traced values (values.py's symbolic op namespace) for the backward;
+optim.py writes the templated optimizers' updates (any other optimizer is traced through
+its own code); reads.py finds what the step reaches through the objects it names
+(`self.model`, `self.x`) and guards.py guards it; optimize.py rewrites the lines; step.py
+caches and runs them. `python -m runtime.compile prog.py` prints the code of every step a
+program compiles.
 """
 
 from __future__ import annotations

@@ -80,22 +80,23 @@ class Source:
             return repr(value)
         if kind is float:
             return repr(value) if math.isfinite(value) else None
-        if kind is tuple or kind is list:
-            items = [self.literal(v) for v in value]
-            if any(item is None for item in items):
-                return None
-            inner = ", ".join(items)
-            if kind is tuple:
-                return f"({inner},)" if len(items) == 1 else f"({inner})"
-            return f"[{inner}]"
+        if kind is tuple or kind is list or kind is slice:
+            return self._sequence_literal(value)
+        return "..." if value is Ellipsis else None
+
+    def _sequence_literal(self, value: tuple | list | slice) -> str | None:
+        """A tuple, list or slice as a literal, when each of its items has one."""
+        kind = type(value)
+        parts = (value.start, value.stop, value.step) if kind is slice else value
+        items = [self.literal(v) for v in parts]
+        if any(item is None for item in items):
+            return None
+        inner = ", ".join(items)
         if kind is slice:
-            parts = [self.literal(v) for v in (value.start, value.stop, value.step)]
-            if any(part is None for part in parts):
-                return None
-            return f"slice({', '.join(parts)})"
-        if value is Ellipsis:
-            return "..."
-        return None
+            return f"slice({inner})"
+        if kind is tuple:
+            return f"({inner},)" if len(items) == 1 else f"({inner})"
+        return f"[{inner}]"
 
     def add(self, target: str, expression: str, reads: tuple[str, ...], comment: str,
             phase: str) -> Line:

@@ -120,22 +120,13 @@ def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
     where the next call finds it (a getter), or the Tensor itself when the step holds it
     (a module's parameter)."""
     write = _Writer()
-    if modes:
-        write.fail_if(" or ".join(
-            f"{write.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} "
-            f"{value!r}" for holder, name, value in modes))
-    for index, key in enumerate(arguments):
-        _argument(write, f"a{index}", key)
+    _modes_and_arguments(write, modes, arguments)
+    _names(write, named, scalars, reads)
+    # Found anew at each call (after the reads, which guard their holders and a list's
+    # length): checked at each call.
     for find, key in zip(tensors, tensor_keys, strict=True):
-        if not isinstance(find, Tensor):  # found anew at each call: checked at each call
+        if not isinstance(find, Tensor):
             _tensor(write, find, key)
-    for find, expected in named:
-        write.fail_if(f"{_read(write, find)} is not {write.constant(expected)}")
-    for find, key in scalars:
-        # (type, value), compared as step.py's `_scalar_key` compares them.
-        write.fail_if(f"(type(v := {_read(write, find)}), v) != {write.constant(key)}")
-    for read in reads:
-        _read_value(write, read)
     # A module's class is its own (a class assigned to it is counted), but its `forward`
     # may be patched on the class, which nothing counts: checked at each call.
     classes = list(dict.fromkeys(type(module) for module in modules))
@@ -153,6 +144,29 @@ def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
     if VERIFY and write.skips:
         guard = _verified(guard, code, write.skips, write.namespace)
     return code, guard
+
+
+def _modes_and_arguments(write: _Writer, modes: list[tuple[Any, str, Any]],
+                         arguments: tuple) -> None:
+    """The global modes' checks, then each argument's."""
+    if modes:
+        write.fail_if(" or ".join(
+            f"{write.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} "
+            f"{value!r}" for holder, name, value in modes))
+    for index, key in enumerate(arguments):
+        _argument(write, f"a{index}", key)
+
+
+def _names(write: _Writer, named: list, scalars: list, reads: list) -> None:
+    """The objects fn names by identity, its plain values by type and value, and what it
+    reads through them (reads.py)."""
+    for find, expected in named:
+        write.fail_if(f"{_read(write, find)} is not {write.constant(expected)}")
+    for find, key in scalars:
+        # (type, value), compared as step.py's `_scalar_key` compares them.
+        write.fail_if(f"(type(v := {_read(write, find)}), v) != {write.constant(key)}")
+    for read in reads:
+        _read_value(write, read)
 
 
 def _counted(write: _Writer, held: list[tuple[Tensor, tuple]], modules: list[Any]) -> None:
@@ -196,7 +210,7 @@ def _verified(guard: Callable[..., bool], code: str, skips: list[str],
 
 
 def _read(write: _Writer, find: Callable[[], Any]) -> str:
-    """`find()` as source: written out where the getter can say how (trace.py's _Getter:
+    """`find()` as source: written out where the getter can say how (reads.py's Source:
     a global's or a free variable's read, without a call), else a call."""
     expression = getattr(find, "expression", None)
     if expression is not None:
@@ -299,6 +313,11 @@ def _nothing() -> None:
 def _read_value(write: _Writer, read: Any) -> None:
     """reads.py's `Read.holds`: a plain value by type and value, an object by identity,
     a container's length. The holder is a constant: checked by identity before."""
+    if isinstance(read, reads.Alias):
+        first, other = read.first, read.other
+        write.fail_if(f"{other.expression(write.constant(other.container))} is not "
+                      f"{first.expression(write.constant(first.container))}")
+        return
     holder = write.constant(read.holder)
     kind, expected = read.expected
     if kind == "length":

@@ -81,45 +81,30 @@ class Joint:
         if optimizations:
             optimize(source, f"{', '.join(self.outputs)}, {grads}")
             namespace.update(source.namespace)  # (the constants the optimisations made)
-        forward_lines = [line for line in source.lines if line.phase != "backward"]
-        backward_lines = [line for line in source.lines if line.phase == "backward"]
-        made = {target: line for line in forward_lines for target in _targets(line)}
-        saved = list(dict.fromkeys(name for line in backward_lines for name in line.reads
-                                   if name in made))
+        forward_lines, backward_lines, made, saved = _split(source)
         shared = self._sharing(source, made, saved)
-        # A saved input's array is saved as its Tensor (the version check sees a change
-        # to it); an output's and the forward's own arrays as arrays.
-        kept = [made[name].expression.removesuffix("._data")
-                if made[name].phase == "prologue" and made[name].expression.endswith("._data")
-                else name for name in saved]
-        returned = (f"{_tuple(self.outputs)}, {_tuple(self.tensors)}, {_tuple(kept)}")
-        # The same, as the traced call holds them (first_result).
-        self.traced_outputs = [source.traced[name] for name in self.outputs]
-        self.traced_saved = [self.tracer.owners[id(source.traced[name])] if item != name
-                             else source.traced[name] for name, item in zip(saved, kept,
-                                                                              strict=True)]
-        params = ", ".join(f"a{i}" for i in range(arity))
-        forward_source = dataclasses.replace(source, lines=forward_lines)
-        backward_source = dataclasses.replace(source, lines=backward_lines)
+        returned = self._returned(source, made, saved)
         backward_name = "backward" if name == "forward" else f"{name}_backward"
         title = "the model's forward" if name == "forward" else f"the forward of {name}"
-        seeds = ", ".join(self.seeds)
+        params = ", ".join(f"a{i}" for i in range(arity))
         forward_code = "\n".join([
             f"def {name}({params}):",
             f'    """{title[0].upper()}{title[1:]}, compiled by gradgen from one eager run. It '
             "returns the outputs'",
             "    arrays, the tensors that need a gradient (the edges of the outputs' node,",
             f'    CompiledFunctionBackward) and what {backward_name} will read."""',
-            *format_lines(forward_source, returned if optimizations else None),
+            *format_lines(dataclasses.replace(source, lines=forward_lines),
+                          returned if optimizations else None),
             f"    return {returned}", ""])
         backward_code = "\n".join([
             f"def {backward_name}({', '.join([*saved, *self.seeds])}):",
             f'    """The backward of {title}: the formulas of the nodes the traced forward '
             "made.",
             "    The engine calls it at CompiledFunctionBackward with the outputs' gradients "
-            f"({seeds});",
+            f"({', '.join(self.seeds)});",
             '    it returns the gradients of the tensors that need one, in their order."""',
-            *format_lines(backward_source, grads if optimizations else None),
+            *format_lines(dataclasses.replace(source, lines=backward_lines),
+                          grads if optimizations else None),
             f"    return {_tuple(self.grads)}", ""])
         code = forward_code + "\n\n" + backward_code
         compiled = compile(code, filename, "exec", dont_inherit=True)
@@ -128,6 +113,20 @@ class Joint:
         function = CompiledForward(namespace[name], namespace[backward_name], self.template,
                                    self.differentiable, shared)
         return code, function
+
+    def _returned(self, source: Source, made: dict[str, Line], saved: list[str]) -> str:
+        """What the forward returns: the outputs' arrays, the tensors that need a gradient,
+        and what the backward reads. A saved input's array is saved as its Tensor (the
+        version check sees a change to it); an output's and the forward's own arrays as
+        arrays. Keeps the same, as the traced call holds them, for first_result."""
+        kept = [made[name].expression.removesuffix("._data")
+                if made[name].phase == "prologue" and made[name].expression.endswith("._data")
+                else name for name in saved]
+        self.traced_outputs = [source.traced[name] for name in self.outputs]
+        self.traced_saved = [self.tracer.owners[id(source.traced[name])] if item != name
+                             else source.traced[name]
+                             for name, item in zip(saved, kept, strict=True)]
+        return f"{_tuple(self.outputs)}, {_tuple(self.tensors)}, {_tuple(kept)}"
 
     def first_result(self, function: CompiledForward) -> Any:
         """What the traced call returns: its outputs' arrays as the compiled call would
@@ -158,6 +157,17 @@ class Joint:
                 if other != name and np.may_share_memory(array, traced[other]):
                     shared[position] = index
         return shared
+
+
+def _split(source: Source) -> tuple[list[Line], list[Line], dict[str, Line], list[str]]:
+    """The forward's lines and the backward's; the forward's by the variables they make;
+    and the forward's variables the backward reads (what the forward saves for it)."""
+    forward_lines = [line for line in source.lines if line.phase != "backward"]
+    backward_lines = [line for line in source.lines if line.phase == "backward"]
+    made = {target: line for line in forward_lines for target in _targets(line)}
+    saved = list(dict.fromkeys(name for line in backward_lines for name in line.reads
+                               if name in made))
+    return forward_lines, backward_lines, made, saved
 
 
 def _tuple(names: list[str]) -> str:

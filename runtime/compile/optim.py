@@ -13,6 +13,7 @@ every step, as eager reads it, so a scheduler's change takes effect at once.
 from __future__ import annotations
 
 import re
+import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -44,10 +45,10 @@ def step_listener(tracer: Tracer, run_step: Callable) -> Callable:
     def listener(self: Any, step: Callable, args: tuple, kwargs: dict) -> Any:
         if not tracer.recording:
             return run_step(self, step, args, kwargs)
-        if args or kwargs:
+        if any(value is not None for value in (*args, *kwargs.values())):
             tracer.stop("optimizer.step(closure): the closure runs eagerly")
         elif type(self) not in TEMPLATES:
-            tracer.stop(f"no update template for {type(self).__name__}")
+            return _traced_step(tracer, self, run_step, step, args, kwargs)
         tracer.paused += 1
         try:
             result = run_step(self, step, args, kwargs)
@@ -63,6 +64,65 @@ def step_listener(tracer: Tracer, run_step: Callable) -> Callable:
         return result
 
     return listener
+
+
+def _traced_step(tracer: Tracer, optimizer: Any, run_step: Callable, step: Callable,
+                 args: tuple, kwargs: dict) -> Any:
+    """An optimizer without a template, traced through its own code: its ops are lines of
+    the update, its hyperparameters (the learning rate too) constants of the trace, which
+    the guards hold (a step that reads a tensor's value, `state["step"].item()`, stops the
+    trace as any such read does)."""
+    phase, tracer.phase = tracer.phase, "update"
+    tracer.comment = type(optimizer).__name__
+    if all(o is not optimizer for o in tracer.optimizers):
+        tracer.optimizers.append(optimizer)
+    TRACED.add(optimizer)
+    before, broken = _python_state(optimizer), tracer.broken
+    try:
+        return run_step(optimizer, step, args, kwargs)
+    finally:
+        tracer.phase = phase if phase != "backward" else "update"
+        if broken is None and tracer.broken is not None:
+            # (Where it stopped: in the optimizer's own code.)
+            tracer.broken = f"in {type(optimizer).__name__}.step: {tracer.broken}"
+        _check_python_state(tracer, optimizer, before)
+
+
+def _python_state(optimizer: Any) -> list[tuple]:
+    """What of an optimizer its step may change in Python: its attributes, each group's
+    values and each parameter's state, by identity (a tensor changed in place keeps its)."""
+    held = [tuple(vars(optimizer).items())]
+    held += [tuple(group.items()) for group in optimizer.param_groups]
+    held += [tuple((optimizer.state.get(p) or {}).items())
+             for group in optimizer.param_groups for p in group["params"]]
+    return held
+
+
+def _same_items(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(x[0] == y[0] and x[1] is y[1]
+                                    for x, y in zip(a, b, strict=True))
+
+
+def _check_python_state(tracer: Tracer, optimizer: Any, before: list[tuple]) -> None:
+    """Stop the trace if the step changed the optimizer's Python state: later calls of the
+    generated update would not (a count kept as a Python number, a state made)."""
+    after = _python_state(optimizer)
+    if len(after) == len(before) and all(map(_same_items, before, after)):
+        return
+    name = type(optimizer).__name__
+    states = 1 + len(optimizer.param_groups)
+    if len(after) == len(before) and any(
+            not old and new for old, new in zip(before[states:], after[states:], strict=True)):
+        # Its first step made its state: the next call, which finds it made, traces again.
+        tracer.stop(f"{name} made its state in this step", passing=True)
+    else:
+        tracer.stop(f"{name}.step changes the optimizer's Python state (a number or an "
+                    "object it holds, rebound: later calls of the generated update would "
+                    "not)")
+
+
+# The optimizers traced through their own code (their learning rate guarded by value).
+TRACED: weakref.WeakSet = weakref.WeakSet()
 
 
 def zero_grad_listener(tracer: Tracer, zero_grad: Callable) -> Callable:
@@ -562,8 +622,9 @@ class Guard:
 
     def __init__(self, optimizer: Any) -> None:
         self.optimizer = optimizer
+        read_afresh = frozenset() if optimizer in TRACED else RUNTIME_HYPERPARAMETERS
         self.groups = [(group, tuple(group), [(k, v) for k, v in group.items()
-                                            if k not in RUNTIME_HYPERPARAMETERS
+                                            if k not in read_afresh
                                             and k != "params"], list(group["params"]))
                        for group in optimizer.param_groups]
         self.stateful = self._stateful()

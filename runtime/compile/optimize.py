@@ -75,11 +75,8 @@ def _fold_copies(source: Source, returned: str) -> None:
     index = 0
     while index < len(lines):
         line, after = lines[index], lines[index + 1] if index + 1 < len(lines) else None
-        copied = _COPY.fullmatch(line.text or line.expression)
-        if copied and after is not None and line.target and readers.get(line.target) == 1 \
-                and line.target in after.reads and after.target and not after.text \
-                and after.phase == line.phase and not line.quiet \
-                and _fresh(source, after.target, line.target):
+        copied = _foldable_copy(source, line, after, readers)
+        if copied:
             name = re.compile(rf"\b{line.target}\b")
             after.expression = name.sub(copied.group(1), after.expression)
             after.reads = tuple(copied.group(1) if r == line.target else r
@@ -89,6 +86,18 @@ def _fold_copies(source: Source, returned: str) -> None:
         kept.append(line)
         index += 1
     lines[:] = kept
+
+
+def _foldable_copy(source: Source, line: Line, after: Line | None,
+                   readers: dict[str, int]) -> re.Match | None:
+    """`line`'s copy, when it is one that `after` alone reads and may read in its place."""
+    copied = _COPY.fullmatch(line.text or line.expression)
+    if copied and after is not None and line.target and readers.get(line.target) == 1 \
+            and line.target in after.reads and after.target and not after.text \
+            and after.phase == line.phase and not line.quiet \
+            and _fresh(source, after.target, line.target):
+        return copied
+    return None
 
 
 def _fresh(source: Source, result: str, operand: str) -> bool:
@@ -254,13 +263,8 @@ def _numbers_as_arrays(source: Source) -> None:
     arrays = {name: value for name, value in source.namespace.items()
               if type(value) is np.ndarray}
     for line in source.lines:
-        if not line.target or line.text or line.phase not in ("forward", "backward"):
-            continue
-        try:
-            tree = ast.parse(line.expression, mode="eval")
-        except SyntaxError:  # (a statement: nothing to rewrite)
-            continue
-        if not _pure(tree, source, arrays):
+        tree = _pure_tree(line, source, arrays)
+        if tree is None:
             continue
         scope: dict[str, Any] = {"np": np, **arrays, **{
             node.id: source.traced[node.id] for node in ast.walk(tree)
@@ -270,34 +274,51 @@ def _numbers_as_arrays(source: Source) -> None:
         if not numbers.made:
             continue
         scope.update(numbers.made)
-        expected, got = _evaluated(tree, scope), _evaluated(rewritten, scope)
-        if got is None or expected is None or got.dtype != expected.dtype or \
-                got.shape != expected.shape or got.strides != expected.strides or \
-                got.tobytes() != expected.tobytes():
+        if not _same_array(_evaluated(tree, scope), _evaluated(rewritten, scope)):
             continue
         line.expression = ast.unparse(rewritten)
         for name, value in numbers.made.items():
             source.namespace[name] = arrays[name] = value
 
 
+def _pure_tree(line: Line, source: Source, arrays: dict[str, np.ndarray]
+               ) -> ast.Expression | None:
+    """The line's expression parsed, when it is a forward or backward line that may be
+    evaluated on the traced values (_pure); else None."""
+    if not line.target or line.text or line.phase not in ("forward", "backward"):
+        return None
+    try:
+        tree = ast.parse(line.expression, mode="eval")
+    except SyntaxError:  # (a statement: nothing to rewrite)
+        return None
+    return tree if _pure(tree, source, arrays) else None
+
+
+def _same_array(expected: np.ndarray | None, got: np.ndarray | None) -> bool:
+    return got is not None and expected is not None and got.dtype == expected.dtype and \
+        got.shape == expected.shape and got.strides == expected.strides and \
+        got.tobytes() == expected.tobytes()
+
+
 def _pure(tree: ast.Expression, source: Source, arrays: dict[str, np.ndarray]) -> bool:
-    for node in ast.walk(tree):
-        if not isinstance(node, _PURE_NODES):
-            return False
-        if isinstance(node, ast.Name) and node.id != "np" and \
-                node.id not in source.traced and node.id not in arrays:
-            return False
-        if isinstance(node, ast.Call) and not isinstance(node.func, ast.Attribute):
-            return False
-        if isinstance(node, ast.keyword) and node.arg == "out":
-            return False
-        if isinstance(node, ast.Attribute):
-            on_numpy = isinstance(node.value, ast.Name) and node.value.id == "np"
-            if on_numpy and not isinstance(getattr(np, node.attr, None), np.ufunc):
-                return False
-            if not on_numpy and (node.attr not in _PURE_METHODS or node.attr == "__iadd__"
-                                 and isinstance(node.value, ast.Name)):
-                return False
+    return all(_pure_node(node, source, arrays) for node in ast.walk(tree))
+
+
+def _pure_node(node: ast.AST, source: Source, arrays: dict[str, np.ndarray]) -> bool:
+    if not isinstance(node, _PURE_NODES):
+        return False
+    if isinstance(node, ast.Name):
+        return node.id == "np" or node.id in source.traced or node.id in arrays
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Attribute)
+    if isinstance(node, ast.keyword):
+        return node.arg != "out"
+    if isinstance(node, ast.Attribute):
+        on_numpy = isinstance(node.value, ast.Name) and node.value.id == "np"
+        if on_numpy:
+            return isinstance(getattr(np, node.attr, None), np.ufunc)
+        return node.attr in _PURE_METHODS and not (node.attr == "__iadd__" and
+                                                   isinstance(node.value, ast.Name))
     return True
 
 

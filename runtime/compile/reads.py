@@ -106,9 +106,60 @@ def code_names(functions: list[Callable]) -> set[str]:
     return names
 
 
-def plain_reads(roots: list[Any], functions: list[Callable]) -> list[Read]:
+class Source:
+    """Where a later call finds what the step reads: a global or a free variable it names
+    (an item of its globals, its cell), or a tensor reached through an object it names
+    (`self.x`, `trainer.batch["x"]`, `batches[0]`): one read from `container`, whose
+    identity the Reads before it guard (Dynamo's `L['self'].x`). Called, it reads the
+    tensor (None where there is none); the generated guard and step write the read out
+    (`expression`)."""
+
+    __slots__ = ("container", "key", "kind", "others", "path")
+
+    def __init__(self, container: Any, kind: str, key: Any, path: str) -> None:
+        self.container, self.kind, self.key, self.path = container, kind, key, path
+        self.others: list[Source] = []  # other places the walk found the same tensor
+
+    def __call__(self) -> Any:
+        if self.kind == "cell":  # a free variable's
+            return self.container.cell_contents
+        if self.kind == "attribute":
+            return vars(self.container).get(self.key)
+        if isinstance(self.container, dict):
+            return self.container.get(self.key)
+        return self.container[self.key] if self.key < len(self.container) else None
+
+    def expression(self, container: str) -> str:
+        """The read as source, `container` the name of the holder (a list's length is
+        checked before: reads.py's "length" Read)."""
+        if self.kind == "cell":
+            return f"{container}.cell_contents"
+        if self.kind == "attribute":
+            return f"{container}.__dict__.get({self.key!r})"
+        if isinstance(self.container, dict):
+            return f"{container}.get({self.key!r})"
+        return f"{container}[{self.key!r}]"
+
+
+class Alias(NamedTuple):
+    """Two places where the traced call found the same tensor (`self.x` and
+    `self.batch[0]`): a later call must find one object at both, or the step, which reads
+    the first, would miss a rebinding of the other."""
+
+    first: Source
+    other: Source
+
+    def holds(self) -> bool:
+        return self.other() is self.first()
+
+
+def plain_reads(roots: list[Any], functions: list[Callable],
+                sources: dict[int, Source] | None = None,
+                labels: list[str] | None = None) -> list[Read]:
     """The Reads under `roots` (the objects the step names, and a bound method's self),
-    for the attribute names of `functions` and of the methods found on the way."""
+    for the attribute names of `functions` and of the methods found on the way. The
+    tensors found on the way go into `sources` (id -> where it is found), named from
+    `labels`, the names of the roots."""
     names = code_names(functions)
     while True:  # a method the step calls on a plain object reads names of its own
         methods = [m for root in roots if _walked(root) and not isinstance(root, dict |
@@ -118,11 +169,10 @@ def plain_reads(roots: list[Any], functions: list[Callable]) -> list[Read]:
         if not more:
             break
         names |= more
-    found: list[Read] = []
-    seen: set[int] = set()
-    for root in roots:
-        _walk(root, names, DEPTH, found, seen)
-    return found
+    walk = _Walk(names, {} if sources is None else sources)
+    for index, root in enumerate(roots):
+        walk.walk(root, DEPTH, labels[index] if labels else "")
+    return walk.found
 
 
 def method_reads(modules: list[Any]) -> list[Read]:
@@ -167,53 +217,67 @@ def _methods(cls: type, names: set[str]) -> Iterator[Callable]:
                 break
 
 
-def _walk(holder: Any, names: set[str], depth: int, found: list[Read],
-          seen: set[int]) -> None:
-    if depth == 0 or id(holder) in seen:
-        return
-    seen.add(id(holder))
-    if not _walked(holder):
-        return
-    if isinstance(holder, dict):
-        for key, value in list(holder.items()):
-            _read(Read(holder, "item", key, _expected(value)), value, names, depth, found, seen)
-        return
-    if isinstance(holder, list | tuple):
-        found.append(Read(holder, "length", None, ("length", len(holder))))
-        for key, value in enumerate(holder):
-            _read(Read(holder, "item", key, _expected(value)), value, names, depth, found, seen)
-        return
-    attributes = vars(holder)
-    for name in sorted(names):
-        if name in attributes:
-            value = attributes[name]
-            _read(Read(holder, "attribute", name, _expected(value)), value, names, depth,
-                  found, seen)
-            continue
-        if isinstance(holder, type):
-            continue
-        # Not the object's own: its class's (`cfg.alpha` where `class Config: alpha = 0.5`).
-        # The object must go on without one of its own, and the class's value is guarded.
-        for klass in type(holder).__mro__:
-            if name in vars(klass):
-                if _own_class(klass):
-                    found.append(Read(holder, "attribute", name, ("object", MISSING)))
-                    value = vars(klass)[name]
-                    _read(Read(klass, "attribute", name, _expected(value)), value, names,
-                          depth, found, seen)
-                break
-
-
 def _expected(value: Any) -> tuple:
     return ("value", (type(value), value)) if is_plain_value(value) else ("object", value)
 
 
-def _read(read: Read, value: Any, names: set[str], depth: int, found: list[Read],
-          seen: set[int]) -> None:
-    """Keep `read`, and walk into what it found; a tensor is left out (read through an
-    attribute or a container, it stops the trace: trace.py's _check_held)."""
-    if isinstance(value, Tensor):
-        return
-    found.append(read)
-    if read.expected[0] == "object":
-        _walk(value, names, depth - 1, found, seen)
+class _Walk:
+    """The walk of plain_reads: the Reads found, the objects seen, the tensors' sources."""
+
+    def __init__(self, names: set[str], sources: dict[int, Source]) -> None:
+        self.names, self.sources = names, sources
+        self.found: list[Read] = []
+        self.seen: set[int] = set()
+
+    def walk(self, holder: Any, depth: int, path: str) -> None:
+        if depth == 0 or id(holder) in self.seen:
+            return
+        self.seen.add(id(holder))
+        if not _walked(holder):
+            return
+        if isinstance(holder, dict):
+            for key, value in list(holder.items()):
+                self.read(Read(holder, "item", key, _expected(value)), value, depth,
+                          f"{path}[{key!r}]")
+            return
+        if isinstance(holder, list | tuple):
+            self.found.append(Read(holder, "length", None, ("length", len(holder))))
+            for key, value in enumerate(holder):
+                self.read(Read(holder, "item", key, _expected(value)), value, depth,
+                          f"{path}[{key}]")
+            return
+        attributes = vars(holder)
+        for name in sorted(self.names):
+            if name in attributes:
+                value = attributes[name]
+                self.read(Read(holder, "attribute", name, _expected(value)), value, depth,
+                          f"{path}.{name}")
+            elif not isinstance(holder, type):
+                self.from_class(holder, name, depth, path)
+
+    def from_class(self, holder: Any, name: str, depth: int, path: str) -> None:
+        """Not the object's own: its class's (`cfg.alpha` where `class Config: alpha =
+        0.5`). The object must go on without one of its own, and the class's value is
+        guarded."""
+        for klass in type(holder).__mro__:
+            if name in vars(klass):
+                if _own_class(klass):
+                    self.found.append(Read(holder, "attribute", name, ("object", MISSING)))
+                    value = vars(klass)[name]
+                    self.read(Read(klass, "attribute", name, _expected(value)), value, depth,
+                              f"{klass.__name__}.{name}")
+                break
+
+    def read(self, read: Read, value: Any, depth: int, path: str) -> None:
+        """Keep `read`, and walk into what it found; a tensor is a source instead: found
+        anew at each call, and guarded by its metadata (its holder by identity)."""
+        if isinstance(value, Tensor | Module):  # (a module's: to name its parameters)
+            found = Source(read.holder, read.kind, read.key, path)
+            first = self.sources.setdefault(id(value), found)
+            if first is not found:
+                first.others.append(found)
+        if isinstance(value, Tensor):
+            return
+        self.found.append(read)
+        if read.expected[0] == "object":
+            self.walk(value, depth - 1, path)

@@ -44,7 +44,7 @@ from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
-from runtime.compile.reads import is_plain_value, method_reads
+from runtime.compile.reads import Alias, is_plain_value, method_reads
 from runtime.compile.trace import MODES, Tracer, _getter, grad_state, listening
 from runtime.dtypes import dtype
 from runtime.namespaces import array_ops
@@ -132,6 +132,11 @@ def _argument_key(value: Any) -> Any:
                      "tensors, Python numbers, dtypes, and tuples, lists and dicts of them)")
 
 
+# What an entry made without a trace (a call that runs eagerly) guards: nothing.
+_NO_TRACE = types.SimpleNamespace(closure_tensors=(), sources={}, reads=(), modules=(),
+                                  optimizers=(), bindings={})
+
+
 class _Entry:
     """One trace: its guards on the world outside the arguments, and its function (None:
     the step runs eagerly, for `reason`)."""
@@ -145,27 +150,19 @@ class _Entry:
         self.arguments, self.modes = key
         self.arity = len(self.arguments)
         self.keywords = bool(self.arguments) and self.arguments[-1][0] == "keywords"
-        tensors = list(tracer.closure_tensors) if tracer else []
+        tracer = tracer or _NO_TRACE
+        tensors = list(tracer.closure_tensors)
         # Each tensor as the next call finds it: where fn names it, or the one held.
         self.tensors = [tracer.sources.get(id(t), _held(t)) for t in tensors]
         self.tensor_keys = [_tensor_key(t) for t in tensors]
         # The modules and optimizers fn names must still be the ones traced.
         # (And the objects the step reads plain values through: reads.py.)
-        self.reads = [*tracer.reads, *method_reads(tracer.modules)] if tracer else []
-        named = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
-                                          *(read.holder for read in self.reads)]} \
-            if tracer else {}
-        self.named = [(_getter_of(tracer, obj), obj) for obj in named.values()
-                      if id(obj) in tracer.bindings]
-        # The plain values (numbers, strings, None) fn names as globals or free variables:
-        # the trace baked them in as constants, so another value needs another trace.
-        self.scalars = [(_getter(container, key), _scalar_key(value)) for container, key, value
-                        in tracer.bindings.values() if is_plain_value(value)] if tracer else []
-        self.modules = list(tracer.modules) if tracer else []
+        self.reads = [*tracer.reads, *method_reads(tracer.modules)]
+        self.named, self.scalars = _named_and_scalars(tracer, self.reads)
+        self.modules = list(tracer.modules)
         self.module_keys = [_module_key(m) for m in self.modules]
         self.module_objects = [_module_objects(m) for m in self.modules]
-        self.optimizers = [optim_templates.Guard(o) for o in tracer.optimizers] \
-            if tracer else []
+        self.optimizers = [optim_templates.Guard(o) for o in tracer.optimizers]
         # The checks above as one generated function (guards.py): the fast form of
         # `holds_slowly`, which says the same in plain Python.
         held = [t if id(t) not in tracer.sources else find
@@ -181,6 +178,13 @@ class _Entry:
         """Whether a call with `args` (as many as traced) finds the world as it was traced."""
         return self._guard(*args)
 
+    def _tensors_hold(self) -> bool:
+        for find, key in zip(self.tensors, self.tensor_keys, strict=True):
+            tensor = find()
+            if not isinstance(tensor, Tensor) or _tensor_key(tensor) != key:
+                return False
+        return True
+
     def holds_slowly(self, args: tuple = ()) -> bool:
         """`holds`, walking the lists: what the generated guard must agree with."""
         try:
@@ -190,11 +194,8 @@ class _Entry:
             return False
         if grad_state() != self.modes:
             return False
-        for find, key in zip(self.tensors, self.tensor_keys, strict=True):
-            tensor = find()
-            if type(tensor) is not Tensor and not isinstance(tensor, Tensor) or \
-                    _tensor_key(tensor) != key:
-                return False
+        if not self._tensors_hold():
+            return False
         for find, expected in self.named:
             if find() is not expected:
                 return False
@@ -207,6 +208,21 @@ class _Entry:
             if _module_key(module) != key:
                 return False
         return all(guard.holds() for guard in self.optimizers)
+
+
+def _named_and_scalars(tracer: Any, reads: list) -> tuple[list, list]:
+    """The objects fn names that must still be the ones traced (the modules, optimizers
+    and holders of reads among its globals and free variables), each with where fn finds
+    it; and the plain values (numbers, strings, None) it names so, by value: the trace
+    baked them in as constants, so another value needs another trace."""
+    objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
+                                        *(read.holder for read in reads
+                                          if type(read) is not Alias)]}
+    named = [(_getter_of(tracer, obj), obj) for obj in objects.values()
+             if id(obj) in tracer.bindings]
+    scalars = [(_getter(container, key), _scalar_key(value))
+               for container, key, value in tracer.bindings.values() if is_plain_value(value)]
+    return named, scalars
 
 
 def _scalar_key(value: Any) -> tuple:
@@ -359,13 +375,7 @@ class CompiledStep:
                 tracer.watch(value, str(name))
         with listening(tracer):
             result = self._run(args)
-        if drawn():  # (a number drawn in Python is a constant of the trace, as any is)
-            tracer.stop(f"the step draws from {drawn()} (a trace would keep the numbers it "
-                        "drew, and later calls would not draw again)")
-        changed = tracer.changed_container()
-        if changed:
-            tracer.stop(f"the step changes what {changed} holds (a list, dict or set: Python "
-                        "that later calls would not repeat)")
+        _check_python(tracer, drawn)
         built = joint = None
         if tracer.broken is None:
             try:
@@ -376,26 +386,16 @@ class CompiledStep:
                     built = self._build_joint(joint, len(args))
                 else:
                     tracer.phase = "epilogue"
-                    returned = _render_result(tracer, result)
+                    built = self._build(tracer, len(args), _render_result(tracer, result))
             except TraceBreak as stop:
                 tracer.stop(stop.reason)
-        keep = True
         if tracer.broken is not None:
-            entry = _Entry(None, "", tracer.broken, tracer, key)
-            self._stopped = tracer.broken
-            if tracer.passing and self._passing < self.cache_size:
-                # (`model.train()` in a step called after `model.eval()`: the next call
-                # finds the flag set and may trace; a few times, then the entry stays.)
-                self._passing += 1
-                keep = False
-            else:
-                # (An entry that runs eagerly counts too: a step that changes what its
-                # guards read, `history.append(...)`, would otherwise trace at every call.)
-                self._count += 1
+            entry = self._stopped_entry(entries, tracer, key)
         else:
             self._count += 1
-            code, function = built or self._build(tracer, len(args), returned)
+            code, function = built
             entry = _Entry(function, code, None, tracer, key)
+            entries.append(entry)
             if os.environ.get(PRINT_CODE):
                 PRINTED[0] += 1
                 print(code, file=sys.stdout)
@@ -403,13 +403,26 @@ class CompiledStep:
                 # The traced call's outputs, from its own values, with their compiled node
                 # (as every later call's): the eager graph is dropped.
                 result = joint.first_result(function)
-        if keep:
-            entries.append(entry)
         self.last = entry
-        if entry.function is None and os.environ.get(PRINT_CODE):
+        return result
+
+    def _stopped_entry(self, entries: list[_Entry], tracer: Tracer, key: tuple) -> _Entry:
+        """The entry of a trace that stopped: it runs the step eagerly."""
+        entry = _Entry(None, "", tracer.broken, tracer, key)
+        self._stopped = tracer.broken
+        if tracer.passing and self._passing < self.cache_size:
+            # (`model.train()` in a step called after `model.eval()`: the next call
+            # finds the flag set and may trace; a few times, then the entry stays.)
+            self._passing += 1
+        else:
+            # (An entry that runs eagerly counts too: a step that changes what its
+            # guards read, `history.append(...)`, would otherwise trace at every call.)
+            self._count += 1
+            entries.append(entry)
+        if os.environ.get(PRINT_CODE):
             PRINTED[0] += 1
             print(f"# {getattr(self.fn, '__name__', 'step')}: runs eagerly: {entry.reason}")
-        return result
+        return entry
 
     def _name(self) -> str:
         """The generated function's name: fn's (a module's: `forward`), unless it would
@@ -431,7 +444,7 @@ class CompiledStep:
         if self.optimizations:
             optimize(source, returned)
         name = self._name()
-        filename = f"<gradgen compiled {name} #{self._count}>"
+        filename = f"<gradgen compiled {name} #{self._count + 1}>"
         params = ", ".join(f"a{i}" for i in range(arity))
         body = _format(source, returned if self.optimizations else None)
         if tracer.backwards:
@@ -454,9 +467,34 @@ class CompiledStep:
 
 def _named_modules(tracer: Tracer, fn: Callable) -> list[Module]:
     """The modules fn is or names (as a global, a free variable, its `self`), and theirs."""
-    roots = [value for _, _, value in tracer.bindings.values()]
-    roots += [fn, getattr(fn, "__self__", None)]
+    roots: list[Any] = [*tracer._named_modules(), fn, getattr(fn, "__self__", None)]
     return [module for root in roots if isinstance(root, Module) for module in root.modules()]
+
+
+def _check_python(tracer: Tracer, drawn: Callable[[], str | None]) -> None:
+    """Stop the trace where the step's own Python did what later calls would not repeat."""
+    if drawn():  # (a number drawn in Python is a constant of the trace, as any is)
+        tracer.stop(f"the step draws from {drawn()} (a trace would keep the numbers it "
+                    "drew, and later calls would not draw again)")
+    rebound = _rebound(tracer)
+    if rebound:
+        tracer.stop(f"the step rebinds {rebound}, where it read a tensor (Python that "
+                    "later calls would not repeat)")
+    changed = tracer.changed_container()
+    if changed:
+        tracer.stop(f"the step changes what {changed} holds (a list, dict or set: Python "
+                    "that later calls would not repeat)")
+
+
+def _rebound(tracer: Tracer) -> str | None:
+    """The first tensor the step found where it names it (a global, `self.x`) and which it
+    rebinds there itself (`self.h = h.detach()`): Python that later calls would not
+    repeat. None if none."""
+    for tensor in tracer.closure_tensors:
+        find = tracer.sources.get(id(tensor))
+        if find is not None and find() is not tensor:
+            return getattr(find, "path", None) or str(find.key)
+    return None
 
 
 def _python_draws() -> Callable[[], str | None]:
@@ -491,26 +529,36 @@ def _namespace(source: Source) -> dict[str, Any]:
     return namespace
 
 
+_TITLES = {"prologue": "# the tensors the step reads", "forward": "# forward",
+           "backward": "# backward", "after backward": "# after backward", "update": "# update",
+           "gradients": "# the gradients as .grad (made last: no line of the step reads them)",
+           "epilogue": "# after"}
+
+
 def _format(source: Source, returned: str | None) -> list[str]:
     """The body: each statement with its comment, phase by phase; with `returned` (the
     optimisations on), each array variable deleted after its last use, so that the step
     holds no more memory than the engine would (which frees saved tensors as it goes)."""
-    titles = {"prologue": "# the tensors the step reads", "forward": "# forward",
-              "backward": "# backward", "after backward": "# after backward",
-              "update": "# update",
-              "gradients": "# the gradients as .grad (made last: no line of the step reads them)",
-              "epilogue": "# after"}
-    lines: list[str] = []
-    phase = None
     # The reads of the tensors' arrays go first: nothing in the step rebinds them.
     ordered = [line for line in source.lines if line.phase == "prologue"]
     ordered += [line for line in source.lines if line.phase != "prologue"]
     frees = last_uses(ordered, returned, source) if returned is not None else {}
+    frees.pop(len(ordered) - 1, None)  # (after the last line, return frees them)
     texts = [line.text or (f"{line.target} = {line.expression}" if line.target
                            else line.expression) for line in ordered]
-    # A quiet form's kernel silences numpy's warnings, and the engine runs a backward
-    # such as a compiled step's (no hooks, no create_graph) with them off. A neutral line
-    # (it cannot warn) stays in a block that the next line that can warn continues.
+    silent = _silent(ordered, texts)
+    body = _Body()
+    for index, line in enumerate(ordered):
+        if texts[index]:
+            body.add(line, texts[index], silent[index], frees.get(index))
+    return body.finish()
+
+
+def _silent(ordered: list, texts: list[str]) -> list[bool]:
+    """Which lines run with numpy's warnings off. A quiet form's kernel silences them, and
+    the engine runs a backward such as a compiled step's (no hooks, no create_graph) with
+    them off. A neutral line (it cannot warn) stays in a block that the next line that can
+    warn continues."""
     silent = [line.quiet or line.phase == "backward" for line in ordered]
     following = False
     for index in reversed(range(len(ordered))):
@@ -518,28 +566,41 @@ def _format(source: Source, returned: str | None) -> list[str]:
             following = silent[index]
         elif texts[index]:
             silent[index] = following
-    quiet = False  # inside a block with numpy's warnings off
-    for index, line in enumerate(ordered):
-        text = texts[index]
-        if not text:
-            continue
-        if quiet and not silent[index]:
-            lines += _QUIET_END
-            quiet = False
-        if line.phase != phase:
-            phase = line.phase
-            lines.append(f"{'        ' if quiet else '    '}{titles.get(phase, '#')}")
-        if silent[index] and not quiet and not line.neutral:
-            lines += _QUIET_START
-            quiet = True
-        indent = "        " if quiet else "    "
-        statement = f"{indent}{text}"
-        lines.append(f"{statement:<60}  # {line.comment}" if line.comment else statement)
-        if index in frees and index < len(ordered) - 1:  # (the last line: return frees them)
-            lines.append(f"{indent}del {', '.join(frees[index])}")
-    if quiet:
-        lines += _QUIET_END
-    return lines
+    return silent
+
+
+class _Body:
+    """The body's lines as they are written: a title where the phase changes, the
+    warnings-off blocks opened and closed around silent lines."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.phase: str | None = None
+        self.quiet = False  # inside a block with numpy's warnings off
+
+    @property
+    def indent(self) -> str:
+        return "        " if self.quiet else "    "
+
+    def add(self, line: Any, text: str, silent: bool, frees: list[str] | None) -> None:
+        if self.quiet and not silent:
+            self.lines += _QUIET_END
+            self.quiet = False
+        if line.phase != self.phase:
+            self.phase = line.phase
+            self.lines.append(f"{self.indent}{_TITLES.get(self.phase, '#')}")
+        if silent and not self.quiet and not line.neutral:
+            self.lines += _QUIET_START
+            self.quiet = True
+        statement = f"{self.indent}{text}"
+        self.lines.append(f"{statement:<60}  # {line.comment}" if line.comment else statement)
+        if frees:
+            self.lines.append(f"{self.indent}del {', '.join(frees)}")
+
+    def finish(self) -> list[str]:
+        if self.quiet:
+            self.lines += _QUIET_END
+        return self.lines
 
 
 # Around lines whose kernels compute them with numpy's warnings off (the spec's `quiet`
@@ -613,28 +674,34 @@ def _render_result(tracer: Tracer, value: Any) -> str:
         if literal is not None:
             return literal
     if isinstance(value, Tensor):
-        if value._counter is not None and value._counter.inference:
-            raise TraceBreak("the step returns an inference tensor (made under "
-                             "torch.inference_mode())")
-        name = tracer.names.get(id(value._data))
-        if name is not None and id(value) not in tracer.tensors:
-            if value.grad_fn is not None:
-                reason = _not_spent(tracer, value.grad_fn)
-                if reason is not None:
-                    raise TraceBreak(reason)
-                # (The loss, or a sum of losses: a graph its backward spent, as in eager.)
-                node_class = spent_node_class(value.grad_fn.name())
-                return f"spent({name}, {tracer.source.constant(node_class)})"
-            return f"wrap({name})"
-        if id(value) in tracer.tensors:
-            return tracer.tensors[id(value)]
-        raise TraceBreak("the step returns a tensor the trace did not compute")
+        return _render_tensor(tracer, value)
     if isinstance(value, tuple | list):
         items = [_render_result(tracer, v) for v in value]
         if isinstance(value, list):
             return f"[{', '.join(items)}]"
         return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
     raise TraceBreak(f"the step returns a {type(value).__name__}")
+
+
+def _render_tensor(tracer: Tracer, value: Tensor) -> str:
+    """A tensor the step returns: one it computed, around its array (with a spent node if
+    its backward walked its graph, as in eager), or one it read (a name of the step)."""
+    if value._counter is not None and value._counter.inference:
+        raise TraceBreak("the step returns an inference tensor (made under "
+                         "torch.inference_mode())")
+    name = tracer.names.get(id(value._data))
+    if name is not None and id(value) not in tracer.tensors:
+        if value.grad_fn is None:
+            return f"wrap({name})"
+        reason = _not_spent(tracer, value.grad_fn)
+        if reason is not None:
+            raise TraceBreak(reason)
+        # (The loss, or a sum of losses: a graph its backward spent, as in eager.)
+        node_class = spent_node_class(value.grad_fn.name())
+        return f"spent({name}, {tracer.source.constant(node_class)})"
+    if id(value) in tracer.tensors:
+        return tracer.tensors[id(value)]
+    raise TraceBreak("the step returns a tensor the trace did not compute")
 
 
 def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: Any = None,  # noqa: A001

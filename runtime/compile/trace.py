@@ -7,11 +7,13 @@ While the step runs, the tracer listens at the places every op of the runtime pa
 - `recording.data` (a wrapper unpacking its Tensor arguments), which says which Tensor an
   array that no traced kernel made belongs to: a parameter, an input;
 - `autograd.backward` (what `loss.backward()` calls): before the engine runs, the tracer
-  walks the loss's graph in the engine's order and runs each node's own `apply` on
-  traced values (runtime/compile/values.py), then lets the engine run and checks that
-  every `.grad` it wrote equals, bit for bit, what the traced lines compute;
-- `SGD.step`, `Adam.step` (and AdamW's), `zero_grad`: the update becomes the optimizer's
-  template (runtime/compile/optim.py), zero_grad a call of the same method;
+  runs the engine's own GraphTask over the loss's graph with the symbolic op namespace
+  (runtime/compile/values.py), so each node's `apply` writes its lines in the engine's
+  order, then lets the engine run and checks that every `.grad` it wrote equals, bit for
+  bit, what the traced lines compute;
+- an optimizer's `step` (runtime/optim/optimizer.py's `run_step`) and `zero_grad`: the
+  update of SGD, Adam, AdamW, RMSprop, Adagrad and Adadelta is the optimizer's template
+  (runtime/compile/optim.py); any other optimizer's is traced through its own code;
 - what makes a step depend on its data (`item()`, `bool(t)`, `tolist()`), in-place ops
   in the forward, `autograd.grad`, and tensors made outside the kernels: each stops the
   trace with a reason, and the step keeps running eagerly.
@@ -24,8 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dis
-import heapq
-import itertools
+import functools
 import operator
 import sys
 import types
@@ -55,7 +56,7 @@ from runtime.changes import Registry
 from runtime.compile import forms, optim, reads
 from runtime.compile.emit import Source, TraceBreak, describe_array
 from runtime.compile.values import SymbolicOps, Value, unwrap
-from runtime.engine import _Mode
+from runtime.engine import GraphTask, _Mode
 from runtime.nn.module import Module
 from runtime.node import AccumulateGrad
 from runtime.optim import optimizer as optimizer_module
@@ -82,11 +83,16 @@ class Tracer:
         # and each variable it closes over, by the id of the object found there.
         self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn is not None else {}
         # What the step reaches through those objects (`cfg.alpha`, `self.scale`), as it
-        # is before the call: reads.py.
-        self.reads = _plain_reads(fn, self.bindings) if fn is not None else []
+        # is before the call (reads.py); and where it found the tensors and modules it
+        # reaches so (`self.x`, `batches[0]`, `self.model`): a tensor is read there anew
+        # at every call (reads.py's Source).
+        self.reached: dict[int, reads.Source] = {}
+        self.reads = _plain_reads(fn, self.bindings, self.reached) if fn is not None else []
         self.sources: dict[int, Callable[[], Any]] = {}  # id(Tensor) -> where to find it
         self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
-        for _container, key, value in self.bindings.values():
+        named = [(key, value) for _container, key, value in self.bindings.values()]
+        named += [(found.path, found()) for found in self.reached.values()]
+        for key, value in named:
             if isinstance(value, Module):
                 for name, tensor in (*value.named_parameters(), *value.named_buffers()):
                     self.parameter_names.setdefault(id(tensor), f"{key}.{name}")
@@ -199,9 +205,12 @@ class Tracer:
                 break
         else:
             name = self._bound_tensor(tensor)
+            if name is None and id(tensor) in self.reached and not self._is_held(tensor):
+                name = self._reached_tensor_line(tensor)
             if name is None:
                 self._check_held(tensor)
                 name = self.source.constant(tensor, "T")
+            self._guard_paths(tensor)
             self.closure_tensors.append(tensor)
         self.tensors[id(tensor)] = name
         self.keep.append(tensor)
@@ -224,33 +233,64 @@ class Tracer:
         self.sources[id(tensor)] = _getter(container, key)
         return name
 
-    def _check_held(self, tensor: Tensor) -> None:
-        """A tensor the step holds (reads through no argument and no name of its own) must
-        be a parameter or buffer of a module it called, or an optimizer's: those are
-        guarded. One reached through another attribute or a container (`data[i]`,
-        `self.batch`) could be rebound behind the trace's back: the step runs eagerly."""
-        for module in self.modules:
-            if any(t is tensor for t in (*module._parameters.values(),
-                                         *module._buffers.values())):
-                return
-        for optimizer in self.optimizers:
-            if any(p is tensor for group in optimizer.param_groups for p in group["params"]):
-                return
-            if any(v is tensor for state in optimizer.state.values() for v in state.values()):
-                return
+    def _reached_tensor_line(self, tensor: Tensor) -> str:
+        """A tensor reached through an object the step names (`self.x`, `batches[0]`): read
+        there at every call, its holder guarded by identity (reads.py), its metadata
+        checked as an argument's."""
+        found = self.reached[id(tensor)]
+        name = self.source.fresh("T")
+        holder = self.source.constant(found.container, "c")
+        self.source.add(name, found.expression(holder), (), found.path, "prologue")
+        self.sources[id(tensor)] = found
+        self.parameter_names.setdefault(id(tensor), found.path)
+        return name
+
+    def _guard_paths(self, tensor: Tensor) -> None:
+        """A tensor found at several places of the objects the step names: each place must
+        hold it at later calls too. The step reads a tensor from the first (or holds it,
+        a module's); a rebinding at another would go unseen."""
+        found = self.reached.get(id(tensor))
+        if found is None:
+            return
+        if self.sources.get(id(tensor)) is found:  # read from `found` at every call
+            self.reads += [reads.Alias(found, other) for other in found.others]
+            return
+        self.reads += [reads.Read(place.container, place.kind, place.key, ("object", tensor))
+                       for place in (found, *found.others)]
+
+    def _named_modules(self) -> list[Module]:
+        """The modules the step names (globals, free variables) or reaches through the
+        objects it names (`self.model`)."""
+        named = [value for _c, _k, value in self.bindings.values()]
+        named += [read.expected[1] for read in self.reads
+                  if type(read) is reads.Read and read.expected[0] == "object"]
+        return [value for value in named if isinstance(value, Module)]
+
+    def _is_held(self, tensor: Tensor) -> bool:
+        """Whether `tensor` is a parameter or buffer of a module the step called, or an
+        optimizer's: those are guarded as the modules and optimizers are."""
+        if any(_holds(module, tensor) for module in self.modules) or \
+                any(_optimizer_holds(optimizer, tensor) for optimizer in self.optimizers):
+            return True
         # A module the step names but has not called yet (`p.grad = None` over its
         # parameters before the forward): it and its submodules are guarded from here on.
-        for _container, _key, value in self.bindings.values():
-            if isinstance(value, Module) and any(
-                    t is tensor for m in value.modules()
-                    for t in (*m._parameters.values(), *m._buffers.values())):
+        for value in self._named_modules():
+            if any(_holds(module, tensor) for module in value.modules()):
                 for module in value.modules():
                     if all(module is not known for known in self.modules):
                         self.modules.append(module)
-                return
-        raise TraceBreak("the step reads a tensor through an attribute or a container, "
-                         "which a later call could rebind unseen; pass it as an argument "
-                         "(or name it as a global)")
+                return True
+        return False
+
+    def _check_held(self, tensor: Tensor) -> None:
+        """A tensor the step holds (reads through no argument and no name of its own) must
+        be held by a guarded module or optimizer. One reached otherwise (deeper than
+        reads.py walks, or through an object it does not walk) could be rebound behind the
+        trace's back: the step runs eagerly."""
+        if not self._is_held(tensor):
+            raise TraceBreak("the step reads a tensor through an attribute or a container "
+                             "that the guards do not follow, which a later call could "
+                             "rebind unseen; pass it as an argument")
 
     def input_name(self, array: np.ndarray, what: str) -> str:
         """The variable of an array no traced line made: the data of a Tensor read here."""
@@ -298,8 +338,7 @@ class Tracer:
     def _holders_of(self, array: np.ndarray) -> Iterator[Tensor]:
         """The parameters and buffers of the modules called (or named) whose array is
         `array`."""
-        modules = [*self.modules, *(value for _c, _k, value in self.bindings.values()
-                                    if isinstance(value, Module))]
+        modules = [*self.modules, *self._named_modules()]
         for module in modules:
             for tensor in (*module.parameters(), *module.buffers()):
                 if tensor._data is array:
@@ -336,12 +375,7 @@ class Tracer:
         if kind is np.ndarray:
             return self.value_of(value, "an argument").name
         if kind is tuple or kind is list:
-            items = [self.render(v, subscript) for v in value]
-            if kind is list:
-                return f"[{', '.join(items)}]"
-            if subscript and items:
-                return ", ".join(items) + ("," if len(items) == 1 else "")
-            return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+            return self._render_sequence(value, subscript)
         if kind is slice and subscript:
             parts = ["" if v is None else self.render(v) for v in
                      (value.start, value.stop, value.step)]
@@ -350,6 +384,14 @@ class Tracer:
             raise TraceBreak("a Tensor reached a kernel (not its array)")
         literal = self.source.literal(value)
         return literal if literal is not None else self.source.constant(value)
+
+    def _render_sequence(self, value: tuple | list, subscript: bool) -> str:
+        items = [self.render(v, subscript) for v in value]
+        if type(value) is list:
+            return f"[{', '.join(items)}]"
+        if subscript and items:
+            return ", ".join(items) + ("," if len(items) == 1 else "")
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
     def _reads(self, operands: Any) -> tuple[str, ...]:
         found: list[str] = []
@@ -388,15 +430,7 @@ class Tracer:
              extra: tuple = ()) -> Any:
         """A line `target = callee(args)` whose value is `result`; a result that is not an
         array (a size, a count) is a constant and writes no line."""
-        rendered = [self.render(a) for a in args]
-        rendered += [f"{k}={self.render(v)}" for k, v in kwargs.items()]
-        text = f"{callee}({', '.join(rendered)})"
-        quiet = False
-        if self.numpy_forms and callee.startswith("kernels."):
-            form = forms.rewrite(callee[len("kernels."):], args, kwargs, unwrap(args), result,
-                                 self.render)
-            if form is not None:
-                text, quiet = form
+        text, quiet = self._call_text(callee, args, kwargs, result)
         reads = self._reads((args, kwargs)) + self._reads(extra)
         prefix = "g" if self.phase == "backward" else "v"
         if isinstance(result, np.ndarray | np.generic):
@@ -415,6 +449,19 @@ class Tracer:
         if _contains_array(result):
             raise TraceBreak(f"{callee} returned arrays mixed with other values")
         return result
+
+    def _call_text(self, callee: str, args: tuple, kwargs: dict, result: Any
+                   ) -> tuple[str, bool]:
+        """`callee(args)` as source, or its spec's `numpy:` form (forms.py), and whether
+        that form runs with numpy's warnings off."""
+        rendered = [self.render(a) for a in args]  # (first: it names the inputs it reads)
+        rendered += [f"{k}={self.render(v)}" for k, v in kwargs.items()]
+        if self.numpy_forms and callee.startswith("kernels."):
+            form = forms.rewrite(callee[len("kernels."):], args, kwargs, unwrap(args), result,
+                                 self.render)
+            if form is not None:
+                return form
+        return f"{callee}({', '.join(rendered)})", False
 
     # -- the forward: kernel calls ------------------------------------------------------------
     def kernel_call(self, name: str, function: Callable, args: tuple, kwargs: dict) -> Any:
@@ -596,21 +643,7 @@ class Tracer:
     def backward(self, tensor: Tensor, gradient: Any, retain_graph: Any, create_graph: bool,
                  inputs: Any) -> None:
         """Trace `tensor.backward()`: the engine's walk over the graph, written out."""
-        if retain_graph or create_graph or inputs is not None:
-            raise TraceBreak("backward() with retain_graph, create_graph or inputs")
-        if not isinstance(tensor, Tensor) or tensor.grad_fn is None:
-            raise TraceBreak("backward() of something other than a tensor with a grad_fn")
-        if anomaly.is_enabled() or forward_grad.current_level() >= 0 or not _Mode.raw_allowed:
-            raise TraceBreak("backward() with anomaly mode, a forward-AD level or "
-                             "tensor_backward() on")
-        if gradient is not None and (
-                type(gradient) is not Tensor or gradient.requires_grad or
-                gradient._data.shape != tensor._data.shape or
-                gradient._data.dtype != tensor._data.dtype):
-            raise TraceBreak("backward() with a gradient other than a tensor of the output's "
-                             "shape and dtype that requires no grad")
-        if gradient is None and tensor._data.size != 1:
-            raise TraceBreak("backward() of a tensor that is not a scalar")
+        _check_backward(tensor, gradient, retain_graph or create_graph or inputs is not None)
         self.backwards += 1
         self.phase = "backward"
         loss = self.value_of(tensor._data, "the loss")
@@ -624,14 +657,8 @@ class Tracer:
             shape, dtype = self.render(seed.shape), self.source.constant(seed.dtype)
             root = self.expression(f"np.ones({shape}, {dtype})", (), seed)
             self.ones.add(root.name)
-        self.paused += 1  # the kernels the formulas run are written as the formulas' lines
-        try:
-            # (With numpy's warnings off, as the engine runs such a backward; the step's
-            # backward lines run so too, step.py.)
-            with kernels.silenced():
-                _Sweep(self, [((tensor.grad_fn, tensor._output_nr), root)]).run()
-        finally:
-            self.paused -= 1
+        _trace_backward(self, [((tensor.grad_fn, tensor._output_nr), root)],
+                        GraphTask(True, False, SymbolicOps(self)))
 
     def backward_of(self, outputs: list[Tensor]) -> tuple[list[Value], list[tuple[Tensor, Value]]]:
         """Trace the backward of a forward that calls none (`torch.compile(model)` used in
@@ -657,14 +684,10 @@ class Tracer:
             name = self.bind(seed, "s")
             seeds.append(Value(name, seed, self))
             roots.append(((node, tensor._output_nr), seeds[-1]))
-        self.paused += 1
-        try:
-            sweep = _Boundary(self, roots)
-            sweep.run()
-        finally:
-            self.paused -= 1
+        task = _BoundaryTask(self)
+        _trace_backward(self, roots, task)
         return seeds, [(self._reached_tensor(node, input_nr), grad)
-                       for (node, input_nr), grad in sweep.reached]
+                       for (node, input_nr), grad in task.reached]
 
     def _reached_tensor(self, node: Any, input_nr: int) -> Tensor:
         """The tensor read by the forward whose gradient goes to (node, input_nr)."""
@@ -679,6 +702,21 @@ class Tracer:
         self.tensor_name(tensor)
         return tensor
 
+    def accumulate(self, node: AccumulateGrad, grad: Value | None) -> None:
+        """AccumulateGrad traced: `.grad` set to the gradient (or added to the one there),
+        and what the engine will leave there kept, for check_grads."""
+        if grad is None:
+            return
+        variable = node.variable
+        name = self.tensor_name(variable)
+        label = self.parameter_names.get(id(variable), name)
+        self.comment = f"AccumulateGrad: {label}.grad"
+        self.source.add("", f"accumulate({name}, {grad.name})", (grad.name,), self.comment,
+                        "backward")
+        before = variable._grad._data.copy() if variable._grad is not None else None
+        expected = grad.array.copy() if before is None else before + grad.array
+        self.grads_checked.append((variable, expected))
+
     def check_grads(self) -> None:
         """After the engine ran: every .grad must be, bit for bit, what the lines compute."""
         for variable, expected in self.grads_checked:
@@ -691,150 +729,106 @@ class Tracer:
         self.grads_checked.clear()
 
 
-class _Sweep:
-    """The engine's loop (runtime/engine.py, GraphTask) over one graph, on traced values."""
-
-    def __init__(self, tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]]) -> None:
-        self.tracer = tracer
-        self.roots = roots  # ((node, input_nr), seed): where the backward starts
-        self.ops = SymbolicOps(tracer)
-
-    def beyond(self, node: Any) -> bool:
-        """Whether the walk stops before `node` (here it walks the whole graph; _Boundary
-        stops where a forward's own graph ends, and keeps what is sent there)."""
-        return False
-
-    def dependencies(self) -> dict[Any, int]:
-        counts: dict[Any, int] = {}
-        for (node, _), _seed in self.roots:
-            counts[node] = counts.get(node, 0) + 1
-        stack = list(counts)
-        seen = set(stack)
-        self.tracer.swept |= seen
-        while stack:
-            node = stack.pop()
-            if self.beyond(node):
-                continue
-            if node.has_hooks():
-                raise TraceBreak(f"a hook on {node.name()} (hooks run eagerly)")
-            for following, _ in node._next_functions:
-                if following is None:
-                    continue
-                counts[following] = counts.get(following, 0) + 1
-                if following not in seen:
-                    seen.add(following)
-                    self.tracer.swept.add(following)
-                    stack.append(following)
-        return counts
-
-    def run(self) -> None:
-        counts = self.dependencies()
-        tie = itertools.count()
-        buffers: dict[Any, list] = {}
-        ready: list = []
-        for edge, seed in self.roots:
-            self.deliver((edge,), [seed], buffers, counts, ready, tie)
-        while ready:
-            node = heapq.heappop(ready)[2]
-            grads = buffers.pop(node)
-            if type(node) is AccumulateGrad:
-                self.accumulate(node, grads[0])
-            else:
-                outputs = self.apply(node, grads)
-                self.deliver(node._next_functions, outputs, buffers, counts, ready, tie)
-
-    def apply(self, node: Any, grads: list) -> list:
-        if type(node).__module__ != "generated.functions":
-            raise TraceBreak(f"{node.name()} is not a node of the spec (no formulas to trace)")
-        tracer = self.tracer
-        start = len(tracer.source.lines)
-        tracer.comment = node.name()
-        outputs = node.apply(list(grads), self.ops)
-        outputs = [self.conform(node, index, grad) for index, grad in enumerate(outputs)]
-        _label(tracer, node, outputs, start)
-        return outputs
-
-    def conform(self, node: Any, index: int, grad: Any) -> Any:
-        """validate_outputs: a gradient of a broadcast shape summed back, a dtype cast."""
-        following, input_nr = node._next_functions[index]
-        if following is None or grad is None:
-            return None
-        if type(grad) is not Value:
-            raise TraceBreak(f"{node.name()} returned a gradient not computed by its formulas")
-        tracer = self.tracer
-        shape, dtype = following._input_metadata[input_nr]
-        if type(grad.array) is not np.ndarray:
-            grad = tracer.call("np.asarray", (grad,), {}, np.asarray(grad.array))
-        if grad.array.shape != shape:
-            tracer.comment = f"engine: {node.name()}'s gradient summed back to {list(shape)}"
-            grad = _sum_to(tracer, grad, shape)
-        if grad.array.dtype != dtype:
-            tracer.comment = f"engine: {node.name()}'s gradient cast to {dtype}"
-            grad = grad.astype(dtype)
-        return grad
-
-    def deliver(self, edges: Any, grads: list, buffers: dict, counts: dict, ready: list,
-                tie: Iterator[int]) -> None:
-        for (node, input_nr), grad in zip(edges, grads, strict=False):
-            if node is None:
-                continue
-            buffer = buffers.get(node)
-            if buffer is None:
-                size = len(node._input_metadata)
-                buffer = buffers[node] = [None] * max(size, input_nr + 1)
-            if grad is not None:
-                previous = buffer[input_nr]
-                if previous is None:
-                    buffer[input_nr] = grad
-                else:
-                    self.tracer.comment = f"engine: two gradients into {node.name()}, added"
-                    buffer[input_nr] = previous + grad
-            counts[node] -= 1
-            if not counts[node]:
-                heapq.heappush(ready, (-node._sequence_nr, next(tie), node))
-
-    def accumulate(self, node: AccumulateGrad, grad: Value | None) -> None:
-        """AccumulateGrad: `.grad` set to the gradient (or added to the one there)."""
-        if grad is None:
-            return
-        tracer = self.tracer
-        variable = node.variable
-        name = tracer.tensor_name(variable)
-        label = tracer.parameter_names.get(id(variable), name)
-        tracer.comment = f"AccumulateGrad: {label}.grad"
-        tracer.source.add("", f"accumulate({name}, {grad.name})", (grad.name,), tracer.comment,
-                          "backward")
-        before = variable._grad._data.copy() if variable._grad is not None else None
-        expected = grad.array.copy() if before is None else before + grad.array
-        tracer.grads_checked.append((variable, expected))
+def _holds(module: Module, tensor: Tensor) -> bool:
+    """Whether `tensor` is one of the module's own parameters or buffers, or a plain
+    attribute of it (`self.shift = torch.ones(4)`): the guards hold the module's attributes
+    by identity, and its tensors by their metadata."""
+    return any(t is tensor for t in (*module._parameters.values(), *module._buffers.values(),
+                                     *vars(module).values()))
 
 
-class _Boundary(_Sweep):
-    """The engine's loop over the nodes one forward made, from its outputs (several
-    roots, each with its seed) to the edges that leave them: an AccumulateGrad, or a node
-    made before the call. Each gradient sent there is kept in `reached`, with its edge,
-    one by one in the order the engine sends them: the compiled node sends them on in that
-    order (a parameter used twice gets two), so the engine adds them where eager adds
-    them, interleaved as eager's are with those of other calls in the same backward."""
+def _optimizer_holds(optimizer: Optimizer, tensor: Tensor) -> bool:
+    """Whether `tensor` is a parameter of the optimizer's or a tensor of its state."""
+    return any(p is tensor for group in optimizer.param_groups for p in group["params"]) or \
+        any(v is tensor for state in optimizer.state.values() for v in state.values())
 
-    def __init__(self, tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]]) -> None:
-        super().__init__(tracer, roots)
+
+def _check_backward(tensor: Any, gradient: Any, options: bool) -> None:
+    """Stop the trace at a backward the generated step would not run as eager does."""
+    if options:
+        raise TraceBreak("backward() with retain_graph, create_graph or inputs")
+    if not isinstance(tensor, Tensor) or tensor.grad_fn is None:
+        raise TraceBreak("backward() of something other than a tensor with a grad_fn")
+    if anomaly.is_enabled() or forward_grad.current_level() >= 0 or not _Mode.raw_allowed:
+        raise TraceBreak("backward() with anomaly mode, a forward-AD level or "
+                         "tensor_backward() on")
+    if gradient is not None and (
+            type(gradient) is not Tensor or gradient.requires_grad or
+            gradient._data.shape != tensor._data.shape or
+            gradient._data.dtype != tensor._data.dtype):
+        raise TraceBreak("backward() with a gradient other than a tensor of the output's "
+                         "shape and dtype that requires no grad")
+    if gradient is None and tensor._data.size != 1:
+        raise TraceBreak("backward() of a tensor that is not a scalar")
+
+
+class _BoundaryTask(GraphTask):
+    """The engine's walk over the nodes one forward made, from its outputs (several roots,
+    each with its seed) to the edges that leave them: an AccumulateGrad, or a node made
+    before the call. Each gradient sent there is kept in `reached`, with its edge, one by
+    one in the order the engine sends them, instead of delivered: the compiled node sends
+    them on in that order (a parameter used twice gets two), so the engine adds them where
+    eager adds them, interleaved as eager's are with those of other calls in the same
+    backward."""
+
+    __slots__ = ("first_node", "reached")
+
+    def __init__(self, tracer: Tracer) -> None:
+        super().__init__(True, False, SymbolicOps(tracer))
+        self.first_node = tracer.first_node
         self.reached: list[tuple[tuple[Any, int], Value]] = []
 
     def beyond(self, node: Any) -> bool:
-        return type(node) is AccumulateGrad or node._sequence_nr < self.tracer.first_node
+        return type(node) is AccumulateGrad or node._sequence_nr < self.first_node
 
-    def deliver(self, edges: Any, grads: list, buffers: dict, counts: dict, ready: list,
-                tie: Iterator[int]) -> None:
-        inside = []
+    def deliver(self, edges: Any, grads: Any) -> Any:
+        inside: list[tuple[Any, Any]] = []
         for edge, grad in zip(edges, grads, strict=False):
             if edge[0] is not None and self.beyond(edge[0]):
                 if grad is not None:
                     self.reached.append((edge, grad))
             else:
                 inside.append((edge, grad))
-        super().deliver([e for e, _ in inside], [g for _, g in inside], buffers, counts, ready,
-                        tie)
+        return super().deliver([e for e, _ in inside], [g for _, g in inside])
+
+
+def _trace_backward(tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]],
+                    task: GraphTask) -> None:
+    """The engine's own walk (GraphTask: dependencies, ready order, delivery) from `roots`,
+    each node's formulas run on traced values (SymbolicOps), so that each writes its lines."""
+    edges = [edge for edge, _ in roots]
+    task.compute_dependencies(edges, False)
+    tracer.swept |= set(task.dependencies)
+    following = task.deliver(edges, [seed for _, seed in roots])
+    tracer.paused += 1  # the kernels the formulas run are written as the formulas' lines
+    try:
+        # (With numpy's warnings off, as the engine runs such a backward; the step's
+        # backward lines run so too, step.py.)
+        with kernels.silenced():
+            task.run(following, functools.partial(_evaluate, tracer, task))
+    finally:
+        tracer.paused -= 1
+
+
+def _evaluate(tracer: Tracer, task: GraphTask, node: Any, grads: list) -> Any:
+    """The engine's evaluate_raw on traced values: an AccumulateGrad writes its line."""
+    if node.has_hooks():
+        raise TraceBreak(f"a hook on {node.name()} (hooks run eagerly)")
+    if type(node) is AccumulateGrad:
+        tracer.accumulate(node, grads[0])
+        return ()
+    if type(node).__module__ != "generated.functions":
+        raise TraceBreak(f"{node.name()} is not a node of the spec (no formulas to trace)")
+    start = len(tracer.source.lines)
+    tracer.comment = node.name()
+    outputs = task.evaluate_raw(node, grads)
+    if any(grad is not None and type(grad) is not Value for grad in outputs):
+        raise TraceBreak(f"{node.name()} returned a gradient not computed by its formulas")
+    _label(tracer, node, outputs, start)
+    # (What the engine adds next, as it delivers these: a gradient into a buffer that
+    # holds one.)
+    tracer.comment = f"engine: a gradient of {node.name()} added to another"
+    return outputs
 
 
 def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
@@ -856,25 +850,6 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
             if line.comment == node.name():
                 line.comment = text
             stack.extend(line.reads)
-
-
-def _sum_to(tracer: Tracer, grad: Value, shape: tuple[int, ...]) -> Value:
-    """The engine's `sum_to(grad, shape)`. For a bias's gradient (a matrix summed over its
-    rows) kernels.sum_to multiplies by a vector of ones, made at every call; the step
-    makes that vector once, a constant of its namespace (read-only), and writes `c @ g`,
-    when that gives the kernel's result bit for bit (checked here, on the traced values;
-    the guards keep the shapes and dtypes, which are all the kernel's choice depends on)."""
-    array = grad.array
-    result = kernels.sum_to(array, shape)
-    if type(array) is np.ndarray and array.ndim == 2 and array.shape[1:] == shape:
-        ones = np.ones(array.shape[0], array.dtype)
-        ones.setflags(write=False)
-        with forms.quiet():
-            product = ones @ array
-        if _same_bits(product, result):
-            return tracer.expression(f"{tracer.source.constant(ones)} @ {grad.name}", (grad,),
-                                     result)
-    return tracer.call("kernels.sum_to", (grad, shape), {}, result)
 
 
 def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
@@ -957,39 +932,26 @@ def _argument_paths(args: Any, prefix: str = "a") -> Iterator[tuple[Tensor, str]
             yield from _argument_paths(arg, path)
 
 
-def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]]) -> list:
-    """reads.py's Reads under the objects fn names and, for a bound method, its self."""
+def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]],
+                 sources: dict[int, reads.Source]) -> list:
+    """reads.py's Reads under the objects fn names and, for a bound method, its self; the
+    tensors found there go into `sources`."""
     roots = [value for _container, _key, value in bindings.values()]
+    labels = [str(key) for _container, key, _value in bindings.values()]
     functions = [fn, *(value for value in roots if isinstance(value, types.FunctionType)
                        and not (value.__module__ or "").startswith("runtime"))]
     owner = getattr(fn, "__self__", None)
-    return reads.plain_reads([*roots, *([owner] if owner is not None else [])], functions)
+    if owner is not None:
+        roots.append(owner)
+        labels.append("self")
+    return reads.plain_reads(roots, functions, sources, labels)
 
 
-class _Getter:
-    """Where the step finds a name it reads: `container.get(key)` (a global) or
-    `container.cell_contents` (a free variable). Called, it reads it; the generated guard
-    writes the read out inline instead (`expression`), which saves a call."""
-
-    __slots__ = ("container", "key")
-
-    def __init__(self, container: Any, key: Any) -> None:
-        self.container, self.key = container, key
-
-    def __call__(self) -> Any:
-        if isinstance(self.container, dict):
-            return self.container.get(self.key)
-        return self.container.cell_contents
-
-    def expression(self, container: str) -> str:
-        """The read as source, with `container` the guard's name for the container."""
-        if isinstance(self.container, dict):
-            return f"{container}.get({self.key!r})"
-        return f"{container}.cell_contents"
-
-
-def _getter(container: Any, key: Any) -> _Getter:
-    return _Getter(container, key)
+def _getter(container: Any, key: Any) -> reads.Source:
+    """Where the step finds a name it reads: a global (`container` the function's globals)
+    or a free variable (`container` its cell)."""
+    kind = "item" if isinstance(container, dict) else "cell"
+    return reads.Source(container, kind, key, str(key))
 
 
 def _contains_tensor(value: Any) -> bool:
@@ -1346,31 +1308,36 @@ def _returned_at_once(frame: Any, code: Any) -> bool:
         return False
     rest, pushed, index = instructions[here + 1:], 0, 0
     while index < len(rest):
-        name = rest[index].opname
-        if name == "RETURN_VALUE":
+        if rest[index].opname == "RETURN_VALUE":
             return pushed == 0
-        if name in ("BUILD_TUPLE", "BUILD_LIST"):
-            # Of values loaded after it only: one value for those; or of it too (and maybe
-            # of values before it): the container holds it now, and is followed instead.
-            pushed = pushed - rest[index].arg + 1 if rest[index].arg <= pushed else 0
-            index += 1
-            continue
-        if name in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF") or \
-                name == "LOAD_GLOBAL" and not rest[index].arg & 1:
-            pushed += 1
-            index += 1
-        elif name == "LOAD_METHOD" and pushed and \
-                [(i.opname, i.arg) for i in rest[index + 1:index + 3]] == \
-                [("PRECALL", 0), ("CALL", 0)]:
-            index += 3  # `x.item()`, `h.detach()` on a value loaded after: one value still
-        elif name == "LOAD_ATTR" and pushed:
-            index += 1  # `x.data`: one value for one
-        elif name in ("BINARY_SUBSCR", "BINARY_OP") and pushed >= 2:
-            pushed -= 1  # `hidden[0]`, `a + b`: one value for two loaded after it
-            index += 1
-        else:
+        step = _stack_step(rest, index, pushed)
+        if step is None:
             return False
+        index, pushed = step
     return False
+
+
+def _stack_step(rest: list, index: int, pushed: int) -> tuple[int, int] | None:
+    """The instruction at `index` after the call, as (next index, values loaded after the
+    call's result); None for one that could reach that result."""
+    instruction = rest[index]
+    name = instruction.opname
+    if name in ("BUILD_TUPLE", "BUILD_LIST"):
+        # Of values loaded after it only: one value for those; or of it too (and maybe
+        # of values before it): the container holds it now, and is followed instead.
+        return index + 1, pushed - instruction.arg + 1 if instruction.arg <= pushed else 0
+    if name in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF") or \
+            name == "LOAD_GLOBAL" and not instruction.arg & 1:
+        return index + 1, pushed + 1
+    if name == "LOAD_METHOD" and pushed and \
+            [(i.opname, i.arg) for i in rest[index + 1:index + 3]] == \
+            [("PRECALL", 0), ("CALL", 0)]:
+        return index + 3, pushed  # `x.item()`, `h.detach()` on a value loaded after
+    if name == "LOAD_ATTR" and pushed:
+        return index + 1, pushed  # `x.data`: one value for one
+    if name in ("BINARY_SUBSCR", "BINARY_OP") and pushed >= 2:
+        return index + 1, pushed - 1  # `hidden[0]`, `a + b`: one for two loaded after it
+    return None
 
 
 def _stopping(tracer: Tracer, method: Callable, reason: str) -> Callable:

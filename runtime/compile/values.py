@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from generated import ops as generated_ops
-from runtime import dispatch, kernels
+from runtime import arguments, kernels
+from runtime.compile import forms
 from runtime.compile.emit import TraceBreak
 from runtime.namespaces import array_ops, numpy_dtype
 
@@ -181,6 +182,42 @@ class SymbolicOps:
             return [self._tracer.value_of(item, "a saved tensor") for item in data]
         return self._tracer.value_of(data, "a saved tensor")
 
+    # -- what the engine's raw backward does to a gradient (engine.validate_outputs) ------
+    def asarray(self, value: Any) -> Any:
+        """A numpy scalar made an array (a Value that holds an array is one already)."""
+        if type(value) is Value and type(value.array) is np.ndarray:
+            return value
+        return self._tracer.call("np.asarray", (value,), {}, np.asarray(unwrap(value)))
+
+    def sum_to(self, grad: Value, shape: tuple[int, ...]) -> Value:
+        """kernels.sum_to, written down. For a bias's gradient (a matrix summed over its
+        rows) the kernel multiplies by a vector of ones, made at every call; the step makes
+        that vector once, a constant of its namespace (read-only), and writes `c @ g`, when
+        that gives the kernel's result bit for bit (checked here, on the traced values; the
+        guards keep the shapes and dtypes, which are all the kernel's choice depends on)."""
+        tracer = self._tracer
+        node = tracer.comment  # (the node whose gradients the engine checks: _evaluate)
+        tracer.comment = f"engine: {node}'s gradient summed back to {list(shape)}"
+        try:
+            return self._sum_to(grad, shape)
+        finally:
+            tracer.comment = node
+
+    def _sum_to(self, grad: Value, shape: tuple[int, ...]) -> Value:
+        tracer = self._tracer
+        array = grad.array
+        result = kernels.sum_to(array, shape)
+        if type(array) is np.ndarray and array.ndim == 2 and array.shape[1:] == shape:
+            ones = np.ones(array.shape[0], array.dtype)
+            ones.setflags(write=False)
+            with forms.quiet():
+                product = ones @ array
+            if product.dtype == result.dtype and product.shape == result.shape and \
+                    product.tobytes() == np.ascontiguousarray(result).tobytes():
+                return tracer.expression(f"{tracer.source.constant(ones)} @ {grad.name}",
+                                         (grad,), result)
+        return tracer.call("kernels.sum_to", (grad, shape), {}, result)
+
     def __getattr__(self, name: str) -> Any:
         function = getattr(array_ops, name)
         if not callable(function):
@@ -221,7 +258,7 @@ def kernel_for(name: str, args: tuple, kwargs: dict, result: Any) -> tuple[str, 
     for strict in (True, False):
         for overload in generated_ops.BY_NAME.get(name, ()):
             if overload.kernel is None or \
-                    dispatch._bind(overload.params, values, {}, strict, dispatch.ARRAY_TYPES) \
+                    arguments._bind(overload.params, values, {}, strict, arguments.ARRAY_TYPES) \
                     is None:
                 continue
             kernel = getattr(kernels, overload.kernel.__name__, None)

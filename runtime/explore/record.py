@@ -1,10 +1,10 @@
 """What the explorer records of a backward call: the engine's order, and for each node the
 gradients it received and produced, what it had saved, and what the profiler timed.
 
-`Recording` is the engine's observer (runtime/engine.py, `engine.observer`): while it is
-installed, each backward call's `evaluate` runs through `Recording.wrap`, and each gradient
-the engine sums back to the shape of its input (a broadcast bias) is shown to
-`Recording.reduced` before the sum. Values are summarised when they pass (shape, dtype,
+`Recording` is an op mode (runtime/modes.py): while it is on, each backward call's
+`evaluate` runs through `Recording.wrap_evaluate`, and each gradient the engine sums back to
+the shape of its input (a broadcast bias) is shown to `Recording.summed_to_shape` before
+the sum. Values are summarised when they pass (shape, dtype,
 norm, a few values): nothing keeps a gradient array, so the engine's handling of the
 gradients it alone holds (AccumulateGrad keeping rather than copying) is unchanged.
 """
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from generated.explore_data import NODES as SPEC
-from runtime import engine
+from runtime import modes
 from runtime._tensor import Tensor
 from runtime.node import AccumulateGrad, Node
 from runtime.profiler import recorder as profiler
@@ -131,16 +131,15 @@ class BackwardRun:
         return "the formula gave no gradient (the gradient it reads was undefined)"
 
 
-class Recording:
-    """The engine's observer while the explorer records (see the module's docstring)."""
+class Recording(modes.OpMode):
+    """What the explorer records, an op mode while it is on (see the module's docstring)."""
 
     def __init__(self, keep: int = KEPT_BACKWARDS) -> None:
         self.backwards: collections.deque[BackwardRun] = collections.deque(maxlen=keep)
         self._current: BackwardRun | None = None
-        self._previous: Any = None
 
     # -- the engine's side ------------------------------------------------------------------
-    def wrap(self, task: Any, evaluate: Callable) -> Callable:
+    def wrap_evaluate(self, task: Any, evaluate: Callable) -> Callable:
         run = BackwardRun(task)
         self.backwards.append(run)
 
@@ -163,7 +162,7 @@ class Recording:
 
         return observed
 
-    def reduced(self, node: Node, index: int, grad: Any, shape: tuple[int, ...]) -> None:
+    def summed_to_shape(self, node: Node, index: int, grad: Any, shape: tuple) -> None:
         run = self._current
         if run is None or node not in run.by_node:
             return
@@ -180,16 +179,13 @@ class Recording:
 
     # -- installing -------------------------------------------------------------------------
     def install(self) -> Recording:
-        if engine.observer is self:
-            return self
-        self._previous = engine.observer
-        engine.observer = self
+        if self not in modes.op_modes():
+            modes.push(self)
         return self
 
     def uninstall(self) -> None:
-        if engine.observer is self:
-            engine.observer = self._previous
-        self._previous = None
+        if self in modes.op_modes():
+            modes.pop(self)
 
     def __enter__(self) -> Recording:
         return self.install()

@@ -107,6 +107,160 @@ __all__ = [
     "SoftMarginLoss",
 ]
 
+# -- issue 28, helper nnB: channel and alpha dropout, padding, pooling, lazy modules --------
+from runtime.nn.channel_dropout import (  # noqa: E402
+    AlphaDropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
+from runtime.nn.container import Container  # noqa: E402
+from runtime.nn.kwargs import factory_kwargs  # noqa: E402
+from runtime.nn.lazy import (  # noqa: E402
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
+    LazyLinear,
+)
+from runtime.nn.padding import (  # noqa: E402
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+from runtime.nn.parameter import (  # noqa: E402
+    Buffer,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
+from runtime.nn.pooling_more import (  # noqa: E402
+    AdaptiveAvgPool3d,
+    AdaptiveMaxPool3d,
+    AvgPool3d,
+    Fold,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+    Unfold,
+)
+from runtime.nn.rnn import RNNCellBase  # noqa: E402
+
+__all__ += [
+    "factory_kwargs", "RNNCellBase", "Buffer", "Container", "UninitializedBuffer",
+    "UninitializedParameter", "LazyBatchNorm1d",
+    "LazyBatchNorm2d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+    "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyLinear", "AdaptiveAvgPool3d",
+    "AdaptiveMaxPool3d", "AvgPool3d", "Fold", "LPPool1d", "LPPool2d", "LPPool3d", "MaxPool3d",
+    "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unfold", "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
+    "AlphaDropout", "Dropout1d", "Dropout2d", "Dropout3d", "FeatureAlphaDropout",
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
+    "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+    "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d",
+    "ZeroPad3d",
+]
+# -- end of nnB's block ---------------------------------------------------------------------
+
+
+# -- issue 28, helper nnlayers: attention, Transformer, norms, losses, activations ------------
+from runtime.nn.transformer import (  # noqa: E402 - one block, appended for easy merging
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
+
+__all__ += [
+    "MultiheadAttention", "Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+    "TransformerEncoder", "TransformerEncoderLayer",
+]
+
+from runtime.nn.norms import (  # noqa: E402
+    BatchNorm3d,
+    CrossMapLRN2d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LazyBatchNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
+    LocalResponseNorm,
+    RMSNorm,
+    SyncBatchNorm,
+)
+
+__all__ += [
+    "BatchNorm3d", "CrossMapLRN2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "LocalResponseNorm", "RMSNorm", "SyncBatchNorm", "LazyBatchNorm3d",
+    "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+]
+
+from runtime.nn.losses_more import (  # noqa: E402
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
+    NLLLoss2d,
+    PairwiseDistance,
+    PoissonNLLLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
+)
+
+__all__ += [
+    "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
+    "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss", "PairwiseDistance",
+    "PoissonNLLLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "NLLLoss2d",
+]
+
+from runtime.nn.activation_more import (  # noqa: E402
+    Bilinear,
+    EmbeddingBag,
+    PReLU,
+    RReLU,
+    Softmax2d,
+)
+
+__all__ += ["Bilinear", "EmbeddingBag", "PReLU", "RReLU", "Softmax2d"]
+
+from runtime.nn.ctc import CTCLoss  # noqa: E402
+
+__all__ += ["CTCLoss"]
+
+from runtime.nn.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

@@ -4,6 +4,7 @@ parameters. What they hold is registered, so a parent module sees its parameters
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -12,7 +13,8 @@ from runtime._tensor import Tensor
 from runtime.nn.module import Module, _indent, typename
 from runtime.nn.parameter import Parameter
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = ["Container", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList",
+           "Sequential"]
 
 
 def _index(index: int, length: int) -> int:
@@ -390,3 +392,17 @@ class ParameterDict(Module):
             else:
                 lines.append(f"  ({key}): Object of type: {type(value).__name__}")
         return "\n".join(lines)
+
+
+# -- issue 28, helper nnB -------------------------------------------------------------------
+class Container(Module):
+    """The old base class of modules holding modules (deprecated: subclass Module): its
+    keyword arguments become its children."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

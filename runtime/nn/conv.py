@@ -25,6 +25,7 @@ from typing import Any
 
 from generated import ops
 from runtime import composite, factories
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.nn import init
 from runtime.nn.module import Module
@@ -95,12 +96,22 @@ def _conv(name: str, dims: int, input: Tensor, weight: Tensor, bias: Tensor | No
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """1-d convolution over (N, C, L) or (C, L) input, as torch.nn.functional.conv1d."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conv1d, (input, weight, bias, stride, padding, dilation, groups),
+            {})
+        if heard is not _modes.PASS:
+            return heard
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """2-d convolution over (N, C, H, W) or (C, H, W) input, as torch.nn.functional.conv2d."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conv2d, (input, weight, bias, stride, padding, dilation, groups),
+            {})
+        if heard is not _modes.PASS:
+            return heard
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -108,6 +119,11 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
            padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
     """3-d convolution over (N, C, D, H, W) or (C, D, H, W) input, as
     torch.nn.functional.conv3d."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conv3d, (input, weight, bias, stride, padding, dilation, groups),
+            {})
+        if heard is not _modes.PASS:
+            return heard
     return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -134,6 +150,11 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
     """1-d transposed convolution ("deconvolution") over (N, C, L) or (C, L) input, as
     torch.nn.functional.conv_transpose1d (note groups comes before dilation)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conv_transpose1d, (input, weight, bias, stride, padding,
+            output_padding, groups, dilation), {})
+        if heard is not _modes.PASS:
+            return heard
     return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding,
                            output_padding, groups, dilation)
 
@@ -144,6 +165,11 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
     """2-d transposed convolution over (N, C, H, W) or (C, H, W) input, as
     torch.nn.functional.conv_transpose2d: the gradient of conv2d with respect to its input,
     as a layer (it upsamples by the stride)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conv_transpose2d, (input, weight, bias, stride, padding,
+            output_padding, groups, dilation), {})
+        if heard is not _modes.PASS:
+            return heard
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding,
                            output_padding, groups, dilation)
 
@@ -153,6 +179,11 @@ def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
                      groups: int = 1, dilation: Any = 1) -> Tensor:
     """3-d transposed convolution over (N, C, D, H, W) or (C, D, H, W) input, as
     torch.nn.functional.conv_transpose3d."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conv_transpose3d, (input, weight, bias, stride, padding,
+            output_padding, groups, dilation), {})
+        if heard is not _modes.PASS:
+            return heard
     return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding,
                            output_padding, groups, dilation)
 

@@ -101,6 +101,112 @@ __all__ = [
     "soft_margin_loss",
 ]
 
+# -- issue 28, helper nnB: channel and alpha dropout, pooling, fold/unfold ------------------
+from runtime.nn.channel_dropout import (  # noqa: E402
+    alpha_dropout,
+    dropout1d,
+    dropout2d,
+    dropout3d,
+    feature_alpha_dropout,
+)
+from runtime.nn.pooling_more import (  # noqa: E402
+    adaptive_avg_pool3d,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d,
+    adaptive_max_pool3d_with_indices,
+    avg_pool3d,
+    fold,
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+    lp_pool1d,
+    lp_pool2d,
+    lp_pool3d,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    max_pool3d,
+    max_pool3d_with_indices,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+    unfold,
+)
+
+__all__ += [
+    "alpha_dropout", "dropout1d", "dropout2d", "dropout3d", "feature_alpha_dropout",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices", "avg_pool3d", "fold", "lp_pool1d", "lp_pool2d",
+    "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d",
+    "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "unfold",
+    "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+    "fractional_max_pool3d_with_indices",
+]
+# -- end of nnB's block ---------------------------------------------------------------------
+
+
+# -- issue 28, helper nnlayers: attention, norms, losses, activations --------------------------
+from runtime.nn.attention import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["multi_head_attention_forward"]
+
+from runtime.nn.norm_functions import (  # noqa: E402
+    group_norm,
+    instance_norm,
+    local_response_norm,
+    rms_norm,
+)
+
+__all__ += ["group_norm", "instance_norm", "local_response_norm", "rms_norm"]
+
+from runtime.nn.loss_functions import (  # noqa: E402
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    multi_margin_loss,
+    multilabel_margin_loss,
+    multilabel_soft_margin_loss,
+    pairwise_distance,
+    pdist,
+    poisson_nll_loss,
+    triplet_margin_loss,
+    triplet_margin_with_distance_loss,
+)
+
+__all__ += [
+    "cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss", "margin_ranking_loss",
+    "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss",
+    "pairwise_distance", "pdist", "poisson_nll_loss", "triplet_margin_loss",
+    "triplet_margin_with_distance_loss",
+]
+
+from runtime.nn.activation_more import (  # noqa: E402
+    bilinear,
+    celu_,
+    elu_,
+    embedding_bag,
+    gumbel_softmax,
+    hardtanh_,
+    leaky_relu_,
+    prelu,
+    relu_,
+    rrelu,
+    rrelu_,
+    selu_,
+)
+
+__all__ += [
+    "bilinear", "celu_", "elu_", "embedding_bag", "gumbel_softmax", "hardtanh_",
+    "leaky_relu_", "prelu", "relu_", "rrelu", "rrelu_", "selu_",
+]
+
+from runtime.nn.ctc import ctc_loss  # noqa: E402
+
+__all__ += ["ctc_loss"]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from runtime import factories
+from runtime import factories, random_ops
 from runtime._tensor import Tensor
 from runtime.grad_mode import no_grad
 from runtime.random import Generator
@@ -21,6 +23,10 @@ from runtime.random import Generator
 __all__ = [
     "calculate_gain", "constant_", "ones_", "zeros_", "uniform_", "normal_", "trunc_normal_",
     "orthogonal_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_",
+    "dirac_", "eye_", "sparse_",
+    # the deprecated names without the trailing underscore
+    "uniform", "normal", "constant", "xavier_uniform", "xavier_normal", "kaiming_uniform",
+    "kaiming_normal", "orthogonal", "sparse", "dirac", "eye",
 ]
 
 
@@ -247,3 +253,77 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in",
     """He: N(0, std²) with std = gain/√fan."""
     std = _kaiming_std(tensor, a, mode, nonlinearity)
     return tensor if std is None else normal_(tensor, 0.0, std, generator)
+
+
+# -- identities and sparse matrices ------------------------------------------------------------
+
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
+    """A convolution weight (3, 4 or 5 dims) that passes its input through: in each group,
+    output channel d reads input channel d at the kernel's centre only, for as many
+    channels as both sides have."""
+    if tensor.dim() not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = tensor.shape[0] // groups
+    centre = tuple(size // 2 for size in tensor.shape[2:])
+    with no_grad():
+        tensor.zero_()
+        for group in range(groups):
+            for channel in range(min(per_group, tensor.shape[1])):
+                tensor[(group * per_group + channel, channel, *centre)] = 1
+    return tensor
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """A 2-d weight filled with the identity matrix (ones on the diagonal)."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _no_grad_copy_(tensor, factories.eye(*tensor.shape, dtype=tensor.dtype))
+
+
+def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01,
+            generator: Generator | None = None) -> Tensor:
+    """A 2-d weight of N(0, std²) draws with ceil(sparsity * rows) zeros per column, at rows
+    chosen by a randperm per column. As torch's, the permutations come from the default
+    generator even when `generator` is given (it draws only the normal values)."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    num_zeros = math.ceil(sparsity * rows)
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for column in range(cols):
+            zero_rows = random_ops.randperm(rows)[:num_zeros]
+            tensor[zero_rows, column] = 0
+    return tensor
+
+
+# -- the deprecated names ---------------------------------------------------------------------
+
+def _deprecated(init: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    """`init` under its old name (no trailing underscore), with torch's FutureWarning."""
+    new_name = init.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args: Any, **kwargs: Any) -> Tensor:
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{new_name}`.", FutureWarning, stacklevel=2)
+        return init(*args, **kwargs)
+
+    deprecated_init.__name__ = old_name
+    deprecated_init.__doc__ = f"{old_name}(...): deprecated, see {new_name}."
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
+dirac = _deprecated(dirac_)
+eye = _deprecated(eye_)

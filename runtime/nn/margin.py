@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from generated import ops
 from runtime import composite
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.nn.module import Module
 
@@ -14,6 +15,11 @@ __all__ = ["SoftMarginLoss", "soft_margin_loss"]
 def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """log(1 + exp(-target input)) for targets of 1 or -1, reduced."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(soft_margin_loss, (input, target, size_average, reduce, reduction),
+            {})
+        if heard is not _modes.PASS:
+            return heard
     enum = composite._reduction(reduction, size_average, reduce)
     return ops.soft_margin_loss(input, target, enum)
 

@@ -18,7 +18,7 @@ from runtime._tensor import Tensor
 from runtime.dtypes import type_string
 from runtime.grad_mode import no_grad
 from runtime.hooks import RemovableHandle, add_hook
-from runtime.nn.parameter import Parameter
+from runtime.nn.parameter import Parameter, buffer_persistence
 
 __all__ = ["Module", "typename"]
 
@@ -154,7 +154,7 @@ class Module:
         if isinstance(value, Parameter):
             if parameters is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep=parameters)
             self.register_parameter(name, value)
         elif parameters is not None and name in parameters:
             if value is not None:
@@ -164,13 +164,15 @@ class Module:
         elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep=modules)
             modules[name] = value
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{typename(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
             modules[name] = None
+        elif buffer_persistence(value) is not None:  # a tensor nn.Buffer made
+            self.register_buffer(name, value, buffer_persistence(value))
         elif name in self.__dict__.get("_buffers", ()):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "
@@ -179,11 +181,13 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name: str) -> None:
-        """Drop `name` from every registry, before it is registered anew as another kind."""
+    def _forget(self, name: str, keep: dict | None = None) -> None:
+        """Drop `name` from every registry but `keep` (where it is registered anew: a
+        member set again keeps its place in the order, as in torch)."""
         self.__dict__.pop(name, None)
         for registry in (self._parameters, self._buffers, self._modules):
-            registry.pop(name, None)
+            if registry is not keep:
+                registry.pop(name, None)
         self._non_persistent_buffers_set.discard(name)
 
     def __getattr__(self, name: str) -> Any:

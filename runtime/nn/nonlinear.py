@@ -10,6 +10,7 @@ runtime/nn/functional.py only re-exports them.
 from __future__ import annotations
 
 from generated import ops
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.nn.module import Module
 
@@ -25,16 +26,28 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0 (HardshrinkBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardshrink, (input, lambd), {})
+        if heard is not _modes.PASS:
+            return heard
     return ops.hardshrink(input, lambd)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x moved lambd towards 0, and 0 within lambd of it (SoftshrinkBackward0)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softshrink, (input, lambd), {})
+        if heard is not _modes.PASS:
+            return heard
     return ops.softshrink(input, lambd)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x above `threshold`, `value` elsewhere (ThresholdBackward0; in place 1)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(threshold, (input, threshold, value, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     if inplace:
         return ops.threshold_(input, threshold, value)
     return ops.threshold(input, threshold, value)
@@ -42,17 +55,29 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
 
 def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
     """threshold, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(threshold_, (input, threshold, value), {})
+        if heard is not _modes.PASS:
+            return heard
     return ops.threshold_(input, threshold, value)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1)) (CeluBackward0; in place 1)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(celu, (input, alpha, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     return ops.celu_(input, alpha) if inplace else ops.celu(input, alpha)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """scale (max(0, x) + min(0, alpha (exp(x) - 1))) with SELU's constants: elu with a scale
     (EluBackward0; in place EluBackward1), as torch computes it."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(selu, (input, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
     if inplace:
         return ops.elu_(input, _SELU_ALPHA, _SELU_SCALE)
     return ops.elu(input, _SELU_ALPHA, _SELU_SCALE)
@@ -60,11 +85,19 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def softsign(input: Tensor) -> Tensor:
     """x / (1 + |x|), written as torch.nn.functional writes it."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(softsign, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     return input / (ops.abs(input) + 1)
 
 
 def tanhshrink(input: Tensor) -> Tensor:
     """x - tanh(x), written as torch.nn.functional writes it."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(tanhshrink, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
     return input - ops.tanh(input)
 
 

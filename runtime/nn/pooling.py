@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from generated import ops
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.nn.module import Module
 
@@ -40,6 +41,11 @@ def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                dilation: Any = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """The maximum of each window; with return_indices also where it is (into H * W)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d, (input, kernel_size, stride, padding, dilation,
+            ceil_mode, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
     output, indices = ops.max_pool2d_with_indices(input, kernel_size, _stride(stride),
                                                   padding, dilation, ceil_mode)
     return (output, indices) if return_indices else output
@@ -94,6 +100,11 @@ def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                dilation: Any = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """max_pool2d over a height of one."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool1d, (input, kernel_size, stride, padding, dilation,
+            ceil_mode, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
     k, s, p, d = _max_pool1d_check(input, kernel_size, stride, padding, dilation, ceil_mode)
     output, indices = ops.max_pool2d_with_indices(ops.unsqueeze(input, -2), (1, k), (1, s),
                                                   (0, p), (1, d), ceil_mode)
@@ -105,6 +116,11 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
     """The mean of each window (see the avg_pool2d kernel for what it divides by)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool2d, (input, kernel_size, stride, padding, ceil_mode,
+            count_include_pad, divisor_override), {})
+        if heard is not _modes.PASS:
+            return heard
     return ops.avg_pool2d(input, kernel_size, _stride(stride), padding, ceil_mode,
                           count_include_pad, divisor_override)
 
@@ -112,6 +128,11 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
     """avg_pool2d over a height of one."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool1d, (input, kernel_size, stride, padding, ceil_mode,
+            count_include_pad), {})
+        if heard is not _modes.PASS:
+            return heard
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
                            "tensor for argument #1 'self' (while checking arguments for "
@@ -142,6 +163,10 @@ def _adaptive_sizes(input: Tensor, output_size: Any) -> list:
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling to `output_size` (an int, or a pair whose None entries keep the
     input's size): output cell i reads rows floor(i H / out) to ceil((i + 1) H / out)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_avg_pool2d, (input, output_size), {})
+        if heard is not _modes.PASS:
+            return heard
     sizes = _adaptive_sizes(input, output_size)
     if sizes == [1, 1]:  # PyTorch's shortcut, taken before any check of the input
         return ops.mean(input, [-1, -2], True)
@@ -150,6 +175,10 @@ def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
 
 def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     """adaptive_avg_pool2d over a height of one."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_avg_pool1d, (input, output_size), {})
+        if heard is not _modes.PASS:
+            return heard
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
                            "tensor for argument #1 'self' (while checking arguments for "
@@ -162,6 +191,10 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any,
                         return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """Max pooling to `output_size` over the windows adaptive_avg_pool2d averages; with
     return_indices also where each maximum is (into H * W)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool2d, (input, output_size, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
     output, indices = ops.adaptive_max_pool2d(input, _adaptive_sizes(input, output_size))
     return (output, indices) if return_indices else output
 
@@ -169,6 +202,10 @@ def adaptive_max_pool2d(input: Tensor, output_size: Any,
 def adaptive_max_pool1d(input: Tensor, output_size: Any,
                         return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """adaptive_max_pool2d over a height of one."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool1d, (input, output_size, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional "
                            "tensor for argument #1 'self' (while checking arguments for "

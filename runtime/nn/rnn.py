@@ -17,9 +17,10 @@ Parameters are named and ordered as PyTorch's (`weight_ih_l0`, `weight_hh_l0`,
 `bias_ih_l0`, `bias_hh_l0`, `weight_hr_l0`, then `..._reverse` for the backward
 direction, layer by layer) and drawn as PyTorch draws them: every parameter from
 U(-1/√hidden_size, 1/√hidden_size), in that order, so a layer made after
-`manual_seed(s)` has torch's weights. Packed sequences (torch.nn.utils.rnn) are not in
-gradgen: the input is a padded tensor, (L, N, H_in), (N, L, H_in) with `batch_first`,
-or unbatched (L, H_in).
+`manual_seed(s)` has torch's weights. The input is a padded tensor, (L, N, H_in),
+(N, L, H_in) with `batch_first`, or unbatched (L, H_in), or a PackedSequence
+(torch.nn.utils.rnn): then, as in torch, step t runs over the batch_sizes[t] sequences
+still going, the others keep their last state, and the output is packed too.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from runtime.nn import functional as F
 from runtime.nn import init
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
+from runtime.nn.utils.rnn import PackedSequence
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
@@ -218,8 +220,92 @@ class RNNBase(Module):
         nonlinearity = "tanh" if self.mode == "RNN_TANH" else "relu"
         return [_rnn_step(projected, state[0], p["weight_hh"], p["bias_hh"], nonlinearity)]
 
+    # -- packed sequences -----------------------------------------------------------------------
+    def _packed_forward(self, input: PackedSequence,
+                        states: list[Tensor | None]) -> tuple[PackedSequence, list[Tensor]]:
+        """(packed output, final states) for a PackedSequence; `states` holds the initial
+        state tensors in the caller's order of sequences (or None), the final ones come back
+        in that order."""
+        data, batch_sizes = input.data, [int(b) for b in input.batch_sizes.tolist()]
+        self._check_input(data)
+        directions = 2 if self.bidirectional else 1
+        initial = self._packed_initial_states(input, states, batch_sizes[0])
+        finals: list[list[Tensor]] = [[] for _ in initial]
+        layer_input = data
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                index = layer * directions + direction
+                output, last = self._packed_direction(
+                    layer_input, batch_sizes, [s[index] for s in initial],
+                    self._layer_parameters(layer, direction), reverse=direction == 1)
+                outputs.append(output)
+                for kept, state in zip(finals, last, strict=True):
+                    kept.append(state)
+            layer_input = outputs[0] if directions == 1 else ops.cat(outputs, 1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, True)
+        final_states = [ops.stack(kept) for kept in finals]
+        if input.unsorted_indices is not None:
+            final_states = [s.index_select(1, input.unsorted_indices) for s in final_states]
+        packed = PackedSequence(layer_input, input.batch_sizes, input.sorted_indices,
+                                input.unsorted_indices)
+        return packed, final_states
+
+    def _packed_initial_states(self, input: PackedSequence, states: list[Tensor | None],
+                               max_batch: int) -> list[Tensor]:
+        """The initial states in the packed (sorted) order of the sequences, zeros where
+        none is given, checked against their expected shapes."""
+        directions = 2 if self.bidirectional else 1
+        initial = []
+        for kind, state in enumerate(states):
+            size = self.proj_size if self.proj_size > 0 and kind == 0 else self.hidden_size
+            expected = (self.num_layers * directions, max_batch, size)
+            if state is None:
+                state = factories.zeros(*expected, dtype=input.data.dtype)
+            elif input.sorted_indices is not None:
+                state = state.index_select(1, input.sorted_indices)
+            message = ("Expected hidden size {}, got {}" if len(states) == 1
+                       else f"Expected hidden[{kind}] size {{}}, got {{}}")
+            self._check_hidden(state, expected, message)
+            initial.append(state)
+        return initial
+
+    def _packed_direction(self, data: Tensor, batch_sizes: list[int], state: list[Tensor],
+                          p: dict[str, Tensor | None],
+                          reverse: bool) -> tuple[Tensor, list[Tensor]]:
+        """One layer in one direction over packed data: step t reads the batch_sizes[t]
+        rows of its time step. Forwards, the sequences that end keep their state (the
+        rows past the batch); backwards, the sequences that start join with their initial
+        state."""
+        projected = F.linear(data, p["weight_ih"], p["bias_ih"])
+        starts = [sum(batch_sizes[:t]) for t in range(len(batch_sizes))]
+        outputs: list[Tensor | None] = [None] * len(batch_sizes)
+        steps = range(len(batch_sizes) - 1, -1, -1) if reverse else range(len(batch_sizes))
+        initial, current = state, [s[:0] for s in state] if reverse else state
+        for t in steps:
+            batch = batch_sizes[t]
+            if reverse:
+                have = current[0].shape[0]
+                if batch > have:
+                    current = [ops.cat([c, s[have:batch]]) for c, s in zip(current, initial,
+                                                                           strict=True)]
+                active = current
+            else:
+                active = [c[:batch] for c in current]
+            new = self._step(projected[starts[t]:starts[t] + batch], active, p)
+            outputs[t] = new[0]
+            if reverse or batch == current[0].shape[0]:
+                current = new
+            else:
+                current = [ops.cat([n, c[batch:]]) for n, c in zip(new, current, strict=True)]
+        return ops.cat(outputs), current
+
     def _single_state_forward(self, input: Tensor, hx: Tensor | None) -> tuple[Tensor, Tensor]:
         """forward of RNN and GRU, whose state is one tensor h."""
+        if isinstance(input, PackedSequence):
+            output, (h_n,) = self._packed_forward(input, [hx])
+            return output, h_n
         input, is_batched = self._batched(input)
         if hx is not None:
             if is_batched and hx.dim() != 3:
@@ -336,6 +422,10 @@ class LSTM(RNNBase):
     def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None = None
                 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """(output, (h_n, c_n)); h_n has proj_size features if set, c_n hidden_size."""
+        if isinstance(input, PackedSequence):
+            output, (h_n, c_n) = self._packed_forward(input, [None, None] if hx is None
+                                                      else [hx[0], hx[1]])
+            return output, (h_n, c_n)
         input, is_batched = self._batched(input)
         if hx is not None:
             h0, c0 = hx[0], hx[1]

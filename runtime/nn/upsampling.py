@@ -16,6 +16,7 @@ import warnings
 from typing import Any
 
 from generated import ops
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.nn import pooling
 from runtime.nn.module import Module
@@ -89,12 +90,32 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
     """Resize the spatial dims of (N, C, *spatial) input to `size`, or by `scale_factor`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(interpolate, (input, size, scale_factor, mode, align_corners,
+            recompute_scale_factor, antialias), {})
+        if heard is not _modes.PASS:
+            return heard
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
                              "modes: linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
+    output_size, scales = _output_size(input, size, scale_factor, mode,
+                                       recompute_scale_factor)
+    if antialias:
+        if not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                             "modes and requires a 4-D tensor as input")
+        raise NotImplementedError("interpolate(antialias=True) is not in gradgen (yet)")
+    _check_mode(input, mode)
+    return _resize(input, mode, output_size, scales, align_corners)
+
+
+def _output_size(input: Tensor, size: Any, scale_factor: Any, mode: str,
+                 recompute_scale_factor: bool | None) -> tuple[list[int], list]:
+    """interpolate's output size and the scales its kernels are given (None each where
+    torch recomputes them from the sizes)."""
     output_size, scale_factors = _sizes(input, size, scale_factor)
     if recompute_scale_factor and size is not None:
         raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
@@ -103,16 +124,16 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
     if recompute_scale_factor:
         output_size = [int(input.shape[i + 2] * s) for i, s in enumerate(scale_factors)]
         scale_factors = None
-    if antialias:
-        if not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
-            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
-                             "modes and requires a 4-D tensor as input")
-        raise NotImplementedError("interpolate(antialias=True) is not in gradgen (yet)")
-    _check_mode(input, mode)
     if output_size is None:  # the .vec overloads: int(size * factor), the factors as scales
         output_size = [int(math.floor(float(input.shape[i + 2]) * s))
                        for i, s in enumerate(scale_factors)]
-    scales = scale_factors if scale_factors is not None else [None] * (input.ndim - 2)
+    return output_size, (scale_factors if scale_factors is not None
+                         else [None] * (input.ndim - 2))
+
+
+def _resize(input: Tensor, mode: str, output_size: list[int], scales: list,
+            align_corners: bool | None) -> Tensor:
+    """The kernel of `mode` for input's rank, run."""
     if mode == "nearest":
         return _NEAREST_OPS[input.ndim](input, output_size, *scales)
     if mode == "nearest-exact":

@@ -2,21 +2,20 @@
 their input shapes, FLOPs and the bytes they allocate; then averaged into torch's table.
 
 torch's profiler hears of every op through the dispatcher's RecordFunction callbacks. Here
-the recorder listens at three points, and only while a profiler is on:
+the recorder is an op mode on runtime/modes.py's stack, pushed while a profiler is on (in
+its thread), and hears three things; nothing of any module is replaced:
 
-- forward ops: every generated forward wrapper calls its op's kernel through the `kernels`
-  module (`kernels.addmm(...)`, looked up at each call). While recording, the kernels of
-  the spec's ops (generated/ops.py's OVERLOADS) are replaced there by timed versions that
-  record `aten::addmm`; when recording stops the originals go back. An op that is not
-  recording pays nothing, not even a check. A kernel that calls another op's kernel
-  (addmm's calls mm) is one op, as in torch.
-- the ops a backward formula runs on arrays (runtime/namespaces.py's `array_ops`, the
-  engine's first-order backward): replaced in the same way, so `aten::mm` shows up inside
-  `AddmmBackward0`, as in torch. A backward on Tensors (create_graph, hooks) runs the
-  forward wrappers, which are timed already.
-- backward nodes: the engine runs each node through `evaluate`, and `engine.node_hook`,
-  read once per backward call, wraps it while a profiler is on, recording
-  `autograd::engine::evaluate_function: AddmmBackward0` around each node.
+- forward ops: every generated wrapper hands its call to the op modes, so each op of the
+  spec is timed as `aten::addmm` (its wrapper's work, the graph's recording included, as
+  torch's RecordFunction includes an op's autograd kernel). An op run inside another op
+  (an out= call running the op itself) is one op, as in torch.
+- the ops a backward formula runs on arrays (the engine's first-order backward): the
+  engine asks the modes for the namespace its formulas call (`array_ops`), and gets one
+  whose ops are timed, so `aten::mm` shows up inside `AddmmBackward0`, as in torch. A
+  backward on Tensors (create_graph, hooks) runs the forward wrappers, heard already.
+- backward nodes: the engine asks the modes for its `evaluate` once per backward call and
+  gets it wrapped, recording `autograd::engine::evaluate_function: AddmmBackward0` around
+  each node.
 
 A composite op (linear, matmul) records the ops it is made of, not itself: in torch,
 `aten::linear` would hold `aten::t` and `aten::addmm`.
@@ -37,11 +36,10 @@ from typing import Any
 import numpy as np
 
 from generated import ops as generated_ops
-from runtime import engine, kernels
-from runtime.namespaces import array_ops
+from runtime import modes
 
 __all__ = ["FunctionEvent", "FunctionEventAvg", "EventList", "Recorder", "active",
-           "record_function", "format_time", "format_memory"]
+           "record_function", "format_time", "format_memory", "op_name"]
 
 # Ops whose FLOPs are 2·M·N·K (a multiply and an add per term of each dot product).
 MATMUL_LIKE = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::mv",
@@ -205,58 +203,73 @@ def _flops_unit(events: Iterable) -> tuple[str, float]:
     return units[power], 10.0 ** (3 * power)
 
 
+def _selected_rows(events: list, sort_by: str | None, row_limit: int | None,
+                   top_level_only: bool) -> list:
+    """The rows a table shows: top-level ones only if asked, sorted by the attribute
+    `sort_by` (largest first), at most `row_limit` of them (all when negative or None)."""
+    rows = [e for e in events if not top_level_only or getattr(e, "cpu_parent", None) is None]
+    if sort_by is not None:
+        rows = sorted(rows, key=lambda event: getattr(event, sort_by), reverse=True)
+    return rows[:row_limit] if row_limit is not None and row_limit >= 0 else rows
+
+
+class _Layout:
+    """A table's columns: those torch always shows, then memory columns if any memory was
+    recorded, input shapes for averages grouped by them, FLOPs if any were counted."""
+
+    def __init__(self, events: list, rows: list, name_width: int) -> None:
+        # Percentages are of the whole recording, not of the rows shown.
+        self.total = sum(event.self_cpu_time_total for event in events) or 1.0
+        self.memory = any(event.cpu_memory_usage for event in events)
+        self.shapes = any(event.input_shapes for event in events) and \
+            all(isinstance(event, FunctionEventAvg) for event in events)
+        self.flops = any(event.flops for event in events)
+        flops_name, self.flops_scale = _flops_unit(events)
+        self.width = min(max([len(e.key) for e in rows] + [4]) + 4, name_width)
+        self.columns = [("Name", self.width), ("Self CPU %", 12), ("Self CPU", 12),
+                        ("CPU total %", 12), ("CPU total", 12), ("CPU time avg", 12)]
+        self.columns += [("CPU Mem", 12), ("Self CPU Mem", 12)] if self.memory else []
+        self.columns += [("# of Calls", 12)]
+        self.columns += [("Input Shapes", 45)] if self.shapes else []
+        self.columns += [(f"Total {flops_name}", 12)] if self.flops else []
+        self.rule = "".join("-" * w + "  " for _, w in self.columns)
+
+    def line(self, values: list[str]) -> str:
+        return "".join(f"{v:>{w}}  " for v, (_, w) in zip(values, self.columns, strict=True))
+
+    def header(self) -> list[str]:
+        return [self.rule, self.line([name for name, _ in self.columns]), self.rule]
+
+    def row(self, event: Any) -> str:
+        name = event.key if len(event.key) <= self.width else event.key[:self.width - 3] + "..."
+        count = getattr(event, "count", 1)
+        values = [name, f"{100 * event.self_cpu_time_total / self.total:.2f}%",
+                  format_time(event.self_cpu_time_total),
+                  f"{100 * event.cpu_time_total / self.total:.2f}%",
+                  format_time(event.cpu_time_total),
+                  format_time(event.cpu_time_total / count if count else 0.0)]
+        if self.memory:
+            values += [format_memory(event.cpu_memory_usage),
+                       format_memory(event.self_cpu_memory_usage)]
+        values += [str(count)]
+        if self.shapes:
+            text = str(event.input_shapes)
+            values += [text if len(text) <= 45 else text[:42] + "..."]
+        if self.flops:
+            values += [f"{event.flops / self.flops_scale:8.3f}" if event.flops else "--"]
+        return self.line(values)
+
+
 def build_table(events: list, sort_by: str | None, row_limit: int, name_width: int,
                 header: str | None, top_level_only: bool) -> str:
     """Lay the events out as torch's profiler tables do: right-aligned columns of width
     12 (45 for input shapes), the name column as wide as the longest name plus 4, at most
     `name_width`; memory columns if any memory was recorded, FLOPs if any were counted."""
-    rows = [e for e in events if not top_level_only or getattr(e, "cpu_parent", None) is None]
-    if sort_by is not None:
-        rows = sorted(rows, key=lambda event: getattr(event, sort_by), reverse=True)
-    rows = rows[:row_limit] if row_limit is not None and row_limit >= 0 else rows
-    # Percentages are of the whole recording, not of the rows shown.
-    total = sum(event.self_cpu_time_total for event in events) or 1.0
-    memory = any(event.cpu_memory_usage for event in events)
-    shapes = any(event.input_shapes for event in events) and \
-        all(isinstance(event, FunctionEventAvg) for event in events)
-    flops_name, flops_scale = _flops_unit(events)
-    with_flops = any(event.flops for event in events)
-    width = min(max([len(e.key) for e in rows] + [4]) + 4, name_width)
-    columns = [("Name", width), ("Self CPU %", 12), ("Self CPU", 12), ("CPU total %", 12),
-               ("CPU total", 12), ("CPU time avg", 12)]
-    if memory:
-        columns += [("CPU Mem", 12), ("Self CPU Mem", 12)]
-    columns += [("# of Calls", 12)]
-    if shapes:
-        columns += [("Input Shapes", 45)]
-    if with_flops:
-        columns += [(f"Total {flops_name}", 12)]
-    rule = "".join("-" * w + "  " for _, w in columns)
-
-    def line(values: list[str]) -> str:
-        return "".join(f"{v:>{w}}  " for v, (_, w) in zip(values, columns, strict=True))
-
+    rows = _selected_rows(events, sort_by, row_limit, top_level_only)
+    layout = _Layout(events, rows, name_width)
     out = [header] if header else []
-    out += [rule, line([name for name, _ in columns]), rule]
-    for event in rows:
-        name = event.key if len(event.key) <= width else event.key[:width - 3] + "..."
-        count = getattr(event, "count", 1)
-        values = [name, f"{100 * event.self_cpu_time_total / total:.2f}%",
-                  format_time(event.self_cpu_time_total),
-                  f"{100 * event.cpu_time_total / total:.2f}%",
-                  format_time(event.cpu_time_total),
-                  format_time(event.cpu_time_total / count if count else 0.0)]
-        if memory:
-            values += [format_memory(event.cpu_memory_usage),
-                       format_memory(event.self_cpu_memory_usage)]
-        values += [str(count)]
-        if shapes:
-            text = str(event.input_shapes)
-            values += [text if len(text) <= 45 else text[:42] + "..."]
-        if with_flops:
-            values += [f"{event.flops / flops_scale:8.3f}" if event.flops else "--"]
-        out.append(line(values))
-    out += [rule, f"Self CPU time total: {format_time(total if events else 0.0)}", ""]
+    out += [*layout.header(), *(layout.row(event) for event in rows), layout.rule,
+            f"Self CPU time total: {format_time(layout.total if events else 0.0)}", ""]
     return "\n".join(out)
 
 
@@ -302,6 +315,18 @@ def _allocated(args: tuple, result: Any) -> int:
     return total
 
 
+def _array(value: Any) -> Any:
+    """A Tensor's array (an op mode hears the wrappers, on Tensors); anything else as it is."""
+    data = getattr(value, "_data", None)
+    return data if isinstance(data, np.ndarray | np.generic) else value
+
+
+def _arrays(values: Any) -> Any:
+    if isinstance(values, tuple | list):
+        return tuple(_array(v) for v in values)
+    return _array(values)
+
+
 class Recorder:
     """The state of one recording: its options, its events, and the stack of calls that
     have begun and not ended (the parent of the next event)."""
@@ -316,7 +341,7 @@ class Recorder:
         self.thread = threading.get_ident()
         self.pid = os.getpid()
         self.start_ns = time.perf_counter_ns()
-        self._restore: list[tuple[Any, str, Any]] = []
+        self.mode = _RecordingMode(self)
 
     def begin(self, name: str, category: str) -> FunctionEvent:
         parent = self.stack[-1] if self.stack else None
@@ -330,27 +355,32 @@ class Recorder:
         if self.stack and self.stack[-1] is event:
             self.stack.pop()
 
+    def timed(self, name: str, function: Callable, args: tuple, kwargs: dict) -> Any:
+        """`function(*args, **kwargs)`, an op, recorded as an `aten::` event, unless it is
+        called from inside another op."""
+        stack = self.stack
+        if stack and stack[-1].category == KERNEL and stack[-1].name.startswith("aten::"):
+            return function(*args, **kwargs)
+        event = self.begin(name, KERNEL)
+        try:
+            result = function(*args, **kwargs)
+        finally:
+            self.end(event)
+        inputs = (*args, *(v for k, v in kwargs.items() if k != "out" or v is not None))
+        if self.record_shapes:
+            event.input_shapes = [_shape(_array(a)) for a in inputs]
+        if self.with_flops:
+            event.flops = _flops(name, _arrays(inputs), _arrays(result))
+        if self.profile_memory:
+            event.self_cpu_memory_usage = _allocated(_arrays(inputs), _arrays(result))
+        return result
+
     def timed_op(self, name: str, function: Callable) -> Callable:
-        """`function` (an op on arrays) recording an `aten::` event per call, unless it is
-        called from inside another op's kernel."""
+        """`function` (an op on arrays) recording an `aten::` event per call."""
         recorder = self
 
         def run(*args: Any, **kwargs: Any) -> Any:
-            stack = recorder.stack
-            if stack and stack[-1].category == KERNEL and stack[-1].name.startswith("aten::"):
-                return function(*args, **kwargs)
-            event = recorder.begin(name, KERNEL)
-            try:
-                result = function(*args, **kwargs)
-            finally:
-                recorder.end(event)
-            if recorder.record_shapes:
-                event.input_shapes = [_shape(a) for a in (*args, *kwargs.values())]
-            if recorder.with_flops:
-                event.flops = _flops(name, args, result)
-            if recorder.profile_memory:
-                event.self_cpu_memory_usage = _allocated(args, result)
-            return result
+            return recorder.timed(name, function, args, kwargs)
 
         run.__wrapped__ = function
         return run
@@ -368,76 +398,81 @@ class Recorder:
 
         return run
 
-    def install(self) -> None:
-        """Put the timed ops in place of the kernels and array ops, and the node hook into
-        the engine (undone by `uninstall`)."""
-        names = op_names()
-        for attribute, name in names.items():
-            self._swap(kernels, attribute, self.timed_op(name, getattr(kernels, attribute)))
-        for attribute, value in list(vars(array_ops).items()):
-            if callable(value) and attribute in generated_ops.BY_NAME:
-                self._swap(array_ops, attribute, self.timed_op(f"aten::{attribute}", value))
-        self._swap(engine, "node_hook", self.timed_evaluate)
-
-    def _swap(self, owner: Any, attribute: str, value: Any) -> None:
-        self._restore.append((owner, attribute, getattr(owner, attribute)))
-        setattr(owner, attribute, value)
-
-    def uninstall(self) -> None:
-        while self._restore:
-            owner, attribute, value = self._restore.pop()
-            setattr(owner, attribute, value)
+    def finish(self) -> None:
+        """Close the blocks still open when recording stopped."""
         now = time.perf_counter_ns()
-        for event in self.stack:  # blocks still open when recording stopped
+        for event in self.stack:
             event.end_ns = now
         self.stack.clear()
 
 
-_NAMES: dict[str, str] = {}
+class _TimedArrayOps:
+    """The first-order backward's op namespace (runtime/namespaces.py's array_ops) with each
+    op of the spec timed, so `aten::mm` shows up inside `AddmmBackward0` as in torch."""
+
+    def __init__(self, recorder: Recorder, namespace: Any) -> None:
+        self._namespace = namespace
+        for attribute, value in vars(namespace).items():
+            if callable(value) and attribute in generated_ops.BY_NAME:
+                setattr(self, attribute, recorder.timed_op(f"aten::{attribute}", value))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._namespace, name)
 
 
-def op_names() -> dict[str, str]:
-    """The kernels of the spec's ops, by their attribute in `kernels`: `add_Tensor` ->
-    `aten::add` (the op's name without its overload). The in-place kernels that exist
-    apart (`add_Tensor_`, `zero_`) get the in-place name: `aten::add_`, `aten::zero_`; an
-    in-place op that runs its out-of-place kernel and copies the result in (`div_`) is
-    recorded under that kernel's name."""
+class _RecordingMode(modes.OpMode):
+    """How a recorder hears the runtime: an op mode on runtime/modes.py's stack. Each op of
+    the spec is timed as it runs (its wrapper, the graph's recording included, as torch's
+    RecordFunction times an op's autograd kernel); a backward's nodes and the ops of its
+    first-order formulas are timed through the engine's questions to the modes."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def __torch_dispatch__(self, func: Callable, types: tuple, args: tuple = (),
+                           kwargs: dict | None = None) -> Any:
+        return self.recorder.timed(op_name(func), func, args, kwargs or {})
+
+    def wrap_evaluate(self, task: Any, evaluate: Callable) -> Callable:
+        return self.recorder.timed_evaluate(evaluate)
+
+    def array_ops(self, namespace: Any) -> Any:
+        return _TimedArrayOps(self.recorder, namespace)
+
+
+_NAMES: dict[Callable, str] = {}
+
+
+def op_name(wrapper: Callable) -> str:
+    """torch's name of the op a generated wrapper runs: `ops.add_Tensor` -> `aten::add`,
+    its in-place form `ops.add_Tensor_` -> `aten::add_`."""
     if not _NAMES:
-        by_kernel: dict[int, str] = {}
         for key, overload in generated_ops.OVERLOADS.items():
-            if overload.kernel is not None:
-                by_kernel.setdefault(id(overload.kernel), "aten::" + key.split(".")[0])
-        for attribute, value in vars(kernels).items():
-            if callable(value) and id(value) in by_kernel:
-                _NAMES[attribute] = by_kernel[id(value)]
-        for attribute, value in vars(kernels).items():
-            if callable(value) and attribute.endswith("_") and not attribute.startswith("_") \
-                    and attribute not in _NAMES:
-                base = _NAMES.get(attribute[:-1])
-                _NAMES[attribute] = base + "_" if base else f"aten::{attribute}"
-    return _NAMES
-
-
-class _Active:
-    recorder: Recorder | None = None
+            _NAMES.setdefault(overload.wrapper, "aten::" + key.split(".")[0])
+        for name, overloads in generated_ops.BY_NAME.items():
+            for overload in overloads:
+                _NAMES.setdefault(overload.wrapper, f"aten::{name}")
+    return _NAMES.get(wrapper) or f"aten::{getattr(wrapper, '__name__', 'unknown')}"
 
 
 def active() -> Recorder | None:
-    """The recorder of the profiler that is on, if any."""
-    return _Active.recorder
+    """The recorder of the profiler that is on in this thread, if any."""
+    for mode in modes.op_modes():
+        if isinstance(mode, _RecordingMode):
+            return mode.recorder
+    return None
 
 
 def start(recorder: Recorder) -> None:
-    if _Active.recorder is not None:
+    if active() is not None:
         raise RuntimeError("Profiler is already enabled on this thread")
-    recorder.install()
-    _Active.recorder = recorder
+    modes.push(recorder.mode)
 
 
 def stop(recorder: Recorder) -> None:
-    if _Active.recorder is recorder:
-        recorder.uninstall()
-        _Active.recorder = None
+    if recorder.mode in modes.op_modes():
+        modes.pop(recorder.mode)
+        recorder.finish()
 
 
 class record_function:  # noqa: N801 - torch's name
@@ -451,7 +486,7 @@ class record_function:  # noqa: N801 - torch's name
         self._recorder: Recorder | None = None
 
     def __enter__(self) -> record_function:
-        recorder = _Active.recorder
+        recorder = active()
         if recorder is not None:
             self._recorder = recorder
             self._event = recorder.begin(self.name, ANNOTATION)

@@ -12,7 +12,8 @@ from runtime import factories
 from runtime._tensor import Tensor
 from runtime.grad_mode import no_grad
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm"]
 
 Tensors = Tensor | Iterable[Tensor]
 
@@ -79,3 +80,11 @@ def clip_grad_value_(parameters: Tensors, clip_value: float,
     for parameter in _as_list(parameters):
         if parameter.grad is not None:
             parameter.grad.clamp_(min=-clip_value, max=clip_value)
+
+
+def clip_grad_norm(parameters: Tensors, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
+    """clip_grad_norm_ under its deprecated name, with torch's FutureWarning."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)

@@ -1,0 +1,537 @@
+"""More activations and lookup layers: PReLU, RReLU (drawing torch's random numbers in
+training), Softmax2d, the in-place functional forms (relu_, elu_, selu_, celu_, leaky_relu_,
+hardtanh_), Bilinear, EmbeddingBag and F.gumbel_softmax.
+
+Each is a composite of existing differentiable ops (where, mul, einsum, index_select,
+matmul, softmax), so autograd flows through its pieces.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from generated import ops
+from runtime import composite, dtypes, factories, kernels, random_ops, sampling
+from runtime import modes as _modes
+from runtime._tensor import Tensor
+from runtime.grad_mode import no_grad
+from runtime.nn import init
+from runtime.nn.module import Module
+from runtime.nn.nonlinear import celu, selu
+from runtime.nn.parameter import Parameter
+
+__all__ = [
+    "Bilinear", "EmbeddingBag", "PReLU", "RReLU", "Softmax2d", "bilinear", "celu_", "elu_",
+    "embedding_bag", "gumbel_softmax", "hardtanh_", "leaky_relu_", "prelu", "relu_", "rrelu",
+    "rrelu_", "selu_",
+]
+
+
+# -- in-place functional forms --------------------------------------------------------------------
+
+def relu_(input: Tensor) -> Tensor:
+    """relu, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(relu_, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
+    return ops.relu_(input)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """elu, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(elu_, (input, alpha), {})
+        if heard is not _modes.PASS:
+            return heard
+    return composite.elu(input, alpha, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """selu, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(selu_, (input,), {})
+        if heard is not _modes.PASS:
+            return heard
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """celu, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(celu_, (input, alpha), {})
+        if heard is not _modes.PASS:
+            return heard
+    return celu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """leaky_relu, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(leaky_relu_, (input, negative_slope), {})
+        if heard is not _modes.PASS:
+            return heard
+    return composite.leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """hardtanh, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(hardtanh_, (input, min_val, max_val), {})
+        if heard is not _modes.PASS:
+            return heard
+    return composite.hardtanh(input, min_val, max_val, inplace=True)
+
+
+# -- PReLU ----------------------------------------------------------------------------------------
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x above 0, weight · x below, with one weight per channel (dimension 1) or one for all."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(prelu, (input, weight), {})
+        if heard is not _modes.PASS:
+            return heard
+    if not input.dtype.is_floating_point and input.dtype is weight.dtype:
+        raise NotImplementedError(f'"prelu_cpu" not implemented for \'{_type_name(input)}\'')
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_type_name(input)} and "
+                           f"{_type_name(weight)}")
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError("Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError("prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
+    if input.dim() >= 2:
+        weight = weight.reshape(-1, *([1] * (input.dim() - 2)))
+    else:
+        weight = weight.reshape(-1) if input.dim() == 1 else weight.reshape(())
+    return ops.where(input > 0, input, weight * input)
+
+
+class NnMethods:
+    """Tensor methods for the functions above (installed by runtime/methods.py)."""
+
+    __slots__ = ()
+
+    def prelu(self, weight: Tensor) -> Tensor:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(NnMethods.prelu, (self, weight), {})
+            if heard is not _modes.PASS:
+                return heard
+        return prelu(self, weight)
+
+
+class PReLU(Module):
+    """Leaky ReLU whose negative slope is learned: one per channel, or one for all."""
+
+    __constants__ = ["num_parameters"]
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
+                 dtype: Any = None) -> None:
+        self.num_parameters = num_parameters
+        super().__init__()
+        self.init = init
+        self.weight = Parameter(factories.empty(num_parameters, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+# -- RReLU ----------------------------------------------------------------------------------------
+
+def _rrelu_noise(input: Tensor, lower: float, upper: float) -> Tensor:
+    """The slopes training draws: U(lower, upper) for each element at or below 0, in memory
+    order, one 64-bit draw each in double precision (as torch's CPU kernel draws), and 1 for
+    the others."""
+    values = np.ascontiguousarray(input.detach().numpy())
+    negative = values <= 0
+    generator = random_ops.default_generator
+    # torch's kernel holds the bounds in the input's dtype, and draws unfused in double
+    lower, upper = (float(np.asarray(bound, dtype=values.dtype)) for bound in (lower, upper))
+    draws = sampling._unit_float64(generator, int(negative.sum())) * (upper - lower) + lower
+    noise = np.ones(values.shape, dtype=values.dtype)
+    noise[negative] = draws.astype(values.dtype)
+    return factories.from_numpy(noise)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+          training: bool = False, inplace: bool = False) -> Tensor:
+    """Leaky ReLU with a random slope in [lower, upper] per element in training, and the
+    mean slope (lower + upper) / 2 in eval."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rrelu, (input, lower, upper, training, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
+    if inplace:
+        return rrelu_(input, lower, upper, training)
+    if not training:
+        return composite.leaky_relu(input, (lower + upper) / 2)
+    _check_rrelu_dtype(input)
+    return input * _rrelu_noise(input, lower, upper)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    """rrelu, in place."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(rrelu_, (input, lower, upper, training), {})
+        if heard is not _modes.PASS:
+            return heard
+    if not training:
+        return composite.leaky_relu(input, (lower + upper) / 2, inplace=True)
+    _check_rrelu_dtype(input)
+    return input.mul_(_rrelu_noise(input, lower, upper))
+
+
+def _check_rrelu_dtype(input: Tensor) -> None:
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"rrelu_with_noise_out_cpu" not implemented for \'{_type_name(input)}\'')
+
+
+def _type_name(tensor: Tensor) -> str:
+    """`Long`, `Int`, `Bool`: how torch's kernel messages name a dtype."""
+    return kernels._dtype_name(tensor.detach().numpy())
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: random negative slopes in training, their mean in eval."""
+
+    __constants__ = ["lower", "upper", "inplace"]
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        inplace = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels at every spatial location of a (N, C, H, W) or (C, H, W)
+    input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             "instead")
+        return composite.softmax(input, -3)
+
+
+# -- Bilinear -------------------------------------------------------------------------------------
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
+             bias: Tensor | None = None) -> Tensor:
+    """y[..., o] = input1[..., i] weight[o, i, j] input2[..., j] + bias[o]."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bilinear, (input1, input2, weight, bias), {})
+        if heard is not _modes.PASS:
+            return heard
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and "
+                           f"{input2.dim()}")
+    for dim, (size1, size2) in enumerate(zip(input1.shape[:-1], input2.shape[:-1],
+                                             strict=True)):
+        if size1 != size2:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {dim}: "
+                               f"got {size1} and {size2}")
+    if input1.shape[-1] != weight.shape[1]:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {weight.shape[1]}")
+    if input2.shape[-1] != weight.shape[2]:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {weight.shape[2]}")
+    if bias is not None and bias.shape[-1] != weight.shape[0]:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[-1]} but expected {weight.shape[0]}")
+    output = composite.einsum("...i,oij,...j->...o", input1, weight, input2)
+    return output if bias is None else output + bias
+
+
+class Bilinear(Module):
+    """y = x1ᵀ A x2 + b, one matrix A per output feature."""
+
+    __constants__ = ["in1_features", "in2_features", "out_features"]
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(factories.empty((out_features, in1_features, in2_features),
+                                                dtype=dtype))
+        if bias:
+            self.bias = Parameter(factories.empty(out_features, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """U(-1/√in1_features, 1/√in1_features) for the weight and the bias."""
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+# -- EmbeddingBag ---------------------------------------------------------------------------------
+
+def _bags(input: Tensor, offsets: Tensor | None, include_last_offset: bool,
+          per_sample_weights: Tensor | None) -> tuple[Tensor, np.ndarray, Any]:
+    """The flat indices, each bag's [start, end) and the flat per-sample weights."""
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {_type_string(offsets)}")
+        starts = np.arange(0, input.numel(), max(input.shape[1], 1))[:input.shape[0]]
+        ends = starts + input.shape[1]
+        flat = None if per_sample_weights is None else per_sample_weights.reshape(-1)
+        return input.reshape(-1), np.stack([starts, ends], 1), flat
+    if input.dim() != 1:
+        raise ValueError("input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.dim()}")
+    if offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    if offsets.dim() != 1:
+        raise ValueError("offsets has to be a 1D Tensor")
+    points = offsets.numpy().astype(np.int64)
+    if points.size and points[0] != 0:
+        kind = "LongTensor" if offsets.dtype is dtypes.int64 else "IntTensor"
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
+                           f"has to start from position 0. However, got {points[0]}\n"
+                           f"[ torch.{kind}{{}} ]")
+    if points.size and points[-1] > input.numel():
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length "
+                           f"{input.numel()} but got offsets[-1] of {points[-1]}")
+    if include_last_offset:
+        starts, ends = points[:-1], points[1:]
+    else:
+        starts, ends = points, np.append(points[1:], input.numel())
+    return input, np.stack([starts, ends], 1), per_sample_weights
+
+
+def _type_string(value: Any) -> str:
+    """str(type(value)) as torch's message shows it (a Tensor is a torch.Tensor there)."""
+    return "<class 'torch.Tensor'>" if isinstance(value, Tensor) else str(type(value))
+
+
+def _check_embedding_bag(input: Tensor, weight: Tensor, per_sample_weights: Any, mode: str,
+                         options: tuple) -> None:
+    max_norm, scale_grad_by_freq, sparse = options
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) "
+                         f"is not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.dim()}")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub.")
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("gradgen's embedding_bag has no max_norm, "
+                                  "scale_grad_by_freq or sparse gradients")
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
+                  max_norm: float | None = None, norm_type: float = 2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """The sum, mean or max of each bag of embedding rows, without the rows in between:
+    bags are the rows of a 2-D input, or the runs of a 1-D input that `offsets` start."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(embedding_bag, (input, weight, offsets, max_norm, norm_type,
+                                scale_grad_by_freq, mode, sparse, per_sample_weights,
+                                include_last_offset, padding_idx), {})
+        if heard is not _modes.PASS:
+            return heard
+    if weight.dtype.is_floating_point is False and input.dtype.is_floating_point:
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    _check_embedding_bag(input, weight, per_sample_weights, mode,
+                         (max_norm, scale_grad_by_freq, sparse))
+    indices, bounds, sample_weights = _bags(input, offsets, include_last_offset,
+                                            per_sample_weights)
+    ids = indices.numpy().astype(np.int64)
+    rows_count = weight.shape[0]
+    outside = np.flatnonzero((ids < 0) | (ids >= rows_count))
+    if outside.size:
+        raise RuntimeError(f"Index {outside[0]} of input takes value {ids[outside[0]]} which is "
+                           f"not in the valid range [0, {rows_count})")
+    if padding_idx is not None and not -rows_count <= padding_idx < rows_count:
+        raise RuntimeError("padding_idx must be within the number of embeddings, "
+                           f"-{rows_count} through {rows_count - 1}, but got {padding_idx}")
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += rows_count
+    kept = ids != padding_idx if padding_idx is not None else np.ones(ids.shape, dtype=bool)
+    rows = ops.index_select(weight, 0, indices.to(dtypes.int64))
+    if mode == "max":
+        return _max_bags(rows, bounds, kept, weight)
+    membership = np.zeros((len(bounds), ids.size))
+    for bag, (start, end) in enumerate(bounds):
+        membership[bag, start:end] = kept[start:end]
+    if mode == "mean":
+        counts = membership.sum(1, keepdims=True)
+        membership = np.divide(membership, counts, out=np.zeros_like(membership),
+                               where=counts > 0)
+    matrix = factories.tensor(membership, dtype=weight.dtype)
+    if sample_weights is not None:
+        matrix = matrix * sample_weights.unsqueeze(0)
+    return composite.matmul(matrix, rows)
+
+
+def _max_bags(rows: Tensor, bounds: np.ndarray, kept: np.ndarray, weight: Tensor) -> Tensor:
+    """The elementwise max of each bag's rows (zeros for a bag with none)."""
+    bags = []
+    for start, end in bounds:
+        members = np.flatnonzero(kept[start:end]) + start
+        if members.size == 0:
+            bags.append(factories.zeros(weight.shape[1], dtype=weight.dtype))
+            continue
+        chosen = ops.index_select(rows, 0, factories.from_numpy(members.astype(np.int64)))
+        bags.append(ops.max(chosen, 0)[0])
+    if not bags:
+        return factories.zeros((0, weight.shape[1]), dtype=weight.dtype)
+    return ops.stack(bags, 0)
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embeddings, without the embeddings in between."""
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
+                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                 sparse: bool = False, _weight: Tensor | None = None,
+                 include_last_offset: bool = False, padding_idx: int | None = None,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        if padding_idx is not None:
+            if padding_idx >= num_embeddings or padding_idx < -num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            if padding_idx < 0:
+                padding_idx = num_embeddings + padding_idx
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(factories.empty((num_embeddings, embedding_dim),
+                                                    dtype=dtype))
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError("Shape of weight does not match num_embeddings and "
+                                     "embedding_dim")
+            self.weight = Parameter(_weight)
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+
+    def reset_parameters(self) -> None:
+        """N(0, 1), with the padding row zeroed."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input: Tensor, offsets: Tensor | None = None,
+                per_sample_weights: Tensor | None = None) -> Tensor:
+        return embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                             self.scale_grad_by_freq, self.mode, self.sparse,
+                             per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self) -> str:
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm!r}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type!r}"
+        if self.scale_grad_by_freq is not False:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
+        text += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx!r}"
+        return text
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        max_norm: float | None = None, norm_type: float = 2.0,
+                        scale_grad_by_freq: bool = False, mode: str = "mean",
+                        sparse: bool = False, include_last_offset: bool = False,
+                        padding_idx: int | None = None) -> EmbeddingBag:
+        """An EmbeddingBag holding these embeddings (frozen unless freeze=False)."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings,
+                  max_norm=max_norm, norm_type=norm_type,
+                  scale_grad_by_freq=scale_grad_by_freq, mode=mode, sparse=sparse,
+                  include_last_offset=include_last_offset, padding_idx=padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
+
+
+# -- gumbel softmax -------------------------------------------------------------------------------
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """softmax((logits + Gumbel noise) / tau) along dim; with hard, the one-hot of its
+    argmax in the forward pass and the soft sample's gradient in the backward one."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(gumbel_softmax, (logits, tau, hard, eps, dim), {})
+        if heard is not _modes.PASS:
+            return heard
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -random_ops.empty_like_layout(logits).exponential_().log()
+    soft = composite.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return soft
+    index = ops.max(soft, dim, True)[1]
+    one_hot = factories.zeros_like(logits).scatter_(dim, index, 1.0)
+    return one_hot - soft.detach() + soft

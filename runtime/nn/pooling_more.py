@@ -1,0 +1,929 @@
+"""More pooling, and sliding blocks: MaxPool3d, AvgPool3d, AdaptiveAvgPool3d,
+AdaptiveMaxPool3d, LPPool1d/2d/3d, MaxUnpool1d/2d/3d, FractionalMaxPool2d/3d, Fold and
+Unfold, with their functional forms and the F.*_with_indices names.
+
+torch runs each with a kernel of its own (MaxPool3DWithIndicesBackward0, Im2ColBackward0,
+...). Here they are composites of the spec's ops, so autograd flows through them: a window
+of the input is a gather of its flattened elements (index_select) by a table of flat
+positions, one row per output cell, made with arange and integer ops (so that a compiled
+step makes it too), where a position outside the input (padding, or a short adaptive
+window) reads a filler appended after the last element (-inf for a maximum, 0 for a sum).
+Max pooling then takes max over the window (the first maximum in scan order, as torch's
+kernel), average pooling sums and divides by torch's divisor, fold adds the blocks back
+with index_add, max_unpool scatters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from generated import ops
+from runtime import dtypes, factories, random_ops
+from runtime import modes as _modes
+from runtime._tensor import Tensor
+from runtime.nn.module import Module
+from runtime.nn.pooling import (
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
+
+__all__ = [
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "Fold", "FractionalMaxPool2d",
+    "FractionalMaxPool3d", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
+    "fractional_max_pool3d", "fractional_max_pool3d_with_indices", "LPPool1d", "LPPool2d",
+    "LPPool3d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Unfold",
+    "adaptive_avg_pool3d", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d",
+    "adaptive_max_pool3d_with_indices", "avg_pool3d", "fold", "lp_pool1d", "lp_pool2d",
+    "lp_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d",
+    "max_pool3d_with_indices", "max_unpool1d", "max_unpool2d", "max_unpool3d", "unfold",
+]
+
+
+def _tuple(value: Any, n: int) -> tuple[int, ...]:
+    if isinstance(value, Sequence):
+        return tuple(int(v) for v in value) if len(value) != 1 else (int(value[0]),) * n
+    return (int(value),) * n
+
+
+# -- window tables ----------------------------------------------------------------------------
+# Built with arange and tensor ops (no array copied into a tensor), so that a compiled step
+# makes them as lines of its own.
+
+def _combine(per_dim: list[tuple[Tensor, Tensor]], spatial: Sequence[int]) -> Tensor:
+    """One flat position per (output cell, window element) from each dimension's
+    (positions, valid) tensors shaped (outputs, window); invalid ones get the filler's
+    position, the number of input elements."""
+    dims = len(per_dim)
+    flat = valid = None
+    for d, (positions, ok) in enumerate(per_dim):
+        shape = [1] * (2 * dims)
+        shape[d], shape[dims + d] = positions.shape
+        flat = positions.reshape(shape) if flat is None else \
+            flat * spatial[d] + positions.reshape(shape)
+        valid = ok.reshape(shape) if valid is None else valid & ok.reshape(shape)
+    flat = ops.where(valid, flat, math.prod(spatial))
+    cells = math.prod(flat.shape[:dims])
+    return flat.reshape(cells, -1)
+
+
+def _sliding_positions(size: int, out: int, kernel: int, stride: int, padding: int,
+                       dilation: int) -> tuple[Tensor, Tensor]:
+    positions = (factories.arange(out).unsqueeze(1) * stride - padding
+                 + factories.arange(kernel).unsqueeze(0) * dilation)
+    valid = (positions >= 0) & (positions < size)
+    return positions.clamp(0, max(size - 1, 0)), valid
+
+
+def _pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int,
+                      ceil_mode: bool) -> int:
+    """torch's pooling_output_shape: a last window that starts in the padding is dropped."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)
+    out = span // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out
+
+
+def _adaptive_positions(size: int, out: int) -> tuple[Tensor, Tensor]:
+    """Adaptive windows: cell o covers floor(o * size / out) to ceil((o + 1) * size / out)."""
+    cells = factories.arange(out)
+    starts = (cells * size).div(out, rounding_mode="floor")
+    ends = -((cells + 1) * -size).div(out, rounding_mode="floor")
+    width = max(-((o + 1) * -size // out) - o * size // out for o in range(out))
+    positions = starts.unsqueeze(1) + factories.arange(width).unsqueeze(0)
+    return positions.clamp(max=size - 1), positions < ends.unsqueeze(1)
+
+
+def _gather_windows(input: Tensor, table: Tensor, fill: float) -> Tensor:
+    """(N, C, cells, window): input (N, C, *spatial) read through a window table."""
+    n, c = input.shape[:2]
+    flat = input.reshape(n, c, -1)
+    filler = factories.full((n, c, 1), fill, dtype=input.dtype)
+    padded = ops.cat([flat, filler], 2)
+    return padded.index_select(2, table.reshape(-1)).reshape(n, c, *table.shape)
+
+
+def _batched(input: Tensor, dims: int, message: str) -> tuple[Tensor, bool]:
+    """The input with a batch dimension, and whether it came with one."""
+    if input.ndim not in (dims + 1, dims + 2) or 0 in input.shape[-dims - 1:]:
+        raise RuntimeError(message.format(shape=list(input.shape)))
+    batched = input.ndim == dims + 2
+    return (input if batched else input.unsqueeze(0)), batched
+
+
+def _max_over_windows(input: Tensor, table: Tensor,
+                      out_shape: Sequence[int]) -> tuple[Tensor, Tensor]:
+    windows = _gather_windows(input, table, -math.inf)
+    values, chosen = ops.max(windows, 3)
+    n, c = input.shape[:2]
+    positions = ops.gather(table.expand(n, c, *table.shape), 3, chosen.unsqueeze(3))
+    return values.reshape(n, c, *out_shape), positions.reshape(n, c, *out_shape)
+
+
+# -- max and average pooling in 3-d -----------------------------------------------------------
+
+def _check_pool_arguments(kernel: tuple, stride: tuple, padding: tuple,
+                          dilation: tuple) -> None:
+    for k, p, d in zip(kernel, padding, dilation, strict=True):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    if min(kernel) <= 0 or min(stride) <= 0 or min(dilation) <= 0:
+        raise RuntimeError("kernel_size, stride and dilation should be greater than zero")
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> tuple[Tensor, Tensor]:
+    """The maximum of each 3-d window and where it is (into D * H * W)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool3d_with_indices, (input, kernel_size, stride, padding,
+            dilation, ceil_mode, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
+    x, batched = _batched(input, 3, "non-empty 4D or 5D (batch mode) tensor expected for input")
+    kernel = _tuple(kernel_size, 3)
+    strides = kernel if stride is None or stride == [] or stride == () else _tuple(stride, 3)
+    pads, dilations = _tuple(padding, 3), _tuple(dilation, 3)
+    _check_pool_arguments(kernel, strides, pads, dilations)
+    spatial = x.shape[2:]
+    outs = [_pool_output_size(*args, ceil_mode) for args in
+            zip(spatial, kernel, strides, pads, dilations, strict=True)]
+    if min(outs) < 1:
+        raise RuntimeError(f"Given input size: ({'x'.join(str(s) for s in x.shape[1:])}). "
+                           f"Calculated output size: ({x.shape[1]}x{'x'.join(map(str, outs))})"
+                           ". Output size is too small")
+    table = _combine([_sliding_positions(*args) for args in
+                      zip(spatial, outs, kernel, strides, pads, dilations, strict=True)], spatial)
+    values, indices = _max_over_windows(x, table, outs)
+    if not batched:
+        values, indices = values.squeeze(0), indices.squeeze(0)
+    return values, indices
+
+
+def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Any:
+    """Max pooling over (N, C, D, H, W) or (C, D, H, W) input."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool3d, (input, kernel_size, stride, padding, dilation,
+            ceil_mode, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
+    values, indices = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation,
+                                              ceil_mode)
+    return (values, indices) if return_indices else values
+
+
+def _avg_divisors(spatial: Sequence[int], outs: Sequence[int], kernel: tuple, stride: tuple,
+                  padding: tuple, count_include_pad: bool) -> Tensor:
+    """torch's divisor per output cell, flattened: the window clipped to the padded input
+    (with count_include_pad) or to the input itself."""
+    divisors = None
+    for d, (size, out, k, s, p) in enumerate(zip(spatial, outs, kernel, stride, padding,
+                                                 strict=True)):
+        start = factories.arange(out) * s - p
+        end = (start + k).clamp(max=size + p)
+        length = end - start if count_include_pad else end.clamp(max=size) - start.clamp(min=0)
+        shape = [1] * len(outs)
+        shape[d] = out
+        length = length.reshape(shape)
+        divisors = length if divisors is None else divisors * length
+    return divisors.reshape(-1)
+
+
+def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """The mean of each 3-d window of (N, C, D, H, W) or (C, D, H, W) input."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool3d, (input, kernel_size, stride, padding, ceil_mode,
+            count_include_pad, divisor_override), {})
+        if heard is not _modes.PASS:
+            return heard
+    x, batched = _batched(input, 3, "non-empty 4D or 5D (batch mode) tensor expected for input")
+    kernel = _tuple(kernel_size, 3)
+    strides = kernel if stride is None or stride == [] or stride == () else _tuple(stride, 3)
+    pads = _tuple(padding, 3)
+    _check_pool_arguments(kernel, strides, pads, (1, 1, 1))
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    spatial = x.shape[2:]
+    outs = [_pool_output_size(size, k, s, p, 1, ceil_mode)
+            for size, k, s, p in zip(spatial, kernel, strides, pads, strict=True)]
+    if min(outs) < 1:
+        raise RuntimeError(f"Given input size: ({'x'.join(str(s) for s in x.shape[1:])}). "
+                           f"Calculated output size: ({x.shape[1]}x{'x'.join(map(str, outs))})"
+                           ". Output size is too small")
+    table = _combine([_sliding_positions(size, out, k, s, p, 1) for size, out, k, s, p in
+                      zip(spatial, outs, kernel, strides, pads, strict=True)], spatial)
+    sums = _gather_windows(x, table, 0.0).sum(3)
+    if divisor_override is not None:
+        result = sums / divisor_override
+    else:
+        divisors = _avg_divisors(spatial, outs, kernel, strides, pads, count_include_pad)
+        result = sums / divisors.to(x.dtype)
+    result = result.reshape(*x.shape[:2], *outs)
+    return result if batched else result.squeeze(0)
+
+
+# -- adaptive pooling in 3-d ------------------------------------------------------------------
+
+def _adaptive_sizes(input: Tensor, output_size: Any, dims: int) -> list[int]:
+    if not isinstance(output_size, Sequence):
+        return [int(output_size)] * dims
+    sizes = list(output_size)
+    if input.ndim <= len(sizes):
+        raise ValueError(f"Input dimension should be at least {len(sizes) + 1}")
+    return [input.shape[-dims + i] if size is None else int(size)
+            for i, size in enumerate(sizes)]
+
+
+def _adaptive_table(x: Tensor, outs: list[int]) -> Tensor:
+    spatial = x.shape[2:]
+    return _combine([_adaptive_positions(size, out) for size, out in
+                     zip(spatial, outs, strict=True)], spatial)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
+    """Average pooling of (N, C, D, H, W) or (C, D, H, W) input to a given size."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_avg_pool3d, (input, output_size), {})
+        if heard is not _modes.PASS:
+            return heard
+    outs = _adaptive_sizes(input, output_size, 3)
+    x, batched = _batched(input, 3, "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
+                          "{shape}")
+    if outs == [1, 1, 1]:
+        result = x.mean([-1, -2, -3], True)
+    else:
+        table = _adaptive_table(x, outs)
+        counts = (table != math.prod(x.shape[2:])).sum(1)
+        sums = _gather_windows(x, table, 0.0).sum(3)
+        result = (sums / counts.to(x.dtype)).reshape(*x.shape[:2], *outs)
+    return result if batched else result.squeeze(0)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = True) -> tuple[Tensor, Tensor]:
+    """Max pooling of (N, C, D, H, W) or (C, D, H, W) input to a given size, with where
+    each maximum is (into D * H * W)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool3d_with_indices, (input, output_size,
+            return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
+    outs = _adaptive_sizes(input, output_size, 3)
+    x, batched = _batched(input, 3, "adaptive_max_pool3d(): Expected 4D or 5D tensor, but "
+                          "got: {shape}")
+    values, indices = _max_over_windows(x, _adaptive_table(x, outs), outs)
+    if not batched:
+        values, indices = values.squeeze(0), indices.squeeze(0)
+    return values, indices
+
+
+def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool3d, (input, output_size, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
+    values, indices = adaptive_max_pool3d_with_indices(input, output_size)
+    return (values, indices) if return_indices else values
+
+
+# -- the *_with_indices names -----------------------------------------------------------------
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> tuple[Tensor, Tensor]:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool1d_with_indices, (input, kernel_size, stride, padding,
+            dilation, ceil_mode, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
+                            padding: Any = 0, dilation: Any = 1, ceil_mode: bool = False,
+                            return_indices: bool = True) -> tuple[Tensor, Tensor]:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d_with_indices, (input, kernel_size, stride, padding,
+            dilation, ceil_mode, return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = True) -> tuple[Tensor, Tensor]:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool1d_with_indices, (input, output_size,
+            return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = True) -> tuple[Tensor, Tensor]:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool2d_with_indices, (input, output_size,
+            return_indices), {})
+        if heard is not _modes.PASS:
+            return heard
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+# -- power-average pooling --------------------------------------------------------------------
+
+def _lp_finish(pooled: Tensor, norm_type: float, window: int) -> Tensor:
+    """(window * mean of x^p)^(1/p), with torch's sign(.) * relu(|.|) guard."""
+    return (ops.sign(pooled) * ops.relu(ops.abs(pooled))).mul(window).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: int, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    """The p-norm of each window: (sum of x^p)^(1/p)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lp_pool1d, (input, norm_type, kernel_size, stride, ceil_mode), {})
+        if heard is not _modes.PASS:
+            return heard
+    pooled = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp_finish(pooled, norm_type, kernel_size)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lp_pool2d, (input, norm_type, kernel_size, stride, ceil_mode), {})
+        if heard is not _modes.PASS:
+            return heard
+    kernel = _tuple(kernel_size, 2)
+    pooled = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp_finish(pooled, norm_type, math.prod(kernel))
+
+
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: Any, stride: Any = None,
+              ceil_mode: bool = False) -> Tensor:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lp_pool3d, (input, norm_type, kernel_size, stride, ceil_mode), {})
+        if heard is not _modes.PASS:
+            return heard
+    kernel = _tuple(kernel_size, 3)
+    pooled = avg_pool3d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return _lp_finish(pooled, norm_type, math.prod(kernel))
+
+
+# -- unpooling --------------------------------------------------------------------------------
+
+def _unpool_output_size(input: Tensor, kernel: tuple, stride: tuple, padding: tuple,
+                        output_size: Any) -> list[int]:
+    dims = len(kernel)
+    default = [(input.shape[-dims + d] - 1) * stride[d] + kernel[d] - 2 * padding[d]
+               for d in range(dims)]
+    if output_size is None:
+        return default
+    if len(output_size) == dims + 2:
+        output_size = output_size[2:]
+    if len(output_size) != dims:
+        raise ValueError(f"output_size should be a sequence containing {dims} or {dims + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(dims):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
+                             f"{low} and {high})")
+    return output_size
+
+
+def _max_unpool(input: Tensor, indices: Tensor, sizes: list[int]) -> Tensor:
+    """Each input value written at its index into a zero output of `sizes` (spatial)."""
+    if indices.dtype is not dtypes.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{indices.dtype.__repr__().replace('torch.', '')}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    dims = len(sizes)
+    batched = input.ndim == dims + 2
+    x = input if batched else input.unsqueeze(0)
+    idx = indices if batched else indices.unsqueeze(0)
+    n, c = x.shape[:2]
+    volume = math.prod(sizes)
+    flat_idx = idx.reshape(n, c, -1)
+    if flat_idx.numel() and (int(flat_idx.min()) < 0 or int(flat_idx.max()) >= volume):
+        bad = int(flat_idx.max()) if int(flat_idx.max()) >= volume else int(flat_idx.min())
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(map(str, sizes))})")
+    output = factories.zeros((n, c, volume), dtype=x.dtype)
+    output = ops.scatter(output, 2, flat_idx, x.reshape(n, c, -1)).reshape(n, c, *sizes)
+    return output if batched else output.squeeze(0)
+
+
+def _unpool(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any, padding: Any,
+            output_size: Any, dims: int) -> Tensor:
+    kernel = _tuple(kernel_size, dims)
+    strides = kernel if stride is None else _tuple(stride, dims)
+    sizes = _unpool_output_size(input, kernel, strides, _tuple(padding, dims), output_size)
+    return _max_unpool(input, indices, [int(s) for s in sizes])
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The partial inverse of max_pool1d: each maximum back where it was, zeros elsewhere."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_unpool1d, (input, indices, kernel_size, stride, padding,
+            output_size), {})
+        if heard is not _modes.PASS:
+            return heard
+    return _unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The partial inverse of max_pool2d."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_unpool2d, (input, indices, kernel_size, stride, padding,
+            output_size), {})
+        if heard is not _modes.PASS:
+            return heard
+    return _unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The partial inverse of max_pool3d."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_unpool3d, (input, indices, kernel_size, stride, padding,
+            output_size), {})
+        if heard is not _modes.PASS:
+            return heard
+    return _unpool(input, indices, kernel_size, stride, padding, output_size, 3)
+
+
+# -- sliding blocks ---------------------------------------------------------------------------
+
+def _block_table(spatial: Sequence[int], kernel: tuple, dilation: tuple, padding: tuple,
+                 stride: tuple) -> tuple[Tensor, list[int]]:
+    outs = [(size + 2 * p - d * (k - 1) - 1) // s + 1 for size, k, d, p, s in
+            zip(spatial, kernel, dilation, padding, stride, strict=True)]
+    table = _combine([_sliding_positions(size, out, k, s, p, d) for size, out, k, s, p, d in
+                      zip(spatial, outs, kernel, stride, padding, dilation, strict=True)],
+                     spatial)
+    return table, outs
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Tensor:
+    """Sliding blocks of (N, C, H, W) or (C, H, W) input as columns: (N, C * kh * kw, L)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unfold, (input, kernel_size, dilation, padding, stride), {})
+        if heard is not _modes.PASS:
+            return heard
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possible 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    x = input if input.ndim == 4 else input.unsqueeze(0)
+    kernel, dilations = _tuple(kernel_size, 2), _tuple(dilation, 2)
+    pads, strides = _tuple(padding, 2), _tuple(stride, 2)
+    table, outs = _block_table(x.shape[2:], kernel, dilations, pads, strides)
+    if min(outs) < 1:
+        raise RuntimeError(f"Given input with spatial size ({x.shape[2]}, {x.shape[3]}), "
+                           f"kernel_size={kernel}, dilation={dilations}, padding={pads}, "
+                           f"calculated shape of the array of sliding blocks as "
+                           f"({outs[0]}, {outs[1]}), but its components must be at least one.")
+    n, c = x.shape[:2]
+    blocks = _gather_windows(x, table, 0.0).permute(0, 1, 3, 2)
+    columns = blocks.reshape(n, c * math.prod(kernel), table.shape[0])
+    return columns if input.ndim == 4 else columns.squeeze(0)
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
+         padding: Any = 0, stride: Any = 1) -> Tensor:
+    """The adjoint of unfold: columns (N, C * kh * kw, L) summed back into (N, C, H, W)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fold, (input, output_size, kernel_size, dilation, padding, stride),
+            {})
+        if heard is not _modes.PASS:
+            return heard
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possible 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
+    x = input if input.ndim == 3 else input.unsqueeze(0)
+    sizes, kernel = _tuple(output_size, 2), _tuple(kernel_size, 2)
+    dilations, pads, strides = _tuple(dilation, 2), _tuple(padding, 2), _tuple(stride, 2)
+    window = math.prod(kernel)
+    if x.shape[1] % window:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={x.shape[1]} and "
+                           f"kernel_size={kernel}.")
+    table, outs = _block_table(sizes, kernel, dilations, pads, strides)
+    if x.shape[2] != table.shape[0]:
+        raise RuntimeError(
+            f"Given output_size={sizes}, kernel_size={kernel}, dilation={dilations}, "
+            f"padding={pads}, stride={strides}, expected size of input's dimension 2 to match "
+            f"the calculated number of sliding blocks {outs[0]} * {outs[1]} = "
+            f"{table.shape[0]}, but got input.size(2)={x.shape[2]}.")
+    n, c = x.shape[0], x.shape[1] // window
+    values = x.reshape(n, c, window, -1).permute(0, 1, 3, 2).reshape(n, c, -1)
+    volume = math.prod(sizes)
+    index = table.reshape(-1)
+    summed = ops.index_add(factories.zeros((n, c, volume + 1), dtype=x.dtype), 2, index, values)
+    output = summed[:, :, :volume].reshape(n, c, *sizes)
+    return output if input.ndim == 3 else output.squeeze(0)
+
+
+# -- layers -----------------------------------------------------------------------------------
+
+class MaxPool3d(Module):
+    """Max pooling over (N, C, D, H, W) or (C, D, H, W) input."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input: Tensor) -> Any:
+        return max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                          self.ceil_mode, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class AvgPool3d(Module):
+    """Average pooling over (N, C, D, H, W) or (C, D, H, W) input."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True,
+                 divisor_override: int | None = None) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if stride is not None else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
+
+    def forward(self, input: Tensor) -> Tensor:
+        return avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool3d(Module):
+    """Average pooling of (N, C, D, H, W) or (C, D, H, W) input to a given size."""
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input: Tensor) -> Tensor:
+        return adaptive_avg_pool3d(input, self.output_size)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool3d(Module):
+    """Max pooling of (N, C, D, H, W) or (C, D, H, W) input to a given size."""
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.return_indices = return_indices
+
+    def forward(self, input: Tensor) -> Any:
+        return adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class _LPPoolNd(Module):
+    """The p-norm of each window; norm_type p, kept with torch's attribute names."""
+
+    def __init__(self, norm_type: float, kernel_size: Any, stride: Any = None,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling over (N, C, L) or (C, L) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride,
+                         self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling over (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride,
+                         self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling over (N, C, D, H, W) or (C, D, H, W) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride,
+                         self.ceil_mode)
+
+
+class _MaxUnpoolNd(Module):
+    """kernel_size, stride (the kernel size by default) and padding, as tuples."""
+
+    _dims = 1
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = _tuple(kernel_size, self._dims)
+        self.stride = _tuple(stride if stride is not None else kernel_size, self._dims)
+        self.padding = _tuple(padding, self._dims)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        return _unpool(input, indices, self.kernel_size, self.stride, self.padding,
+                       output_size, self._dims)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool1d."""
+    _dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool2d."""
+    _dims = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool3d."""
+    _dims = 3
+
+
+class Fold(Module):
+    """Columns of sliding blocks summed back into an image (F.fold)."""
+
+    def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+                 stride: Any = 1) -> None:
+        super().__init__()
+        self.output_size = output_size
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                    self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+                f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")
+
+
+class Unfold(Module):
+    """Sliding blocks of an image as columns (F.unfold)."""
+
+    def __init__(self, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+                 stride: Any = 1) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.dilation = dilation
+        self.padding = padding
+        self.stride = stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
+# -- fractional max pooling -------------------------------------------------------------------
+
+def _fractional_starts(sample: Tensor, size: int, out: int, pool: int) -> Tensor:
+    """torch's generate_intervals, in the input's float precision: window starts spread
+    pseudo-randomly, the last one flush with the input's end. `sample` holds one draw per
+    (sample, channel); the result is (N, C, out), int64."""
+    last = factories.full((*sample.shape, 1), size - pool, dtype=dtypes.int64)
+    if out == 1:
+        return last
+    # alpha as the kernel computes it, in the input's precision (exact in a Python float)
+    alpha = float(np.float32(size - pool) / np.float32(out - 1)) \
+        if sample.dtype is dtypes.float32 else (size - pool) / (out - 1)
+    steps = factories.arange(out - 1, dtype=sample.dtype)
+    scaled = ((steps + sample.unsqueeze(-1)) * alpha).to(dtypes.int64)
+    starts = scaled - (sample * alpha).to(dtypes.int64).unsqueeze(-1)
+    return ops.cat([starts, last], -1)
+
+
+def _fractional_output_size(input: Tensor, output_size: Any, output_ratio: Any,
+                            dims: int) -> tuple[int, ...]:
+    """output_size, or the input's size times output_ratio (truncated), checked as torch's
+    functional forms check them."""
+    name = f"fractional_max_pool{dims}d"
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        if dims == 2 and not isinstance(output_ratio, Sequence):  # as torch's F. does
+            raise TypeError(f"object of type '{type(output_ratio).__name__}' has no len()")
+        if dims == 2 and len(output_ratio) > 2:
+            raise ValueError(f"{name} requires output_ratio to either be a single Int or tuple "
+                             "of Ints.")
+        ratios = (tuple(output_ratio) if isinstance(output_ratio, Sequence)
+                  else (output_ratio,) * dims)
+        output_size = [int(input.shape[-dims + d] * ratios[d]) for d in range(dims)]
+    return _tuple(output_size, dims)
+
+
+def _fractional_max_pool(input: Tensor, kernel_size: Any, output_size: Any,
+                         output_ratio: Any, samples: Tensor | None,
+                         dims: int) -> tuple[Tensor, Tensor]:
+    name = f"fractional_max_pool{dims}d"
+    outs = _fractional_output_size(input, output_size, output_ratio, dims)
+    pools = _tuple(kernel_size, dims)
+    batched = input.ndim == dims + 2
+    x = input if batched else input.unsqueeze(0)
+    if samples is None:
+        samples = random_ops.rand(x.shape[0], x.shape[1], dims, dtype=input.dtype)
+    _check_samples(samples, x, dims)
+    names = ("height", "width") if dims == 2 else ("time", "height", "width")
+    for d, (size, out, pool) in enumerate(zip(x.shape[2:], outs, pools, strict=True)):
+        if out + pool - 1 > size:
+            op = name if dims == 2 else f"{name}_out"
+            raise RuntimeError(f"{op}(): pool {names[d]} {pool} too large relative to input "
+                               f"{names[d]} {size}")
+    values, indices = _fractional_windows(x, samples, outs, pools)
+    return (values, indices) if batched else (values.squeeze(0), indices.squeeze(0))
+
+
+def _check_samples(samples: Tensor, x: Tensor, dims: int) -> None:
+    """torch's checks of given _random_samples, in its order."""
+    if samples.ndim != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.ndim}")
+    if samples.shape[0] < x.shape[0]:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != x.shape[1]:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != dims:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {dims}; got "
+                           f"{samples.shape[2]}.")
+
+
+def _fractional_windows(x: Tensor, samples: Tensor, outs: tuple,
+                        pools: tuple) -> tuple[Tensor, Tensor]:
+    """The maximum of each window and its flat position; each (sample, channel) has
+    windows of its own."""
+    n, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
+    dims = len(spatial)
+    draws = samples[:n]  # torch reads the first n when given more
+    # torch's 2-d kernel reads its samples as (width, height), the 3-d one as (t, h, w)
+    order = [1, 0] if dims == 2 else [0, 1, 2]
+    flat = None
+    for d in range(dims):
+        starts = _fractional_starts(draws[:, :, order[d]], spatial[d], outs[d], pools[d])
+        shape = [n, c] + [1] * (2 * dims)
+        shape[2 + d], shape[2 + dims + d] = outs[d], pools[d]
+        offsets = (starts.unsqueeze(-1) + factories.arange(pools[d])).reshape(shape)
+        flat = offsets if flat is None else flat * spatial[d] + offsets
+    table = flat.expand(n, c, *outs, *pools).reshape(n, c, -1, math.prod(pools))
+    windows = ops.gather(x.reshape(n, c, -1), 2, table.reshape(n, c, -1))
+    values, chosen = ops.max(windows.reshape(table.shape), 3)
+    positions = ops.gather(table, 3, chosen.unsqueeze(3))
+    return values.reshape(n, c, *outs), positions.reshape(n, c, *outs)
+
+
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any,
+                                       output_size: Any = None, output_ratio: Any = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> tuple:
+    """Max pooling over windows whose starts are drawn at random (one rand per sample,
+    channel and dimension, as torch draws them), to output_size or input size * ratio."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool2d_with_indices, (input, kernel_size,
+            output_size, output_ratio, return_indices, _random_samples), {})
+        if heard is not _modes.PASS:
+            return heard
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                _random_samples, 2)
+
+
+def fractional_max_pool2d(input: Tensor, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool2d, (input, kernel_size, output_size,
+            output_ratio, return_indices, _random_samples), {})
+        if heard is not _modes.PASS:
+            return heard
+    values, indices = fractional_max_pool2d_with_indices(input, kernel_size, output_size,
+                                                         output_ratio, True, _random_samples)
+    return (values, indices) if return_indices else values
+
+
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: Any,
+                                       output_size: Any = None, output_ratio: Any = None,
+                                       return_indices: bool = False,
+                                       _random_samples: Tensor | None = None) -> tuple:
+    """fractional_max_pool2d_with_indices over three dimensions."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool3d_with_indices, (input, kernel_size,
+            output_size, output_ratio, return_indices, _random_samples), {})
+        if heard is not _modes.PASS:
+            return heard
+    return _fractional_max_pool(input, kernel_size, output_size, output_ratio,
+                                _random_samples, 3)
+
+
+def fractional_max_pool3d(input: Tensor, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Tensor | None = None) -> Any:
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool3d, (input, kernel_size, output_size,
+            output_ratio, return_indices, _random_samples), {})
+        if heard is not _modes.PASS:
+            return heard
+    values, indices = fractional_max_pool3d_with_indices(input, kernel_size, output_size,
+                                                         output_ratio, True, _random_samples)
+    return (values, indices) if return_indices else values
+
+
+class _FractionalMaxPoolNd(Module):
+    """kernel_size, output_size or output_ratio (one of them), return_indices, and an
+    optional fixed _random_samples buffer, as torch keeps them."""
+
+    _dims = 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Tensor | None = None) -> None:
+        super().__init__()
+        dims, title = self._dims, type(self).__name__
+        self.kernel_size = _tuple(kernel_size, dims)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _tuple(output_size, dims) if output_size is not None else None
+        self.output_ratio = (_float_tuple(output_ratio, dims) if output_ratio is not None
+                             else None)
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{title} requires specifying either an output size, or a "
+                             "pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor) -> Any:
+        function = fractional_max_pool2d if self._dims == 2 else fractional_max_pool3d
+        return function(input, self.kernel_size, self.output_size, self.output_ratio,
+                        self.return_indices, _random_samples=self._random_samples)
+
+
+def _float_tuple(value: Any, n: int) -> tuple:
+    return tuple(value) if isinstance(value, Sequence) else (value,) * n
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling over (N, C, H, W) or (C, H, W) input."""
+    _dims = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling over (N, C, D, H, W) or (C, D, H, W) input."""
+    _dims = 3
