@@ -115,8 +115,10 @@ OUT_NOT_YET = frozenset({
     "logaddexp2", "mvlgamma", "nextafter", "polygamma", "rad2deg", "sinc", "sinh",
     "xlogy.Tensor", "_linalg_det", "_linalg_eigh", "_linalg_slogdet", "_linalg_svd", "addbmm",
     "addmv", "addr", "baddbmm", "cholesky_solve", "lu_unpack", "triangular_solve", "vdot",
-    "hardshrink", "threshold", "copysign.Scalar", "copysign.Tensor", "frexp.Tensor",
-    "logcumsumexp", "sgn",
+    "hardshrink", "threshold",
+    # the torch.* names of issue 28
+    "angle", "copysign.Scalar", "copysign.Tensor", "frexp.Tensor", "logcumsumexp", "nan_to_num",
+    "sgn",
 })
 
 # (helper "special") nan_to_num's out= needs torch's same-dtype rule and message first

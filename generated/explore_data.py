@@ -4387,6 +4387,18 @@ NODES = {
             "source_sym_sizes": "sizes",
         },
     },
+    "AngleBackward0": {
+        "entry": "angle",
+        "schema": "angle(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "zeros_like(self_t)"),
+        ),
+        "saved": {
+        },
+    },
     "FrexpBackward0": {
         "entry": "frexp.Tensor",
         "schema": "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)",

@@ -308,6 +308,7 @@ __all__ = [
     "sgn",
     "logcumsumexp",
     "masked_scatter",
+    "angle",
     "frexp_Tensor",
     "addmv",
     "addr",
@@ -3153,6 +3154,15 @@ def masked_scatter(self_p, self_t, mask_p, source_p, source_t, result):
     result: self_t.masked_scatter(mask_p, source_t)
     """
     return ops.masked_scatter(self_t, mask_p, source_t)
+
+
+def angle(self_p, self_t, result):
+    """angle(Tensor self) -> Tensor
+
+    derivatives.yaml, entry angle
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
 
 
 def frexp_Tensor(self_p, self_t, mantissa, exponent):

@@ -314,6 +314,7 @@ __all__ = [
     "SgnBackward0",
     "LogcumsumexpBackward0",
     "MaskedScatterBackward0",
+    "AngleBackward0",
     "FrexpBackward0",
     "AddmvBackward0",
     "AddrBackward0",
@@ -9323,6 +9324,25 @@ class MaskedScatterBackward0(Node):
         # source: masked_scatter_backward(grad, mask, source.shape)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.masked_scatter_backward(ops, grad, mask, source_sym_sizes)
+        return grad_inputs
+
+
+class AngleBackward0(Node):
+    """angle(Tensor self) -> Tensor
+
+    derivatives.yaml, entry angle
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
         return grad_inputs
 
 

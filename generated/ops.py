@@ -33,6 +33,7 @@ from generated.functions import (
     AliasBackward0,
     AmaxBackward0,
     AminBackward0,
+    AngleBackward0,
     AsinBackward0,
     AsinhBackward0,
     AsinhBackward1,
@@ -425,6 +426,7 @@ __all__ = [
     "all",
     "amax",
     "amin",
+    "angle",
     "any",
     "argmax",
     "argmin",
@@ -13119,6 +13121,28 @@ def masked_scatter_(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
     return self_
 
 
+def angle(self_=MISSING, **kwargs):
+    """angle(Tensor self) -> Tensor
+
+    derivatives.yaml, entry angle
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(angle, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["angle"], (self_,), kwargs)
+    result = recording.wrap(kernels.angle(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AngleBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.angle(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
 def frexp_Tensor(self_=MISSING, **kwargs):
     """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
 
@@ -16598,6 +16622,9 @@ OVERLOADS = {
         Param("mask", "Tensor"),
         Param("source", "Tensor"),
     )),
+    "angle": Overload(angle, kernels.angle, "angle(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
     "frexp.Tensor": Overload(frexp_Tensor, kernels.frexp_Tensor, "frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)", (
         Param("self_", "Tensor"),
     )),
@@ -17898,6 +17925,9 @@ BY_NAME = {
     ),
     "masked_scatter": (
         OVERLOADS["masked_scatter"],
+    ),
+    "angle": (
+        OVERLOADS["angle"],
     ),
     "frexp": (
         OVERLOADS["frexp.Tensor"],

@@ -1067,6 +1067,9 @@ FORMULAS = {
         0: "self: grad.masked_fill(mask, 0)",
         1: "source: masked_scatter_backward(grad, mask, source.shape)",
     },
+    "AngleBackward0": {
+        0: "self: zeros_like(grad)",
+    },
     "FrexpBackward0": {
         0: "self: grad / exponent.exp2()",
     },

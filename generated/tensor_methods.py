@@ -234,6 +234,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "amin")
             raise
 
+    def angle(self):
+        """angle(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.angle, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.angle(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "angle")
+            raise
+
     def any(self, *args, **kwargs):
         """any(Tensor self) -> Tensor
         any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor

@@ -44,6 +44,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
                                          gradient (bincount, histc, isin, gcd, ...)
     global_flags                         anomaly, factories: process switches (anomaly,
                                          warn-always, autocast off), scalar_tensor, range
+    windows                              factories: hann_window, kaiser_window, ...
     methods                              generated.tensor_methods, composite, autograd,
                                          predicates, random_ops, other_names,
                                          tensor_attributes, tensor_functions,
@@ -180,6 +181,7 @@ from runtime.serialization import load, save  # torch.save / torch.load
 from runtime.tensor_attributes import *  # noqa: F403 - is_signed, conj, square, ...
 from runtime.tensor_functions import *  # noqa: F403 - atleast_1d, kron, cov, ...
 from runtime.version import __version__
+from runtime.windows import *  # noqa: F403 - hann_window & co
 
 # Last, when the ops and Tensor exist: what formulas call through `ops` (runtime/namespaces.py).
 _namespaces.install(_ops, Tensor, _factories)

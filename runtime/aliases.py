@@ -58,6 +58,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.utils.data.sampler": "runtime.utils.data.sampler",
     "torch.utils.data.distributed": "runtime.utils.data.distributed",
     "torch.optim.lr_scheduler": "runtime.optim.lr_scheduler",
+    "torch.optim.swa_utils": "runtime.optim.swa_utils",
     "torch.nn.utils.convert_parameters": "runtime.nn.utils.convert_parameters",
     "torch.serialization": "runtime.serialization",
     # around torch.compile

@@ -14,7 +14,8 @@ from runtime import arguments, dtypes, kernels, recording
 from runtime._tensor import Tensor
 
 __all__ = ["bincount", "histc", "bucketize", "searchsorted", "isin", "unravel_index", "gcd",
-           "gcd_", "lcm", "lcm_", "logical_xor", "heaviside", "unique", "unique_consecutive"]
+           "gcd_", "lcm", "lcm_", "logical_xor", "heaviside", "unique", "unique_consecutive",
+           "bitwise_left_shift", "bitwise_right_shift", "argwhere"]
 
 
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
@@ -277,6 +278,55 @@ def heaviside(input: Any, values: Any, *, out: Any = None) -> Tensor:
     return _new(np.heaviside(input._data, values._data).astype(input._data.dtype))
 
 
+def _shift_operands(input: Any, other: Any) -> tuple[np.ndarray, np.ndarray, np.dtype]:
+    a = input._data if isinstance(input, Tensor) else np.asarray(input)
+    b = other._data if isinstance(other, Tensor) else other
+    if not isinstance(input, Tensor):  # a number first: it is the wrapped one
+        dtype = kernels.result_type(b, input)
+    else:
+        dtype = kernels.result_type(a, b)
+    return a, np.asarray(b), dtype
+
+
+def _shift(kernel: str, input: Any, other: Any, left: bool) -> Tensor:
+    """Shifts of integers by other's bits: a left shift by a count outside [0, bits) gives 0,
+    a right shift the sign (0 or -1), as torch defines them."""
+    a, b, dtype = _shift_operands(input, other)
+    if dtype.kind not in "iu":
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_type_name(np.empty(0, dtype))}'")
+    a, b = a.astype(dtype), b.astype(dtype)
+    kernels.broadcast_shapes(a.shape, b.shape)
+    inside = (b >= 0) & (b < dtype.itemsize * 8)
+    count = np.where(inside, b, 0)
+    if left:
+        result = np.where(inside, np.left_shift(a, count), 0)
+    else:
+        result = np.where(inside, np.right_shift(a, count), np.where(a < 0, -1, 0))
+    return _new(result.astype(dtype))
+
+
+def bitwise_left_shift(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    return _shift("lshift_cpu", input, other, True)
+
+
+def bitwise_right_shift(input: Any, other: Any, *, out: Any = None) -> Tensor:
+    return _shift("rshift_cpu", input, other, False)
+
+
+def _shift_in_place(self: Any, other: Any, left: bool) -> Any:
+    _, b, dtype = _shift_operands(self, other)
+    kernels.check_inplace_result(self._data, dtype,
+                                 kernels.broadcast_shapes(self._data.shape, b.shape))
+    return _in_place(self, _shift("lshift_cpu" if left else "rshift_cpu", self, other, left))
+
+
+def argwhere(input: Any) -> Tensor:
+    """The indices of the nonzero elements, one row each."""
+    _check_tensor("argwhere", input)
+    return _new(np.argwhere(input._data), np.int64)
+
+
 class CountingMethods:
     """The Tensor methods of these functions, set on Tensor by runtime/methods.py."""
 
@@ -308,6 +358,21 @@ class CountingMethods:
 
     def heaviside(self, values: Any) -> Tensor:
         return heaviside(self, values)
+
+    def bitwise_left_shift(self, other: Any) -> Tensor:
+        return bitwise_left_shift(self, other)
+
+    def bitwise_left_shift_(self, other: Any) -> Any:
+        return _shift_in_place(self, other, True)
+
+    def bitwise_right_shift(self, other: Any) -> Tensor:
+        return bitwise_right_shift(self, other)
+
+    def bitwise_right_shift_(self, other: Any) -> Any:
+        return _shift_in_place(self, other, False)
+
+    def argwhere(self) -> Tensor:
+        return argwhere(self)
 
     def unique(self, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
                return_counts: bool = False, dim: int | None = None) -> Any:

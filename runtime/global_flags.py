@@ -29,7 +29,7 @@ __all__ = ["is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_en
            "set_autocast_cache_enabled", "clear_autocast_cache", "get_autocast_dtype",
            "get_autocast_cpu_dtype", "get_autocast_gpu_dtype", "set_autocast_dtype",
            "set_autocast_cpu_dtype", "set_autocast_gpu_dtype", "scalar_tensor", "range",
-           "empty_strided", "empty_permuted", "nonzero_static"]
+           "empty_strided", "empty_permuted", "nonzero_static", "set_default_tensor_type"]
 
 
 # -- anomaly mode, warnings, precision ---------------------------------------------------------
@@ -101,6 +101,21 @@ def typename(obj: Any) -> str:
 def is_storage(obj: Any) -> bool:
     """gradgen has no storage objects: nothing is one."""
     return False
+
+
+_warned: set[str] = set()
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """Deprecated: the default float dtype from a tensor type (`torch.DoubleTensor` or its
+    name); warns once a process, as torch does."""
+    if "set_default_tensor_type" not in _warned:
+        _warned.add("set_default_tensor_type")
+        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
+                      "use torch.set_default_dtype() and torch.set_default_device() as "
+                      "alternatives.", UserWarning, stacklevel=2)
+    dtype = dtypes.from_type_string(t) if isinstance(t, str) else t.dtype
+    dtypes.set_default_dtype(dtype)
 
 
 # -- autocast, off ------------------------------------------------------------------------------

@@ -618,6 +618,13 @@ def abs(self):  # noqa: A001 - the op's name
     return np.abs(self)
 
 
+def angle(self):
+    """The argument of a real number: pi below zero, 0 otherwise (NaN stays NaN); integers
+    give the default float."""
+    return _unary_float(lambda x: np.where(x < 0, x.dtype.type(math.pi),
+                                           np.where(np.isnan(x), x, x.dtype.type(0))), self)
+
+
 def sign(self):
     if self.dtype.kind == "f":  # sign(nan) is 0 in PyTorch, nan in numpy
         return np.sign(np.where(np.isnan(self), 0, self)).astype(self.dtype, copy=False)

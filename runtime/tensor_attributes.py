@@ -26,7 +26,8 @@ from runtime._tensor import Size, Tensor
 __all__ = ["is_signed", "is_nonzero", "is_same_size", "is_complex", "is_conj", "is_neg",
            "is_inference", "get_device", "positive", "conj", "conj_physical", "conj_physical_",
            "resolve_conj", "resolve_neg", "adjoint", "ravel", "square", "square_", "msort",
-           "real", "imag", "unsafe_chunk", "unsafe_split"]
+           "real", "imag", "unsafe_chunk", "unsafe_split", "detach", "detach_", "index_put_",
+           "resize_as_"]
 
 
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
@@ -255,6 +256,27 @@ def unsafe_chunk(input: Any, chunks: int, dim: int = 0) -> tuple:
 def unsafe_split(input: Any, split_size: Any, dim: int = 0) -> tuple:
     _check_tensor("unsafe_split", input)
     return input.split(split_size, dim)
+
+
+def detach(input: Any) -> Any:
+    """Tensor.detach as a function."""
+    _check_tensor("detach", input)
+    return input.detach()
+
+
+def detach_(input: Any) -> Any:
+    _check_tensor("detach_", input)
+    return input.detach_()
+
+
+def index_put_(input: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
+    _check_tensor("index_put_", input)
+    return input.index_put_(indices, values, accumulate)
+
+
+def resize_as_(input: Any, the_template: Any, *, memory_format: Any = None) -> Any:
+    _check_tensor("resize_as_", input)
+    return input.resize_as_(the_template)
 
 
 def adjoint(input: Any) -> Any:
@@ -696,6 +718,11 @@ class AttributeMethods:
             return self.reshape(shape).clone() if self.requires_grad else \
                 self.detach().clone().reshape(shape)
         return AttributeMethods.resize_(self.detach().clone(), *shape)
+
+    def resize_as(self, tensor: Any) -> Any:
+        """Deprecated: a copy resized as tensor."""
+        warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+        return AttributeMethods.resize_(self.detach().clone(), *tensor.shape)
 
     def nonzero_static(self, *, size: int, fill_value: int = -1) -> Any:
         from runtime.global_flags import nonzero_static  # (a sibling module: no cycle)

@@ -394,3 +394,20 @@ def test_post_accumulate_grad_hook():
         return w, w.grad
 
     same(in_backward_step)
+
+
+def test_function_forms_of_methods():
+    def program(t):
+        x = t.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        detached = t.detach(y)
+        t.detach_(y)
+        z = t.zeros(3)
+        t.index_put_(z, (t.tensor([0, 2]),), t.tensor(5.0))
+        w = t.zeros(3)
+        t.index_put_(w, (t.tensor([1, 1]),), t.tensor(2.0), accumulate=True)
+        return detached, detached.requires_grad, y.grad_fn, y.requires_grad, z, w, \
+            t.resize_as_(t.arange(4.0), t.ones(2, 2))
+
+    same(program)
+    same(lambda t: t.detach("a"))

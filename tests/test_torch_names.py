@@ -108,7 +108,6 @@ def test_keywords_of_other_names():
 
 @pytest.mark.parametrize("program", [
     lambda t: t.arccos("a"),
-    lambda t: t.arccos(t.ones(2), 3),
     lambda t: t.arctan2(t.ones(2), None),
     lambda t: t.ones(2, dtype=t.int64).divide_(2),
     lambda t: t.ones(2, requires_grad=True).negative_(),
@@ -1002,5 +1001,91 @@ def test_masked_scatter():
         src = t.tensor([0.5, -1.0, 2.0, 3.0, 7.0], requires_grad=True)
         out = s.masked_scatter(t.tensor(mask), src)
         return out * t.tensor([[1.0, 2.0, 3.0]]), (s, src)
+
+    grads(build)
+
+
+# -- windows -----------------------------------------------------------------------------------
+
+WINDOWS = ["hann_window", "hamming_window", "bartlett_window", "blackman_window",
+           "kaiser_window"]
+
+
+@pytest.mark.parametrize("name", WINDOWS)
+@pytest.mark.parametrize("length", [0, 1, 2, 5, 8, 33])
+@pytest.mark.parametrize("periodic", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_windows(name, length, periodic, dtype):
+    same(lambda t: getattr(t, name)(length, periodic, dtype=getattr(t, dtype)),
+         rtol=1e-6, atol=2e-7)
+
+
+def test_window_options_and_errors():
+    same(lambda t: t.hamming_window(7, True, 0.5, 0.3))
+    same(lambda t: t.hamming_window(7, False, 0.6))
+    same(lambda t: t.kaiser_window(9, True, 8.0, dtype=t.float64))
+    same(lambda t: t.hann_window(3, requires_grad=True))
+    for name in WINDOWS:
+        same(lambda t, name=name: getattr(t, name)(-1))
+        same(lambda t, name=name: getattr(t, name)(3, dtype=t.int64))
+
+
+@pytest.mark.parametrize("program", [
+    lambda t: t.bitwise_left_shift(t.tensor([1, -8, 5, 3]), t.tensor([1, 2, 63, 64])),
+    lambda t: t.bitwise_right_shift(t.tensor([1, -8, 5, 3]), t.tensor([1, 2, 63, 64])),
+    lambda t: t.bitwise_right_shift(t.tensor([1, -8, 5, 3]), -1),
+    lambda t: t.bitwise_left_shift(t.tensor([1, -8, 5, 3]), -1),
+    lambda t: t.bitwise_left_shift(t.tensor([1, 2], dtype=t.int32), 31),
+    lambda t: t.bitwise_left_shift(t.tensor([1, 2], dtype=t.uint8), 7),
+    lambda t: t.bitwise_left_shift(3, t.tensor([1, 2])),
+    lambda t: t.tensor([True]).bitwise_left_shift(1),
+    lambda t: t.tensor([[4], [16]]).bitwise_right_shift(t.tensor([1, 2])),
+    lambda t: t.bitwise_left_shift(t.ones(2), 1),
+    lambda t: t.tensor([1, 2]).bitwise_left_shift_(1.5),
+    lambda t: (lambda x: (x.bitwise_left_shift_(2), x))(t.tensor([1, 3])),
+    lambda t: (lambda x: (x.bitwise_right_shift_(t.tensor([1, 0])), x))(t.tensor([-7, 3])),
+    lambda t: t.argwhere(t.tensor([[0, 1], [2, 0]])),
+    lambda t: t.tensor(3.0).argwhere(),
+    lambda t: t.argwhere(t.tensor([0.0, float("nan"), -1.0])),
+])
+def test_shifts_and_argwhere(program):
+    same(program)
+
+
+def test_set_default_tensor_type():
+    from tests import names_oracle
+
+    def program(t):
+        t.set_default_tensor_type(t.DoubleTensor)
+        found = [t.get_default_dtype(), t.ones(1).dtype]
+        t.set_default_tensor_type("torch.FloatTensor")
+        found.append(t.get_default_dtype())
+        try:
+            t.set_default_tensor_type(t.LongTensor)
+        except TypeError as error:
+            found.append(str(error))
+        t.set_default_dtype(t.float32)
+        return found
+
+    # (torch warns once a process: the values only)
+    import torch
+
+    import runtime
+
+    assert names_oracle.observe(program, runtime)[0] == names_oracle.observe(program, torch)[0]
+
+
+def test_resize_as_copy():
+    same(lambda t: t.tensor([1.0, 2.0]).resize_as(t.ones(2, 1)))
+
+
+def test_angle():
+    same(lambda t: t.angle(t.tensor([-1.0, 0.0, 2.0, float("nan"), -0.0, float("-inf")])))
+    same(lambda t: t.tensor([-1, 2, 0]).angle())
+    same(lambda t: t.angle(t.tensor([True, False])))
+
+    def build(t):
+        x = t.tensor([-1.5, 0.5, 2.0], dtype=t.float64, requires_grad=True)
+        return t.angle(x) + x, (x,)
 
     grads(build)

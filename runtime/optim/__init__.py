@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.aliases import missing_attribute
-from runtime.optim import lr_scheduler
+from runtime.optim import lr_scheduler, swa_utils
 from runtime.optim.adadelta import Adadelta
 from runtime.optim.adafactor import Adafactor
 from runtime.optim.adagrad import Adagrad
@@ -24,7 +24,7 @@ from runtime.optim.sgd import SGD
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam",
            "Optimizer",
-           "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler"]
+           "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler", "swa_utils"]
 
 
 # -- issue 28, helper funcs -------------------------------------------------------------------
