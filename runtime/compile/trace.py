@@ -55,6 +55,7 @@ from runtime.autograd import gradients
 from runtime.changes import Registry
 from runtime.compile import forms, optim, reads
 from runtime.compile.emit import Source, TraceBreak, describe_array
+from runtime.compile.numbers import Number, plain, plain_keywords
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import GraphTask, _Mode
 from runtime.nn.module import Module
@@ -118,6 +119,7 @@ class Tracer:
         self.ones: set[str] = set()  # variables known to hold ones (the seed, expanded)
         self.phase = "forward"
         self.depth = 0  # > 0 inside a kernel (its own kernel calls are not recorded)
+        self.stepping: Optimizer | None = None  # the optimizer whose step is traced now
         self.paused = 0  # > 0 inside backward, step, zero_grad: nothing is recorded
         self.broken: str | None = None
         self.passing = False  # see stop()
@@ -147,6 +149,11 @@ class Tracer:
         if self.broken is None:
             self.broken = reason
             self.passing = passing
+
+    @property
+    def where(self) -> str:
+        """The part of the step the lines come from: its phase, or the optimizer's step."""
+        return self.phase if self.stepping is None else f"{type(self.stepping).__name__}.step"
 
     @property
     def recording(self) -> bool:
@@ -320,6 +327,10 @@ class Tracer:
         in place: the write is a line of the step, and so is its version counter's move.
         None for any other (an argument, a global the step names: its inputs)."""
         owner = self.owners.get(id(array)) if type(array) is np.ndarray else None
+        if owner is not None and owner._data is array and self.stepping is not None and \
+                _optimizer_holds(self.stepping, owner):
+            # (A parameter the optimizer stepped now updates, wherever the step finds it.)
+            return self.value_of(array, "a parameter").name
         if owner is None or owner._data is not array or \
                 id(owner) in self.grads or any(a is owner for a, _ in self.argument_tensors) or \
                 id(owner) in self.bindings:
@@ -372,6 +383,8 @@ class Tracer:
         kind = type(value)
         if kind is Value:
             return value.name
+        if kind is Number:
+            return value.text
         if kind is np.ndarray:
             return self.value_of(value, "an argument").name
         if kind is tuple or kind is list:
@@ -400,6 +413,8 @@ class Tracer:
             kind = type(value)
             if kind is Value:
                 found.append(value.name)
+            elif kind is Number:
+                found.extend(value.reads)
             elif kind is np.ndarray and id(value) in self.names:
                 found.append(self.names[id(value)])
             elif kind in (tuple, list):
@@ -456,7 +471,8 @@ class Tracer:
         that form runs with numpy's warnings off."""
         rendered = [self.render(a) for a in args]  # (first: it names the inputs it reads)
         rendered += [f"{k}={self.render(v)}" for k, v in kwargs.items()]
-        if self.numpy_forms and callee.startswith("kernels."):
+        if self.numpy_forms and callee.startswith("kernels.") and \
+                not any(type(v) is Number for v in (*args, *kwargs.values())):
             form = forms.rewrite(callee[len("kernels."):], args, kwargs, unwrap(args), result,
                                  self.render)
             if form is not None:
@@ -466,10 +482,12 @@ class Tracer:
     # -- the forward: kernel calls ------------------------------------------------------------
     def kernel_call(self, name: str, function: Callable, args: tuple, kwargs: dict) -> Any:
         if not self.recording:
-            return function(*args, **kwargs)
+            return function(*plain(args), **plain_keywords(kwargs))
         self.depth += 1
         try:
-            result = function(*args, **kwargs)
+            # (A Number reaches the kernel as the float it is: its type would change the
+            # kernel's promotion.)
+            result = function(*plain(args), **plain_keywords(kwargs))
         finally:
             self.depth -= 1
         if name in _CHECKS_ONLY:
@@ -478,7 +496,7 @@ class Tracer:
             self.inplace_kernel(name, args, kwargs, result)
             return result
         try:
-            self.comment = f"{self.phase}: {name}"
+            self.comment = f"{self.where}: {name}"
             value = self.call(f"kernels.{name}", args, kwargs, result)
             if name == "t" and type(value) is Value and id(args[0]) in self.names:
                 self.transposed[value.name] = Value(self.names[id(args[0])], args[0], self)
@@ -513,10 +531,10 @@ class Tracer:
             return
         try:
             if type(result) is np.ndarray and id(result) not in self.names:
-                self.comment = f"{self.phase}: {name}, computed (written in place below)"
+                self.comment = f"{self.where}: {name}, computed (written in place below)"
                 self.call(f"kernels.{name}", args, kwargs, result)
                 return
-            self.comment = f"{self.phase}: {name}, in place"
+            self.comment = f"{self.where}: {name}, in place"
             rendered = [self.render(a) for a in args] + \
                 [f"{k}={self.render(v)}" for k, v in kwargs.items()]
             self.source.add("", f"kernels.{name}({', '.join(rendered)})",
@@ -1115,10 +1133,7 @@ def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
         grad.fset(self, value)
 
     set_data = _stopping(tracer, data.fset, "`.data =` in the step")
-    # out= writes its result into a tensor with numpy directly (runtime/out.py): not
-    # replayed, so the trace stops.
-    patch(out_module, "write", _stopping(tracer, out_module.write,
-                                         "an out= argument in the step"))
+    patch(out_module, "write", _out_listener(tracer, out_module.write))
     patch(Tensor, "grad", property(grad.fget, set_grad, grad.fdel, grad.__doc__))
     patch(Tensor, "data", property(data.fget, set_data, data.fdel, data.__doc__))
     # A tensor the step did not make, set to require grad or not (or detached in place):
@@ -1261,6 +1276,21 @@ def _fill_listener(tracer: Tracer, name: str, method: Callable) -> Callable:
     return listener
 
 
+def _out_listener(tracer: Tracer, write: Callable) -> Callable:
+    """out= (runtime/out.py's `write`): the result copied into a tensor the step made or
+    holds (AMSGrad's `torch.maximum(m, v, out=m)`), as an in-place op's is; an out tensor
+    resized stops the trace."""
+    stopping = _stopping(tracer, write, "an out= argument that resizes its tensor")
+
+    def listener(target: Tensor, array: Any, warn: int = 1) -> None:
+        if not tracer.recording or target._data.shape != np.shape(array):
+            return stopping(target, array, warn)
+        tracer.write_inplace(target, array)
+        return write(target, array, warn)
+
+    return listener
+
+
 def _data_dependent(tracer: Tracer, method: Callable, what: str) -> Callable:
     return _stopping(tracer, method, _data_reason(what))
 
@@ -1282,6 +1312,14 @@ def _item_listener(tracer: Tracer, item: Callable, what: str) -> Callable:
             return stopping(self, *args, **kwargs)
         name = tracer.names.get(id(self._data))
         value = item(self)
+        if type(value) is float and optim.holds_state(tracer, self):
+            # A traced optimizer's state (its step count): read afresh at every call.
+            try:
+                name = tracer.value_of(self._data, "an optimizer's state").name
+                return Number(value, f"{name}.item()", (name,))
+            except TraceBreak as stop:
+                tracer.stop(stop.reason)
+                return value
         if type(value) is float and name is not None and \
                 _returned_at_once(sys._getframe(1), tracer.code):
             tracer.items[id(value)] = (value, f"{name}.item()")
