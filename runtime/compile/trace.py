@@ -11,9 +11,9 @@ While the step runs, the tracer listens at the places every op of the runtime pa
   (runtime/compile/values.py), so each node's `apply` writes its lines in the engine's
   order, then lets the engine run and checks that every `.grad` it wrote equals, bit for
   bit, what the traced lines compute;
-- an optimizer's `step` (runtime/optim/optimizer.py's `run_step`) and `zero_grad`: the
-  update of SGD, Adam, AdamW, RMSprop, Adagrad and Adadelta is the optimizer's template
-  (runtime/compile/optim.py); any other optimizer's is traced through its own code;
+- an optimizer's `step` (runtime/optim/optimizer.py's `run_step`) and `zero_grad`: every
+  optimizer's update is traced through its own code (runtime/compile/optim.py), its
+  learning rate and step count read afresh at each call (runtime/compile/numbers.py);
 - what makes a step depend on its data (`item()`, `bool(t)`, `tolist()`), in-place ops
   in the forward, `autograd.grad`, and tensors made outside the kernels: each stops the
   trace with a reason, and the step keeps running eagerly.
@@ -1449,8 +1449,7 @@ def _patch_steps(tracer: Tracer, patch: Callable) -> None:
               _stopping(tracer, random_module.Generator.__dict__[name],
                         "the step seeds or sets the state of a random generator"))
     # Every optimizer's step, at the one place it runs (even through an lr scheduler's
-    # wrapper): SGD's and Adam's (AdamW's) have templates; any other says so (`no update
-    # template for RMSprop`) and runs eagerly.
+    # wrapper), traced through its own code (optim.py).
     patch(optimizer_module, "run_step", optim.step_listener(tracer, optimizer_module.run_step))
     for cls in (Optimizer, Module):
         patch(cls, "zero_grad", optim.zero_grad_listener(tracer, cls.__dict__["zero_grad"]))
