@@ -789,7 +789,9 @@ def test_code_reads_as_numpy_with_provenance():
     # subtraction included, in one block with the backward.
     assert re.search(r"q = quiet\(\).*\n    try:\n        v0 = x\d\.T ", code)
     assert re.search(r"\n        v\d+ = x\d - v\d+ ", code)
-    assert code.count("q = quiet()") == 1  # the forward and backward (the update's kernels)
+    # the forward and backward, then one block per parameter for its sum (its product by
+    # -lr warns as the kernel's does: outside)
+    assert code.count("q = quiet()") == 5
     compile(code, "<check>", "exec")  # it is Python
 
 
@@ -1696,7 +1698,8 @@ def _plain_update_run(compiled: bool, dtype, lr: float) -> tuple:
 
     param, _, run, warned = _special_steps(compiled, dtype, make, 2, 4)
     if compiled:
-        assert "kernels.add_Tensor_(x0, " in run.code  # the parameter's array, as read
+        # the parameter's array, as read (alpha == 1: the kernel, which adds unscaled)
+        assert re.search(r"\n +(x0 \+= u\d+ |kernels\.add_Tensor_\(x0, )", run.code)
     return param.detach().numpy().tobytes(), warned
 
 

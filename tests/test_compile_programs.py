@@ -119,7 +119,7 @@ def test_word_language_model_step_compiles_and_equals_eager():
     losses, bits, compiled = _language_model_run(True)
     assert compiled.fallback_reason is None and compiled.traces == 1
     # The update through p.data: one in-place add into each parameter's array.
-    assert compiled.code.count("# after backward: add_Tensor_, in place") == 10
+    assert compiled.code.count("# after backward: add_Tensor_, in place: the sum") == 10
     assert re.search(r"return \(v\d+\.item\(\), \(wrap\(v\d+\), wrap\(v\d+\)\)\)",
                      compiled.code)
     assert "t = a2[0]" in compiled.last.guard_code  # the tuple argument's tensors

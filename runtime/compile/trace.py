@@ -120,6 +120,7 @@ class Tracer:
         self.phase = "forward"
         self.depth = 0  # > 0 inside a kernel (its own kernel calls are not recorded)
         self.stepping: Optimizer | None = None  # the optimizer whose step is traced now
+        self.factors: dict[tuple, str] = {}  # _scaled_add's alphas as 0-d arrays
         self.paused = 0  # > 0 inside backward, step, zero_grad: nothing is recorded
         self.broken: str | None = None
         self.passing = False  # see stop()
@@ -313,7 +314,7 @@ class Tracer:
             variable = self.grads[id(owner)]
             label = self.parameter_names.get(id(variable), tensor.removesuffix("._grad"))
             self.source.add(name, f"{tensor}._data", (), f"{label}.grad, as backward left it",
-                            self.phase)
+                            self.phase).neutral = True
             return name
         name = self.bind(array, "x")
         label = self.parameter_names.get(id(owner), "")
@@ -368,7 +369,8 @@ class Tracer:
                     break
         if name is not None and not name.startswith("a"):
             self.source.add("", f"{name}._version_counter.version += 1", (),
-                            f"{self.comment}: the version counter moves", self.phase)
+                            f"{self.comment}: the version counter moves",
+                            self.phase).neutral = True
 
     def value_of(self, array: Any, what: str) -> Value:
         name = self.names.get(id(array))
@@ -535,12 +537,53 @@ class Tracer:
                 self.call(f"kernels.{name}", args, kwargs, result)
                 return
             self.comment = f"{self.where}: {name}, in place"
+            if name == "add_Tensor_" and self._scaled_add(args, kwargs):
+                return
             rendered = [self.render(a) for a in args] + \
                 [f"{k}={self.render(v)}" for k, v in kwargs.items()]
             self.source.add("", f"kernels.{name}({', '.join(rendered)})",
                             self._reads((args, kwargs)), self.comment, self.phase)
         except TraceBreak as stop:
             self.stop(stop.reason)
+
+    def _scaled_add(self, args: tuple, kwargs: dict) -> bool:
+        """`add_Tensor_(a, b, alpha)` on float arrays of one dtype and shape (an
+        optimizer's `p.add_(grad, alpha=-lr)`) as the kernel computes it, without its
+        dispatch: `u = n * b`, which warns as the kernel's product does, then `a += u`,
+        silent as its sum is. `n` is alpha as a 0-d array of the dtype, which numpy
+        multiplies by faster than by the Python float it converts at each call, and runs
+        the same loop on the same value; a value the dtype cannot hold stays the float
+        (its conversion warns at each product, as the kernel's does). An alpha of 1, which
+        the kernel adds unscaled, is the kernel's line."""
+        if kwargs or len(args) != 3:
+            return False
+        a, b, alpha = args
+        if type(alpha) not in (float, Number) or float(alpha) == 1 or \
+                type(a) is not np.ndarray or type(b) is not np.ndarray or \
+                a.dtype.kind != "f" or b.dtype != a.dtype or b.shape != a.shape:
+            return False
+        target, operand, value = self.render(a), self.render(b), self.render(alpha)
+        reads = self._reads(alpha)
+        key = (value, a.dtype)
+        factor = self.factors.get(key)
+        if factor is None:
+            dtype = a.dtype
+            kind = f"np.{dtype.name}" if getattr(np, dtype.name, None) is dtype.type else \
+                self.source.constant(dtype)
+            limit = f"{dtype.kind}{dtype.itemsize * 8}_max"  # f32_max: float32's largest
+            self.source.namespace[limit] = float(np.finfo(dtype).max)
+            factor = self.source.fresh("n")
+            self.source.add(factor, f"np.array({value}, {kind}) if abs({value}) <= {limit} "
+                            f"else {value}", reads, f"{self.comment}: alpha as a 0-d {dtype} "
+                            "array", self.phase).neutral = True
+            if all(name.startswith("lr") for name in reads):  # (read once: reused)
+                self.factors[key] = factor
+        product = self.source.fresh("u")
+        self.source.add(product, f"{factor} * {operand}", (factor, operand),
+                        f"{self.comment}: alpha * other", self.phase)
+        self.source.add("", f"{target} += {product}", (target, product),
+                        f"{self.comment}: the sum", self.phase).quiet = True
+        return True
 
     def write_inplace(self, tensor: Tensor, result: Any) -> None:
         """recording.write_inplace: a kernel's result copied into a tensor the step made."""
