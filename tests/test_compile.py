@@ -2216,3 +2216,28 @@ def test_a_learning_rate_float32_cannot_hold_warns_at_each_product(lr):
     got, expected = run(True), run(False)
     assert got == expected
     assert len(expected[1]) == (6 if lr == 1e39 else 0)
+
+
+def test_a_number_read_afresh_writes_the_arithmetic_done_on_it():
+    """A Number (the learning rate, a step count) keeps the source of each arithmetic on
+    it, which evaluates to the same float; numbers of other types stay outside."""
+    from runtime.compile.numbers import Number
+
+    lr, step = Number(0.01, "lr0", ("lr0",)), Number(3.0, "n0", ("n0",))
+    alpha = -lr / (1 - 0.9 ** step)
+    assert type(alpha) is Number and alpha.reads == ("lr0", "n0")
+    assert eval(alpha.text, {"lr0": 0.01, "n0": 3.0}) == float(alpha) == -0.01 / (1 - 0.9 ** 3.0)
+    assert type(lr * np.ones(2)) is np.ndarray  # (no trace listening: nothing stops)
+
+
+def test_an_optimizer_branching_on_its_step_count_runs_eagerly_and_says_so():
+    """RAdam compares its step-derived rho_t with 5 in Python: later calls could not take
+    that branch anew, so the step runs eagerly, with eager's results."""
+    eager_model, _, eager_step = _classifier_step(runtime, "RAdam", lr=0.01)
+    model, _, step = _classifier_step(runtime, "RAdam", lr=0.01)
+    compiled = runtime.compile(step)
+    for x, target in _batches(runtime, 4):
+        assert compiled(x, target).item() == eager_step(x, target).item()
+        assert _same(_bits(model), _bits(eager_model))
+    assert compiled.fallback_reason.startswith(
+        "in RAdam.step: the step's Python uses a number it reads afresh at each call")
