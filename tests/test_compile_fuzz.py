@@ -146,6 +146,10 @@ def _compiled_like_eager(case: dict, what: str) -> None:
     eager_losses, eager_state, _ = _run(case, None)
     losses, state, compiled = _run(case, what)
     assert compiled.fallback_reason is None, (case, compiled.fallback_reason)
-    assert compiled.traces == 1, case
+    # (SGD's first step with momentum makes its buffers, copies of the first gradients,
+    # unlike its later steps: compiled whole, that step runs eagerly and the next traces.)
+    name, options = case["optimizer"]
+    first_eager = what == "step" and name == "SGD" and options.get("momentum", 0) != 0
+    assert compiled.traces == 1 + first_eager, case
     assert losses == eager_losses, case
     assert state == eager_state, case

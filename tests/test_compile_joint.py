@@ -707,7 +707,9 @@ def test_keyword_arguments(what):
 
     expected, got = run(False), run(True)
     assert got[:2] == expected[:2]
-    assert got[2].fallback_reason is None and got[2].traces == 4
+    # (The step compiled whole: SGD's first step, which makes its momentum buffers, runs
+    # eagerly, and the next call traces: one trace more.)
+    assert got[2].fallback_reason is None and got[2].traces == (4 if what == "model" else 5)
 
 
 def _decorated(compiled: bool):

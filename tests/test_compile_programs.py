@@ -119,7 +119,7 @@ def test_word_language_model_step_compiles_and_equals_eager():
     losses, bits, compiled = _language_model_run(True)
     assert compiled.fallback_reason is None and compiled.traces == 1
     # The update through p.data: one in-place add into each parameter's array.
-    assert compiled.code.count("# after backward: add_Tensor_, in place") == 10
+    assert compiled.code.count("# after backward: add_Tensor_, in place: the sum") == 10
     assert re.search(r"return \(v\d+\.item\(\), \(wrap\(v\d+\), wrap\(v\d+\)\)\)",
                      compiled.code)
     assert "t = a2[0]" in compiled.last.guard_code  # the tuple argument's tensors
@@ -158,7 +158,8 @@ def _mnist_run(compiled: bool):
 def test_mnist_step_with_adadelta_and_step_lr_compiles_and_equals_eager():
     compiled = _compiled_like_eager(_mnist_run)
     assert compiled.fallback_reason is None and compiled.traces == 1
-    assert "Adadelta: p.add_(delta, alpha=-lr)" in compiled.code
+    assert "lr0 = O0.param_groups[0]['lr']" in compiled.code  # read at every call
+    assert "Adadelta.step: add_Tensor_, in place" in compiled.code
 
 
 def _resnet_run(compiled: bool):
@@ -204,5 +205,7 @@ def test_resnet_training_and_evaluation_compile_and_equal_eager():
     """BatchNorm2d in train mode (its running stats and counter written in the step) and
     in eval mode, a strided downsample, AdaptiveAvgPool2d; the evaluation a forward alone."""
     train, test = _compiled_like_eager(_resnet_run)
-    for compiled in (train, test):
-        assert compiled.fallback_reason is None and compiled.traces == 1
+    # (SGD's first step makes its momentum buffers, copies of the first gradients, unlike
+    # its later steps: it runs eagerly, and the next call traces.)
+    for compiled, traces in ((train, 2), (test, 1)):
+        assert compiled.fallback_reason is None and compiled.traces == traces

@@ -400,7 +400,7 @@ def _optimizer(write: _Writer, guard: Any) -> None:
             write.skip_while_counted(changes.OPTIMIZERS, start)
         params += group_params
     # Which parameters have state (Adam's moments, SGD's momentum buffers): a parameter
-    # gaining state changes the update's template.
+    # gaining state changes what its step does.
     state = f"{optimizer}.state"
     held = write.constant(tuple(params))
     if any(guard.stateful):

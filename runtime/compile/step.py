@@ -37,8 +37,7 @@ import numpy as np
 
 from runtime import kernels, random_ops
 from runtime._tensor import Tensor
-from runtime.compile import config, guards
-from runtime.compile import optim as optim_templates
+from runtime.compile import config, guards, optim
 from runtime.compile.emit import Source, TraceBreak
 from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
@@ -162,7 +161,7 @@ class _Entry:
         self.modules = list(tracer.modules)
         self.module_keys = [_module_key(m) for m in self.modules]
         self.module_objects = [_module_objects(m) for m in self.modules]
-        self.optimizers = [optim_templates.Guard(o) for o in tracer.optimizers]
+        self.optimizers = [optim.Guard(o) for o in tracer.optimizers]
         # The checks above as one generated function (guards.py): the fast form of
         # `holds_slowly`, which says the same in plain Python.
         held = [t if id(t) not in tracer.sources else find
@@ -452,7 +451,7 @@ class CompiledStep:
                       f'    """{name}, compiled by gradgen from one eager run: forward from '
                       'the kernels,',
                       "    backward from each node's formulas, the update from its "
-                      'optimizer\'s template."""']
+                      'optimizer\'s own code."""']
         else:  # a forward alone (inference: nothing it returns requires grad)
             header = [f"def {name}({params}):",
                       f'    """{name}, compiled by gradgen from one eager run: a forward from '

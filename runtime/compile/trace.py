@@ -11,9 +11,9 @@ While the step runs, the tracer listens at the places every op of the runtime pa
   (runtime/compile/values.py), so each node's `apply` writes its lines in the engine's
   order, then lets the engine run and checks that every `.grad` it wrote equals, bit for
   bit, what the traced lines compute;
-- an optimizer's `step` (runtime/optim/optimizer.py's `run_step`) and `zero_grad`: the
-  update of SGD, Adam, AdamW, RMSprop, Adagrad and Adadelta is the optimizer's template
-  (runtime/compile/optim.py); any other optimizer's is traced through its own code;
+- an optimizer's `step` (runtime/optim/optimizer.py's `run_step`) and `zero_grad`: every
+  optimizer's update is traced through its own code (runtime/compile/optim.py), its
+  learning rate and step count read afresh at each call (runtime/compile/numbers.py);
 - what makes a step depend on its data (`item()`, `bool(t)`, `tolist()`), in-place ops
   in the forward, `autograd.grad`, and tensors made outside the kernels: each stops the
   trace with a reason, and the step keeps running eagerly.
@@ -55,6 +55,7 @@ from runtime.autograd import gradients
 from runtime.changes import Registry
 from runtime.compile import forms, optim, reads
 from runtime.compile.emit import Source, TraceBreak, describe_array
+from runtime.compile.numbers import Number, plain, plain_keywords
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import GraphTask, _Mode
 from runtime.nn.module import Module
@@ -118,6 +119,8 @@ class Tracer:
         self.ones: set[str] = set()  # variables known to hold ones (the seed, expanded)
         self.phase = "forward"
         self.depth = 0  # > 0 inside a kernel (its own kernel calls are not recorded)
+        self.stepping: Optimizer | None = None  # the optimizer whose step is traced now
+        self.factors: dict[tuple, str] = {}  # _scaled_add's alphas as 0-d arrays
         self.paused = 0  # > 0 inside backward, step, zero_grad: nothing is recorded
         self.broken: str | None = None
         self.passing = False  # see stop()
@@ -147,6 +150,11 @@ class Tracer:
         if self.broken is None:
             self.broken = reason
             self.passing = passing
+
+    @property
+    def where(self) -> str:
+        """The part of the step the lines come from: its phase, or the optimizer's step."""
+        return self.phase if self.stepping is None else f"{type(self.stepping).__name__}.step"
 
     @property
     def recording(self) -> bool:
@@ -306,7 +314,7 @@ class Tracer:
             variable = self.grads[id(owner)]
             label = self.parameter_names.get(id(variable), tensor.removesuffix("._grad"))
             self.source.add(name, f"{tensor}._data", (), f"{label}.grad, as backward left it",
-                            self.phase)
+                            self.phase).neutral = True
             return name
         name = self.bind(array, "x")
         label = self.parameter_names.get(id(owner), "")
@@ -320,6 +328,10 @@ class Tracer:
         in place: the write is a line of the step, and so is its version counter's move.
         None for any other (an argument, a global the step names: its inputs)."""
         owner = self.owners.get(id(array)) if type(array) is np.ndarray else None
+        if owner is not None and owner._data is array and self.stepping is not None and \
+                _optimizer_holds(self.stepping, owner):
+            # (A parameter the optimizer stepped now updates, wherever the step finds it.)
+            return self.value_of(array, "a parameter").name
         if owner is None or owner._data is not array or \
                 id(owner) in self.grads or any(a is owner for a, _ in self.argument_tensors) or \
                 id(owner) in self.bindings:
@@ -357,7 +369,8 @@ class Tracer:
                     break
         if name is not None and not name.startswith("a"):
             self.source.add("", f"{name}._version_counter.version += 1", (),
-                            f"{self.comment}: the version counter moves", self.phase)
+                            f"{self.comment}: the version counter moves",
+                            self.phase).neutral = True
 
     def value_of(self, array: Any, what: str) -> Value:
         name = self.names.get(id(array))
@@ -372,6 +385,8 @@ class Tracer:
         kind = type(value)
         if kind is Value:
             return value.name
+        if kind is Number:
+            return value.text
         if kind is np.ndarray:
             return self.value_of(value, "an argument").name
         if kind is tuple or kind is list:
@@ -400,6 +415,8 @@ class Tracer:
             kind = type(value)
             if kind is Value:
                 found.append(value.name)
+            elif kind is Number:
+                found.extend(value.reads)
             elif kind is np.ndarray and id(value) in self.names:
                 found.append(self.names[id(value)])
             elif kind in (tuple, list):
@@ -456,7 +473,8 @@ class Tracer:
         that form runs with numpy's warnings off."""
         rendered = [self.render(a) for a in args]  # (first: it names the inputs it reads)
         rendered += [f"{k}={self.render(v)}" for k, v in kwargs.items()]
-        if self.numpy_forms and callee.startswith("kernels."):
+        if self.numpy_forms and callee.startswith("kernels.") and \
+                not any(type(v) is Number for v in (*args, *kwargs.values())):
             form = forms.rewrite(callee[len("kernels."):], args, kwargs, unwrap(args), result,
                                  self.render)
             if form is not None:
@@ -466,10 +484,12 @@ class Tracer:
     # -- the forward: kernel calls ------------------------------------------------------------
     def kernel_call(self, name: str, function: Callable, args: tuple, kwargs: dict) -> Any:
         if not self.recording:
-            return function(*args, **kwargs)
+            return function(*plain(args), **plain_keywords(kwargs))
         self.depth += 1
         try:
-            result = function(*args, **kwargs)
+            # (A Number reaches the kernel as the float it is: its type would change the
+            # kernel's promotion.)
+            result = function(*plain(args), **plain_keywords(kwargs))
         finally:
             self.depth -= 1
         if name in _CHECKS_ONLY:
@@ -478,7 +498,7 @@ class Tracer:
             self.inplace_kernel(name, args, kwargs, result)
             return result
         try:
-            self.comment = f"{self.phase}: {name}"
+            self.comment = f"{self.where}: {name}"
             value = self.call(f"kernels.{name}", args, kwargs, result)
             if name == "t" and type(value) is Value and id(args[0]) in self.names:
                 self.transposed[value.name] = Value(self.names[id(args[0])], args[0], self)
@@ -513,16 +533,57 @@ class Tracer:
             return
         try:
             if type(result) is np.ndarray and id(result) not in self.names:
-                self.comment = f"{self.phase}: {name}, computed (written in place below)"
+                self.comment = f"{self.where}: {name}, computed (written in place below)"
                 self.call(f"kernels.{name}", args, kwargs, result)
                 return
-            self.comment = f"{self.phase}: {name}, in place"
+            self.comment = f"{self.where}: {name}, in place"
+            if name == "add_Tensor_" and self._scaled_add(args, kwargs):
+                return
             rendered = [self.render(a) for a in args] + \
                 [f"{k}={self.render(v)}" for k, v in kwargs.items()]
             self.source.add("", f"kernels.{name}({', '.join(rendered)})",
                             self._reads((args, kwargs)), self.comment, self.phase)
         except TraceBreak as stop:
             self.stop(stop.reason)
+
+    def _scaled_add(self, args: tuple, kwargs: dict) -> bool:
+        """`add_Tensor_(a, b, alpha)` on float arrays of one dtype and shape (an
+        optimizer's `p.add_(grad, alpha=-lr)`) as the kernel computes it, without its
+        dispatch: `u = n * b`, which warns as the kernel's product does, then `a += u`,
+        silent as its sum is. `n` is alpha as a 0-d array of the dtype, which numpy
+        multiplies by faster than by the Python float it converts at each call, and runs
+        the same loop on the same value; a value the dtype cannot hold stays the float
+        (its conversion warns at each product, as the kernel's does). An alpha of 1, which
+        the kernel adds unscaled, is the kernel's line."""
+        if kwargs or len(args) != 3:
+            return False
+        a, b, alpha = args
+        if type(alpha) not in (float, Number) or float(alpha) == 1 or \
+                type(a) is not np.ndarray or type(b) is not np.ndarray or \
+                a.dtype.kind != "f" or b.dtype != a.dtype or b.shape != a.shape:
+            return False
+        target, operand, value = self.render(a), self.render(b), self.render(alpha)
+        reads = self._reads(alpha)
+        key = (value, a.dtype)
+        factor = self.factors.get(key)
+        if factor is None:
+            dtype = a.dtype
+            kind = f"np.{dtype.name}" if getattr(np, dtype.name, None) is dtype.type else \
+                self.source.constant(dtype)
+            limit = f"{dtype.kind}{dtype.itemsize * 8}_max"  # f32_max: float32's largest
+            self.source.namespace[limit] = float(np.finfo(dtype).max)
+            factor = self.source.fresh("n")
+            self.source.add(factor, f"np.array({value}, {kind}) if abs({value}) <= {limit} "
+                            f"else {value}", reads, f"{self.comment}: alpha as a 0-d {dtype} "
+                            "array", self.phase).neutral = True
+            if all(name.startswith("lr") for name in reads):  # (read once: reused)
+                self.factors[key] = factor
+        product = self.source.fresh("u")
+        self.source.add(product, f"{factor} * {operand}", (factor, operand),
+                        f"{self.comment}: alpha * other", self.phase)
+        self.source.add("", f"{target} += {product}", (target, product),
+                        f"{self.comment}: the sum", self.phase).quiet = True
+        return True
 
     def write_inplace(self, tensor: Tensor, result: Any) -> None:
         """recording.write_inplace: a kernel's result copied into a tensor the step made."""
@@ -1115,10 +1176,7 @@ def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
         grad.fset(self, value)
 
     set_data = _stopping(tracer, data.fset, "`.data =` in the step")
-    # out= writes its result into a tensor with numpy directly (runtime/out.py): not
-    # replayed, so the trace stops.
-    patch(out_module, "write", _stopping(tracer, out_module.write,
-                                         "an out= argument in the step"))
+    patch(out_module, "write", _out_listener(tracer, out_module.write))
     patch(Tensor, "grad", property(grad.fget, set_grad, grad.fdel, grad.__doc__))
     patch(Tensor, "data", property(data.fget, set_data, data.fdel, data.__doc__))
     # A tensor the step did not make, set to require grad or not (or detached in place):
@@ -1261,6 +1319,21 @@ def _fill_listener(tracer: Tracer, name: str, method: Callable) -> Callable:
     return listener
 
 
+def _out_listener(tracer: Tracer, write: Callable) -> Callable:
+    """out= (runtime/out.py's `write`): the result copied into a tensor the step made or
+    holds (AMSGrad's `torch.maximum(m, v, out=m)`), as an in-place op's is; an out tensor
+    resized stops the trace."""
+    stopping = _stopping(tracer, write, "an out= argument that resizes its tensor")
+
+    def listener(target: Tensor, array: Any, warn: int = 1) -> None:
+        if not tracer.recording or target._data.shape != np.shape(array):
+            return stopping(target, array, warn)
+        tracer.write_inplace(target, array)
+        return write(target, array, warn)
+
+    return listener
+
+
 def _data_dependent(tracer: Tracer, method: Callable, what: str) -> Callable:
     return _stopping(tracer, method, _data_reason(what))
 
@@ -1282,6 +1355,14 @@ def _item_listener(tracer: Tracer, item: Callable, what: str) -> Callable:
             return stopping(self, *args, **kwargs)
         name = tracer.names.get(id(self._data))
         value = item(self)
+        if type(value) is float and optim.holds_state(tracer, self):
+            # A traced optimizer's state (its step count): read afresh at every call.
+            try:
+                name = tracer.value_of(self._data, "an optimizer's state").name
+                return Number(value, f"{name}.item()", (name,))
+            except TraceBreak as stop:
+                tracer.stop(stop.reason)
+                return value
         if type(value) is float and name is not None and \
                 _returned_at_once(sys._getframe(1), tracer.code):
             tracer.items[id(value)] = (value, f"{name}.item()")
@@ -1411,8 +1492,7 @@ def _patch_steps(tracer: Tracer, patch: Callable) -> None:
               _stopping(tracer, random_module.Generator.__dict__[name],
                         "the step seeds or sets the state of a random generator"))
     # Every optimizer's step, at the one place it runs (even through an lr scheduler's
-    # wrapper): SGD's and Adam's (AdamW's) have templates; any other says so (`no update
-    # template for RMSprop`) and runs eagerly.
+    # wrapper), traced through its own code (optim.py).
     patch(optimizer_module, "run_step", optim.step_listener(tracer, optimizer_module.run_step))
     for cls in (Optimizer, Module):
         patch(cls, "zero_grad", optim.zero_grad_listener(tracer, cls.__dict__["zero_grad"]))

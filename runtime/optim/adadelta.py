@@ -36,6 +36,9 @@ class Adadelta(Optimizer):
                     "maximize": maximize}
         super().__init__(params, defaults)
 
+    def _make_state(self, param: Any, group: dict[str, Any]) -> None:
+        self._state_for(param)
+
     def _state_for(self, param: Any) -> dict[str, Any]:
         """The parameter's state, made on its first step: a float32 step count and the two
         running mean squares, zero."""

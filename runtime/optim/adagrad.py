@@ -45,6 +45,9 @@ class Adagrad(Optimizer):
             for param in group["params"]:
                 self._state_for(param, group)
 
+    def _make_state(self, param: Any, group: dict[str, Any]) -> None:
+        self._state_for(param, group)
+
     def _state_for(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         """The parameter's state, made if new: a float32 step count and the sum of squared
         gradients, starting at the group's initial_accumulator_value."""

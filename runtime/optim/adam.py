@@ -32,6 +32,9 @@ class Adam(Optimizer):
                     "decoupled_weight_decay": decoupled_weight_decay}
         super().__init__(params, defaults)
 
+    def _make_state(self, param: Any, group: dict[str, Any]) -> None:
+        self._state_for(param, group["amsgrad"])
+
     def _state_for(self, param: Any, amsgrad: bool) -> dict[str, Any]:
         """The parameter's state, made on its first step: a float32 step count (as
         PyTorch keeps it) and the moment estimates, zero."""

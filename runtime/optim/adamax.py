@@ -28,6 +28,9 @@ class Adamax(Optimizer):
                     "maximize": maximize}
         super().__init__(params, defaults)
 
+    def _make_state(self, param: Any, group: dict[str, Any]) -> None:
+        self._state_for(param)
+
     def _state_for(self, param: Any) -> dict[str, Any]:
         state = self.state[param]
         if not state:

@@ -31,6 +31,9 @@ class ASGD(Optimizer):
                     "weight_decay": weight_decay, "maximize": maximize}
         super().__init__(params, defaults)
 
+    def _make_state(self, param: Any, group: dict[str, Any]) -> None:
+        self._state_for(param, group["lr"])
+
     def _state_for(self, param: Any, lr: float) -> dict[str, Any]:
         state = self.state[param]
         if not state:

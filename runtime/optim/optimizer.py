@@ -120,6 +120,12 @@ class Optimizer:
                 raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
 
+    def _make_state(self, param: Any, group: dict[str, Any]) -> None:
+        """Make `param`'s state as the step would on its first call, where an optimizer's
+        first step runs as its later ones do (Adam's zero moments; not SGD's momentum
+        buffer, a copy of the first gradient). runtime.compile makes it before tracing
+        the step. Here: nothing."""
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the parameters' gradients before the next backward (or zero them)."""
         for group in self.param_groups:

@@ -38,6 +38,9 @@ class RMSprop(Optimizer):
                     "centered": centered, "weight_decay": weight_decay, "maximize": maximize}
         super().__init__(params, defaults)
 
+    def _make_state(self, param: Any, group: dict[str, Any]) -> None:
+        self._state_for(param, group)
+
     def _state_for(self, param: Any, group: dict[str, Any]) -> dict[str, Any]:
         """The parameter's state, made on its first step: a float32 step count (as PyTorch
         keeps it), the mean square and, as the options need them, the momentum buffer

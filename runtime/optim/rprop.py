@@ -30,6 +30,9 @@ class Rprop(Optimizer):
         defaults = {"lr": lr, "etas": etas, "step_sizes": step_sizes, "maximize": maximize}
         super().__init__(params, defaults)
 
+    def _make_state(self, param: Any, group: dict[str, Any]) -> None:
+        self._state_for(param, group["lr"])
+
     def _state_for(self, param: Any, lr: float) -> dict[str, Any]:
         state = self.state[param]
         if not state:

@@ -1,0 +1,131 @@
+"""A Python number the step reads afresh at every call: the learning rate, the step count.
+
+An optimizer's update computes Python numbers (Adam's bias corrections from
+`state["step"].item()`, `-lr / bias_correction1`) and passes them to its kernels. Traced
+as constants, they would be the first step's numbers forever. While an optimizer is traced
+through its own code, its learning rate is a `Number` (a float that knows the source
+which reads it, `lr0`), and so is a `.item()` of its state (`s0.item()`); arithmetic on
+them gives Numbers whose source is the same arithmetic, so a kernel's argument is written
+as the expression (`-lr0 / (1 - 0.9 ** n0)`), which later calls evaluate on their own
+values: the same Python float operations, so the same bits. A Number used any other way
+outside a kernel (compared, made an int, hashed: a branch of the step's Python on it)
+stops the trace, since later calls would not take that branch anew.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+class Number(float):
+    """A float, with the source (`text`) that computes it from the step's variables
+    (`reads`)."""
+
+    text: str
+    reads: tuple[str, ...]
+    # numpy's arrays and scalars leave their operations with a Number to it.
+    __array_ufunc__ = None
+
+    def __new__(cls, value: float, text: str, reads: tuple[str, ...]) -> Number:
+        made = super().__new__(cls, value)
+        made.text, made.reads = text, reads
+        return made
+
+    def __repr__(self) -> str:
+        return float.__repr__(self)
+
+    def __hash__(self) -> int:
+        _branch("hashed")
+        return float.__hash__(self)
+
+    def __bool__(self) -> bool:
+        _branch("tested for truth")
+        return float(self) != 0
+
+    def __neg__(self) -> Number:
+        return Number(-float(self), f"(-{self.text})", self.reads)
+
+    def __pos__(self) -> Number:
+        return self
+
+    def __abs__(self) -> Number:
+        return Number(abs(float(self)), f"abs({self.text})", self.reads)
+
+
+def plain(values: Any) -> tuple:
+    """`values` with each Number as the float it is."""
+    return tuple(float(v) if type(v) is Number else v for v in values)
+
+
+def plain_keywords(values: dict) -> dict:
+    return {k: float(v) if type(v) is Number else v for k, v in values.items()}
+
+
+def _branch(what: str) -> None:
+    """A Number used where later calls could not follow it: stop the trace, unless a
+    kernel uses it (kernels run again at every call, on that call's numbers)."""
+    from runtime.compile import trace  # (trace imports this module)
+
+    tracer = trace.current()
+    if tracer is not None and tracer.recording:
+        tracer.stop(f"the step's Python uses a number it reads afresh at each call "
+                    f"(the learning rate, the step count): {what}")
+
+
+def _source(value: Any) -> tuple[str, tuple[str, ...]] | None:
+    if type(value) is Number:
+        return value.text, value.reads
+    if type(value) in (int, float) and math.isfinite(value):
+        return repr(value), ()
+    return None
+
+
+def _binary(name: str, symbol: str, reflected: bool) -> Callable:
+    method = getattr(float, name)
+    plain_operator = getattr(operator, name.replace("__r", "__"))
+
+    def binary(self: Number, other: Any) -> Any:
+        source = _source(other)
+        if source is None:
+            if not isinstance(other, np.ndarray | np.generic):
+                return method(float(self), other)
+            # numpy's operands leave the operation to the Number (`__array_ufunc__`): a
+            # numpy scalar (np.float64(0.9) ** step) would make it a constant of the trace.
+            _branch(f"arithmetic with {type(other).__name__}")
+            return plain_operator(other, float(self)) if reflected else \
+                plain_operator(float(self), other)
+        result = method(float(self), float(other) if type(other) is Number else other)
+        if type(result) is not float:
+            return result
+        left, right = (source[0], self.text) if reflected else (self.text, source[0])
+        return Number(result, f"({left} {symbol} {right})", (*self.reads, *source[1]))
+
+    binary.__name__ = name
+    return binary
+
+
+def _comparison(name: str) -> Callable:
+    """A comparison, or a conversion that leaves the float behind (`int()`, `round()`):
+    the step's Python would branch on this call's number."""
+    method = getattr(float, name)
+
+    def compare(self: Number, *other: Any) -> Any:
+        _branch(f"{name.strip('_')}()")
+        return method(float(self), *(float(v) if type(v) is Number else v for v in other))
+
+    compare.__name__ = name
+    return compare
+
+
+for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"),
+                       ("pow", "**")):
+    setattr(Number, f"__{_name}__", _binary(f"__{_name}__", _symbol, False))
+    setattr(Number, f"__r{_name}__", _binary(f"__r{_name}__", _symbol, True))
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "int", "floor", "ceil", "trunc", "round",
+              "floordiv", "rfloordiv", "mod", "rmod", "divmod", "rdivmod"):
+    setattr(Number, f"__{_name}__", _comparison(f"__{_name}__"))
