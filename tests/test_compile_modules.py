@@ -23,6 +23,18 @@ from tests.test_opinfo import _leaves, to_gradgen
 MAX_INPUTS = 6  # module inputs per module and mode
 INFOS = [info for info in module_db if hasattr(runtime.nn, info.module_cls.__name__)]
 _COUNTS = {"compiled": 0, "eager": 0}
+# Modules whose forward compile runs eagerly, each for a reason it names (the floor below
+# leaves them out; their equality with eager is still checked): their Python reads a
+# tensor's values (the margin losses' and CTC's target loops, GaussianNLLLoss's variance
+# check), attention reads tensors through attributes the guards do not follow, the lazy
+# modules initialise in a forward hook, circular padding writes through CopySlices.
+EAGER_BY_DESIGN = {
+    "nn.MultiLabelMarginLoss", "nn.MultiMarginLoss", "nn.CTCLoss", "nn.GaussianNLLLoss",
+    "nn.MultiheadAttention", "nn.TransformerEncoderLayer", "nn.TransformerDecoderLayer",
+    "nn.Transformer", "nn.LazyConv1d", "nn.LazyConv2d", "nn.LazyConv3d",
+    "nn.LazyConvTranspose1d", "nn.LazyConvTranspose2d", "nn.LazyConvTranspose3d",
+    "nn.CircularPad1d", "nn.CircularPad2d", "nn.CircularPad3d",
+}
 
 
 def _bits(result: Any, inputs: list, module: Any) -> tuple[list, list]:
@@ -58,6 +70,10 @@ def test_a_compiled_module_equals_eager(info: Any) -> None:
             if module_input.forward_input is None:
                 continue
             constructor = module_input.constructor_input
+            if any(isinstance(v, torch.nn.Module) for v in
+                   [*constructor.args, *constructor.kwargs.values()]):
+                continue  # a torch module given to the constructor (a TransformerEncoder's
+                # layer): gradgen makes its own modules; tests/test_nn_transformer.py has them
             runtime.manual_seed(0)
             eager = cls(*to_gradgen(constructor.args), **to_gradgen(constructor.kwargs))
             eager.double().train(training)
@@ -69,7 +85,10 @@ def test_a_compiled_module_equals_eager(info: Any) -> None:
             want = _call(eager, module_input.forward_input, 6)
             got = _call(compiled, module_input.forward_input, 6)
             assert got == want, (where, compiled.fallback_reason)
-            _COUNTS["eager" if compiled.fallback_reason else "compiled"] += 1
+            if info.name in EAGER_BY_DESIGN:
+                assert compiled.fallback_reason, (where, "compiles now: leave EAGER_BY_DESIGN")
+            else:
+                _COUNTS["eager" if compiled.fallback_reason else "compiled"] += 1
 
 
 def test_compiled_modules_mostly_ran_generated_code() -> None:

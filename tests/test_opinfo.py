@@ -275,6 +275,14 @@ _DTYPES = {str(d): d for d in (runtime.float32, runtime.float64, runtime.int32,
                                runtime.int64, runtime.bool, runtime.uint8)}
 
 
+def _is_torch_function(value: Any) -> bool:
+    """A function of torch's namespaces (`torch.nn.functional.gelu`, `torch.tanh`)."""
+    return (callable(value) and not isinstance(value, type | torch.nn.Module)
+            and (getattr(value, "__module__", None) or "").startswith("torch")
+            and hasattr(runtime_functional if hasattr(runtime_functional, value.__name__)
+                        else runtime, getattr(value, "__name__", "")))
+
+
 def to_gradgen(value: Any, requires_grad: bool = True) -> Any:
     """The same value for gradgen: tensors through numpy (keeping requires_grad), dtypes by
     name, containers item by item."""
@@ -289,6 +297,9 @@ def to_gradgen(value: Any, requires_grad: bool = True) -> Any:
         return tuple(value)
     if isinstance(value, torch.device):
         return runtime.device(str(value))
+    if _is_torch_function(value):  # an activation given by function: gradgen's namesake
+        return getattr(runtime_functional, value.__name__, None) or getattr(runtime,
+                                                                            value.__name__)
     if isinstance(value, list | tuple):
         return type(value)(to_gradgen(v, requires_grad) for v in value)
     if isinstance(value, dict):
