@@ -21,15 +21,18 @@ MODULE_NAMES = frozenset({
     "TensorMethods", "recording", "forward_grad", "_arguments",
     "map", "tuple", "TypeError", "NotImplemented", "Tensor", "isinstance",
     "_out",  # runtime/out.py, which a wrapper hands an out= call to
+    "_modes",  # runtime/modes.py, which every wrapper and method asks first
 })
 # Node classes are module-level names of functions.py (imported into ops.py), which also
 # calls these builtins.
-NODE_MODULE_NAMES = MODULE_NAMES | {"any", "len", "range", "property", "RuntimeError"}
+NODE_MODULE_NAMES = MODULE_NAMES | {"any", "len", "range", "property", "RuntimeError",
+                                    "NotImplementedError"}
 # Locals and builtins of generated function bodies (wrappers, apply, JVP functions), where
 # arguments and outputs are locals too.
 LOCAL_NAMES = NODE_MODULE_NAMES | {
     "grad_fn", "needs_grad", "forward_ad", "original_self", "tangent", "returned",
     "grad", "grads", "grad_inputs", "any_grad_defined", "results", "grad_input_mask",
     "args", "kwargs", "total", "term", "error",
+    "heard",  # what a mode answered for the call (runtime/modes.py)
     "out",  # the keyword-only out= of the wrappers of torch's out= overloads
 }

@@ -61,7 +61,10 @@ from runtime.autograd import forward_ad
 from runtime.autograd.gradients import grad as _autograd_grad
 from runtime.factories import eye, zeros, zeros_like
 from runtime.grad_mode import enable_grad
+from runtime.nn.batchnorm import _BatchNorm
+from runtime.nn.norms import _InstanceNorm
 from runtime.node import AccumulateGrad
+from runtime.rearrange import rearrange as _rearrange
 
 __all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
            "stack_module_state", "vjp", "vmap"]
@@ -822,9 +825,6 @@ def debug_unwrap(tensor: Tensor, *, recurse: bool = True) -> Tensor:
 def replace_all_batch_norm_modules_(root: Any) -> Any:
     """Turn off running statistics on every batch norm module of `root` (in place): their
     running_mean, running_var and num_batches_tracked become None."""
-    from runtime.nn.batchnorm import _BatchNorm
-    from runtime.nn.norms import _InstanceNorm
-
     for module in root.modules():
         if (isinstance(module, _BatchNorm) and not isinstance(module, _InstanceNorm)
                 and module.track_running_stats):
@@ -838,7 +838,6 @@ def replace_all_batch_norm_modules_(root: Any) -> Any:
 def rearrange(tensor: Any, pattern: str, **axes_lengths: int) -> Tensor:
     """einops' rearrange, without einops: transpose, reshape, squeeze and unsqueeze written as
     a pattern such as "b (h w) c -> b c h w". A list or tuple of tensors is stacked first."""
-    from runtime.rearrange import rearrange as _rearrange
 
     if not isinstance(tensor, Tensor):
         tensor = ops.stack(tensor)

@@ -37,6 +37,7 @@ import numpy as np
 
 from runtime import forward_grad, recording
 from runtime._tensor import Tensor
+from runtime.global_flags import typename
 from runtime.grad_mode import is_grad_enabled, no_grad
 from runtime.node import (
     ERR_BACKWARD_TWICE,
@@ -483,8 +484,6 @@ def _nested_tensors(obj: Any) -> Any:
 
 
 def _typename(obj: Any) -> str:
-    from runtime.global_flags import typename
-
     return typename(obj)
 
 

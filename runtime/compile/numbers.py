@@ -69,7 +69,7 @@ def plain_keywords(values: dict) -> dict:
 def _branch(what: str) -> None:
     """A Number used where later calls could not follow it: stop the trace, unless a
     kernel uses it (kernels run again at every call, on that call's numbers)."""
-    from runtime.compile import trace  # (trace imports this module)
+    from runtime.compile import trace  # a cycle: trace imports this module
 
     tracer = trace.current()
     if tracer is not None and tracer.recording:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from runtime.grad_mode import no_grad
+from runtime.nn.conv import Conv2d, Conv3d, ConvTranspose2d, ConvTranspose3d
 
 __all__ = ["convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"]
 
@@ -40,13 +41,9 @@ def _convert(module: Any, memory_format: Any, kinds: tuple) -> Any:
 def convert_conv2d_weight_memory_format(module: Any, memory_format: Any) -> Any:
     """Give the weights of every Conv2d and ConvTranspose2d in `module` the memory format
     (see the module's docstring); returns `module`."""
-    from runtime.nn import Conv2d, ConvTranspose2d
-
     return _convert(module, memory_format, (Conv2d, ConvTranspose2d))
 
 
 def convert_conv3d_weight_memory_format(module: Any, memory_format: Any) -> Any:
     """The same for every Conv3d and ConvTranspose3d; returns `module`."""
-    from runtime.nn import Conv3d, ConvTranspose3d
-
     return _convert(module, memory_format, (Conv3d, ConvTranspose3d))
