@@ -12,6 +12,7 @@ methods are in `FunctionMethods`, set on Tensor by runtime/methods.py.
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import math
 import warnings
@@ -122,8 +123,7 @@ def broadcast_tensors(*tensors: Any) -> tuple:
         if heard is not _modes.PASS:
             return heard
     tensors = _tensor_sequence("broadcast_tensors", tensors)
-    shape = tuple(kernels.broadcast_shapes(*(tuple(t.shape) for t in tensors))) \
-        if len(tensors) > 1 else tuple(tensors[0].shape) if tensors else ()
+    shape = functools.reduce(kernels.broadcast_shapes, (tuple(t.shape) for t in tensors), ())
     return tuple(ops.expand(t, shape) for t in tensors)
 
 
@@ -310,7 +310,7 @@ def _contracted_dims(a: Any, b: Any, dims: Any) -> tuple[list[int], list[int]]:
     if len(dims_a) != len(dims_b):
         raise RuntimeError("both dimension lists should have same length")
     for da, db in zip(dims_a, dims_b, strict=True):
-        if a.shape[da] != b.shape[db]:
+        if a.shape[da] != b.shape[db] and 1 not in (a.shape[da], b.shape[db]):
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[da]} in dim {da} and second has size {b.shape[db]} "
                                f"in dim {db}")
@@ -326,6 +326,12 @@ def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Any:
     _check_tensor("tensordot", a, "a")
     _check_tensor("tensordot", b, "b", 2)
     dims_a, dims_b = _contracted_dims(a, b, dims)
+    for da, db in zip(dims_a, dims_b, strict=True):  # a size 1 against n: the other summed
+        if a.shape[da] != b.shape[db]:
+            if a.shape[da] == 1:
+                b = b.sum(db, keepdim=True)
+            else:
+                a = a.sum(da, keepdim=True)
     free_a = [d for d in range(a.ndim) if d not in dims_a]
     free_b = [d for d in range(b.ndim) if d not in dims_b]
     size = math.prod(a.shape[d] for d in dims_a)
@@ -572,6 +578,8 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None, *, out: Any
     common = list(kernels.broadcast_shapes(tuple(input_shape), tuple(index_shape)))
     common_input, common_index = list(common), list(common)
     common_input[dim], common_index[dim] = input.shape[dim], indices.shape[dim]
+    # along a dim, torch counts a negative index from the end (gather would refuse it)
+    indices = ops.where(indices < 0, indices + input.shape[dim], indices)
     return ops.gather(input.expand(common_input), dim, indices.expand(common_index))
 
 
@@ -892,8 +900,11 @@ def _one_quantile(ordered: Any, count: Any, q: float, dim: int, interpolation: s
 def _quantile(name: str, input: Any, q: Any, dim: Any, keepdim: bool, interpolation: str,
               ignore_nan: bool) -> Any:
     qs = _quantile_checks(name, input, q, interpolation)
-    source = input.reshape(-1) if dim is None else input
-    axis = 0 if dim is None else kernels._wrap_dim(dim, input.ndim)
+    flat = dim is None or input.ndim == 0  # a 0-dim input's one dim: as a flattened one
+    if dim is not None:
+        kernels._wrap_dim(dim, input.ndim)  # torch's error for a dim out of range
+    source = input.reshape(-1) if flat else input
+    axis = 0 if flat else kernels._wrap_dim(dim, input.ndim)
     ordered = ops.sort(source, axis).values  # NaNs sort last
     numbers = ops.logical_not(source.isnan()).sum(axis, True)
     if ignore_nan:
@@ -903,7 +914,7 @@ def _quantile(name: str, input: Any, q: Any, dim: Any, keepdim: bool, interpolat
     results = []
     for value in qs:
         result = _one_quantile(ordered, count, value, axis, interpolation)
-        if dim is None:
+        if flat:
             result = result.reshape([1] * input.ndim) if keepdim else result.reshape(())
         elif not keepdim:
             result = result.squeeze(axis)
