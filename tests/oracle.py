@@ -33,6 +33,15 @@ def same(program: Callable[[Any], Any]) -> tuple:
     return expected
 
 
+def same_outcome(program: Callable[[Any], Any]) -> tuple:
+    """`same`, comparing what `program` returns or raises but not its warnings: for programs
+    whose torch warnings are given once per process (TORCH_WARN_ONCE), which another test
+    may already have drawn."""
+    expected = observe(program, torch)[0]
+    assert observe(program, runtime)[0] == expected
+    return expected
+
+
 def values(result: Any) -> Any:
     """Tensors (and lists / tuples of them) as (dtype name, numpy array); others as they are."""
     if isinstance(result, torch.Tensor | runtime.Tensor):

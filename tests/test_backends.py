@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.oracle import same
+from tests.oracle import same, same_outcome
 
 
 def test_flags_as_a_cpu_only_torch_reports_them() -> None:
@@ -44,7 +44,8 @@ def test_flags_can_be_set_and_restored() -> None:
         b.cudnn.benchmark = False
         return seen
 
-    assert same(program)[0][0] == "returns"
+    # (mkldnn's TF32 warning is torch's once per process: another test may have drawn it)
+    assert same_outcome(program)[0] == "returns"
 
 
 def test_importing_the_submodules() -> None:
