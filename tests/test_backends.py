@@ -27,6 +27,21 @@ def test_flags_as_a_cpu_only_torch_reports_them() -> None:
     assert same(program)[0][0] == "returns"
 
 
+@pytest.fixture(autouse=True)
+def _torch_flags_at_their_defaults() -> Any:
+    """torch's backend flags as a fresh CPU-only process has them (another test of the run,
+    or torch._dynamo when it first compiles, may have set them), restored afterwards."""
+    import torch
+
+    saved = (torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark,
+             torch.backends.cudnn.deterministic, torch.backends.mkldnn.enabled)
+    torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark = True, False
+    torch.backends.cudnn.deterministic, torch.backends.mkldnn.enabled = False, True
+    yield
+    (torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark,
+     torch.backends.cudnn.deterministic, torch.backends.mkldnn.enabled) = saved
+
+
 def test_flags_can_be_set_and_restored() -> None:
     def program(lib: Any) -> Any:
         b = lib.backends

@@ -444,6 +444,20 @@ def _subclass(lib: Any) -> type:
     return Shifted
 
 
+@pytest.fixture(autouse=True)
+def _validation_on() -> Any:
+    """Validation as each library's default: on. (torch._dynamo turns torch's off for the
+    whole process when it first compiles, so a test that ran torch.compile before this file
+    would have torch accept what it refuses here.)"""
+    import torch
+
+    saved = torch.distributions.Distribution._validate_args
+    torch.distributions.Distribution.set_default_validate_args(True)
+    rt.distributions.Distribution.set_default_validate_args(True)
+    yield
+    torch.distributions.Distribution.set_default_validate_args(saved)
+
+
 @pytest.mark.parametrize("case", sorted(_error_programs()))
 def test_errors_as_torch(case: str) -> None:
     outcome = same_outcome(_error_programs()[case])  # (torch warns some of these once)
