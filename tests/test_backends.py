@@ -28,11 +28,16 @@ def test_flags_as_a_cpu_only_torch_reports_them() -> None:
 
 
 @pytest.fixture(autouse=True)
-def _torch_flags_at_their_defaults() -> Any:
-    """torch's backend flags as a fresh CPU-only process has them (another test of the run,
-    or torch._dynamo when it first compiles, may have set them), restored afterwards."""
+def _torch_flags_as_a_fresh_process_has_them() -> Any:
+    """torch's backend flags as a fresh CPU-only process has them, restored afterwards:
+    torch's test utilities (imported by other test files of the run) freeze the global
+    flags (torch.backends.disable_global_flags), which a fresh program's torch does not."""
     import torch
 
+    backends = torch.backends.flags_frozen.__globals__  # the module where the flag lives
+    frozen_key = "__allow_nonbracketed_mutation_flag"
+    frozen = backends[frozen_key]
+    backends[frozen_key] = True
     saved = (torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark,
              torch.backends.cudnn.deterministic, torch.backends.mkldnn.enabled)
     torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark = True, False
@@ -40,6 +45,7 @@ def _torch_flags_at_their_defaults() -> Any:
     yield
     (torch.backends.cudnn.enabled, torch.backends.cudnn.benchmark,
      torch.backends.cudnn.deterministic, torch.backends.mkldnn.enabled) = saved
+    backends[frozen_key] = frozen
 
 
 def test_flags_can_be_set_and_restored() -> None:
