@@ -9,7 +9,6 @@ that `torch.tensor` names only the factory).
 
 from __future__ import annotations
 
-import warnings
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ import numpy as np
 from runtime import changes, devices, dtypes
 from runtime import modes as _modes
 from runtime._tensor_str import format_tensor
+from runtime._warn import warn_at_caller
 from runtime.dtypes import type_string
 from runtime.grad_mode import INFERENCE_BLOCKS, is_inference_mode_enabled
 from runtime.grad_mode import _state as _grad_state
@@ -218,7 +218,7 @@ class Tensor:
             if heard is not _modes.PASS:
                 return heard
         if self.grad_fn is not None and not self._retains_grad and self._grad is None:
-            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+            warn_at_caller(_NON_LEAF_GRAD_WARNING, UserWarning)
         return self._grad
 
     @grad.setter
@@ -560,11 +560,10 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if self.requires_grad and _grad_state.enabled and not _warned_scalar_of_requires_grad:
             _warned_scalar_of_requires_grad = True
-            warnings.warn(
+            warn_at_caller(
                 "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
                 "behavior.\nConsider using tensor.detach() first.",
                 UserWarning,
-                stacklevel=3,
             )
         return self._data.item()
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import functools
 import os
 import traceback
-import warnings
 from pathlib import Path
+
+from runtime._warn import warn_at_caller
 
 
 class _State:
@@ -62,10 +63,9 @@ class detect_anomaly:  # noqa: N801
         self.check_nan = check_nan
 
     def __enter__(self) -> None:
-        warnings.warn(
+        warn_at_caller(
             "Anomaly Detection has been enabled. This mode will increase the runtime and "
             "should only be enabled for debugging.",
-            stacklevel=2,
         )
         self._previous = (_state.enabled, _state.check_nan)
         _state.enabled, _state.check_nan = True, self.check_nan

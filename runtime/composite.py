@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numbers
 import operator
-import warnings
 from typing import Any
 
 import numpy as np
@@ -19,6 +18,7 @@ from runtime import arguments, devices, dtypes, factories, grad_mode, kernels, r
 from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.arguments import int_list
 
 __all__: list[str] = []
@@ -358,7 +358,7 @@ def _index_items(index: Any) -> tuple:
     if isinstance(index, list) and len(index) < 32 and any(
             v is None or v is Ellipsis or isinstance(v, slice | list | tuple | Tensor)
             for v in index):
-        warnings.warn(_SEQUENCE_AS_TUPLE_WARNING, UserWarning, stacklevel=3)
+        warn_at_caller(_SEQUENCE_AS_TUPLE_WARNING, UserWarning)
         return tuple(index)
     return (index,)
 
@@ -656,8 +656,8 @@ ger = outer
 
 def _softmax_dim(name: str, ndim: int) -> int:
     """torch.nn.functional's implicit dim for softmax without `dim` (deprecated there too)."""
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", stacklevel=3)
+    warn_at_caller(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                   "to include dim=X as an argument.")
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -699,8 +699,8 @@ def _reduction(reduction: str, size_average: bool | None = None,
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
-        warnings.warn("size_average and reduce args will be deprecated, please use "
-                      f"reduction='{reduction}' instead.", stacklevel=3)
+        warn_at_caller("size_average and reduce args will be deprecated, please use "
+                       f"reduction='{reduction}' instead.")
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return _REDUCTIONS[reduction]
@@ -708,10 +708,10 @@ def _reduction(reduction: str, size_average: bool | None = None,
 
 def _warn_target_size(input: Any, target: Any) -> None:
     if target.shape != input.shape:
-        warnings.warn(
+        warn_at_caller(
             f"Using a target size ({_size(target)}) that is different to the input size "
             f"({_size(input)}). This will likely lead to incorrect results due to broadcasting. "
-            "Please ensure they have the same size.", stacklevel=3)
+            "Please ensure they have the same size.")
 
 
 def _size(tensor: Any) -> str:
@@ -1449,11 +1449,11 @@ def kl_div(input: Any, target: Any, size_average: bool | None = None,
         enum = _reduction(reduction, size_average, reduce)
     else:
         if reduction == "mean":
-            warnings.warn(
+            warn_at_caller(
                 "reduction: 'mean' divides the total loss by both the batch size and the "
                 "support size.'batchmean' divides only by the batch size, and aligns with the "
                 "KL div math definition.'mean' will be changed to behave the same as "
-                "'batchmean' in the next major release.", stacklevel=2)
+                "'batchmean' in the next major release.")
         enum = _reduction("sum" if reduction == "batchmean" else reduction)
     if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
         raise RuntimeError("kl_div: Integral inputs not supported.")
@@ -1840,8 +1840,7 @@ def inverse(input: Any, *, out: Tensor | None = None) -> Any:
 def _matrix_transpose(self: Any, name: str, hint: str) -> Any:
     """mT / mH: a 0-dim tensor is returned as it is (deprecated, with PyTorch's warning)."""
     if self.ndim == 0:
-        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. {hint}", UserWarning,
-                      stacklevel=3)
+        warn_at_caller(f"Tensor.{name} is deprecated on 0-D tensors. {hint}", UserWarning)
         return self
     if self.ndim < 2:
         raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of "
@@ -2151,10 +2150,10 @@ class TensorOpsMethods:
             if heard is not _modes.PASS:
                 return heard
         if isinstance(data, Tensor):
-            warnings.warn("To copy construct from a tensor, it is recommended to use "
-                          "sourceTensor.detach().clone() or "
-                          "sourceTensor.detach().clone().requires_grad_(True), rather than "
-                          "tensor.new_tensor(sourceTensor).", stacklevel=2)
+            warn_at_caller("To copy construct from a tensor, it is recommended to use "
+                           "sourceTensor.detach().clone() or "
+                           "sourceTensor.detach().clone().requires_grad_(True), rather than "
+                           "tensor.new_tensor(sourceTensor).")
         return factories.tensor(data, dtype=dtype or self.dtype, device=device,
                                 requires_grad=requires_grad)
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import heapq
 import itertools
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -33,6 +32,7 @@ import numpy as np
 
 from runtime import anomaly, dtypes, forward_grad, kernels, modes
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.grad_mode import set_grad_enabled
 from runtime.namespaces import array_ops
 from runtime.node import Node
@@ -464,7 +464,7 @@ def _warn_forward_trace(node: Node) -> None:
                    f"error:\n{''.join(node._anomaly_trace)}")
     # Attributed to the caller of autograd.backward or autograd.grad, past GraphTask.run
     # and execute.
-    warnings.warn(message, stacklevel=5)
+    warn_at_caller(message)
 
 
 def execute(

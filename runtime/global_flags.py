@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import builtins
 import math
-import warnings
 from typing import Any
 
 import numpy as np
 
 from runtime import anomaly, dtypes, factories
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.aliases import torch_name
 
 __all__ = ["is_anomaly_enabled", "is_anomaly_check_nan_enabled", "set_anomaly_enabled",
@@ -70,8 +70,8 @@ def get_float32_matmul_precision() -> str:
 def set_float32_matmul_precision(precision: str) -> None:
     """Recorded only: numpy's float32 matmul is always the full-precision one ('highest')."""
     if precision not in ("highest", "high", "medium"):
-        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
-                      "setFloat32MatmulPrecision call has no effect.", UserWarning, stacklevel=2)
+        warn_at_caller(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                       "setFloat32MatmulPrecision call has no effect.", UserWarning)
         return
     _matmul_precision[0] = precision
 
@@ -111,9 +111,9 @@ def set_default_tensor_type(t: Any) -> None:
     name); warns once a process, as torch does."""
     if "set_default_tensor_type" not in _warned:
         _warned.add("set_default_tensor_type")
-        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
-                      "use torch.set_default_dtype() and torch.set_default_device() as "
-                      "alternatives.", UserWarning, stacklevel=2)
+        warn_at_caller("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
+                       "use torch.set_default_dtype() and torch.set_default_device() as "
+                       "alternatives.", UserWarning)
     dtype = dtypes.from_type_string(t) if isinstance(t, str) else t.dtype
     dtypes.set_default_dtype(dtype)
 
@@ -121,8 +121,8 @@ def set_default_tensor_type(t: Any) -> None:
 # -- autocast, off ------------------------------------------------------------------------------
 
 def _deprecated(old: str, new: str) -> None:
-    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
-                  DeprecationWarning, stacklevel=3)
+    warn_at_caller(f"torch.{old} is deprecated. Please use torch.{new} instead.",
+                   DeprecationWarning)
 
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
@@ -209,10 +209,9 @@ def range(start: Any = 0, end: Any = None, step: Any = 1, *, dtype: Any = None, 
           layout: Any = None, device: Any = None, requires_grad: bool = False,
           out: Any = None) -> Tensor:
     """Deprecated: start to end *inclusive* by step, in the default float dtype."""
-    warnings.warn("torch.range is deprecated and will be removed in a future release because "
-                  "its behavior is inconsistent with Python's range builtin. Instead, use "
-                  "torch.arange, which produces values in [start, end).", UserWarning,
-                  stacklevel=2)
+    warn_at_caller("torch.range is deprecated and will be removed in a future release because "
+                   "its behavior is inconsistent with Python's range builtin. Instead, use "
+                   "torch.arange, which produces values in [start, end).", UserWarning)
     if end is None:
         start, end = 0, start
     if step == 0:

@@ -15,8 +15,6 @@ from __future__ import annotations
 import builtins
 import functools
 import math
-import os
-import sys
 import warnings
 from fractions import Fraction
 from typing import Any
@@ -24,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from runtime import cpu_math, sampling
+from runtime._warn import warn_at_caller
 
 _DEFAULT_FLOAT = np.float32
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
@@ -1134,27 +1133,6 @@ def prod(self, dtype=None):
 def prod_dim_int(self, dim, keepdim=False, dtype=None):
     out = _sum_dtype(self, dtype)
     return _array(np.prod(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
-
-
-# The directories of gradgen's own code: a warning is reported at the first line outside them.
-_OWN_CODE = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), d)
-                  + os.sep for d in ("runtime", "generated"))
-
-
-def warn_at_caller(message: str, category: type[Warning] = UserWarning) -> None:
-    """warnings.warn, reported at the user's line (the first frame outside gradgen's own
-    code), as torch's C++ warnings point at the Python line that called the op."""
-    frame = sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_OWN_CODE):
-        frame = frame.f_back
-    if frame is None:
-        warnings.warn(message, category, stacklevel=2)
-        return
-    module_globals = frame.f_globals
-    warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
-                           module=module_globals.get("__name__"),
-                           registry=module_globals.setdefault("__warningregistry__", {}),
-                           module_globals=module_globals)
 
 
 def _variance(self, dim, correction, keepdim, name):

@@ -8,13 +8,13 @@ the metaclass `torch.tensortype`, whose `__instancecheck__` compares the dtype. 
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
 from runtime import devices, dtypes, factories
 from runtime._tensor import Size, Tensor
+from runtime._warn import warn_at_caller
 
 __all__ = ["BoolTensor", "ByteTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
            "IntTensor", "LongTensor", "Variable", "VariableMeta", "finfo",
@@ -88,8 +88,8 @@ class Variable(metaclass=VariableMeta):
     def __new__(cls, data: Any = None, requires_grad: bool = False, volatile: bool = False,
                 **kwargs: Any) -> Any:
         if volatile:
-            warnings.warn("volatile was removed and now has no effect. Use `with "
-                          "torch.no_grad():` instead.", UserWarning, stacklevel=2)
+            warn_at_caller("volatile was removed and now has no effect. Use `with "
+                           "torch.no_grad():` instead.", UserWarning)
         if data is None:
             return factories.empty(0)
         if not isinstance(data, Tensor):

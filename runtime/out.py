@@ -26,7 +26,6 @@ What happens, in PyTorch's order, so that a refused call leaves `out` as it was:
 
 from __future__ import annotations
 
-import warnings
 from collections import namedtuple
 from collections.abc import Callable
 from typing import Any
@@ -35,6 +34,7 @@ import numpy as np
 
 from runtime import changes, dtypes, forward_grad, grad_mode
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 
 _RESIZE_WARNING = (
     "An output with one or more elements was resized since it had shape {old}, which does "
@@ -198,7 +198,7 @@ def write(target: Tensor, array: np.ndarray, warn: int = 1) -> None:
         if target._data.size:
             message = _RESIZE_WARNING.format(old=list(target._data.shape), new=list(shape))
             for _ in range(warn):
-                warnings.warn(message, UserWarning, stacklevel=4)
+                warn_at_caller(message, UserWarning)
         resize(target, shape)
     np.copyto(target._data, array, casting="unsafe")
     target._version_counter.version += 1
@@ -253,9 +253,9 @@ def factory(name: str, function: Callable, args: tuple, kwargs: dict, out: Any) 
     if name in ("arange", "linspace") and array.size == out._data.size:
         array = array.reshape(out._data.shape)
     elif name == "arange" and out._data.size:
-        warnings.warn(_RANGE_WARNING.format(old=list(out._data.shape), count=out._data.size,
+        warn_at_caller(_RANGE_WARNING.format(old=list(out._data.shape), count=out._data.size,
                                             new_count=array.size, new_shape=array.size),
-                      UserWarning, stacklevel=3)
+                       UserWarning)
     if name == "empty":  # torch's empty.out resizes out and leaves its values as they are
         if out._data.shape != array.shape:
             resize(out, array.shape)

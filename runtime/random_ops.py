@@ -12,7 +12,6 @@ records NormalBackward0 and its kin (no gradient reaches the old values either w
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ from runtime import dtypes, factories, sampling
 from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import _C_TYPE_NAMES, Tensor, _scalar_type_name
+from runtime._warn import warn_at_caller
 from runtime.arguments import Parser, int_list
 from runtime.random import Generator, default_generator
 
@@ -252,11 +252,11 @@ def _check_in_range(dtype: np.dtype, low: int, high_inclusive: int) -> None:
     if digits is not None:
         for name, value in (("from", low), ("to - 1", high_inclusive)):
             if not -(1 << digits) <= value <= 1 << digits:
-                warnings.warn(
+                warn_at_caller(
                     f"{name} is out of bounds [-(2^{digits}), 2^{digits}]. Due to precision "
                     f"limitations {c_type} can support discrete uniform distribution only "
                     "within this range. This warning will become an error in version 1.7 "
-                    "release, please fix the code in advance", UserWarning, stacklevel=4)
+                    "release, please fix the code in advance", UserWarning)
 
 
 def _random_span(dtype: np.dtype, low: int, high: int | None) -> tuple[int | None, int]:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import functools
 import keyword
 import math
-import warnings
 from dataclasses import dataclass, field
 
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 
 ELLIPSIS = "\u2026"
 
@@ -59,11 +59,11 @@ def _axis_name_problem(name: str) -> str | None:
     if name[0] == "_" or name[-1] == "_":
         return "axis name should should not start or end with underscore"
     if keyword.iskeyword(name):
-        warnings.warn(f"It is discouraged to use axes names that are keywords: {name}",
-                      RuntimeWarning, stacklevel=5)
+        warn_at_caller(f"It is discouraged to use axes names that are keywords: {name}",
+                       RuntimeWarning)
     if name == "axis":
-        warnings.warn("It is discouraged to use 'axis' as an axis name and will raise an error "
-                      "in future", FutureWarning, stacklevel=5)
+        warn_at_caller("It is discouraged to use 'axis' as an axis name and will raise an error "
+                       "in future", FutureWarning)
     return None
 
 

@@ -12,7 +12,6 @@ set on Tensor by runtime/methods.py.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +21,7 @@ from generated import ops
 from runtime import arguments, dtypes, factories, grad_mode, recording
 from runtime import modes as _modes
 from runtime._tensor import Size, Tensor
+from runtime._warn import warn_at_caller
 
 __all__ = ["is_signed", "is_nonzero", "is_same_size", "is_complex", "is_conj", "is_neg",
            "is_inference", "get_device", "positive", "conj", "conj_physical", "conj_physical_",
@@ -287,8 +287,8 @@ def adjoint(input: Any) -> Any:
             return heard
     _check_tensor("adjoint", input)
     if input.ndim == 0:
-        warnings.warn("adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
-                      UserWarning, stacklevel=3)
+        warn_at_caller("adjoint() is deprecated on 0-D tensors. Consider using x.conj().",
+                       UserWarning)
         return input
     if input.ndim < 2:
         raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
@@ -566,8 +566,8 @@ class AttributeMethods:
             raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
                                f"{self.ndim}-D tensor.{batches}")
         if self.ndim == 0:
-            warnings.warn("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
-                          UserWarning, stacklevel=2)
+            warn_at_caller("Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+                           UserWarning)
             return self
         return ops.transpose(self, 0, 1)
 
@@ -606,7 +606,7 @@ class AttributeMethods:
 
     @property
     def volatile(self) -> bool:
-        warnings.warn("volatile was removed (Variable.volatile is always False)", stacklevel=2)
+        warn_at_caller("volatile was removed (Variable.volatile is always False)")
         return False
 
     @property
@@ -712,7 +712,7 @@ class AttributeMethods:
 
     def resize(self, *sizes: Any) -> Any:
         """Deprecated: a resized copy (of the same elements when their count is unchanged)."""
-        warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+        warn_at_caller("non-inplace resize is deprecated", UserWarning)
         shape = arguments.int_list(sizes)
         if int(np.prod(shape, dtype=np.int64)) == self.numel():
             return self.reshape(shape).clone() if self.requires_grad else \
@@ -721,7 +721,7 @@ class AttributeMethods:
 
     def resize_as(self, tensor: Any) -> Any:
         """Deprecated: a copy resized as tensor."""
-        warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+        warn_at_caller("non-inplace resize_as is deprecated", UserWarning)
         return AttributeMethods.resize_(self.detach().clone(), *tensor.shape)
 
     def nonzero_static(self, *, size: int, fill_value: int = -1) -> Any:

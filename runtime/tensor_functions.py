@@ -15,7 +15,6 @@ import collections
 import functools
 import itertools
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -24,6 +23,7 @@ from generated import ops
 from runtime import arguments, dtypes, factories, kernels, linalg
 from runtime import modes as _modes
 from runtime._tensor import Size, Tensor
+from runtime._warn import warn_at_caller
 from runtime.composite import matmul as _matmul
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors",
@@ -431,8 +431,8 @@ def cov(input: Any, *, correction: int = 1, fweights: Any = None, aweights: Any 
         normaliser = weight_sum - correction if aweights is None else \
             weight_sum - correction * (weights * aweights).sum() / weight_sum
     if (normaliser <= 0) if not isinstance(normaliser, Tensor) else bool(normaliser <= 0):
-        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
-                      "than the number of observations.", UserWarning, stacklevel=2)
+        warn_at_caller("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                       "than the number of observations.", UserWarning)
         normaliser = normaliser * 0 if isinstance(normaliser, Tensor) else 0
     centred = x - mean.unsqueeze(1)
     weighted = centred if weights is None else centred * weights
@@ -629,8 +629,8 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple:
             return heard
     tensors = _tensor_sequence("meshgrid", tensors)
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the "
-                      "indexing argument.", UserWarning, stacklevel=2)
+        warn_at_caller("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                       "indexing argument.", UserWarning)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
         raise RuntimeError('torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
@@ -734,10 +734,10 @@ def cross(input: Any, other: Any, dim: int | None = None, *, out: Any = None) ->
     _check_tensor("cross", input)
     _check_tensor("cross", other, "other", 2)
     if dim is None:
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
-                      "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
-                      "default value of dim will change to agree with that of linalg.cross in a "
-                      "future release.", UserWarning, stacklevel=2)
+        warn_at_caller("Using torch.cross without specifying the dim arg is deprecated.\nPlease "
+                       "either pass the dim explicitly or simply use torch.linalg.cross.\nThe "
+                       "default value of dim will change to agree with that of linalg.cross in a "
+                       "future release.", UserWarning)
         shape = kernels.broadcast_shapes(tuple(input.shape), tuple(other.shape))
         dim = next((d for d, size in enumerate(shape) if size == 3), -1)
     return linalg.cross(input, other, dim=dim)
@@ -943,7 +943,7 @@ def _warn_once(key: str, message: str) -> None:
     """torch's TORCH_WARN_ONCE: the first call in the process warns, later ones do not."""
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warn_at_caller(message, UserWarning)
 
 
 _svd_return = collections.namedtuple("svd", ["U", "S", "V"])

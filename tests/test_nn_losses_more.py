@@ -304,3 +304,18 @@ def test_nll_loss_2d_is_nll_loss_under_its_deprecated_name() -> None:
 
     same(construction)
     close(values, 1e-10, 1e-12)
+
+
+@pytest.mark.parametrize("name, args", [
+    ("L1Loss", (False,)), ("MSELoss", (None, False)), ("SmoothL1Loss", (False, True)),
+    ("NLLLoss", (None, False, -100)), ("CrossEntropyLoss", (None, True, 1, False)),
+    ("BCELoss", (None, False)), ("BCEWithLogitsLoss", (None, None, False)),
+    ("KLDivLoss", (False,)),
+])
+def test_the_legacy_reduction_flags_by_position(name: str, args: tuple) -> None:
+    """torch's loss modules take size_average and reduce before reduction (deprecated, with
+    a warning), by position as well as by keyword."""
+    def program(lib: Any) -> Any:
+        return getattr(lib.nn, name)(*args).reduction
+
+    same(program)

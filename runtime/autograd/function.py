@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +36,7 @@ import numpy as np
 
 from runtime import forward_grad, recording
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.global_flags import typename
 from runtime.grad_mode import is_grad_enabled, no_grad
 from runtime.node import (
@@ -190,11 +190,11 @@ class Function(metaclass=FunctionMeta):
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        warnings.warn(
+        warn_at_caller(
             f"{self.__class__} should not be instantiated. Methods on autograd functions are "
             "all static, so you should invoke them on the class itself. Instantiating an "
             "autograd function will raise an error in a future version of PyTorch.",
-            DeprecationWarning, stacklevel=2)
+            DeprecationWarning)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         raise RuntimeError(
@@ -293,9 +293,9 @@ def _wrap_outputs(ctx: BackwardCFunction, tensor_inputs: list[Tensor], outputs: 
             and value.dtype.is_floating_point
         is_input, is_modified = id(value) in inputs, id(value) in dirty
         if is_modified and not is_input:
-            warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
-                          "Tensors that have been mutated should be passed to "
-                          "ctx.mark_dirty().", UserWarning, stacklevel=4)
+            warn_at_caller("ctx.mark_dirty() received a tensor that was not an input. Only input "
+                           "Tensors that have been mutated should be passed to "
+                           "ctx.mark_dirty().", UserWarning)
         if not differentiable:
             if executable:
                 ctx._input_metadata += (_NO_METADATA,)

@@ -19,7 +19,6 @@ so `masked` has no effect.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,6 +27,7 @@ import numpy as np
 from generated.ops import stack
 from runtime import engine
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.autograd import forward_ad
 from runtime.autograd.gradients import grad as _grad
 from runtime.factories import eye, tensor, zeros, zeros_like
@@ -64,9 +64,9 @@ def _check_inputs(inputs: tuple) -> None:
     wanted = _differentiable_inputs(inputs)
     for i, x in wanted:
         if x.dtype.name != "float64":
-            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
-                          "point or complex. This check will likely fail if all the inputs are "
-                          "not of double precision floating point or complex. ", stacklevel=4)
+            warn_at_caller(f"Input #{i} requires gradient and is not a double precision floating "
+                           "point or complex. This check will likely fail if all the inputs are "
+                           "not of double precision floating point or complex. ")
         # A stride-0 dimension (an expanded tensor) makes one perturbation move several
         # elements at once.
         if any(stride == 0 and size > 1
@@ -357,10 +357,10 @@ def _test_undefined_backward_mode(func: Callable, inputs: tuple) -> None:
 
 
 def _warn_undefined_grad_check() -> None:
-    warnings.warn("Backwards compatibility: New undefined gradient support checking feature is "
-                  "enabled by default, but it may break existing callers of this function. If "
-                  "this is true for you, you can call this function with "
-                  '"check_undefined_grad=False" to disable the feature', stacklevel=5)
+    warn_at_caller("Backwards compatibility: New undefined gradient support checking feature is "
+                   "enabled by default, but it may break existing callers of this function. If "
+                   "this is true for you, you can call this function with "
+                   '"check_undefined_grad=False" to disable the feature')
 
 
 # -- the public functions -------------------------------------------------------------------

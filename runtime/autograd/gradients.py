@@ -7,12 +7,12 @@ below, not from the package that imports those modules.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 from runtime import engine
 from runtime import modes as _modes
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.factories import ones_like, zeros_like
 from runtime.node import gradient_edge
 
@@ -75,14 +75,13 @@ def _warn_create_graph_cycle() -> None:
     """PyTorch's warning, given once per process like its TORCH_WARN_ONCE."""
     global _warned_create_graph_cycle
     _warned_create_graph_cycle = True
-    warnings.warn(
+    warn_at_caller(
         "Using backward() with create_graph=True will create a reference cycle between the "
         "parameter and its gradient which can cause a memory leak. We recommend using "
         "autograd.grad when creating the graph to avoid this. If you have to use this "
         "function, make sure to reset the .grad fields of your parameters to None after use "
         "to break the cycle and avoid the leak.",
         UserWarning,
-        stacklevel=3,
     )
 
 

@@ -4,9 +4,10 @@ numpy's; the flags are kept for programs that read or set them)."""
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Iterator
 from typing import Any
+
+from runtime._warn import warn_at_caller
 
 __all__ = ["is_available", "flags", "set_flags"]
 
@@ -30,8 +31,8 @@ def set_flags(_enabled: Any = None, _deterministic: Any = None, _allow_tf32: Any
     if _deterministic is not None:
         deterministic = _deterministic
     if _allow_tf32 is not None:
-        warnings.warn("TF32 acceleration on top of oneDNN is available for Intel GPUs. The "
-                      "current Torch version does not have Intel GPU Support.", stacklevel=2)
+        warn_at_caller("TF32 acceleration on top of oneDNN is available for Intel GPUs. The "
+                       "current Torch version does not have Intel GPU Support.")
     if _fp32_precision is not None:
         fp32_precision = _fp32_precision
     return old

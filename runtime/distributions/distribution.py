@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from runtime import grad_mode
 from runtime._tensor import Size, Tensor
+from runtime._warn import warn_at_caller
 from runtime.aliases import torch_name
 from runtime.distributions import constraints
 from runtime.distributions.utils import EMPTY_SHAPE, lazy_property
@@ -58,9 +58,9 @@ class Distribution:
             arg_constraints = self.arg_constraints
         except NotImplementedError:
             arg_constraints = {}
-            warnings.warn(f"{class_name(type(self))} does not define `arg_constraints`. Please set "
-                          "`arg_constraints = {}` or initialize the distribution with "
-                          "`validate_args=False` to turn off validation.", stacklevel=3)
+            warn_at_caller(f"{class_name(type(self))} does not define `arg_constraints`. "
+                           "Please set `arg_constraints = {}` or initialize the distribution with "
+                           "`validate_args=False` to turn off validation.")
         for param, constraint in arg_constraints.items():
             if constraints.is_dependent(constraint):
                 continue  # cannot be checked
@@ -138,8 +138,8 @@ class Distribution:
 
     def sample_n(self, n: int) -> Tensor:
         """`n` samples (deprecated, as in torch: use sample((n,)))."""
-        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
-                      FutureWarning, stacklevel=2)
+        warn_at_caller("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
+                       FutureWarning)
         return self.sample(Size((n,)))
 
     def log_prob(self, value: Tensor) -> Tensor:
@@ -186,9 +186,9 @@ class Distribution:
         try:
             support = self.support
         except NotImplementedError:
-            warnings.warn(f"{class_name(type(self))} does not define `support` to enable sample "
-                          "validation. Please initialize the distribution with "
-                          "`validate_args=False` to turn off validation.", stacklevel=3)
+            warn_at_caller(f"{class_name(type(self))} does not define `support` to enable sample "
+                           "validation. Please initialize the distribution with "
+                           "`validate_args=False` to turn off validation.")
             return
         if support is None:
             raise AssertionError("support is unexpectedly None")

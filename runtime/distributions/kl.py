@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 from generated import ops
 from runtime import autograd, factories, linalg
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.distributions.bernoulli import Bernoulli
 from runtime.distributions.beta import Beta
 from runtime.distributions.binomial import Binomial
@@ -101,9 +101,9 @@ def _dispatch_kl(type_p: type, type_q: type) -> Any:
     right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
     left_fun, right_fun = _KL_REGISTRY[left_p, left_q], _KL_REGISTRY[right_p, right_q]
     if left_fun is not right_fun:
-        warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
-                      f"Please register_kl({left_p.__name__}, {right_q.__name__})",
-                      RuntimeWarning, stacklevel=2)
+        warn_at_caller(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
+                       f"Please register_kl({left_p.__name__}, {right_q.__name__})",
+                       RuntimeWarning)
     return left_fun
 
 

@@ -4,7 +4,6 @@ Bartlett's decomposition."""
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -12,6 +11,7 @@ import numpy as np
 from generated import ops
 from runtime import composite, factories, linalg, random_ops
 from runtime._tensor import Size, Tensor
+from runtime._warn import warn_at_caller
 from runtime.distributions import constraints
 from runtime.distributions.chi2 import Chi2
 from runtime.distributions.exp_family import ExponentialFamily
@@ -81,8 +81,8 @@ class Wishart(ExponentialFamily):
                              f"{event_shape[-1] - 1}.")
         setattr(self, name, param.expand(batch_shape + (-1, -1)))
         if self.df.lt(event_shape[-1]).any():
-            warnings.warn("Low df values detected. Singular samples are highly likely to "
-                          "occur for ndim - 1 < df < ndim.", stacklevel=2)
+            warn_at_caller("Low df values detected. Singular samples are highly likely to "
+                           "occur for ndim - 1 < df < ndim.")
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
         if name == "scale_tril":
@@ -168,7 +168,7 @@ class Wishart(ExponentialFamily):
         if self._batch_shape:
             is_singular = is_singular.amax(self._batch_dims)
         if is_singular.any():
-            warnings.warn("Singular sample detected.", stacklevel=2)
+            warn_at_caller("Singular sample detected.")
             for _ in range(max_try_correction):
                 sample_new = self._bartlett_sampling(is_singular[is_singular].shape)
                 sample[is_singular] = sample_new

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import warnings
-
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.nn import functional as F
 from runtime.nn.module import Module
 
@@ -160,12 +159,12 @@ class Hardtanh(_InplaceActivation):
                  min_value: float | None = None, max_value: float | None = None) -> None:
         super().__init__(inplace)
         if min_value is not None:
-            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`",
-                          FutureWarning, stacklevel=2)
+            warn_at_caller("keyword argument `min_value` is deprecated and renamed to `min_val`",
+                           FutureWarning)
             min_val = min_value
         if max_value is not None:
-            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`",
-                          FutureWarning, stacklevel=2)
+            warn_at_caller("keyword argument `max_value` is deprecated and renamed to `max_val`",
+                           FutureWarning)
             max_val = max_value
         self.min_val = min_val
         self.max_val = max_val

@@ -9,7 +9,6 @@ matmul, softmax), so autograd flows through its pieces.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 import numpy as np
@@ -18,6 +17,7 @@ from generated import ops
 from runtime import composite, dtypes, factories, kernels, random_ops, sampling
 from runtime import modes as _modes
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.grad_mode import no_grad
 from runtime.nn import init
 from runtime.nn.module import Module
@@ -388,9 +388,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         if heard is not _modes.PASS:
             return heard
     if weight.dtype.is_floating_point is False and input.dtype.is_floating_point:
-        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
-                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
-                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        warn_at_caller("Argument order of nn.functional.embedding_bag was changed. Usage "
+                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                       "`embedding_bag(input, weight, ...)`.")
         weight, input = input, weight
     _check_embedding_bag(input, weight, per_sample_weights, mode,
                          (max_norm, scale_grad_by_freq, sparse))
@@ -527,7 +527,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
         if heard is not _modes.PASS:
             return heard
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        warn_at_caller("`eps` parameter is deprecated and has no effect.")
     gumbels = -random_ops.empty_like_layout(logits).exponential_().log()
     soft = composite.softmax((logits + gumbels) / tau, dim)
     if not hard:

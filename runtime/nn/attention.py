@@ -10,13 +10,13 @@ runtime/nn/functional.py can re-export it without an import cycle.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 from generated import ops
 from runtime import composite, dtypes, factories
 from runtime import modes as _modes
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 
 __all__ = ["multi_head_attention_forward"]
 
@@ -32,8 +32,8 @@ def _canonical_mask(mask: Tensor | None, mask_name: str, other_type: Any, other_
     if mask.dtype is not dtypes.bool_ and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype is not other_type:
-        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
-                      "Use same type for both instead.", stacklevel=3)
+        warn_at_caller(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
+                       "Use same type for both instead.")
     if is_float:
         return mask
     return factories.zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))

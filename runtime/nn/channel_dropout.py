@@ -13,12 +13,12 @@ saturation value: the graph is AddBackward0 over MulBackward0, as torch's.
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 from runtime import factories
 from runtime import modes as _modes
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.nn.module import Module
 
 __all__ = [
@@ -107,12 +107,12 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
 
 
 def _warn_dims(name: str, ndim: int, spatial: int) -> None:
-    warnings.warn(
+    warn_at_caller(
         f"{name}: Received a {ndim}-D input to {name}, which is deprecated and will result in "
         "an error in a future release. To retain the behavior and silence this warning, "
         f"please use dropout instead. Note that {name} exists to provide channel-wise dropout "
         f"on inputs with {spatial} spatial dimensions, a channel dimension, and an optional "
-        f"batch dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).", stacklevel=3)
+        f"batch dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).")
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
@@ -127,13 +127,12 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     if input.ndim not in (3, 4):
         _warn_dims("dropout2d", input.ndim, 2)
     if input.ndim == 3:
-        warnings.warn(
+        warn_at_caller(
             "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
             "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
             "the channel dim. This behavior will change in a future release to interpret the "
             "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
-            "channel-wise dropout behavior, please switch to using dropout1d instead.",
-            stacklevel=2)
+            "channel-wise dropout behavior, please switch to using dropout1d instead.")
     return _dropout_impl(input, p, training, True, False, inplace)
 
 

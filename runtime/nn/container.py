@@ -4,12 +4,12 @@ parameters. What they hold is registered, so a parent module sees its parameters
 from __future__ import annotations
 
 import operator
-import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.nn.module import Module, _indent, typename
 from runtime.nn.parameter import Parameter
 
@@ -400,9 +400,8 @@ class Container(Module):
     keyword arguments become its children."""
 
     def __init__(self, **kwargs: Any) -> None:
-        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
-                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
-                      stacklevel=2)
+        warn_at_caller("`nn.Container` is deprecated. All of its functionality is now "
+                       "implemented in `nn.Module`. Subclass that instead.", FutureWarning)
         super().__init__()
         for key, value in kwargs.items():
             self.add_module(key, value)

@@ -19,7 +19,6 @@ names: functional imports this module, so the layers cannot import functional ba
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +26,7 @@ from generated import ops
 from runtime import composite, factories
 from runtime import modes as _modes
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.nn import init
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
@@ -59,8 +59,8 @@ def _same_padding(input: Tensor, weight: Tensor, stride: tuple, dilation: tuple,
         padding.append(total - total // 2)
         trim.append(total % 2 == 1)
     if any(trim):
-        warnings.warn("Using padding='same' with even kernel lengths and odd dilation may "
-                      "require a zero-padded copy of the input be created", stacklevel=4)
+        warn_at_caller("Using padding='same' with even kernel lengths and odd dilation may "
+                       "require a zero-padded copy of the input be created")
     return padding, trim
 
 

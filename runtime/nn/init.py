@@ -9,7 +9,6 @@ given, else the default one, in torch's order of draws, so after the same
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from runtime import factories, random_ops
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.grad_mode import no_grad
 from runtime.random import Generator
 
@@ -103,8 +103,8 @@ def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float 
     when log(u) < -((x - mean) / std)² / 2 - (the same at the mode).
     """
     if (mean < a - 2 * std) or (mean > b + 2 * std):
-        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
-                      "The distribution of values may be incorrect.", stacklevel=2)
+        warn_at_caller("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. "
+                       "The distribution of values may be incorrect.")
     with no_grad():
         if _norm_cdf((b - mean) / std) - _norm_cdf((a - mean) / std) > 0.3:
             _redraw_outside(tensor, mean, std, a, b, generator)
@@ -230,7 +230,7 @@ def xavier_normal_(tensor: Tensor, gain: float = 1.0,
 def _kaiming_std(tensor: Tensor, a: float, mode: str, nonlinearity: str) -> float | None:
     """He's std = gain / √fan, or None (with PyTorch's warning) for an empty tensor."""
     if 0 in tensor.shape:
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        warn_at_caller("Initializing zero-element tensors is a no-op")
         return None
     fan = _calculate_correct_fan(tensor, mode)
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
@@ -307,8 +307,8 @@ def _deprecated(init: Callable[..., Tensor]) -> Callable[..., Tensor]:
     old_name = new_name[:-1]
 
     def deprecated_init(*args: Any, **kwargs: Any) -> Tensor:
-        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
-                      f"`nn.init.{new_name}`.", FutureWarning, stacklevel=2)
+        warn_at_caller(f"`nn.init.{old_name}` is now deprecated in favor of "
+                       f"`nn.init.{new_name}`.", FutureWarning)
         return init(*args, **kwargs)
 
     deprecated_init.__name__ = old_name

@@ -6,9 +6,8 @@ appears in state_dict.
 
 from __future__ import annotations
 
-import warnings
-
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.nn import functional as F
 from runtime.nn.module import Module
 
@@ -19,14 +18,18 @@ __all__ = [
 
 
 class _Loss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
+    # size_average and reduce are the flags reduction replaced; given, they decide it (with
+    # torch's deprecation warning).
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean") -> None:
         super().__init__()
-        self.reduction = reduction
+        self.reduction = _legacy_reduction(size_average, reduce, reduction)
 
 
 class _WeightedLoss(_Loss):
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
-        super().__init__(reduction)
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 reduce: bool | None = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
 
@@ -47,8 +50,9 @@ class MSELoss(_Loss):
 class SmoothL1Loss(_Loss):
     """Squared below `beta`, absolute above it."""
 
-    def __init__(self, reduction: str = "mean", beta: float = 1.0) -> None:
-        super().__init__(reduction)
+    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
+                 reduction: str = "mean", beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction)
         self.beta = beta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -58,9 +62,10 @@ class SmoothL1Loss(_Loss):
 class NLLLoss(_WeightedLoss):
     """-input[n, target[n]] from log-probabilities, reduced."""
 
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 ignore_index: int = -100, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
-        super().__init__(weight, reduction)
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -71,9 +76,10 @@ class NLLLoss(_WeightedLoss):
 class CrossEntropyLoss(_WeightedLoss):
     """nll_loss(log_softmax(input)) from raw scores and class indices (or probabilities)."""
 
-    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 ignore_index: int = -100, reduce: bool | None = None,
                  reduction: str = "mean", label_smoothing: float = 0.0) -> None:
-        super().__init__(weight, reduction)
+        super().__init__(weight, size_average, reduce, reduction)
         self.ignore_index = ignore_index
         self.label_smoothing = label_smoothing
 
@@ -94,9 +100,10 @@ class BCELoss(_WeightedLoss):
 class BCEWithLogitsLoss(_Loss):
     """Binary cross entropy from raw scores: a stable sigmoid + BCELoss in one."""
 
-    def __init__(self, weight: Tensor | None = None, reduction: str = "mean",
+    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
+                 reduce: bool | None = None, reduction: str = "mean",
                  pos_weight: Tensor | None = None) -> None:
-        super().__init__(reduction)
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
         self.register_buffer("pos_weight", pos_weight)
 
@@ -116,7 +123,7 @@ class HuberLoss(_Loss):
     target, L1 far from it, so outliers pull less."""
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         self.delta = delta
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -129,7 +136,7 @@ class KLDivLoss(_Loss):
 
     def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
                  reduction: str = "mean", log_target: bool = False) -> None:
-        super().__init__(_legacy_reduction(size_average, reduce, reduction))
+        super().__init__(size_average, reduce, reduction)
         self.log_target = log_target
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
@@ -143,8 +150,8 @@ def _legacy_reduction(size_average: bool | None, reduce: bool | None, reduction:
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
-    warnings.warn("size_average and reduce args will be deprecated, please use "
-                  f"reduction='{reduction}' instead.", stacklevel=3)
+    warn_at_caller("size_average and reduce args will be deprecated, please use "
+                   f"reduction='{reduction}' instead.")
     return reduction
 
 

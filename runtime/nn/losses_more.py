@@ -5,11 +5,11 @@ losses, and PairwiseDistance, each on its functional form (runtime/nn/loss_funct
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 
 from runtime._tensor import Tensor
-from runtime.nn.loss import NLLLoss, _legacy_reduction
+from runtime._warn import warn_at_caller
+from runtime.nn.loss import NLLLoss, _Loss, _WeightedLoss
 from runtime.nn.loss_functions import (
     cosine_embedding_loss,
     gaussian_nll_loss,
@@ -48,22 +48,6 @@ class PairwiseDistance(Module):
 
 
 # -- the modules ----------------------------------------------------------------------------------
-
-class _Loss(Module):
-    """A loss module's reduction, from the legacy size_average / reduce flags when given."""
-
-    def __init__(self, size_average: bool | None = None, reduce: bool | None = None,
-                 reduction: str = "mean") -> None:
-        super().__init__()
-        self.reduction = _legacy_reduction(size_average, reduce, reduction)
-
-
-class _WeightedLoss(_Loss):
-    def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
-                 reduce: bool | None = None, reduction: str = "mean") -> None:
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
-
 
 class MarginRankingLoss(_Loss):
     """max(0, -target (x1 - x2) + margin)."""
@@ -234,9 +218,8 @@ class NLLLoss2d(NLLLoss):
     def __init__(self, weight: Tensor | None = None, size_average: bool | None = None,
                  ignore_index: int = -100, reduce: bool | None = None,
                  reduction: str = "mean") -> None:
-        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
-                      "drop-in replacement and see "
-                      "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.",
-                      FutureWarning, stacklevel=2)
-        super().__init__(weight, ignore_index, _legacy_reduction(size_average, reduce,
-                                                                 reduction))
+        warn_at_caller("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                       "drop-in replacement and see "
+                       "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.",
+                       FutureWarning)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)

@@ -8,12 +8,12 @@ initialised process group.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from generated import ops
 from runtime import factories
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.autograd.function import Function
 from runtime.grad_mode import no_grad
 from runtime.nn import functional as F
@@ -111,9 +111,9 @@ class _InstanceNorm(_BatchNorm):
                 raise ValueError(f"expected input's size at dim={feature_dim} to match "
                                  f"num_features ({self.num_features}), but got: "
                                  f"{input.shape[feature_dim]}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
-                          "can silence this warning by not passing in num_features, which is "
-                          "not used because affine=False", stacklevel=2)
+            warn_at_caller(f"input's size at dim={feature_dim} does not match num_features. You "
+                           "can silence this warning by not passing in num_features, which is "
+                           "not used because affine=False")
         if input.dim() == self._no_batch_dim:
             return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
         return self._apply_instance_norm(input)

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from typing import Any
 
 from generated import ops
 from runtime import factories
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.nn import functional as F
 from runtime.nn import init
 from runtime.nn.module import Module
@@ -350,9 +350,9 @@ def _check_arguments(dropout: Any, num_layers: int, hidden_size: Any, proj_size:
         raise ValueError("dropout should be a number in range [0, 1] representing the "
                          "probability of an element being zeroed")
     if dropout > 0 and num_layers == 1:
-        warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
-                      "non-zero dropout expects num_layers greater than 1, but got "
-                      f"dropout={dropout} and num_layers={num_layers}", stacklevel=3)
+        warn_at_caller("dropout option adds dropout after all but last recurrent layer, so "
+                       "non-zero dropout expects num_layers greater than 1, but got "
+                       f"dropout={dropout} and num_layers={num_layers}")
     if not isinstance(hidden_size, int) or isinstance(hidden_size, bool):
         raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
     if hidden_size <= 0:

@@ -11,7 +11,6 @@ the path those fall back to, whose numbers agree with them to rounding.
 from __future__ import annotations
 
 import copy
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -20,6 +19,7 @@ import numpy as np
 from generated import ops
 from runtime import factories, grad_mode
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.nn import functional as F
 from runtime.nn import init
 from runtime.nn.activation import GELU, ReLU
@@ -371,11 +371,10 @@ def _warn_nested_prototype() -> None:
     global _nested_warned
     if not _nested_warned:
         _nested_warned = True
-        warnings.warn("The PyTorch API of nested tensors is in prototype stage and will change "
-                      "in the near future. We recommend specifying layout=torch.jagged when "
-                      "constructing a nested tensor, as this layout receives active development,"
-                      " has better operator coverage, and works with torch.compile.",
-                      stacklevel=4)
+        warn_at_caller("The PyTorch API of nested tensors is in prototype stage and will change "
+                       "in the near future. We recommend specifying layout=torch.jagged when "
+                       "constructing a nested tensor, as this layout receives active development,"
+                       " has better operator coverage, and works with torch.compile.")
 
 
 class TransformerEncoder(Module):
@@ -394,8 +393,8 @@ class TransformerEncoder(Module):
         self.mask_check = mask_check
         reason = _why_no_nested_tensor(encoder_layer)
         if enable_nested_tensor and reason:
-            warnings.warn(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
-                          f"because {reason}", stacklevel=2)
+            warn_at_caller(f"enable_nested_tensor is True, but self.use_nested_tensor is False "
+                           f"because {reason}")
             self.use_nested_tensor = False
 
     def forward(self, src: Tensor, mask: Tensor | None = None,

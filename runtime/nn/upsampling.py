@@ -12,12 +12,12 @@ positions then follow it (unless recompute_scale_factor=True).
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any
 
 from generated import ops
 from runtime import modes as _modes
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.nn import pooling
 from runtime.nn.module import Module
 
@@ -152,22 +152,22 @@ def _resize(input: Tensor, mode: str, output_size: list[int], scales: list,
 def upsample(input: Tensor, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
              align_corners: bool | None = None) -> Tensor:
     """The deprecated name of interpolate."""
-    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
-                  "instead.", stacklevel=2)
+    warn_at_caller("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                   "instead.")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """interpolate(mode='nearest'), deprecated."""
-    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    warn_at_caller("`nn.functional.upsample_nearest` is deprecated. Use "
+                   "`nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input: Tensor, size: Any = None, scale_factor: Any = None) -> Tensor:
     """interpolate(mode='bilinear', align_corners=True), deprecated."""
-    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
-                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    warn_at_caller("`nn.functional.upsample_bilinear` is deprecated. Use "
+                   "`nn.functional.interpolate` instead.")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

@@ -19,7 +19,6 @@ import contextlib
 import functools
 import math
 import types
-import warnings
 import weakref
 from bisect import bisect_right
 from collections import Counter
@@ -27,6 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.aliases import missing_attribute
 from runtime.optim.optimizer import Optimizer
 
@@ -158,27 +158,27 @@ class LRScheduler:
 
     def _warn_if_called_outside_step(self) -> None:
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                          "`get_last_lr()`.", UserWarning, stacklevel=3)
+            warn_at_caller("To get the last learning rate computed by the scheduler, please use "
+                           "`get_last_lr()`.", UserWarning)
 
     def step(self, epoch: int | None = None) -> None:
         """Move to the next epoch (or to `epoch`, deprecated) and set its lrs."""
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
-                warnings.warn(
+                warn_at_caller(
                     "Seems like `optimizer.step()` has been overridden after learning rate "
                     "scheduler initialization. Please, make sure to call `optimizer.step()` "
-                    f"before `lr_scheduler.step()`. {_SEE_MORE}", UserWarning, stacklevel=2)
+                    f"before `lr_scheduler.step()`. {_SEE_MORE}", UserWarning)
             elif not getattr(self.optimizer, "_opt_called", False):
-                warnings.warn(
+                warn_at_caller(
                     "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In "
                     "PyTorch 1.1.0 and later, you should call them in the opposite order: "
                     "`optimizer.step()` before `lr_scheduler.step()`.  Failure to do this "
                     "will result in PyTorch skipping the first value of the learning rate "
-                    f"schedule. {_SEE_MORE}", UserWarning, stacklevel=2)
+                    f"schedule. {_SEE_MORE}", UserWarning)
         self._step_count += 1
         if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warn_at_caller(EPOCH_DEPRECATION_WARNING, UserWarning)
         self._update_lr(epoch)
 
     def _update_lr(self, epoch: int | None) -> None:
@@ -472,7 +472,7 @@ class ReduceLROnPlateau(LRScheduler):
         if epoch is None:
             epoch = self.last_epoch + 1
         else:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            warn_at_caller(EPOCH_DEPRECATION_WARNING, UserWarning)
         self.last_epoch = epoch
         if self._is_better(current, self.best):
             self.best = current

@@ -8,12 +8,12 @@ buffers). `step()` updates the parameters in place, outside any graph.
 from __future__ import annotations
 
 import functools
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from runtime import changes, dtypes, factories
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.grad_mode import enable_grad, no_grad
 from runtime.nn.module import typename, zero_grad_of
 
@@ -111,10 +111,9 @@ class Optimizer:
                                  f"optimization parameter {name}")
             param_group.setdefault(name, default)
         if len(params) != len(set(params)):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; in "
-                          "future, this will cause an error; see "
-                          "github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
+            warn_at_caller("optimizer contains a parameter group with duplicate parameters; in "
+                           "future, this will cause an error; see "
+                           "github.com/pytorch/pytorch/issues/40967 for more information")
         for group in self.param_groups:
             if not set(group["params"]).isdisjoint(params):
                 raise ValueError("some parameters appear in more than one parameter group")

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import enum
 import json
-import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from runtime._warn import warn_at_caller
 from runtime.aliases import missing_attribute
 from runtime.profiler.recorder import (
     EventList,
@@ -108,12 +108,12 @@ class profile(_Profiling):  # noqa: N801 - torch's name
             raise NotImplementedError("gradgen's profiler has no schedule: it records from "
                                       "start() to stop()")
         if with_stack or with_modules:
-            warnings.warn("gradgen's profiler records no Python stacks or modules: "
-                          "with_stack and with_modules are ignored", stacklevel=2)
+            warn_at_caller("gradgen's profiler records no Python stacks or modules: "
+                           "with_stack and with_modules are ignored")
         chosen = set(supported_activities() if activities is None else activities)
         for activity in sorted(chosen - supported_activities(), key=lambda a: a.value):
-            warnings.warn(f"{activity.name} is not available, disabling {activity.name} "
-                          "profiling", stacklevel=2)
+            warn_at_caller(f"{activity.name} is not available, disabling {activity.name} "
+                           "profiling")
         self.activities = chosen & supported_activities()
         self.on_trace_ready = on_trace_ready
         self.step_num = 0

@@ -22,12 +22,12 @@ Both variants are one autograd Function here, whose node is CheckpointFunctionBa
 from __future__ import annotations
 
 import contextlib
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 from runtime import grad_mode, random
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.autograd import Function
 from runtime.autograd import backward as autograd_backward
 from runtime.nn import Sequential
@@ -95,8 +95,7 @@ def detach_variable(inputs: tuple) -> tuple:
 
 def check_backward_validity(inputs: Any) -> None:
     if not any(item.requires_grad for item in inputs if isinstance(item, Tensor)):
-        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
-                      stacklevel=2)
+        warn_at_caller("None of the inputs have requires_grad=True. Gradients will be None")
 
 
 class CheckpointFunction(Function):
@@ -160,7 +159,7 @@ def _warn_use_reentrant(where: str) -> None:
                    "if you need to preserve the current default behavior, you can pass "
                    "use_reentrant=True. Refer to docs for more details on the differences "
                    "between the two variants.")
-    warnings.warn(message, stacklevel=3)
+    warn_at_caller(message)
 
 
 def checkpoint(function: Callable, *args: Any, use_reentrant: bool | None = None,

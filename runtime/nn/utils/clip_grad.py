@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 import types
-import warnings
 from collections.abc import Iterable
 
 from generated import ops
 from runtime import factories
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.grad_mode import no_grad
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
@@ -64,8 +64,7 @@ def clip_grad_norm_(parameters: Tensors, max_norm: float, norm_type: float = 2.0
         is_generator = isinstance(parameters, types.GeneratorType)
         parameters = list(parameters)
         if is_generator and not parameters:
-            warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.",
-                          stacklevel=3)
+            warn_at_caller("`parameters` is an empty generator, no gradient clipping will occur.")
     grads = [p.grad for p in parameters if p.grad is not None]
     total_norm = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total_norm, foreach)
@@ -85,6 +84,6 @@ def clip_grad_value_(parameters: Tensors, clip_value: float,
 def clip_grad_norm(parameters: Tensors, max_norm: float, norm_type: float = 2.0,
                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Tensor:
     """clip_grad_norm_ under its deprecated name, with torch's FutureWarning."""
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
-                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    warn_at_caller("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                   "`torch.nn.utils.clip_grad_norm_`.", FutureWarning)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)

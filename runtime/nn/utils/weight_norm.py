@@ -9,11 +9,11 @@ back to, v * (g / norm_except_dim(v, 2, dim)); values agree with torch's to roun
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, TypeVar
 
 from generated import ops
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.nn.module import Module
 from runtime.nn.parameter import Parameter
 
@@ -58,9 +58,8 @@ class WeightNorm:
 
     @staticmethod
     def apply(module: Module, name: str, dim: int | None) -> WeightNorm:
-        warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning,
-                      stacklevel=3)
+        warn_at_caller("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                       "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning)
         for hook in module._forward_pre_hooks.values():
             if isinstance(hook, WeightNorm) and hook.name == name:
                 raise RuntimeError(f"Cannot register two weight_norm hooks on the same "

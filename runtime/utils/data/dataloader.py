@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import math
 import random
-import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -35,6 +34,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from runtime import dtypes, factories
+from runtime._warn import warn_at_caller
 from runtime.random import Generator, default_generator
 from runtime.utils.data.collate import default_collate, default_convert
 from runtime.utils.data.dataset import Dataset, IterableDataset
@@ -261,8 +261,8 @@ class _DataLoaderIter:
         self._collate_fn = loader.collate_fn
         self._index_sampler = loader._index_sampler
         if loader.pin_memory:
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
-                          "then device pinned memory won't be used.", stacklevel=3)
+            warn_at_caller("'pin_memory' argument is set as true but no accelerator is found, "
+                           "then device pinned memory won't be used.")
         # The order matters for the random stream: the sampler's iterator first (a
         # RandomSampler draws nothing until its first index), then the base seed.
         self._sampler_iter = iter(self._index_sampler)
@@ -318,9 +318,9 @@ class _DataLoaderIter:
         expected = self._loader._IterableDataset_len_called
         if self._dataset_iter is not None and expected is not None \
                 and self._num_yielded > expected:
-            warnings.warn(f"Length of IterableDataset {self._dataset} was reported to be "
-                          f"{expected}(when accessing len(dataloader)), but "
-                          f"{self._num_yielded} samples have been fetched. ", stacklevel=2)
+            warn_at_caller(f"Length of IterableDataset {self._dataset} was reported to be "
+                           f"{expected}(when accessing len(dataloader)), but "
+                           f"{self._num_yielded} samples have been fetched. ")
         return data
 
     def _fetch_map(self, index: Any) -> Any:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.random import Generator, default_generator
 from runtime.random_ops import randperm
 
@@ -174,8 +174,8 @@ def _lengths_from_fractions(total: int, fractions: Sequence[float]) -> list[int]
         lengths[i % len(lengths)] += 1
     for index, length in enumerate(lengths):
         if length == 0:
-            warnings.warn(f"Length of split at index {index} is 0. This might result in an "
-                          "empty dataset.", stacklevel=3)
+            warn_at_caller(f"Length of split at index {index} is 0. This might result in an "
+                           "empty dataset.")
     return lengths
 
 
