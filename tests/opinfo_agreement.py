@@ -1,0 +1,235 @@
+"""How often gradgen agrees with torch on the reference inputs of PyTorch's OpInfo database.
+
+tests/test_opinfo.py runs the first few samples of each OpInfo as pass/fail tests. This
+measure runs every *reference* input (`op.reference_inputs`: the samples plus the extra
+cases torch's own reference tests use, such as broadcasting, extremal values and empty
+tensors) of every OpInfo gradgen maps, and counts per check how many samples agree:
+
+- forward: values, shape and dtype in float64 (rtol and atol 1e-7);
+- backward, forward mode, second order: the float64 gradients or tangents, as test_opinfo
+  forms them (where the OpInfo says torch supports that derivative);
+- errors: the exception class on the OpInfo's error inputs.
+
+Every sample counts, those of KNOWN_DIFFERENCES included (a known difference is still a
+difference), but for what gradgen does not aim at and samples cannot be compared on: dtypes
+gradgen lacks (float16, bfloat16, complex), `out=` and the orders of tied elements that torch
+leaves undefined. A sample on which torch itself raises is not compared.
+
+    python -m tests.opinfo_agreement                 every mapped OpInfo (about 30 minutes)
+    python -m tests.opinfo_agreement add mul ...     these OpInfo names
+    python -m tests.opinfo_agreement --write-docs    and write docs/opinfo-agreement.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+
+from tests import test_opinfo as opinfo
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKS = ("forward", "backward", "forward_ad", "gradgrad", "errors")
+DOCS = ROOT / "docs" / "opinfo-agreement.md"
+GOALS = {"forward": 99.5, "backward": 99.9, "forward_ad": 99.9, "gradgrad": 99.9, "errors": 97.0}
+
+
+def _fresh_leaf(value: Any) -> Any:
+    """A tensor that requires grad as a leaf of its own. Some reference inputs are views,
+    made without grad, of a base that does not require grad, then marked requires_grad: in
+    torch the gradient of such a view is None, though the output depends on it."""
+    if isinstance(value, torch.Tensor) and value.requires_grad:
+        return value.detach().clone().requires_grad_(True)
+    if isinstance(value, list | tuple):
+        return type(value)(_fresh_leaf(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _fresh_leaf(v) for k, v in value.items()}
+    return value
+
+
+def _reference_samples(op: Any, requires_grad: bool) -> Iterator[tuple[int, Any]]:
+    torch.manual_seed(0)
+    for index, sample in enumerate(op.reference_inputs("cpu", torch.float64,
+                                                      requires_grad=requires_grad)):
+        if opinfo._outside_gradgen(sample):
+            continue
+        if op.name in ("sort", "argsort", "topk") and opinfo._has_ties_unstable(sample):
+            continue
+        if requires_grad:
+            sample = copy.copy(sample)
+            sample.input, sample.args, sample.kwargs = _fresh_leaf(
+                (sample.input, sample.args, sample.kwargs))
+        yield index, sample
+
+
+def _same_arrays(got: list, want: list) -> bool:
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want, strict=True):
+        if w is None or g is None:
+            if (w if g is None else g) is not None and np.any(w if g is None else g):
+                return False
+            continue
+        if g.shape != w.shape or not np.allclose(g, w, rtol=1e-7, atol=1e-7, equal_nan=True):
+            return False
+    return True
+
+
+def _forward(op: Any, sample: Any) -> bool | None:
+    try:
+        want = opinfo._call_torch(op, sample)
+    except Exception:  # noqa: BLE001 - torch refuses the sample: nothing to compare
+        return None
+    try:
+        got = opinfo._call_gradgen(op, sample, requires_grad=False)
+        opinfo.assert_same(got, want, "")
+    except Exception:  # noqa: BLE001 - any difference or error is a disagreement
+        return False
+    return True
+
+
+def _derivative(order_or_mode: int | str) -> Callable[[Any, Any], bool | None]:
+    def check(op: Any, sample: Any) -> bool | None:
+        try:
+            if order_or_mode == "forward_ad":
+                want = opinfo._tangents(op, sample, torch)
+            else:
+                want = opinfo._gradients(op, sample, torch, order_or_mode)
+        except Exception:  # noqa: BLE001
+            return None
+        try:
+            if order_or_mode == "forward_ad":
+                got = opinfo._tangents(op, sample, opinfo.runtime)
+            else:
+                got = opinfo._gradients(op, sample, opinfo.runtime, order_or_mode)
+        except Exception:  # noqa: BLE001
+            return False
+        return _same_arrays(got, want)
+    return check
+
+
+def _errors(op: Any) -> Iterator[bool]:
+    torch.manual_seed(0)
+    for error in op.error_inputs("cpu"):
+        sample = error.sample_input
+        if opinfo._outside_gradgen(sample):
+            continue
+        try:
+            opinfo._call_torch(op, sample)
+        except error.error_type:
+            pass
+        except Exception:  # noqa: BLE001 - torch raises another class: not this input's point
+            continue
+        else:
+            continue
+        try:
+            opinfo._call_gradgen(op, sample, requires_grad=False)
+        except Exception as raised:  # noqa: BLE001
+            yield isinstance(raised, error.error_type)
+        else:
+            yield False
+
+
+def _applies(op: Any, check: str) -> bool:
+    if check == "forward":
+        return torch.float64 in op.supported_dtypes("cpu")
+    if check == "errors":
+        return op.error_inputs_func is not None
+    if torch.float64 not in op.supported_backward_dtypes("cpu"):
+        return False
+    return {"backward": op.supports_autograd, "forward_ad": op.supports_forward_ad,
+            "gradgrad": op.supports_gradgrad}[check]
+
+
+def measure_op(op: Any) -> dict[str, list[int]]:
+    """{check: [agreed, compared]} for one OpInfo."""
+    counts = {check: [0, 0] for check in CHECKS}
+    checks = {"forward": _forward, "backward": _derivative(1), "forward_ad":
+              _derivative("forward_ad"), "gradgrad": _derivative(2)}
+    for check, function in checks.items():
+        if not _applies(op, check):
+            continue
+        for _, sample in _reference_samples(op, requires_grad=check != "forward"):
+            outcome = function(op, sample)
+            if outcome is not None:
+                counts[check][0] += outcome
+                counts[check][1] += 1
+    if _applies(op, "errors"):
+        for agreed in _errors(op):
+            counts["errors"][0] += agreed
+            counts["errors"][1] += 1
+    return counts
+
+
+def coverage() -> tuple[int, int]:
+    """(OpInfo names with derivatives that gradgen maps, OpInfo names with derivatives)."""
+    with_derivatives = {op.name for op in op_db if op.supports_autograd}
+    mapped = {op.name for op in opinfo.OPS if op.supports_autograd}
+    return len(mapped), len(with_derivatives)
+
+
+def run(names: list[str]) -> tuple[dict, dict]:
+    ops = [op for op in opinfo.OPS if not names or op.name in names]
+    totals = {check: [0, 0] for check in CHECKS}
+    worst: dict[str, dict[str, list[int]]] = {}
+    start = time.perf_counter()
+    for number, op in enumerate(ops, 1):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            counts = measure_op(op)
+        for check, (agreed, compared) in counts.items():
+            totals[check][0] += agreed
+            totals[check][1] += compared
+            if agreed < compared:
+                worst.setdefault(opinfo._opinfo_name(op), {})[check] = [agreed, compared]
+        print(f"[{number}/{len(ops)} {time.perf_counter() - start:.0f}s] "
+              f"{opinfo._opinfo_name(op)}: "
+              + ", ".join(f"{c} {a}/{n}" for c, (a, n) in counts.items() if n), file=sys.stderr)
+    return totals, worst
+
+
+def report(totals: dict, worst: dict) -> str:
+    mapped, with_derivatives = coverage()
+    lines = ["| check | samples agreeing | compared | share | goal |", "|---|---:|---:|---:|---:|"]
+    for check in CHECKS:
+        agreed, compared = totals[check]
+        share = 100.0 * agreed / compared if compared else 100.0
+        lines.append(f"| {check} | {agreed} | {compared} | {share:.2f}% | "
+                     f"{GOALS[check]}% |")
+    lines += ["", f"OpInfo names with derivatives that gradgen maps: {mapped} of "
+              f"{with_derivatives}.", "", "Disagreements by OpInfo (agreeing / compared):", ""]
+    by_size = sorted(worst.items(), key=lambda item: -sum(n - a for a, n in item[1].values()))
+    for name, checks in by_size:
+        lines.append(f"- {name}: " + ", ".join(f"{c} {a}/{n}" for c, (a, n) in checks.items()))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.opinfo_agreement",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", help="OpInfo names (default: every mapped one)")
+    parser.add_argument("--write-docs", action="store_true",
+                        help=f"write {DOCS.relative_to(ROOT)} (needs the whole run)")
+    args = parser.parse_args(argv)
+    totals, worst = run(args.names)
+    text = report(totals, worst)
+    print(text)
+    if args.write_docs:
+        DOCS.write_text(
+            "# gradgen beside torch on OpInfo's reference inputs\n\n"
+            "Written by `python -m tests.opinfo_agreement --write-docs` (what is counted: its "
+            "docstring); do not edit by hand.\n\n" + text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
