@@ -38,6 +38,8 @@ def stale_diff(files: dict[str, str], out: Path) -> str:
     existing = output.generated_files(out)
     diff: list[str] = []
     for name in sorted(set(files) | set(existing)):
+        if existing.get(name) == files.get(name):
+            continue
         old = existing.get(name, "").splitlines(keepends=True)
         new = files.get(name, "").splitlines(keepends=True)
         diff.extend(difflib.unified_diff(old, new, f"{out.name}/{name} (on disk)",

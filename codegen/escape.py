@@ -40,11 +40,18 @@ def _visible(char: str) -> str:
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+def _visible_text(text: str) -> str:
+    """`text` with every character that is not printable as its Python escape."""
+    if text.isprintable():  # nearly always: no character to look at one by one
+        return text
+    return "".join(_visible(c) for c in text)
+
+
 def escape(text: str, into: Into) -> str:
     """`text`, made safe to paste into generated Python source at a place of kind `into`."""
     if into is Into.LITERAL:
         text = text.replace("\\", "\\\\").replace('"', '\\"')
-        return '"' + "".join(_visible(c) for c in text) + '"'
+        return '"' + _visible_text(text) + '"'
     # Whitespace runs (newlines, tabs, \x0b, \x0c, \u2028 ...) become one space first, so
     # that no character Python reads as a line break survives.
     text = " ".join(text.split())
@@ -55,4 +62,4 @@ def escape(text: str, into: Into) -> str:
         text = _QUOTES.sub('\\\\"', text)
         if text.endswith('"'):
             text = text[:-1] + '\\"'
-    return "".join(_visible(c) for c in text)
+    return _visible_text(text)

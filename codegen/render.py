@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -981,6 +982,7 @@ def _public(bindings: Bindings) -> list[str]:
 
 # -- the mode check: the block at the top of every wrapper (runtime/modes.py) ----------------
 
+@functools.cache  # many wrappers share a signature
 def _signature_call(signature: str) -> tuple[str, str]:
     """The args tuple and kwargs dict, as source, that call a function of `signature` again
     with what it received: its positional parameters (and *args), its keyword-only ones
@@ -1023,9 +1025,10 @@ def render_functions(env: jinja2.Environment, header: dict, infos: list[OpInfo])
 
 def render_ops(env: jinja2.Environment, header: dict, infos: list[OpInfo], bindings: Bindings,
                kernels: frozenset[str]) -> str:
+    public_wrappers = _public_wrappers(bindings)
     return env.get_template("ops.py.j2").render(
         **header,
-        wrappers=[_mode_call(w, i, _public_wrappers(bindings)) for i in infos
+        wrappers=[_mode_call(w, i, public_wrappers) for i in infos
                   for w in op_contexts(i, bindings.group(i), kernels)],
         nodes=sorted({i.node_name for i in infos if i.differentiable}, key=_import_order),
         named_returns=_named_returns(infos),
