@@ -62,7 +62,7 @@ EXCLUDED_NAMES: tuple[tuple[str, str], ...] = (
         "CUDA, MPS and other backends or accelerators: gradgen has one CPU device",
     ),
     (
-        r"jit|script|^trace|fx|export|dynamo|inductor|graph_break|^compiled_with|"
+        r"jit|(?i:script)|^trace|fx|export|dynamo|inductor|graph_break|^compiled_with|"
         r"^is_compiling$|^vmap_impl|^cond$|^while_loop$|^associative_scan$|^wrap_",
         "jit, fx, export and compile internals",
     ),
