@@ -251,6 +251,14 @@ __all__ += ["alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
 # -- end of nnB's block ---------------------------------------------------------------------
 
 
+# -- issue 28, helper names: the *_copy functions, storages, sym_*, amp ---------------------
+from runtime import view_copies as _view_copies  # noqa: E402
+from runtime.view_copies import *  # noqa: E402, F403
+
+__all__ += _view_copies.__all__
+# -- end of names' block --------------------------------------------------------------------
+
+
 def __getattr__(name: str) -> _Any:
     if name == "explore":  # gradgen's own, not torch's: imported when first asked for
         import importlib
