@@ -256,6 +256,12 @@ from runtime import view_copies as _view_copies  # noqa: E402
 from runtime.view_copies import *  # noqa: E402, F403
 
 __all__ += _view_copies.__all__
+from runtime import cpu  # noqa: E402 - torch.cpu
+from runtime import more_names as _more_names  # noqa: E402
+from runtime.more_names import *  # noqa: E402, F403 - sym_*, asarray, frombuffer, ...
+
+__all__ += [*_more_names.__all__, "cpu"]
+methods.install(_more_names.NamesMethods)
 # -- end of names' block --------------------------------------------------------------------
 
 

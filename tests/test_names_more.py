@@ -165,3 +165,293 @@ DTYPE_VIEWS = {
 @pytest.mark.parametrize("name", DTYPE_VIEWS)
 def test_view_copy_to_a_dtype(name):
     same(lambda t: DTYPE_VIEWS[name](t, t.arange(6.0).reshape(2, 3)))
+
+
+# -- sym_* on Python numbers --------------------------------------------------------------------
+
+SYMS = {
+    "int": lambda t: [t.sym_int(2.7), t.sym_int(-2.7), t.sym_int(3), t.sym_int(True)],
+    "int_str": lambda t: t.sym_int("a"),
+    "int_tensor": lambda t: t.sym_int(t.tensor(2.5)),
+    "float": lambda t: [t.sym_float(3), t.sym_float(3.5), t.sym_float(t.tensor(2))],
+    "float_str": lambda t: t.sym_float("x"),
+    "max_min": lambda t: [t.sym_max(2, 3.5), t.sym_max(2, 3), t.sym_max(2.0, 3),
+                          t.sym_min(2, 3.5), t.sym_min(5, 3)],
+    "max_types": lambda t: [type(t.sym_max(2, 3)), type(t.sym_max(2.0, 3)),
+                            type(t.sym_min(2, 3.5))],
+    "max_tensor": lambda t: "numpy.integer" in str(_error(lambda: t.sym_max(t.tensor(2), 3))),
+    "not": lambda t: [t.sym_not(True), t.sym_not(0), t.sym_not(t.tensor(True))],
+    "sqrt": lambda t: [t.sym_sqrt(4), t.sym_sqrt(t.tensor(4.0))],
+    "sqrt_negative": lambda t: t.sym_sqrt(-1),
+    "sum": lambda t: [t.sym_sum([1, 2, 3]), t.sym_sum([1, 2.5]), t.sym_sum([]),
+                      t.sym_sum(1, 2)],
+    "ite": lambda t: [t.sym_ite(True, 1, 2), t.sym_ite(False, 1, 2)],
+    "ite_int": lambda t: t.sym_ite(1, 1, 2),
+    "ite_types": lambda t: t.sym_ite(True, 1, 2.0),
+    "fresh_size": lambda t: [t.sym_fresh_size(5), t.sym_fresh_size(2.5)],
+    "range": lambda t: [t.sym_constrain_range(2, min=0, max=3), t.sym_constrain_range(-5),
+                        t.sym_constrain_range_for_size(0), t.sym_constrain_range(size=3)],
+    "range_above": lambda t: t.sym_constrain_range(5, min=0, max=3),
+    "range_max": lambda t: t.sym_constrain_range(5, max=3),
+    "range_min": lambda t: t.sym_constrain_range(-5, min=3),
+    "range_bool": lambda t: t.sym_constrain_range(True, min=6),
+    "range_tensor": lambda t: t.sym_constrain_range(t.tensor(5), min=6),
+    "range_float_bound": lambda t: t.sym_constrain_range(5, min=6.0),
+    "range_positional": lambda t: t.sym_constrain_range(5, 0, 3),
+    "size_negative": lambda t: t.sym_constrain_range_for_size(-2),
+    "size_max": lambda t: t.sym_constrain_range_for_size(5, max=3),
+}
+
+
+def _error(call):
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - the message is looked at
+        return error
+    return None
+
+
+@pytest.mark.parametrize("name", SYMS)
+def test_sym(name):
+    same(SYMS[name])
+
+
+# -- removed linear algebra, dense products, error classes, memory formats ---------------------
+
+REMOVED = {
+    "matrix_rank": lambda t, x: t.matrix_rank(x),
+    "solve": lambda t, x: t.solve(x, x),
+    "lstsq": lambda t, x: t.lstsq(x, x),
+    "symeig": lambda t, x: t.symeig(x, eigenvectors=True),
+    "eig": lambda t, x: t.eig(x),
+    "method_solve": lambda t, x: x.solve(x),
+    "method_lstsq": lambda t, x: x.lstsq(x),
+    "method_symeig": lambda t, x: x.symeig(),
+    "method_eig": lambda t, x: x.eig(True),
+}
+
+
+@pytest.mark.parametrize("name", REMOVED)
+def test_removed_linear_algebra(name):
+    same(lambda t: REMOVED[name](t, t.eye(3)))
+
+
+def test_products_on_dense_inputs():
+    def program(t):
+        a = t.arange(6.0).reshape(2, 3).requires_grad_()
+        b = t.arange(6.0).reshape(3, 2)
+        y = t.dsmm(a, b) + t.spmm(a, b)
+        y.sum().backward()
+        return y, a.grad, str(_error(lambda: t.saddmm(t.ones(2, 2), a, b)))
+
+    same(program)
+    import torch
+
+    import runtime
+
+    for lib in (torch, runtime):
+        error = _error(lambda lib=lib: lib.hsmm(lib.ones(2, 3), lib.ones(3, 2)))
+        assert type(error) is NotImplementedError
+        assert str(error).startswith("Could not run 'aten::hspmm' with arguments from the "
+                                     "'CPU' backend. This could be because the operator "
+                                     "doesn't exist for this backend")
+
+
+def test_error_classes_and_memory_formats():
+    def program(t):
+        classes = [t.AcceleratorError, t.OutOfMemoryError, t.FatalError]
+        bases = [[b.__name__ for b in c.__mro__[1:]] for c in classes]
+        formats = [repr(f) for f in (t.contiguous_format, t.preserve_format, t.channels_last,
+                                     t.channels_last_3d)]
+        kinds = [isinstance(t.channels_last, t.memory_format), t.memory_format.__name__]
+        return bases, formats, kinds, str(_error(t.memory_format))
+
+    same(program)
+
+
+def test_error_classes_are_raised_and_caught():
+    import runtime
+
+    for name in ("AcceleratorError", "OutOfMemoryError"):
+        with pytest.raises(RuntimeError, match="boom"):
+            raise getattr(runtime, name)("boom")
+
+
+# -- tensors over other objects' memory ---------------------------------------------------------
+
+ASARRAY = {
+    "numpy": lambda t, np: t.asarray(np.arange(3.0)),
+    "list": lambda t, np: [t.asarray([1, 2.5]), t.asarray([1, 2]), t.asarray(3.5)],
+    "tensor_same": lambda t, np: [t.asarray(x := t.ones(2)) is x,
+                                  t.asarray(x, copy=True) is x,
+                                  t.asarray(x, dtype=t.float64)],
+    "tensor_alias_dtype": lambda t, np: t.asarray(t.ones(2), copy=False, dtype=t.float64),
+    "numpy_alias_dtype": lambda t, np: t.asarray(np.ones(2), copy=False, dtype=t.float32),
+    "list_alias": lambda t, np: t.asarray([1, 2], copy=False),
+    "requires_grad": lambda t, np: [t.asarray(x := t.ones(2), requires_grad=True) is x,
+                                    x.requires_grad, t.asarray(np.ones(2), requires_grad=True)],
+    "bytes": lambda t, np: t.asarray(bytearray(b"\x01\x02"), dtype=t.uint8),
+    "bytes_float": lambda t, np: t.asarray(bytearray(b"\x01\x02")),
+    "tensors": lambda t, np: t.asarray([t.tensor(1.0), t.tensor(2.0)]),
+    "str": lambda t, np: t.asarray("abc"),
+    "numpy_scalar": lambda t, np: t.asarray(np.int64(3)),
+}
+
+
+@pytest.mark.parametrize("name", ASARRAY)
+def test_asarray(name):
+    import numpy
+
+    same(lambda t: ASARRAY[name](t, numpy))
+
+
+def test_asarray_shares_a_numpy_array():
+    import numpy as np
+
+    def program(t):
+        array = np.arange(3.0)
+        shared, copied = t.asarray(array), t.asarray(array, copy=True)
+        array[0] = 9
+        return shared, copied
+
+    same(program)
+
+
+FROMBUFFER = {
+    "int32": lambda t: t.frombuffer(bytearray(b"\x01\x02\x03\x04"), dtype=t.int32),
+    "count_offset": lambda t: t.frombuffer(bytearray(range(8)), dtype=t.uint8, count=3,
+                                           offset=4),
+    "not_a_multiple": lambda t: t.frombuffer(bytearray(6), dtype=t.int32),
+    "offset_past": lambda t: t.frombuffer(bytearray(8), dtype=t.int32, offset=9),
+    "count_past": lambda t: t.frombuffer(bytearray(8), dtype=t.int32, count=3),
+    "empty": lambda t: t.frombuffer(bytearray(0), dtype=t.int32),
+    "count_zero": lambda t: t.frombuffer(bytearray(8), dtype=t.int32, count=0),
+    "no_buffer": lambda t: t.frombuffer([1, 2], dtype=t.int32),
+    "requires_grad": lambda t: t.frombuffer(bytearray(8), dtype=t.float32, requires_grad=True),
+}
+
+
+@pytest.mark.parametrize("name", FROMBUFFER)
+def test_frombuffer(name):
+    same(FROMBUFFER[name])
+
+
+def test_frombuffer_shares_the_buffer():
+    def program(t):
+        buffer = bytearray(8)
+        x = t.frombuffer(buffer, dtype=t.int32)
+        x[1] = 258
+        buffer[0] = 5
+        return x, bytes(buffer)
+
+    same(program)
+
+
+def test_from_file(tmp_path):
+    import numpy as np
+
+    path = tmp_path / "data.bin"
+
+    def program(t):
+        np.arange(6, dtype=np.float32).tofile(path)
+        plain = t.from_file(str(path), size=4)
+        shared = t.from_file(str(path), shared=True, size=6, dtype=t.float32)
+        shared[0] = 42
+        again = t.from_file(str(path), size=2)
+        grown = t.from_file(str(tmp_path / "new.bin"), shared=True, size=3)
+        return [plain, shared, again, grown, (tmp_path / "new.bin").stat().st_size,
+                str(_error(lambda: t.from_file(str(path), size=10))),
+                str(_error(lambda: t.from_file(str(tmp_path / "none.bin"), size=1))),
+                t.from_file(str(path))]
+
+    same(program)
+
+
+def test_dlpack_both_ways():
+    import numpy as np
+    import torch
+
+    import runtime
+
+    ours = runtime.arange(4.0)
+    theirs = torch.from_dlpack(runtime.to_dlpack(ours))
+    theirs[0] = 7
+    assert ours.tolist() == [7.0, 1.0, 2.0, 3.0]
+    back = runtime.from_dlpack(torch.to_dlpack(theirs))
+    back[1] = 8
+    assert theirs.tolist() == [7.0, 8.0, 2.0, 3.0]
+    array = np.arange(3)
+    shared = runtime.from_dlpack(array)
+    array[2] = 5
+    assert shared.tolist() == [0, 1, 5] and shared.dtype == runtime.int64
+    same(lambda t: t.from_dlpack(t.to_dlpack(t.ones(2, requires_grad=True))))
+
+
+# -- gradient ---------------------------------------------------------------------------------
+
+GRADIENTS = {
+    "default": lambda t, x: t.gradient(x),
+    "spacing": lambda t, x: t.gradient(x, spacing=0.5, dim=1),
+    "spacings": lambda t, x: t.gradient(x, spacing=[2.0, 0.5]),
+    "order_2": lambda t, x: t.gradient(x, edge_order=2, dim=-1),
+    "coordinates": lambda t, x: t.gradient(x, spacing=(t.tensor([0.0, 1.0, 1.5, 3.5]),),
+                                           dim=1),
+    "coordinates_2": lambda t, x: t.gradient(x, spacing=(t.tensor([0.0, 1.0, 1.5, 3.5]),),
+                                             dim=1, edge_order=2),
+    "dims": lambda t, x: t.gradient(x, dim=(0, 1)),
+    "ints": lambda t, x: t.gradient(t.tensor([1, 4, 9, 16])),
+    "bad_order": lambda t, x: t.gradient(x, edge_order=3),
+    "too_short": lambda t, x: t.gradient(x, edge_order=2),
+    "bad_spacing": lambda t, x: t.gradient(x, spacing=[1.0, 2.0, 3.0]),
+}
+
+
+@pytest.mark.parametrize("name", GRADIENTS)
+def test_gradient(name):
+    def program(t):
+        x = t.tensor([[1.0, 2.0, 4.0, 7.0], [0.0, 3.0, 2.0, 9.0]], requires_grad=True)
+        results = GRADIENTS[name](t, x)
+        total = sum((r * t.arange(float(r.numel())).reshape(r.shape)).sum() for r in results
+                    if r.is_floating_point())
+        if total.requires_grad:
+            total.backward()
+        return [r.detach() for r in results], x.grad
+
+    same(program)
+
+
+# -- the rest ------------------------------------------------------------------------------
+
+def test_dropout_in_place_and_vmap():
+    def program(t):
+        t.manual_seed(0)
+        x = t.ones(8)
+        y = t.dropout_(x, 0.5, True)
+        kept = t.dropout_(t.ones(3), 0.5, False)
+        batched = t.vmap(lambda row: row.sum())(t.arange(6.0).reshape(2, 3))
+        return y is x, x, kept, batched
+
+    same(program)
+
+
+def test_get_device_module():
+    def program(t):
+        cpu = t.get_device_module()
+        return [cpu.is_available(), cpu.device_count(), cpu.current_device(),
+                t.get_device_module("cpu") is cpu, t.get_device_module(t.device("cpu")) is cpu,
+                t.get_device_module("cuda") is t.cuda, str(_error(lambda: t.get_device_module(3))),
+                str(_error(lambda: t.get_device_module("meta")))]
+
+    same(program)
+
+
+def test_reinforce_and_module_load():
+    def program(t):
+        p = t.nn.Parameter(t.zeros(3))
+        loaded = p.module_load(t.ones(3))
+        other = t.full((3,), 2.0, requires_grad=True)
+        assigned = p.module_load(other, assign=True)
+        return [str(_error(lambda: t.ones(1).reinforce(1.0))), loaded, p.detach(), loaded is p,
+                assigned, assigned is other]
+
+    same(program)
