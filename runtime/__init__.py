@@ -262,6 +262,11 @@ from runtime.more_names import *  # noqa: E402, F403 - sym_*, asarray, frombuffe
 
 __all__ += [*_more_names.__all__, "cpu"]
 methods.install(_more_names.NamesMethods)
+from runtime import storage as _storage  # noqa: E402
+from runtime.storage import *  # noqa: E402, F403 - UntypedStorage, FloatStorage, ...
+
+__all__ += _storage.__all__
+methods.install(_storage.StorageMethods)
 # -- end of names' block --------------------------------------------------------------------
 
 
