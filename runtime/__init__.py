@@ -267,6 +267,10 @@ from runtime.storage import *  # noqa: E402, F403 - UntypedStorage, FloatStorage
 
 __all__ += _storage.__all__
 methods.install(_storage.StorageMethods)
+from runtime import amp  # noqa: E402 - torch.amp
+from runtime.amp import GradScaler, autocast  # noqa: E402
+
+__all__ += ["amp", "GradScaler", "autocast"]
 # -- end of names' block --------------------------------------------------------------------
 
 
