@@ -271,6 +271,9 @@ from runtime import amp  # noqa: E402 - torch.amp
 from runtime.amp import GradScaler, autocast  # noqa: E402
 
 __all__ += ["amp", "GradScaler", "autocast"]
+from runtime.dtypes import int8, int16, short  # noqa: E402
+
+__all__ += ["int8", "int16", "short"]
 # -- end of names' block --------------------------------------------------------------------
 
 

@@ -455,3 +455,61 @@ def test_reinforce_and_module_load():
                 assigned, assigned is other]
 
     same(program)
+
+
+# -- int8 and int16 -------------------------------------------------------------------------
+
+NARROW_INTS = {
+    "repr": lambda t: [t.tensor([1, -2, 3], dtype=t.int8), t.tensor([[1, -200], [3, 4]],
+                                                                    dtype=t.int16)],
+    "char_short": lambda t: [t.tensor([1.7, -2.5, 300.0]).char(),
+                             t.tensor([1.7, -2.5, 70000.0]).short()],
+    "promotion": lambda t: [t.tensor([1, 2], dtype=t.int8) + t.tensor([1, 2], dtype=t.uint8),
+                            t.tensor([1, 2], dtype=t.int8) + t.tensor([1, 2], dtype=t.int16),
+                            t.tensor([1, 2], dtype=t.int16) + t.tensor([1, 2], dtype=t.int32),
+                            t.tensor([1, 2], dtype=t.int8) * 1.5,
+                            t.tensor([1, 2], dtype=t.int16) / 2,
+                            t.promote_types(t.int8, t.uint8), t.promote_types(t.int16, t.float16)],
+    "wrapping": lambda t: [t.tensor([100, 2], dtype=t.int8) + 100,
+                           t.tensor([100, 2], dtype=t.int8) + 1000,
+                           t.tensor([100, 2], dtype=t.uint8) + 1000,
+                           t.tensor([100, 2], dtype=t.int16) - 70000,
+                           -t.tensor([-128, 2], dtype=t.int8),
+                           t.tensor([100], dtype=t.int8).mul_(3)],
+    "reductions": lambda t: [t.tensor([100, 100], dtype=t.int8).sum(),
+                             t.tensor([100, 100], dtype=t.int8).cumsum(0),
+                             t.tensor([1, 5, 2], dtype=t.int8).max(),
+                             t.tensor([100, 100], dtype=t.int16).prod()],
+    "legacy": lambda t: [t.CharTensor([1, 2]), t.ShortTensor([3]),
+                         isinstance(t.tensor([1], dtype=t.int8), t.CharTensor),
+                         t.tensor([1], dtype=t.int8).type(), t.tensor([1], dtype=t.int16).type(),
+                         t.ones(2).type("torch.CharTensor"), t.short, t.int8,
+                         t.iinfo(t.int8).min, t.iinfo(t.int16).max],
+    "facts": lambda t: [t.ones(1, dtype=t.int8).element_size(),
+                        t.ones(1, dtype=t.int16).is_signed(),
+                        t.zeros(2, dtype=t.int8), t.arange(3, dtype=t.int16),
+                        t.tensor([1], dtype=t.int16).tolist(),
+                        t.tensor([-7], dtype=t.int8) // 2],
+    "mean": lambda t: t.tensor([100, 100], dtype=t.int8).mean(),
+    "full_overflow": lambda t: t.full((2,), 300, dtype=t.int8),
+    "mm_mixed": lambda t: t.ones(2, 2, dtype=t.int8).mm(t.ones(2, 2)),
+    "in_place_float": lambda t: t.tensor([1], dtype=t.int8).add_(1.5),
+    "requires_grad": lambda t: t.ones(2, dtype=t.int8).requires_grad_(),
+    "index": lambda t: t.arange(5)[t.tensor([1, 2], dtype=t.int8)],
+    "index_select": lambda t: t.arange(5).gather(0, t.tensor([1, 2], dtype=t.int16)),
+    "embedding": lambda t: t.nn.functional.embedding(t.tensor([1], dtype=t.int16), t.ones(3, 2)),
+    "cross_entropy": lambda t: t.nn.functional.cross_entropy(t.ones(2, 3),
+                                                             t.tensor([1, 2], dtype=t.int8)),
+}
+
+
+@pytest.mark.parametrize("name", NARROW_INTS)
+def test_int8_and_int16(name):
+    same(NARROW_INTS[name])
+
+
+def test_int8_and_int16_numpy_round_trip():
+    import numpy as np
+
+    same(lambda t: [t.from_numpy(np.array([1, -2], np.int8)), t.tensor(np.array([3], np.int16)),
+                    t.tensor([1], dtype=t.int8).numpy().dtype.name])
