@@ -58,6 +58,7 @@ import numpy as np
 
 from runtime import changes, dtypes
 from runtime._tensor import Size, Tensor
+from runtime.aliases import TORCH_MODULES
 from runtime.devices import device as Device
 from runtime.nn.parameter import Parameter
 
@@ -577,8 +578,6 @@ class _FullUnpickler(_SafeUnpickler):
 
 
 def _torch_name(module: str, name: str) -> Any:
-    from runtime.aliases import TORCH_MODULES
-
     ours = TORCH_MODULES.get(module)
     value = getattr(importlib.import_module(ours), name, None) if ours else None
     if value is None:
