@@ -274,6 +274,9 @@ __all__ += ["amp", "GradScaler", "autocast"]
 from runtime.dtypes import int8, int16, short  # noqa: E402
 
 __all__ += ["int8", "int16", "short"]
+from runtime.lowrank import pca_lowrank, svd_lowrank  # noqa: E402
+
+__all__ += ["pca_lowrank", "svd_lowrank"]
 # -- end of names' block --------------------------------------------------------------------
 
 

@@ -513,3 +513,55 @@ def test_int8_and_int16_numpy_round_trip():
 
     same(lambda t: [t.from_numpy(np.array([1, -2], np.int8)), t.tensor(np.array([3], np.int16)),
                     t.tensor([1], dtype=t.int8).numpy().dtype.name])
+
+
+# -- svd_lowrank, pca_lowrank ------------------------------------------------------------------
+# Singular vectors are defined up to their signs (LAPACK's choice may differ from numpy's):
+# compared are the singular values, the vectors' magnitudes, the low-rank product and the
+# gradient of a sign-blind function of them.
+
+LOWRANK = {
+    "svd_tall": lambda t: t.svd_lowrank(t.randn(6, 4, requires_grad=True), q=2, niter=3),
+    "svd_wide": lambda t: t.svd_lowrank(t.randn(3, 7, requires_grad=True), q=3),
+    "svd_batch_M": lambda t: t.svd_lowrank(t.randn(2, 5, 3, requires_grad=True), q=2,
+                                           M=t.ones(5, 3)),
+    "pca": lambda t: t.pca_lowrank(t.randn(7, 3, requires_grad=True)),
+    "pca_q": lambda t: t.pca_lowrank(t.randn(5, 4, requires_grad=True), q=2, niter=1),
+    "pca_uncentered": lambda t: t.pca_lowrank(t.randn(4, 6, requires_grad=True), center=False),
+}
+
+
+@pytest.mark.parametrize("name", LOWRANK)
+def test_lowrank(name):
+    def program(t):
+        t.manual_seed(0)
+        U, S, V = LOWRANK[name](t)
+        A = U @ t.diag_embed(S) @ V.mT  # noqa: N806
+        leaf = next(iter(x for x in (U, S, V) if x.requires_grad)).grad_fn is not None
+        (S.sum() + A.pow(2).sum() + U.abs().sum() + V.abs().sum()).backward()
+        return S.detach(), U.detach().abs(), V.detach().abs(), A.detach(), leaf
+
+    same(program, rtol=1e-4, atol=1e-5)
+
+
+def test_lowrank_gradient():
+    def program(t):
+        t.manual_seed(0)
+        A = t.randn(6, 4, requires_grad=True)  # noqa: N806
+        U, S, V = t.svd_lowrank(A, q=2)
+        (S.sum() + U.abs().sum()).backward()
+        return A.grad
+
+    same(program, rtol=1e-4, atol=1e-5)
+
+
+LOWRANK_ERRORS = {
+    "q_large": lambda t: t.pca_lowrank(t.ones(3, 2), q=3),
+    "q_negative": lambda t: t.pca_lowrank(t.ones(3, 2), q=-1),
+    "niter": lambda t: t.pca_lowrank(t.ones(3, 2), niter=-1),
+}
+
+
+@pytest.mark.parametrize("name", LOWRANK_ERRORS)
+def test_lowrank_errors(name):
+    same(LOWRANK_ERRORS[name])
