@@ -62,14 +62,14 @@ EXCLUDED_NAMES: tuple[tuple[str, str], ...] = (
         "CUDA, MPS and other backends or accelerators: gradgen has one CPU device",
     ),
     (
-        r"jit|script|^trace|fx|export|dynamo|inductor|graph_break|^compiled_with|"
+        r"jit|(?i:script)|^trace|fx|export|dynamo|inductor|graph_break|^compiled_with|"
         r"^is_compiling$|^vmap_impl|^cond$|^while_loop$|^associative_scan$|^wrap_",
         "jit, fx, export and compile internals",
     ),
     (r"distributed|^rpc", "distributed"),
     (
         r"quantiz|^q_|qint|quint|qscheme|^int_repr$|^dequantize|^fake_quant|per_channel|"
-        r"per_tensor|^fused_moving_avg",
+        r"per_tensor|^fused_moving_avg|^choose_qparams",
         "quantization",
     ),
     (
@@ -85,7 +85,7 @@ EXCLUDED_NAMES: tuple[tuple[str, str], ...] = (
     ),
     (
         r"^(AliasDb|Argument|ArgumentSpec|CompleteArgumentSpec|Block|Graph|Node|Value|Use|Code|"
-        r"\w+Type|ConcreteModuleType\w*|ExecutionPlan|GraphExecutorState|Gradient|StaticModule|"
+        r"\w*Type|unify_type_list|ConcreteModuleType\w*|ExecutionPlan|GraphExecutorState|Gradient|StaticModule|"
         r"LiteScriptModule|FileCheck|import_ir_module\w*|parse_ir|parse_schema|"
         r"parse_type_comment|merge_type_from_type_comment|TracingState|CallStack|ErrorReport|"
         r"FunctionSchema|InferredType|\w*StorageContext|ScriptModuleSerializer|"

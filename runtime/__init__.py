@@ -251,6 +251,35 @@ __all__ += ["alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
 # -- end of nnB's block ---------------------------------------------------------------------
 
 
+# -- issue 28, helper names: the *_copy functions, storages, sym_*, amp ---------------------
+from runtime import view_copies as _view_copies  # noqa: E402
+from runtime.view_copies import *  # noqa: E402, F403
+
+__all__ += _view_copies.__all__
+from runtime import cpu  # noqa: E402 - torch.cpu
+from runtime import more_names as _more_names  # noqa: E402
+from runtime.more_names import *  # noqa: E402, F403 - sym_*, asarray, frombuffer, ...
+
+__all__ += [*_more_names.__all__, "cpu"]
+methods.install(_more_names.NamesMethods)
+from runtime import storage as _storage  # noqa: E402
+from runtime.storage import *  # noqa: E402, F403 - UntypedStorage, FloatStorage, ...
+
+__all__ += _storage.__all__
+methods.install(_storage.StorageMethods)
+from runtime import amp  # noqa: E402 - torch.amp
+from runtime.amp import GradScaler, autocast  # noqa: E402
+
+__all__ += ["amp", "GradScaler", "autocast"]
+from runtime.dtypes import int8, int16, short  # noqa: E402
+
+__all__ += ["int8", "int16", "short"]
+from runtime.lowrank import pca_lowrank, svd_lowrank  # noqa: E402
+
+__all__ += ["pca_lowrank", "svd_lowrank"]
+# -- end of names' block --------------------------------------------------------------------
+
+
 def __getattr__(name: str) -> _Any:
     if name == "explore":  # gradgen's own, not torch's: imported when first asked for
         import importlib

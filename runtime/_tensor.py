@@ -105,7 +105,8 @@ def _requires_grad_leaf_error(requires_grad: bool) -> str:
 
 # How PyTorch's messages name a dtype by its C type (typeMetaToScalarType's name()).
 _C_TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-                 "bool": "bool", "uint8": "unsigned char"}
+                 "bool": "bool", "uint8": "unsigned char", "int16": "short int",
+                 "int8": "signed char"}
 
 _warned_scalar_of_requires_grad = False  # PyTorch gives that warning once per process
 

@@ -35,6 +35,8 @@ TORCH_MODULES: dict[str, str] = {
     "torch.autograd.profiler": "runtime.autograd.profiler",
     "torch.autograd.variable": "runtime.autograd.variable",
     "torch.cuda": "runtime.cuda",
+    "torch.cpu": "runtime.cpu",  # the CPU as a device module (torch.get_device_module)
+    "torch.amp": "runtime.amp",  # autocast (off, as gradgen has none) and GradScaler
     "torch.fft": "runtime.fft",
     "torch.func": "runtime.func",
     "torch.linalg": "runtime.linalg",

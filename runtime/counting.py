@@ -26,7 +26,8 @@ def _check_tensor(name: str, value: Any, argument: str = "input", position: int 
 
 def _type_name(array: np.ndarray) -> str:
     return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "bool": "Bool", "uint8": "Byte", "float16": "Half"}.get(array.dtype.name,
+            "bool": "Bool", "uint8": "Byte", "float16": "Half", "int16": "Short",
+            "int8": "Char"}.get(array.dtype.name,
                                                                      array.dtype.name)
 
 

@@ -30,6 +30,9 @@ int64 = dtype("int64", np.int64, False, "torch.LongTensor")
 int32 = dtype("int32", np.int32, False, "torch.IntTensor")
 bool_ = dtype("bool", np.bool_, False, "torch.BoolTensor")
 uint8 = dtype("uint8", np.uint8, False, "torch.ByteTensor")  # generator states are bytes
+int8 = dtype("int8", np.int8, False, "torch.CharTensor")
+int16 = dtype("int16", np.int16, False, "torch.ShortTensor")
+short = int16
 float = float32  # noqa: A001 - torch.float
 double = float64
 long = int64
@@ -63,7 +66,8 @@ bfloat16 = _NoArithmetic("bfloat16", 2, "torch.BFloat16Tensor",
                          "gradgen has no bfloat16 arithmetic: numpy has no bfloat16 type. Use "
                          "torch.float16 or torch.float32 instead.")
 
-_BY_NUMPY = {d.numpy: d for d in (float32, float64, float16, int64, int32, bool_, uint8)}
+_BY_NUMPY = {d.numpy: d for d in (float32, float64, float16, int64, int32, bool_, uint8, int8,
+                                   int16)}
 
 _default_float = [float32]
 
@@ -93,8 +97,7 @@ def type_string(array: np.ndarray) -> str:
 
 
 # Tensor type names of dtypes gradgen lacks: `x.type("torch.HalfTensor")` names one.
-_OTHER_TYPE_STRINGS = ("torch.ByteTensor",
-                       "torch.CharTensor", "torch.ShortTensor", "torch.ComplexFloatTensor",
+_OTHER_TYPE_STRINGS = ("torch.ByteTensor", "torch.ComplexFloatTensor",
                        "torch.ComplexDoubleTensor")
 
 

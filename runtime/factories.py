@@ -169,12 +169,13 @@ def options_of(bound: dict) -> tuple[dtypes.dtype | None, bool]:
 
 
 # The C++ type names torch's overflow message uses for each dtype.
-_CHECKED_NAMES = {"uint8": "uint8_t", "int32": "int", "int64": "int64_t", "float16": "c10::Half",
+_CHECKED_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                  "int64": "int64_t", "float16": "c10::Half",
                   "float32": "float", "float64": "double"}
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 # The range of each dtype (looked up once: np.iinfo and np.finfo are slow to ask).
 _RANGES = {np.dtype(kind): (int(np.iinfo(kind).min), int(np.iinfo(kind).max))
-           for kind in (np.uint8, np.int32, np.int64)} | {
+           for kind in (np.uint8, np.int8, np.int16, np.int32, np.int64)} | {
     np.dtype(kind): (-float(np.finfo(kind).max), float(np.finfo(kind).max))
     for kind in (np.float16, np.float32, np.float64)}
 def checked_fill_value(value: Any, numpy_dtype: np.dtype) -> Any:
@@ -224,7 +225,7 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
         if data.dtype.kind == "f" and data.dtype.itemsize > 8:
             raise TypeError(f"gradgen has no dtype for numpy {data.dtype}")
         return np.array(data, dtype=np.int64 if data.dtype.kind in "iu" and data.dtype not in (
-            np.int32, np.int64, np.uint8) else data.dtype)
+            np.int32, np.int64, np.uint8, np.int8, np.int16) else data.dtype)
     try:
         array = np.array(data)
     except ValueError:  # ragged: numpy refuses it

@@ -195,7 +195,10 @@ def _float_type(*operands: Any) -> np.dtype:
 def _as(value: Any, dtype: np.dtype) -> Any:
     if isinstance(value, np.ndarray):
         return value if value.dtype == dtype else value.astype(dtype)
-    return dtype.type(value)
+    try:
+        return dtype.type(value)
+    except OverflowError:  # a Python int the integer type cannot hold wraps, as in torch
+        return np.array(value, np.int64).astype(dtype)[()]
 
 
 def _binary(a: Any, b: Any, dtype: np.dtype | None = None) -> tuple[Any, Any]:
@@ -217,7 +220,7 @@ def _array(value: Any, dtype: np.dtype) -> np.ndarray:
 
 # PyTorch's names of the scalar types, as its messages spell them.
 _TYPE_NAMES = {"float64": "Double", "float32": "Float", "int64": "Long", "int32": "Int",
-               "bool": "Bool"}
+               "bool": "Bool", "int16": "Short", "int8": "Char"}
 
 
 def check_inplace_result(target: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> None:
@@ -706,7 +709,8 @@ def where_self(condition, self, other):
 
 _SCALAR_NAMES = {np.dtype(np.bool_): "Bool", np.dtype(np.int32): "Int",
                  np.dtype(np.int64): "Long", np.dtype(np.float32): "Float",
-                 np.dtype(np.float64): "Double"}
+                 np.dtype(np.float64): "Double", np.dtype(np.int16): "Short",
+                 np.dtype(np.int8): "Char"}
 
 
 def _scalar_name(array: np.ndarray) -> str:
@@ -714,6 +718,8 @@ def _scalar_name(array: np.ndarray) -> str:
     dtype = np.asarray(array).dtype
     return _SCALAR_NAMES.get(dtype, str(dtype))
 
+
+_NOT_INDEX_TYPES = (np.dtype(np.int8), np.dtype(np.int16))  # torch indexes with long, int, byte
 
 _C_INT_NAMES = {"i8": "int64_t", "i4": "int32_t", "i2": "int16_t", "i1": "int8_t",
                 "u1": "uint8_t"}
@@ -971,8 +977,8 @@ def _mean_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
 
 
 def _scalar_type_name(dtype: np.dtype) -> str:
-    return {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool"}[
-        np.dtype(dtype).str[1:]]
+    return {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool",
+            "i2": "Short", "i1": "Char", "u1": "Byte", "f2": "Half"}[np.dtype(dtype).str[1:]]
 
 
 def _float_input(array: np.ndarray) -> np.ndarray:
@@ -1540,7 +1546,7 @@ def _index_key(self: np.ndarray, indices: list) -> tuple:
                         f"the shape of the indexed tensor {list(self.shape)} at index {dim + k}"
                     )
             key.extend(np.nonzero(index))
-        elif index.dtype.kind in "iu":
+        elif index.dtype.kind in "iu" and index.dtype not in _NOT_INDEX_TYPES:
             size = self.shape[dim]
             bad = index[(index < -size) | (index >= size)]
             if bad.size:
@@ -1592,7 +1598,7 @@ def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
 
 
 def _check_index(index: np.ndarray, op: str) -> None:
-    if index.dtype.kind not in "iu":
+    if index.dtype.kind not in "iu" or index.dtype in _NOT_INDEX_TYPES:
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
 
 
@@ -1748,7 +1754,8 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
     return product
 
 
-_C_TYPE_NAMES = {"f4": "float", "f8": "double", "i8": "long int", "i4": "int", "b1": "bool"}
+_C_TYPE_NAMES = {"f4": "float", "f8": "double", "i8": "long int", "i4": "int", "b1": "bool",
+                 "i2": "short int", "i1": "signed char"}
 
 
 def _check_same_dtype(a: np.ndarray, b: np.ndarray, message: str) -> None:
@@ -1758,8 +1765,8 @@ def _check_same_dtype(a: np.ndarray, b: np.ndarray, message: str) -> None:
 
 def _dtype_name(array: np.ndarray) -> str:
     """`Float`, `Double`, `Long`: PyTorch's short name for a dtype in messages."""
-    return {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool"}.get(
-        array.dtype.str[1:], str(array.dtype))
+    return {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool",
+            "i2": "Short", "i1": "Char"}.get(array.dtype.str[1:], str(array.dtype))
 
 
 def bmm(self, mat2):
@@ -1907,6 +1914,9 @@ def smooth_l1_loss_backward(grad_output, self, target, reduction, beta):
 def _nll_weights(self, target, weight, ignore_index) -> tuple[np.ndarray, np.ndarray]:
     """The weight of each sample's target class, 0 where the target is ignore_index, and
     the targets with those as 0 (an index to read with)."""
+    if target.dtype in _NOT_INDEX_TYPES:  # torch's check for the narrow integer targets
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
+                           f"{_dtype_name(target)}")
     if target.dtype.kind not in "iu":
         raise RuntimeError(
             f"expected scalar type Long but found {_dtype_name(target)}")
@@ -2057,7 +2067,7 @@ def native_dropout_backward(grad_output, mask, scale):
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    if indices.dtype.kind not in "iu":
+    if indices.dtype.kind not in "iu" or indices.dtype in _NOT_INDEX_TYPES:
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
             f"types: Long, Int; but got torch.{_dtype_name(indices)}Tensor instead (while "
@@ -2529,7 +2539,8 @@ def cumprod(self, dim, dtype=None):
 
 # How PyTorch's C++ messages name the element types: `long int`, `float`, `c10::Half`.
 _CPP_TYPE_NAMES = {"int64": "long int", "int32": "int", "float32": "float", "float64": "double",
-                   "float16": "c10::Half", "bool": "bool", "uint8": "unsigned char"}
+                   "float16": "c10::Half", "bool": "bool", "uint8": "unsigned char",
+                   "int16": "short int", "int8": "signed char"}
 
 
 def _scan_in_place(scan: Any, self: np.ndarray, dim: int, dtype: Any) -> None:

@@ -16,8 +16,9 @@ from runtime import devices, dtypes, factories
 from runtime._tensor import Size, Tensor
 from runtime._warn import warn_at_caller
 
-__all__ = ["BoolTensor", "ByteTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
-           "IntTensor", "LongTensor", "Variable", "VariableMeta", "finfo",
+__all__ = ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
+           "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Variable", "VariableMeta",
+           "finfo",
            "get_num_interop_threads", "get_num_threads", "iinfo", "set_num_interop_threads",
            "set_num_threads", "tensortype"]
 
@@ -70,6 +71,8 @@ LongTensor = _legacy("LongTensor", dtypes.int64)
 IntTensor = _legacy("IntTensor", dtypes.int32)
 ByteTensor = _legacy("ByteTensor", dtypes.uint8)
 BoolTensor = _legacy("BoolTensor", dtypes.bool_)
+CharTensor = _legacy("CharTensor", dtypes.int8)
+ShortTensor = _legacy("ShortTensor", dtypes.int16)
 
 
 # -- Variable ---------------------------------------------------------------------------------

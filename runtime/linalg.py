@@ -472,7 +472,8 @@ def _check_multi_dot(tensors: list) -> None:
 def _c_name(dtype: Any) -> str:
     """A dtype as torch's C++ prints it in multi_dot's message (float, double, long...)."""
     return {"float32": "float", "float64": "double", "int64": "long", "int32": "int",
-            "bool": "bool", "float16": "c10::Half", "uint8": "unsigned char"}.get(
+            "bool": "bool", "float16": "c10::Half", "uint8": "unsigned char",
+            "int16": "short int", "int8": "signed char"}.get(
                 str(dtype).split(".")[-1], str(dtype).split(".")[-1])
 
 
@@ -603,7 +604,8 @@ def vecdot(x: Any, y: Any, *, dim: int = -1, out: Any = None) -> Any:
 def _dtype_name(dtype: Any) -> str:
     """A dtype as torch's messages name it (Float, Double, Long...)."""
     return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "bool": "Bool", "float16": "Half", "uint8": "Byte", "bfloat16": "BFloat16"}[
+            "bool": "Bool", "float16": "Half", "uint8": "Byte", "bfloat16": "BFloat16",
+            "int16": "Short", "int8": "Char"}[
                 str(dtype).split(".")[-1]]
 
 

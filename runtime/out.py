@@ -113,7 +113,8 @@ def scalar_type_name(dtype: np.dtype) -> str:
 
 # C++'s names of the scalar types, which some of PyTorch's checks print.
 _CPP_NAMES = {"float64": "double", "float32": "float", "int64": "long int", "int32": "int",
-              "bool": "bool", "uint8": "unsigned char", "float16": "c10::Half"}
+              "bool": "bool", "uint8": "unsigned char", "float16": "c10::Half",
+              "int16": "short int", "int8": "signed char"}
 
 # Which out dtypes each kind of PyTorch kernel takes, and its message when it refuses one.
 # "cast" (TensorIterator's structured ops: add, exp, ...) takes any dtype the result casts

@@ -20,14 +20,20 @@ the few above (OrderedDict, the two rebuild functions, the storage types, torch.
 dtypes and devices), each mapped to gradgen's own harmless stand-in, and nothing else is
 ever imported or called; the opcode that sets attributes (BUILD) works on dicts only, and
 a tensor's layout is checked against its storage. Anything else in a file is an
-UnpicklingError that names it.
-gradgen always loads this way, whatever `weights_only` says.
+UnpicklingError that names it. This is how gradgen loads by default and with
+`weights_only=True`; the globals a caller trusts can be added to the list
+(`torch.serialization.add_safe_globals`, `safe_globals`), as in torch: numpy arrays load
+once numpy's reconstruct function, ndarray and dtype are allowed. `weights_only=False` is
+the caller's explicit choice for a file they trust: Python's own unpickling, which imports
+and calls what the file names (torch's names resolve to gradgen's objects of that name).
 
-The writer emits the pickle opcodes itself instead of using `pickle`, because a pickler
-would want to import `torch._utils` to name the rebuild functions. It accepts what
-the loader accepts (tensors, Parameters, dicts, OrderedDicts, lists, tuples, strings,
-numbers, None, torch.Size, dtypes), and refuses anything else with a TypeError, rather
-than write a file that neither gradgen nor torch's safe loader could read.
+The writer emits the pickle opcodes of what the safe loader accepts (tensors, Parameters,
+dicts, OrderedDicts, lists, tuples, strings, numbers, None, torch.Size, dtypes, devices)
+itself, because a pickler would want to import `torch._utils` to name the rebuild
+functions; anything else (a set, bytes, a numpy array, an object of the caller's) it hands
+to Python's pure pickler, as torch.save pickles it: the file then loads as torch's would,
+with weights_only=True for the plain containers and values torch allows, and otherwise
+with the globals allowed or weights_only=False.
 
 Differences from torch, by design: every tensor is saved with its own storage, as a
 contiguous copy (torch saves a view's whole base storage once and keeps its strides);
@@ -37,22 +43,27 @@ together no longer share memory.
 
 from __future__ import annotations
 
+import _compat_pickle
+import codecs
+import importlib
 import io
 import os
 import pickle
 import struct
 import zipfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import Any
 
 import numpy as np
 
 from runtime import changes, dtypes
 from runtime._tensor import Size, Tensor
+from runtime.aliases import TORCH_MODULES
 from runtime.devices import device as Device
 from runtime.nn.parameter import Parameter
 
-__all__ = ["DEFAULT_PROTOCOL", "load", "save"]
+__all__ = ["DEFAULT_PROTOCOL", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+           "load", "safe_globals", "save"]
 
 DEFAULT_PROTOCOL = 2
 
@@ -138,6 +149,12 @@ def _allowed_globals() -> dict[tuple[str, str], Any]:
         ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
         ("torch", "Size"): Size,
         ("torch", "device"): Device,
+        # plain containers and values torch's weights_only loader takes
+        ("collections", "Counter"): Counter,
+        ("builtins", "set"): set,
+        ("builtins", "complex"): complex,
+        ("builtins", "bytearray"): bytearray,
+        ("_codecs", "encode"): codecs.encode,  # how protocol 2 writes bytes
     }
     for name in _STORAGES:
         allowed["torch", name] = _StorageType(name)
@@ -171,21 +188,24 @@ class _SafeUnpickler(pickle._Unpickler):
         self._allowed = _allowed_globals()
 
     def find_class(self, module: str, name: str) -> Any:
-        try:
-            return self._allowed[module, name]
-        except KeyError:
-            if module == "torch" and name.endswith("Storage"):
-                raise pickle.UnpicklingError(
-                    f"gradgen has no dtype for the tensors of torch.{name} in this file") from None
+        module, name = _python3_name(module, name)
+        found = self._allowed.get((module, name), _user_globals().get((module, name), _NONE))
+        if found is not _NONE:
+            return found
+        if module == "torch" and name.endswith("Storage"):
             raise pickle.UnpicklingError(
-                f"gradgen's torch.load refuses the global {module}.{name}: it loads only "
-                "tensors, Parameters, numbers, strings, None and dicts, lists and tuples of "
-                "them (what torch.load loads with weights_only=True), and never runs code "
-                "named by a file") from None
+                f"gradgen has no dtype for the tensors of torch.{name} in this file")
+        raise pickle.UnpicklingError(
+            f"gradgen's torch.load refuses the global {module}.{name}: it loads only "
+            "tensors, Parameters, numbers, strings, None and dicts, lists and tuples of "
+            "them (what torch.load loads with weights_only=True), and never runs code "
+            "named by a file. If you trust the file, allow the global with "
+            "torch.serialization.add_safe_globals or load with weights_only=False")
 
     def load_build(self) -> None:
         target = self.stack[-2]
-        if type(target) not in (dict, OrderedDict):
+        if type(target) not in (dict, OrderedDict, Counter) and \
+                type(target) not in _user_globals().values():
             raise pickle.UnpicklingError("gradgen's torch.load refuses to set the attributes "
                                          f"of a {type(target).__name__} (a BUILD in the file)")
         pickle._Unpickler.load_build(self)
@@ -230,7 +250,7 @@ def _check_map_location(map_location: Any) -> None:
             raise RuntimeError(f"gradgen has only the CPU: cannot load to map_location={target!r}")
 
 
-def _read_archive(archive: zipfile.ZipFile) -> Any:
+def _read_archive(archive: zipfile.ZipFile, unpickler: type) -> Any:
     names = archive.namelist()
     pickles = [name for name in names if name.endswith("data.pkl")
                and name.count("/") == 1]
@@ -244,15 +264,17 @@ def _read_archive(archive: zipfile.ZipFile) -> Any:
         if order not in ("little", "big"):
             raise pickle.UnpicklingError(f"unknown byteorder {order!r} in this file")
     byteorder = "<" if order == "little" else ">"
-    return _SafeUnpickler(archive.read(pickles[0]), archive, prefix, byteorder).load()
+    return unpickler(archive.read(pickles[0]), archive, prefix, byteorder).load()
 
 
 def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
          weights_only: bool | None = None, mmap: bool | None = None,
          **pickle_load_args: Any) -> Any:
     """Load an object saved by torch.save (torch's or gradgen's) from a path or a binary
-    file object, without running code: see the module docstring. `weights_only` may be
-    given but changes nothing (gradgen's loader is always the restricted one)."""
+    file object. By default (and with weights_only=True) without running code: see the
+    module docstring; weights_only=False, the caller's explicit choice, unpickles as Python
+    does, for a file from a source they trust."""
+    unpickler = _FullUnpickler if weights_only is False else _SafeUnpickler
     _check_map_location(map_location)
     if pickle_module is not None:
         raise TypeError("gradgen's torch.load uses its own restricted unpickler; "
@@ -261,11 +283,11 @@ def load(f: Any, map_location: Any = None, pickle_module: Any = None, *,
         raise RuntimeError("gradgen's torch.load does not memory-map files (mmap=True)")
     if isinstance(f, str | os.PathLike):
         with open(f, "rb") as file:
-            return _load_file(file)
-    return _load_file(f)
+            return _load_file(file, unpickler)
+    return _load_file(f, unpickler)
 
 
-def _load_file(file: Any) -> Any:
+def _load_file(file: Any, unpickler: type) -> Any:
     start = file.tell() if hasattr(file, "tell") else 0
     magic = file.read(4)
     file.seek(start)
@@ -275,50 +297,47 @@ def _load_file(file: Any) -> Any:
             "reads only that format, never a bare pickle")
     try:
         with zipfile.ZipFile(file) as archive:
-            return _read_archive(archive)
+            return _read_archive(archive, unpickler)
     except zipfile.BadZipFile as error:
         raise pickle.UnpicklingError(f"not a readable torch.save file: {error}") from None
 
 
 # -- saving ---------------------------------------------------------------------------------
 
-class _Writer:
-    """Pickle opcodes (protocol 2) for the objects the loader accepts, with every tensor's
-    bytes set aside as a storage record."""
+class _Writer(pickle._Pickler):
+    """Pickle opcodes (protocol 2) with every tensor's bytes set aside as a storage record.
+
+    What torch's weights_only loader reads (tensors, Parameters, numbers, strings, dtypes,
+    torch.Size, devices and the plain containers) is written here as torch writes it;
+    anything else, as Python's own pickler writes it (Python's pure pickler, whose `save`
+    this class extends, so that a tensor inside any object is still written as torch's): such
+    a file loads with weights_only=False, or with the object's globals allowed, as torch's.
+    """
 
     def __init__(self) -> None:
         self.out = io.BytesIO()
-        self.memo: dict[int, int] = {}
-        self.keep: list[Any] = []  # memoised objects stay alive, so their ids stay unique
+        super().__init__(self.out, protocol=2)
         self.storages: list[bytes] = []
 
-    def write(self, data: bytes) -> None:
-        self.out.write(data)
-
-    def put(self, obj: Any) -> None:
+    def remember(self, obj: Any) -> None:
         """Remember the object just built, so a second reference is a memo get."""
-        index = len(self.memo)
-        self.memo[id(obj)] = index
-        self.keep.append(obj)
-        self.write(b"q" + bytes([index]) if index < 256 else b"r" + struct.pack("<I", index))
+        self.memoize(obj)
 
-    def get(self, obj: Any) -> bool:
-        index = self.memo.get(id(obj))
-        if index is None:
+    def recall(self, obj: Any) -> bool:
+        found = self.memo.get(id(obj))
+        if found is None:
             return False
-        self.write(b"h" + bytes([index]) if index < 256 else b"j" + struct.pack("<I", index))
+        self.write(self.get(found[0]))
         return True
 
     def global_(self, module: str, name: str) -> None:
         self.write(b"c" + module.encode() + b"\n" + name.encode() + b"\n")
 
     def dump(self, obj: Any) -> bytes:
-        self.write(b"\x80\x02")
-        self.save(obj)
-        self.write(b".")
+        super().dump(obj)
         return self.out.getvalue()
 
-    def save(self, obj: Any) -> None:
+    def save(self, obj: Any, save_persistent_id: bool = True) -> None:
         if obj is None:
             self.write(b"N")
         elif obj is True or obj is False:
@@ -330,7 +349,7 @@ class _Writer:
         elif type(obj) is str:
             data = obj.encode("utf-8", "surrogatepass")
             self.write(b"X" + struct.pack("<I", len(data)) + data)
-        elif self.get(obj):
+        elif self.recall(obj):
             return
         else:
             self.save_object(obj)
@@ -364,16 +383,17 @@ class _Writer:
             # (An optimizer's own lists and dicts count their writes for runtime.compile's
             # guards; saved, they are the plain list and dict torch saves.)
             self.write(b"]")
-            self.put(obj)
+            self.remember(obj)
             self.save_items(obj)
         elif type(obj) in (dict, OrderedDict) or isinstance(obj, changes.Registry):
             self.save_dict(obj)
+        elif isinstance(obj, Device):
+            self.global_("torch", "device")
+            self.save_tuple((obj.type,) if obj.index is None else (obj.type, obj.index))
+            self.write(b"R")
+            self.remember(obj)
         else:
-            raise TypeError(
-                f"gradgen's torch.save cannot save an object of type {type(obj).__name__}: it "
-                "saves tensors, Parameters, numbers, strings, None, torch.Size, dtypes and "
-                "dicts, lists and tuples of them (what torch.load reads with "
-                "weights_only=True); save a state_dict() rather than the object")
+            pickle._Pickler.save(self, obj)  # any other object, as Python pickles it
 
     def save_tuple(self, items: tuple) -> None:
         if not items:
@@ -398,7 +418,7 @@ class _Writer:
             self.write(b")R")
         else:
             self.write(b"}")
-        self.put(obj)
+        self.remember(obj)
         if obj:
             self.write(b"(")
             for key, value in obj.items():
@@ -443,7 +463,7 @@ class _Writer:
             self.global_("collections", "OrderedDict")
             self.write(b")R")
             self.write(b"tR")
-        self.put(tensor)
+        self.remember(tensor)
 
 
 def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -483,3 +503,85 @@ def _write_archive(file: Any, folder: str, data: bytes, storages: list[bytes]) -
         for name, raw in records:
             info = zipfile.ZipInfo(f"{folder}/{name}", date_time=(1980, 1, 1, 0, 0, 0))
             archive.writestr(info, raw)
+
+
+# -- the caller's choices: safe globals, weights_only=False ---------------------------------
+_NONE = object()
+_safe_globals: list[Any] = []
+
+
+def _python3_name(module: str, name: str) -> tuple[str, str]:
+    """A protocol-2 pickle's Python 2 name (`__builtin__.set`) as Python 3 spells it."""
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+        return _compat_pickle.NAME_MAPPING[module, name]
+    return _compat_pickle.IMPORT_MAPPING.get(module, module), name
+
+
+def _user_globals() -> dict[tuple[str, str], Any]:
+    """The globals the caller allowed (add_safe_globals, safe_globals), by their names."""
+    named: dict[tuple[str, str], Any] = {}
+    for entry in _safe_globals:
+        if isinstance(entry, tuple):
+            value, full_name = entry
+            module, _, name = full_name.rpartition(".")
+        else:
+            value, module, name = entry, entry.__module__, entry.__qualname__
+        named[module, name] = value
+    return named
+
+
+def add_safe_globals(safe_globals: list[Any]) -> None:
+    """Let torch.load with weights_only=True rebuild these classes and call these functions
+    (each given as itself, or as (itself, "module.name") when a file names it otherwise):
+    for files from a source you trust, e.g. numpy arrays' reconstruct, ndarray and dtype."""
+    _safe_globals.extend(safe_globals)
+
+
+def get_safe_globals() -> list[Any]:
+    return list(_safe_globals)
+
+
+def clear_safe_globals() -> None:
+    _safe_globals.clear()
+
+
+class safe_globals:  # noqa: N801 - torch's name
+    """add_safe_globals for the duration of a `with` block."""
+
+    def __init__(self, safe_globals: list[Any]) -> None:
+        self.safe_globals = safe_globals
+
+    def __enter__(self) -> None:
+        self._before = list(_safe_globals)
+        _safe_globals.extend(self.safe_globals)
+
+    def __exit__(self, *exc: Any) -> None:
+        _safe_globals[:] = self._before
+
+
+class _FullUnpickler(_SafeUnpickler):
+    """weights_only=False, the caller's explicit choice for a file they trust: Python's own
+    unpickling, which imports and calls what the file names. torch's names resolve to
+    gradgen's objects of the same torch name (runtime/aliases.py); a torch object gradgen
+    has no counterpart for is an UnpicklingError that names it."""
+
+    dispatch = dict(pickle._Unpickler.dispatch)  # BUILD as Python's: any object
+
+    def find_class(self, module: str, name: str) -> Any:
+        module, name = _python3_name(module, name)
+        found = self._allowed.get((module, name), _user_globals().get((module, name), _NONE))
+        if found is not _NONE:
+            return found
+        if module == "torch" or module.startswith("torch."):
+            return _torch_name(module, name)
+        return pickle._Unpickler.find_class(self, module, name)
+
+
+def _torch_name(module: str, name: str) -> Any:
+    ours = TORCH_MODULES.get(module)
+    value = getattr(importlib.import_module(ours), name, None) if ours else None
+    if value is None:
+        raise pickle.UnpicklingError(
+            f"gradgen cannot rebuild {module}.{name} from this file: it has no object of that "
+            "torch name (save the object's state_dict() instead)")
+    return value

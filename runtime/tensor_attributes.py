@@ -493,6 +493,20 @@ class AttributeMethods:
                 return heard
         return self.to(dtypes.uint8)
 
+    def char(self, memory_format: Any = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.char, (self, memory_format), {})
+            if heard is not _modes.PASS:
+                return heard
+        return self.to(dtypes.int8)
+
+    def short(self, memory_format: Any = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.short, (self, memory_format), {})
+            if heard is not _modes.PASS:
+                return heard
+        return self.to(dtypes.int16)
+
     def reshape_as(self, other: Any) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
             heard = _modes.dispatch(AttributeMethods.reshape_as, (self, other), {})

@@ -51,6 +51,8 @@ def test_the_left_out_families_are_not_counted(rows: list[census.Row]) -> None:
     counted = {r.module: set(r.present) | set(r.missing) for r in rows}
     assert not {"cuda", "is_cuda", "to_sparse", "q_scale", "to_mkldnn"} & counted[census.TENSOR]
     assert "compile" in counted["torch"] and "jit" not in counted["torch"]  # torch.compile
+    assert not {"ScriptModule", "ScriptFunction", "ScriptDict"} & counted["torch"]  # any case
+    assert not {"Type", "unify_type_list", "choose_qparams_optimized"} & counted["torch"]
     assert not {"Optional", "Callable", "has_torch_function"} & counted["torch.nn.functional"]
     assert not any(name.startswith("_") for names in counted.values() for name in names)
     assert not any("foreach" in name for names in counted.values() for name in names)
