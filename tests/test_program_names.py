@@ -3,11 +3,19 @@ by value and error: each came up when a new tutorial program was run on gradgen.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
 import runtime as rt
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _bits(tensor) -> np.ndarray:
@@ -48,3 +56,52 @@ def test_pow_shortcuts_keep_the_gradient_and_integers():
         rt.tensor([2]).pow(-2)
     with pytest.raises(RuntimeError, match="Integers to negative integer powers"):
         torch.tensor([2]).pow(-2)
+
+
+DEPRECATED_CALLS = ["x.add(2, y)", "x.add_(-0.5, y)", "x.sub(3, y)", "x.sub_(2, y)",
+                    "x.addcmul(2, y, y)", "x.addcmul_(0.5, y, y)", "x.addcdiv(2, y, y + 1)",
+                    "x.addcdiv_(-1, y, y + 1)", "x.add(2, 3)", "x.add_(2.5, y.long())"]
+
+
+@pytest.mark.parametrize("call", DEPRECATED_CALLS)
+def test_deprecated_positional_forms_compute_as_torch(call):
+    """`p.data.add_(-lr, p.grad.data)`, as old tutorials update their parameters: the
+    number first, then the tensors (torch's deprecated forms), computed as torch does."""
+    results = []
+    for lib in (torch, rt):
+        x, y = lib.ones(3), lib.arange(3.0) - 1
+        rt.arguments._deprecated_form_warned = False
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            value = eval(call, {}, {"x": x, "y": y})
+        if lib is rt:
+            assert [type(w.message) for w in seen] == [UserWarning]
+        results.append((value.tolist(), x.tolist(), str(value.dtype)))
+    assert results[0] == results[1]
+
+
+def test_deprecated_form_warns_once_in_a_process_as_torch(tmp_path):
+    """torch's warning names the deprecated form and the one to use, once per process."""
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import warnings\nimport torch\nwarnings.simplefilter('always')\n"
+        "x, y = torch.ones(3), torch.arange(3.0)\n"
+        "with warnings.catch_warnings(record=True) as seen:\n"
+        "    warnings.simplefilter('always')\n"
+        "    x.addcmul_(2, y, y)\n    x.add(2, y)\n"
+        "print([str(w.message).split(' (Triggered internally')[0] for w in seen])\n")
+    outputs = []
+    for command in ([sys.executable, str(script)], [sys.executable, "-m", "runtime", str(script)]):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    assert "This overload of addcmul_ is deprecated" in outputs[1]
+
+
+def test_deprecated_form_errors():
+    x = rt.ones(3)
+    with pytest.raises(TypeError, match="deprecated form"):
+        x.add(1, x, x)
+    with pytest.raises(TypeError):
+        torch.ones(3).add(1, torch.ones(3), torch.ones(3))
