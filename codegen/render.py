@@ -860,8 +860,37 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
     if params[-1] == "**kwargs":  # the usual call passes no dict of keywords on
         keywords = f"**_arguments.method_keywords({escape(name, Into.LITERAL)}, kwargs)"
         expression += f" if not kwargs else {function}({', '.join([*call, keywords])})"
-    return {"name": name + suffix, "signature": ", ".join(params), "call": expression,
-            "doc": doc}
+    context = {"name": name + suffix, "signature": ", ".join(params), "call": expression,
+               "doc": doc}
+    return _deprecated_form(context, params) if name in DEPRECATED_FORMS else context
+
+
+# Tensor methods that also take the positional forms torch keeps for old programs, with a
+# warning (its tools/autograd/deprecated.yaml): `x.add_(alpha, other)`,
+# `x.addcmul(value, tensor1, tensor2)`. Each lists the form's parameters in order.
+DEPRECATED_FORMS = {
+    "add": ("alpha", "other"),
+    "sub": ("alpha", "other"),
+    "addcmul": ("value", "tensor1", "tensor2"),
+    "addcdiv": ("value", "tensor1", "tensor2"),
+}
+
+
+def _deprecated_form(context: dict, params: list[str]) -> dict:
+    """A method's context taking its deprecated positional form too: the extra positions
+    gather in `*deprecated`, and a line before the mode check reads them as that form."""
+    form = DEPRECATED_FORMS[context["name"].rstrip("_")]
+    positional = [p.split("=")[0] for p in params[1:params.index("*")]]
+    targets = positional + [n for n in form if n not in positional]
+    params = [p if p != "*" else "*deprecated" for p in params]
+
+    def names(items: list[str] | tuple[str, ...]) -> str:
+        return "(" + ", ".join(escape(n, Into.LITERAL) for n in items) + ")"
+
+    reading = (f"{', '.join(targets)} = _arguments.deprecated_form("
+               f"{escape(context['name'], Into.LITERAL)}, ({', '.join(positional)}, "
+               f"*deprecated), {names(form)}, {names(targets)})")
+    return {**context, "signature": ", ".join(params), "deprecated": reading}
 
 
 def _writes_self(schema: FunctionSchema) -> bool:

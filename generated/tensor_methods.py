@@ -111,10 +111,13 @@ class TensorMethods:
             _arguments.reword_for_method(error, "acosh_")
             raise
 
-    def add(self, other=MISSING, *, alpha=1, **kwargs):
+    def add(self, other=MISSING, *deprecated, alpha=1, **kwargs):
         """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+        if deprecated:  # torch's deprecated positional form (codegen/render.py)
+            other, alpha = _arguments.deprecated_form("add", (other, *deprecated), ("alpha", "other"), ("other", "alpha"))
+            deprecated = ()
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.add, (self, other), {"alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.add, (self, other, *deprecated), {"alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -135,10 +138,13 @@ class TensorMethods:
             _arguments.reword_for_method(error, "addbmm")
             raise
 
-    def addcdiv(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
+    def addcdiv(self, tensor1=MISSING, tensor2=MISSING, *deprecated, value=1, **kwargs):
         """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        if deprecated:  # torch's deprecated positional form (codegen/render.py)
+            tensor1, tensor2, value = _arguments.deprecated_form("addcdiv", (tensor1, tensor2, *deprecated), ("value", "tensor1", "tensor2"), ("tensor1", "tensor2", "value"))
+            deprecated = ()
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addcdiv, (self, tensor1, tensor2), {"value": value, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addcdiv, (self, tensor1, tensor2, *deprecated), {"value": value, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -147,10 +153,13 @@ class TensorMethods:
             _arguments.reword_for_method(error, "addcdiv")
             raise
 
-    def addcmul(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
+    def addcmul(self, tensor1=MISSING, tensor2=MISSING, *deprecated, value=1, **kwargs):
         """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        if deprecated:  # torch's deprecated positional form (codegen/render.py)
+            tensor1, tensor2, value = _arguments.deprecated_form("addcmul", (tensor1, tensor2, *deprecated), ("value", "tensor1", "tensor2"), ("tensor1", "tensor2", "value"))
+            deprecated = ()
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addcmul, (self, tensor1, tensor2), {"value": value, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addcmul, (self, tensor1, tensor2, *deprecated), {"value": value, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2031,10 +2040,13 @@ class TensorMethods:
             _arguments.reword_for_method(error, "squeeze_")
             raise
 
-    def sub(self, other=MISSING, *, alpha=1, **kwargs):
+    def sub(self, other=MISSING, *deprecated, alpha=1, **kwargs):
         """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+        if deprecated:  # torch's deprecated positional form (codegen/render.py)
+            other, alpha = _arguments.deprecated_form("sub", (other, *deprecated), ("alpha", "other"), ("other", "alpha"))
+            deprecated = ()
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sub, (self, other), {"alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.sub, (self, other, *deprecated), {"alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2359,10 +2371,13 @@ class TensorMethods:
             _arguments.reword_for_method(error, "acos_")
             raise
 
-    def add_(self, other=MISSING, *, alpha=1, **kwargs):
+    def add_(self, other=MISSING, *deprecated, alpha=1, **kwargs):
         """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+        if deprecated:  # torch's deprecated positional form (codegen/render.py)
+            other, alpha = _arguments.deprecated_form("add_", (other, *deprecated), ("alpha", "other"), ("other", "alpha"))
+            deprecated = ()
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.add_, (self, other), {"alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.add_, (self, other, *deprecated), {"alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2383,10 +2398,13 @@ class TensorMethods:
             _arguments.reword_for_method(error, "addbmm_")
             raise
 
-    def addcdiv_(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
+    def addcdiv_(self, tensor1=MISSING, tensor2=MISSING, *deprecated, value=1, **kwargs):
         """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        if deprecated:  # torch's deprecated positional form (codegen/render.py)
+            tensor1, tensor2, value = _arguments.deprecated_form("addcdiv_", (tensor1, tensor2, *deprecated), ("value", "tensor1", "tensor2"), ("tensor1", "tensor2", "value"))
+            deprecated = ()
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addcdiv_, (self, tensor1, tensor2), {"value": value, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addcdiv_, (self, tensor1, tensor2, *deprecated), {"value": value, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -2395,10 +2413,13 @@ class TensorMethods:
             _arguments.reword_for_method(error, "addcdiv_")
             raise
 
-    def addcmul_(self, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
+    def addcmul_(self, tensor1=MISSING, tensor2=MISSING, *deprecated, value=1, **kwargs):
         """In-place addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor"""
+        if deprecated:  # torch's deprecated positional form (codegen/render.py)
+            tensor1, tensor2, value = _arguments.deprecated_form("addcmul_", (tensor1, tensor2, *deprecated), ("value", "tensor1", "tensor2"), ("tensor1", "tensor2", "value"))
+            deprecated = ()
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addcmul_, (self, tensor1, tensor2), {"value": value, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addcmul_, (self, tensor1, tensor2, *deprecated), {"value": value, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
@@ -3409,10 +3430,13 @@ class TensorMethods:
             _arguments.reword_for_method(error, "sqrt_")
             raise
 
-    def sub_(self, other=MISSING, *, alpha=1, **kwargs):
+    def sub_(self, other=MISSING, *deprecated, alpha=1, **kwargs):
         """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"""
+        if deprecated:  # torch's deprecated positional form (codegen/render.py)
+            other, alpha = _arguments.deprecated_form("sub_", (other, *deprecated), ("alpha", "other"), ("other", "alpha"))
+            deprecated = ()
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sub_, (self, other), {"alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.sub_, (self, other, *deprecated), {"alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:

@@ -40,6 +40,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import warnings
 from collections.abc import Callable, Sequence
 from numbers import Integral, Number
 from typing import Any, NamedTuple
@@ -143,6 +144,30 @@ def reword_for_method(error: TypeError, name: str) -> None:
     form = getattr(error, "method_form", None)
     if form is not None and form[0] == name:
         error.args = (form[1],)
+
+
+_deprecated_form_warned = False  # torch warns of a deprecated form once per process
+
+
+def deprecated_form(name: str, given: tuple, form: tuple[str, ...],
+                    targets: tuple[str, ...]) -> tuple:
+    """A Tensor method's arguments given in torch's deprecated positional form (`form`, as
+    `x.add_(alpha, other)`), returned in the order of `targets`, the method's own
+    parameters; torch's warning the first time in the process."""
+    global _deprecated_form_warned
+    if len(given) != len(form):
+        raise TypeError(f"{name}() takes {len(form) + 1} positional arguments in its "
+                        f"deprecated form, but {len(given) + 1} were given")
+    if not _deprecated_form_warned:
+        _deprecated_form_warned = True
+        scalar = form[0]
+        old = ", ".join([f"Number {scalar}", *(f"Tensor {n}" for n in form[1:])])
+        new = ", ".join([*(f"Tensor {n}" for n in form[1:]), f"*, Number {scalar} = 1"])
+        warnings.warn(f"This overload of {name} is deprecated:\n\t{name}({old})\nConsider "
+                      f"using one of the following signatures instead:\n\t{name}({new})",
+                      UserWarning, stacklevel=3)
+    values = dict(zip(form, given, strict=True))
+    return tuple(values[target] for target in targets)
 
 
 def _missing(name: str, names: Sequence[str]) -> TypeError:

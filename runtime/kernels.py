@@ -409,7 +409,20 @@ def pow_Tensor_Scalar(self, exponent):
         return base.copy() if base is self else base
     if exponent == 2:
         return _array(quietly(np.square, base), dtype)
+    if dtype in (np.float32, np.float64) and exponent in _POWER_SHORTCUTS:
+        return _array(quietly(_POWER_SHORTCUTS[exponent], base), dtype)
     return _array(quietly(np.power, base, exponent), dtype)
+
+
+# The float and double powers PyTorch's CPU kernel computes without pow(), so rounded as
+# these products and roots are (x ** 3 is x * x * x, rounded twice).
+_POWER_SHORTCUTS = {
+    3: lambda x: x * x * x,
+    -1: np.reciprocal,
+    -2: lambda x: 1 / (x * x),
+    0.5: np.sqrt,
+    -0.5: lambda x: 1 / np.sqrt(x),
+}
 
 
 def _no_bool_pow(dtype: np.dtype) -> None:

@@ -134,6 +134,10 @@ EAGER_MODELS = {
     # nn.TransformerEncoder checks its mask's values in Python, as torch's fast path does
     "transformer_tutorial.py": "the step reads a tensor's values in Python (bool() of a tensor)",
 }
+# Programs whose compiled models are all gone by the end (the name is bound to a model made
+# otherwise, `model = nn.Sequential(...)`), so none is left to report: their numbers are
+# still compared.
+UNREPORTED = {"nn_tutorial.py"}
 REPORT = """
 import gc as _gc, sys as _sys
 for _model in _gc.get_objects():
@@ -159,7 +163,7 @@ def test_program_with_its_models_compiled_prints_torchs_numbers(name, torch_outp
     assert ours.returncode == 0, ours.stderr
     lines = ours.stdout.splitlines()
     reports = [line.split(" ", 2)[2] for line in lines if line.startswith("COMPILED ")]
-    assert reports
+    assert reports or name in UNREPORTED
     expected = EAGER_MODELS.get(name)
     for reason in reports:
         assert reason.startswith(expected) if expected else reason == "None", reason
