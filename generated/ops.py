@@ -62,8 +62,12 @@ from generated.functions import (
     ClampMinBackward1,
     CloneBackward0,
     ConstantPadNdBackward0,
+    ConvDepthwise2DBackward0,
+    ConvDepthwise3DBackward0,
     ConvolutionBackward0,
+    ConvolutionBackward1,
     ConvolutionBackwardBackward0,
+    ConvTbcBackward0,
     CopyBackwards,
     CopysignBackward0,
     CopysignBackward1,
@@ -277,6 +281,13 @@ from generated.functions import (
     SliceBackward0,
     SliceBackwardBackward0,
     SliceScatterBackward0,
+    SlowConv2DBackward0,
+    SlowConv2DBackwardBackward0,
+    SlowConv3DBackward0,
+    SlowConvDilated2DBackward0,
+    SlowConvDilated3DBackward0,
+    SlowConvTranspose2DBackward0,
+    SlowConvTranspose3DBackward0,
     SmoothL1LossBackward0,
     SmoothL1LossBackwardBackward0,
     SoftMarginLossBackward0,
@@ -385,6 +396,8 @@ from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 __all__ = [
     "_adaptive_avg_pool2d",
     "_adaptive_avg_pool2d_backward",
+    "_conv_depthwise2d",
+    "_convolution",
     "_index_put_impl_",
     "_is_all_true",
     "_is_any_true",
@@ -395,6 +408,8 @@ __all__ = [
     "_log_softmax",
     "_log_softmax_backward_data",
     "_reshape_copy",
+    "_slow_conv2d_backward",
+    "_slow_conv2d_forward",
     "_softmax",
     "_softmax_backward_data",
     "_to_copy",
@@ -465,6 +480,8 @@ __all__ = [
     "clamp_min_",
     "clone",
     "constant_pad_nd",
+    "conv_depthwise3d",
+    "conv_tbc",
     "convolution",
     "convolution_backward",
     "copysign",
@@ -674,6 +691,11 @@ __all__ = [
     "slice",
     "slice_backward",
     "slice_scatter",
+    "slow_conv3d_forward",
+    "slow_conv_dilated2d",
+    "slow_conv_dilated3d",
+    "slow_conv_transpose2d",
+    "slow_conv_transpose3d",
     "smooth_l1_loss",
     "smooth_l1_loss_backward",
     "soft_margin_loss",
@@ -823,6 +845,8 @@ __linalg_eigh_return = namedtuple("_linalg_eigh", ["eigenvalues", "eigenvectors"
 _linalg_qr_return = namedtuple("linalg_qr", ["Q", "R"])
 
 _linalg_lstsq_return = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+__slow_conv2d_backward_output_mask_return = namedtuple("_slow_conv2d_backward", ["grad_input", "grad_weight", "grad_bias"])
 
 
 def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
@@ -14847,6 +14871,350 @@ def hardswish_backward(grad_output=MISSING, self_=MISSING, **kwargs):
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def _convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, transposed=MISSING, output_padding=MISSING, groups=MISSING, benchmark=MISSING, deterministic=MISSING, cudnn_enabled=MISSING, allow_tf32=MISSING, **kwargs):
+    """_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor
+
+    derivatives.yaml, entry _convolution
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_convolution, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or benchmark is MISSING or deterministic is MISSING or cudnn_enabled is MISSING or allow_tf32 is MISSING or kwargs:
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32 = _arguments.bind(OVERLOADS["_convolution"], (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32,), kwargs)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    output_padding = recording.int_tuple(output_padding)
+    result = recording.wrap(kernels._convolution(recording.data(input), recording.data(weight), recording.data(bias), stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32))
+    if recording.compute_requires_grad(input, weight, bias):
+        grad_fn = ConvolutionBackward1(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_transposed = transposed
+        grad_fn._saved_output_padding = output_padding
+        grad_fn._saved_groups = groups
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._convolution(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slow_conv_transpose2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0), dilation=(1, 1), **kwargs):
+    """slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_transpose2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slow_conv_transpose2d, (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding, output_padding, dilation = _arguments.bind(OVERLOADS["slow_conv_transpose2d"], (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    output_padding = recording.int_tuple(output_padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.slow_conv_transpose2d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, output_padding, dilation))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = SlowConvTranspose2DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_output_padding = output_padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.slow_conv_transpose2d(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, output_padding, dilation, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slow_conv_transpose3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), output_padding=(0, 0, 0), dilation=(1, 1, 1), **kwargs):
+    """slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_transpose3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slow_conv_transpose3d, (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding, output_padding, dilation = _arguments.bind(OVERLOADS["slow_conv_transpose3d"], (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    output_padding = recording.int_tuple(output_padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.slow_conv_transpose3d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, output_padding, dilation))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = SlowConvTranspose3DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_output_padding = output_padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.slow_conv_transpose3d(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, output_padding, dilation, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _slow_conv2d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, **kwargs):
+    """_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry _slow_conv2d_forward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_slow_conv2d_forward, (self_, weight, kernel_size, bias, stride, padding), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding = _arguments.bind(OVERLOADS["_slow_conv2d_forward"], (self_, weight, kernel_size, bias, stride, padding,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels._slow_conv2d_forward(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = SlowConv2DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._slow_conv2d_forward(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _slow_conv2d_backward_output_mask(grad_output=MISSING, self_=MISSING, weight=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, output_mask=MISSING, **kwargs):
+    """_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+
+    derivatives.yaml, entry _slow_conv2d_backward.output_mask
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_slow_conv2d_backward_output_mask, (grad_output, self_, weight, kernel_size, stride, padding, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or output_mask is MISSING or kwargs:
+        grad_output, self_, weight, kernel_size, stride, padding, output_mask = _arguments.bind(OVERLOADS["_slow_conv2d_backward.output_mask"], (grad_output, self_, weight, kernel_size, stride, padding, output_mask,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    grad_input, grad_weight, grad_bias = map(recording.wrap, kernels._slow_conv2d_backward_output_mask(recording.data(grad_output), recording.data(self_), recording.data(weight), kernel_size, stride, padding, output_mask))
+    if recording.compute_requires_grad(grad_output, self_, weight):
+        grad_fn = SlowConv2DBackwardBackward0(recording.collect_next_edges(grad_output, self_, weight))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        recording.set_history(grad_input, grad_fn)
+        recording.set_history(grad_weight, grad_fn)
+        recording.set_history(grad_bias, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward._slow_conv2d_backward_output_mask(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, stride, padding, output_mask, grad_input, grad_weight, grad_bias)
+        forward_grad.set_tangents((grad_input, grad_weight, grad_bias), tangent)
+    return __slow_conv2d_backward_output_mask_return(grad_input, grad_weight, grad_bias)
+
+
+def _conv_depthwise2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, **kwargs):
+    """_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor
+
+    derivatives.yaml, entry _conv_depthwise2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_conv_depthwise2d, (self_, weight, kernel_size, bias, stride, padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["_conv_depthwise2d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels._conv_depthwise2d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = ConvDepthwise2DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._conv_depthwise2d(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, dilation, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def conv_depthwise3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, **kwargs):
+    """conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor
+
+    derivatives.yaml, entry conv_depthwise3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conv_depthwise3d, (self_, weight, kernel_size, bias, stride, padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["conv_depthwise3d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.conv_depthwise3d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = ConvDepthwise3DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.conv_depthwise3d(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, dilation, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slow_conv3d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, **kwargs):
+    """slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor
+
+    derivatives.yaml, entry slow_conv3d_forward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slow_conv3d_forward, (self_, weight, kernel_size, bias, stride, padding), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding = _arguments.bind(OVERLOADS["slow_conv3d_forward"], (self_, weight, kernel_size, bias, stride, padding,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.slow_conv3d_forward(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = SlowConv3DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.slow_conv3d_forward(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slow_conv_dilated2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), **kwargs):
+    """slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_dilated2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slow_conv_dilated2d, (self_, weight, kernel_size, bias, stride, padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["slow_conv_dilated2d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.slow_conv_dilated2d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = SlowConvDilated2DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.slow_conv_dilated2d(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, dilation, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slow_conv_dilated3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1), **kwargs):
+    """slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_dilated3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slow_conv_dilated3d, (self_, weight, kernel_size, bias, stride, padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["slow_conv_dilated3d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.slow_conv_dilated3d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = SlowConvDilated3DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.slow_conv_dilated3d(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, dilation, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def conv_tbc(self_=MISSING, weight=MISSING, bias=MISSING, pad=0, **kwargs):
+    """conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
+
+    derivatives.yaml, entry conv_tbc
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conv_tbc, (self_, weight, bias, pad), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or not isinstance(bias, Tensor) or kwargs:
+        self_, weight, bias, pad = _arguments.bind(OVERLOADS["conv_tbc"], (self_, weight, bias, pad,), kwargs)
+    result = recording.wrap(kernels.conv_tbc(recording.data(self_), recording.data(weight), recording.data(bias), pad))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = ConvTbcBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.bias_ = SavedVariable(bias, False)
+        grad_fn._saved_pad = pad
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.conv_tbc(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), pad, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+_slow_conv2d_backward = _slow_conv2d_backward_output_mask
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -14872,6 +15240,7 @@ unbind = unbind_int
 unsafe_split = unsafe_split_Tensor
 where = where_self
 # A function bound to one overload answers to torch's name (what a mode sees: `add`).
+_slow_conv2d_backward_output_mask.__name__ = _slow_conv2d_backward_output_mask.__qualname__ = "_slow_conv2d_backward"
 add_Tensor.__name__ = add_Tensor.__qualname__ = "add"
 add_Tensor_.__name__ = add_Tensor_.__qualname__ = "add_"
 bitwise_and_Tensor.__name__ = bitwise_and_Tensor.__qualname__ = "bitwise_and"
@@ -16956,6 +17325,108 @@ OVERLOADS = {
         Param("grad_output", "Tensor"),
         Param("self_", "Tensor"),
     )),
+    "_convolution": Overload(_convolution, kernels._convolution, "_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("bias", "Tensor?"),
+        Param("stride", "int[]"),
+        Param("padding", "int[]"),
+        Param("dilation", "int[]"),
+        Param("transposed", "bool"),
+        Param("output_padding", "int[]"),
+        Param("groups", "int"),
+        Param("benchmark", "bool"),
+        Param("deterministic", "bool"),
+        Param("cudnn_enabled", "bool"),
+        Param("allow_tf32", "bool"),
+    )),
+    "slow_conv_transpose2d": Overload(slow_conv_transpose2d, kernels.slow_conv_transpose2d, "slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("bias", "Tensor?", has_default=True),
+        Param("stride", "int[2]", has_default=True),
+        Param("padding", "int[2]", has_default=True),
+        Param("output_padding", "int[2]", has_default=True),
+        Param("dilation", "int[2]", has_default=True),
+    )),
+    "slow_conv_transpose3d": Overload(slow_conv_transpose3d, kernels.slow_conv_transpose3d, "slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("bias", "Tensor?", has_default=True),
+        Param("stride", "int[3]", has_default=True),
+        Param("padding", "int[3]", has_default=True),
+        Param("output_padding", "int[3]", has_default=True),
+        Param("dilation", "int[3]", has_default=True),
+    )),
+    "_slow_conv2d_forward": Overload(_slow_conv2d_forward, kernels._slow_conv2d_forward, "_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("bias", "Tensor?"),
+        Param("stride", "int[2]"),
+        Param("padding", "int[2]"),
+    )),
+    "_slow_conv2d_backward.output_mask": Overload(_slow_conv2d_backward_output_mask, kernels._slow_conv2d_backward_output_mask, "_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]"),
+        Param("padding", "int[2]"),
+        Param("output_mask", "bool[3]"),
+    )),
+    "_conv_depthwise2d": Overload(_conv_depthwise2d, kernels._conv_depthwise2d, "_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("bias", "Tensor?"),
+        Param("stride", "int[2]"),
+        Param("padding", "int[2]"),
+        Param("dilation", "int[2]"),
+    )),
+    "conv_depthwise3d": Overload(conv_depthwise3d, kernels.conv_depthwise3d, "conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("bias", "Tensor?"),
+        Param("stride", "int[3]"),
+        Param("padding", "int[3]"),
+        Param("dilation", "int[3]"),
+    )),
+    "slow_conv3d_forward": Overload(slow_conv3d_forward, kernels.slow_conv3d_forward, "slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("bias", "Tensor?"),
+        Param("stride", "int[3]"),
+        Param("padding", "int[3]"),
+    )),
+    "slow_conv_dilated2d": Overload(slow_conv_dilated2d, kernels.slow_conv_dilated2d, "slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("bias", "Tensor?", has_default=True),
+        Param("stride", "int[2]", has_default=True),
+        Param("padding", "int[2]", has_default=True),
+        Param("dilation", "int[2]", has_default=True),
+    )),
+    "slow_conv_dilated3d": Overload(slow_conv_dilated3d, kernels.slow_conv_dilated3d, "slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("bias", "Tensor?", has_default=True),
+        Param("stride", "int[3]", has_default=True),
+        Param("padding", "int[3]", has_default=True),
+        Param("dilation", "int[3]", has_default=True),
+    )),
+    "conv_tbc": Overload(conv_tbc, kernels.conv_tbc, "conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("bias", "Tensor"),
+        Param("pad", "int", has_default=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -18102,6 +18573,39 @@ BY_NAME = {
     ),
     "hardswish_backward": (
         OVERLOADS["hardswish_backward"],
+    ),
+    "_convolution": (
+        OVERLOADS["_convolution"],
+    ),
+    "slow_conv_transpose2d": (
+        OVERLOADS["slow_conv_transpose2d"],
+    ),
+    "slow_conv_transpose3d": (
+        OVERLOADS["slow_conv_transpose3d"],
+    ),
+    "_slow_conv2d_forward": (
+        OVERLOADS["_slow_conv2d_forward"],
+    ),
+    "_slow_conv2d_backward": (
+        OVERLOADS["_slow_conv2d_backward.output_mask"],
+    ),
+    "_conv_depthwise2d": (
+        OVERLOADS["_conv_depthwise2d"],
+    ),
+    "conv_depthwise3d": (
+        OVERLOADS["conv_depthwise3d"],
+    ),
+    "slow_conv3d_forward": (
+        OVERLOADS["slow_conv3d_forward"],
+    ),
+    "slow_conv_dilated2d": (
+        OVERLOADS["slow_conv_dilated2d"],
+    ),
+    "slow_conv_dilated3d": (
+        OVERLOADS["slow_conv_dilated3d"],
+    ),
+    "conv_tbc": (
+        OVERLOADS["conv_tbc"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

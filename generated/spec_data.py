@@ -1264,4 +1264,59 @@ FORMULAS = {
         0: "grad_output: hardswish_backward(grad, self)",
         1: "self: where(logical_and(self > -3.0, self < 3.0), grad * grad_output / 3.0, zeros_like(self))",
     },
+    "ConvolutionBackward1": {
+        0: "input: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)",
+        1: "weight: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)",
+        2: "bias: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)",
+    },
+    "SlowConvTranspose2DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)",
+    },
+    "SlowConvTranspose3DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)",
+    },
+    "SlowConv2DBackward0": {
+        0: "self: _slow_conv2d_backward(grad, self, weight, kernel_size, stride, padding, grad_input_mask)",
+        1: "weight: _slow_conv2d_backward(grad, self, weight, kernel_size, stride, padding, grad_input_mask)",
+        2: "bias: _slow_conv2d_backward(grad, self, weight, kernel_size, stride, padding, grad_input_mask)",
+    },
+    "SlowConv2DBackwardBackward0": {
+        0: "grad_output: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, self, stride, padding, [1, 1], False, [0, 0], 1, grad_input_mask)",
+        1: "self: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, self, stride, padding, [1, 1], False, [0, 0], 1, grad_input_mask)",
+        2: "weight: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, self, stride, padding, [1, 1], False, [0, 0], 1, grad_input_mask)",
+    },
+    "ConvDepthwise2DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], self.shape[1], grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], self.shape[1], grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], self.shape[1], grad_input_mask)",
+    },
+    "ConvDepthwise3DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], self.shape[1], grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], self.shape[1], grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], self.shape[1], grad_input_mask)",
+    },
+    "SlowConv3DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, [1, 1, 1], False, [0, 0, 0], 1, grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, [1, 1, 1], False, [0, 0, 0], 1, grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, [1, 1, 1], False, [0, 0, 0], 1, grad_input_mask)",
+    },
+    "SlowConvDilated2DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], 1, grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], 1, grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], 1, grad_input_mask)",
+    },
+    "SlowConvDilated3DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], 1, grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], 1, grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], 1, grad_input_mask)",
+    },
+    "ConvTbcBackward0": {
+        0: "self: conv_tbc_backward(grad, self, weight, bias, pad)",
+        1: "weight: conv_tbc_backward(grad, self, weight, bias, pad)",
+        2: "bias: conv_tbc_backward(grad, self, weight, bias, pad)",
+    },
 }

@@ -6714,3 +6714,144 @@ def _weight_norm_interface(v, g, dim=0):
     axes = tuple(d for d in range(v.ndim) if d != dim)
     norms = np.sqrt(np.sum(v * v, axis=axes, keepdims=True))
     return _array(v * (g / norms), v.dtype), _array(norms, v.dtype)
+
+
+# -- nn kernels A: convolution, pooling, grid sampling (issue 27, helper nnA) ----------------
+# torch's internal convolution ops (the kernels torch's `convolution` picks per backend) are
+# `convolution` with some of its parameters fixed; their checks are the ones that op makes.
+
+def _kernel_size_check(weight, kernel_size, dims: int) -> None:
+    """The slow convolutions take the kernel size apart from the weight: they must agree."""
+    kernel = list(_conv_param(kernel_size, dims, "kernel_size"))
+    if list(weight.shape[2:]) != kernel:
+        raise RuntimeError(f"weight[2:] shape {list(weight.shape[2:])} must be equal to "
+                           f"kernel_size {kernel}")
+
+
+def _fixed_rank(input, dims: int) -> None:
+    if input.ndim != dims + 2:
+        raise RuntimeError(f"Expected {dims + 2}D input tensor, but got: {list(input.shape)}")
+
+
+@silent
+def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                 groups, benchmark, deterministic, cudnn_enabled, allow_tf32):
+    """convolution; the backend flags choose nothing on gradgen's one CPU backend."""
+    return convolution(input, weight, bias, stride, padding, dilation, transposed,
+                       output_padding, groups)
+
+
+@silent
+def slow_conv_transpose2d(self, weight, kernel_size, bias=None, stride=1, padding=0,
+                          output_padding=0, dilation=1):
+    _fixed_rank(self, 2)
+    _kernel_size_check(weight, kernel_size, 2)
+    return convolution(self, weight, bias, stride, padding, dilation, True, output_padding, 1)
+
+
+@silent
+def slow_conv_transpose3d(self, weight, kernel_size, bias=None, stride=1, padding=0,
+                          output_padding=0, dilation=1):
+    _fixed_rank(self, 3)
+    _kernel_size_check(weight, kernel_size, 3)
+    return convolution(self, weight, bias, stride, padding, dilation, True, output_padding, 1)
+
+
+@silent
+def _slow_conv2d_forward(self, weight, kernel_size, bias, stride, padding):
+    _fixed_rank(self, 2)
+    _kernel_size_check(weight, kernel_size, 2)
+    return convolution(self, weight, bias, stride, padding, 1, False, 0, 1)
+
+
+@silent
+def _slow_conv2d_backward_output_mask(grad_output, self, weight, kernel_size, stride, padding,
+                                      output_mask):
+    _fixed_rank(self, 2)
+    _kernel_size_check(weight, kernel_size, 2)
+    return convolution_backward(grad_output, self, weight, None, stride, padding, 1, False, 0,
+                                1, output_mask)
+
+
+def _depthwise_groups(self, weight, dims: int) -> int:
+    """A depthwise convolution's groups: one per input channel, each making
+    out_channels / in_channels outputs (weight (out, 1, *kernel))."""
+    _fixed_rank(self, dims)
+    if weight.ndim == dims + 2 and weight.shape[1] != 1:
+        raise RuntimeError(f"Expected a depthwise weight of size [out_channels, 1, *kernel], "
+                           f"but got {list(weight.shape)}")
+    return builtins.max(self.shape[1], 1)
+
+
+@silent
+def _conv_depthwise2d(self, weight, kernel_size, bias, stride, padding, dilation):
+    groups = _depthwise_groups(self, weight, 2)
+    _kernel_size_check(weight, kernel_size, 2)
+    return convolution(self, weight, bias, stride, padding, dilation, False, 0, groups)
+
+
+@silent
+def conv_depthwise3d(self, weight, kernel_size, bias, stride, padding, dilation):
+    groups = _depthwise_groups(self, weight, 3)
+    _kernel_size_check(weight, kernel_size, 3)
+    return convolution(self, weight, bias, stride, padding, dilation, False, 0, groups)
+
+
+@silent
+def slow_conv3d_forward(self, weight, kernel_size, bias, stride, padding):
+    if self.ndim != 5:
+        raise RuntimeError(f"non-empty 5D input tensor expected but got: {list(self.shape)}")
+    _kernel_size_check(weight, kernel_size, 3)
+    return convolution(self, weight, bias, stride, padding, 1, False, 0, 1)
+
+
+@silent
+def slow_conv_dilated2d(self, weight, kernel_size, bias=None, stride=1, padding=0, dilation=1):
+    _kernel_size_check(weight, kernel_size, 2)
+    return _unbatched_conv(self, weight, bias, stride, padding, dilation, 2)
+
+
+@silent
+def slow_conv_dilated3d(self, weight, kernel_size, bias=None, stride=1, padding=0, dilation=1):
+    _kernel_size_check(weight, kernel_size, 3)
+    return _unbatched_conv(self, weight, bias, stride, padding, dilation, 3)
+
+
+def _unbatched_conv(self, weight, bias, stride, padding, dilation, dims: int):
+    """A plain convolution that also takes an input without its batch dim (the dilated
+    kernels do)."""
+    if self.ndim == dims + 1:
+        return convolution(self[None], weight, bias, stride, padding, dilation, False, 0, 1)[0]
+    return convolution(self, weight, bias, stride, padding, dilation, False, 0, 1)
+
+
+def _tbc_check(self, weight, bias) -> None:
+    """conv_tbc's checks, in torch's order and words."""
+    if self.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if self.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+
+
+@silent
+def conv_tbc(self, weight, bias, pad=0):
+    """A 1-d convolution over time-major input (time, batch, in): out[t, b, o] = bias[o] +
+    sum over k, c of in_padded[t + k, b, c] * weight[k, c, o]."""
+    _tbc_check(self, weight, bias)
+    length = self.shape[0] + 2 * pad - weight.shape[0] + 1
+    if length < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {length}: "
+                           f"[{length}, {self.shape[1]}, {weight.shape[2]}]")
+    out = np.zeros((length, self.shape[1], weight.shape[2]),
+                   np.result_type(self, weight, bias)) + bias
+    padded = np.pad(self, [(pad, pad), (0, 0), (0, 0)])
+    for k in range(weight.shape[0]):
+        out = out + quietly(np.tensordot, padded[k:k + length], weight[k], ([2], [0]))
+    return np.ascontiguousarray(out, self.dtype)
