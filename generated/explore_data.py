@@ -5497,4 +5497,37 @@ NODES = {
             "pad": "value",
         },
     },
+    "Im2ColBackward0": {
+        "entry": "im2col",
+        "schema": "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+        "formulas": (
+            ("self", "col2im(grad, [self.shape[-2], self.shape[-1]], kernel_size, dilation, padding, stride)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_sym_sizes": "sizes",
+            "kernel_size": "value",
+            "dilation": "value",
+            "padding": "value",
+            "stride": "value",
+        },
+    },
+    "Col2ImBackward0": {
+        "entry": "col2im",
+        "schema": "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+        "formulas": (
+            ("self", "im2col(grad, kernel_size, dilation, padding, stride)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "kernel_size": "value",
+            "dilation": "value",
+            "padding": "value",
+            "stride": "value",
+        },
+    },
 }

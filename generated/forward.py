@@ -378,6 +378,8 @@ __all__ = [
     "slow_conv_dilated2d",
     "slow_conv_dilated3d",
     "conv_tbc",
+    "im2col",
+    "col2im",
 ]
 
 
@@ -3850,3 +3852,21 @@ def conv_tbc(self_p, self_t, weight_p, weight_t, bias_p, bias_t, pad, result):
     result: conv_tbc(self_t, weight_p, bias_t, pad) + conv_tbc(self_p, weight_t, zeros_like(bias_p), pad)
     """
     return ops.conv_tbc(self_t, weight_p, bias_t, pad) + ops.conv_tbc(self_p, weight_t, manual.zeros_like(ops, bias_p), pad)
+
+
+def im2col(self_p, self_t, kernel_size, dilation, padding, stride, result):
+    """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    derivatives.yaml, entry im2col
+    result: auto_linear
+    """
+    return ops.im2col(self_t, kernel_size, dilation, padding, stride)
+
+
+def col2im(self_p, self_t, output_size, kernel_size, dilation, padding, stride, result):
+    """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    derivatives.yaml, entry col2im
+    result: auto_linear
+    """
+    return ops.col2im(self_t, output_size, kernel_size, dilation, padding, stride)

@@ -384,6 +384,8 @@ __all__ = [
     "SlowConvDilated2DBackward0",
     "SlowConvDilated3DBackward0",
     "ConvTbcBackward0",
+    "Im2ColBackward0",
+    "Col2ImBackward0",
 ]
 
 
@@ -11629,4 +11631,51 @@ class ConvTbcBackward0(Node):
                 grad_inputs[1] = results[1]
             if grad_input_mask[2]:
                 grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class Im2ColBackward0(Node):
+    """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    derivatives.yaml, entry im2col
+    self: col2im(grad, [self.shape[-2], self.shape[-1]], kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_kernel_size", "_saved_dilation", "_saved_padding", "_saved_stride")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        kernel_size = self._saved_kernel_size
+        dilation = self._saved_dilation
+        padding = self._saved_padding
+        stride = self._saved_stride
+        grad_inputs = [None]
+        # self: col2im(grad, [self.shape[-2], self.shape[-1]], kernel_size, dilation, padding, stride)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.col2im(grad, [self_sym_sizes[-2], self_sym_sizes[-1]], kernel_size, dilation, padding, stride)
+        return grad_inputs
+
+
+class Col2ImBackward0(Node):
+    """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    derivatives.yaml, entry col2im
+    self: im2col(grad, kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = ("_saved_kernel_size", "_saved_dilation", "_saved_padding", "_saved_stride")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        kernel_size = self._saved_kernel_size
+        dilation = self._saved_dilation
+        padding = self._saved_padding
+        stride = self._saved_stride
+        grad_inputs = [None]
+        # self: im2col(grad, kernel_size, dilation, padding, stride)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.im2col(grad, kernel_size, dilation, padding, stride)
         return grad_inputs

@@ -61,6 +61,7 @@ from generated.functions import (
     ClampMinBackward0,
     ClampMinBackward1,
     CloneBackward0,
+    Col2ImBackward0,
     ConstantPadNdBackward0,
     ConvDepthwise2DBackward0,
     ConvDepthwise3DBackward0,
@@ -134,6 +135,7 @@ from generated.functions import (
     I0Backward0,
     IgammaBackward0,
     IgammacBackward0,
+    Im2ColBackward0,
     IndexAddBackward0,
     IndexBackward0,
     IndexCopyBackward0,
@@ -479,6 +481,7 @@ __all__ = [
     "clamp_min",
     "clamp_min_",
     "clone",
+    "col2im",
     "constant_pad_nd",
     "conv_depthwise3d",
     "conv_tbc",
@@ -553,6 +556,7 @@ __all__ = [
     "i0_",
     "igamma",
     "igammac",
+    "im2col",
     "index",
     "index_add",
     "index_copy",
@@ -15214,6 +15218,68 @@ def conv_tbc(self_=MISSING, weight=MISSING, bias=MISSING, pad=0, **kwargs):
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def im2col(self_=MISSING, kernel_size=MISSING, dilation=MISSING, padding=MISSING, stride=MISSING, **kwargs):
+    """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    derivatives.yaml, entry im2col
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(im2col, (self_, kernel_size, dilation, padding, stride), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or dilation is MISSING or padding is MISSING or stride is MISSING or kwargs:
+        self_, kernel_size, dilation, padding, stride = _arguments.bind(OVERLOADS["im2col"], (self_, kernel_size, dilation, padding, stride,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    dilation = recording.int_tuple(dilation)
+    padding = recording.int_tuple(padding)
+    stride = recording.int_tuple(stride)
+    result = recording.wrap(kernels.im2col(recording.data(self_), kernel_size, dilation, padding, stride))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Im2ColBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_padding = padding
+        grad_fn._saved_stride = stride
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.im2col(self_, forward_grad.tangent(self_), kernel_size, dilation, padding, stride, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def col2im(self_=MISSING, output_size=MISSING, kernel_size=MISSING, dilation=MISSING, padding=MISSING, stride=MISSING, **kwargs):
+    """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    derivatives.yaml, entry col2im
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(col2im, (self_, output_size, kernel_size, dilation, padding, stride), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or output_size is MISSING or kernel_size is MISSING or dilation is MISSING or padding is MISSING or stride is MISSING or kwargs:
+        self_, output_size, kernel_size, dilation, padding, stride = _arguments.bind(OVERLOADS["col2im"], (self_, output_size, kernel_size, dilation, padding, stride,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    kernel_size = recording.int_tuple(kernel_size)
+    dilation = recording.int_tuple(dilation)
+    padding = recording.int_tuple(padding)
+    stride = recording.int_tuple(stride)
+    result = recording.wrap(kernels.col2im(recording.data(self_), output_size, kernel_size, dilation, padding, stride))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Col2ImBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_padding = padding
+        grad_fn._saved_stride = stride
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.col2im(self_, forward_grad.tangent(self_), output_size, kernel_size, dilation, padding, stride, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 add = add_Tensor
 add_ = add_Tensor_
@@ -17427,6 +17493,21 @@ OVERLOADS = {
         Param("bias", "Tensor"),
         Param("pad", "int", has_default=True),
     )),
+    "im2col": Overload(im2col, kernels.im2col, "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("dilation", "int[2]"),
+        Param("padding", "int[2]"),
+        Param("stride", "int[2]"),
+    )),
+    "col2im": Overload(col2im, kernels.col2im, "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("kernel_size", "int[2]"),
+        Param("dilation", "int[2]"),
+        Param("padding", "int[2]"),
+        Param("stride", "int[2]"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -18606,6 +18687,12 @@ BY_NAME = {
     ),
     "conv_tbc": (
         OVERLOADS["conv_tbc"],
+    ),
+    "im2col": (
+        OVERLOADS["im2col"],
+    ),
+    "col2im": (
+        OVERLOADS["col2im"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -1319,4 +1319,10 @@ FORMULAS = {
         1: "weight: conv_tbc_backward(grad, self, weight, bias, pad)",
         2: "bias: conv_tbc_backward(grad, self, weight, bias, pad)",
     },
+    "Im2ColBackward0": {
+        0: "self: col2im(grad, [self.shape[-2], self.shape[-1]], kernel_size, dilation, padding, stride)",
+    },
+    "Col2ImBackward0": {
+        0: "self: im2col(grad, kernel_size, dilation, padding, stride)",
+    },
 }

@@ -6855,3 +6855,113 @@ def conv_tbc(self, weight, bias, pad=0):
     for k in range(weight.shape[0]):
         out = out + quietly(np.tensordot, padded[k:k + length], weight[k], ([2], [0]))
     return np.ascontiguousarray(out, self.dtype)
+
+
+# im2col / col2im: sliding blocks as columns, and their adjoint.
+
+def _pair_arg(value, name: str) -> tuple[int, int]:
+    values = [value] * 2 if isinstance(value, int | np.integer) else list(value)
+    if len(values) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(values)}")
+    return builtins.int(values[0]), builtins.int(values[1])
+
+
+def _block_args(kernel_size, dilation, padding, stride):
+    """im2col's and col2im's parameters as pairs, with torch's checks in its order."""
+    kernel, dilation = _pair_arg(kernel_size, "kernel_size"), _pair_arg(dilation, "dilation")
+    padding, stride = _pair_arg(padding, "padding"), _pair_arg(stride, "stride")
+    if builtins.min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: "
+                           f"{kernel[0]} kernel_width: {kernel[1]}")
+    if builtins.min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: "
+                           f"{dilation[0]} dilation_width: {dilation[1]}")
+    if builtins.min(padding) < 0:
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: "
+                           f"{padding[0]} pad_width: {padding[1]}")
+    if builtins.min(stride) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got stride_height: "
+                           f"{stride[0]} stride_width: {stride[1]}")
+    return kernel, dilation, padding, stride
+
+
+def _block_counts(spatial, kernel, dilation, padding, stride) -> tuple[int, int]:
+    return tuple((size + 2 * p - d * (k - 1) - 1) // s + 1 for size, k, d, p, s in
+                 zip(spatial, kernel, dilation, padding, stride, strict=True))
+
+
+def _floats_for(op: str, array) -> None:
+    if array.dtype.kind not in "fb":
+        raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for '{_dtype_name(array)}'")
+
+
+def im2col(self, kernel_size, dilation, padding, stride):
+    """Every (kh, kw) block of the padded (N, C, H, W) input as a column: (N, C * kh * kw,
+    L), L the blocks in row-major order; a (C, H, W) input gives (C * kh * kw, L)."""
+    kernel, dilation, padding, stride = _block_args(kernel_size, dilation, padding, stride)
+    if 0 < self.ndim < 3:  # torch reads size(ndim) before it checks the rank
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-self.ndim}, {self.ndim - 1}], but got {self.ndim})")
+    if self.ndim not in (3, 4) or 0 in self.shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: "
+                           f"{list(self.shape)}")
+    outs = _block_counts(self.shape[-2:], kernel, dilation, padding, stride)
+    if builtins.min(outs) < 1:
+        raise RuntimeError(
+            f"Given input with spatial size ({self.shape[-2]}, {self.shape[-1]}), "
+            f"kernel_size=({kernel[0]}, {kernel[1]}), dilation=({dilation[0]}, {dilation[1]}), "
+            f"padding=({padding[0]}, {padding[1]}), calculated shape of the array of sliding "
+            f"blocks as ({outs[0]}, {outs[1]}), but its components must be at least one.")
+    _floats_for("im2col", self)
+    x = self if self.ndim == 4 else self[None]
+    windows = _windows(_pad_spatial(x, padding), kernel, stride, dilation)
+    windows = windows[:, :, :outs[0], :outs[1]]  # (N, C, oh, ow, kh, kw)
+    n, c = x.shape[:2]
+    columns = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kernel[0] * kernel[1],
+                                                          outs[0] * outs[1])
+    columns = np.ascontiguousarray(columns, self.dtype)
+    return columns if self.ndim == 4 else columns[0]
+
+
+def _col2im_check(self, output_size, kernel, dilation, padding, stride):
+    if self.ndim not in (2, 3) or 0 in self.shape[-2:]:
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{list(self.shape)}")
+    if self.shape[-2] % (kernel[0] * kernel[1]):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={self.shape[-2]} "
+                           f"and kernel_size=({kernel[0]}, {kernel[1]}).")
+    outs = _block_counts(output_size, kernel, dilation, padding, stride)
+    if outs[0] < 1 or outs[1] < 1 or outs[0] * outs[1] != self.shape[-1]:
+        raise RuntimeError(
+            f"Given output_size=({output_size[0]}, {output_size[1]}), kernel_size=({kernel[0]}, "
+            f"{kernel[1]}), dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, "
+            f"{padding[1]}), stride=({stride[0]}, {stride[1]}), expected size of input's "
+            f"dimension 2 to match the calculated number of sliding blocks {outs[0]} * "
+            f"{outs[1]} = {outs[0] * outs[1]}, but got input.size(2)={self.shape[-1]}.")
+    return outs
+
+
+@silent
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """im2col's adjoint: each column's entries added back onto the positions of its block,
+    (N, C * kh * kw, L) -> (N, C, *output_size) (one strided add per kernel offset)."""
+    kernel, dilation, padding, stride = _block_args(kernel_size, dilation, padding, stride)
+    output_size = _pair_arg(output_size, "output_size")
+    outs = _col2im_check(self, output_size, kernel, dilation, padding, stride)
+    _floats_for("col2im", self)
+    x = self if self.ndim == 3 else self[None]
+    n, c = x.shape[0], x.shape[1] // (kernel[0] * kernel[1])
+    blocks = x.reshape(n, c, kernel[0], kernel[1], outs[0], outs[1])
+    reach = [builtins.max(size + 2 * p, k0 * d + s * (o - 1) + 1) for size, p, k0, d, s, o in
+             zip(output_size, padding, kernel, dilation, stride, outs, strict=True)]
+    out = np.zeros((n, c, reach[0], reach[1]), self.dtype)
+    for i, j in np.ndindex(*kernel):
+        out[:, :, i * dilation[0]:i * dilation[0] + stride[0] * (outs[0] - 1) + 1:stride[0],
+            j * dilation[1]:j * dilation[1] + stride[1] * (outs[1] - 1) + 1:stride[1]] += \
+            blocks[:, :, i, j]
+    out = np.ascontiguousarray(out[:, :, padding[0]:padding[0] + output_size[0],
+                                   padding[1]:padding[1] + output_size[1]])
+    return out if self.ndim == 3 else out[0]

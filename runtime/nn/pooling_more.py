@@ -48,6 +48,11 @@ __all__ = [
 ]
 
 
+def _pair(value: Any) -> tuple:
+    """torch's _pair: a sequence as it is, a number twice."""
+    return tuple(value) if isinstance(value, Sequence) else (value, value)
+
+
 def _tuple(value: Any, n: int) -> tuple[int, ...]:
     if isinstance(value, Sequence):
         return tuple(int(v) for v in value) if len(value) != 1 else (int(value[0]),) * n
@@ -508,23 +513,9 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
         heard = _modes.dispatch(unfold, (input, kernel_size, dilation, padding, stride), {})
         if heard is not _modes.PASS:
             return heard
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possible 0 "
-                           f"batch size and non-zero dimensions for input, but got: "
-                           f"{list(input.shape)}")
-    x = input if input.ndim == 4 else input.unsqueeze(0)
-    kernel, dilations = _tuple(kernel_size, 2), _tuple(dilation, 2)
-    pads, strides = _tuple(padding, 2), _tuple(stride, 2)
-    table, outs = _block_table(x.shape[2:], kernel, dilations, pads, strides)
-    if min(outs) < 1:
-        raise RuntimeError(f"Given input with spatial size ({x.shape[2]}, {x.shape[3]}), "
-                           f"kernel_size={kernel}, dilation={dilations}, padding={pads}, "
-                           f"calculated shape of the array of sliding blocks as "
-                           f"({outs[0]}, {outs[1]}), but its components must be at least one.")
-    n, c = x.shape[:2]
-    blocks = _gather_windows(x, table, 0).permute(0, 1, 3, 2)
-    columns = blocks.reshape(n, c * math.prod(kernel), table.shape[0])
-    return columns if input.ndim == 4 else columns.squeeze(0)
+    # torch's unfold is its im2col op (Im2ColBackward0), which makes every check.
+    return ops.im2col(input, _pair(kernel_size), _pair(dilation), _pair(padding),
+                      _pair(stride))
 
 
 def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
@@ -535,32 +526,9 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
             {})
         if heard is not _modes.PASS:
             return heard
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possible 0 "
-                           f"batch size and non-zero dimensions for input, but got: "
-                           f"{list(input.shape)}")
-    x = input if input.ndim == 3 else input.unsqueeze(0)
-    sizes, kernel = _tuple(output_size, 2), _tuple(kernel_size, 2)
-    dilations, pads, strides = _tuple(dilation, 2), _tuple(padding, 2), _tuple(stride, 2)
-    window = math.prod(kernel)
-    if x.shape[1] % window:
-        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
-                           f"product of kernel_size, but got input.size(1)={x.shape[1]} and "
-                           f"kernel_size={kernel}.")
-    table, outs = _block_table(sizes, kernel, dilations, pads, strides)
-    if x.shape[2] != table.shape[0]:
-        raise RuntimeError(
-            f"Given output_size={sizes}, kernel_size={kernel}, dilation={dilations}, "
-            f"padding={pads}, stride={strides}, expected size of input's dimension 2 to match "
-            f"the calculated number of sliding blocks {outs[0]} * {outs[1]} = "
-            f"{table.shape[0]}, but got input.size(2)={x.shape[2]}.")
-    n, c, blocks = x.shape[0], x.shape[1] // window, x.shape[2]
-    values = x.reshape(n, c, window, blocks).permute(0, 1, 3, 2).reshape(n, c, blocks * window)
-    volume = math.prod(sizes)
-    index = table.reshape(table.numel())
-    summed = ops.index_add(factories.zeros((n, c, volume + 1), dtype=x.dtype), 2, index, values)
-    output = summed[:, :, :volume].reshape(n, c, *sizes)
-    return output if input.ndim == 3 else output.squeeze(0)
+    # torch's fold is its col2im op (Col2ImBackward0), which makes every check.
+    return ops.col2im(input, _pair(output_size), _pair(kernel_size), _pair(dilation),
+                      _pair(padding), _pair(stride))
 
 
 # -- layers -----------------------------------------------------------------------------------
