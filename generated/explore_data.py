@@ -5530,4 +5530,222 @@ NODES = {
             "stride": "value",
         },
     },
+    "MaxPool3DWithIndicesBackward0": {
+        "entry": "max_pool3d_with_indices",
+        "schema": "max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)"),
+        ),
+        "result": (
+            ("result0", "max_pool_double_backward(self_t, result1, 3)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "kernel_size": "value",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+            "ceil_mode": "value",
+            "result1": "output",
+        },
+    },
+    "MaxPool3DWithIndicesBackwardBackward0": {
+        "entry": "max_pool3d_with_indices_backward",
+        "schema": "max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+        "formulas": (
+            ("grad_output", "max_pool_double_backward(grad, indices, 3)"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+            "self_": "tensor",
+        },
+    },
+    "AvgPool3DBackward0": {
+        "entry": "avg_pool3d",
+        "schema": "avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+        "formulas": (
+            ("self", "avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "kernel_size": "value",
+            "stride": "value",
+            "padding": "value",
+            "ceil_mode": "value",
+            "count_include_pad": "value",
+            "divisor_override": "value",
+        },
+    },
+    "AvgPool3DBackwardBackward0": {
+        "entry": "avg_pool3d_backward",
+        "schema": "avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
+        "formulas": (
+            ("grad_output", "avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "avg_pool3d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)", ""),
+        ),
+        "saved": {
+            "kernel_size": "value",
+            "stride": "value",
+            "padding": "value",
+            "ceil_mode": "value",
+            "count_include_pad": "value",
+            "divisor_override": "value",
+            "self_": "tensor",
+        },
+    },
+    "AdaptiveAvgPool3DBackward0": {
+        "entry": "_adaptive_avg_pool3d",
+        "schema": "_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor",
+        "formulas": (
+            ("self", "_adaptive_avg_pool3d_backward(grad, self)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "AdaptiveAvgPool3DBackwardBackward0": {
+        "entry": "_adaptive_avg_pool3d_backward",
+        "schema": "_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor",
+        "formulas": (
+            ("grad_output", "_adaptive_avg_pool3d(grad, [grad_output.shape[-3], grad_output.shape[-2], grad_output.shape[-1]])"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "_adaptive_avg_pool3d_backward(grad_output_t, self_p)", ""),
+        ),
+        "saved": {
+            "grad_output_sym_sizes": "sizes",
+            "self_": "tensor",
+        },
+    },
+    "AdaptiveMaxPool3DBackward0": {
+        "entry": "adaptive_max_pool3d",
+        "schema": "adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "adaptive_max_pool3d_backward(grad, self, result1)"),
+        ),
+        "result": (
+            ("result0", "max_pool_double_backward(self_t, result1, 3)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result1": "output",
+        },
+    },
+    "AdaptiveMaxPool3DBackwardBackward0": {
+        "entry": "adaptive_max_pool3d_backward",
+        "schema": "adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+        "formulas": (
+            ("grad_output", "max_pool_double_backward(grad, indices, 3)"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+            "self_": "tensor",
+        },
+    },
+    "MaxUnpool2DBackward0": {
+        "entry": "max_unpool2d",
+        "schema": "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor",
+        "formulas": (
+            ("self", "max_pool_double_backward(grad, indices, 2)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+        },
+    },
+    "MaxUnpool3DBackward0": {
+        "entry": "max_unpool3d",
+        "schema": "max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor",
+        "formulas": (
+            ("self", "max_pool_double_backward(grad, indices, 3)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+        },
+    },
+    "FractionalMaxPool2DBackward0": {
+        "entry": "fractional_max_pool2d",
+        "schema": "fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)"),
+        ),
+        "result": (
+            ("result0", "max_pool_double_backward(self_t, result1, 2)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "kernel_size": "value",
+            "output_size": "value",
+            "result1": "output",
+        },
+    },
+    "FractionalMaxPool2DBackwardBackward0": {
+        "entry": "fractional_max_pool2d_backward",
+        "schema": "fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor",
+        "formulas": (
+            ("grad_output", "max_pool_double_backward(grad, indices, 2)"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+            "self_": "tensor",
+        },
+    },
+    "FractionalMaxPool3DBackward0": {
+        "entry": "fractional_max_pool3d",
+        "schema": "fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)"),
+        ),
+        "result": (
+            ("result0", "max_pool_double_backward(self_t, result1, 3)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "kernel_size": "value",
+            "output_size": "value",
+            "result1": "output",
+        },
+    },
+    "FractionalMaxPool3DBackwardBackward0": {
+        "entry": "fractional_max_pool3d_backward",
+        "schema": "fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor",
+        "formulas": (
+            ("grad_output", "max_pool_double_backward(grad, indices, 3)"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+            "self_": "tensor",
+        },
+    },
 }

@@ -380,6 +380,20 @@ __all__ = [
     "conv_tbc",
     "im2col",
     "col2im",
+    "max_pool3d_with_indices",
+    "max_pool3d_with_indices_backward",
+    "avg_pool3d",
+    "avg_pool3d_backward",
+    "_adaptive_avg_pool3d",
+    "_adaptive_avg_pool3d_backward",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_backward",
+    "max_unpool2d",
+    "max_unpool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_backward",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_backward",
 ]
 
 
@@ -3870,3 +3884,133 @@ def col2im(self_p, self_t, output_size, kernel_size, dilation, padding, stride, 
     result: auto_linear
     """
     return ops.col2im(self_t, output_size, kernel_size, dilation, padding, stride)
+
+
+def max_pool3d_with_indices(self_p, self_t, kernel_size, stride, padding, dilation, ceil_mode, result0, result1):
+    """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry max_pool3d_with_indices
+    result0: max_pool_double_backward(self_t, result1, 3)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 3)
+    return result0_t, None
+
+
+def max_pool3d_with_indices_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, stride, padding, dilation, ceil_mode, indices_p, result):
+    """max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry max_pool3d_with_indices_backward
+    result: auto_linear
+    """
+    return ops.max_pool3d_with_indices_backward(grad_output_t, self_t, kernel_size, stride, padding, dilation, ceil_mode, indices_p)
+
+
+def avg_pool3d(self_p, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result):
+    """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+
+    derivatives.yaml, entry avg_pool3d
+    result: auto_linear
+    """
+    return ops.avg_pool3d(self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool3d_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result):
+    """avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+
+    derivatives.yaml, entry avg_pool3d_backward
+    result: avg_pool3d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+    return ops.avg_pool3d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _adaptive_avg_pool3d(self_p, self_t, output_size, result):
+    """_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool3d
+    result: auto_linear
+    """
+    return ops._adaptive_avg_pool3d(self_t, output_size)
+
+
+def _adaptive_avg_pool3d_backward(grad_output_p, grad_output_t, self_p, self_t, result):
+    """_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool3d_backward
+    result: _adaptive_avg_pool3d_backward(grad_output_t, self_p)
+    """
+    return ops._adaptive_avg_pool3d_backward(grad_output_t, self_p)
+
+
+def adaptive_max_pool3d(self_p, self_t, output_size, result0, result1):
+    """adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool3d
+    result0: max_pool_double_backward(self_t, result1, 3)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 3)
+    return result0_t, None
+
+
+def adaptive_max_pool3d_backward(grad_output_p, grad_output_t, self_p, self_t, indices_p, result):
+    """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool3d_backward
+    result: auto_linear
+    """
+    return ops.adaptive_max_pool3d_backward(grad_output_t, self_t, indices_p)
+
+
+def max_unpool2d(self_p, self_t, indices_p, output_size, result):
+    """max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
+
+    derivatives.yaml, entry max_unpool2d
+    result: auto_linear
+    """
+    return ops.max_unpool2d(self_t, indices_p, output_size)
+
+
+def max_unpool3d(self_p, self_t, indices_p, output_size, stride, padding, result):
+    """max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor
+
+    derivatives.yaml, entry max_unpool3d
+    result: auto_linear
+    """
+    return ops.max_unpool3d(self_t, indices_p, output_size, stride, padding)
+
+
+def fractional_max_pool2d(self_p, self_t, kernel_size, output_size, random_samples_p, result0, result1):
+    """fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry fractional_max_pool2d
+    result0: max_pool_double_backward(self_t, result1, 2)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 2)
+    return result0_t, None
+
+
+def fractional_max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, output_size, indices_p, result):
+    """fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry fractional_max_pool2d_backward
+    result: auto_linear
+    """
+    return ops.fractional_max_pool2d_backward(grad_output_t, self_t, kernel_size, output_size, indices_p)
+
+
+def fractional_max_pool3d(self_p, self_t, kernel_size, output_size, random_samples_p, result0, result1):
+    """fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry fractional_max_pool3d
+    result0: max_pool_double_backward(self_t, result1, 3)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 3)
+    return result0_t, None
+
+
+def fractional_max_pool3d_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, output_size, indices_p, result):
+    """fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry fractional_max_pool3d_backward
+    result: auto_linear
+    """
+    return ops.fractional_max_pool3d_backward(grad_output_t, self_t, kernel_size, output_size, indices_p)

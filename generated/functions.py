@@ -386,6 +386,20 @@ __all__ = [
     "ConvTbcBackward0",
     "Im2ColBackward0",
     "Col2ImBackward0",
+    "MaxPool3DWithIndicesBackward0",
+    "MaxPool3DWithIndicesBackwardBackward0",
+    "AvgPool3DBackward0",
+    "AvgPool3DBackwardBackward0",
+    "AdaptiveAvgPool3DBackward0",
+    "AdaptiveAvgPool3DBackwardBackward0",
+    "AdaptiveMaxPool3DBackward0",
+    "AdaptiveMaxPool3DBackwardBackward0",
+    "MaxUnpool2DBackward0",
+    "MaxUnpool3DBackward0",
+    "FractionalMaxPool2DBackward0",
+    "FractionalMaxPool2DBackwardBackward0",
+    "FractionalMaxPool3DBackward0",
+    "FractionalMaxPool3DBackwardBackward0",
 ]
 
 
@@ -11678,4 +11692,476 @@ class Col2ImBackward0(Node):
         # self: im2col(grad, kernel_size, dilation, padding, stride)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.im2col(grad, kernel_size, dilation, padding, stride)
+        return grad_inputs
+
+
+class MaxPool3DWithIndicesBackward0(Node):
+    """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry max_pool3d_with_indices
+    self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_ceil_mode", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        ceil_mode = self._saved_ceil_mode
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.max_pool3d_with_indices_backward(grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        return grad_inputs
+
+
+class MaxPool3DWithIndicesBackwardBackward0(Node):
+    """max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry max_pool3d_with_indices_backward
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 3)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 3)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AvgPool3DBackward0(Node):
+    """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+
+    derivatives.yaml, entry avg_pool3d
+    self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_ceil_mode", "_saved_count_include_pad", "_saved_divisor_override")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        grad_inputs = [None]
+        # self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.avg_pool3d_backward(grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        return grad_inputs
+
+
+class AvgPool3DBackwardBackward0(Node):
+    """avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+
+    derivatives.yaml, entry avg_pool3d_backward
+    grad_output: avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_ceil_mode", "_saved_count_include_pad", "_saved_divisor_override", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AdaptiveAvgPool3DBackward0(Node):
+    """_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool3d
+    self: _adaptive_avg_pool3d_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: _adaptive_avg_pool3d_backward(grad, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._adaptive_avg_pool3d_backward(grad, self_)
+        return grad_inputs
+
+
+class AdaptiveAvgPool3DBackwardBackward0(Node):
+    """_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool3d_backward
+    grad_output: _adaptive_avg_pool3d(grad, [grad_output.shape[-3], grad_output.shape[-2], grad_output.shape[-1]])
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_grad_output_sym_sizes", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_output_sym_sizes = self._saved_grad_output_sym_sizes
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: _adaptive_avg_pool3d(grad, [grad_output.shape[-3], grad_output.shape[-2], grad_output.shape[-1]])
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._adaptive_avg_pool3d(grad, [grad_output_sym_sizes[-3], grad_output_sym_sizes[-2], grad_output_sym_sizes[-1]])
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AdaptiveMaxPool3DBackward0(Node):
+    """adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool3d
+    self: adaptive_max_pool3d_backward(grad, self, result1)
+    """
+
+    __slots__ = ("self_", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: adaptive_max_pool3d_backward(grad, self, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.adaptive_max_pool3d_backward(grad, self_, result1)
+        return grad_inputs
+
+
+class AdaptiveMaxPool3DBackwardBackward0(Node):
+    """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool3d_backward
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 3)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 3)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class MaxUnpool2DBackward0(Node):
+    """max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
+
+    derivatives.yaml, entry max_unpool2d
+    self: max_pool_double_backward(grad, indices, 2)
+    """
+
+    __slots__ = ("indices_",)
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
+        # self: max_pool_double_backward(grad, indices, 2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 2)
+        return grad_inputs
+
+
+class MaxUnpool3DBackward0(Node):
+    """max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor
+
+    derivatives.yaml, entry max_unpool3d
+    self: max_pool_double_backward(grad, indices, 3)
+    """
+
+    __slots__ = ("indices_",)
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
+        # self: max_pool_double_backward(grad, indices, 3)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 3)
+        return grad_inputs
+
+
+class FractionalMaxPool2DBackward0(Node):
+    """fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry fractional_max_pool2d
+    self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_output_size", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        output_size = self._saved_output_size
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.fractional_max_pool2d_backward(grad, self_, kernel_size, output_size, result1)
+        return grad_inputs
+
+
+class FractionalMaxPool2DBackwardBackward0(Node):
+    """fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry fractional_max_pool2d_backward
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 2)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class FractionalMaxPool3DBackward0(Node):
+    """fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry fractional_max_pool3d
+    self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_output_size", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        output_size = self._saved_output_size
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.fractional_max_pool3d_backward(grad, self_, kernel_size, output_size, result1)
+        return grad_inputs
+
+
+class FractionalMaxPool3DBackwardBackward0(Node):
+    """fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry fractional_max_pool3d_backward
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 3)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 3)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
         return grad_inputs

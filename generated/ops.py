@@ -20,8 +20,12 @@ from generated.functions import (
     AcoshBackward1,
     AdaptiveAvgPool2DBackward0,
     AdaptiveAvgPool2DBackwardBackward0,
+    AdaptiveAvgPool3DBackward0,
+    AdaptiveAvgPool3DBackwardBackward0,
     AdaptiveMaxPool2DBackward0,
     AdaptiveMaxPool2DBackwardBackward0,
+    AdaptiveMaxPool3DBackward0,
+    AdaptiveMaxPool3DBackwardBackward0,
     AddBackward0,
     AddBackward1,
     AddbmmBackward0,
@@ -43,6 +47,8 @@ from generated.functions import (
     AtanhBackward1,
     AvgPool2DBackward0,
     AvgPool2DBackwardBackward0,
+    AvgPool3DBackward0,
+    AvgPool3DBackwardBackward0,
     BaddbmmBackward0,
     BinaryCrossEntropyBackward0,
     BinaryCrossEntropyBackwardBackward0,
@@ -114,6 +120,10 @@ from generated.functions import (
     FmodBackward0,
     FmodBackward1,
     FracBackward0,
+    FractionalMaxPool2DBackward0,
+    FractionalMaxPool2DBackwardBackward0,
+    FractionalMaxPool3DBackward0,
+    FractionalMaxPool3DBackwardBackward0,
     FrexpBackward0,
     GatherBackward0,
     GeBackward0,
@@ -195,6 +205,10 @@ from generated.functions import (
     MaximumBackward0,
     MaxPool2DWithIndicesBackward0,
     MaxPool2DWithIndicesBackwardBackward0,
+    MaxPool3DWithIndicesBackward0,
+    MaxPool3DWithIndicesBackwardBackward0,
+    MaxUnpool2DBackward0,
+    MaxUnpool3DBackward0,
     MeanBackward0,
     MeanBackward1,
     MedianBackward0,
@@ -398,6 +412,8 @@ from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 __all__ = [
     "_adaptive_avg_pool2d",
     "_adaptive_avg_pool2d_backward",
+    "_adaptive_avg_pool3d",
+    "_adaptive_avg_pool3d_backward",
     "_conv_depthwise2d",
     "_convolution",
     "_index_put_impl_",
@@ -431,6 +447,8 @@ __all__ = [
     "acosh_",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_backward",
     "add",
     "addbmm",
     "addcdiv",
@@ -458,6 +476,8 @@ __all__ = [
     "atanh_",
     "avg_pool2d",
     "avg_pool2d_backward",
+    "avg_pool3d",
+    "avg_pool3d_backward",
     "baddbmm",
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
@@ -536,6 +556,10 @@ __all__ = [
     "fmod",
     "frac",
     "frac_",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_backward",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_backward",
     "frexp",
     "gather",
     "ge",
@@ -610,6 +634,10 @@ __all__ = [
     "max",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
+    "max_pool3d_with_indices",
+    "max_pool3d_with_indices_backward",
+    "max_unpool2d",
+    "max_unpool3d",
     "maximum",
     "mean",
     "median",
@@ -15280,6 +15308,402 @@ def col2im(self_=MISSING, output_size=MISSING, kernel_size=MISSING, dilation=MIS
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def max_pool3d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False, **kwargs):
+    """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry max_pool3d_with_indices
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool3d_with_indices, (self_, kernel_size, stride, padding, dilation, ceil_mode), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
+        self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool3d_with_indices"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result0, result1 = map(recording.wrap, kernels.max_pool3d_with_indices(recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MaxPool3DWithIndicesBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_ceil_mode = ceil_mode
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_pool3d_with_indices(self_, forward_grad.tangent(self_), kernel_size, stride, padding, dilation, ceil_mode, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def max_pool3d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, ceil_mode=MISSING, indices=MISSING, **kwargs):
+    """max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry max_pool3d_with_indices_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool3d_with_indices_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or ceil_mode is MISSING or kwargs:
+        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices = _arguments.bind(OVERLOADS["max_pool3d_with_indices_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.max_pool3d_with_indices_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode, recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = MaxPool3DWithIndicesBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_pool3d_with_indices_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, stride, padding, dilation, ceil_mode, indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def avg_pool3d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None, **kwargs):
+    """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+
+    derivatives.yaml, entry avg_pool3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool3d, (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
+        self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool3d"], (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.avg_pool3d(recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AvgPool3DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_ceil_mode = ceil_mode
+        grad_fn._saved_count_include_pad = count_include_pad
+        grad_fn._saved_divisor_override = divisor_override
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.avg_pool3d(self_, forward_grad.tangent(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def avg_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, ceil_mode=MISSING, count_include_pad=MISSING, divisor_override=MISSING, **kwargs):
+    """avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+
+    derivatives.yaml, entry avg_pool3d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool3d_backward, (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or ceil_mode is MISSING or count_include_pad is MISSING or divisor_override is MISSING or kwargs:
+        grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool3d_backward"], (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.avg_pool3d_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AvgPool3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_ceil_mode = ceil_mode
+        grad_fn._saved_count_include_pad = count_include_pad
+        grad_fn._saved_divisor_override = divisor_override
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.avg_pool3d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _adaptive_avg_pool3d(self_=MISSING, output_size=MISSING, **kwargs):
+    """_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_adaptive_avg_pool3d, (self_, output_size), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
+        self_, output_size = _arguments.bind(OVERLOADS["_adaptive_avg_pool3d"], (self_, output_size,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._adaptive_avg_pool3d(recording.data(self_), output_size))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AdaptiveAvgPool3DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._adaptive_avg_pool3d(self_, forward_grad.tangent(self_), output_size, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _adaptive_avg_pool3d_backward(grad_output=MISSING, self_=MISSING, **kwargs):
+    """_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool3d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_adaptive_avg_pool3d_backward, (grad_output, self_), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
+        grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool3d_backward"], (grad_output, self_,), kwargs)
+    result = recording.wrap(kernels._adaptive_avg_pool3d_backward(recording.data(grad_output), recording.data(self_)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AdaptiveAvgPool3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_grad_output_sym_sizes = recording.sizes(grad_output)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._adaptive_avg_pool3d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def adaptive_max_pool3d(self_=MISSING, output_size=MISSING, **kwargs):
+    """adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool3d, (self_, output_size), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
+        self_, output_size = _arguments.bind(OVERLOADS["adaptive_max_pool3d"], (self_, output_size,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    result0, result1 = map(recording.wrap, kernels.adaptive_max_pool3d(recording.data(self_), output_size))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AdaptiveMaxPool3DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.adaptive_max_pool3d(self_, forward_grad.tangent(self_), output_size, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def adaptive_max_pool3d_backward(grad_output=MISSING, self_=MISSING, indices=MISSING, **kwargs):
+    """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool3d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool3d_backward, (grad_output, self_, indices), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs:
+        grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool3d_backward"], (grad_output, self_, indices,), kwargs)
+    result = recording.wrap(kernels.adaptive_max_pool3d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AdaptiveMaxPool3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.adaptive_max_pool3d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def max_unpool2d(self_=MISSING, indices=MISSING, output_size=MISSING, **kwargs):
+    """max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
+
+    derivatives.yaml, entry max_unpool2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_unpool2d, (self_, indices, output_size), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or output_size is MISSING or kwargs:
+        self_, indices, output_size = _arguments.bind(OVERLOADS["max_unpool2d"], (self_, indices, output_size,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.max_unpool2d(recording.data(self_), recording.data(indices), output_size))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MaxUnpool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_unpool2d(self_, forward_grad.tangent(self_), indices, output_size, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def max_unpool3d(self_=MISSING, indices=MISSING, output_size=MISSING, stride=MISSING, padding=MISSING, **kwargs):
+    """max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor
+
+    derivatives.yaml, entry max_unpool3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_unpool3d, (self_, indices, output_size, stride, padding), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or output_size is MISSING or stride is MISSING or padding is MISSING or kwargs:
+        self_, indices, output_size, stride, padding = _arguments.bind(OVERLOADS["max_unpool3d"], (self_, indices, output_size, stride, padding,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.max_unpool3d(recording.data(self_), recording.data(indices), output_size, stride, padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MaxUnpool3DBackward0(recording.collect_next_edges(self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_unpool3d(self_, forward_grad.tangent(self_), indices, output_size, stride, padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def fractional_max_pool2d(self_=MISSING, kernel_size=MISSING, output_size=MISSING, random_samples=MISSING, **kwargs):
+    """fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry fractional_max_pool2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool2d, (self_, kernel_size, output_size, random_samples), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(random_samples, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs:
+        self_, kernel_size, output_size, random_samples = _arguments.bind(OVERLOADS["fractional_max_pool2d"], (self_, kernel_size, output_size, random_samples,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    output_size = recording.int_tuple(output_size)
+    result0, result1 = map(recording.wrap, kernels.fractional_max_pool2d(recording.data(self_), kernel_size, output_size, recording.data(random_samples)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FractionalMaxPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_output_size = output_size
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.fractional_max_pool2d(self_, forward_grad.tangent(self_), kernel_size, output_size, random_samples, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def fractional_max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, output_size=MISSING, indices=MISSING, **kwargs):
+    """fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry fractional_max_pool2d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool2d_backward, (grad_output, self_, kernel_size, output_size, indices), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs:
+        grad_output, self_, kernel_size, output_size, indices = _arguments.bind(OVERLOADS["fractional_max_pool2d_backward"], (grad_output, self_, kernel_size, output_size, indices,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.fractional_max_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, output_size, recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = FractionalMaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.fractional_max_pool2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, output_size, indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def fractional_max_pool3d(self_=MISSING, kernel_size=MISSING, output_size=MISSING, random_samples=MISSING, **kwargs):
+    """fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry fractional_max_pool3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool3d, (self_, kernel_size, output_size, random_samples), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(random_samples, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs:
+        self_, kernel_size, output_size, random_samples = _arguments.bind(OVERLOADS["fractional_max_pool3d"], (self_, kernel_size, output_size, random_samples,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    output_size = recording.int_tuple(output_size)
+    result0, result1 = map(recording.wrap, kernels.fractional_max_pool3d(recording.data(self_), kernel_size, output_size, recording.data(random_samples)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FractionalMaxPool3DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_output_size = output_size
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.fractional_max_pool3d(self_, forward_grad.tangent(self_), kernel_size, output_size, random_samples, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def fractional_max_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, output_size=MISSING, indices=MISSING, **kwargs):
+    """fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry fractional_max_pool3d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool3d_backward, (grad_output, self_, kernel_size, output_size, indices), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs:
+        grad_output, self_, kernel_size, output_size, indices = _arguments.bind(OVERLOADS["fractional_max_pool3d_backward"], (grad_output, self_, kernel_size, output_size, indices,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.fractional_max_pool3d_backward(recording.data(grad_output), recording.data(self_), kernel_size, output_size, recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = FractionalMaxPool3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.fractional_max_pool3d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, output_size, indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 add = add_Tensor
 add_ = add_Tensor_
@@ -17508,6 +17932,98 @@ OVERLOADS = {
         Param("padding", "int[2]"),
         Param("stride", "int[2]"),
     )),
+    "max_pool3d_with_indices": Overload(max_pool3d_with_indices, kernels.max_pool3d_with_indices, "max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("stride", "int[3]", has_default=True),
+        Param("padding", "int[3]", has_default=True),
+        Param("dilation", "int[3]", has_default=True),
+        Param("ceil_mode", "bool", has_default=True),
+    )),
+    "max_pool3d_with_indices_backward": Overload(max_pool3d_with_indices_backward, kernels.max_pool3d_with_indices_backward, "max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("stride", "int[3]"),
+        Param("padding", "int[3]"),
+        Param("dilation", "int[3]"),
+        Param("ceil_mode", "bool"),
+        Param("indices", "Tensor"),
+    )),
+    "avg_pool3d": Overload(avg_pool3d, kernels.avg_pool3d, "avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("stride", "int[3]", has_default=True),
+        Param("padding", "int[3]", has_default=True),
+        Param("ceil_mode", "bool", has_default=True),
+        Param("count_include_pad", "bool", has_default=True),
+        Param("divisor_override", "int?", has_default=True),
+    )),
+    "avg_pool3d_backward": Overload(avg_pool3d_backward, kernels.avg_pool3d_backward, "avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("stride", "int[3]"),
+        Param("padding", "int[3]"),
+        Param("ceil_mode", "bool"),
+        Param("count_include_pad", "bool"),
+        Param("divisor_override", "int?"),
+    )),
+    "_adaptive_avg_pool3d": Overload(_adaptive_avg_pool3d, kernels._adaptive_avg_pool3d, "_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[3]"),
+    )),
+    "_adaptive_avg_pool3d_backward": Overload(_adaptive_avg_pool3d_backward, kernels._adaptive_avg_pool3d_backward, "_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+    )),
+    "adaptive_max_pool3d": Overload(adaptive_max_pool3d, kernels.adaptive_max_pool3d, "adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[3]"),
+    )),
+    "adaptive_max_pool3d_backward": Overload(adaptive_max_pool3d_backward, kernels.adaptive_max_pool3d_backward, "adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor"),
+    )),
+    "max_unpool2d": Overload(max_unpool2d, kernels.max_unpool2d, "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor"),
+        Param("output_size", "int[2]"),
+    )),
+    "max_unpool3d": Overload(max_unpool3d, kernels.max_unpool3d, "max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("stride", "int[3]"),
+        Param("padding", "int[3]"),
+    )),
+    "fractional_max_pool2d": Overload(fractional_max_pool2d, kernels.fractional_max_pool2d, "fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("output_size", "int[2]"),
+        Param("random_samples", "Tensor"),
+    )),
+    "fractional_max_pool2d_backward": Overload(fractional_max_pool2d_backward, kernels.fractional_max_pool2d_backward, "fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("output_size", "int[2]"),
+        Param("indices", "Tensor"),
+    )),
+    "fractional_max_pool3d": Overload(fractional_max_pool3d, kernels.fractional_max_pool3d, "fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("output_size", "int[3]"),
+        Param("random_samples", "Tensor"),
+    )),
+    "fractional_max_pool3d_backward": Overload(fractional_max_pool3d_backward, kernels.fractional_max_pool3d_backward, "fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("output_size", "int[3]"),
+        Param("indices", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -18693,6 +19209,48 @@ BY_NAME = {
     ),
     "col2im": (
         OVERLOADS["col2im"],
+    ),
+    "max_pool3d_with_indices": (
+        OVERLOADS["max_pool3d_with_indices"],
+    ),
+    "max_pool3d_with_indices_backward": (
+        OVERLOADS["max_pool3d_with_indices_backward"],
+    ),
+    "avg_pool3d": (
+        OVERLOADS["avg_pool3d"],
+    ),
+    "avg_pool3d_backward": (
+        OVERLOADS["avg_pool3d_backward"],
+    ),
+    "_adaptive_avg_pool3d": (
+        OVERLOADS["_adaptive_avg_pool3d"],
+    ),
+    "_adaptive_avg_pool3d_backward": (
+        OVERLOADS["_adaptive_avg_pool3d_backward"],
+    ),
+    "adaptive_max_pool3d": (
+        OVERLOADS["adaptive_max_pool3d"],
+    ),
+    "adaptive_max_pool3d_backward": (
+        OVERLOADS["adaptive_max_pool3d_backward"],
+    ),
+    "max_unpool2d": (
+        OVERLOADS["max_unpool2d"],
+    ),
+    "max_unpool3d": (
+        OVERLOADS["max_unpool3d"],
+    ),
+    "fractional_max_pool2d": (
+        OVERLOADS["fractional_max_pool2d"],
+    ),
+    "fractional_max_pool2d_backward": (
+        OVERLOADS["fractional_max_pool2d_backward"],
+    ),
+    "fractional_max_pool3d": (
+        OVERLOADS["fractional_max_pool3d"],
+    ),
+    "fractional_max_pool3d_backward": (
+        OVERLOADS["fractional_max_pool3d_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -1325,4 +1325,52 @@ FORMULAS = {
     "Col2ImBackward0": {
         0: "self: im2col(grad, kernel_size, dilation, padding, stride)",
     },
+    "MaxPool3DWithIndicesBackward0": {
+        0: "self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)",
+    },
+    "MaxPool3DWithIndicesBackwardBackward0": {
+        0: "grad_output: max_pool_double_backward(grad, indices, 3)",
+        1: "self: zeros_like(self)",
+    },
+    "AvgPool3DBackward0": {
+        0: "self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)",
+    },
+    "AvgPool3DBackwardBackward0": {
+        0: "grad_output: avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)",
+        1: "self: zeros_like(self)",
+    },
+    "AdaptiveAvgPool3DBackward0": {
+        0: "self: _adaptive_avg_pool3d_backward(grad, self)",
+    },
+    "AdaptiveAvgPool3DBackwardBackward0": {
+        0: "grad_output: _adaptive_avg_pool3d(grad, [grad_output.shape[-3], grad_output.shape[-2], grad_output.shape[-1]])",
+        1: "self: zeros_like(self)",
+    },
+    "AdaptiveMaxPool3DBackward0": {
+        0: "self: adaptive_max_pool3d_backward(grad, self, result1)",
+    },
+    "AdaptiveMaxPool3DBackwardBackward0": {
+        0: "grad_output: max_pool_double_backward(grad, indices, 3)",
+        1: "self: zeros_like(self)",
+    },
+    "MaxUnpool2DBackward0": {
+        0: "self: max_pool_double_backward(grad, indices, 2)",
+    },
+    "MaxUnpool3DBackward0": {
+        0: "self: max_pool_double_backward(grad, indices, 3)",
+    },
+    "FractionalMaxPool2DBackward0": {
+        0: "self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)",
+    },
+    "FractionalMaxPool2DBackwardBackward0": {
+        0: "grad_output: max_pool_double_backward(grad, indices, 2)",
+        1: "self: zeros_like(self)",
+    },
+    "FractionalMaxPool3DBackward0": {
+        0: "self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)",
+    },
+    "FractionalMaxPool3DBackwardBackward0": {
+        0: "grad_output: max_pool_double_backward(grad, indices, 3)",
+        1: "self: zeros_like(self)",
+    },
 }

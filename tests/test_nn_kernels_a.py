@@ -42,6 +42,17 @@ CALLS = [
     ("nn.functional.fold", [(2, 12, 20)], ((6, 5), 2), {}),
     ("nn.functional.fold", [(18, 9)], ((7, 6), (3, 2)), {"dilation": (2, 1), "padding": (1, 2),
                                                          "stride": (2, 3)}),
+    ("nn.functional.max_pool3d", [(2, 2, 4, 5, 4)], (2,), {}),
+    ("nn.functional.max_pool3d", [(2, 5, 6, 5)], ((3, 2, 2), (2, 1, 2), (1, 1, 0), (1, 1, 2),
+                                                  True), {}),
+    ("nn.functional.avg_pool3d", [(1, 2, 5, 6, 5)], ((3, 2, 2), (2, 1, 2), (1, 1, 0), True,
+                                                     False), {}),
+    ("nn.functional.avg_pool3d", [(2, 4, 4, 3)], ((3, 3, 2),), {"divisor_override": 5,
+                                                                 "padding": (1, 0, 1)}),
+    ("nn.functional.adaptive_avg_pool3d", [(2, 2, 5, 7, 6)], ((2, 3, 4),), {}),
+    ("nn.functional.adaptive_avg_pool3d", [(2, 3, 2, 4)], ((5, None, 1),), {}),
+    ("nn.functional.adaptive_max_pool3d", [(2, 2, 5, 7, 6)], ((2, 3, 4),), {}),
+    ("nn.functional.adaptive_max_pool3d", [(2, 3, 2, 4)], ((5, 3, 1),), {}),
 ]
 
 
@@ -106,6 +117,17 @@ BAD_CALLS = [
     lambda m: m.nn.functional.fold(m.ones(2, 0, 20), (6, 5), 2),
     lambda m: m.nn.functional.fold(m.ones(0, 12, 20), (6, 5), 2),
     lambda m: m.nn.functional.fold(m.ones(1, 4, 4, dtype=m.int64), 3, 2),
+    lambda m: m.nn.functional.adaptive_avg_pool3d(m.ones(1, 1, 1, 1, 1), (-1, 0, 2)),
+    lambda m: m.nn.functional.adaptive_max_pool3d(m.ones(1, 1, 1, 1, 1), (-1, 0, 2)),
+    lambda m: m.nn.functional.adaptive_avg_pool3d(m.ones(1, 1, 1, 1, 1), (0, 1, 2)),
+    lambda m: m.nn.functional.adaptive_max_pool3d(m.ones(1, 1, 2, 2, 2), (2, 2, 0)),
+    lambda m: m.nn.functional.adaptive_avg_pool3d(m.ones(1, 1, 2, 2, 2, dtype=m.int64), 1),
+    lambda m: m.nn.functional.max_unpool2d(m.ones(1, 1, 2, 2), m.tensor([[[[0, 1], [2, 30]]]]),
+                                           2),
+    lambda m: m.nn.functional.max_unpool3d(m.ones(1, 1, 1, 1, 2), m.tensor([[[[[0, 9]]]]]), 2),
+    lambda m: m.nn.functional.max_unpool3d(m.ones(1, 1, 1, 1, 2),
+                                           m.tensor([[[[[0, 1]]]]], dtype=m.int32), 2),
+    lambda m: m.nn.functional.max_unpool2d(m.ones(1, 1, 2, 2), m.tensor([[[[0, 1]]]]), 2),
 ]
 
 
@@ -122,3 +144,49 @@ def test_fold_of_bools_is_an_or() -> None:
     ours = runtime.nn.functional.fold(runtime.tensor(data), 3, 2)
     assert ours.dtype == runtime.bool
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_max_unpool_against_torch(dims: int) -> None:
+    """Pool with indices, then unpool (torch's max_unpool2d / 3d op, 1-d through the 2-d
+    one): the same values, node and gradient."""
+    shape = (2, 3) + (6,) * dims
+    results = []
+    for library in (torch, runtime):
+        x = library.tensor(np.random.default_rng(0).standard_normal(shape), requires_grad=True)
+        pool = getattr(library.nn.functional, f"max_pool{dims}d")
+        unpool = getattr(library.nn.functional, f"max_unpool{dims}d")
+        values, indices = pool(x, 2, return_indices=True)
+        y = unpool(values * 1, indices, 2, output_size=(7,) * dims)
+        y.backward(library.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape))))
+        results.append((y.detach().numpy(), y.grad_fn.name(), x.grad.numpy()))
+    (y_t, name_t, grad_t), (y_r, name_r, grad_r) = results
+    np.testing.assert_allclose(y_r, y_t, rtol=1e-12)
+    assert name_r == name_t
+    np.testing.assert_allclose(grad_r, grad_t, rtol=1e-12)
+
+
+@pytest.mark.parametrize(("dims", "shape", "options"), [
+    (2, (2, 3, 11, 9), {"kernel_size": (2, 3), "output_size": (5, 4)}),
+    (2, (3, 10, 10), {"kernel_size": 3, "output_ratio": (0.5, 0.5)}),
+    (3, (2, 2, 7, 8, 9), {"kernel_size": (2, 3, 2), "output_size": (4, 3, 5)}),
+    (3, (2, 6, 6, 6), {"kernel_size": 2, "output_ratio": 0.5}),
+])
+def test_fractional_max_pool_nodes(dims: int, shape: tuple, options: dict) -> None:
+    """Given the same random samples, the same values, indices, node and gradient."""
+    batch = shape[0] if len(shape) == dims + 2 else 1
+    channels = shape[-dims - 1]
+    samples = np.random.default_rng(2).random((batch, channels, dims))
+    results = []
+    for library in (torch, runtime):
+        x = library.tensor(np.random.default_rng(0).standard_normal(shape), requires_grad=True)
+        function = getattr(library.nn.functional, f"fractional_max_pool{dims}d")
+        y, indices = function(x, return_indices=True, _random_samples=library.tensor(samples),
+                              **options)
+        y.backward(library.ones_like(y))
+        results.append((y.detach().numpy(), indices.numpy(), y.grad_fn.name(), x.grad.numpy()))
+    for ours, theirs in zip(results[1], results[0], strict=True):
+        if isinstance(ours, str):
+            assert ours == theirs
+        else:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12)
