@@ -5303,4 +5303,449 @@ NODES = {
             "grad_output": "tensor",
         },
     },
+    "ConvolutionBackward1": {
+        "entry": "_convolution",
+        "schema": "_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor",
+        "formulas": (
+            ("input, weight, bias", "convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "_convolution(input_t, weight_p, bias_t, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32) + _convolution(input_p, weight_t, None, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+            "transposed": "value",
+            "output_padding": "value",
+            "groups": "value",
+        },
+    },
+    "SlowConvTranspose2DBackward0": {
+        "entry": "slow_conv_transpose2d",
+        "schema": "slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor",
+        "formulas": (
+            ("self, weight, bias", "convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "slow_conv_transpose2d(self_t, weight_p, kernel_size, bias_t, stride, padding, output_padding, dilation) + slow_conv_transpose2d(self_p, weight_t, kernel_size, None, stride, padding, output_padding, dilation)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+            "output_padding": "value",
+        },
+    },
+    "SlowConvTranspose3DBackward0": {
+        "entry": "slow_conv_transpose3d",
+        "schema": "slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor",
+        "formulas": (
+            ("self, weight, bias", "convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "slow_conv_transpose3d(self_t, weight_p, kernel_size, bias_t, stride, padding, output_padding, dilation) + slow_conv_transpose3d(self_p, weight_t, kernel_size, None, stride, padding, output_padding, dilation)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+            "output_padding": "value",
+        },
+    },
+    "SlowConv2DBackward0": {
+        "entry": "_slow_conv2d_forward",
+        "schema": "_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor",
+        "formulas": (
+            ("self, weight, bias", "_slow_conv2d_backward(grad, self, weight, kernel_size, stride, padding, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "_slow_conv2d_forward(self_t, weight_p, kernel_size, bias_t, stride, padding) + _slow_conv2d_forward(self_p, weight_t, kernel_size, None, stride, padding)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+            "kernel_size": "value",
+            "stride": "value",
+            "padding": "value",
+        },
+    },
+    "SlowConv2DBackwardBackward0": {
+        "entry": "_slow_conv2d_backward.output_mask",
+        "schema": "_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
+        "formulas": (
+            ("grad_output, self, weight", "convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, self, stride, padding, [1, 1], False, [0, 0], 1, grad_input_mask)"),
+        ),
+        "result": (
+            ("grad_input", "_slow_conv2d_backward(grad_output_t, self_p, weight_p, kernel_size, stride, padding, output_mask)[0] + _slow_conv2d_backward(grad_output_p, self_p, weight_t, kernel_size, stride, padding, output_mask)[0]", ""),
+            ("grad_weight", "_slow_conv2d_backward(grad_output_t, self_p, weight_p, kernel_size, stride, padding, output_mask)[1] + _slow_conv2d_backward(grad_output_p, self_t, weight_p, kernel_size, stride, padding, output_mask)[1]", ""),
+            ("grad_bias", "_slow_conv2d_backward(grad_output_t, self_p, weight_p, kernel_size, stride, padding, output_mask)[2]", ""),
+        ),
+        "saved": {
+            "grad_output": "tensor",
+            "weight": "tensor",
+            "self_": "tensor",
+            "stride": "value",
+            "padding": "value",
+        },
+    },
+    "ConvDepthwise2DBackward0": {
+        "entry": "_conv_depthwise2d",
+        "schema": "_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor",
+        "formulas": (
+            ("self, weight, bias", "convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], self.shape[1], grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "_conv_depthwise2d(self_t, weight_p, kernel_size, bias_t, stride, padding, dilation) + _conv_depthwise2d(self_p, weight_t, kernel_size, None, stride, padding, dilation)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+            "self_sym_sizes": "sizes",
+        },
+    },
+    "ConvDepthwise3DBackward0": {
+        "entry": "conv_depthwise3d",
+        "schema": "conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor",
+        "formulas": (
+            ("self, weight, bias", "convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], self.shape[1], grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "conv_depthwise3d(self_t, weight_p, kernel_size, bias_t, stride, padding, dilation) + conv_depthwise3d(self_p, weight_t, kernel_size, None, stride, padding, dilation)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+            "self_sym_sizes": "sizes",
+        },
+    },
+    "SlowConv3DBackward0": {
+        "entry": "slow_conv3d_forward",
+        "schema": "slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor",
+        "formulas": (
+            ("self, weight, bias", "convolution_backward(grad, self, weight, None, stride, padding, [1, 1, 1], False, [0, 0, 0], 1, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "slow_conv3d_forward(self_t, weight_p, kernel_size, bias_t, stride, padding) + slow_conv3d_forward(self_p, weight_t, kernel_size, None, stride, padding)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+            "stride": "value",
+            "padding": "value",
+        },
+    },
+    "SlowConvDilated2DBackward0": {
+        "entry": "slow_conv_dilated2d",
+        "schema": "slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor",
+        "formulas": (
+            ("self, weight, bias", "convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], 1, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "slow_conv_dilated2d(self_t, weight_p, kernel_size, bias_t, stride, padding, dilation) + slow_conv_dilated2d(self_p, weight_t, kernel_size, None, stride, padding, dilation)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+        },
+    },
+    "SlowConvDilated3DBackward0": {
+        "entry": "slow_conv_dilated3d",
+        "schema": "slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor",
+        "formulas": (
+            ("self, weight, bias", "convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], 1, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "slow_conv_dilated3d(self_t, weight_p, kernel_size, bias_t, stride, padding, dilation) + slow_conv_dilated3d(self_p, weight_t, kernel_size, None, stride, padding, dilation)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+        },
+    },
+    "ConvTbcBackward0": {
+        "entry": "conv_tbc",
+        "schema": "conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor",
+        "formulas": (
+            ("self, weight, bias", "conv_tbc_backward(grad, self, weight, bias, pad)"),
+        ),
+        "result": (
+            ("result", "conv_tbc(self_t, weight_p, bias_t, pad) + conv_tbc(self_p, weight_t, zeros_like(bias_p), pad)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+            "bias": "tensor",
+            "pad": "value",
+        },
+    },
+    "Im2ColBackward0": {
+        "entry": "im2col",
+        "schema": "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+        "formulas": (
+            ("self", "col2im(grad, [self.shape[-2], self.shape[-1]], kernel_size, dilation, padding, stride)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_sym_sizes": "sizes",
+            "kernel_size": "value",
+            "dilation": "value",
+            "padding": "value",
+            "stride": "value",
+        },
+    },
+    "Col2ImBackward0": {
+        "entry": "col2im",
+        "schema": "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor",
+        "formulas": (
+            ("self", "im2col(grad, kernel_size, dilation, padding, stride)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "kernel_size": "value",
+            "dilation": "value",
+            "padding": "value",
+            "stride": "value",
+        },
+    },
+    "MaxPool3DWithIndicesBackward0": {
+        "entry": "max_pool3d_with_indices",
+        "schema": "max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)"),
+        ),
+        "result": (
+            ("result0", "max_pool_double_backward(self_t, result1, 3)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "kernel_size": "value",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+            "ceil_mode": "value",
+            "result1": "output",
+        },
+    },
+    "MaxPool3DWithIndicesBackwardBackward0": {
+        "entry": "max_pool3d_with_indices_backward",
+        "schema": "max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+        "formulas": (
+            ("grad_output", "max_pool_double_backward(grad, indices, 3)"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+            "self_": "tensor",
+        },
+    },
+    "AvgPool3DBackward0": {
+        "entry": "avg_pool3d",
+        "schema": "avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+        "formulas": (
+            ("self", "avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "kernel_size": "value",
+            "stride": "value",
+            "padding": "value",
+            "ceil_mode": "value",
+            "count_include_pad": "value",
+            "divisor_override": "value",
+        },
+    },
+    "AvgPool3DBackwardBackward0": {
+        "entry": "avg_pool3d_backward",
+        "schema": "avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
+        "formulas": (
+            ("grad_output", "avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "avg_pool3d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)", ""),
+        ),
+        "saved": {
+            "kernel_size": "value",
+            "stride": "value",
+            "padding": "value",
+            "ceil_mode": "value",
+            "count_include_pad": "value",
+            "divisor_override": "value",
+            "self_": "tensor",
+        },
+    },
+    "AdaptiveAvgPool3DBackward0": {
+        "entry": "_adaptive_avg_pool3d",
+        "schema": "_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor",
+        "formulas": (
+            ("self", "_adaptive_avg_pool3d_backward(grad, self)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+        },
+    },
+    "AdaptiveAvgPool3DBackwardBackward0": {
+        "entry": "_adaptive_avg_pool3d_backward",
+        "schema": "_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor",
+        "formulas": (
+            ("grad_output", "_adaptive_avg_pool3d(grad, [grad_output.shape[-3], grad_output.shape[-2], grad_output.shape[-1]])"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "_adaptive_avg_pool3d_backward(grad_output_t, self_p)", ""),
+        ),
+        "saved": {
+            "grad_output_sym_sizes": "sizes",
+            "self_": "tensor",
+        },
+    },
+    "AdaptiveMaxPool3DBackward0": {
+        "entry": "adaptive_max_pool3d",
+        "schema": "adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "adaptive_max_pool3d_backward(grad, self, result1)"),
+        ),
+        "result": (
+            ("result0", "max_pool_double_backward(self_t, result1, 3)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "result1": "output",
+        },
+    },
+    "AdaptiveMaxPool3DBackwardBackward0": {
+        "entry": "adaptive_max_pool3d_backward",
+        "schema": "adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor",
+        "formulas": (
+            ("grad_output", "max_pool_double_backward(grad, indices, 3)"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+            "self_": "tensor",
+        },
+    },
+    "MaxUnpool2DBackward0": {
+        "entry": "max_unpool2d",
+        "schema": "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor",
+        "formulas": (
+            ("self", "max_pool_double_backward(grad, indices, 2)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+        },
+    },
+    "MaxUnpool3DBackward0": {
+        "entry": "max_unpool3d",
+        "schema": "max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor",
+        "formulas": (
+            ("self", "max_pool_double_backward(grad, indices, 3)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+        },
+    },
+    "FractionalMaxPool2DBackward0": {
+        "entry": "fractional_max_pool2d",
+        "schema": "fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)"),
+        ),
+        "result": (
+            ("result0", "max_pool_double_backward(self_t, result1, 2)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "kernel_size": "value",
+            "output_size": "value",
+            "result1": "output",
+        },
+    },
+    "FractionalMaxPool2DBackwardBackward0": {
+        "entry": "fractional_max_pool2d_backward",
+        "schema": "fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor",
+        "formulas": (
+            ("grad_output", "max_pool_double_backward(grad, indices, 2)"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+            "self_": "tensor",
+        },
+    },
+    "FractionalMaxPool3DBackward0": {
+        "entry": "fractional_max_pool3d",
+        "schema": "fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)"),
+        ),
+        "result": (
+            ("result0", "max_pool_double_backward(self_t, result1, 3)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "kernel_size": "value",
+            "output_size": "value",
+            "result1": "output",
+        },
+    },
+    "FractionalMaxPool3DBackwardBackward0": {
+        "entry": "fractional_max_pool3d_backward",
+        "schema": "fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor",
+        "formulas": (
+            ("grad_output", "max_pool_double_backward(grad, indices, 3)"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "indices": "tensor",
+            "self_": "tensor",
+        },
+    },
 }

@@ -367,6 +367,33 @@ __all__ = [
     "soft_margin_loss",
     "soft_margin_loss_backward",
     "hardswish_backward",
+    "_convolution",
+    "slow_conv_transpose2d",
+    "slow_conv_transpose3d",
+    "_slow_conv2d_forward",
+    "_slow_conv2d_backward_output_mask",
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+    "slow_conv3d_forward",
+    "slow_conv_dilated2d",
+    "slow_conv_dilated3d",
+    "conv_tbc",
+    "im2col",
+    "col2im",
+    "max_pool3d_with_indices",
+    "max_pool3d_with_indices_backward",
+    "avg_pool3d",
+    "avg_pool3d_backward",
+    "_adaptive_avg_pool3d",
+    "_adaptive_avg_pool3d_backward",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_backward",
+    "max_unpool2d",
+    "max_unpool3d",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_backward",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_backward",
 ]
 
 
@@ -3735,3 +3762,255 @@ def hardswish_backward(grad_output_p, grad_output_t, self_p, self_t, result):
     result: hardswish_backward(grad_output_t, self_p) + where(logical_and(self_p > -3.0, self_p < 3.0), self_t * grad_output_p / 3.0, zeros_like(self_p))
     """
     return ops.hardswish_backward(grad_output_t, self_p) + ops.where(ops.logical_and(self_p > -3.0, self_p < 3.0), self_t * grad_output_p / 3.0, manual.zeros_like(ops, self_p))
+
+
+def _convolution(input_p, input_t, weight_p, weight_t, bias_p, bias_t, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32, result):
+    """_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor
+
+    derivatives.yaml, entry _convolution
+    result: _convolution(input_t, weight_p, bias_t, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32) + _convolution(input_p, weight_t, None, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32)
+    """
+    return ops._convolution(input_t, weight_p, bias_t, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32) + ops._convolution(input_p, weight_t, None, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32)
+
+
+def slow_conv_transpose2d(self_p, self_t, weight_p, weight_t, kernel_size, bias_p, bias_t, stride, padding, output_padding, dilation, result):
+    """slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_transpose2d
+    result: slow_conv_transpose2d(self_t, weight_p, kernel_size, bias_t, stride, padding, output_padding, dilation) + slow_conv_transpose2d(self_p, weight_t, kernel_size, None, stride, padding, output_padding, dilation)
+    """
+    return ops.slow_conv_transpose2d(self_t, weight_p, kernel_size, bias_t, stride, padding, output_padding, dilation) + ops.slow_conv_transpose2d(self_p, weight_t, kernel_size, None, stride, padding, output_padding, dilation)
+
+
+def slow_conv_transpose3d(self_p, self_t, weight_p, weight_t, kernel_size, bias_p, bias_t, stride, padding, output_padding, dilation, result):
+    """slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_transpose3d
+    result: slow_conv_transpose3d(self_t, weight_p, kernel_size, bias_t, stride, padding, output_padding, dilation) + slow_conv_transpose3d(self_p, weight_t, kernel_size, None, stride, padding, output_padding, dilation)
+    """
+    return ops.slow_conv_transpose3d(self_t, weight_p, kernel_size, bias_t, stride, padding, output_padding, dilation) + ops.slow_conv_transpose3d(self_p, weight_t, kernel_size, None, stride, padding, output_padding, dilation)
+
+
+def _slow_conv2d_forward(self_p, self_t, weight_p, weight_t, kernel_size, bias_p, bias_t, stride, padding, result):
+    """_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry _slow_conv2d_forward
+    result: _slow_conv2d_forward(self_t, weight_p, kernel_size, bias_t, stride, padding) + _slow_conv2d_forward(self_p, weight_t, kernel_size, None, stride, padding)
+    """
+    return ops._slow_conv2d_forward(self_t, weight_p, kernel_size, bias_t, stride, padding) + ops._slow_conv2d_forward(self_p, weight_t, kernel_size, None, stride, padding)
+
+
+def _slow_conv2d_backward_output_mask(grad_output_p, grad_output_t, self_p, self_t, weight_p, weight_t, kernel_size, stride, padding, output_mask, grad_input, grad_weight, grad_bias):
+    """_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+
+    derivatives.yaml, entry _slow_conv2d_backward.output_mask
+    grad_input: _slow_conv2d_backward(grad_output_t, self_p, weight_p, kernel_size, stride, padding, output_mask)[0] + _slow_conv2d_backward(grad_output_p, self_p, weight_t, kernel_size, stride, padding, output_mask)[0]
+    grad_weight: _slow_conv2d_backward(grad_output_t, self_p, weight_p, kernel_size, stride, padding, output_mask)[1] + _slow_conv2d_backward(grad_output_p, self_t, weight_p, kernel_size, stride, padding, output_mask)[1]
+    grad_bias: _slow_conv2d_backward(grad_output_t, self_p, weight_p, kernel_size, stride, padding, output_mask)[2]
+    """
+    grad_input_t = ops._slow_conv2d_backward(grad_output_t, self_p, weight_p, kernel_size, stride, padding, output_mask)[0] + ops._slow_conv2d_backward(grad_output_p, self_p, weight_t, kernel_size, stride, padding, output_mask)[0]
+    grad_weight_t = ops._slow_conv2d_backward(grad_output_t, self_p, weight_p, kernel_size, stride, padding, output_mask)[1] + ops._slow_conv2d_backward(grad_output_p, self_t, weight_p, kernel_size, stride, padding, output_mask)[1]
+    grad_bias_t = ops._slow_conv2d_backward(grad_output_t, self_p, weight_p, kernel_size, stride, padding, output_mask)[2]
+    return grad_input_t, grad_weight_t, grad_bias_t
+
+
+def _conv_depthwise2d(self_p, self_t, weight_p, weight_t, kernel_size, bias_p, bias_t, stride, padding, dilation, result):
+    """_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor
+
+    derivatives.yaml, entry _conv_depthwise2d
+    result: _conv_depthwise2d(self_t, weight_p, kernel_size, bias_t, stride, padding, dilation) + _conv_depthwise2d(self_p, weight_t, kernel_size, None, stride, padding, dilation)
+    """
+    return ops._conv_depthwise2d(self_t, weight_p, kernel_size, bias_t, stride, padding, dilation) + ops._conv_depthwise2d(self_p, weight_t, kernel_size, None, stride, padding, dilation)
+
+
+def conv_depthwise3d(self_p, self_t, weight_p, weight_t, kernel_size, bias_p, bias_t, stride, padding, dilation, result):
+    """conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor
+
+    derivatives.yaml, entry conv_depthwise3d
+    result: conv_depthwise3d(self_t, weight_p, kernel_size, bias_t, stride, padding, dilation) + conv_depthwise3d(self_p, weight_t, kernel_size, None, stride, padding, dilation)
+    """
+    return ops.conv_depthwise3d(self_t, weight_p, kernel_size, bias_t, stride, padding, dilation) + ops.conv_depthwise3d(self_p, weight_t, kernel_size, None, stride, padding, dilation)
+
+
+def slow_conv3d_forward(self_p, self_t, weight_p, weight_t, kernel_size, bias_p, bias_t, stride, padding, result):
+    """slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor
+
+    derivatives.yaml, entry slow_conv3d_forward
+    result: slow_conv3d_forward(self_t, weight_p, kernel_size, bias_t, stride, padding) + slow_conv3d_forward(self_p, weight_t, kernel_size, None, stride, padding)
+    """
+    return ops.slow_conv3d_forward(self_t, weight_p, kernel_size, bias_t, stride, padding) + ops.slow_conv3d_forward(self_p, weight_t, kernel_size, None, stride, padding)
+
+
+def slow_conv_dilated2d(self_p, self_t, weight_p, weight_t, kernel_size, bias_p, bias_t, stride, padding, dilation, result):
+    """slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_dilated2d
+    result: slow_conv_dilated2d(self_t, weight_p, kernel_size, bias_t, stride, padding, dilation) + slow_conv_dilated2d(self_p, weight_t, kernel_size, None, stride, padding, dilation)
+    """
+    return ops.slow_conv_dilated2d(self_t, weight_p, kernel_size, bias_t, stride, padding, dilation) + ops.slow_conv_dilated2d(self_p, weight_t, kernel_size, None, stride, padding, dilation)
+
+
+def slow_conv_dilated3d(self_p, self_t, weight_p, weight_t, kernel_size, bias_p, bias_t, stride, padding, dilation, result):
+    """slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_dilated3d
+    result: slow_conv_dilated3d(self_t, weight_p, kernel_size, bias_t, stride, padding, dilation) + slow_conv_dilated3d(self_p, weight_t, kernel_size, None, stride, padding, dilation)
+    """
+    return ops.slow_conv_dilated3d(self_t, weight_p, kernel_size, bias_t, stride, padding, dilation) + ops.slow_conv_dilated3d(self_p, weight_t, kernel_size, None, stride, padding, dilation)
+
+
+def conv_tbc(self_p, self_t, weight_p, weight_t, bias_p, bias_t, pad, result):
+    """conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
+
+    derivatives.yaml, entry conv_tbc
+    result: conv_tbc(self_t, weight_p, bias_t, pad) + conv_tbc(self_p, weight_t, zeros_like(bias_p), pad)
+    """
+    return ops.conv_tbc(self_t, weight_p, bias_t, pad) + ops.conv_tbc(self_p, weight_t, manual.zeros_like(ops, bias_p), pad)
+
+
+def im2col(self_p, self_t, kernel_size, dilation, padding, stride, result):
+    """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    derivatives.yaml, entry im2col
+    result: auto_linear
+    """
+    return ops.im2col(self_t, kernel_size, dilation, padding, stride)
+
+
+def col2im(self_p, self_t, output_size, kernel_size, dilation, padding, stride, result):
+    """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    derivatives.yaml, entry col2im
+    result: auto_linear
+    """
+    return ops.col2im(self_t, output_size, kernel_size, dilation, padding, stride)
+
+
+def max_pool3d_with_indices(self_p, self_t, kernel_size, stride, padding, dilation, ceil_mode, result0, result1):
+    """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry max_pool3d_with_indices
+    result0: max_pool_double_backward(self_t, result1, 3)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 3)
+    return result0_t, None
+
+
+def max_pool3d_with_indices_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, stride, padding, dilation, ceil_mode, indices_p, result):
+    """max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry max_pool3d_with_indices_backward
+    result: auto_linear
+    """
+    return ops.max_pool3d_with_indices_backward(grad_output_t, self_t, kernel_size, stride, padding, dilation, ceil_mode, indices_p)
+
+
+def avg_pool3d(self_p, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result):
+    """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+
+    derivatives.yaml, entry avg_pool3d
+    result: auto_linear
+    """
+    return ops.avg_pool3d(self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def avg_pool3d_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result):
+    """avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+
+    derivatives.yaml, entry avg_pool3d_backward
+    result: avg_pool3d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+    return ops.avg_pool3d_backward(grad_output_t, self_p, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _adaptive_avg_pool3d(self_p, self_t, output_size, result):
+    """_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool3d
+    result: auto_linear
+    """
+    return ops._adaptive_avg_pool3d(self_t, output_size)
+
+
+def _adaptive_avg_pool3d_backward(grad_output_p, grad_output_t, self_p, self_t, result):
+    """_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool3d_backward
+    result: _adaptive_avg_pool3d_backward(grad_output_t, self_p)
+    """
+    return ops._adaptive_avg_pool3d_backward(grad_output_t, self_p)
+
+
+def adaptive_max_pool3d(self_p, self_t, output_size, result0, result1):
+    """adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool3d
+    result0: max_pool_double_backward(self_t, result1, 3)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 3)
+    return result0_t, None
+
+
+def adaptive_max_pool3d_backward(grad_output_p, grad_output_t, self_p, self_t, indices_p, result):
+    """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool3d_backward
+    result: auto_linear
+    """
+    return ops.adaptive_max_pool3d_backward(grad_output_t, self_t, indices_p)
+
+
+def max_unpool2d(self_p, self_t, indices_p, output_size, result):
+    """max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
+
+    derivatives.yaml, entry max_unpool2d
+    result: auto_linear
+    """
+    return ops.max_unpool2d(self_t, indices_p, output_size)
+
+
+def max_unpool3d(self_p, self_t, indices_p, output_size, stride, padding, result):
+    """max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor
+
+    derivatives.yaml, entry max_unpool3d
+    result: auto_linear
+    """
+    return ops.max_unpool3d(self_t, indices_p, output_size, stride, padding)
+
+
+def fractional_max_pool2d(self_p, self_t, kernel_size, output_size, random_samples_p, result0, result1):
+    """fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry fractional_max_pool2d
+    result0: max_pool_double_backward(self_t, result1, 2)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 2)
+    return result0_t, None
+
+
+def fractional_max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, output_size, indices_p, result):
+    """fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry fractional_max_pool2d_backward
+    result: auto_linear
+    """
+    return ops.fractional_max_pool2d_backward(grad_output_t, self_t, kernel_size, output_size, indices_p)
+
+
+def fractional_max_pool3d(self_p, self_t, kernel_size, output_size, random_samples_p, result0, result1):
+    """fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry fractional_max_pool3d
+    result0: max_pool_double_backward(self_t, result1, 3)
+    """
+    result0_t = manual.max_pool_double_backward(ops, self_t, result1, 3)
+    return result0_t, None
+
+
+def fractional_max_pool3d_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, output_size, indices_p, result):
+    """fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry fractional_max_pool3d_backward
+    result: auto_linear
+    """
+    return ops.fractional_max_pool3d_backward(grad_output_t, self_t, kernel_size, output_size, indices_p)

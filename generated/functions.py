@@ -373,6 +373,33 @@ __all__ = [
     "SoftMarginLossBackward0",
     "SoftMarginLossBackwardBackward0",
     "HardswishBackwardBackward0",
+    "ConvolutionBackward1",
+    "SlowConvTranspose2DBackward0",
+    "SlowConvTranspose3DBackward0",
+    "SlowConv2DBackward0",
+    "SlowConv2DBackwardBackward0",
+    "ConvDepthwise2DBackward0",
+    "ConvDepthwise3DBackward0",
+    "SlowConv3DBackward0",
+    "SlowConvDilated2DBackward0",
+    "SlowConvDilated3DBackward0",
+    "ConvTbcBackward0",
+    "Im2ColBackward0",
+    "Col2ImBackward0",
+    "MaxPool3DWithIndicesBackward0",
+    "MaxPool3DWithIndicesBackwardBackward0",
+    "AvgPool3DBackward0",
+    "AvgPool3DBackwardBackward0",
+    "AdaptiveAvgPool3DBackward0",
+    "AdaptiveAvgPool3DBackwardBackward0",
+    "AdaptiveMaxPool3DBackward0",
+    "AdaptiveMaxPool3DBackwardBackward0",
+    "MaxUnpool2DBackward0",
+    "MaxUnpool3DBackward0",
+    "FractionalMaxPool2DBackward0",
+    "FractionalMaxPool2DBackwardBackward0",
+    "FractionalMaxPool3DBackward0",
+    "FractionalMaxPool3DBackwardBackward0",
 ]
 
 
@@ -11131,4 +11158,1010 @@ class HardswishBackwardBackward0(Node):
         # self: where(logical_and(self > -3.0, self < 3.0), grad * grad_output / 3.0, zeros_like(self))
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.where(ops.logical_and(self_ > -3.0, self_ < 3.0), grad * grad_output / 3.0, manual.zeros_like(ops, self_))
+        return grad_inputs
+
+
+class ConvolutionBackward1(Node):
+    """_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor
+
+    derivatives.yaml, entry _convolution
+    input, weight, bias: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_transposed", "_saved_output_padding", "_saved_groups")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        transposed = self._saved_transposed
+        output_padding = self._saved_output_padding
+        groups = self._saved_groups
+        grad_inputs = [None, None, None]
+        # input, weight, bias: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class SlowConvTranspose2DBackward0(Node):
+    """slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_transpose2d
+    self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)
+    """
+
+    __slots__ = ("self_", "weight_", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_output_padding")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        output_padding = self._saved_output_padding
+        grad_inputs = [None, None, None]
+        # self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.convolution_backward(grad, self_, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class SlowConvTranspose3DBackward0(Node):
+    """slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_transpose3d
+    self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)
+    """
+
+    __slots__ = ("self_", "weight_", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_output_padding")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        output_padding = self._saved_output_padding
+        grad_inputs = [None, None, None]
+        # self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.convolution_backward(grad, self_, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class SlowConv2DBackward0(Node):
+    """_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry _slow_conv2d_forward
+    self, weight, bias: _slow_conv2d_backward(grad, self, weight, kernel_size, stride, padding, grad_input_mask)
+    """
+
+    __slots__ = ("self_", "weight_", "_saved_kernel_size", "_saved_stride", "_saved_padding")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        grad_inputs = [None, None, None]
+        # self, weight, bias: _slow_conv2d_backward(grad, self, weight, kernel_size, stride, padding, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops._slow_conv2d_backward(grad, self_, weight, kernel_size, stride, padding, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class SlowConv2DBackwardBackward0(Node):
+    """_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+
+    derivatives.yaml, entry _slow_conv2d_backward.output_mask
+    grad_output, self, weight: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, self, stride, padding, [1, 1], False, [0, 0], 1, grad_input_mask)
+    """
+
+    __slots__ = ("grad_output_", "weight_", "self_", "_saved_stride", "_saved_padding")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.weight_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        grad_output = ops.unpack(self.grad_output_, self)
+        weight = ops.unpack(self.weight_, self)
+        self_ = ops.unpack(self.self_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        grad_inputs = [None, None, None]
+        # grad_output, self, weight: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, self, stride, padding, [1, 1], False, [0, 0], 1, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.convolution_double_backward(ops, grads[0], grads[1], grads[2], grad_output, weight, self_, stride, padding, [1, 1], False, [0, 0], 1, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class ConvDepthwise2DBackward0(Node):
+    """_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor
+
+    derivatives.yaml, entry _conv_depthwise2d
+    self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], self.shape[1], grad_input_mask)
+    """
+
+    __slots__ = ("self_", "weight_", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_self_sym_sizes")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None, None, None]
+        # self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], self.shape[1], grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.convolution_backward(grad, self_, weight, None, stride, padding, dilation, False, [0, 0], self_sym_sizes[1], grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class ConvDepthwise3DBackward0(Node):
+    """conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor
+
+    derivatives.yaml, entry conv_depthwise3d
+    self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], self.shape[1], grad_input_mask)
+    """
+
+    __slots__ = ("self_", "weight_", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_self_sym_sizes")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None, None, None]
+        # self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], self.shape[1], grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.convolution_backward(grad, self_, weight, None, stride, padding, dilation, False, [0, 0, 0], self_sym_sizes[1], grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class SlowConv3DBackward0(Node):
+    """slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor
+
+    derivatives.yaml, entry slow_conv3d_forward
+    self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, [1, 1, 1], False, [0, 0, 0], 1, grad_input_mask)
+    """
+
+    __slots__ = ("self_", "weight_", "_saved_stride", "_saved_padding")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        grad_inputs = [None, None, None]
+        # self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, [1, 1, 1], False, [0, 0, 0], 1, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.convolution_backward(grad, self_, weight, None, stride, padding, [1, 1, 1], False, [0, 0, 0], 1, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class SlowConvDilated2DBackward0(Node):
+    """slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_dilated2d
+    self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], 1, grad_input_mask)
+    """
+
+    __slots__ = ("self_", "weight_", "_saved_stride", "_saved_padding", "_saved_dilation")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        grad_inputs = [None, None, None]
+        # self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], 1, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.convolution_backward(grad, self_, weight, None, stride, padding, dilation, False, [0, 0], 1, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class SlowConvDilated3DBackward0(Node):
+    """slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_dilated3d
+    self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], 1, grad_input_mask)
+    """
+
+    __slots__ = ("self_", "weight_", "_saved_stride", "_saved_padding", "_saved_dilation")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        grad_inputs = [None, None, None]
+        # self, weight, bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], 1, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.convolution_backward(grad, self_, weight, None, stride, padding, dilation, False, [0, 0, 0], 1, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class ConvTbcBackward0(Node):
+    """conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
+
+    derivatives.yaml, entry conv_tbc
+    self, weight, bias: conv_tbc_backward(grad, self, weight, bias, pad)
+    """
+
+    __slots__ = ("self_", "weight_", "bias_", "_saved_pad")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_bias(self):
+        return self.bias_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+        self.bias_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        bias = ops.unpack(self.bias_, self)
+        pad = self._saved_pad
+        grad_inputs = [None, None, None]
+        # self, weight, bias: conv_tbc_backward(grad, self, weight, bias, pad)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.conv_tbc_backward(ops, grad, self_, weight, bias, pad)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class Im2ColBackward0(Node):
+    """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    derivatives.yaml, entry im2col
+    self: col2im(grad, [self.shape[-2], self.shape[-1]], kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "_saved_kernel_size", "_saved_dilation", "_saved_padding", "_saved_stride")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        kernel_size = self._saved_kernel_size
+        dilation = self._saved_dilation
+        padding = self._saved_padding
+        stride = self._saved_stride
+        grad_inputs = [None]
+        # self: col2im(grad, [self.shape[-2], self.shape[-1]], kernel_size, dilation, padding, stride)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.col2im(grad, [self_sym_sizes[-2], self_sym_sizes[-1]], kernel_size, dilation, padding, stride)
+        return grad_inputs
+
+
+class Col2ImBackward0(Node):
+    """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    derivatives.yaml, entry col2im
+    self: im2col(grad, kernel_size, dilation, padding, stride)
+    """
+
+    __slots__ = ("_saved_kernel_size", "_saved_dilation", "_saved_padding", "_saved_stride")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        kernel_size = self._saved_kernel_size
+        dilation = self._saved_dilation
+        padding = self._saved_padding
+        stride = self._saved_stride
+        grad_inputs = [None]
+        # self: im2col(grad, kernel_size, dilation, padding, stride)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.im2col(grad, kernel_size, dilation, padding, stride)
+        return grad_inputs
+
+
+class MaxPool3DWithIndicesBackward0(Node):
+    """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry max_pool3d_with_indices
+    self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_ceil_mode", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        ceil_mode = self._saved_ceil_mode
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.max_pool3d_with_indices_backward(grad, self_, kernel_size, stride, padding, dilation, ceil_mode, result1)
+        return grad_inputs
+
+
+class MaxPool3DWithIndicesBackwardBackward0(Node):
+    """max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry max_pool3d_with_indices_backward
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 3)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 3)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AvgPool3DBackward0(Node):
+    """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+
+    derivatives.yaml, entry avg_pool3d
+    self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_ceil_mode", "_saved_count_include_pad", "_saved_divisor_override")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        grad_inputs = [None]
+        # self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.avg_pool3d_backward(grad, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        return grad_inputs
+
+
+class AvgPool3DBackwardBackward0(Node):
+    """avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+
+    derivatives.yaml, entry avg_pool3d_backward
+    grad_output: avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_ceil_mode", "_saved_count_include_pad", "_saved_divisor_override", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        ceil_mode = self._saved_ceil_mode
+        count_include_pad = self._saved_count_include_pad
+        divisor_override = self._saved_divisor_override
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AdaptiveAvgPool3DBackward0(Node):
+    """_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool3d
+    self: _adaptive_avg_pool3d_backward(grad, self)
+    """
+
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: _adaptive_avg_pool3d_backward(grad, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._adaptive_avg_pool3d_backward(grad, self_)
+        return grad_inputs
+
+
+class AdaptiveAvgPool3DBackwardBackward0(Node):
+    """_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool3d_backward
+    grad_output: _adaptive_avg_pool3d(grad, [grad_output.shape[-3], grad_output.shape[-2], grad_output.shape[-1]])
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("_saved_grad_output_sym_sizes", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_output_sym_sizes = self._saved_grad_output_sym_sizes
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: _adaptive_avg_pool3d(grad, [grad_output.shape[-3], grad_output.shape[-2], grad_output.shape[-1]])
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._adaptive_avg_pool3d(grad, [grad_output_sym_sizes[-3], grad_output_sym_sizes[-2], grad_output_sym_sizes[-1]])
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AdaptiveMaxPool3DBackward0(Node):
+    """adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool3d
+    self: adaptive_max_pool3d_backward(grad, self, result1)
+    """
+
+    __slots__ = ("self_", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: adaptive_max_pool3d_backward(grad, self, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.adaptive_max_pool3d_backward(grad, self_, result1)
+        return grad_inputs
+
+
+class AdaptiveMaxPool3DBackwardBackward0(Node):
+    """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool3d_backward
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 3)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 3)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class MaxUnpool2DBackward0(Node):
+    """max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
+
+    derivatives.yaml, entry max_unpool2d
+    self: max_pool_double_backward(grad, indices, 2)
+    """
+
+    __slots__ = ("indices_",)
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
+        # self: max_pool_double_backward(grad, indices, 2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 2)
+        return grad_inputs
+
+
+class MaxUnpool3DBackward0(Node):
+    """max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor
+
+    derivatives.yaml, entry max_unpool3d
+    self: max_pool_double_backward(grad, indices, 3)
+    """
+
+    __slots__ = ("indices_",)
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
+        # self: max_pool_double_backward(grad, indices, 3)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 3)
+        return grad_inputs
+
+
+class FractionalMaxPool2DBackward0(Node):
+    """fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry fractional_max_pool2d
+    self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_output_size", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        output_size = self._saved_output_size
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.fractional_max_pool2d_backward(grad, self_, kernel_size, output_size, result1)
+        return grad_inputs
+
+
+class FractionalMaxPool2DBackwardBackward0(Node):
+    """fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry fractional_max_pool2d_backward
+    grad_output: max_pool_double_backward(grad, indices, 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 2)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class FractionalMaxPool3DBackward0(Node):
+    """fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry fractional_max_pool3d
+    self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_output_size", "result1_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        output_size = self._saved_output_size
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None]
+        # self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.fractional_max_pool3d_backward(grad, self_, kernel_size, output_size, result1)
+        return grad_inputs
+
+
+class FractionalMaxPool3DBackwardBackward0(Node):
+    """fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry fractional_max_pool3d_backward
+    grad_output: max_pool_double_backward(grad, indices, 3)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("indices_", "self_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        indices = ops.unpack(self.indices_, self)
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, indices, 3)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, indices, 3)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
         return grad_inputs

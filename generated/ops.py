@@ -20,8 +20,12 @@ from generated.functions import (
     AcoshBackward1,
     AdaptiveAvgPool2DBackward0,
     AdaptiveAvgPool2DBackwardBackward0,
+    AdaptiveAvgPool3DBackward0,
+    AdaptiveAvgPool3DBackwardBackward0,
     AdaptiveMaxPool2DBackward0,
     AdaptiveMaxPool2DBackwardBackward0,
+    AdaptiveMaxPool3DBackward0,
+    AdaptiveMaxPool3DBackwardBackward0,
     AddBackward0,
     AddBackward1,
     AddbmmBackward0,
@@ -43,6 +47,8 @@ from generated.functions import (
     AtanhBackward1,
     AvgPool2DBackward0,
     AvgPool2DBackwardBackward0,
+    AvgPool3DBackward0,
+    AvgPool3DBackwardBackward0,
     BaddbmmBackward0,
     BinaryCrossEntropyBackward0,
     BinaryCrossEntropyBackwardBackward0,
@@ -61,9 +67,14 @@ from generated.functions import (
     ClampMinBackward0,
     ClampMinBackward1,
     CloneBackward0,
+    Col2ImBackward0,
     ConstantPadNdBackward0,
+    ConvDepthwise2DBackward0,
+    ConvDepthwise3DBackward0,
     ConvolutionBackward0,
+    ConvolutionBackward1,
     ConvolutionBackwardBackward0,
+    ConvTbcBackward0,
     CopyBackwards,
     CopysignBackward0,
     CopysignBackward1,
@@ -109,6 +120,10 @@ from generated.functions import (
     FmodBackward0,
     FmodBackward1,
     FracBackward0,
+    FractionalMaxPool2DBackward0,
+    FractionalMaxPool2DBackwardBackward0,
+    FractionalMaxPool3DBackward0,
+    FractionalMaxPool3DBackwardBackward0,
     FrexpBackward0,
     GatherBackward0,
     GeBackward0,
@@ -130,6 +145,7 @@ from generated.functions import (
     I0Backward0,
     IgammaBackward0,
     IgammacBackward0,
+    Im2ColBackward0,
     IndexAddBackward0,
     IndexBackward0,
     IndexCopyBackward0,
@@ -189,6 +205,10 @@ from generated.functions import (
     MaximumBackward0,
     MaxPool2DWithIndicesBackward0,
     MaxPool2DWithIndicesBackwardBackward0,
+    MaxPool3DWithIndicesBackward0,
+    MaxPool3DWithIndicesBackwardBackward0,
+    MaxUnpool2DBackward0,
+    MaxUnpool3DBackward0,
     MeanBackward0,
     MeanBackward1,
     MedianBackward0,
@@ -277,6 +297,13 @@ from generated.functions import (
     SliceBackward0,
     SliceBackwardBackward0,
     SliceScatterBackward0,
+    SlowConv2DBackward0,
+    SlowConv2DBackwardBackward0,
+    SlowConv3DBackward0,
+    SlowConvDilated2DBackward0,
+    SlowConvDilated3DBackward0,
+    SlowConvTranspose2DBackward0,
+    SlowConvTranspose3DBackward0,
     SmoothL1LossBackward0,
     SmoothL1LossBackwardBackward0,
     SoftMarginLossBackward0,
@@ -385,6 +412,10 @@ from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 __all__ = [
     "_adaptive_avg_pool2d",
     "_adaptive_avg_pool2d_backward",
+    "_adaptive_avg_pool3d",
+    "_adaptive_avg_pool3d_backward",
+    "_conv_depthwise2d",
+    "_convolution",
     "_index_put_impl_",
     "_is_all_true",
     "_is_any_true",
@@ -395,6 +426,8 @@ __all__ = [
     "_log_softmax",
     "_log_softmax_backward_data",
     "_reshape_copy",
+    "_slow_conv2d_backward",
+    "_slow_conv2d_forward",
     "_softmax",
     "_softmax_backward_data",
     "_to_copy",
@@ -414,6 +447,8 @@ __all__ = [
     "acosh_",
     "adaptive_max_pool2d",
     "adaptive_max_pool2d_backward",
+    "adaptive_max_pool3d",
+    "adaptive_max_pool3d_backward",
     "add",
     "addbmm",
     "addcdiv",
@@ -441,6 +476,8 @@ __all__ = [
     "atanh_",
     "avg_pool2d",
     "avg_pool2d_backward",
+    "avg_pool3d",
+    "avg_pool3d_backward",
     "baddbmm",
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
@@ -464,7 +501,10 @@ __all__ = [
     "clamp_min",
     "clamp_min_",
     "clone",
+    "col2im",
     "constant_pad_nd",
+    "conv_depthwise3d",
+    "conv_tbc",
     "convolution",
     "convolution_backward",
     "copysign",
@@ -516,6 +556,10 @@ __all__ = [
     "fmod",
     "frac",
     "frac_",
+    "fractional_max_pool2d",
+    "fractional_max_pool2d_backward",
+    "fractional_max_pool3d",
+    "fractional_max_pool3d_backward",
     "frexp",
     "gather",
     "ge",
@@ -536,6 +580,7 @@ __all__ = [
     "i0_",
     "igamma",
     "igammac",
+    "im2col",
     "index",
     "index_add",
     "index_copy",
@@ -589,6 +634,10 @@ __all__ = [
     "max",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
+    "max_pool3d_with_indices",
+    "max_pool3d_with_indices_backward",
+    "max_unpool2d",
+    "max_unpool3d",
     "maximum",
     "mean",
     "median",
@@ -674,6 +723,11 @@ __all__ = [
     "slice",
     "slice_backward",
     "slice_scatter",
+    "slow_conv3d_forward",
+    "slow_conv_dilated2d",
+    "slow_conv_dilated3d",
+    "slow_conv_transpose2d",
+    "slow_conv_transpose3d",
     "smooth_l1_loss",
     "smooth_l1_loss_backward",
     "soft_margin_loss",
@@ -823,6 +877,8 @@ __linalg_eigh_return = namedtuple("_linalg_eigh", ["eigenvalues", "eigenvectors"
 _linalg_qr_return = namedtuple("linalg_qr", ["Q", "R"])
 
 _linalg_lstsq_return = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+__slow_conv2d_backward_output_mask_return = namedtuple("_slow_conv2d_backward", ["grad_input", "grad_weight", "grad_bias"])
 
 
 def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
@@ -14847,6 +14903,808 @@ def hardswish_backward(grad_output=MISSING, self_=MISSING, **kwargs):
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def _convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, transposed=MISSING, output_padding=MISSING, groups=MISSING, benchmark=MISSING, deterministic=MISSING, cudnn_enabled=MISSING, allow_tf32=MISSING, **kwargs):
+    """_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor
+
+    derivatives.yaml, entry _convolution
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_convolution, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or benchmark is MISSING or deterministic is MISSING or cudnn_enabled is MISSING or allow_tf32 is MISSING or kwargs:
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32 = _arguments.bind(OVERLOADS["_convolution"], (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32,), kwargs)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    output_padding = recording.int_tuple(output_padding)
+    result = recording.wrap(kernels._convolution(recording.data(input), recording.data(weight), recording.data(bias), stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32))
+    if recording.compute_requires_grad(input, weight, bias):
+        grad_fn = ConvolutionBackward1(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_transposed = transposed
+        grad_fn._saved_output_padding = output_padding
+        grad_fn._saved_groups = groups
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._convolution(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slow_conv_transpose2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0), dilation=(1, 1), **kwargs):
+    """slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_transpose2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slow_conv_transpose2d, (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding, output_padding, dilation = _arguments.bind(OVERLOADS["slow_conv_transpose2d"], (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    output_padding = recording.int_tuple(output_padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.slow_conv_transpose2d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, output_padding, dilation))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = SlowConvTranspose2DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_output_padding = output_padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.slow_conv_transpose2d(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, output_padding, dilation, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slow_conv_transpose3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), output_padding=(0, 0, 0), dilation=(1, 1, 1), **kwargs):
+    """slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_transpose3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slow_conv_transpose3d, (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding, output_padding, dilation = _arguments.bind(OVERLOADS["slow_conv_transpose3d"], (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    output_padding = recording.int_tuple(output_padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.slow_conv_transpose3d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, output_padding, dilation))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = SlowConvTranspose3DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_output_padding = output_padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.slow_conv_transpose3d(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, output_padding, dilation, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _slow_conv2d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, **kwargs):
+    """_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor
+
+    derivatives.yaml, entry _slow_conv2d_forward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_slow_conv2d_forward, (self_, weight, kernel_size, bias, stride, padding), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding = _arguments.bind(OVERLOADS["_slow_conv2d_forward"], (self_, weight, kernel_size, bias, stride, padding,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels._slow_conv2d_forward(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = SlowConv2DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._slow_conv2d_forward(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _slow_conv2d_backward_output_mask(grad_output=MISSING, self_=MISSING, weight=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, output_mask=MISSING, **kwargs):
+    """_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
+
+    derivatives.yaml, entry _slow_conv2d_backward.output_mask
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_slow_conv2d_backward_output_mask, (grad_output, self_, weight, kernel_size, stride, padding, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or output_mask is MISSING or kwargs:
+        grad_output, self_, weight, kernel_size, stride, padding, output_mask = _arguments.bind(OVERLOADS["_slow_conv2d_backward.output_mask"], (grad_output, self_, weight, kernel_size, stride, padding, output_mask,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    grad_input, grad_weight, grad_bias = map(recording.wrap, kernels._slow_conv2d_backward_output_mask(recording.data(grad_output), recording.data(self_), recording.data(weight), kernel_size, stride, padding, output_mask))
+    if recording.compute_requires_grad(grad_output, self_, weight):
+        grad_fn = SlowConv2DBackwardBackward0(recording.collect_next_edges(grad_output, self_, weight))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        recording.set_history(grad_input, grad_fn)
+        recording.set_history(grad_weight, grad_fn)
+        recording.set_history(grad_bias, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward._slow_conv2d_backward_output_mask(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, stride, padding, output_mask, grad_input, grad_weight, grad_bias)
+        forward_grad.set_tangents((grad_input, grad_weight, grad_bias), tangent)
+    return __slow_conv2d_backward_output_mask_return(grad_input, grad_weight, grad_bias)
+
+
+def _conv_depthwise2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, **kwargs):
+    """_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor
+
+    derivatives.yaml, entry _conv_depthwise2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_conv_depthwise2d, (self_, weight, kernel_size, bias, stride, padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["_conv_depthwise2d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels._conv_depthwise2d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = ConvDepthwise2DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._conv_depthwise2d(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, dilation, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def conv_depthwise3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, **kwargs):
+    """conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor
+
+    derivatives.yaml, entry conv_depthwise3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conv_depthwise3d, (self_, weight, kernel_size, bias, stride, padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["conv_depthwise3d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.conv_depthwise3d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = ConvDepthwise3DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.conv_depthwise3d(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, dilation, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slow_conv3d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, **kwargs):
+    """slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor
+
+    derivatives.yaml, entry slow_conv3d_forward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slow_conv3d_forward, (self_, weight, kernel_size, bias, stride, padding), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding = _arguments.bind(OVERLOADS["slow_conv3d_forward"], (self_, weight, kernel_size, bias, stride, padding,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.slow_conv3d_forward(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = SlowConv3DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.slow_conv3d_forward(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slow_conv_dilated2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), **kwargs):
+    """slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_dilated2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slow_conv_dilated2d, (self_, weight, kernel_size, bias, stride, padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["slow_conv_dilated2d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.slow_conv_dilated2d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = SlowConvDilated2DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.slow_conv_dilated2d(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, dilation, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slow_conv_dilated3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1), **kwargs):
+    """slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor
+
+    derivatives.yaml, entry slow_conv_dilated3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slow_conv_dilated3d, (self_, weight, kernel_size, bias, stride, padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs:
+        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["slow_conv_dilated3d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.slow_conv_dilated3d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = SlowConvDilated3DBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.slow_conv_dilated3d(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), kernel_size, bias, forward_grad.tangent(bias), stride, padding, dilation, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def conv_tbc(self_=MISSING, weight=MISSING, bias=MISSING, pad=0, **kwargs):
+    """conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
+
+    derivatives.yaml, entry conv_tbc
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(conv_tbc, (self_, weight, bias, pad), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or not isinstance(bias, Tensor) or kwargs:
+        self_, weight, bias, pad = _arguments.bind(OVERLOADS["conv_tbc"], (self_, weight, bias, pad,), kwargs)
+    result = recording.wrap(kernels.conv_tbc(recording.data(self_), recording.data(weight), recording.data(bias), pad))
+    if recording.compute_requires_grad(self_, weight, bias):
+        grad_fn = ConvTbcBackward0(recording.collect_next_edges(self_, weight, bias))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.bias_ = SavedVariable(bias, False)
+        grad_fn._saved_pad = pad
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.conv_tbc(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), pad, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def im2col(self_=MISSING, kernel_size=MISSING, dilation=MISSING, padding=MISSING, stride=MISSING, **kwargs):
+    """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    derivatives.yaml, entry im2col
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(im2col, (self_, kernel_size, dilation, padding, stride), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or dilation is MISSING or padding is MISSING or stride is MISSING or kwargs:
+        self_, kernel_size, dilation, padding, stride = _arguments.bind(OVERLOADS["im2col"], (self_, kernel_size, dilation, padding, stride,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    dilation = recording.int_tuple(dilation)
+    padding = recording.int_tuple(padding)
+    stride = recording.int_tuple(stride)
+    result = recording.wrap(kernels.im2col(recording.data(self_), kernel_size, dilation, padding, stride))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Im2ColBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_padding = padding
+        grad_fn._saved_stride = stride
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.im2col(self_, forward_grad.tangent(self_), kernel_size, dilation, padding, stride, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def col2im(self_=MISSING, output_size=MISSING, kernel_size=MISSING, dilation=MISSING, padding=MISSING, stride=MISSING, **kwargs):
+    """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
+
+    derivatives.yaml, entry col2im
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(col2im, (self_, output_size, kernel_size, dilation, padding, stride), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or output_size is MISSING or kernel_size is MISSING or dilation is MISSING or padding is MISSING or stride is MISSING or kwargs:
+        self_, output_size, kernel_size, dilation, padding, stride = _arguments.bind(OVERLOADS["col2im"], (self_, output_size, kernel_size, dilation, padding, stride,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    kernel_size = recording.int_tuple(kernel_size)
+    dilation = recording.int_tuple(dilation)
+    padding = recording.int_tuple(padding)
+    stride = recording.int_tuple(stride)
+    result = recording.wrap(kernels.col2im(recording.data(self_), output_size, kernel_size, dilation, padding, stride))
+    if recording.compute_requires_grad(self_):
+        grad_fn = Col2ImBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_padding = padding
+        grad_fn._saved_stride = stride
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.col2im(self_, forward_grad.tangent(self_), output_size, kernel_size, dilation, padding, stride, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def max_pool3d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False, **kwargs):
+    """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry max_pool3d_with_indices
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool3d_with_indices, (self_, kernel_size, stride, padding, dilation, ceil_mode), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
+        self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool3d_with_indices"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result0, result1 = map(recording.wrap, kernels.max_pool3d_with_indices(recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MaxPool3DWithIndicesBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_ceil_mode = ceil_mode
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_pool3d_with_indices(self_, forward_grad.tangent(self_), kernel_size, stride, padding, dilation, ceil_mode, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def max_pool3d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, ceil_mode=MISSING, indices=MISSING, **kwargs):
+    """max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry max_pool3d_with_indices_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool3d_with_indices_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or ceil_mode is MISSING or kwargs:
+        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices = _arguments.bind(OVERLOADS["max_pool3d_with_indices_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.max_pool3d_with_indices_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode, recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = MaxPool3DWithIndicesBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_pool3d_with_indices_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, stride, padding, dilation, ceil_mode, indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def avg_pool3d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None, **kwargs):
+    """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
+
+    derivatives.yaml, entry avg_pool3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool3d, (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
+        self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool3d"], (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.avg_pool3d(recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AvgPool3DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_ceil_mode = ceil_mode
+        grad_fn._saved_count_include_pad = count_include_pad
+        grad_fn._saved_divisor_override = divisor_override
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.avg_pool3d(self_, forward_grad.tangent(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def avg_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, ceil_mode=MISSING, count_include_pad=MISSING, divisor_override=MISSING, **kwargs):
+    """avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
+
+    derivatives.yaml, entry avg_pool3d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(avg_pool3d_backward, (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or ceil_mode is MISSING or count_include_pad is MISSING or divisor_override is MISSING or kwargs:
+        grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool3d_backward"], (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.avg_pool3d_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AvgPool3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_ceil_mode = ceil_mode
+        grad_fn._saved_count_include_pad = count_include_pad
+        grad_fn._saved_divisor_override = divisor_override
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.avg_pool3d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _adaptive_avg_pool3d(self_=MISSING, output_size=MISSING, **kwargs):
+    """_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_adaptive_avg_pool3d, (self_, output_size), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
+        self_, output_size = _arguments.bind(OVERLOADS["_adaptive_avg_pool3d"], (self_, output_size,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._adaptive_avg_pool3d(recording.data(self_), output_size))
+    if recording.compute_requires_grad(self_):
+        grad_fn = AdaptiveAvgPool3DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._adaptive_avg_pool3d(self_, forward_grad.tangent(self_), output_size, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _adaptive_avg_pool3d_backward(grad_output=MISSING, self_=MISSING, **kwargs):
+    """_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
+
+    derivatives.yaml, entry _adaptive_avg_pool3d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_adaptive_avg_pool3d_backward, (grad_output, self_), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
+        grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool3d_backward"], (grad_output, self_,), kwargs)
+    result = recording.wrap(kernels._adaptive_avg_pool3d_backward(recording.data(grad_output), recording.data(self_)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AdaptiveAvgPool3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn._saved_grad_output_sym_sizes = recording.sizes(grad_output)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._adaptive_avg_pool3d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def adaptive_max_pool3d(self_=MISSING, output_size=MISSING, **kwargs):
+    """adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry adaptive_max_pool3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool3d, (self_, output_size), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
+        self_, output_size = _arguments.bind(OVERLOADS["adaptive_max_pool3d"], (self_, output_size,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    result0, result1 = map(recording.wrap, kernels.adaptive_max_pool3d(recording.data(self_), output_size))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AdaptiveMaxPool3DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.adaptive_max_pool3d(self_, forward_grad.tangent(self_), output_size, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def adaptive_max_pool3d_backward(grad_output=MISSING, self_=MISSING, indices=MISSING, **kwargs):
+    """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry adaptive_max_pool3d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(adaptive_max_pool3d_backward, (grad_output, self_, indices), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs:
+        grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool3d_backward"], (grad_output, self_, indices,), kwargs)
+    result = recording.wrap(kernels.adaptive_max_pool3d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = AdaptiveMaxPool3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.adaptive_max_pool3d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def max_unpool2d(self_=MISSING, indices=MISSING, output_size=MISSING, **kwargs):
+    """max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
+
+    derivatives.yaml, entry max_unpool2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_unpool2d, (self_, indices, output_size), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or output_size is MISSING or kwargs:
+        self_, indices, output_size = _arguments.bind(OVERLOADS["max_unpool2d"], (self_, indices, output_size,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.max_unpool2d(recording.data(self_), recording.data(indices), output_size))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MaxUnpool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_unpool2d(self_, forward_grad.tangent(self_), indices, output_size, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def max_unpool3d(self_=MISSING, indices=MISSING, output_size=MISSING, stride=MISSING, padding=MISSING, **kwargs):
+    """max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor
+
+    derivatives.yaml, entry max_unpool3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_unpool3d, (self_, indices, output_size, stride, padding), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or output_size is MISSING or stride is MISSING or padding is MISSING or kwargs:
+        self_, indices, output_size, stride, padding = _arguments.bind(OVERLOADS["max_unpool3d"], (self_, indices, output_size, stride, padding,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    result = recording.wrap(kernels.max_unpool3d(recording.data(self_), recording.data(indices), output_size, stride, padding))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MaxUnpool3DBackward0(recording.collect_next_edges(self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_unpool3d(self_, forward_grad.tangent(self_), indices, output_size, stride, padding, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def fractional_max_pool2d(self_=MISSING, kernel_size=MISSING, output_size=MISSING, random_samples=MISSING, **kwargs):
+    """fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry fractional_max_pool2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool2d, (self_, kernel_size, output_size, random_samples), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(random_samples, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs:
+        self_, kernel_size, output_size, random_samples = _arguments.bind(OVERLOADS["fractional_max_pool2d"], (self_, kernel_size, output_size, random_samples,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    output_size = recording.int_tuple(output_size)
+    result0, result1 = map(recording.wrap, kernels.fractional_max_pool2d(recording.data(self_), kernel_size, output_size, recording.data(random_samples)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FractionalMaxPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_output_size = output_size
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.fractional_max_pool2d(self_, forward_grad.tangent(self_), kernel_size, output_size, random_samples, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def fractional_max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, output_size=MISSING, indices=MISSING, **kwargs):
+    """fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry fractional_max_pool2d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool2d_backward, (grad_output, self_, kernel_size, output_size, indices), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs:
+        grad_output, self_, kernel_size, output_size, indices = _arguments.bind(OVERLOADS["fractional_max_pool2d_backward"], (grad_output, self_, kernel_size, output_size, indices,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.fractional_max_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, output_size, recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = FractionalMaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.fractional_max_pool2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, output_size, indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def fractional_max_pool3d(self_=MISSING, kernel_size=MISSING, output_size=MISSING, random_samples=MISSING, **kwargs):
+    """fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry fractional_max_pool3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool3d, (self_, kernel_size, output_size, random_samples), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(random_samples, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs:
+        self_, kernel_size, output_size, random_samples = _arguments.bind(OVERLOADS["fractional_max_pool3d"], (self_, kernel_size, output_size, random_samples,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    output_size = recording.int_tuple(output_size)
+    result0, result1 = map(recording.wrap, kernels.fractional_max_pool3d(recording.data(self_), kernel_size, output_size, recording.data(random_samples)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = FractionalMaxPool3DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_output_size = output_size
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.fractional_max_pool3d(self_, forward_grad.tangent(self_), kernel_size, output_size, random_samples, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def fractional_max_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, output_size=MISSING, indices=MISSING, **kwargs):
+    """fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor
+
+    derivatives.yaml, entry fractional_max_pool3d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(fractional_max_pool3d_backward, (grad_output, self_, kernel_size, output_size, indices), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs:
+        grad_output, self_, kernel_size, output_size, indices = _arguments.bind(OVERLOADS["fractional_max_pool3d_backward"], (grad_output, self_, kernel_size, output_size, indices,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels.fractional_max_pool3d_backward(recording.data(grad_output), recording.data(self_), kernel_size, output_size, recording.data(indices)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = FractionalMaxPool3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.indices_ = SavedVariable(indices, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.fractional_max_pool3d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, output_size, indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+_slow_conv2d_backward = _slow_conv2d_backward_output_mask
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -14872,6 +15730,7 @@ unbind = unbind_int
 unsafe_split = unsafe_split_Tensor
 where = where_self
 # A function bound to one overload answers to torch's name (what a mode sees: `add`).
+_slow_conv2d_backward_output_mask.__name__ = _slow_conv2d_backward_output_mask.__qualname__ = "_slow_conv2d_backward"
 add_Tensor.__name__ = add_Tensor.__qualname__ = "add"
 add_Tensor_.__name__ = add_Tensor_.__qualname__ = "add_"
 bitwise_and_Tensor.__name__ = bitwise_and_Tensor.__qualname__ = "bitwise_and"
@@ -16956,6 +17815,215 @@ OVERLOADS = {
         Param("grad_output", "Tensor"),
         Param("self_", "Tensor"),
     )),
+    "_convolution": Overload(_convolution, kernels._convolution, "_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("bias", "Tensor?"),
+        Param("stride", "int[]"),
+        Param("padding", "int[]"),
+        Param("dilation", "int[]"),
+        Param("transposed", "bool"),
+        Param("output_padding", "int[]"),
+        Param("groups", "int"),
+        Param("benchmark", "bool"),
+        Param("deterministic", "bool"),
+        Param("cudnn_enabled", "bool"),
+        Param("allow_tf32", "bool"),
+    )),
+    "slow_conv_transpose2d": Overload(slow_conv_transpose2d, kernels.slow_conv_transpose2d, "slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("bias", "Tensor?", has_default=True),
+        Param("stride", "int[2]", has_default=True),
+        Param("padding", "int[2]", has_default=True),
+        Param("output_padding", "int[2]", has_default=True),
+        Param("dilation", "int[2]", has_default=True),
+    )),
+    "slow_conv_transpose3d": Overload(slow_conv_transpose3d, kernels.slow_conv_transpose3d, "slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("bias", "Tensor?", has_default=True),
+        Param("stride", "int[3]", has_default=True),
+        Param("padding", "int[3]", has_default=True),
+        Param("output_padding", "int[3]", has_default=True),
+        Param("dilation", "int[3]", has_default=True),
+    )),
+    "_slow_conv2d_forward": Overload(_slow_conv2d_forward, kernels._slow_conv2d_forward, "_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("bias", "Tensor?"),
+        Param("stride", "int[2]"),
+        Param("padding", "int[2]"),
+    )),
+    "_slow_conv2d_backward.output_mask": Overload(_slow_conv2d_backward_output_mask, kernels._slow_conv2d_backward_output_mask, "_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]"),
+        Param("padding", "int[2]"),
+        Param("output_mask", "bool[3]"),
+    )),
+    "_conv_depthwise2d": Overload(_conv_depthwise2d, kernels._conv_depthwise2d, "_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("bias", "Tensor?"),
+        Param("stride", "int[2]"),
+        Param("padding", "int[2]"),
+        Param("dilation", "int[2]"),
+    )),
+    "conv_depthwise3d": Overload(conv_depthwise3d, kernels.conv_depthwise3d, "conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("bias", "Tensor?"),
+        Param("stride", "int[3]"),
+        Param("padding", "int[3]"),
+        Param("dilation", "int[3]"),
+    )),
+    "slow_conv3d_forward": Overload(slow_conv3d_forward, kernels.slow_conv3d_forward, "slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("bias", "Tensor?"),
+        Param("stride", "int[3]"),
+        Param("padding", "int[3]"),
+    )),
+    "slow_conv_dilated2d": Overload(slow_conv_dilated2d, kernels.slow_conv_dilated2d, "slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("bias", "Tensor?", has_default=True),
+        Param("stride", "int[2]", has_default=True),
+        Param("padding", "int[2]", has_default=True),
+        Param("dilation", "int[2]", has_default=True),
+    )),
+    "slow_conv_dilated3d": Overload(slow_conv_dilated3d, kernels.slow_conv_dilated3d, "slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("bias", "Tensor?", has_default=True),
+        Param("stride", "int[3]", has_default=True),
+        Param("padding", "int[3]", has_default=True),
+        Param("dilation", "int[3]", has_default=True),
+    )),
+    "conv_tbc": Overload(conv_tbc, kernels.conv_tbc, "conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("bias", "Tensor"),
+        Param("pad", "int", has_default=True),
+    )),
+    "im2col": Overload(im2col, kernels.im2col, "im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("dilation", "int[2]"),
+        Param("padding", "int[2]"),
+        Param("stride", "int[2]"),
+    )),
+    "col2im": Overload(col2im, kernels.col2im, "col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("kernel_size", "int[2]"),
+        Param("dilation", "int[2]"),
+        Param("padding", "int[2]"),
+        Param("stride", "int[2]"),
+    )),
+    "max_pool3d_with_indices": Overload(max_pool3d_with_indices, kernels.max_pool3d_with_indices, "max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("stride", "int[3]", has_default=True),
+        Param("padding", "int[3]", has_default=True),
+        Param("dilation", "int[3]", has_default=True),
+        Param("ceil_mode", "bool", has_default=True),
+    )),
+    "max_pool3d_with_indices_backward": Overload(max_pool3d_with_indices_backward, kernels.max_pool3d_with_indices_backward, "max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("stride", "int[3]"),
+        Param("padding", "int[3]"),
+        Param("dilation", "int[3]"),
+        Param("ceil_mode", "bool"),
+        Param("indices", "Tensor"),
+    )),
+    "avg_pool3d": Overload(avg_pool3d, kernels.avg_pool3d, "avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("stride", "int[3]", has_default=True),
+        Param("padding", "int[3]", has_default=True),
+        Param("ceil_mode", "bool", has_default=True),
+        Param("count_include_pad", "bool", has_default=True),
+        Param("divisor_override", "int?", has_default=True),
+    )),
+    "avg_pool3d_backward": Overload(avg_pool3d_backward, kernels.avg_pool3d_backward, "avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("stride", "int[3]"),
+        Param("padding", "int[3]"),
+        Param("ceil_mode", "bool"),
+        Param("count_include_pad", "bool"),
+        Param("divisor_override", "int?"),
+    )),
+    "_adaptive_avg_pool3d": Overload(_adaptive_avg_pool3d, kernels._adaptive_avg_pool3d, "_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[3]"),
+    )),
+    "_adaptive_avg_pool3d_backward": Overload(_adaptive_avg_pool3d_backward, kernels._adaptive_avg_pool3d_backward, "_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+    )),
+    "adaptive_max_pool3d": Overload(adaptive_max_pool3d, kernels.adaptive_max_pool3d, "adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[3]"),
+    )),
+    "adaptive_max_pool3d_backward": Overload(adaptive_max_pool3d_backward, kernels.adaptive_max_pool3d_backward, "adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor"),
+    )),
+    "max_unpool2d": Overload(max_unpool2d, kernels.max_unpool2d, "max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor"),
+        Param("output_size", "int[2]"),
+    )),
+    "max_unpool3d": Overload(max_unpool3d, kernels.max_unpool3d, "max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor"),
+        Param("output_size", "int[3]"),
+        Param("stride", "int[3]"),
+        Param("padding", "int[3]"),
+    )),
+    "fractional_max_pool2d": Overload(fractional_max_pool2d, kernels.fractional_max_pool2d, "fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("output_size", "int[2]"),
+        Param("random_samples", "Tensor"),
+    )),
+    "fractional_max_pool2d_backward": Overload(fractional_max_pool2d_backward, kernels.fractional_max_pool2d_backward, "fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("output_size", "int[2]"),
+        Param("indices", "Tensor"),
+    )),
+    "fractional_max_pool3d": Overload(fractional_max_pool3d, kernels.fractional_max_pool3d, "fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("output_size", "int[3]"),
+        Param("random_samples", "Tensor"),
+    )),
+    "fractional_max_pool3d_backward": Overload(fractional_max_pool3d_backward, kernels.fractional_max_pool3d_backward, "fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[3]"),
+        Param("output_size", "int[3]"),
+        Param("indices", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -18102,6 +19170,87 @@ BY_NAME = {
     ),
     "hardswish_backward": (
         OVERLOADS["hardswish_backward"],
+    ),
+    "_convolution": (
+        OVERLOADS["_convolution"],
+    ),
+    "slow_conv_transpose2d": (
+        OVERLOADS["slow_conv_transpose2d"],
+    ),
+    "slow_conv_transpose3d": (
+        OVERLOADS["slow_conv_transpose3d"],
+    ),
+    "_slow_conv2d_forward": (
+        OVERLOADS["_slow_conv2d_forward"],
+    ),
+    "_slow_conv2d_backward": (
+        OVERLOADS["_slow_conv2d_backward.output_mask"],
+    ),
+    "_conv_depthwise2d": (
+        OVERLOADS["_conv_depthwise2d"],
+    ),
+    "conv_depthwise3d": (
+        OVERLOADS["conv_depthwise3d"],
+    ),
+    "slow_conv3d_forward": (
+        OVERLOADS["slow_conv3d_forward"],
+    ),
+    "slow_conv_dilated2d": (
+        OVERLOADS["slow_conv_dilated2d"],
+    ),
+    "slow_conv_dilated3d": (
+        OVERLOADS["slow_conv_dilated3d"],
+    ),
+    "conv_tbc": (
+        OVERLOADS["conv_tbc"],
+    ),
+    "im2col": (
+        OVERLOADS["im2col"],
+    ),
+    "col2im": (
+        OVERLOADS["col2im"],
+    ),
+    "max_pool3d_with_indices": (
+        OVERLOADS["max_pool3d_with_indices"],
+    ),
+    "max_pool3d_with_indices_backward": (
+        OVERLOADS["max_pool3d_with_indices_backward"],
+    ),
+    "avg_pool3d": (
+        OVERLOADS["avg_pool3d"],
+    ),
+    "avg_pool3d_backward": (
+        OVERLOADS["avg_pool3d_backward"],
+    ),
+    "_adaptive_avg_pool3d": (
+        OVERLOADS["_adaptive_avg_pool3d"],
+    ),
+    "_adaptive_avg_pool3d_backward": (
+        OVERLOADS["_adaptive_avg_pool3d_backward"],
+    ),
+    "adaptive_max_pool3d": (
+        OVERLOADS["adaptive_max_pool3d"],
+    ),
+    "adaptive_max_pool3d_backward": (
+        OVERLOADS["adaptive_max_pool3d_backward"],
+    ),
+    "max_unpool2d": (
+        OVERLOADS["max_unpool2d"],
+    ),
+    "max_unpool3d": (
+        OVERLOADS["max_unpool3d"],
+    ),
+    "fractional_max_pool2d": (
+        OVERLOADS["fractional_max_pool2d"],
+    ),
+    "fractional_max_pool2d_backward": (
+        OVERLOADS["fractional_max_pool2d_backward"],
+    ),
+    "fractional_max_pool3d": (
+        OVERLOADS["fractional_max_pool3d"],
+    ),
+    "fractional_max_pool3d_backward": (
+        OVERLOADS["fractional_max_pool3d_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

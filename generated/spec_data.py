@@ -1264,4 +1264,113 @@ FORMULAS = {
         0: "grad_output: hardswish_backward(grad, self)",
         1: "self: where(logical_and(self > -3.0, self < 3.0), grad * grad_output / 3.0, zeros_like(self))",
     },
+    "ConvolutionBackward1": {
+        0: "input: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)",
+        1: "weight: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)",
+        2: "bias: convolution_backward(grad, input, weight, None, stride, padding, dilation, transposed, output_padding, groups, grad_input_mask)",
+    },
+    "SlowConvTranspose2DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)",
+    },
+    "SlowConvTranspose3DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, True, output_padding, 1, grad_input_mask)",
+    },
+    "SlowConv2DBackward0": {
+        0: "self: _slow_conv2d_backward(grad, self, weight, kernel_size, stride, padding, grad_input_mask)",
+        1: "weight: _slow_conv2d_backward(grad, self, weight, kernel_size, stride, padding, grad_input_mask)",
+        2: "bias: _slow_conv2d_backward(grad, self, weight, kernel_size, stride, padding, grad_input_mask)",
+    },
+    "SlowConv2DBackwardBackward0": {
+        0: "grad_output: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, self, stride, padding, [1, 1], False, [0, 0], 1, grad_input_mask)",
+        1: "self: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, self, stride, padding, [1, 1], False, [0, 0], 1, grad_input_mask)",
+        2: "weight: convolution_double_backward(grads[0], grads[1], grads[2], grad_output, weight, self, stride, padding, [1, 1], False, [0, 0], 1, grad_input_mask)",
+    },
+    "ConvDepthwise2DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], self.shape[1], grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], self.shape[1], grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], self.shape[1], grad_input_mask)",
+    },
+    "ConvDepthwise3DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], self.shape[1], grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], self.shape[1], grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], self.shape[1], grad_input_mask)",
+    },
+    "SlowConv3DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, [1, 1, 1], False, [0, 0, 0], 1, grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, [1, 1, 1], False, [0, 0, 0], 1, grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, [1, 1, 1], False, [0, 0, 0], 1, grad_input_mask)",
+    },
+    "SlowConvDilated2DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], 1, grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], 1, grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0], 1, grad_input_mask)",
+    },
+    "SlowConvDilated3DBackward0": {
+        0: "self: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], 1, grad_input_mask)",
+        1: "weight: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], 1, grad_input_mask)",
+        2: "bias: convolution_backward(grad, self, weight, None, stride, padding, dilation, False, [0, 0, 0], 1, grad_input_mask)",
+    },
+    "ConvTbcBackward0": {
+        0: "self: conv_tbc_backward(grad, self, weight, bias, pad)",
+        1: "weight: conv_tbc_backward(grad, self, weight, bias, pad)",
+        2: "bias: conv_tbc_backward(grad, self, weight, bias, pad)",
+    },
+    "Im2ColBackward0": {
+        0: "self: col2im(grad, [self.shape[-2], self.shape[-1]], kernel_size, dilation, padding, stride)",
+    },
+    "Col2ImBackward0": {
+        0: "self: im2col(grad, kernel_size, dilation, padding, stride)",
+    },
+    "MaxPool3DWithIndicesBackward0": {
+        0: "self: max_pool3d_with_indices_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1)",
+    },
+    "MaxPool3DWithIndicesBackwardBackward0": {
+        0: "grad_output: max_pool_double_backward(grad, indices, 3)",
+        1: "self: zeros_like(self)",
+    },
+    "AvgPool3DBackward0": {
+        0: "self: avg_pool3d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)",
+    },
+    "AvgPool3DBackwardBackward0": {
+        0: "grad_output: avg_pool3d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)",
+        1: "self: zeros_like(self)",
+    },
+    "AdaptiveAvgPool3DBackward0": {
+        0: "self: _adaptive_avg_pool3d_backward(grad, self)",
+    },
+    "AdaptiveAvgPool3DBackwardBackward0": {
+        0: "grad_output: _adaptive_avg_pool3d(grad, [grad_output.shape[-3], grad_output.shape[-2], grad_output.shape[-1]])",
+        1: "self: zeros_like(self)",
+    },
+    "AdaptiveMaxPool3DBackward0": {
+        0: "self: adaptive_max_pool3d_backward(grad, self, result1)",
+    },
+    "AdaptiveMaxPool3DBackwardBackward0": {
+        0: "grad_output: max_pool_double_backward(grad, indices, 3)",
+        1: "self: zeros_like(self)",
+    },
+    "MaxUnpool2DBackward0": {
+        0: "self: max_pool_double_backward(grad, indices, 2)",
+    },
+    "MaxUnpool3DBackward0": {
+        0: "self: max_pool_double_backward(grad, indices, 3)",
+    },
+    "FractionalMaxPool2DBackward0": {
+        0: "self: fractional_max_pool2d_backward(grad, self, kernel_size, output_size, result1)",
+    },
+    "FractionalMaxPool2DBackwardBackward0": {
+        0: "grad_output: max_pool_double_backward(grad, indices, 2)",
+        1: "self: zeros_like(self)",
+    },
+    "FractionalMaxPool3DBackward0": {
+        0: "self: fractional_max_pool3d_backward(grad, self, kernel_size, output_size, result1)",
+    },
+    "FractionalMaxPool3DBackwardBackward0": {
+        0: "grad_output: max_pool_double_backward(grad, indices, 3)",
+        1: "self: zeros_like(self)",
+    },
 }

@@ -250,6 +250,17 @@ __all__ += ["alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
             "norm_except_dim"]
 # -- end of nnB's block ---------------------------------------------------------------------
 
+# -- issue 27, helper nnA: torch.* spellings of the convolutions ----------------------------
+from runtime.nn.conv import (  # noqa: E402
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+    conv_transpose3d,
+)
+
+__all__ += ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+# -- end of nnA's block ---------------------------------------------------------------------
+
 
 # -- issue 28, helper names: the *_copy functions, storages, sym_*, amp ---------------------
 from runtime import view_copies as _view_copies  # noqa: E402

@@ -6716,3 +6716,652 @@ def _weight_norm_interface(v, g, dim=0):
     axes = tuple(d for d in range(v.ndim) if d != dim)
     norms = np.sqrt(np.sum(v * v, axis=axes, keepdims=True))
     return _array(v * (g / norms), v.dtype), _array(norms, v.dtype)
+
+
+# -- nn kernels A: convolution, pooling, grid sampling (issue 27, helper nnA) ----------------
+# torch's internal convolution ops (the kernels torch's `convolution` picks per backend) are
+# `convolution` with some of its parameters fixed; their checks are the ones that op makes.
+
+def _kernel_size_check(weight, kernel_size, dims: int) -> None:
+    """The slow convolutions take the kernel size apart from the weight: they must agree."""
+    kernel = list(_conv_param(kernel_size, dims, "kernel_size"))
+    if list(weight.shape[2:]) != kernel:
+        raise RuntimeError(f"weight[2:] shape {list(weight.shape[2:])} must be equal to "
+                           f"kernel_size {kernel}")
+
+
+def _fixed_rank(input, dims: int) -> None:
+    if input.ndim != dims + 2:
+        raise RuntimeError(f"Expected {dims + 2}D input tensor, but got: {list(input.shape)}")
+
+
+@silent
+def _convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                 groups, benchmark, deterministic, cudnn_enabled, allow_tf32):
+    """convolution; the backend flags choose nothing on gradgen's one CPU backend."""
+    return convolution(input, weight, bias, stride, padding, dilation, transposed,
+                       output_padding, groups)
+
+
+@silent
+def slow_conv_transpose2d(self, weight, kernel_size, bias=None, stride=1, padding=0,
+                          output_padding=0, dilation=1):
+    _fixed_rank(self, 2)
+    _kernel_size_check(weight, kernel_size, 2)
+    return convolution(self, weight, bias, stride, padding, dilation, True, output_padding, 1)
+
+
+@silent
+def slow_conv_transpose3d(self, weight, kernel_size, bias=None, stride=1, padding=0,
+                          output_padding=0, dilation=1):
+    _fixed_rank(self, 3)
+    _kernel_size_check(weight, kernel_size, 3)
+    return convolution(self, weight, bias, stride, padding, dilation, True, output_padding, 1)
+
+
+@silent
+def _slow_conv2d_forward(self, weight, kernel_size, bias, stride, padding):
+    _fixed_rank(self, 2)
+    _kernel_size_check(weight, kernel_size, 2)
+    return convolution(self, weight, bias, stride, padding, 1, False, 0, 1)
+
+
+@silent
+def _slow_conv2d_backward_output_mask(grad_output, self, weight, kernel_size, stride, padding,
+                                      output_mask):
+    _fixed_rank(self, 2)
+    _kernel_size_check(weight, kernel_size, 2)
+    return convolution_backward(grad_output, self, weight, None, stride, padding, 1, False, 0,
+                                1, output_mask)
+
+
+def _depthwise_groups(self, weight, dims: int) -> int:
+    """A depthwise convolution's groups: one per input channel, each making
+    out_channels / in_channels outputs (weight (out, 1, *kernel))."""
+    _fixed_rank(self, dims)
+    if weight.ndim == dims + 2 and weight.shape[1] != 1:
+        raise RuntimeError(f"Expected a depthwise weight of size [out_channels, 1, *kernel], "
+                           f"but got {list(weight.shape)}")
+    return builtins.max(self.shape[1], 1)
+
+
+@silent
+def _conv_depthwise2d(self, weight, kernel_size, bias, stride, padding, dilation):
+    groups = _depthwise_groups(self, weight, 2)
+    _kernel_size_check(weight, kernel_size, 2)
+    return convolution(self, weight, bias, stride, padding, dilation, False, 0, groups)
+
+
+@silent
+def conv_depthwise3d(self, weight, kernel_size, bias, stride, padding, dilation):
+    groups = _depthwise_groups(self, weight, 3)
+    _kernel_size_check(weight, kernel_size, 3)
+    return convolution(self, weight, bias, stride, padding, dilation, False, 0, groups)
+
+
+@silent
+def slow_conv3d_forward(self, weight, kernel_size, bias, stride, padding):
+    if self.ndim != 5:
+        raise RuntimeError(f"non-empty 5D input tensor expected but got: {list(self.shape)}")
+    _kernel_size_check(weight, kernel_size, 3)
+    return convolution(self, weight, bias, stride, padding, 1, False, 0, 1)
+
+
+@silent
+def slow_conv_dilated2d(self, weight, kernel_size, bias=None, stride=1, padding=0, dilation=1):
+    _kernel_size_check(weight, kernel_size, 2)
+    return _unbatched_conv(self, weight, bias, stride, padding, dilation, 2)
+
+
+@silent
+def slow_conv_dilated3d(self, weight, kernel_size, bias=None, stride=1, padding=0, dilation=1):
+    _kernel_size_check(weight, kernel_size, 3)
+    return _unbatched_conv(self, weight, bias, stride, padding, dilation, 3)
+
+
+def _unbatched_conv(self, weight, bias, stride, padding, dilation, dims: int):
+    """A plain convolution that also takes an input without its batch dim (the dilated
+    kernels do)."""
+    if self.ndim == dims + 1:
+        return convolution(self[None], weight, bias, stride, padding, dilation, False, 0, 1)[0]
+    return convolution(self, weight, bias, stride, padding, dilation, False, 0, 1)
+
+
+def _tbc_check(self, weight, bias) -> None:
+    """conv_tbc's checks, in torch's order and words."""
+    if self.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if self.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+
+
+@silent
+def conv_tbc(self, weight, bias, pad=0):
+    """A 1-d convolution over time-major input (time, batch, in): out[t, b, o] = bias[o] +
+    sum over k, c of in_padded[t + k, b, c] * weight[k, c, o]."""
+    _tbc_check(self, weight, bias)
+    length = self.shape[0] + 2 * pad - weight.shape[0] + 1
+    if length < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {length}: "
+                           f"[{length}, {self.shape[1]}, {weight.shape[2]}]")
+    out = np.zeros((length, self.shape[1], weight.shape[2]),
+                   np.result_type(self, weight, bias)) + bias
+    padded = np.pad(self, [(pad, pad), (0, 0), (0, 0)])
+    for k in range(weight.shape[0]):
+        out = out + quietly(np.tensordot, padded[k:k + length], weight[k], ([2], [0]))
+    return np.ascontiguousarray(out, self.dtype)
+
+
+# im2col / col2im: sliding blocks as columns, and their adjoint.
+
+def _pair_arg(value, name: str) -> tuple[int, int]:
+    values = [value] * 2 if isinstance(value, int | np.integer) else list(value)
+    if len(values) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(values)}")
+    return builtins.int(values[0]), builtins.int(values[1])
+
+
+def _block_args(kernel_size, dilation, padding, stride):
+    """im2col's and col2im's parameters as pairs, with torch's checks in its order."""
+    kernel, dilation = _pair_arg(kernel_size, "kernel_size"), _pair_arg(dilation, "dilation")
+    padding, stride = _pair_arg(padding, "padding"), _pair_arg(stride, "stride")
+    if builtins.min(kernel) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_height: "
+                           f"{kernel[0]} kernel_width: {kernel[1]}")
+    if builtins.min(dilation) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation_height: "
+                           f"{dilation[0]} dilation_width: {dilation[1]}")
+    if builtins.min(padding) < 0:
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: "
+                           f"{padding[0]} pad_width: {padding[1]}")
+    if builtins.min(stride) <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got stride_height: "
+                           f"{stride[0]} stride_width: {stride[1]}")
+    return kernel, dilation, padding, stride
+
+
+def _block_counts(spatial, kernel, dilation, padding, stride) -> tuple[int, int]:
+    return tuple((size + 2 * p - d * (k - 1) - 1) // s + 1 for size, k, d, p, s in
+                 zip(spatial, kernel, dilation, padding, stride, strict=True))
+
+
+def _floats_for(op: str, array) -> None:
+    if array.dtype.kind not in "fb":
+        raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for '{_dtype_name(array)}'")
+
+
+def im2col(self, kernel_size, dilation, padding, stride):
+    """Every (kh, kw) block of the padded (N, C, H, W) input as a column: (N, C * kh * kw,
+    L), L the blocks in row-major order; a (C, H, W) input gives (C * kh * kw, L)."""
+    kernel, dilation, padding, stride = _block_args(kernel_size, dilation, padding, stride)
+    if 0 < self.ndim < 3:  # torch reads size(ndim) before it checks the rank
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-self.ndim}, {self.ndim - 1}], but got {self.ndim})")
+    if self.ndim not in (3, 4) or 0 in self.shape[-3:]:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: "
+                           f"{list(self.shape)}")
+    outs = _block_counts(self.shape[-2:], kernel, dilation, padding, stride)
+    if builtins.min(outs) < 1:
+        raise RuntimeError(
+            f"Given input with spatial size ({self.shape[-2]}, {self.shape[-1]}), "
+            f"kernel_size=({kernel[0]}, {kernel[1]}), dilation=({dilation[0]}, {dilation[1]}), "
+            f"padding=({padding[0]}, {padding[1]}), calculated shape of the array of sliding "
+            f"blocks as ({outs[0]}, {outs[1]}), but its components must be at least one.")
+    _floats_for("im2col", self)
+    x = self if self.ndim == 4 else self[None]
+    windows = _windows(_pad_spatial(x, padding), kernel, stride, dilation)
+    windows = windows[:, :, :outs[0], :outs[1]]  # (N, C, oh, ow, kh, kw)
+    n, c = x.shape[:2]
+    columns = windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * kernel[0] * kernel[1],
+                                                          outs[0] * outs[1])
+    columns = np.ascontiguousarray(columns, self.dtype)
+    return columns if self.ndim == 4 else columns[0]
+
+
+def _col2im_check(self, output_size, kernel, dilation, padding, stride):
+    if self.ndim not in (2, 3) or 0 in self.shape[-2:]:
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{list(self.shape)}")
+    if self.shape[-2] % (kernel[0] * kernel[1]):
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={self.shape[-2]} "
+                           f"and kernel_size=({kernel[0]}, {kernel[1]}).")
+    outs = _block_counts(output_size, kernel, dilation, padding, stride)
+    if outs[0] < 1 or outs[1] < 1 or outs[0] * outs[1] != self.shape[-1]:
+        raise RuntimeError(
+            f"Given output_size=({output_size[0]}, {output_size[1]}), kernel_size=({kernel[0]}, "
+            f"{kernel[1]}), dilation=({dilation[0]}, {dilation[1]}), padding=({padding[0]}, "
+            f"{padding[1]}), stride=({stride[0]}, {stride[1]}), expected size of input's "
+            f"dimension 2 to match the calculated number of sliding blocks {outs[0]} * "
+            f"{outs[1]} = {outs[0] * outs[1]}, but got input.size(2)={self.shape[-1]}.")
+    return outs
+
+
+@silent
+def col2im(self, output_size, kernel_size, dilation, padding, stride):
+    """im2col's adjoint: each column's entries added back onto the positions of its block,
+    (N, C * kh * kw, L) -> (N, C, *output_size) (one strided add per kernel offset)."""
+    kernel, dilation, padding, stride = _block_args(kernel_size, dilation, padding, stride)
+    output_size = _pair_arg(output_size, "output_size")
+    outs = _col2im_check(self, output_size, kernel, dilation, padding, stride)
+    _floats_for("col2im", self)
+    x = self if self.ndim == 3 else self[None]
+    n, c = x.shape[0], x.shape[1] // (kernel[0] * kernel[1])
+    blocks = x.reshape(n, c, kernel[0], kernel[1], outs[0], outs[1])
+    reach = [builtins.max(size + 2 * p, k0 * d + s * (o - 1) + 1) for size, p, k0, d, s, o in
+             zip(output_size, padding, kernel, dilation, stride, outs, strict=True)]
+    out = np.zeros((n, c, reach[0], reach[1]), self.dtype)
+    for i, j in np.ndindex(*kernel):
+        out[:, :, i * dilation[0]:i * dilation[0] + stride[0] * (outs[0] - 1) + 1:stride[0],
+            j * dilation[1]:j * dilation[1] + stride[1] * (outs[1] - 1) + 1:stride[1]] += \
+            blocks[:, :, i, j]
+    out = np.ascontiguousarray(out[:, :, padding[0]:padding[0] + output_size[0],
+                                   padding[1]:padding[1] + output_size[1]])
+    return out if self.ndim == 3 else out[0]
+
+
+# Pooling in any number of spatial dims: the windows of each output cell given per dim as
+# positions (cells, window) and whether each position is inside the input; a maximum is
+# searched over the gathered windows, an average summed with strided adds.
+
+def _lowest_value(dtype: np.dtype):
+    if dtype.kind == "f":
+        return -np.inf
+    return np.iinfo(dtype).min if dtype.kind in "iu" else False
+
+
+def _sliding_table(size: int, out: int, kernel: int, stride: int, padding: int,
+                   dilation: int) -> tuple[np.ndarray, np.ndarray]:
+    positions = (np.arange(out)[:, None] * stride - padding
+                 + np.arange(kernel)[None, :] * dilation)
+    return positions, (positions >= 0) & (positions < size)
+
+
+def _window_index(positions: list, dims: int, count: int):
+    """Index arrays that gather `count` planes (P, *spatial) into (P, o0, k0, o1, k1, ...):
+    each dim's positions are (P or 1, cells, window)."""
+    index = [np.arange(count).reshape((-1,) + (1,) * (2 * dims))]
+    for d, at in enumerate(positions):
+        shape = [at.shape[0]] + [1] * (2 * dims)
+        shape[1 + 2 * d], shape[2 + 2 * d] = at.shape[1], at.shape[2]
+        index.append(at.reshape(shape))
+    return tuple(index)
+
+
+def _max_over(self, positions, valid, dims: int):
+    """The maximum of each window (torch's: the first of equal maxima, a NaN over any
+    number, a later NaN over an earlier one) and its flat index into the last `dims` dims.
+    positions / valid: per dim, arrays (P or 1, cells, window)."""
+    spatial = self.shape[-dims:]
+    outs = tuple(p.shape[1] for p in positions)
+    shape = self.shape[:-dims] + outs
+    planes = self.reshape((-1,) + spatial)
+    if 0 in shape:
+        return np.zeros(shape, self.dtype), np.zeros(shape, np.int64)
+    clipped = [np.clip(p, 0, size - 1) for p, size in zip(positions, spatial, strict=True)]
+    windows = planes[_window_index(clipped, dims, planes.shape[0])]
+    inside = np.ones((1,) * (1 + 2 * dims), bool)
+    for d, ok in enumerate(valid):
+        mask_shape = [ok.shape[0]] + [1] * (2 * dims)
+        mask_shape[1 + 2 * d], mask_shape[2 + 2 * d] = ok.shape[1], ok.shape[2]
+        inside = inside & ok.reshape(mask_shape)
+    inside = np.broadcast_to(inside, windows.shape)
+    windows = np.where(inside, windows, _lowest_value(self.dtype)).astype(self.dtype)
+    order = [0] + [1 + 2 * d for d in range(dims)] + [2 + 2 * d for d in range(dims)]
+    count = planes.shape[0]
+    flat = windows.transpose(order).reshape((count,) + outs + (-1,))
+    inside = inside.transpose(order).reshape(flat.shape)
+    where = _window_argmax(flat)
+    first_inside = np.argmax(inside, axis=-1)
+    where = np.where(np.take_along_axis(inside, where[..., None], -1)[..., 0], where,
+                     first_inside)
+    values = np.take_along_axis(flat, where[..., None], axis=-1)[..., 0]
+    offsets = np.unravel_index(where, tuple(p.shape[2] for p in positions))
+    index = np.zeros(where.shape, np.int64)
+    for d, at in enumerate(positions):
+        cell = np.arange(outs[d]).reshape([1] * (1 + d) + [-1] + [1] * (dims - 1 - d))
+        plane = np.arange(count).reshape((-1,) + (1,) * dims) if at.shape[0] > 1 else 0
+        index = index * spatial[d] + at[plane, cell, offsets[d]]
+    return (np.ascontiguousarray(values.reshape(shape), self.dtype),
+            index.reshape(shape))
+
+
+@silent
+def _max_pool_backward_nd(grad_output, self, indices, dims: int):
+    """Each output's gradient added to the element its maximum came from (indices into the
+    last `dims` dims)."""
+    volume = builtins.int(np.prod(self.shape[-dims:], dtype=np.int64))
+    planes = builtins.int(np.prod(self.shape[:-dims], dtype=np.int64))
+    if grad_output.shape != indices.shape:
+        raise RuntimeError(f"Expected grad_output and indices to have the same shape, but got "
+                           f"{list(grad_output.shape)} and {list(indices.shape)}")
+    flat = indices.reshape(planes, -1) + (np.arange(planes) * volume)[:, None]
+    grad = np.bincount(flat.ravel(), weights=grad_output.ravel(), minlength=planes * volume)
+    return _array(grad.reshape(self.shape), grad_output.dtype)
+
+
+def _triple(value, name: str, op: str, allow_empty: bool = False) -> tuple[int, int, int]:
+    values = [value] if isinstance(value, int | np.integer) else list(value)
+    if not values and allow_empty:
+        return ()
+    if len(values) == 1:
+        values = values * 3
+    if len(values) != 3:
+        detail = {"kernel_size": "must either be a single int, or a tuple of three ints",
+                  "stride": "must either be omitted, a single int, or a tuple of three ints",
+                  "padding": "must either be a single int, or a tuple of three ints",
+                  "dilation": "must be either a single int, or a tuple of three ints"}[name]
+        raise RuntimeError(f"{op}: {name} {detail}")
+    return tuple(builtins.int(v) for v in values)
+
+
+def _pool3d_setup(self, kernel_size, stride, padding, dilation, ceil_mode, op):
+    """Checks and output size of a 3-d pooling of (C, D, H, W) or (N, C, D, H, W) input."""
+    kernel = _triple(kernel_size, "kernel_size", op)
+    stride = _triple(stride, "stride", op, allow_empty=True) or kernel
+    padding = _triple(padding, "padding", op)
+    dilation = _triple(dilation, "dilation", op) if dilation is not None else (1, 1, 1)
+    if builtins.min(kernel) <= 0 or builtins.min(stride) <= 0 or builtins.min(dilation) <= 0:
+        raise RuntimeError("kernel_size, stride and dilation should be greater than zero")
+    if self.ndim not in (4, 5) or 0 in self.shape[-4:]:
+        raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
+    for k, p, d in zip(kernel, padding, dilation, strict=True):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    outs = tuple(_pool_output_size(self.shape[-3 + i], kernel[i], padding[i], stride[i],
+                                   dilation[i], ceil_mode) for i in range(3))
+    if builtins.min(outs) < 1:
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, self.shape[-4:]))}). "
+                           f"Calculated output size: ({self.shape[-4]}x"
+                           f"{'x'.join(map(str, outs))}). Output size is too small")
+    return kernel, stride, padding, dilation, outs
+
+
+def max_pool3d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
+                            ceil_mode=False):
+    """The largest value of each 3-d window and its index into D * H * W."""
+    kernel, stride, padding, dilation, outs = _pool3d_setup(
+        self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool3d")
+    tables = [_sliding_table(self.shape[-3 + i], outs[i], kernel[i], stride[i], padding[i],
+                             dilation[i]) for i in range(3)]
+    return _max_over(self, [t[0][None] for t in tables], [t[1][None] for t in tables], 3)
+
+
+def max_pool3d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation,
+                                     ceil_mode, indices):
+    return _max_pool_backward_nd(grad_output, self, indices, 3)
+
+
+def _avg_divisors_nd(spatial, kernel, stride, padding, outs, count_include_pad,
+                     divisor_override):
+    """What each window's sum is divided by, shaped outs (see _avg_pool_divisors)."""
+    if divisor_override is not None:
+        return np.full(outs, divisor_override, dtype=np.int64)
+    total = np.ones((), np.int64)
+    for i, size in enumerate(spatial):
+        start = np.arange(outs[i]) * stride[i] - padding[i]
+        end = np.minimum(start + kernel[i], size + padding[i])
+        length = end - start if count_include_pad else \
+            np.minimum(end, size) - np.maximum(start, 0)
+        total = total[..., None] * length
+    return total
+
+
+def _avg_pool3d_setup(self, kernel_size, stride, padding, ceil_mode, divisor_override):
+    kernel, stride, padding, _, outs = _pool3d_setup(self, kernel_size, stride, padding, None,
+                                                     ceil_mode, "avg_pool3d")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    return kernel, stride, padding, outs
+
+
+@silent
+def avg_pool3d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """The sum of each 3-d window over its divisor; integer inputs divide with truncation."""
+    kernel, stride, padding, outs = _avg_pool3d_setup(self, kernel_size, stride, padding,
+                                                      ceil_mode, divisor_override)
+    x = self.reshape((-1, 1) + self.shape[-3:])
+    after = [builtins.max(padding[i], (outs[i] - 1) * stride[i] + kernel[i]
+                          - self.shape[-3 + i] - padding[i]) for i in range(3)]
+    windows = _windows(_pad_spatial(x, padding, after, 0), kernel, stride, (1, 1, 1))
+    windows = windows[:, :, :outs[0], :outs[1], :outs[2]]
+    divisors = _avg_divisors_nd(self.shape[-3:], kernel, stride, padding, outs,
+                                count_include_pad, divisor_override)
+    if self.dtype.kind == "f":
+        result = windows.sum(axis=(-3, -2, -1)) / divisors.astype(self.dtype)
+    else:
+        result = np.trunc(windows.sum(axis=(-3, -2, -1), dtype=np.int64) / divisors)
+    return np.ascontiguousarray(result.reshape(self.shape[:-3] + outs), self.dtype)
+
+
+@silent
+def avg_pool3d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode,
+                        count_include_pad, divisor_override):
+    """Each window's gradient over its divisor, spread over the elements it read."""
+    kernel, stride, padding, outs = _avg_pool3d_setup(self, kernel_size, stride, padding,
+                                                      ceil_mode, divisor_override)
+    if grad_output.shape != self.shape[:-3] + outs:
+        raise RuntimeError(f"Expected grad_output of size {list(self.shape[:-3] + outs)}, but "
+                           f"got {list(grad_output.shape)}")
+    divisors = _avg_divisors_nd(self.shape[-3:], kernel, stride, padding, outs,
+                                count_include_pad, divisor_override)
+    share = grad_output.reshape((-1,) + outs) / divisors.astype(grad_output.dtype)
+    reach = [builtins.max(padding[i] + self.shape[-3 + i], (outs[i] - 1) * stride[i] + kernel[i])
+             for i in range(3)]
+    padded = np.zeros(share.shape[:1] + tuple(reach), grad_output.dtype)
+    for offset in np.ndindex(*kernel):
+        target = tuple(slice(j, j + s * (o - 1) + 1, s)
+                       for j, s, o in zip(offset, stride, outs, strict=True))
+        padded[(slice(None),) + target] += share
+    grad = padded[(slice(None),) + tuple(slice(p, p + size) for p, size in
+                                         zip(padding, self.shape[-3:], strict=True))]
+    return np.ascontiguousarray(grad.reshape(self.shape), grad_output.dtype)
+
+
+def _adaptive_3d_check(self, output_size, op: str, message: str):
+    if self.ndim not in (4, 5):
+        raise RuntimeError(f"{op}(): Expected 4D or 5D tensor, but got{message}"
+                           f"{list(self.shape)}")
+    output_size = tuple(builtins.int(v) for v in output_size)
+    for dim in range(self.ndim - 3, self.ndim):
+        if self.shape[dim] == 0:
+            raise RuntimeError(
+                f"{op}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {list(self.shape)} with dimension {dim} being empty")
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{_dtype_name(self)}'")
+    return output_size
+
+
+def _adaptive_matrix(size: int, out: int, dtype) -> np.ndarray:
+    """Row o marks the input positions of adaptive window o (see _adaptive_bounds)."""
+    start, end = _adaptive_bounds(size, out)
+    position = np.arange(size)
+    return ((position >= start[:, None]) & (position < end[:, None])).astype(dtype)
+
+
+@silent
+def _adaptive_avg_pool3d(self, output_size):
+    """Each output cell the mean of its adaptive window, one matrix product per dim."""
+    output_size = _adaptive_3d_check(self, output_size, "adaptive_avg_pool3d", " ")
+    if len(output_size) != 3:
+        raise RuntimeError("adaptive_avg_pool3d: output_size must be 3")
+    if builtins.min(output_size) < 0:
+        raise RuntimeError(f"adaptive_avg_pool3d: elements of output_size must be greater than "
+                           f"or equal to 0 but received {{{output_size[0]}, {output_size[1]},"
+                           f"{output_size[2]}}}")
+    out = self
+    for d, o in enumerate(output_size):
+        matrix = _adaptive_matrix(self.shape[-3 + d], o, self.dtype)
+        matrix = matrix / matrix.sum(axis=1, keepdims=True).clip(min=1)
+        out = np.moveaxis(np.tensordot(out, matrix, ([out.ndim - 3 + d], [1])), -1,
+                          out.ndim - 3 + d)
+    return np.ascontiguousarray(out, self.dtype)
+
+
+@silent
+def _adaptive_avg_pool3d_backward(grad_output, self):
+    """Each output cell's gradient over its window's volume, spread over the window."""
+    _nonempty_grad_3d(grad_output, "adaptive_avg_pool3d_backward")
+    _adaptive_3d_check(self, grad_output.shape[-3:], "adaptive_avg_pool3d", " ")
+    grad = grad_output
+    for d, o in enumerate(grad_output.shape[-3:]):
+        matrix = _adaptive_matrix(self.shape[-3 + d], o, grad_output.dtype)
+        matrix = matrix / matrix.sum(axis=1, keepdims=True).clip(min=1)
+        grad = np.moveaxis(np.tensordot(grad, matrix, ([grad.ndim - 3 + d], [0])), -1,
+                           grad.ndim - 3 + d)
+    return np.ascontiguousarray(grad.reshape(self.shape), grad_output.dtype)
+
+
+def _nonempty_grad_3d(grad_output, op: str) -> None:
+    for dim in range(grad_output.ndim - 3, grad_output.ndim):
+        if grad_output.shape[dim] == 0:
+            raise RuntimeError(
+                f"{op}(): Expected grad_output to have non-zero size for non-batch dimensions, "
+                f"but grad_output has sizes {list(grad_output.shape)} with dimension {dim} "
+                "being empty")
+
+
+def adaptive_max_pool3d(self, output_size):
+    """The largest value of each adaptive 3-d window and its index into D * H * W."""
+    output_size = _adaptive_3d_check(self, output_size, "adaptive_max_pool3d", ": ")
+    if len(output_size) != 3:
+        raise RuntimeError("adaptive_max_pool3d(): internal error: output_size.size() must "
+                           "be 3")
+    if builtins.min(output_size) < 0:
+        shape = list(self.shape[:-3] + output_size)
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{builtins.min(output_size)}: {shape}")
+    positions, valid = [], []
+    for size, out in zip(self.shape[-3:], output_size, strict=True):
+        start, end = _adaptive_bounds(size, out)
+        width = builtins.int((end - start).max()) if out else 1
+        at = start[:, None] + np.arange(width)
+        positions.append(at[None])
+        valid.append((at < end[:, None])[None])
+    return _max_over(self, positions, valid, 3)
+
+
+def adaptive_max_pool3d_backward(grad_output, self, indices):
+    _nonempty_grad_3d(grad_output, "adaptive_max_pool3d_backward")
+    return _max_pool_backward_nd(grad_output, self, indices, 3)
+
+
+def _unpool_check(self, indices, output_size, dims: int):
+    if indices.dtype != np.int64:  # torch's 3-d message does not name the type
+        raise RuntimeError("elements in indices should be type int64" + (
+            f" but got: {_dtype_name(indices)}" if dims == 2 else ""))
+    output_size = tuple(builtins.int(v) for v in output_size)
+    if len(output_size) != dims:
+        raise RuntimeError(f"There should be exactly {dims} elements (depth, height, width) in "
+                           f"output_size, but got {len(output_size)} elements." if dims == 3 else
+                           f"There should be exactly two elements (height, width) in "
+                           f"output_size, but got {len(output_size)} elements.")
+    if self.ndim not in (dims + 1, dims + 2) or 0 in self.shape[-dims - 1:]:
+        raise RuntimeError(f"Input to max_unpooling{dims}d should be a {dims + 1}d or "
+                           f"{dims + 2}d Tensor, but got a tensor with {self.ndim} dimensions.")
+    if indices.shape != self.shape:
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(self.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    return output_size
+
+
+def _max_unpool_nd(self, indices, output_size, dims: int):
+    """Each value written at its index into a zero output of output_size per plane."""
+    volume = builtins.int(np.prod(output_size, dtype=np.int64))
+    planes = self.reshape(-1, builtins.int(np.prod(self.shape[-dims:], dtype=np.int64)))
+    where = indices.reshape(planes.shape)
+    if where.size and (where.min() < 0 or where.max() >= volume):
+        bad = where.max() if where.max() >= volume else where.min()
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(map(str, output_size))})")
+    out = np.zeros((planes.shape[0], volume), self.dtype)
+    np.put_along_axis(out, where, planes, axis=1)
+    return out.reshape(self.shape[:-dims] + output_size)
+
+
+def max_unpool2d(self, indices, output_size):
+    output_size = _unpool_check(self, indices, output_size, 2)
+    return _max_unpool_nd(self, indices, output_size, 2)
+
+
+def max_unpool3d(self, indices, output_size, stride, padding):
+    output_size = _unpool_check(self, indices, output_size, 3)
+    stride, padding = list(stride), list(padding)
+    if len(stride) != 3 or len(padding) != 3:
+        raise RuntimeError(f"There should be exactly three elements (depth, height, width) in "
+                           f"{'stride' if len(stride) != 3 else 'padding'}, but got "
+                           f"{len(stride) if len(stride) != 3 else len(padding)} elements.")
+    if builtins.min(stride) <= 0:
+        raise RuntimeError(f"strides should be greater than zero, but got stride: {stride}")
+    return _max_unpool_nd(self, indices, output_size, 3)
+
+
+def _fractional_positions(samples, size: int, out: int, pool: int, dtype) -> np.ndarray:
+    """torch's fractional intervals per plane: start i is floor((i + u) a) - floor(u a),
+    a = (size - pool) / (out - 1), in the input's float type; the last window ends at the
+    input's end. (P, out, pool) positions."""
+    u = samples.astype(dtype)[:, None]
+    if out > 1:
+        alpha = dtype.type(size - pool) / dtype.type(out - 1)
+        i = np.arange(out - 1, dtype=dtype)[None, :]
+        starts = (((i + u) * alpha).astype(np.int64) - (u * alpha).astype(np.int64))
+        starts = np.concatenate([starts, np.full((u.shape[0], 1), size - pool)], axis=1)
+    else:
+        starts = np.full((u.shape[0], out), size - pool)
+    return starts[:, :, None] + np.arange(pool)[None, None, :]
+
+
+def _fractional_max(self, kernel_size, output_size, random_samples, dims: int):
+    name = f"fractional_max_pool{dims}d"
+    pools = tuple(builtins.int(v) for v in kernel_size)
+    outs = tuple(builtins.int(v) for v in output_size)
+    if self.ndim not in (dims + 1, dims + 2) or 0 in self.shape[-dims - 1:]:
+        raise RuntimeError(f"{name}(): Expected {dims + 1}D or {dims + 2}D tensor, but got: "
+                           f"{list(self.shape)}")
+    names = ("height", "width") if dims == 2 else ("time", "height", "width")
+    for d, (size, out, pool) in enumerate(zip(self.shape[-dims:], outs, pools, strict=True)):
+        if out + pool - 1 > size:
+            op = name if dims == 2 else f"{name}_out"
+            raise RuntimeError(f"{op}(): pool {names[d]} {pool} too large relative to input "
+                               f"{names[d]} {size}")
+    x = self if self.ndim == dims + 2 else self[None]
+    n, c = x.shape[:2]
+    draws = random_samples[:n].reshape(n * c, dims)
+    order = [1, 0] if dims == 2 else [0, 1, 2]  # torch reads (w, h) in 2-d, (t, h, w) in 3-d
+    dtype = np.dtype(self.dtype if self.dtype.kind == "f" else np.float32)
+    positions = [_fractional_positions(draws[:, order[d]], x.shape[2 + d], outs[d], pools[d],
+                                       dtype) for d in range(dims)]
+    valid = [np.ones(p.shape, bool) for p in positions]
+    values, indices = _max_over(x, positions, valid, dims)
+    return (values, indices) if self.ndim == dims + 2 else (values[0], indices[0])
+
+
+def fractional_max_pool2d(self, kernel_size, output_size, random_samples):
+    """The maximum of windows whose starts are placed by random_samples (N, C, 2)."""
+    return _fractional_max(self, kernel_size, output_size, random_samples, 2)
+
+
+def fractional_max_pool2d_backward(grad_output, self, kernel_size, output_size, indices):
+    return _max_pool_backward_nd(grad_output, self, indices, 2)
+
+
+def fractional_max_pool3d(self, kernel_size, output_size, random_samples):
+    """The maximum of windows whose starts are placed by random_samples (N, C, 3)."""
+    return _fractional_max(self, kernel_size, output_size, random_samples, 3)
+
+
+def fractional_max_pool3d_backward(grad_output, self, kernel_size, output_size, indices):
+    return _max_pool_backward_nd(grad_output, self, indices, 3)

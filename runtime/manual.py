@@ -1659,3 +1659,20 @@ def weight_norm_jvp(ops: Any, v_p: Any, g_p: Any, v_t: Any, g_t: Any, norms: Any
     axes = [d for d in range(v_p.ndim) if d != dim]
     norms_t = ops.sum(v_p * v_t, axes, True) / norms
     return (g_t * v_p + g_p * v_t) / norms - g_p * v_p * norms_t / (norms * norms)
+
+
+# -- nn kernels A: convolution, pooling, grid sampling (issue 27, helper nnA) ----------------
+
+def conv_tbc_backward(ops: Any, grad: Any, self: Any, weight: Any, bias: Any,
+                      pad: int) -> tuple[Any, Any, Any]:
+    """conv_tbc's gradients: conv_tbc is a 1-d convolution of the input seen as (batch, in,
+    time) with the weight seen as (out, in, kernel), its output seen as (time, batch, out);
+    so its gradients are convolution_backward's, seen back the other way."""
+    grads = ops.convolution_backward(
+        ops.permute(grad, [1, 2, 0]), ops.permute(self, [1, 2, 0]),
+        ops.permute(weight, [2, 1, 0]), None, [1], [pad], [1], False, [0], 1,
+        (True, True, True))
+    return (ops.permute(grads[0], [2, 0, 1]), ops.permute(grads[1], [2, 1, 0]), grads[2])
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"convolution_backward", "permute"}))

@@ -185,13 +185,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
 
     # -- end of nn kernels (family 4) --
 
-    # -- issue 28, helper nnB: composites of nn --
-    **{(f"nn.functional.{name}", "", "gradgrad"): (
-        "a composite (a gather of the input's windows, then max, sum or mean): its backward "
-        "reads only the window positions, not the input, so the input gets no second-order "
-        "gradient (None) where torch's kernel backward gives zeros", None)
-       for name in ("max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
-                    "fractional_max_pool2d", "fractional_max_pool3d")},
 }
 
 

@@ -2,15 +2,11 @@
 AdaptiveMaxPool3d, LPPool1d/2d/3d, MaxUnpool1d/2d/3d, FractionalMaxPool2d/3d, Fold and
 Unfold, with their functional forms and the F.*_with_indices names.
 
-torch runs each with a kernel of its own (MaxPool3DWithIndicesBackward0, Im2ColBackward0,
-...). Here they are composites of the spec's ops, so autograd flows through them: a window
-of the input is a gather of its flattened elements (index_select) by a table of flat
-positions, one row per output cell, made with arange and integer ops (so that a compiled
-step makes it too), where a position outside the input (padding, or a short adaptive
-window) reads a filler appended after the last element (-inf for a maximum, 0 for a sum).
-Max pooling then takes max over the window (the first maximum in scan order, as torch's
-kernel), average pooling sums and divides by torch's divisor, fold adds the blocks back
-with index_add, max_unpool scatters.
+Each function checks its arguments as torch's Python does, then calls the op of torch's
+spec that torch calls (max_pool3d_with_indices, avg_pool3d, _adaptive_avg_pool3d,
+adaptive_max_pool3d, max_unpool2d / 3d, fractional_max_pool2d / 3d, im2col, col2im), so
+the graph holds torch's nodes (MaxPool3DWithIndicesBackward0, Im2ColBackward0, ...);
+LPPool is a composite of average pooling, as in torch.
 """
 
 from __future__ import annotations
@@ -19,11 +15,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from generated import ops
-from runtime import dtypes, factories, random_ops
 from runtime import modes as _modes
+from runtime import random_ops
 from runtime._tensor import Tensor
 from runtime.nn.module import Module
 from runtime.nn.pooling import (
@@ -48,39 +42,18 @@ __all__ = [
 ]
 
 
+def _pair(value: Any) -> tuple:
+    """torch's _pair: a sequence as it is, a number twice."""
+    return tuple(value) if isinstance(value, Sequence) else (value, value)
+
+
 def _tuple(value: Any, n: int) -> tuple[int, ...]:
     if isinstance(value, Sequence):
         return tuple(int(v) for v in value) if len(value) != 1 else (int(value[0]),) * n
     return (int(value),) * n
 
 
-# -- window tables ----------------------------------------------------------------------------
-# Built with arange and tensor ops (no array copied into a tensor), so that a compiled step
-# makes them as lines of its own.
-
-def _combine(per_dim: list[tuple[Tensor, Tensor]], spatial: Sequence[int]) -> Tensor:
-    """One flat position per (output cell, window element) from each dimension's
-    (positions, valid) tensors shaped (outputs, window); invalid ones get the filler's
-    position, the number of input elements."""
-    dims = len(per_dim)
-    flat = valid = None
-    for d, (positions, ok) in enumerate(per_dim):
-        shape = [1] * (2 * dims)
-        shape[d], shape[dims + d] = positions.shape
-        flat = positions.reshape(shape) if flat is None else \
-            flat * spatial[d] + positions.reshape(shape)
-        valid = ok.reshape(shape) if valid is None else valid & ok.reshape(shape)
-    flat = ops.where(valid, flat, math.prod(spatial))
-    return flat.reshape(math.prod(flat.shape[:dims]), math.prod(flat.shape[dims:]))
-
-
-def _sliding_positions(size: int, out: int, kernel: int, stride: int, padding: int,
-                       dilation: int) -> tuple[Tensor, Tensor]:
-    positions = (factories.arange(out).unsqueeze(1) * stride - padding
-                 + factories.arange(kernel).unsqueeze(0) * dilation)
-    valid = (positions >= 0) & (positions < size)
-    return positions.clamp(0, max(size - 1, 0)), valid
-
+# -- sizes and checks (the ops of torch's spec compute; runtime/kernels.py) -------------------
 
 def _pool_output_size(size: int, kernel: int, stride: int, padding: int, dilation: int,
                       ceil_mode: bool) -> int:
@@ -92,55 +65,12 @@ def _pool_output_size(size: int, kernel: int, stride: int, padding: int, dilatio
     return out
 
 
-def _adaptive_positions(size: int, out: int) -> tuple[Tensor, Tensor]:
-    """Adaptive windows: cell o covers floor(o * size / out) to ceil((o + 1) * size / out)."""
-    cells = factories.arange(out)
-    starts = (cells * size).div(out, rounding_mode="floor")
-    ends = -((cells + 1) * -size).div(out, rounding_mode="floor")
-    width = max(-((o + 1) * -size // out) - o * size // out for o in range(out))
-    positions = starts.unsqueeze(1) + factories.arange(width).unsqueeze(0)
-    return positions.clamp(max=size - 1), positions < ends.unsqueeze(1)
-
-
-def _gather_windows(input: Tensor, table: Tensor, fill: float) -> Tensor:
-    """(N, C, cells, window): input (N, C, *spatial) read through a window table."""
-    n, c = input.shape[:2]
-    flat = input.reshape(n, c, math.prod(input.shape[2:]))
-    filler = factories.full((n, c, 1), fill, dtype=input.dtype)
-    padded = ops.cat([flat, filler], 2)
-    return padded.index_select(2, table.reshape(table.numel())).reshape(n, c, *table.shape)
-
-
 def _batched(input: Tensor, dims: int, message: str) -> tuple[Tensor, bool]:
     """The input with a batch dimension, and whether it came with one."""
     if input.ndim not in (dims + 1, dims + 2) or 0 in input.shape[-dims - 1:]:
         raise RuntimeError(message.format(shape=list(input.shape)))
     batched = input.ndim == dims + 2
     return (input if batched else input.unsqueeze(0)), batched
-
-
-def _lowest(dtype: Any) -> Any:
-    """The filler no element can be below: -inf, or an integer type's minimum."""
-    if dtype.is_floating_point:
-        return -math.inf
-    return False if dtype is dtypes.bool_ else int(np.iinfo(dtype.numpy).min)
-
-
-def _divide(sums: Tensor, divisors: Any) -> Tensor:
-    """Average pooling's division: integer sums divide with truncation, as torch's integer
-    kernels do."""
-    if sums.dtype.is_floating_point:
-        return sums / divisors
-    return ops.div(sums, divisors, rounding_mode="trunc")
-
-
-def _max_over_windows(input: Tensor, table: Tensor,
-                      out_shape: Sequence[int]) -> tuple[Tensor, Tensor]:
-    windows = _gather_windows(input, table, _lowest(input.dtype))
-    values, chosen = ops.max(windows, 3)
-    n, c = input.shape[:2]
-    positions = ops.gather(table.expand(n, c, *table.shape), 3, chosen.unsqueeze(3))
-    return values.reshape(n, c, *out_shape), positions.reshape(n, c, *out_shape)
 
 
 # -- max and average pooling in 3-d -----------------------------------------------------------
@@ -176,12 +106,8 @@ def max_pool3d_with_indices(input: Tensor, kernel_size: Any, stride: Any = None,
         raise RuntimeError(f"Given input size: ({'x'.join(str(s) for s in x.shape[1:])}). "
                            f"Calculated output size: ({x.shape[1]}x{'x'.join(map(str, outs))})"
                            ". Output size is too small")
-    table = _combine([_sliding_positions(*args) for args in
-                      zip(spatial, outs, kernel, strides, pads, dilations, strict=True)], spatial)
-    values, indices = _max_over_windows(x, table, outs)
-    if not batched:
-        values, indices = values.squeeze(0), indices.squeeze(0)
-    return values, indices
+    # torch's op of the same name (MaxPool3DWithIndicesBackward0), on the input as given
+    return ops.max_pool3d_with_indices(input, kernel, strides, pads, dilations, ceil_mode)
 
 
 def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -196,23 +122,6 @@ def max_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     values, indices = max_pool3d_with_indices(input, kernel_size, stride, padding, dilation,
                                               ceil_mode)
     return (values, indices) if return_indices else values
-
-
-def _avg_divisors(spatial: Sequence[int], outs: Sequence[int], kernel: tuple, stride: tuple,
-                  padding: tuple, count_include_pad: bool) -> Tensor:
-    """torch's divisor per output cell, flattened: the window clipped to the padded input
-    (with count_include_pad) or to the input itself."""
-    divisors = None
-    for d, (size, out, k, s, p) in enumerate(zip(spatial, outs, kernel, stride, padding,
-                                                 strict=True)):
-        start = factories.arange(out) * s - p
-        end = (start + k).clamp(max=size + p)
-        length = end - start if count_include_pad else end.clamp(max=size) - start.clamp(min=0)
-        shape = [1] * len(outs)
-        shape[d] = out
-        length = length.reshape(shape)
-        divisors = length if divisors is None else divisors * length
-    return divisors.reshape(-1)
 
 
 def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -238,16 +147,9 @@ def avg_pool3d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
         raise RuntimeError(f"Given input size: ({'x'.join(str(s) for s in x.shape[1:])}). "
                            f"Calculated output size: ({x.shape[1]}x{'x'.join(map(str, outs))})"
                            ". Output size is too small")
-    table = _combine([_sliding_positions(size, out, k, s, p, 1) for size, out, k, s, p in
-                      zip(spatial, outs, kernel, strides, pads, strict=True)], spatial)
-    sums = _gather_windows(x, table, 0).sum(3, dtype=x.dtype)
-    if divisor_override is not None:
-        result = _divide(sums, divisor_override)
-    else:
-        divisors = _avg_divisors(spatial, outs, kernel, strides, pads, count_include_pad)
-        result = _divide(sums, divisors.to(x.dtype))
-    result = result.reshape(*x.shape[:2], *outs)
-    return result if batched else result.squeeze(0)
+    # torch's op of the same name (AvgPool3DBackward0), on the input as given
+    return ops.avg_pool3d(input, kernel, strides, pads, ceil_mode, count_include_pad,
+                          divisor_override)
 
 
 # -- adaptive pooling in 3-d ------------------------------------------------------------------
@@ -264,12 +166,6 @@ def _adaptive_sizes(input: Tensor, output_size: Any, dims: int, message: str) ->
             for i, size in enumerate(sizes)]
 
 
-def _adaptive_table(x: Tensor, outs: list[int]) -> Tensor:
-    spatial = x.shape[2:]
-    return _combine([_adaptive_positions(size, out) for size, out in
-                     zip(spatial, outs, strict=True)], spatial)
-
-
 def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     """Average pooling of (N, C, D, H, W) or (C, D, H, W) input to a given size."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -279,14 +175,10 @@ def adaptive_avg_pool3d(input: Tensor, output_size: Any) -> Tensor:
     outs = _adaptive_sizes(input, output_size, 3, "adaptive_avg_pool3d: output_size must be 3")
     x, batched = _batched(input, 3, "adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                           "{shape}")
-    if outs == [1, 1, 1]:
+    if outs == [1, 1, 1]:  # torch takes the mean there (MeanBackward1)
         result = x.mean([-1, -2, -3], True)
-    else:
-        table = _adaptive_table(x, outs)
-        counts = (table != math.prod(x.shape[2:])).sum(1)
-        sums = _gather_windows(x, table, 0).sum(3)
-        result = (sums / counts.to(x.dtype)).reshape(*x.shape[:2], *outs)
-    return result if batched else result.squeeze(0)
+        return result if batched else result.squeeze(0)
+    return ops._adaptive_avg_pool3d(input, outs)
 
 
 def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
@@ -302,10 +194,8 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
                            "output_size.size() must be 3")
     x, batched = _batched(input, 3, "adaptive_max_pool3d(): Expected 4D or 5D tensor, but "
                           "got: {shape}")
-    values, indices = _max_over_windows(x, _adaptive_table(x, outs), outs)
-    if not batched:
-        values, indices = values.squeeze(0), indices.squeeze(0)
-    return values, indices
+    del x, batched  # checked; torch's op takes the input as given
+    return ops.adaptive_max_pool3d(input, outs)
 
 
 def adaptive_max_pool3d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
@@ -423,37 +313,25 @@ def _unpool_output_size(input: Tensor, kernel: tuple, stride: tuple, padding: tu
     return output_size
 
 
-def _max_unpool(input: Tensor, indices: Tensor, sizes: list[int]) -> Tensor:
-    """Each input value written at its index into a zero output of `sizes` (spatial)."""
-    if indices.dtype is not dtypes.int64:
-        raise RuntimeError(f"elements in indices should be type int64 but got: "
-                           f"{indices.dtype.__repr__().replace('torch.', '')}")
-    if tuple(indices.shape) != tuple(input.shape):
-        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
-                           f"({list(input.shape)}) but got indices tensor with shape: "
-                           f"{list(indices.shape)}")
-    dims = len(sizes)
-    batched = input.ndim == dims + 2
-    x = input if batched else input.unsqueeze(0)
-    idx = indices if batched else indices.unsqueeze(0)
-    n, c = x.shape[:2]
-    volume = math.prod(sizes)
-    flat_idx = idx.reshape(n, c, -1)
-    if flat_idx.numel() and (int(flat_idx.min()) < 0 or int(flat_idx.max()) >= volume):
-        bad = int(flat_idx.max()) if int(flat_idx.max()) >= volume else int(flat_idx.min())
-        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
-                           f"{'x'.join(map(str, sizes))})")
-    output = factories.zeros((n, c, volume), dtype=x.dtype)
-    output = ops.scatter(output, 2, flat_idx, x.reshape(n, c, -1)).reshape(n, c, *sizes)
-    return output if batched else output.squeeze(0)
+def _max_unpool(input: Tensor, indices: Tensor, sizes: list[int], kernel: tuple,
+                stride: tuple, padding: tuple) -> Tensor:
+    """torch's unpooling op for the dims: max_unpool2d (1-d through it, on a trailing
+    dim of one), or max_unpool3d."""
+    if len(sizes) == 1:
+        return ops.max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1),
+                                [sizes[0], 1]).squeeze(-1)
+    if len(sizes) == 2:
+        return ops.max_unpool2d(input, indices, sizes)
+    return ops.max_unpool3d(input, indices, sizes, list(stride), list(padding))
 
 
 def _unpool(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any, padding: Any,
             output_size: Any, dims: int) -> Tensor:
     kernel = _tuple(kernel_size, dims)
     strides = kernel if stride is None else _tuple(stride, dims)
-    sizes = _unpool_output_size(input, kernel, strides, _tuple(padding, dims), output_size)
-    return _max_unpool(input, indices, [int(s) for s in sizes])
+    pads = _tuple(padding, dims)
+    sizes = _unpool_output_size(input, kernel, strides, pads, output_size)
+    return _max_unpool(input, indices, [int(s) for s in sizes], kernel, strides, pads)
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
@@ -491,15 +369,6 @@ def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any =
 
 # -- sliding blocks ---------------------------------------------------------------------------
 
-def _block_table(spatial: Sequence[int], kernel: tuple, dilation: tuple, padding: tuple,
-                 stride: tuple) -> tuple[Tensor, list[int]]:
-    outs = [(size + 2 * p - d * (k - 1) - 1) // s + 1 for size, k, d, p, s in
-            zip(spatial, kernel, dilation, padding, stride, strict=True)]
-    table = _combine([_sliding_positions(size, out, k, s, p, d) for size, out, k, s, p, d in
-                      zip(spatial, outs, kernel, stride, padding, dilation, strict=True)],
-                     spatial)
-    return table, outs
-
 
 def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
            stride: Any = 1) -> Tensor:
@@ -508,23 +377,9 @@ def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
         heard = _modes.dispatch(unfold, (input, kernel_size, dilation, padding, stride), {})
         if heard is not _modes.PASS:
             return heard
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possible 0 "
-                           f"batch size and non-zero dimensions for input, but got: "
-                           f"{list(input.shape)}")
-    x = input if input.ndim == 4 else input.unsqueeze(0)
-    kernel, dilations = _tuple(kernel_size, 2), _tuple(dilation, 2)
-    pads, strides = _tuple(padding, 2), _tuple(stride, 2)
-    table, outs = _block_table(x.shape[2:], kernel, dilations, pads, strides)
-    if min(outs) < 1:
-        raise RuntimeError(f"Given input with spatial size ({x.shape[2]}, {x.shape[3]}), "
-                           f"kernel_size={kernel}, dilation={dilations}, padding={pads}, "
-                           f"calculated shape of the array of sliding blocks as "
-                           f"({outs[0]}, {outs[1]}), but its components must be at least one.")
-    n, c = x.shape[:2]
-    blocks = _gather_windows(x, table, 0).permute(0, 1, 3, 2)
-    columns = blocks.reshape(n, c * math.prod(kernel), table.shape[0])
-    return columns if input.ndim == 4 else columns.squeeze(0)
+    # torch's unfold is its im2col op (Im2ColBackward0), which makes every check.
+    return ops.im2col(input, _pair(kernel_size), _pair(dilation), _pair(padding),
+                      _pair(stride))
 
 
 def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
@@ -535,32 +390,9 @@ def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
             {})
         if heard is not _modes.PASS:
             return heard
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possible 0 "
-                           f"batch size and non-zero dimensions for input, but got: "
-                           f"{list(input.shape)}")
-    x = input if input.ndim == 3 else input.unsqueeze(0)
-    sizes, kernel = _tuple(output_size, 2), _tuple(kernel_size, 2)
-    dilations, pads, strides = _tuple(dilation, 2), _tuple(padding, 2), _tuple(stride, 2)
-    window = math.prod(kernel)
-    if x.shape[1] % window:
-        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the "
-                           f"product of kernel_size, but got input.size(1)={x.shape[1]} and "
-                           f"kernel_size={kernel}.")
-    table, outs = _block_table(sizes, kernel, dilations, pads, strides)
-    if x.shape[2] != table.shape[0]:
-        raise RuntimeError(
-            f"Given output_size={sizes}, kernel_size={kernel}, dilation={dilations}, "
-            f"padding={pads}, stride={strides}, expected size of input's dimension 2 to match "
-            f"the calculated number of sliding blocks {outs[0]} * {outs[1]} = "
-            f"{table.shape[0]}, but got input.size(2)={x.shape[2]}.")
-    n, c, blocks = x.shape[0], x.shape[1] // window, x.shape[2]
-    values = x.reshape(n, c, window, blocks).permute(0, 1, 3, 2).reshape(n, c, blocks * window)
-    volume = math.prod(sizes)
-    index = table.reshape(table.numel())
-    summed = ops.index_add(factories.zeros((n, c, volume + 1), dtype=x.dtype), 2, index, values)
-    output = summed[:, :, :volume].reshape(n, c, *sizes)
-    return output if input.ndim == 3 else output.squeeze(0)
+    # torch's fold is its col2im op (Col2ImBackward0), which makes every check.
+    return ops.col2im(input, _pair(output_size), _pair(kernel_size), _pair(dilation),
+                      _pair(padding), _pair(stride))
 
 
 # -- layers -----------------------------------------------------------------------------------
@@ -755,21 +587,6 @@ class Unfold(Module):
 
 # -- fractional max pooling -------------------------------------------------------------------
 
-def _fractional_starts(sample: Tensor, size: int, out: int, pool: int) -> Tensor:
-    """torch's generate_intervals, in the input's float precision: window starts spread
-    pseudo-randomly, the last one flush with the input's end. `sample` holds one draw per
-    (sample, channel); the result is (N, C, out), int64."""
-    last = factories.full((*sample.shape, 1), size - pool, dtype=dtypes.int64)
-    if out == 1:
-        return last
-    # alpha as the kernel computes it, in the input's precision (exact in a Python float)
-    alpha = float(np.float32(size - pool) / np.float32(out - 1)) \
-        if sample.dtype is dtypes.float32 else (size - pool) / (out - 1)
-    steps = factories.arange(out - 1, dtype=sample.dtype)
-    scaled = ((steps + sample.unsqueeze(-1)) * alpha).to(dtypes.int64)
-    starts = scaled - (sample * alpha).to(dtypes.int64).unsqueeze(-1)
-    return ops.cat([starts, last], -1)
-
 
 def _fractional_output_size(input: Tensor, output_size: Any, output_ratio: Any,
                             dims: int) -> tuple[int, ...]:
@@ -807,8 +624,8 @@ def _fractional_max_pool(input: Tensor, kernel_size: Any, output_size: Any,
             op = name if dims == 2 else f"{name}_out"
             raise RuntimeError(f"{op}(): pool {names[d]} {pool} too large relative to input "
                                f"{names[d]} {size}")
-    values, indices = _fractional_windows(x, samples, outs, pools)
-    return (values, indices) if batched else (values.squeeze(0), indices.squeeze(0))
+    del x, batched  # checked; torch's op takes the input as given
+    return getattr(ops, name)(input, pools, outs, samples)
 
 
 def _check_samples(samples: Tensor, x: Tensor, dims: int) -> None:
@@ -822,31 +639,6 @@ def _check_samples(samples: Tensor, x: Tensor, dims: int) -> None:
     if samples.shape[2] != dims:
         raise RuntimeError(f"Expect _random_samples.size(2) equals to {dims}; got "
                            f"{samples.shape[2]}.")
-
-
-def _fractional_windows(x: Tensor, samples: Tensor, outs: tuple,
-                        pools: tuple) -> tuple[Tensor, Tensor]:
-    """The maximum of each window and its flat position; each (sample, channel) has
-    windows of its own."""
-    n, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
-    dims = len(spatial)
-    draws = samples[:n]  # torch reads the first n when given more
-    # torch's 2-d kernel reads its samples as (width, height), the 3-d one as (t, h, w)
-    order = [1, 0] if dims == 2 else [0, 1, 2]
-    flat = None
-    for d in range(dims):
-        starts = _fractional_starts(draws[:, :, order[d]], spatial[d], outs[d], pools[d])
-        shape = [n, c] + [1] * (2 * dims)
-        shape[2 + d], shape[2 + dims + d] = outs[d], pools[d]
-        offsets = (starts.unsqueeze(-1) + factories.arange(pools[d])).reshape(shape)
-        flat = offsets if flat is None else flat * spatial[d] + offsets
-    cells, window = math.prod(outs), math.prod(pools)
-    table = flat.expand(n, c, *outs, *pools).reshape(n, c, cells, window)
-    windows = ops.gather(x.reshape(n, c, math.prod(spatial)), 2,
-                         table.reshape(n, c, cells * window))
-    values, chosen = ops.max(windows.reshape(table.shape), 3)
-    positions = ops.gather(table, 3, chosen.unsqueeze(3))
-    return values.reshape(n, c, *outs), positions.reshape(n, c, *outs)
 
 
 def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: Any,

@@ -1,0 +1,192 @@
+"""nn kernels A (issue 27): torch's convolution, pooling and grid-sampling ops of its spec,
+through their public names, against torch: values, gradients, node names and errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import runtime
+
+
+def _pair(shape: tuple, seed: int) -> tuple:
+    data = np.random.default_rng(seed).standard_normal(shape)
+    return (torch.tensor(data, requires_grad=True), runtime.tensor(data, requires_grad=True))
+
+
+def _module(library: object, path: str) -> object:
+    for part in path.split("."):
+        library = getattr(library, part)
+    return library
+
+
+# (function path under torch / runtime, tensor shapes, other arguments, keyword arguments)
+CALLS = [
+    ("conv3d", [(2, 3, 4, 5, 4), (4, 3, 2, 2, 2), (4,)], (1, 1), {}),
+    ("conv3d", [(3, 5, 4, 6), (2, 3, 3, 1, 2)], (), {"stride": 2, "dilation": (1, 2, 1)}),
+    ("conv_transpose1d", [(2, 3, 5), (3, 2, 3), (2,)], (2, 1, 1), {}),
+    ("conv_transpose2d", [(2, 4, 3, 3), (4, 3, 2, 2)], (), {"stride": 2, "groups": 2,
+                                                            "output_padding": 1}),
+    ("conv_transpose3d", [(1, 2, 2, 3, 2), (2, 3, 2, 1, 2), (3,)], (1, 0, 0, 1, 2), {}),
+    ("conv_tbc", [(7, 2, 3), (3, 3, 4), (4,)], (1,), {}),
+    ("conv_tbc", [(5, 1, 2), (2, 2, 3), (3,)], (), {}),
+    ("_convolution", [(2, 3, 6, 5), (4, 3, 3, 2), (4,)],
+     ([1, 2], [1, 0], [1, 1], False, [0, 0], 1, False, False, True, True), {}),
+    ("_convolution", [(2, 4, 3, 3), (4, 1, 2, 2)],
+     (None, [2, 1], [0, 1], [1, 2], True, [1, 0], 2, False, False, True, True), {}),
+    ("nn.functional.unfold", [(2, 3, 6, 5)], ((2, 3),), {"dilation": (2, 1), "stride": 2}),
+    ("nn.functional.unfold", [(3, 5, 5)], (2,), {"padding": 1}),
+    ("nn.functional.fold", [(2, 12, 20)], ((6, 5), 2), {}),
+    ("nn.functional.fold", [(18, 9)], ((7, 6), (3, 2)), {"dilation": (2, 1), "padding": (1, 2),
+                                                         "stride": (2, 3)}),
+    ("nn.functional.max_pool3d", [(2, 2, 4, 5, 4)], (2,), {}),
+    ("nn.functional.max_pool3d", [(2, 5, 6, 5)], ((3, 2, 2), (2, 1, 2), (1, 1, 0), (1, 1, 2),
+                                                  True), {}),
+    ("nn.functional.avg_pool3d", [(1, 2, 5, 6, 5)], ((3, 2, 2), (2, 1, 2), (1, 1, 0), True,
+                                                     False), {}),
+    ("nn.functional.avg_pool3d", [(2, 4, 4, 3)], ((3, 3, 2),), {"divisor_override": 5,
+                                                                 "padding": (1, 0, 1)}),
+    ("nn.functional.adaptive_avg_pool3d", [(2, 2, 5, 7, 6)], ((2, 3, 4),), {}),
+    ("nn.functional.adaptive_avg_pool3d", [(2, 3, 2, 4)], ((5, None, 1),), {}),
+    ("nn.functional.adaptive_max_pool3d", [(2, 2, 5, 7, 6)], ((2, 3, 4),), {}),
+    ("nn.functional.adaptive_max_pool3d", [(2, 3, 2, 4)], ((5, 3, 1),), {}),
+]
+
+
+@pytest.mark.parametrize(("path", "shapes", "args", "kwargs"), CALLS,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CALLS)])
+def test_call_against_torch(path: str, shapes: list, args: tuple, kwargs: dict) -> None:
+    """Same value, node name and gradients as torch's function of the same name."""
+    pairs = [_pair(shape, seed) for seed, shape in enumerate(shapes)]
+    y_t = _module(torch, path)(*(t for t, _ in pairs), *args, **kwargs)
+    y_r = _module(runtime, path)(*(r for _, r in pairs), *args, **kwargs)
+    np.testing.assert_allclose(y_r.detach().numpy(), y_t.detach().numpy(), rtol=1e-10,
+                               atol=1e-12)
+    assert y_r.grad_fn.name() == y_t.grad_fn.name()
+    cotangent = np.random.default_rng(9).standard_normal(tuple(y_t.shape))
+    y_t.backward(torch.tensor(cotangent))
+    y_r.backward(runtime.tensor(cotangent))
+    for t, r in pairs:
+        np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def _outcome(function, module) -> tuple:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = function(module)
+    except Exception as error:  # noqa: BLE001 - the class and message are compared
+        return type(error).__name__, str(error)
+    return "ok", tuple(result.shape)
+
+
+BAD_CALLS = [
+    lambda m: m.conv_tbc(m.ones(7, 2, 3), m.ones(3, 2, 4), m.ones(4), 1),
+    lambda m: m.conv_tbc(m.ones(7, 2), m.ones(3, 3, 4), m.ones(4), 1),
+    lambda m: m.conv_tbc(m.ones(7, 2, 3), m.ones(3, 3), m.ones(4), 1),
+    lambda m: m.conv_tbc(m.ones(7, 2, 3), m.ones(3, 3, 4), m.ones(5), 1),
+    lambda m: m.conv_tbc(m.ones(2, 2, 3), m.ones(5, 3, 4), m.ones(4), 0),
+    lambda m: m.conv_tbc(m.ones(2, 2, 3), m.ones(3, 3, 4), m.ones(4), 0),
+    lambda m: m.conv_tbc(m.ones(2, 2, 3), m.ones(3, 3, 4), m.ones(4, 1), 0),
+    lambda m: m.conv3d(m.ones(2, 3, 4, 4), m.ones(2, 3, 2, 2, 2)),
+    lambda m: m.conv_transpose2d(m.ones(1, 2, 3, 3), m.ones(2, 2, 2, 2), stride=2,
+                                 output_padding=2),
+    lambda m: m.nn.functional.unfold(m.ones(2, 3, 6, 5), [2]),
+    lambda m: m.nn.functional.unfold(m.ones(2, 3, 6, 5), (2, 3, 1)),
+    lambda m: m.nn.functional.unfold(m.ones(6, 5), 2),
+    lambda m: m.nn.functional.unfold(m.ones(5), 2),
+    lambda m: m.nn.functional.unfold(m.ones(1, 2, 3, 4, 5), 2),
+    lambda m: m.nn.functional.unfold(m.ones(0, 4, 5), 2),
+    lambda m: m.nn.functional.unfold(m.ones(0, 3, 4, 5), 2),
+    lambda m: m.nn.functional.unfold(m.ones(2, 3, 6, 5), (0, 2)),
+    lambda m: m.nn.functional.unfold(m.ones(2, 3, 6, 5), 2, dilation=(0, 1)),
+    lambda m: m.nn.functional.unfold(m.ones(2, 3, 6, 5), 2, padding=(-1, 0)),
+    lambda m: m.nn.functional.unfold(m.ones(2, 3, 6, 5), 2, stride=(0, 1)),
+    lambda m: m.nn.functional.unfold(m.ones(2, 3, 6, 5), (7, 2)),
+    lambda m: m.nn.functional.unfold(m.ones(1, 1, 4, 4, dtype=m.int64), 2),
+    lambda m: m.nn.functional.unfold(m.ones(1, 1, 3, 3, dtype=m.bool), 2),
+    lambda m: m.nn.functional.fold(m.ones(2, 12, 20), (6, 6), 2),
+    lambda m: m.nn.functional.fold(m.ones(2, 13, 21), (6, 5), 2),
+    lambda m: m.nn.functional.fold(m.ones(2, 12, 20), (6, 5), (3, 2)),
+    lambda m: m.nn.functional.fold(m.ones(1, 2, 12, 20), (6, 5), 2),
+    lambda m: m.nn.functional.fold(m.ones(2, 12, 20), (0, 5), 2),
+    lambda m: m.nn.functional.fold(m.ones(2, 12, 20), (6, 5, 1), 2),
+    lambda m: m.nn.functional.fold(m.ones(2, 0, 20), (6, 5), 2),
+    lambda m: m.nn.functional.fold(m.ones(0, 12, 20), (6, 5), 2),
+    lambda m: m.nn.functional.fold(m.ones(1, 4, 4, dtype=m.int64), 3, 2),
+    lambda m: m.nn.functional.adaptive_avg_pool3d(m.ones(1, 1, 1, 1, 1), (-1, 0, 2)),
+    lambda m: m.nn.functional.adaptive_max_pool3d(m.ones(1, 1, 1, 1, 1), (-1, 0, 2)),
+    lambda m: m.nn.functional.adaptive_avg_pool3d(m.ones(1, 1, 1, 1, 1), (0, 1, 2)),
+    lambda m: m.nn.functional.adaptive_max_pool3d(m.ones(1, 1, 2, 2, 2), (2, 2, 0)),
+    lambda m: m.nn.functional.adaptive_avg_pool3d(m.ones(1, 1, 2, 2, 2, dtype=m.int64), 1),
+    lambda m: m.nn.functional.max_unpool2d(m.ones(1, 1, 2, 2), m.tensor([[[[0, 1], [2, 30]]]]),
+                                           2),
+    lambda m: m.nn.functional.max_unpool3d(m.ones(1, 1, 1, 1, 2), m.tensor([[[[[0, 9]]]]]), 2),
+    lambda m: m.nn.functional.max_unpool3d(m.ones(1, 1, 1, 1, 2),
+                                           m.tensor([[[[[0, 1]]]]], dtype=m.int32), 2),
+    lambda m: m.nn.functional.max_unpool2d(m.ones(1, 1, 2, 2), m.tensor([[[[0, 1]]]]), 2),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=[str(i) for i in range(len(BAD_CALLS))])
+def test_bad_call_against_torch(call) -> None:
+    """The same exception class and message as torch (or the same shape)."""
+    assert _outcome(call, runtime) == _outcome(call, torch)
+
+
+def test_fold_of_bools_is_an_or() -> None:
+    """Overlapping blocks of a bool tensor combine as torch's: True where any is."""
+    data = np.random.default_rng(0).random((1, 4, 4)) < 0.3
+    theirs = torch.nn.functional.fold(torch.tensor(data), 3, 2)
+    ours = runtime.nn.functional.fold(runtime.tensor(data), 3, 2)
+    assert ours.dtype == runtime.bool
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_max_unpool_against_torch(dims: int) -> None:
+    """Pool with indices, then unpool (torch's max_unpool2d / 3d op, 1-d through the 2-d
+    one): the same values, node and gradient."""
+    shape = (2, 3) + (6,) * dims
+    results = []
+    for library in (torch, runtime):
+        x = library.tensor(np.random.default_rng(0).standard_normal(shape), requires_grad=True)
+        pool = getattr(library.nn.functional, f"max_pool{dims}d")
+        unpool = getattr(library.nn.functional, f"max_unpool{dims}d")
+        values, indices = pool(x, 2, return_indices=True)
+        y = unpool(values * 1, indices, 2, output_size=(7,) * dims)
+        y.backward(library.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape))))
+        results.append((y.detach().numpy(), y.grad_fn.name(), x.grad.numpy()))
+    (y_t, name_t, grad_t), (y_r, name_r, grad_r) = results
+    np.testing.assert_allclose(y_r, y_t, rtol=1e-12)
+    assert name_r == name_t
+    np.testing.assert_allclose(grad_r, grad_t, rtol=1e-12)
+
+
+@pytest.mark.parametrize(("dims", "shape", "options"), [
+    (2, (2, 3, 11, 9), {"kernel_size": (2, 3), "output_size": (5, 4)}),
+    (2, (3, 10, 10), {"kernel_size": 3, "output_ratio": (0.5, 0.5)}),
+    (3, (2, 2, 7, 8, 9), {"kernel_size": (2, 3, 2), "output_size": (4, 3, 5)}),
+    (3, (2, 6, 6, 6), {"kernel_size": 2, "output_ratio": 0.5}),
+])
+def test_fractional_max_pool_nodes(dims: int, shape: tuple, options: dict) -> None:
+    """Given the same random samples, the same values, indices, node and gradient."""
+    batch = shape[0] if len(shape) == dims + 2 else 1
+    channels = shape[-dims - 1]
+    samples = np.random.default_rng(2).random((batch, channels, dims))
+    results = []
+    for library in (torch, runtime):
+        x = library.tensor(np.random.default_rng(0).standard_normal(shape), requires_grad=True)
+        function = getattr(library.nn.functional, f"fractional_max_pool{dims}d")
+        y, indices = function(x, return_indices=True, _random_samples=library.tensor(samples),
+                              **options)
+        y.backward(library.ones_like(y))
+        results.append((y.detach().numpy(), indices.numpy(), y.grad_fn.name(), x.grad.numpy()))
+    for ours, theirs in zip(results[1], results[0], strict=True):
+        if isinstance(ours, str):
+            assert ours == theirs
+        else:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12)
