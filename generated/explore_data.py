@@ -2328,6 +2328,57 @@ NODES = {
             "self_sym_numel": "numel",
         },
     },
+    "GluBackwardBackward0": {
+        "entry": "glu_backward",
+        "schema": "glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
+        "formulas": (
+            ("grad_output", "glu_double_backward_grad_output(grad, self, dim)"),
+            ("self", "glu_double_backward(grad, grad_output, self, dim)"),
+        ),
+        "result": (
+            ("result", "glu_backward_jvp(result, grad_output_p, self_p, grad_output_t, self_t, dim)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "dim": "value",
+            "grad_output": "tensor",
+        },
+    },
+    "LogSigmoidBackwardBackward0": {
+        "entry": "log_sigmoid_backward",
+        "schema": "log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor",
+        "formulas": (
+            ("grad_output", "log_sigmoid_backward(grad, self, buffer)"),
+            ("self", "log_sigmoid_double_backward(grad * grad_output, self)"),
+        ),
+        "result": (
+            ("result", "log_sigmoid_backward(grad_output_t, self_p, buffer_p) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "buffer": "tensor",
+            "grad_output": "tensor",
+        },
+    },
+    "HuberLossBackwardBackward0": {
+        "entry": "huber_loss_backward",
+        "schema": "huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor",
+        "formulas": (
+            ("grad_output", "huber_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, delta)"),
+            ("self", "huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)"),
+            ("target", "-huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)"),
+        ),
+        "result": (
+            ("result", "huber_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, delta) - huber_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, delta) + huber_loss_backward(grad_output_t, self_p, target_p, reduction, delta)", ""),
+        ),
+        "saved": {
+            "grad_output": "tensor",
+            "self_": "tensor",
+            "target": "tensor",
+            "reduction": "value",
+            "delta": "value",
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

@@ -173,6 +173,9 @@ __all__ = [
     "log_sigmoid_forward",
     "glu",
     "huber_loss",
+    "glu_backward",
+    "log_sigmoid_backward",
+    "huber_loss_backward",
     "constant_pad_nd",
     "leaky_relu_",
     "reflection_pad1d",
@@ -1861,6 +1864,33 @@ def huber_loss(self_p, self_t, target_p, target_t, reduction, delta, result):
     result: apply_loss_reduction((self_t - target_t) * clamp(self_p - target_p, -delta, delta), reduction)
     """
     return manual.apply_loss_reduction(ops, (self_t - target_t) * ops.clamp(self_p - target_p, -delta, delta), reduction)
+
+
+def glu_backward(grad_output_p, grad_output_t, self_p, self_t, dim, result):
+    """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
+
+    derivatives.yaml, entry glu_backward
+    result: glu_backward_jvp(result, grad_output_p, self_p, grad_output_t, self_t, dim)
+    """
+    return manual.glu_backward_jvp(ops, result, grad_output_p, self_p, grad_output_t, self_t, dim)
+
+
+def log_sigmoid_backward(grad_output_p, grad_output_t, self_p, self_t, buffer_p, result):
+    """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor
+
+    derivatives.yaml, entry log_sigmoid_backward
+    result: log_sigmoid_backward(grad_output_t, self_p, buffer_p) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)
+    """
+    return ops.log_sigmoid_backward(grad_output_t, self_p, buffer_p) + manual.log_sigmoid_double_backward(ops, self_t * grad_output_p, self_p)
+
+
+def huber_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, reduction, delta, result):
+    """huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor
+
+    derivatives.yaml, entry huber_loss_backward
+    result: huber_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, delta) - huber_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, delta) + huber_loss_backward(grad_output_t, self_p, target_p, reduction, delta)
+    """
+    return manual.huber_loss_double_backward(ops, self_t * grad_output_p, self_p, target_p, reduction, delta) - manual.huber_loss_double_backward(ops, target_t * grad_output_p, self_p, target_p, reduction, delta) + ops.huber_loss_backward(grad_output_t, self_p, target_p, reduction, delta)
 
 
 def constant_pad_nd(self_p, self_t, pad, value, result):

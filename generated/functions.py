@@ -172,6 +172,9 @@ __all__ = [
     "LogSigmoidBackward0",
     "GluBackward0",
     "HuberLossBackward0",
+    "GluBackwardBackward0",
+    "LogSigmoidBackwardBackward0",
+    "HuberLossBackwardBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -5137,6 +5140,136 @@ class HuberLossBackward0(Node):
         # target: -grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = -grad * ops.clamp(self_ - target, -delta, delta) * (1.0 / self_sym_numel if reduction == 1 else 1.0)
+        return grad_inputs
+
+
+class GluBackwardBackward0(Node):
+    """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
+
+    derivatives.yaml, entry glu_backward
+    grad_output: glu_double_backward_grad_output(grad, self, dim)
+    self: glu_double_backward(grad, grad_output, self, dim)
+    """
+
+    __slots__ = ("self_", "_saved_dim", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
+        # grad_output: glu_double_backward_grad_output(grad, self, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.glu_double_backward_grad_output(ops, grad, self_, dim)
+        # self: glu_double_backward(grad, grad_output, self, dim)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.glu_double_backward(ops, grad, grad_output, self_, dim)
+        return grad_inputs
+
+
+class LogSigmoidBackwardBackward0(Node):
+    """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor
+
+    derivatives.yaml, entry log_sigmoid_backward
+    grad_output: log_sigmoid_backward(grad, self, buffer)
+    self: log_sigmoid_double_backward(grad * grad_output, self)
+    """
+
+    __slots__ = ("self_", "buffer_", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_buffer(self):
+        return self.buffer_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.buffer_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        buffer = ops.unpack(self.buffer_, self)
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
+        # grad_output: log_sigmoid_backward(grad, self, buffer)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.log_sigmoid_backward(grad, self_, buffer)
+        # self: log_sigmoid_double_backward(grad * grad_output, self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.log_sigmoid_double_backward(ops, grad * grad_output, self_)
+        return grad_inputs
+
+
+class HuberLossBackwardBackward0(Node):
+    """huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor
+
+    derivatives.yaml, entry huber_loss_backward
+    grad_output: huber_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, delta)
+    self: huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+    target: -huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+    """
+
+    __slots__ = ("grad_output_", "self_", "target_", "_saved_reduction", "_saved_delta")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.self_.reset_data()
+        self.target_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_output = ops.unpack(self.grad_output_, self)
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        reduction = self._saved_reduction
+        delta = self._saved_delta
+        grad_inputs = [None, None, None]
+        # grad_output: huber_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, delta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.huber_loss_double_backward_grad_output(ops, grad, grad_output, self_, target, reduction, delta)
+        # self: huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.huber_loss_double_backward(ops, grad * grad_output, self_, target, reduction, delta)
+        # target: -huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = -manual.huber_loss_double_backward(ops, grad * grad_output, self_, target, reduction, delta)
         return grad_inputs
 
 

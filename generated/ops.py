@@ -116,6 +116,7 @@ from generated.functions import (
     GeluBackward0,
     GeluBackwardBackward0,
     GluBackward0,
+    GluBackwardBackward0,
     GtBackward0,
     GtBackward1,
     HardshrinkBackward0,
@@ -126,6 +127,7 @@ from generated.functions import (
     HardtanhBackward0,
     HardtanhBackwardBackward0,
     HuberLossBackward0,
+    HuberLossBackwardBackward0,
     HypotBackward0,
     I0Backward0,
     IgammaBackward0,
@@ -174,6 +176,7 @@ from generated.functions import (
     LogcumsumexpBackward0,
     LogitBackward0,
     LogSigmoidBackward0,
+    LogSigmoidBackwardBackward0,
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
     LogsumexpBackward0,
@@ -522,6 +525,7 @@ __all__ = [
     "gelu",
     "gelu_backward",
     "glu",
+    "glu_backward",
     "gt",
     "hardshrink",
     "hardshrink_backward",
@@ -531,6 +535,7 @@ __all__ = [
     "hardtanh",
     "hardtanh_backward",
     "huber_loss",
+    "huber_loss_backward",
     "hypot",
     "i0",
     "i0_",
@@ -571,6 +576,7 @@ __all__ = [
     "log2",
     "log2_",
     "log_",
+    "log_sigmoid_backward",
     "log_sigmoid_forward",
     "logaddexp",
     "logaddexp2",
@@ -6852,6 +6858,83 @@ def huber_loss(self_=MISSING, target=MISSING, reduction=1, delta=1.0, **kwargs):
     if forward_grad.enabled and forward_grad.any_tangent(self_, target):
         with forward_grad.computing_tangents():
             tangent = forward.huber_loss(self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), reduction, delta, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def glu_backward(grad_output=MISSING, self_=MISSING, dim=MISSING, **kwargs):
+    """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
+
+    derivatives.yaml, entry glu_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(glu_backward, (grad_output, self_, dim), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        grad_output, self_, dim = _arguments.bind(OVERLOADS["glu_backward"], (grad_output, self_, dim,), kwargs)
+    result = recording.wrap(kernels.glu_backward(recording.data(grad_output), recording.data(self_), dim))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = GluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.glu_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), dim, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def log_sigmoid_backward(grad_output=MISSING, self_=MISSING, buffer=MISSING, **kwargs):
+    """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor
+
+    derivatives.yaml, entry log_sigmoid_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log_sigmoid_backward, (grad_output, self_, buffer), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(buffer, Tensor) or kwargs:
+        grad_output, self_, buffer = _arguments.bind(OVERLOADS["log_sigmoid_backward"], (grad_output, self_, buffer,), kwargs)
+    result = recording.wrap(kernels.log_sigmoid_backward(recording.data(grad_output), recording.data(self_), recording.data(buffer)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = LogSigmoidBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.buffer_ = SavedVariable(buffer, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.log_sigmoid_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), buffer, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def huber_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, delta=MISSING, **kwargs):
+    """huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor
+
+    derivatives.yaml, entry huber_loss_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(huber_loss_backward, (grad_output, self_, target, reduction, delta), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or reduction is MISSING or kwargs:
+        grad_output, self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss_backward"], (grad_output, self_, target, reduction, delta,), kwargs)
+    result = recording.wrap(kernels.huber_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, delta))
+    if recording.compute_requires_grad(grad_output, self_, target):
+        grad_fn = HuberLossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_delta = delta
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, target):
+        with forward_grad.computing_tangents():
+            tangent = forward.huber_loss_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), reduction, delta, result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -15754,6 +15837,23 @@ OVERLOADS = {
         Param("reduction", "int", has_default=True),
         Param("delta", "float", has_default=True),
     )),
+    "glu_backward": Overload(glu_backward, kernels.glu_backward, "glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
+    "log_sigmoid_backward": Overload(log_sigmoid_backward, kernels.log_sigmoid_backward, "log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("buffer", "Tensor"),
+    )),
+    "huber_loss_backward": Overload(huber_loss_backward, kernels.huber_loss_backward, "huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int"),
+        Param("delta", "float"),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -17421,6 +17521,15 @@ BY_NAME = {
     ),
     "huber_loss": (
         OVERLOADS["huber_loss"],
+    ),
+    "glu_backward": (
+        OVERLOADS["glu_backward"],
+    ),
+    "log_sigmoid_backward": (
+        OVERLOADS["log_sigmoid_backward"],
+    ),
+    "huber_loss_backward": (
+        OVERLOADS["huber_loss_backward"],
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],

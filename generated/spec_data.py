@@ -593,6 +593,19 @@ FORMULAS = {
         0: "self: grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)",
         1: "target: -grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)",
     },
+    "GluBackwardBackward0": {
+        0: "grad_output: glu_double_backward_grad_output(grad, self, dim)",
+        1: "self: glu_double_backward(grad, grad_output, self, dim)",
+    },
+    "LogSigmoidBackwardBackward0": {
+        0: "grad_output: log_sigmoid_backward(grad, self, buffer)",
+        1: "self: log_sigmoid_double_backward(grad * grad_output, self)",
+    },
+    "HuberLossBackwardBackward0": {
+        0: "grad_output: huber_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, delta)",
+        1: "self: huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)",
+        2: "target: -huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

@@ -2309,6 +2309,67 @@ def huber_loss(self, target, reduction=1, delta=1.0):
     return _array(loss, dtype)
 
 
+# -- nn kernels B: activation and loss backwards, distances, norms (issue 27, helper nnB) ---
+
+def _iterator_dtypes(first: Any, *others: Any) -> None:
+    """A TensorIterator that checks all its inputs share the first one's dtype: torch's
+    message names the first that does not."""
+    for other in others:
+        if isinstance(other, np.ndarray) and other.dtype != first.dtype:
+            raise RuntimeError(
+                f"Found dtype {_dtype_name(other)} but expected {_dtype_name(first)}")
+
+
+@silent
+def glu_backward(grad_output, self, dim):
+    """glu's gradient: grad sigmoid(b) for the first half a, grad a s (1 - s) for the
+    second half b (s = sigmoid(b)), joined along dim."""
+    if self.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = _glu_dim(self, dim)
+    size = self.shape[dim]
+    if size % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim} is size {size}")
+    _iterator_dtypes(self, grad_output)
+    first, second = np.split(self, 2, axis=dim)
+    _broadcastable(first, grad_output)
+    gate = _sigmoid(second)
+    grad_first = grad_output * gate
+    grad_second = grad_first * first * (1 - gate)
+    return _array(np.concatenate(np.broadcast_arrays(grad_first, grad_second), axis=dim),
+                  self.dtype)
+
+
+@silent
+def log_sigmoid_backward(grad_output, self, buffer):
+    """log_sigmoid's slope from buffer = exp(-|x|) (log_sigmoid_forward's second output):
+    1 / (1 + buffer) below 0, buffer / (1 + buffer) from 0 on, times grad_output."""
+    _iterator_dtypes(self, buffer, grad_output)
+    _floats_only("log_sigmoid_backward", self)
+    broadcast_shapes(broadcast_shapes(np.shape(self), np.shape(buffer)), np.shape(grad_output))
+    negative = self < 0
+    slope = np.where(negative, 1, 0) - np.where(negative, 1, -1) * (buffer / (1 + buffer))
+    return _array(slope * grad_output, self.dtype)
+
+
+@silent
+def huber_loss_backward(grad_output, self, target, reduction, delta):
+    """huber_loss's gradient: grad_output times self - target clamped to [-delta, delta],
+    over the element count for the mean."""
+    _iterator_dtypes(self, target, grad_output)
+    _floats_only("huber_backward", self)
+    shape = broadcast_shapes(np.shape(self), np.shape(target))
+    size = int(np.prod(shape))
+    norm = (1.0 / size if size else math.nan) if reduction == _MEAN else 1.0
+    difference = self - target
+    slope = np.where(difference < -delta, -delta, np.where(difference > delta, delta,
+                                                           difference))
+    result = (norm * slope) * grad_output
+    return _array(np.broadcast_to(result, broadcast_shapes(shape, np.shape(result))),
+                  self.dtype)
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

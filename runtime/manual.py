@@ -845,6 +845,69 @@ def glu_jvp(ops: Any, self_p: Any, self_t: Any, dim: int) -> Any:
     return first_t * gate + first * gate * (1 - gate) * second_t
 
 
+# -- nn kernels B: double backwards of activation and loss backwards (issue 27, helper nnB) ---
+
+def glu_double_backward_grad_output(ops: Any, grad: Any, self: Any, dim: int) -> Any:
+    """d/d(grad_output) of <grad, glu_backward(grad_output, self, dim)>: glu_backward is
+    linear in grad_output, so its two halves' slopes, summed."""
+    first, second = _glu_halves(ops, self, dim)
+    grad_first, grad_second = _glu_halves(ops, grad, dim)
+    gate = ops.sigmoid(second)
+    return grad_first * gate + grad_second * first * gate * (1 - gate)
+
+
+def glu_double_backward(ops: Any, grad: Any, grad_output: Any, self: Any, dim: int) -> Any:
+    """d/d(self) of <grad, glu_backward(grad_output, self, dim)>, for the halves a, b of
+    self and s = sigmoid(b): g s, g a s (1 - s) differentiated by a and by b."""
+    first, second = _glu_halves(ops, self, dim)
+    grad_first, grad_second = _glu_halves(ops, grad, dim)
+    gate = ops.sigmoid(second)
+    slope = grad_output * gate * (1 - gate)
+    return ops.cat([grad_second * slope,
+                    slope * (grad_first + grad_second * first * (1 - 2 * gate))], dim)
+
+
+def glu_backward_jvp(ops: Any, result: Any, grad_output_p: Any, self_p: Any,
+                     grad_output_t: Any, self_t: Any, dim: int) -> Any:
+    """The tangent of glu_backward: of g s and of g a s (1 - s), for the halves a, b of
+    self, s = sigmoid(b) (`result` is not needed: the halves are recomputed)."""
+    first, second = _glu_halves(ops, self_p, dim)
+    first_t, second_t = _glu_halves(ops, self_t, dim)
+    gate = ops.sigmoid(second)
+    slope = gate * (1 - gate)
+    tangent_first = grad_output_t * gate + grad_output_p * slope * second_t
+    tangent_second = (grad_output_t * first * slope + grad_output_p * first_t * slope
+                      + grad_output_p * first * slope * (1 - 2 * gate) * second_t)
+    return ops.cat([tangent_first, tangent_second], dim)
+
+
+def log_sigmoid_double_backward(ops: Any, grad: Any, self: Any) -> Any:
+    """The slope of log_sigmoid's gradient sigmoid(-x): -s (1 - s) for s = sigmoid(x)."""
+    gate = ops.sigmoid(self)
+    return grad * (gate - 1) * gate
+
+
+def huber_loss_double_backward(ops: Any, grad: Any, self: Any, target: Any, reduction: int,
+                               delta: float) -> Any:
+    """The slope of huber_loss's gradient in self: 1 where |self - target| < delta, else 0,
+    over the element count for the mean."""
+    inside = ops.where(ops.abs(self - target) < delta, grad, 0)
+    return _mean_scale(inside, reduction, ops.numel(grad))
+
+
+def huber_loss_double_backward_grad_output(ops: Any, grad: Any, grad_output: Any, self: Any,
+                                           target: Any, reduction: int, delta: float) -> Any:
+    """d/d(grad_output) of <grad, huber_loss_backward(grad_output, ...)>: linear in
+    grad_output, which is one number for a reduced loss."""
+    if reduction == 0:
+        return ops.huber_loss_backward(grad, self, target, reduction, delta)
+    slope = ops.huber_loss_backward(ops.ones_like(grad_output), self, target, reduction, delta)
+    return ops.sum(slope * grad)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"huber_loss_backward"}))
+
+
 def constant_pad_nd_backward(ops: Any, grad: Any, pad: Sequence[int]) -> Any:
     """The gradient of a constant pad: the padding cropped off again (negated amounts)."""
     return ops.constant_pad_nd(grad, [-amount for amount in pad], 0)

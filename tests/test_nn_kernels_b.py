@@ -1,0 +1,133 @@
+"""nn kernels B (issue 27): the entries for norms, losses, distances and their backwards,
+against torch's same ops (torch.ops.aten.NAME, or torch.NAME where torch has it): values,
+dtypes, and the errors of bad arguments (class and message)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import runtime
+from tests.oracle import close, same_outcome
+
+
+def aten(lib: Any, name: str) -> Any:
+    """torch's op as torch.ops.aten has it; gradgen's spec op of the same name."""
+    return getattr(torch.ops.aten, name) if lib is torch else getattr(runtime, name)
+
+
+def data(lib: Any, shape: tuple, seed: int = 0, dtype: str = "float64") -> Any:
+    values = np.random.default_rng(seed).standard_normal(shape)
+    return lib.tensor(values, dtype=getattr(lib, dtype))
+
+
+def outcome(program: Any) -> None:
+    """program raises the same in both libraries, or returns close values."""
+    expected = same_outcome(lambda lib: _summary(program(lib)))
+    if expected[0] == "returns":
+        close(program)
+
+
+def _summary(result: Any) -> Any:
+    if isinstance(result, torch.Tensor | runtime.Tensor):
+        return str(result.dtype), tuple(result.shape)
+    if isinstance(result, tuple | list):
+        return [_summary(r) for r in result]
+    return result
+
+
+# -- glu_backward, log_sigmoid_backward, huber_loss_backward ------------------------------
+
+GLU_CASES = {
+    "last dim": ((3, 2), (3, 4), -1, "float64"),
+    "first dim": ((2, 2, 3), (4, 2, 3), 0, "float64"),
+    "float32": ((3, 2), (3, 4), 1, "float32"),
+    "odd size": ((3, 2), (3, 5), 1, "float64"),
+    "dim out of range": ((3, 2), (3, 4), 2, "float64"),
+    "grad shape": ((3, 3), (3, 4), 1, "float64"),
+}
+
+
+@pytest.mark.parametrize("case", GLU_CASES, ids=str)
+def test_glu_backward(case: str) -> None:
+    grad_shape, self_shape, dim, dtype = GLU_CASES[case]
+    outcome(lambda lib: aten(lib, "glu_backward")(
+        data(lib, grad_shape, 1, dtype), data(lib, self_shape, 2, dtype), dim))
+
+
+def test_glu_backward_dtype_mismatch() -> None:
+    outcome(lambda lib: aten(lib, "glu_backward")(
+        data(lib, (3, 2), 1, "float32"), data(lib, (3, 4), 2), 1))
+
+
+LOG_SIGMOID_CASES = {
+    "float64": ("float64", "float64", (5,)),
+    "float32": ("float32", "float32", (5,)),
+    "grad dtype": ("float64", "float32", (5,)),
+    "grad broadcasts": ("float64", "float64", (1,)),
+    "grad shape": ("float64", "float64", (3,)),
+}
+
+
+@pytest.mark.parametrize("case", LOG_SIGMOID_CASES, ids=str)
+def test_log_sigmoid_backward(case: str) -> None:
+    dtype, grad_dtype, grad_shape = LOG_SIGMOID_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, (5,), 3, dtype) * 4
+        return aten(lib, "log_sigmoid_backward")(
+            data(lib, grad_shape, 4, grad_dtype), x, (-x.abs()).exp())
+    outcome(program)
+
+
+def test_log_sigmoid_backward_reads_the_buffer() -> None:
+    """torch's CPU kernel takes the slope from the buffer it is given, not from self."""
+    outcome(lambda lib: aten(lib, "log_sigmoid_backward")(
+        data(lib, (4,), 5), data(lib, (4,), 6), lib.full((4,), 0.5, dtype=lib.float64)))
+
+
+HUBER_CASES = {
+    "mean": ((), (3, 4), (3, 4), 1, 1.0, "float64"),
+    "none": ((3, 4), (3, 4), (3, 4), 0, 0.5, "float64"),
+    "sum": ((), (5,), (5,), 2, 2.0, "float32"),
+    "target broadcasts": ((3, 4), (3, 4), (4,), 0, 0.5, "float64"),
+    "grad shape": ((4,), (3, 4), (3, 4), 0, 0.5, "float64"),
+    "empty mean": ((), (0,), (0,), 1, 1.0, "float64"),
+}
+
+
+@pytest.mark.parametrize("case", HUBER_CASES, ids=str)
+def test_huber_loss_backward(case: str) -> None:
+    grad_shape, self_shape, target_shape, reduction, delta, dtype = HUBER_CASES[case]
+    outcome(lambda lib: aten(lib, "huber_loss_backward")(
+        data(lib, grad_shape, 7, dtype), data(lib, self_shape, 8, dtype),
+        data(lib, target_shape, 9, dtype), reduction, delta))
+
+
+def test_huber_loss_backward_dtype_mismatch() -> None:
+    outcome(lambda lib: aten(lib, "huber_loss_backward")(
+        data(lib, (), 7), data(lib, (3,), 8, dtype="float32"), data(lib, (3,), 9, "float32"),
+        1, 1.0))
+
+
+@pytest.mark.parametrize("name", ["glu", "log_sigmoid", "huber_loss"])
+def test_second_order_through_the_backward_ops(name: str) -> None:
+    """A create_graph backward of the forward op, then its gradient again: the graph runs
+    through the backward ops' own entries in gradgen, and equals torch's."""
+    def program(lib: Any) -> Any:
+        x = data(lib, (3, 4), 10).requires_grad_()
+        functional = lib.nn.functional
+        if name == "glu":
+            y = functional.glu(x, 1)
+        elif name == "log_sigmoid":
+            y = functional.logsigmoid(x)
+        else:
+            y = functional.huber_loss(x, data(lib, (3, 4), 11), delta=0.7, reduction="none")
+        (g,) = lib.autograd.grad((y * data(lib, tuple(y.shape), 12)).sum(), x,
+                                 create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        return g, gg
+    close(program, rtol=1e-10, atol=1e-12)
