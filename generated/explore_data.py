@@ -2379,6 +2379,38 @@ NODES = {
             "delta": "value",
         },
     },
+    "PreluKernelBackward0": {
+        "entry": "_prelu_kernel",
+        "schema": "_prelu_kernel(Tensor self, Tensor weight) -> Tensor",
+        "formulas": (
+            ("self, weight", "_prelu_kernel_backward(grad, self, weight)"),
+        ),
+        "result": (
+            ("result", "where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+        },
+    },
+    "PreluKernelBackwardBackward0": {
+        "entry": "_prelu_kernel_backward",
+        "schema": "_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)",
+        "formulas": (
+            ("grad_output", "(where(self >= 0, grads[0], grads[0] * weight + grads[1] * self) if grads[1] is not None else where(self >= 0, grads[0], grads[0] * weight)) if grads[0] is not None else where(self >= 0, 0, grads[1] * self)"),
+            ("self", "where(self >= 0, 0, grad_output * grads[1]) if grads[1] is not None else zeros_like(self)"),
+            ("weight", "where(self >= 0, 0, grad_output * grads[0]) if grads[0] is not None else zeros_like(self)"),
+        ),
+        "result": (
+            ("result0", "where(self_p > 0, grad_output_t, weight_t * grad_output_p + weight_p * grad_output_t)", ""),
+            ("result1", "where(self_p > 0, 0, self_t * grad_output_p + self_p * grad_output_t)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+            "grad_output": "tensor",
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

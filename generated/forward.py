@@ -176,6 +176,8 @@ __all__ = [
     "glu_backward",
     "log_sigmoid_backward",
     "huber_loss_backward",
+    "_prelu_kernel",
+    "_prelu_kernel_backward",
     "constant_pad_nd",
     "leaky_relu_",
     "reflection_pad1d",
@@ -1891,6 +1893,27 @@ def huber_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, 
     result: huber_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, delta) - huber_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, delta) + huber_loss_backward(grad_output_t, self_p, target_p, reduction, delta)
     """
     return manual.huber_loss_double_backward(ops, self_t * grad_output_p, self_p, target_p, reduction, delta) - manual.huber_loss_double_backward(ops, target_t * grad_output_p, self_p, target_p, reduction, delta) + ops.huber_loss_backward(grad_output_t, self_p, target_p, reduction, delta)
+
+
+def _prelu_kernel(self_p, self_t, weight_p, weight_t, result):
+    """_prelu_kernel(Tensor self, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry _prelu_kernel
+    result: where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)
+    """
+    return ops.where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)
+
+
+def _prelu_kernel_backward(grad_output_p, grad_output_t, self_p, self_t, weight_p, weight_t, result0, result1):
+    """_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _prelu_kernel_backward
+    result0: where(self_p > 0, grad_output_t, weight_t * grad_output_p + weight_p * grad_output_t)
+    result1: where(self_p > 0, 0, self_t * grad_output_p + self_p * grad_output_t)
+    """
+    result0_t = ops.where(self_p > 0, grad_output_t, weight_t * grad_output_p + weight_p * grad_output_t)
+    result1_t = ops.where(self_p > 0, 0, self_t * grad_output_p + self_p * grad_output_t)
+    return result0_t, result1_t
 
 
 def constant_pad_nd(self_p, self_t, pad, value, result):

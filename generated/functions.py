@@ -175,6 +175,8 @@ __all__ = [
     "GluBackwardBackward0",
     "LogSigmoidBackwardBackward0",
     "HuberLossBackwardBackward0",
+    "PreluKernelBackward0",
+    "PreluKernelBackwardBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -5270,6 +5272,90 @@ class HuberLossBackwardBackward0(Node):
         # target: -huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
         if any_grad_defined and self.should_compute_output(2):
             grad_inputs[2] = -manual.huber_loss_double_backward(ops, grad * grad_output, self_, target, reduction, delta)
+        return grad_inputs
+
+
+class PreluKernelBackward0(Node):
+    """_prelu_kernel(Tensor self, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry _prelu_kernel
+    self, weight: _prelu_kernel_backward(grad, self, weight)
+    """
+
+    __slots__ = ("self_", "weight_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_inputs = [None, None]
+        # self, weight: _prelu_kernel_backward(grad, self, weight)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = ops._prelu_kernel_backward(grad, self_, weight)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class PreluKernelBackwardBackward0(Node):
+    """_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _prelu_kernel_backward
+    grad_output: (where(self >= 0, grads[0], grads[0] * weight + grads[1] * self) if grads[1] is not None else where(self >= 0, grads[0], grads[0] * weight)) if grads[0] is not None else where(self >= 0, 0, grads[1] * self)
+    self: where(self >= 0, 0, grad_output * grads[1]) if grads[1] is not None else zeros_like(self)
+    weight: where(self >= 0, 0, grad_output * grads[0]) if grads[0] is not None else zeros_like(self)
+    """
+
+    __slots__ = ("self_", "weight_", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None, None]
+        # grad_output: (where(self >= 0, grads[0], grads[0] * weight + grads[1] * self) if grads[1] is not None else where(self >= 0, grads[0], grads[0] * weight)) if grads[0] is not None else where(self >= 0, 0, grads[1] * self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = (ops.where(self_ >= 0, grads[0], grads[0] * weight + grads[1] * self_) if grads[1] is not None else ops.where(self_ >= 0, grads[0], grads[0] * weight)) if grads[0] is not None else ops.where(self_ >= 0, 0, grads[1] * self_)
+        # self: where(self >= 0, 0, grad_output * grads[1]) if grads[1] is not None else zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.where(self_ >= 0, 0, grad_output * grads[1]) if grads[1] is not None else manual.zeros_like(ops, self_)
+        # weight: where(self >= 0, 0, grad_output * grads[0]) if grads[0] is not None else zeros_like(self)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = ops.where(self_ >= 0, 0, grad_output * grads[0]) if grads[0] is not None else manual.zeros_like(ops, self_)
         return grad_inputs
 
 

@@ -234,6 +234,8 @@ from generated.functions import (
     PowBackward0,
     PowBackward1,
     PowBackward2,
+    PreluKernelBackward0,
+    PreluKernelBackwardBackward0,
     ProdBackward0,
     ProdBackward1,
     PutBackward0,
@@ -397,6 +399,8 @@ __all__ = [
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_prelu_kernel",
+    "_prelu_kernel_backward",
     "_reshape_copy",
     "_softmax",
     "_softmax_backward_data",
@@ -6937,6 +6941,56 @@ def huber_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, redu
             tangent = forward.huber_loss_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), reduction, delta, result)
         forward_grad.set_tangent(result, tangent)
     return result
+
+
+def _prelu_kernel(self_=MISSING, weight=MISSING, **kwargs):
+    """_prelu_kernel(Tensor self, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry _prelu_kernel
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_prelu_kernel, (self_, weight), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kwargs:
+        self_, weight = _arguments.bind(OVERLOADS["_prelu_kernel"], (self_, weight,), kwargs)
+    result = recording.wrap(kernels._prelu_kernel(recording.data(self_), recording.data(weight)))
+    if recording.compute_requires_grad(self_, weight):
+        grad_fn = PreluKernelBackward0(recording.collect_next_edges(self_, weight))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward._prelu_kernel(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _prelu_kernel_backward(grad_output=MISSING, self_=MISSING, weight=MISSING, **kwargs):
+    """_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _prelu_kernel_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_prelu_kernel_backward, (grad_output, self_, weight), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kwargs:
+        grad_output, self_, weight = _arguments.bind(OVERLOADS["_prelu_kernel_backward"], (grad_output, self_, weight,), kwargs)
+    result0, result1 = map(recording.wrap, kernels._prelu_kernel_backward(recording.data(grad_output), recording.data(self_), recording.data(weight)))
+    if recording.compute_requires_grad(grad_output, self_, weight):
+        grad_fn = PreluKernelBackwardBackward0(recording.collect_next_edges(grad_output, self_, weight))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward._prelu_kernel_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    return (result0, result1)
 
 
 def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
@@ -15854,6 +15908,15 @@ OVERLOADS = {
         Param("reduction", "int"),
         Param("delta", "float"),
     )),
+    "_prelu_kernel": Overload(_prelu_kernel, kernels._prelu_kernel, "_prelu_kernel(Tensor self, Tensor weight) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+    )),
+    "_prelu_kernel_backward": Overload(_prelu_kernel_backward, kernels._prelu_kernel_backward, "_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -17530,6 +17593,12 @@ BY_NAME = {
     ),
     "huber_loss_backward": (
         OVERLOADS["huber_loss_backward"],
+    ),
+    "_prelu_kernel": (
+        OVERLOADS["_prelu_kernel"],
+    ),
+    "_prelu_kernel_backward": (
+        OVERLOADS["_prelu_kernel_backward"],
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],

@@ -606,6 +606,15 @@ FORMULAS = {
         1: "self: huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)",
         2: "target: -huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)",
     },
+    "PreluKernelBackward0": {
+        0: "self: _prelu_kernel_backward(grad, self, weight)",
+        1: "weight: _prelu_kernel_backward(grad, self, weight)",
+    },
+    "PreluKernelBackwardBackward0": {
+        0: "grad_output: (where(self >= 0, grads[0], grads[0] * weight + grads[1] * self) if grads[1] is not None else where(self >= 0, grads[0], grads[0] * weight)) if grads[0] is not None else where(self >= 0, 0, grads[1] * self)",
+        1: "self: where(self >= 0, 0, grad_output * grads[1]) if grads[1] is not None else zeros_like(self)",
+        2: "weight: where(self >= 0, 0, grad_output * grads[0]) if grads[0] is not None else zeros_like(self)",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

@@ -39,6 +39,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "_is_any_true")
             raise
 
+    def _prelu_kernel(self, weight=MISSING, **kwargs):
+        """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._prelu_kernel, (self, weight), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops._prelu_kernel(self, weight) if not kwargs else ops._prelu_kernel(self, weight, **_arguments.method_keywords("_prelu_kernel", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "_prelu_kernel")
+            raise
+
     def _to_copy(self, *, dtype=None, **kwargs):
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

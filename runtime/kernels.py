@@ -2370,6 +2370,29 @@ def huber_loss_backward(grad_output, self, target, reduction, delta):
                   self.dtype)
 
 
+@silent
+def _prelu_kernel(self, weight):
+    """x above 0, weight * x elsewhere; weight already broadcasts against self."""
+    _iterator_dtypes(self, weight)
+    _floats_only("prelu", self)
+    _broadcastable(self, weight)
+    return _array(np.where(self > 0, self, weight * self), self.dtype)
+
+
+@silent
+def _prelu_kernel_backward(grad_output, self, weight):
+    """(grad_input, grad_weight), each of the broadcast shape: grad_output above 0 and
+    weight * grad_output elsewhere; 0 above 0 and self * grad_output elsewhere."""
+    _iterator_dtypes(self, weight, grad_output)
+    _floats_only("prelu_backward", self)
+    _broadcastable(self, weight)
+    shape = broadcast_shapes(broadcast_shapes(self.shape, weight.shape), grad_output.shape)
+    above = np.broadcast_to(self > 0, shape)
+    grad_input = np.where(above, grad_output, weight * grad_output)
+    grad_weight = np.where(above, 0, self * grad_output)
+    return _array(grad_input, self.dtype), _array(grad_weight, self.dtype)
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

@@ -131,3 +131,41 @@ def test_second_order_through_the_backward_ops(name: str) -> None:
         (gg,) = lib.autograd.grad((g * g).sum(), x)
         return g, gg
     close(program, rtol=1e-10, atol=1e-12)
+
+
+# -- _prelu_kernel, _prelu_kernel_backward ---------------------------------------------------
+
+PRELU_CASES = {
+    "channels": ((2, 3, 4), (3, 1), "float64", "float64"),
+    "one weight": ((4, 3), (1,), "float64", "float64"),
+    "float32": ((4, 3), (3,), "float32", "float32"),
+    "dtype mismatch": ((4, 3), (3,), "float32", "float64"),
+    "shapes": ((4, 3), (4,), "float64", "float64"),
+    "int": ((4, 3), (3,), "int32", "int32"),
+}
+
+
+@pytest.mark.parametrize("case", PRELU_CASES, ids=str)
+def test_prelu_kernel(case: str) -> None:
+    shape, weight_shape, dtype, weight_dtype = PRELU_CASES[case]
+    outcome(lambda lib: lib._prelu_kernel(data(lib, shape, 1).to(getattr(lib, dtype)),
+                                          data(lib, weight_shape, 2, weight_dtype)))
+
+
+@pytest.mark.parametrize("case", [c for c in PRELU_CASES if c != "int"], ids=str)
+def test_prelu_kernel_backward(case: str) -> None:
+    shape, weight_shape, dtype, weight_dtype = PRELU_CASES[case]
+    outcome(lambda lib: aten(lib, "_prelu_kernel_backward")(
+        data(lib, shape, 3, dtype), data(lib, shape, 1, dtype),
+        data(lib, weight_shape, 2, weight_dtype)))
+
+
+def test_prelu_records_torchs_node_and_its_double_backward() -> None:
+    def program(lib: Any) -> Any:
+        x = data(lib, (2, 3, 4), 4).requires_grad_()
+        w = lib.tensor([0.25, -0.5, 1.5], dtype=lib.float64, requires_grad=True)
+        y = lib.nn.functional.prelu(x, w)
+        gx, gw = lib.autograd.grad((y * y).sum(), (x, w), create_graph=True)
+        second = lib.autograd.grad((gx * gx).sum() + (gw * gw).sum(), (x, w))
+        return y.grad_fn.name(), gx.grad_fn.name(), gx, gw, second
+    close(program, rtol=1e-10, atol=1e-12)
