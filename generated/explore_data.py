@@ -2411,6 +2411,22 @@ NODES = {
             "grad_output": "tensor",
         },
     },
+    "RenormBackward0": {
+        "entry": "renorm",
+        "schema": "renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor",
+        "formulas": (
+            ("self", "renorm_backward(grad, self, p, dim, maxnorm)"),
+        ),
+        "result": (
+            ("result", "renorm_jvp(self_p, self_t, p, dim, maxnorm)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "p": "value",
+            "dim": "value",
+            "maxnorm": "value",
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

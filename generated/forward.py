@@ -178,6 +178,7 @@ __all__ = [
     "huber_loss_backward",
     "_prelu_kernel",
     "_prelu_kernel_backward",
+    "renorm",
     "constant_pad_nd",
     "leaky_relu_",
     "reflection_pad1d",
@@ -1914,6 +1915,15 @@ def _prelu_kernel_backward(grad_output_p, grad_output_t, self_p, self_t, weight_
     result0_t = ops.where(self_p > 0, grad_output_t, weight_t * grad_output_p + weight_p * grad_output_t)
     result1_t = ops.where(self_p > 0, 0, self_t * grad_output_p + self_p * grad_output_t)
     return result0_t, result1_t
+
+
+def renorm(self_p, self_t, p, dim, maxnorm, result):
+    """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+
+    derivatives.yaml, entry renorm
+    result: renorm_jvp(self_p, self_t, p, dim, maxnorm)
+    """
+    return manual.renorm_jvp(ops, self_p, self_t, p, dim, maxnorm)
 
 
 def constant_pad_nd(self_p, self_t, pad, value, result):

@@ -177,6 +177,7 @@ __all__ = [
     "HuberLossBackwardBackward0",
     "PreluKernelBackward0",
     "PreluKernelBackwardBackward0",
+    "RenormBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -5356,6 +5357,36 @@ class PreluKernelBackwardBackward0(Node):
         # weight: where(self >= 0, 0, grad_output * grads[0]) if grads[0] is not None else zeros_like(self)
         if any_grad_defined and self.should_compute_output(2):
             grad_inputs[2] = ops.where(self_ >= 0, 0, grad_output * grads[0]) if grads[0] is not None else manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class RenormBackward0(Node):
+    """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+
+    derivatives.yaml, entry renorm
+    self: renorm_backward(grad, self, p, dim, maxnorm)
+    """
+
+    __slots__ = ("self_", "_saved_p", "_saved_dim", "_saved_maxnorm")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        p = self._saved_p
+        dim = self._saved_dim
+        maxnorm = self._saved_maxnorm
+        grad_inputs = [None]
+        # self: renorm_backward(grad, self, p, dim, maxnorm)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.renorm_backward(ops, grad, self_, p, dim, maxnorm)
         return grad_inputs
 
 

@@ -250,6 +250,7 @@ from generated.functions import (
     ReluBackward0,
     RemainderBackward0,
     RemainderBackward1,
+    RenormBackward0,
     RepeatBackward0,
     ReplicationPad1DBackward0,
     ReplicationPad1DBackwardBackward0,
@@ -650,6 +651,7 @@ __all__ = [
     "relu",
     "relu_",
     "remainder",
+    "renorm",
     "repeat",
     "replication_pad1d",
     "replication_pad1d_backward",
@@ -6991,6 +6993,66 @@ def _prelu_kernel_backward(grad_output=MISSING, self_=MISSING, weight=MISSING, *
             tangent = forward._prelu_kernel_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), result0, result1)
         forward_grad.set_tangents((result0, result1), tangent)
     return (result0, result1)
+
+
+def renorm(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, *, out=None, **kwargs):
+    """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+
+    derivatives.yaml, entry renorm
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(renorm, (self_, p, dim, maxnorm), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(maxnorm, NUMBER) or dim is MISSING or kwargs:
+        self_, p, dim, maxnorm = _arguments.bind(OVERLOADS["renorm"], (self_, p, dim, maxnorm,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("renorm", renorm, (self_, p, dim, maxnorm), {}, out, dtype_rule="same")
+    result = recording.wrap(kernels.renorm(recording.data(self_), p, dim, maxnorm))
+    if recording.compute_requires_grad(self_):
+        grad_fn = RenormBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_p = p
+        grad_fn._saved_dim = dim
+        grad_fn._saved_maxnorm = maxnorm
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.renorm(self_, forward_grad.tangent(self_), p, dim, maxnorm, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def renorm_(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, **kwargs):
+    """In-place renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+
+    derivatives.yaml, entry renorm
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(renorm_, (self_, p, dim, maxnorm), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(maxnorm, NUMBER) or dim is MISSING or kwargs:
+        self_, p, dim, maxnorm = _arguments.bind(OVERLOADS["renorm"], (self_, p, dim, maxnorm,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = RenormBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_p = p
+        grad_fn._saved_dim = dim
+        grad_fn._saved_maxnorm = maxnorm
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.renorm(recording.data(self_), p, dim, maxnorm))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.renorm(original_self, forward_grad.tangent(self_), p, dim, maxnorm, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
 
 
 def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
@@ -15917,6 +15979,12 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("weight", "Tensor"),
     )),
+    "renorm": Overload(renorm, kernels.renorm, "renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("p", "Scalar"),
+        Param("dim", "int"),
+        Param("maxnorm", "Scalar"),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -17600,6 +17668,9 @@ BY_NAME = {
     "_prelu_kernel_backward": (
         OVERLOADS["_prelu_kernel_backward"],
     ),
+    "renorm": (
+        OVERLOADS["renorm"],
+    ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],
     ),
@@ -18412,6 +18483,9 @@ BY_NAME = {
     ),
     "hardswish_": (
         OVERLOADS["hardswish"]._replace(wrapper=hardswish_, kernel=None),
+    ),
+    "renorm_": (
+        OVERLOADS["renorm"]._replace(wrapper=renorm_, kernel=None),
     ),
     "cumsum_": (
         OVERLOADS["cumsum"]._replace(wrapper=cumsum_, kernel=None),

@@ -615,6 +615,9 @@ FORMULAS = {
         1: "self: where(self >= 0, 0, grad_output * grads[1]) if grads[1] is not None else zeros_like(self)",
         2: "weight: where(self >= 0, 0, grad_output * grads[0]) if grads[0] is not None else zeros_like(self)",
     },
+    "RenormBackward0": {
+        0: "self: renorm_backward(grad, self, p, dim, maxnorm)",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

@@ -1777,6 +1777,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "remainder")
             raise
 
+    def renorm(self, p=MISSING, dim=MISSING, maxnorm=MISSING, **kwargs):
+        """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.renorm, (self, p, dim, maxnorm), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.renorm(self, p, dim, maxnorm) if not kwargs else ops.renorm(self, p, dim, maxnorm, **_arguments.method_keywords("renorm", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "renorm")
+            raise
+
     def repeat(self, *args, repeats=None):
         """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -3269,6 +3281,18 @@ class TensorMethods:
             return ops.remainder_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "remainder_")
+            raise
+
+    def renorm_(self, p=MISSING, dim=MISSING, maxnorm=MISSING, **kwargs):
+        """In-place renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.renorm_, (self, p, dim, maxnorm), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.renorm_(self, p, dim, maxnorm) if not kwargs else ops.renorm_(self, p, dim, maxnorm, **_arguments.method_keywords("renorm", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "renorm_")
             raise
 
     def round_(self, *args, **kwargs):

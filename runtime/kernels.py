@@ -2393,6 +2393,49 @@ def _prelu_kernel_backward(grad_output, self, weight):
     return _array(grad_input, self.dtype), _array(grad_weight, self.dtype)
 
 
+def _vector_norm(values: np.ndarray, p: float, axes: tuple[int, ...]) -> np.ndarray:
+    """The p-norm over `axes`, kept as size-1 dimensions (p > 0, or inf)."""
+    magnitude = np.abs(values)
+    if math.isinf(p):
+        if not magnitude.size:
+            return np.zeros([1 if d in axes else n for d, n in enumerate(values.shape)],
+                            values.dtype)
+        return np.max(magnitude, axis=axes, keepdims=True)
+    if p == 1:
+        return np.sum(magnitude, axis=axes, keepdims=True)
+    if p == 2:
+        return np.sqrt(np.sum(magnitude * magnitude, axis=axes, keepdims=True))
+    return np.sum(magnitude ** p, axis=axes, keepdims=True) ** (1.0 / p)
+
+
+def _cpp_number(value: float) -> str:
+    """A double as C++'s ostream prints it (six significant digits: -1, 0.5, 1e+10)."""
+    return f"{value:g}"
+
+
+@silent
+def renorm(self, p, dim, maxnorm):
+    """Each slice along dim whose p-norm exceeds maxnorm, scaled to norm maxnorm (by
+    maxnorm / (norm + 1e-7)); float32 computes the norm and the scale in float64."""
+    if not float(p) > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if not float(maxnorm) >= 0:
+        raise RuntimeError(
+            f"renorm: expected maxnorm to be >= 0 but got {_cpp_number(float(maxnorm))}")
+    if self.ndim < 2:
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {self.ndim} dimensions")
+    dim = _wrap_dim(dim, self.ndim)
+    if self.dtype.kind != "f":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {_dtype_name(self)}")
+    wide = self.astype(np.float64)
+    axes = tuple(d for d in range(self.ndim) if d != dim)
+    norm = _vector_norm(wide, float(p), axes)
+    factor = np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return _array(wide * factor, self.dtype)
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

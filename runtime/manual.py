@@ -905,6 +905,38 @@ def huber_loss_double_backward_grad_output(ops: Any, grad: Any, grad_output: Any
     return ops.sum(slope * grad)
 
 
+def _renorm_norm(ops: Any, self: Any, p: Any, dim: int) -> tuple[Any, list[int]]:
+    """The p-norm of each slice along dim (kept as size-1 dimensions), and the dims it
+    reduces."""
+    dim = dim % self.ndim
+    dims = [d for d in range(self.ndim) if d != dim]
+    magnitude = ops.abs(self)
+    if math.isinf(p):
+        return ops.amax(magnitude, dims, True), dims
+    return ops.pow(ops.sum(ops.pow(magnitude, p), dims, True), 1.0 / p), dims
+
+
+def renorm_backward(ops: Any, grad: Any, self: Any, p: Any, dim: int, maxnorm: Any) -> Any:
+    """renorm's gradient: where a slice's norm n exceeds maxnorm its output is
+    self * maxnorm / (n + 1e-7), differentiated through n; elsewhere grad passes."""
+    norm, dims = _renorm_norm(ops, self, p, dim)
+    grad_norm = norm_backward(ops, ops.sum(self * grad, dims, True), self, p, norm, dims, True)
+    inverse = 1.0 / (norm + 1e-7)
+    factor = inverse * maxnorm
+    return ops.where(norm > maxnorm, factor * grad - (factor * inverse) * grad_norm, grad)
+
+
+def renorm_jvp(ops: Any, self_p: Any, self_t: Any, p: Any, dim: int, maxnorm: Any) -> Any:
+    """renorm's tangent: f (t - x n_t / (n + 1e-7)) for f = maxnorm / (n + 1e-7) where a
+    slice's norm n exceeds maxnorm; the tangent itself elsewhere."""
+    norm, dims = _renorm_norm(ops, self_p, p, dim)
+    slope = norm_backward(ops, ones_like(ops, norm), self_p, p, norm, dims, True)
+    norm_t = ops.sum(slope * self_t, dims, True)
+    inverse = 1.0 / (norm + 1e-7)
+    scaled = (inverse * maxnorm) * (self_t - self_p * norm_t * inverse)
+    return ops.where(norm > maxnorm, scaled, self_t)
+
+
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"huber_loss_backward"}))
 
 

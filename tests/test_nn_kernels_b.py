@@ -169,3 +169,39 @@ def test_prelu_records_torchs_node_and_its_double_backward() -> None:
         second = lib.autograd.grad((gx * gx).sum() + (gw * gw).sum(), (x, w))
         return y.grad_fn.name(), gx.grad_fn.name(), gx, gw, second
     close(program, rtol=1e-10, atol=1e-12)
+
+
+# -- renorm ---------------------------------------------------------------------------------
+
+RENORM_CASES = {
+    "rows": ((3, 4), "float64", 2, 0, 1.0),
+    "float32": ((3, 4), "float32", 2, 1, 0.5),
+    "p inf": ((2, 3, 4), "float64", float("inf"), -1, 0.5),
+    "p 0": ((3, 4), "float64", 0, 0, 1.0),
+    "negative maxnorm": ((3, 4), "float64", 2, 0, -1.5),
+    "dim out of range": ((3, 4), "float64", 2, 2, 1.0),
+    "one dimension": ((4,), "float64", 2, 0, 1.0),
+    "int": ((3, 4), "int64", 2, 0, 1.0),
+    "empty": ((0, 3), "float64", 2, 0, 1.0),
+}
+
+
+@pytest.mark.parametrize("case", RENORM_CASES, ids=str)
+def test_renorm(case: str) -> None:
+    shape, dtype, p, dim, maxnorm = RENORM_CASES[case]
+    outcome(lambda lib: lib.renorm((data(lib, shape, 1) * 2).to(getattr(lib, dtype)), p, dim,
+                                   maxnorm))
+
+
+def test_renorm_method_inplace_and_out() -> None:
+    def program(lib: Any) -> Any:
+        x = data(lib, (3, 4), 2)
+        method = x.renorm(1, 0, 1.5)
+        inplace = x.clone()
+        returned = inplace.renorm_(2, 1, 0.7)
+        out = lib.empty(3, 4, dtype=lib.float64)
+        lib.renorm(x, 2, 0, 1.0, out=out)
+        return method, inplace, returned is inplace, out
+    close(program, rtol=1e-12, atol=1e-14)
+    outcome(lambda lib: lib.renorm(data(lib, (3, 4), 2), 2, 0, 1.0,
+                                   out=lib.empty(3, 4, dtype=lib.float32)))
