@@ -631,6 +631,7 @@ __all__ = [
     "nll_loss_backward",
     "nll_loss_forward",
     "nonzero",
+    "one_hot",
     "permute",
     "pixel_shuffle",
     "pixel_unshuffle",
@@ -7053,6 +7054,21 @@ def renorm_(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, **kwargs):
             tangent = forward.renorm(original_self, forward_grad.tangent(self_), p, dim, maxnorm, self_)
         forward_grad.set_tangent_inplace(self_, tangent)
     return self_
+
+
+def one_hot(self_=MISSING, num_classes=-1, **kwargs):
+    """one_hot(Tensor self, int num_classes=-1) -> Tensor
+
+    derivatives.yaml, entry one_hot
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(one_hot, (self_, num_classes), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, num_classes = _arguments.bind(OVERLOADS["one_hot"], (self_, num_classes,), kwargs)
+    result = recording.wrap(kernels.one_hot(recording.data(self_), num_classes))
+    return result
 
 
 def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
@@ -15985,6 +16001,10 @@ OVERLOADS = {
         Param("dim", "int"),
         Param("maxnorm", "Scalar"),
     )),
+    "one_hot": Overload(one_hot, kernels.one_hot, "one_hot(Tensor self, int num_classes=-1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("num_classes", "int", has_default=True),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -17670,6 +17690,9 @@ BY_NAME = {
     ),
     "renorm": (
         OVERLOADS["renorm"],
+    ),
+    "one_hot": (
+        OVERLOADS["one_hot"],
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],

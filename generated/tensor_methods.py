@@ -1675,6 +1675,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "nextafter")
             raise
 
+    def one_hot(self, num_classes=-1, **kwargs):
+        """one_hot(Tensor self, int num_classes=-1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.one_hot, (self, num_classes), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.one_hot(self, num_classes) if not kwargs else ops.one_hot(self, num_classes, **_arguments.method_keywords("one_hot", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "one_hot")
+            raise
+
     def permute(self, *args, dims=None):
         """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

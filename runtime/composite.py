@@ -1595,22 +1595,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
         heard = _modes.dispatch(one_hot, (tensor, num_classes), {})
         if heard is not _modes.PASS:
             return heard
-    if tensor.dtype is not dtypes.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    values = tensor.detach().numpy()
-    if num_classes == -1:
-        if values.size == 0:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        num_classes = int(values.max()) + 1
-    if values.size:
-        if values.min() < 0:
-            raise RuntimeError("Class values must be non-negative.")
-        if values.max() >= num_classes:
-            raise RuntimeError("Class values must be smaller than num_classes.")
-    elif num_classes < 0:
-        raise RuntimeError("Class values must be smaller than num_classes.")
-    classes = np.arange(num_classes, dtype=np.int64)
-    return factories.from_numpy((values[..., None] == classes).astype(np.int64))
+    return ops.one_hot(tensor, num_classes)
 
 
 def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,

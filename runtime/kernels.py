@@ -2436,6 +2436,25 @@ def renorm(self, p, dim, maxnorm):
     return _array(wide * factor, self.dtype)
 
 
+def one_hot(self, num_classes=-1):
+    """An int64 array with one more dimension, of length num_classes (one more than the
+    largest class by default): 1 at each value's position, 0 elsewhere."""
+    if self.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if self.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(self.max()) + 1
+    if self.size:
+        if self.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if self.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    elif num_classes < 0:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return (self[..., None] == np.arange(num_classes, dtype=np.int64)).astype(np.int64)
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

@@ -205,3 +205,27 @@ def test_renorm_method_inplace_and_out() -> None:
     close(program, rtol=1e-12, atol=1e-14)
     outcome(lambda lib: lib.renorm(data(lib, (3, 4), 2), 2, 0, 1.0,
                                    out=lib.empty(3, 4, dtype=lib.float32)))
+
+
+# -- one_hot --------------------------------------------------------------------------------
+
+ONE_HOT_CASES = {
+    "inferred": ([0, 2, 1, 2], -1, "int64"),
+    "given": ([[0, 3], [1, 1]], 5, "int64"),
+    "too small": ([0, 3], 3, "int64"),
+    "negative": ([0, -1], 3, "int64"),
+    "float": ([0.0, 1.0], 3, "float32"),
+    "int32": ([0, 1], 3, "int32"),
+}
+
+
+@pytest.mark.parametrize("case", ONE_HOT_CASES, ids=str)
+def test_one_hot(case: str) -> None:
+    values, num_classes, dtype = ONE_HOT_CASES[case]
+    outcome(lambda lib: lib.nn.functional.one_hot(
+        lib.tensor(values, dtype=getattr(lib, dtype)), num_classes))
+
+
+def test_one_hot_of_empty_tensors() -> None:
+    outcome(lambda lib: lib.nn.functional.one_hot(lib.zeros(0, dtype=lib.int64)))
+    outcome(lambda lib: lib.nn.functional.one_hot(lib.zeros(0, dtype=lib.int64), 4))
