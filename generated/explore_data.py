@@ -2427,6 +2427,77 @@ NODES = {
             "maxnorm": "value",
         },
     },
+    "EuclideanDistBackward0": {
+        "entry": "_euclidean_dist",
+        "schema": "_euclidean_dist(Tensor x1, Tensor x2) -> Tensor",
+        "formulas": (
+            ("x1, x2", "euclidean_dist_backward(grad, x1, x2, result)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "x1": "tensor",
+            "x2": "tensor",
+            "result": "output",
+        },
+    },
+    "CdistBackward0": {
+        "entry": "_cdist_forward",
+        "schema": "_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor",
+        "formulas": (
+            ("x1", "_cdist_backward(grad, x1, x2, p, result)"),
+            ("x2", "_cdist_backward(transpose(grad, -2, -1), x2, x1, p, transpose(result, -2, -1))"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "x1": "tensor",
+            "x2": "tensor",
+            "p": "value",
+            "result": "output",
+        },
+    },
+    "CdistBackwardBackward0": {
+        "entry": "_cdist_backward",
+        "schema": "_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor",
+        "formulas": (
+            ("grad_output", "not_implemented(\"_cdist_backward\")"),
+            ("x1", "not_implemented(\"_cdist_backward\")"),
+            ("x2", "not_implemented(\"_cdist_backward\")"),
+            ("cdist", "not_implemented(\"_cdist_backward\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "PdistBackward0": {
+        "entry": "_pdist_forward",
+        "schema": "_pdist_forward(Tensor self, float p=2) -> Tensor",
+        "formulas": (
+            ("self", "_pdist_backward(grad, self, p, result)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "p": "value",
+            "result": "output",
+        },
+    },
+    "PdistBackwardBackward0": {
+        "entry": "_pdist_backward",
+        "schema": "_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor",
+        "formulas": (
+            ("grad_output", "not_implemented(\"_pdist_backward\")"),
+            ("self", "not_implemented(\"_pdist_backward\")"),
+            ("pdist", "not_implemented(\"_pdist_backward\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

@@ -178,6 +178,11 @@ __all__ = [
     "PreluKernelBackward0",
     "PreluKernelBackwardBackward0",
     "RenormBackward0",
+    "EuclideanDistBackward0",
+    "CdistBackward0",
+    "CdistBackwardBackward0",
+    "PdistBackward0",
+    "PdistBackwardBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -5387,6 +5392,182 @@ class RenormBackward0(Node):
         # self: renorm_backward(grad, self, p, dim, maxnorm)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.renorm_backward(ops, grad, self_, p, dim, maxnorm)
+        return grad_inputs
+
+
+class EuclideanDistBackward0(Node):
+    """_euclidean_dist(Tensor x1, Tensor x2) -> Tensor
+
+    derivatives.yaml, entry _euclidean_dist
+    x1, x2: euclidean_dist_backward(grad, x1, x2, result)
+    """
+
+    __slots__ = ("x1_", "x2_", "result_")
+
+    @property
+    def _saved_x1(self):
+        return self.x1_.unpack()
+
+    @property
+    def _saved_x2(self):
+        return self.x2_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.x1_.reset_data()
+        self.x2_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        x1 = ops.unpack(self.x1_, self)
+        x2 = ops.unpack(self.x2_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # x1, x2: euclidean_dist_backward(grad, x1, x2, result)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.euclidean_dist_backward(ops, grad, x1, x2, result)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class CdistBackward0(Node):
+    """_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor
+
+    derivatives.yaml, entry _cdist_forward
+    x1: _cdist_backward(grad, x1, x2, p, result)
+    x2: _cdist_backward(transpose(grad, -2, -1), x2, x1, p, transpose(result, -2, -1))
+    """
+
+    __slots__ = ("x1_", "x2_", "_saved_p", "result_")
+
+    @property
+    def _saved_x1(self):
+        return self.x1_.unpack()
+
+    @property
+    def _saved_x2(self):
+        return self.x2_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.x1_.reset_data()
+        self.x2_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        x1 = ops.unpack(self.x1_, self)
+        x2 = ops.unpack(self.x2_, self)
+        p = self._saved_p
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # x1: _cdist_backward(grad, x1, x2, p, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._cdist_backward(grad, x1, x2, p, result)
+        # x2: _cdist_backward(transpose(grad, -2, -1), x2, x1, p, transpose(result, -2, -1))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops._cdist_backward(ops.transpose(grad, -2, -1), x2, x1, p, ops.transpose(result, -2, -1))
+        return grad_inputs
+
+
+class CdistBackwardBackward0(Node):
+    """_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor
+
+    derivatives.yaml, entry _cdist_backward
+    grad_output: not_implemented("_cdist_backward")
+    x1: not_implemented("_cdist_backward")
+    x2: not_implemented("_cdist_backward")
+    cdist: not_implemented("_cdist_backward")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None, None, None, None]
+        # grad_output: not_implemented("_cdist_backward")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
+        # x1: not_implemented("_cdist_backward")
+        if self.should_compute_output(1):
+            raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
+        # x2: not_implemented("_cdist_backward")
+        if self.should_compute_output(2):
+            raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
+        # cdist: not_implemented("_cdist_backward")
+        if self.should_compute_output(3):
+            raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
+        return grad_inputs
+
+
+class PdistBackward0(Node):
+    """_pdist_forward(Tensor self, float p=2) -> Tensor
+
+    derivatives.yaml, entry _pdist_forward
+    self: _pdist_backward(grad, self, p, result)
+    """
+
+    __slots__ = ("self_", "_saved_p", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        p = self._saved_p
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: _pdist_backward(grad, self, p, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._pdist_backward(grad, self_, p, result)
+        return grad_inputs
+
+
+class PdistBackwardBackward0(Node):
+    """_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor
+
+    derivatives.yaml, entry _pdist_backward
+    grad_output: not_implemented("_pdist_backward")
+    self: not_implemented("_pdist_backward")
+    pdist: not_implemented("_pdist_backward")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None, None, None]
+        # grad_output: not_implemented("_pdist_backward")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for '_pdist_backward' is not implemented.")
+        # self: not_implemented("_pdist_backward")
+        if self.should_compute_output(1):
+            raise NotImplementedError("the derivative for '_pdist_backward' is not implemented.")
+        # pdist: not_implemented("_pdist_backward")
+        if self.should_compute_output(2):
+            raise NotImplementedError("the derivative for '_pdist_backward' is not implemented.")
         return grad_inputs
 
 

@@ -49,6 +49,8 @@ from generated.functions import (
     BinaryCrossEntropyWithLogitsBackward0,
     BmmBackward0,
     CatBackward0,
+    CdistBackward0,
+    CdistBackwardBackward0,
     CeilBackward0,
     CeluBackward0,
     CeluBackward1,
@@ -94,6 +96,7 @@ from generated.functions import (
     ErfBackward0,
     ErfcBackward0,
     ErfinvBackward0,
+    EuclideanDistBackward0,
     Exp2Backward0,
     ExpandBackward0,
     ExpBackward0,
@@ -227,6 +230,8 @@ from generated.functions import (
     NllLossBackwardBackward0,
     NormBackward0,
     NormBackward1,
+    PdistBackward0,
+    PdistBackwardBackward0,
     PermuteBackward0,
     PixelShuffleBackward0,
     PixelUnshuffleBackward0,
@@ -391,6 +396,9 @@ from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 __all__ = [
     "_adaptive_avg_pool2d",
     "_adaptive_avg_pool2d_backward",
+    "_cdist_backward",
+    "_cdist_forward",
+    "_euclidean_dist",
     "_index_put_impl_",
     "_is_all_true",
     "_is_any_true",
@@ -400,6 +408,8 @@ __all__ = [
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_pdist_backward",
+    "_pdist_forward",
     "_prelu_kernel",
     "_prelu_kernel_backward",
     "_reshape_copy",
@@ -7068,6 +7078,116 @@ def one_hot(self_=MISSING, num_classes=-1, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, num_classes = _arguments.bind(OVERLOADS["one_hot"], (self_, num_classes,), kwargs)
     result = recording.wrap(kernels.one_hot(recording.data(self_), num_classes))
+    return result
+
+
+def _euclidean_dist(x1=MISSING, x2=MISSING, **kwargs):
+    """_euclidean_dist(Tensor x1, Tensor x2) -> Tensor
+
+    derivatives.yaml, entry _euclidean_dist
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_euclidean_dist, (x1, x2), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or kwargs:
+        x1, x2 = _arguments.bind(OVERLOADS["_euclidean_dist"], (x1, x2,), kwargs)
+    result = recording.wrap(kernels._euclidean_dist(recording.data(x1), recording.data(x2)))
+    if recording.compute_requires_grad(x1, x2):
+        grad_fn = EuclideanDistBackward0(recording.collect_next_edges(x1, x2))
+        grad_fn.x1_ = SavedVariable(x1, False)
+        grad_fn.x2_ = SavedVariable(x2, False)
+        recording.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(x1, x2):
+        forward_grad.not_implemented("_euclidean_dist")
+    return result
+
+
+def _cdist_forward(x1=MISSING, x2=MISSING, p=MISSING, compute_mode=MISSING, **kwargs):
+    """_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor
+
+    derivatives.yaml, entry _cdist_forward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_cdist_forward, (x1, x2, p, compute_mode), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or not isinstance(p, NUMBER) or compute_mode is MISSING or kwargs:
+        x1, x2, p, compute_mode = _arguments.bind(OVERLOADS["_cdist_forward"], (x1, x2, p, compute_mode,), kwargs)
+    result = recording.wrap(kernels._cdist_forward(recording.data(x1), recording.data(x2), p, compute_mode))
+    if recording.compute_requires_grad(x1, x2):
+        grad_fn = CdistBackward0(recording.collect_next_edges(x1, x2))
+        grad_fn.x1_ = SavedVariable(x1, False)
+        grad_fn.x2_ = SavedVariable(x2, False)
+        grad_fn._saved_p = p
+        recording.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(x1, x2):
+        forward_grad.not_implemented("_cdist_forward")
+    return result
+
+
+def _cdist_backward(grad_output=MISSING, x1=MISSING, x2=MISSING, p=MISSING, cdist=MISSING, **kwargs):
+    """_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor
+
+    derivatives.yaml, entry _cdist_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_cdist_backward, (grad_output, x1, x2, p, cdist), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or not isinstance(p, NUMBER) or not isinstance(cdist, Tensor) or kwargs:
+        grad_output, x1, x2, p, cdist = _arguments.bind(OVERLOADS["_cdist_backward"], (grad_output, x1, x2, p, cdist,), kwargs)
+    result = recording.wrap(kernels._cdist_backward(recording.data(grad_output), recording.data(x1), recording.data(x2), p, recording.data(cdist)))
+    if recording.compute_requires_grad(grad_output, x1, x2, cdist):
+        grad_fn = CdistBackwardBackward0(recording.collect_next_edges(grad_output, x1, x2, cdist))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, x1, x2, cdist):
+        forward_grad.not_implemented("_cdist_backward")
+    return result
+
+
+def _pdist_forward(self_=MISSING, p=2, **kwargs):
+    """_pdist_forward(Tensor self, float p=2) -> Tensor
+
+    derivatives.yaml, entry _pdist_forward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_pdist_forward, (self_, p), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
+        self_, p = _arguments.bind(OVERLOADS["_pdist_forward"], (self_, p,), kwargs)
+    result = recording.wrap(kernels._pdist_forward(recording.data(self_), p))
+    if recording.compute_requires_grad(self_):
+        grad_fn = PdistBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_p = p
+        recording.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("_pdist_forward")
+    return result
+
+
+def _pdist_backward(grad_output=MISSING, self_=MISSING, p=MISSING, pdist=MISSING, **kwargs):
+    """_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor
+
+    derivatives.yaml, entry _pdist_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_pdist_backward, (grad_output, self_, p, pdist), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(pdist, Tensor) or kwargs:
+        grad_output, self_, p, pdist = _arguments.bind(OVERLOADS["_pdist_backward"], (grad_output, self_, p, pdist,), kwargs)
+    result = recording.wrap(kernels._pdist_backward(recording.data(grad_output), recording.data(self_), p, recording.data(pdist)))
+    if recording.compute_requires_grad(grad_output, self_, pdist):
+        grad_fn = PdistBackwardBackward0(recording.collect_next_edges(grad_output, self_, pdist))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, pdist):
+        forward_grad.not_implemented("_pdist_backward")
     return result
 
 
@@ -16005,6 +16125,33 @@ OVERLOADS = {
         Param("self_", "Tensor"),
         Param("num_classes", "int", has_default=True),
     )),
+    "_euclidean_dist": Overload(_euclidean_dist, kernels._euclidean_dist, "_euclidean_dist(Tensor x1, Tensor x2) -> Tensor", (
+        Param("x1", "Tensor"),
+        Param("x2", "Tensor"),
+    )),
+    "_cdist_forward": Overload(_cdist_forward, kernels._cdist_forward, "_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor", (
+        Param("x1", "Tensor"),
+        Param("x2", "Tensor"),
+        Param("p", "float"),
+        Param("compute_mode", "int?"),
+    )),
+    "_cdist_backward": Overload(_cdist_backward, kernels._cdist_backward, "_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("x1", "Tensor"),
+        Param("x2", "Tensor"),
+        Param("p", "float"),
+        Param("cdist", "Tensor"),
+    )),
+    "_pdist_forward": Overload(_pdist_forward, kernels._pdist_forward, "_pdist_forward(Tensor self, float p=2) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("p", "float", has_default=True),
+    )),
+    "_pdist_backward": Overload(_pdist_backward, kernels._pdist_backward, "_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("p", "float"),
+        Param("pdist", "Tensor"),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -17693,6 +17840,21 @@ BY_NAME = {
     ),
     "one_hot": (
         OVERLOADS["one_hot"],
+    ),
+    "_euclidean_dist": (
+        OVERLOADS["_euclidean_dist"],
+    ),
+    "_cdist_forward": (
+        OVERLOADS["_cdist_forward"],
+    ),
+    "_cdist_backward": (
+        OVERLOADS["_cdist_backward"],
+    ),
+    "_pdist_forward": (
+        OVERLOADS["_pdist_forward"],
+    ),
+    "_pdist_backward": (
+        OVERLOADS["_pdist_backward"],
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],

@@ -618,6 +618,28 @@ FORMULAS = {
     "RenormBackward0": {
         0: "self: renorm_backward(grad, self, p, dim, maxnorm)",
     },
+    "EuclideanDistBackward0": {
+        0: "x1: euclidean_dist_backward(grad, x1, x2, result)",
+        1: "x2: euclidean_dist_backward(grad, x1, x2, result)",
+    },
+    "CdistBackward0": {
+        0: "x1: _cdist_backward(grad, x1, x2, p, result)",
+        1: "x2: _cdist_backward(transpose(grad, -2, -1), x2, x1, p, transpose(result, -2, -1))",
+    },
+    "CdistBackwardBackward0": {
+        0: "grad_output: not_implemented(\"_cdist_backward\")",
+        1: "x1: not_implemented(\"_cdist_backward\")",
+        2: "x2: not_implemented(\"_cdist_backward\")",
+        3: "cdist: not_implemented(\"_cdist_backward\")",
+    },
+    "PdistBackward0": {
+        0: "self: _pdist_backward(grad, self, p, result)",
+    },
+    "PdistBackwardBackward0": {
+        0: "grad_output: not_implemented(\"_pdist_backward\")",
+        1: "self: not_implemented(\"_pdist_backward\")",
+        2: "pdist: not_implemented(\"_pdist_backward\")",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

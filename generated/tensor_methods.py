@@ -39,6 +39,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "_is_any_true")
             raise
 
+    def _pdist_forward(self, p=2, **kwargs):
+        """_pdist_forward(Tensor self, float p=2) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._pdist_forward, (self, p), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops._pdist_forward(self, p) if not kwargs else ops._pdist_forward(self, p, **_arguments.method_keywords("_pdist_forward", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "_pdist_forward")
+            raise
+
     def _prelu_kernel(self, weight=MISSING, **kwargs):
         """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

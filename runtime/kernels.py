@@ -2455,6 +2455,157 @@ def one_hot(self, num_classes=-1):
     return (self[..., None] == np.arange(num_classes, dtype=np.int64)).astype(np.int64)
 
 
+# Distances between rows: _euclidean_dist and _cdist_forward between two sets of rows (with
+# batch dimensions that broadcast), _pdist_forward between the rows of one matrix, and the
+# gradients of the last two, made by torch's CPU kernels' rules for each p.
+
+@silent
+def _euclidean_dist(x1, x2):
+    """sqrt(max(0, |a|^2 - 2 a.b + |b|^2)) between the rows of x1 and of x2, by one matrix
+    product of padded rows, as torch computes it (so its rounding too)."""
+    if x1.dtype.kind != "f" or x2.dtype.kind != "f":
+        raise RuntimeError("result type Float can't be cast to the desired output type Long")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_C_TYPE_NAMES[x1.dtype.str[1:]]} != "
+                           f"{_C_TYPE_NAMES[x2.dtype.str[1:]]}")
+    norm1 = np.sum(x1 * x1, axis=-1, keepdims=True)
+    norm2 = np.sum(x2 * x2, axis=-1, keepdims=True)
+    left = np.concatenate([x1 * -2, norm1, np.ones_like(norm1)], axis=-1)
+    right = np.concatenate([x2, np.ones_like(norm2), norm2], axis=-1)
+    if left.ndim == 2 and right.ndim == 2 and left.shape[1] != right.shape[1]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({left.shape[0]}x"
+                           f"{left.shape[1]} and {right.shape[0]}x{right.shape[1]})")
+    product = np.matmul(left, np.swapaxes(right, -1, -2))
+    return _array(np.sqrt(np.maximum(product, 0)), x1.dtype)
+
+
+def _distance_checks(x1: np.ndarray, x2: np.ndarray, p: float) -> None:
+    """torch's checks of cdist's arguments, in its order."""
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError("X1 and X2 must have the same number of columns. "
+                           f"X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dtype.kind != "f":
+            raise RuntimeError(
+                f"cdist only supports floating-point dtypes, {name} got: {_dtype_name(x)}")
+    if not p >= 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+
+
+def _norm_of_differences(diff: np.ndarray, p: float) -> np.ndarray:
+    """The p-norm over the last axis (p >= 0; p == 0 counts the nonzero entries)."""
+    magnitude = np.abs(diff)
+    if p == 0:
+        return np.sum(magnitude != 0, axis=-1).astype(diff.dtype)
+    if math.isinf(p):
+        if not diff.shape[-1]:
+            return np.zeros(diff.shape[:-1], diff.dtype)
+        return np.max(magnitude, axis=-1)
+    if p == 1:
+        return np.sum(magnitude, axis=-1)
+    if p == 2:
+        return np.sqrt(np.sum(magnitude * magnitude, axis=-1))
+    return np.sum(magnitude ** p, axis=-1) ** (1.0 / p)
+
+
+def _distance_slope(diff: np.ndarray, dist: np.ndarray, grad: np.ndarray,
+                    p: float) -> np.ndarray:
+    """d dist / d diff times grad, per pair and column (dist and grad have the pair axes,
+    diff one more), by torch's CPU kernels' rules: 0 where the distance is 0, and for
+    p < 1 where the difference is 0 too."""
+    dist = dist[..., None]
+    grad = grad[..., None]
+    sign = np.sign(diff)
+    if p == 0:
+        return np.zeros_like(diff)
+    if p == 1:
+        return grad * sign
+    if math.isinf(p):
+        return grad * sign * (np.abs(diff) == dist)
+    if p == 2:
+        return np.where(dist == 0, 0, grad * diff / dist)
+    if p < 2:
+        zero = (dist == 0) | ((diff == 0) & (p < 1))
+        return np.where(zero, 0, sign * np.abs(diff) ** (p - 1) * grad / dist ** (p - 1))
+    return np.where(dist == 0, 0, diff * np.abs(diff) ** (p - 2) * grad / dist ** (p - 1))
+
+
+def _batch_expanded(x1: np.ndarray, x2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x1 and x2 with their batch dimensions (all but the last two) broadcast."""
+    batch = broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    return (np.broadcast_to(x1, batch + x1.shape[-2:]),
+            np.broadcast_to(x2, batch + x2.shape[-2:]))
+
+
+@silent
+def _cdist_forward(x1, x2, p, compute_mode):
+    """The p-norm distance between each row of x1 and each row of x2: (..., P, R). For p == 2
+    with compute_mode 1 (or 0 and more than 25 rows) torch takes the matrix-product path of
+    _euclidean_dist, and so does this."""
+    _distance_checks(x1, x2, p)
+    mode = 0 if compute_mode is None else compute_mode
+    if not 0 <= mode <= 2:
+        raise RuntimeError(f"possible modes: 0, 1, 2, but was: {mode}")
+    a, b = _batch_expanded(x1, x2)
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype_name(a)} but found {_dtype_name(b)}")
+    rows1, rows2 = a.shape[-2], b.shape[-2]
+    if a.size == 0 or b.size == 0:
+        return np.zeros(a.shape[:-1] + (rows2,), a.dtype)
+    if p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25))):
+        return _euclidean_dist(a, b)
+    diff = a[..., :, None, :] - b[..., None, :, :]
+    return _array(_norm_of_differences(diff, p), a.dtype)
+
+
+@silent
+def _cdist_backward(grad_output, x1, x2, p, cdist):
+    """The gradient of _cdist_forward for x1, of x1's batch-broadcast shape (the engine sums
+    it back to x1's own)."""
+    a, b = _batch_expanded(x1, x2)
+    if a.shape[-2] == 0 or b.shape[-2] == 0 or a.shape[-1] == 0 or not a.size:
+        return np.zeros(a.shape, x1.dtype)
+    diff = a[..., :, None, :] - b[..., None, :, :]
+    slope = _distance_slope(diff, np.broadcast_to(cdist, diff.shape[:-1]),
+                            np.broadcast_to(grad_output, diff.shape[:-1]), p)
+    return _array(np.sum(slope, axis=-2), x1.dtype)
+
+
+def _pdist_checks(self: np.ndarray, p: float) -> None:
+    if self.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {self.ndim}D")
+    if self.dtype.kind != "f":
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if not p >= 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+
+
+@silent
+def _pdist_forward(self, p=2):
+    """The p-norm distance between every pair of rows i < j of an (N, M) array, in order."""
+    _pdist_checks(self, p)
+    first, second = np.triu_indices(self.shape[0], 1)
+    return _array(_norm_of_differences(self[first] - self[second], p), self.dtype)
+
+
+@silent
+def _pdist_backward(grad_output, self, p, pdist):
+    """The gradient of _pdist_forward: each pair's slope added to its first row and taken
+    from its second."""
+    _pdist_checks(self, p)
+    first, second = np.triu_indices(self.shape[0], 1)
+    result = np.zeros(self.shape, self.dtype)
+    if first.size and self.shape[1]:
+        slope = _distance_slope(self[first] - self[second], pdist, grad_output, p)
+        np.add.at(result, first, slope)
+        np.subtract.at(result, second, slope)
+    return result
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

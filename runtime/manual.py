@@ -937,7 +937,23 @@ def renorm_jvp(ops: Any, self_p: Any, self_t: Any, p: Any, dim: int, maxnorm: An
     return ops.where(norm > maxnorm, scaled, self_t)
 
 
-NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"huber_loss_backward"}))
+def _batched_matmul(ops: Any, a: Any, b: Any) -> Any:
+    """a @ b over the last two dimensions, batch dimensions broadcast, as a broadcast
+    product summed (matmul is a composite in gradgen, not an op of the spec)."""
+    return ops.sum(ops.unsqueeze(a, -1) * ops.unsqueeze(b, -3), [-2])
+
+
+def euclidean_dist_backward(ops: Any, grad: Any, x1: Any, x2: Any, res: Any) -> tuple:
+    """The gradients of the distances res between the rows of x1 and x2: for each pair,
+    grad (a - b) / res to a and its negative to b, 0 where res is 0 (a subgradient)."""
+    ratio = ops.where(res == 0, 0, grad / res)
+    grad_x1 = x1 * ops.sum(ratio, [-1], True) - _batched_matmul(ops, ratio, x2)
+    grad_x2 = (x2 * ops.unsqueeze(ops.sum(ratio, [-2]), -1)
+               - _batched_matmul(ops, ops.transpose(ratio, -1, -2), x1))
+    return grad_x1, grad_x2
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"huber_loss_backward", "transpose"}))
 
 
 def constant_pad_nd_backward(ops: Any, grad: Any, pad: Sequence[int]) -> Any:

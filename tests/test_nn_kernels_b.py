@@ -229,3 +229,95 @@ def test_one_hot(case: str) -> None:
 def test_one_hot_of_empty_tensors() -> None:
     outcome(lambda lib: lib.nn.functional.one_hot(lib.zeros(0, dtype=lib.int64)))
     outcome(lambda lib: lib.nn.functional.one_hot(lib.zeros(0, dtype=lib.int64), 4))
+
+
+# -- distances: cdist, _cdist_forward / _cdist_backward, _euclidean_dist, pdist ----------
+
+CDIST_CASES = {
+    "p 2": ((3, 4), (5, 4), {}),
+    "p 1": ((3, 4), (5, 4), {"p": 1.0}),
+    "p 0.5": ((3, 4), (5, 4), {"p": 0.5}),
+    "p inf": ((3, 4), (5, 4), {"p": float("inf")}),
+    "matrix product": ((3, 4), (5, 4), {"compute_mode": "use_mm_for_euclid_dist"}),
+    "many rows": ((30, 4), (5, 4), {}),
+    "many rows, no product": ((30, 4), (5, 4), {"compute_mode": "donot_use_mm_for_euclid_dist"}),
+    "batches broadcast": ((2, 30, 4), (3, 1, 5, 4), {}),
+    "batches broadcast, p 3": ((2, 3, 4), (3, 1, 5, 4), {"p": 3.0}),
+    "empty": ((0, 4), (5, 4), {}),
+    "bad mode": ((3, 4), (5, 4), {"compute_mode": "fast"}),
+    "negative p": ((3, 4), (5, 4), {"p": -1.0}),
+    "one dimension": ((4,), (5, 4), {}),
+    "columns": ((3, 4), (5, 3), {}),
+    "batches": ((2, 3, 4), (3, 5, 4), {}),
+}
+
+
+@pytest.mark.parametrize("case", CDIST_CASES, ids=str)
+def test_cdist_values_gradients_and_node(case: str) -> None:
+    shape1, shape2, kwargs = CDIST_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x1 = data(lib, shape1, 1).requires_grad_()
+        x2 = data(lib, shape2, 2).requires_grad_()
+        result = lib.cdist(x1, x2, **kwargs)
+        grads = lib.autograd.grad((result * data(lib, tuple(result.shape), 3)).sum(), (x1, x2),
+                                  allow_unused=True)
+        return result.grad_fn.name(), result, grads
+    outcome(program)
+
+
+def test_cdist_dtype_errors() -> None:
+    outcome(lambda lib: lib.cdist(data(lib, (3, 4), 1, "int64"), data(lib, (5, 4), 2, "int64")))
+    outcome(lambda lib: lib.cdist(data(lib, (3, 4), 1, "float32"), data(lib, (5, 4), 2)))
+
+
+@pytest.mark.parametrize("case", ["p 2", "p 1", "p 0.5", "p inf", "batches broadcast, p 3",
+                                  "negative p"], ids=str)
+def test_cdist_internal_ops(case: str) -> None:
+    shape1, shape2, kwargs = CDIST_CASES[case]
+    p = kwargs.get("p", 2.0)
+
+    def program(lib: Any) -> Any:
+        x1, x2 = data(lib, shape1, 4), data(lib, shape2, 5)
+        result = aten(lib, "_cdist_forward")(x1, x2, p, None)
+        grad = data(lib, tuple(result.shape), 6)
+        return result, aten(lib, "_cdist_backward")(grad, x1, x2, p, result)
+    outcome(program)
+
+
+def test_euclidean_dist() -> None:
+    def program(lib: Any) -> Any:
+        x1 = data(lib, (2, 3, 4), 7).requires_grad_()
+        x2 = data(lib, (2, 5, 4), 8).requires_grad_()
+        result = lib._euclidean_dist(x1, x2)
+        return result.grad_fn.name(), result, lib.autograd.grad(result.sum(), (x1, x2))
+    outcome(program)
+    outcome(lambda lib: lib._euclidean_dist(data(lib, (3, 4), 1, "float32"),
+                                            data(lib, (5, 4), 2)))
+
+
+PDIST_CASES = {"p 2": ((4, 3), 2.0), "p 1": ((5, 2), 1.0), "p 0.5": ((4, 2), 0.5),
+               "p inf": ((3, 3), float("inf")), "p 0": ((3, 3), 0.0), "one row": ((1, 3), 2.0),
+               "3-d": ((2, 3, 4), 2.0), "negative p": ((3, 3), -1.0)}
+
+
+@pytest.mark.parametrize("case", PDIST_CASES, ids=str)
+def test_pdist_and_its_backward(case: str) -> None:
+    shape, p = PDIST_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 9).requires_grad_()
+        result = lib.nn.functional.pdist(x, p)
+        (grad,) = lib.autograd.grad((result * data(lib, tuple(result.shape), 10)).sum(), x)
+        direct = aten(lib, "_pdist_backward")(data(lib, tuple(result.shape), 10), x.detach(), p,
+                                              result.detach())
+        return result.grad_fn.name(), result, grad, direct
+    outcome(program)
+
+
+def test_pdist_double_backward_is_not_implemented() -> None:
+    def program(lib: Any) -> Any:
+        x = data(lib, (4, 3), 11).requires_grad_()
+        (grad,) = lib.autograd.grad(lib.nn.functional.pdist(x).sum(), x, create_graph=True)
+        return lib.autograd.grad(grad.sum(), x)
+    outcome(program)

@@ -17,7 +17,7 @@ from runtime._tensor import Tensor
 from runtime.nn import activation_more, ctc, loss_functions, nonlinear, norm_functions
 
 __all__ = [
-    "bilinear", "cosine_embedding_loss", "ctc_loss", "group_norm", "hinge_embedding_loss",
+    "bilinear", "cdist", "cosine_embedding_loss", "ctc_loss", "group_norm", "hinge_embedding_loss",
     "instance_norm", "margin_ranking_loss", "native_group_norm", "pairwise_distance", "pdist",
     "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_",
     "triplet_margin_loss",
@@ -28,6 +28,7 @@ _REDUCTION_NAMES = {0: "none", 1: "mean", 2: "sum"}
 prelu = activation_more.prelu
 bilinear = activation_more.bilinear
 pdist = loss_functions.pdist
+cdist = loss_functions.cdist
 pairwise_distance = loss_functions.pairwise_distance
 rms_norm = norm_functions.rms_norm
 
