@@ -2498,6 +2498,148 @@ NODES = {
         "saved": {
         },
     },
+    "NativeBatchNormLegitBackward0": {
+        "entry": "_native_batch_norm_legit",
+        "schema": "_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, bias", "native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, training, eps)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "running_mean": "tensor",
+            "running_var": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "training": "value",
+            "eps": "value",
+        },
+    },
+    "NativeBatchNormLegitBackward1": {
+        "entry": "_native_batch_norm_legit.no_stats",
+        "schema": "_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, bias", "native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, None, None, training, eps)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "training": "value",
+            "eps": "value",
+        },
+    },
+    "NativeBatchNormLegitNoTrainingBackward0": {
+        "entry": "_native_batch_norm_legit_no_training",
+        "schema": "_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, bias", "native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "running_mean": "tensor",
+            "running_var": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "eps": "value",
+        },
+    },
+    "BatchNormWithUpdateBackward0": {
+        "entry": "_batch_norm_with_update",
+        "schema": "_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, bias", "batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)"),
+        ),
+        "result": (
+            ("result0", "batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, True, eps)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "running_mean": "tensor",
+            "running_var": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "eps": "value",
+            "result3": "output",
+        },
+    },
+    "BatchNormNoUpdateBackward0": {
+        "entry": "_batch_norm_no_update",
+        "schema": "_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, bias", "batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)"),
+        ),
+        "result": (
+            ("result0", "batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "running_mean": "tensor",
+            "running_var": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "eps": "value",
+            "result3": "output",
+        },
+    },
+    "NativeBatchNormBackwardBackward0": {
+        "entry": "native_batch_norm_backward",
+        "schema": "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, grad_out", "batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)"),
+            ("save_mean", "not_implemented(\"native_batch_norm_backward save_mean\")"),
+            ("save_invstd", "not_implemented(\"native_batch_norm_backward save_invstd\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "grad_out": "tensor",
+            "running_mean": "tensor",
+            "running_var": "tensor",
+            "train": "value",
+            "eps": "value",
+            "save_mean": "tensor",
+            "save_invstd": "tensor",
+        },
+    },
+    "BatchNormBackwardBackward0": {
+        "entry": "batch_norm_backward",
+        "schema": "batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, grad_out", "batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)"),
+            ("save_mean", "not_implemented(\"batch_norm_backward save_mean\")"),
+            ("save_var", "not_implemented(\"batch_norm_backward save_var\")"),
+            ("reserve", "not_implemented(\"batch_norm_backward reserve\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "grad_out": "tensor",
+            "running_mean": "tensor",
+            "running_var": "tensor",
+            "update": "value",
+            "eps": "value",
+            "save_mean": "tensor",
+            "save_var": "tensor",
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

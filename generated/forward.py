@@ -179,6 +179,11 @@ __all__ = [
     "_prelu_kernel",
     "_prelu_kernel_backward",
     "renorm",
+    "_native_batch_norm_legit_default",
+    "_native_batch_norm_legit_no_stats",
+    "_native_batch_norm_legit_no_training",
+    "_batch_norm_with_update",
+    "_batch_norm_no_update",
     "constant_pad_nd",
     "leaky_relu_",
     "reflection_pad1d",
@@ -1924,6 +1929,56 @@ def renorm(self_p, self_t, p, dim, maxnorm, result):
     result: renorm_jvp(self_p, self_t, p, dim, maxnorm)
     """
     return manual.renorm_jvp(ops, self_p, self_t, p, dim, maxnorm)
+
+
+def _native_batch_norm_legit_default(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean_p, running_var_p, training, momentum, eps, result0, result1, result2):
+    """_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit
+    result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, training, eps)
+    """
+    result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, training, eps)
+    return result0_t, None, None
+
+
+def _native_batch_norm_legit_no_stats(input_p, input_t, weight_p, weight_t, bias_p, bias_t, training, momentum, eps, result0, result1, result2):
+    """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit.no_stats
+    result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, None, None, training, eps)
+    """
+    result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, None, None, training, eps)
+    return result0_t, None, None
+
+
+def _native_batch_norm_legit_no_training(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean_p, running_var_p, momentum, eps, result0, result1, result2):
+    """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit_no_training
+    result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)
+    """
+    result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)
+    return result0_t, None, None
+
+
+def _batch_norm_with_update(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean_p, running_var_p, momentum, eps, result0, result1, result2, result3):
+    """_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _batch_norm_with_update
+    result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, True, eps)
+    """
+    result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, True, eps)
+    return result0_t, None, None, None
+
+
+def _batch_norm_no_update(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean_p, running_var_p, momentum, eps, result0, result1, result2, result3):
+    """_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _batch_norm_no_update
+    result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)
+    """
+    result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)
+    return result0_t, None, None, None
 
 
 def constant_pad_nd(self_p, self_t, pad, value, result):

@@ -183,6 +183,13 @@ __all__ = [
     "CdistBackwardBackward0",
     "PdistBackward0",
     "PdistBackwardBackward0",
+    "NativeBatchNormLegitBackward0",
+    "NativeBatchNormLegitBackward1",
+    "NativeBatchNormLegitNoTrainingBackward0",
+    "BatchNormWithUpdateBackward0",
+    "BatchNormNoUpdateBackward0",
+    "NativeBatchNormBackwardBackward0",
+    "BatchNormBackwardBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -5568,6 +5575,495 @@ class PdistBackwardBackward0(Node):
         # pdist: not_implemented("_pdist_backward")
         if self.should_compute_output(2):
             raise NotImplementedError("the derivative for '_pdist_backward' is not implemented.")
+        return grad_inputs
+
+
+class NativeBatchNormLegitBackward0(Node):
+    """_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit
+    input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_", "running_mean_", "running_var_", "result1_", "result2_", "_saved_training", "_saved_eps")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        training = self._saved_training
+        eps = self._saved_eps
+        grad_inputs = [None, None, None]
+        # input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class NativeBatchNormLegitBackward1(Node):
+    """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit.no_stats
+    input, weight, bias: native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_", "result1_", "result2_", "_saved_training", "_saved_eps")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        training = self._saved_training
+        eps = self._saved_eps
+        grad_inputs = [None, None, None]
+        # input, weight, bias: native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class NativeBatchNormLegitNoTrainingBackward0(Node):
+    """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit_no_training
+    input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_", "running_mean_", "running_var_", "result1_", "result2_", "_saved_eps")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        eps = self._saved_eps
+        grad_inputs = [None, None, None]
+        # input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class BatchNormWithUpdateBackward0(Node):
+    """_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _batch_norm_with_update
+    input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)
+    """
+
+    __slots__ = ("input_", "weight_", "running_mean_", "running_var_", "result1_", "result2_", "_saved_eps", "result3_")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    @property
+    def _saved_result3(self):
+        return self.result3_.unpack(self)
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+        self.result3_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        eps = self._saved_eps
+        result3 = ops.unpack(self.result3_, self)
+        grad_inputs = [None, None, None]
+        # input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class BatchNormNoUpdateBackward0(Node):
+    """_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _batch_norm_no_update
+    input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)
+    """
+
+    __slots__ = ("input_", "weight_", "running_mean_", "running_var_", "result1_", "result2_", "_saved_eps", "result3_")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    @property
+    def _saved_result3(self):
+        return self.result3_.unpack(self)
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+        self.result3_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        eps = self._saved_eps
+        result3 = ops.unpack(self.result3_, self)
+        grad_inputs = [None, None, None]
+        # input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class NativeBatchNormBackwardBackward0(Node):
+    """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_batch_norm_backward
+    input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)
+    save_mean: not_implemented("native_batch_norm_backward save_mean")
+    save_invstd: not_implemented("native_batch_norm_backward save_invstd")
+    """
+
+    __slots__ = ("input_", "weight_", "grad_out_", "running_mean_", "running_var_", "_saved_train", "_saved_eps", "save_mean_", "save_invstd_")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_grad_out(self):
+        return self.grad_out_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    @property
+    def _saved_save_mean(self):
+        return self.save_mean_.unpack()
+
+    @property
+    def _saved_save_invstd(self):
+        return self.save_invstd_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.grad_out_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+        self.save_mean_.reset_data()
+        self.save_invstd_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_out = ops.unpack(self.grad_out_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        train = self._saved_train
+        eps = self._saved_eps
+        save_mean = ops.unpack(self.save_mean_, self)
+        save_invstd = ops.unpack(self.save_invstd_, self)
+        grad_inputs = [None, None, None, None, None]
+        # input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(0)):
+            grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(0))
+            results = manual.batchnorm_double_backward(ops, input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[1] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[2] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[0] = results[2]
+        # save_mean: not_implemented("native_batch_norm_backward save_mean")
+        if self.should_compute_output(3):
+            raise NotImplementedError("the derivative for 'native_batch_norm_backward save_mean' is not implemented.")
+        # save_invstd: not_implemented("native_batch_norm_backward save_invstd")
+        if self.should_compute_output(4):
+            raise NotImplementedError("the derivative for 'native_batch_norm_backward save_invstd' is not implemented.")
+        return grad_inputs
+
+
+class BatchNormBackwardBackward0(Node):
+    """batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry batch_norm_backward
+    input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)
+    save_mean: not_implemented("batch_norm_backward save_mean")
+    save_var: not_implemented("batch_norm_backward save_var")
+    reserve: not_implemented("batch_norm_backward reserve")
+    """
+
+    __slots__ = ("input_", "weight_", "grad_out_", "running_mean_", "running_var_", "_saved_update", "_saved_eps", "save_mean_", "save_var_")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_grad_out(self):
+        return self.grad_out_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    @property
+    def _saved_save_mean(self):
+        return self.save_mean_.unpack()
+
+    @property
+    def _saved_save_var(self):
+        return self.save_var_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.grad_out_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+        self.save_mean_.reset_data()
+        self.save_var_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_out = ops.unpack(self.grad_out_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        update = self._saved_update
+        eps = self._saved_eps
+        save_mean = ops.unpack(self.save_mean_, self)
+        save_var = ops.unpack(self.save_var_, self)
+        grad_inputs = [None, None, None, None, None, None]
+        # input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(0)):
+            grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(0))
+            results = manual.batchnorm_double_backward(ops, input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[1] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[2] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[0] = results[2]
+        # save_mean: not_implemented("batch_norm_backward save_mean")
+        if self.should_compute_output(3):
+            raise NotImplementedError("the derivative for 'batch_norm_backward save_mean' is not implemented.")
+        # save_var: not_implemented("batch_norm_backward save_var")
+        if self.should_compute_output(4):
+            raise NotImplementedError("the derivative for 'batch_norm_backward save_var' is not implemented.")
+        # reserve: not_implemented("batch_norm_backward reserve")
+        if self.should_compute_output(5):
+            raise NotImplementedError("the derivative for 'batch_norm_backward reserve' is not implemented.")
         return grad_inputs
 
 

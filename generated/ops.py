@@ -44,6 +44,9 @@ from generated.functions import (
     AvgPool2DBackward0,
     AvgPool2DBackwardBackward0,
     BaddbmmBackward0,
+    BatchNormBackwardBackward0,
+    BatchNormNoUpdateBackward0,
+    BatchNormWithUpdateBackward0,
     BinaryCrossEntropyBackward0,
     BinaryCrossEntropyBackwardBackward0,
     BinaryCrossEntropyWithLogitsBackward0,
@@ -216,6 +219,10 @@ from generated.functions import (
     NanToNumBackward0,
     NarrowCopyBackward0,
     NativeBatchNormBackward0,
+    NativeBatchNormBackwardBackward0,
+    NativeBatchNormLegitBackward0,
+    NativeBatchNormLegitBackward1,
+    NativeBatchNormLegitNoTrainingBackward0,
     NativeDropoutBackward0,
     NativeDropoutBackwardBackward0,
     NativeLayerNormBackward0,
@@ -396,6 +403,8 @@ from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 __all__ = [
     "_adaptive_avg_pool2d",
     "_adaptive_avg_pool2d_backward",
+    "_batch_norm_no_update",
+    "_batch_norm_with_update",
     "_cdist_backward",
     "_cdist_forward",
     "_euclidean_dist",
@@ -408,6 +417,8 @@ __all__ = [
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_native_batch_norm_legit",
+    "_native_batch_norm_legit_no_training",
     "_pdist_backward",
     "_pdist_forward",
     "_prelu_kernel",
@@ -460,6 +471,7 @@ __all__ = [
     "avg_pool2d",
     "avg_pool2d_backward",
     "baddbmm",
+    "batch_norm_backward",
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
     "binary_cross_entropy_with_logits",
@@ -628,6 +640,7 @@ __all__ = [
     "nansum",
     "narrow_copy",
     "native_batch_norm",
+    "native_batch_norm_backward",
     "native_dropout",
     "native_dropout_backward",
     "native_layer_norm",
@@ -7189,6 +7202,242 @@ def _pdist_backward(grad_output=MISSING, self_=MISSING, p=MISSING, pdist=MISSING
     if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, pdist):
         forward_grad.not_implemented("_pdist_backward")
     return result
+
+
+def _native_batch_norm_legit_default(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, training=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+    """_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_native_batch_norm_legit_default, (input, weight, bias, running_mean, running_var, training, momentum, eps), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs:
+        input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
+    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    if needs_grad:
+        grad_fn = NativeBatchNormLegitBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_training = training
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._native_batch_norm_legit_default(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), running_mean, running_var, training, momentum, eps, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+    return (result0, result1, result2)
+
+
+def _native_batch_norm_legit_no_stats(input=MISSING, weight=MISSING, bias=MISSING, training=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+    """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit.no_stats
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_native_batch_norm_legit_no_stats, (input, weight, bias, training, momentum, eps), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs:
+        input, weight, bias, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit.no_stats"], (input, weight, bias, training, momentum, eps,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_stats(recording.data(input), recording.data(weight), recording.data(bias), training, momentum, eps))
+    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    if needs_grad:
+        grad_fn = NativeBatchNormLegitBackward1(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_training = training
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._native_batch_norm_legit_no_stats(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), training, momentum, eps, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+    return (result0, result1, result2)
+
+
+def _native_batch_norm_legit_no_training(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+    """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit_no_training
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_native_batch_norm_legit_no_training, (input, weight, bias, running_mean, running_var, momentum, eps), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs:
+        input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit_no_training"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_training(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
+    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    if needs_grad:
+        grad_fn = NativeBatchNormLegitNoTrainingBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._native_batch_norm_legit_no_training(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), running_mean, running_var, momentum, eps, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+    return (result0, result1, result2)
+
+
+def _batch_norm_with_update(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+    """_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _batch_norm_with_update
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_batch_norm_with_update, (input, weight, bias, running_mean, running_var, momentum, eps), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs:
+        input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_with_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs)
+    result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_with_update(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
+    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    if needs_grad:
+        grad_fn = BatchNormWithUpdateBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+        recording.skip_output(result3, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._batch_norm_with_update(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), running_mean, running_var, momentum, eps, result0, result1, result2, result3)
+        forward_grad.set_tangents((result0, result1, result2, result3), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+        grad_fn.result3_ = SavedVariable(result3, True)
+    return (result0, result1, result2, result3)
+
+
+def _batch_norm_no_update(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+    """_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _batch_norm_no_update
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_batch_norm_no_update, (input, weight, bias, running_mean, running_var, momentum, eps), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or running_mean is MISSING or running_var is MISSING or kwargs:
+        input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_no_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs)
+    result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_no_update(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
+    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    if needs_grad:
+        grad_fn = BatchNormNoUpdateBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+        recording.skip_output(result3, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._batch_norm_no_update(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), running_mean, running_var, momentum, eps, result0, result1, result2, result3)
+        forward_grad.set_tangents((result0, result1, result2, result3), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+        grad_fn.result3_ = SavedVariable(result3, True)
+    return (result0, result1, result2, result3)
+
+
+def native_batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running_mean=MISSING, running_var=MISSING, save_mean=MISSING, save_invstd=MISSING, train=MISSING, eps=MISSING, output_mask=MISSING, **kwargs):
+    """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_batch_norm_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_batch_norm_backward, (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_invstd is MISSING or train is MISSING or output_mask is MISSING or kwargs:
+        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask = _arguments.bind(OVERLOADS["native_batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm_backward(recording.data(grad_out), recording.data(input), recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_invstd), train, eps, output_mask))
+    if recording.compute_requires_grad(grad_out, input, weight, save_mean, save_invstd):
+        grad_fn = NativeBatchNormBackwardBackward0(recording.collect_next_edges(grad_out, input, weight, save_mean, save_invstd))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_train = train
+        grad_fn._saved_eps = eps
+        grad_fn.save_mean_ = SavedVariable(save_mean, False)
+        grad_fn.save_invstd_ = SavedVariable(save_invstd, False)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.set_history(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_out, input, weight, save_mean, save_invstd):
+        forward_grad.not_implemented("native_batch_norm_backward")
+    return (result0, result1, result2)
+
+
+def batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running_mean=MISSING, running_var=MISSING, save_mean=MISSING, save_var=MISSING, update=MISSING, eps=MISSING, output_mask=MISSING, reserve=MISSING, **kwargs):
+    """batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry batch_norm_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(batch_norm_backward, (grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or not isinstance(reserve, Tensor) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_var is MISSING or update is MISSING or output_mask is MISSING or kwargs:
+        grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve = _arguments.bind(OVERLOADS["batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels.batch_norm_backward(recording.data(grad_out), recording.data(input), recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_var), update, eps, output_mask, recording.data(reserve)))
+    if recording.compute_requires_grad(grad_out, input, weight, save_mean, save_var, reserve):
+        grad_fn = BatchNormBackwardBackward0(recording.collect_next_edges(grad_out, input, weight, save_mean, save_var, reserve))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_update = update
+        grad_fn._saved_eps = eps
+        grad_fn.save_mean_ = SavedVariable(save_mean, False)
+        grad_fn.save_var_ = SavedVariable(save_var, False)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.set_history(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_out, input, weight, save_mean, save_var, reserve):
+        forward_grad.not_implemented("batch_norm_backward")
+    return (result0, result1, result2)
 
 
 def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
@@ -16152,6 +16401,76 @@ OVERLOADS = {
         Param("p", "float"),
         Param("pdist", "Tensor"),
     )),
+    "_native_batch_norm_legit": Overload(_native_batch_norm_legit_default, kernels._native_batch_norm_legit, "_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("running_mean", "Tensor"),
+        Param("running_var", "Tensor"),
+        Param("training", "bool"),
+        Param("momentum", "float"),
+        Param("eps", "float"),
+    )),
+    "_native_batch_norm_legit.no_stats": Overload(_native_batch_norm_legit_no_stats, kernels._native_batch_norm_legit_no_stats, "_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("training", "bool"),
+        Param("momentum", "float"),
+        Param("eps", "float"),
+    )),
+    "_native_batch_norm_legit_no_training": Overload(_native_batch_norm_legit_no_training, kernels._native_batch_norm_legit_no_training, "_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("running_mean", "Tensor"),
+        Param("running_var", "Tensor"),
+        Param("momentum", "float"),
+        Param("eps", "float"),
+    )),
+    "_batch_norm_with_update": Overload(_batch_norm_with_update, kernels._batch_norm_with_update, "_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("running_mean", "Tensor"),
+        Param("running_var", "Tensor"),
+        Param("momentum", "float"),
+        Param("eps", "float"),
+    )),
+    "_batch_norm_no_update": Overload(_batch_norm_no_update, kernels._batch_norm_no_update, "_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("running_mean", "Tensor?"),
+        Param("running_var", "Tensor?"),
+        Param("momentum", "float"),
+        Param("eps", "float"),
+    )),
+    "native_batch_norm_backward": Overload(native_batch_norm_backward, kernels.native_batch_norm_backward, "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", (
+        Param("grad_out", "Tensor"),
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("running_mean", "Tensor?"),
+        Param("running_var", "Tensor?"),
+        Param("save_mean", "Tensor?"),
+        Param("save_invstd", "Tensor?"),
+        Param("train", "bool"),
+        Param("eps", "float"),
+        Param("output_mask", "bool[3]"),
+    )),
+    "batch_norm_backward": Overload(batch_norm_backward, kernels.batch_norm_backward, "batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)", (
+        Param("grad_out", "Tensor"),
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("running_mean", "Tensor?"),
+        Param("running_var", "Tensor?"),
+        Param("save_mean", "Tensor?"),
+        Param("save_var", "Tensor?"),
+        Param("update", "bool"),
+        Param("eps", "float"),
+        Param("output_mask", "bool[3]"),
+        Param("reserve", "Tensor"),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -17856,6 +18175,25 @@ BY_NAME = {
     "_pdist_backward": (
         OVERLOADS["_pdist_backward"],
     ),
+    "_native_batch_norm_legit": (
+        OVERLOADS["_native_batch_norm_legit"],
+        OVERLOADS["_native_batch_norm_legit.no_stats"],
+    ),
+    "_native_batch_norm_legit_no_training": (
+        OVERLOADS["_native_batch_norm_legit_no_training"],
+    ),
+    "_batch_norm_with_update": (
+        OVERLOADS["_batch_norm_with_update"],
+    ),
+    "_batch_norm_no_update": (
+        OVERLOADS["_batch_norm_no_update"],
+    ),
+    "native_batch_norm_backward": (
+        OVERLOADS["native_batch_norm_backward"],
+    ),
+    "batch_norm_backward": (
+        OVERLOADS["batch_norm_backward"],
+    ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],
     ),
@@ -19056,6 +19394,15 @@ def squeeze_(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _arguments.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
+
+
+def _native_batch_norm_legit(*args, **kwargs):
+    """Picks the overload of _native_batch_norm_legit that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_native_batch_norm_legit, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("_native_batch_norm_legit", BY_NAME["_native_batch_norm_legit"], args, kwargs)
 
 
 def sort(*args, **kwargs):

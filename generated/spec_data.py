@@ -640,6 +640,46 @@ FORMULAS = {
         1: "self: not_implemented(\"_pdist_backward\")",
         2: "pdist: not_implemented(\"_pdist_backward\")",
     },
+    "NativeBatchNormLegitBackward0": {
+        0: "input: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)",
+        1: "weight: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)",
+        2: "bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)",
+    },
+    "NativeBatchNormLegitBackward1": {
+        0: "input: native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)",
+        1: "weight: native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)",
+        2: "bias: native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)",
+    },
+    "NativeBatchNormLegitNoTrainingBackward0": {
+        0: "input: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)",
+        1: "weight: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)",
+        2: "bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)",
+    },
+    "BatchNormWithUpdateBackward0": {
+        0: "input: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)",
+        1: "weight: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)",
+        2: "bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)",
+    },
+    "BatchNormNoUpdateBackward0": {
+        0: "input: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)",
+        1: "weight: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)",
+        2: "bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)",
+    },
+    "NativeBatchNormBackwardBackward0": {
+        0: "grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)",
+        1: "input: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)",
+        2: "weight: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)",
+        3: "save_mean: not_implemented(\"native_batch_norm_backward save_mean\")",
+        4: "save_invstd: not_implemented(\"native_batch_norm_backward save_invstd\")",
+    },
+    "BatchNormBackwardBackward0": {
+        0: "grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)",
+        1: "input: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)",
+        2: "weight: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)",
+        3: "save_mean: not_implemented(\"batch_norm_backward save_mean\")",
+        4: "save_var: not_implemented(\"batch_norm_backward save_var\")",
+        5: "reserve: not_implemented(\"batch_norm_backward reserve\")",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

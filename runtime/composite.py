@@ -1260,6 +1260,13 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return aten_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                           eps)
+
+
+def aten_batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,
+                    training: bool, momentum: float, eps: float) -> Any:
+    """ATen's batch_norm (torch.batch_norm): F.batch_norm without its Python checks."""
     if input.numel() == 0:
         # torch returns early for an empty input, before it checks any shapes: a copy (not
         # a view, so the graph still reaches input), scaled and shifted by channel 0's

@@ -2606,6 +2606,79 @@ def _pdist_backward(grad_output, self, p, pdist):
     return result
 
 
+# Batch norm's other ATen forms (torch.export's and torch.compile's decompositions) and its
+# two backward ops, on native_batch_norm's kernel.
+
+def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum,
+                             eps):
+    """native_batch_norm with running statistics (blended in place in training)."""
+    return native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                             momentum, eps)
+
+
+def _native_batch_norm_legit_no_stats(input, weight, bias, training, momentum, eps):
+    """native_batch_norm without running statistics: the batch's own, in either mode."""
+    return native_batch_norm(input, weight, bias, None, None, True, momentum, eps)
+
+
+def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var,
+                                         momentum, eps):
+    """native_batch_norm in eval mode: normalized by the running statistics."""
+    return native_batch_norm(input, weight, bias, running_mean, running_var, False, momentum,
+                             eps)
+
+
+def _batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    """Training batch norm that updates the running statistics; a fourth, empty uint8 output
+    is the reserve space (cudnn's; none on a CPU)."""
+    return (*native_batch_norm(input, weight, bias, running_mean, running_var, True, momentum,
+                               eps), np.empty((0,), np.uint8))
+
+
+def _batch_norm_no_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    """Batch norm that leaves the running statistics alone: eval mode with them, the batch's
+    own statistics without; and the empty reserve."""
+    training = running_mean is None or running_var is None
+    return (*native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                               momentum, eps), np.empty((0,), np.uint8))
+
+
+@silent
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+                               save_invstd, train, eps, output_mask):
+    """The gradients of (input, weight, bias), from the saved batch statistics in training
+    and the running ones in eval; those output_mask turns off are zeros (PyTorch leaves them
+    undefined)."""
+    shape = _channel_shape(input)
+    axes = (0,) + tuple(range(2, input.ndim))
+    if train:
+        mean, invstd = save_mean, save_invstd
+    else:
+        mean, invstd = running_mean, 1.0 / np.sqrt(running_var + eps)
+    mean, invstd = mean.reshape(shape), invstd.reshape(shape)
+    normalized = (input - mean) * invstd
+    scaled = grad_out if weight is None else grad_out * weight.reshape(shape)
+    if train:
+        grad_input = invstd * (scaled - np.mean(scaled, axis=axes, keepdims=True) - normalized
+                               * np.mean(scaled * normalized, axis=axes, keepdims=True))
+    else:
+        grad_input = scaled * invstd
+    grad_weight = np.sum(grad_out * normalized, axis=axes)
+    grad_bias = np.sum(grad_out, axis=axes)
+    results = (grad_input, grad_weight, grad_bias)
+    return tuple(_array(r if wanted else np.zeros_like(r), input.dtype)
+                 for r, wanted in zip(results, output_mask, strict=True))
+
+
+def batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_var,
+                        update, eps, output_mask, reserve):
+    """_batch_norm_with_update's and _batch_norm_no_update's backward: native_batch_norm's,
+    in training when the statistics were the batch's (update, or none given)."""
+    train = update or running_mean is None or running_var is None
+    return native_batch_norm_backward(grad_out, input, weight, running_mean, running_var,
+                                      save_mean, save_var, train, eps, output_mask)
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

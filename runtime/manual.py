@@ -822,6 +822,70 @@ def batch_norm_jvp(ops: Any, input_p: Any, input_t: Any, weight_p: Any, weight_t
     return result
 
 
+def batchnorm_double_backward(ops: Any, input: Any, weight: Any, grad_grad_input: Any,
+                              grad_grad_weight: Any, grad_grad_bias: Any, grad_out: Any,
+                              running_mean: Any, running_var: Any, train: bool, eps: float,
+                              save_mean: Any, save_invstd: Any,
+                              grad_input_mask: Sequence[bool]) -> tuple[Any, Any, Any]:
+    """The gradients of native_batch_norm_backward's (input, weight, grad_out), given those
+    of its three outputs (any may be None).
+
+    With s the inverse std, x̂ = (x - mean) s, a = grad_out * weight, E the mean over a
+    channel and P(v) = v - E[v] - x̂ E[x̂ v] (self-adjoint, dx̂ = s P(dx)): in training the
+    input gradient is s P(a), and differentiating it and sum(grad_out x̂) through x̂ and s
+    gives the input's terms below; in eval the statistics are constants."""
+    dims, shape, scale = _batch_norm_layout(input)
+    if train:
+        mean, invstd = ops.reshape(save_mean, shape), ops.reshape(save_invstd, shape)
+    else:
+        mean = ops.reshape(running_mean, shape)
+        invstd = ops.pow(ops.reshape(running_var, shape) + eps, -0.5)
+    normalized = (input - mean) * invstd
+    weight_b = 1.0 if weight is None else ops.reshape(weight, shape)
+    scaled = grad_out * weight_b
+
+    def channel_mean(value: Any) -> Any:
+        return ops.sum(value, dims, True) * scale
+
+    def project(value: Any) -> Any:
+        return value - channel_mean(value) - normalized * channel_mean(normalized * value)
+
+    grad_input = grad_weight = grad_grad_out = None
+    if grad_grad_input is not None:
+        if train:
+            grad_of_input = invstd * project(scaled)
+            grad_input = (-invstd * normalized * channel_mean(grad_grad_input * grad_of_input)
+                          - invstd * invstd * (channel_mean(scaled * normalized)
+                                               * project(grad_grad_input)
+                                               + channel_mean(grad_grad_input * normalized)
+                                               * project(scaled)))
+            grad_weight = ops.sum(grad_out * invstd * project(grad_grad_input), dims)
+            grad_grad_out = weight_b * invstd * project(grad_grad_input)
+        else:
+            grad_weight = ops.sum(grad_grad_input * grad_out * invstd, dims)
+            grad_grad_out = grad_grad_input * weight_b * invstd
+    if grad_grad_weight is not None:
+        per_channel = ops.reshape(grad_grad_weight, shape)
+        term = per_channel * invstd * (project(grad_out) if train else grad_out)
+        grad_input = term if grad_input is None else grad_input + term
+        term = per_channel * normalized
+        grad_grad_out = term if grad_grad_out is None else grad_grad_out + term
+    if grad_grad_bias is not None:
+        term = ops.reshape(grad_grad_bias, shape) + zeros_like(ops, grad_out)
+        grad_grad_out = term if grad_grad_out is None else grad_grad_out + term
+    if weight is None:
+        grad_weight = None
+    return _filled(ops, grad_input, input), _filled(ops, grad_weight, weight), \
+        _filled(ops, grad_grad_out, grad_out)
+
+
+def _filled(ops: Any, value: Any, like: Any) -> Any:
+    """value, or zeros of like's shape where it is None (and like is a tensor)."""
+    if value is not None or like is None:
+        return value
+    return zeros_like(ops, like)
+
+
 def _glu_halves(ops: Any, self: Any, dim: int) -> tuple[Any, Any]:
     half = self.shape[dim] // 2
     return (ops.slice(self, dim, 0, half, 1),
