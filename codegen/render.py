@@ -125,6 +125,10 @@ OUT_NOT_YET = frozenset({
 # (helper "special") nan_to_num's out= needs torch's same-dtype rule and message first
 OUT_NOT_YET = OUT_NOT_YET | {"nan_to_num"}
 
+# -- out= of nn kernels B (issue 27): renorm's structured kernel takes its result's dtype only
+OUT_OVERLOADS = OUT_OVERLOADS | {"renorm"}
+OUT_DTYPE_RULES["renorm"] = "same"
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),

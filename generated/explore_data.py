@@ -2328,6 +2328,318 @@ NODES = {
             "self_sym_numel": "numel",
         },
     },
+    "GluBackwardBackward0": {
+        "entry": "glu_backward",
+        "schema": "glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor",
+        "formulas": (
+            ("grad_output", "glu_double_backward_grad_output(grad, self, dim)"),
+            ("self", "glu_double_backward(grad, grad_output, self, dim)"),
+        ),
+        "result": (
+            ("result", "glu_backward_jvp(result, grad_output_p, self_p, grad_output_t, self_t, dim)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "dim": "value",
+            "grad_output": "tensor",
+        },
+    },
+    "LogSigmoidBackwardBackward0": {
+        "entry": "log_sigmoid_backward",
+        "schema": "log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor",
+        "formulas": (
+            ("grad_output", "log_sigmoid_backward(grad, self, buffer)"),
+            ("self", "log_sigmoid_double_backward(grad * grad_output, self)"),
+        ),
+        "result": (
+            ("result", "log_sigmoid_backward(grad_output_t, self_p, buffer_p) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "buffer": "tensor",
+            "grad_output": "tensor",
+        },
+    },
+    "HuberLossBackwardBackward0": {
+        "entry": "huber_loss_backward",
+        "schema": "huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor",
+        "formulas": (
+            ("grad_output", "huber_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, delta)"),
+            ("self", "huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)"),
+            ("target", "-huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)"),
+        ),
+        "result": (
+            ("result", "huber_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, delta) - huber_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, delta) + huber_loss_backward(grad_output_t, self_p, target_p, reduction, delta)", ""),
+        ),
+        "saved": {
+            "grad_output": "tensor",
+            "self_": "tensor",
+            "target": "tensor",
+            "reduction": "value",
+            "delta": "value",
+        },
+    },
+    "PreluKernelBackward0": {
+        "entry": "_prelu_kernel",
+        "schema": "_prelu_kernel(Tensor self, Tensor weight) -> Tensor",
+        "formulas": (
+            ("self, weight", "_prelu_kernel_backward(grad, self, weight)"),
+        ),
+        "result": (
+            ("result", "where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+        },
+    },
+    "PreluKernelBackwardBackward0": {
+        "entry": "_prelu_kernel_backward",
+        "schema": "_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)",
+        "formulas": (
+            ("grad_output", "(where(self >= 0, grads[0], grads[0] * weight + grads[1] * self) if grads[1] is not None else where(self >= 0, grads[0], grads[0] * weight)) if grads[0] is not None else where(self >= 0, 0, grads[1] * self)"),
+            ("self", "where(self >= 0, 0, grad_output * grads[1]) if grads[1] is not None else zeros_like(self)"),
+            ("weight", "where(self >= 0, 0, grad_output * grads[0]) if grads[0] is not None else zeros_like(self)"),
+        ),
+        "result": (
+            ("result0", "where(self_p > 0, grad_output_t, weight_t * grad_output_p + weight_p * grad_output_t)", ""),
+            ("result1", "where(self_p > 0, 0, self_t * grad_output_p + self_p * grad_output_t)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "weight": "tensor",
+            "grad_output": "tensor",
+        },
+    },
+    "RenormBackward0": {
+        "entry": "renorm",
+        "schema": "renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor",
+        "formulas": (
+            ("self", "renorm_backward(grad, self, p, dim, maxnorm)"),
+        ),
+        "result": (
+            ("result", "renorm_jvp(self_p, self_t, p, dim, maxnorm)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "p": "value",
+            "dim": "value",
+            "maxnorm": "value",
+        },
+    },
+    "EuclideanDistBackward0": {
+        "entry": "_euclidean_dist",
+        "schema": "_euclidean_dist(Tensor x1, Tensor x2) -> Tensor",
+        "formulas": (
+            ("x1, x2", "euclidean_dist_backward(grad, x1, x2, result)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "x1": "tensor",
+            "x2": "tensor",
+            "result": "output",
+        },
+    },
+    "CdistBackward0": {
+        "entry": "_cdist_forward",
+        "schema": "_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor",
+        "formulas": (
+            ("x1", "_cdist_backward(grad, x1, x2, p, result)"),
+            ("x2", "_cdist_backward(transpose(grad, -2, -1), x2, x1, p, transpose(result, -2, -1))"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "x1": "tensor",
+            "x2": "tensor",
+            "p": "value",
+            "result": "output",
+        },
+    },
+    "CdistBackwardBackward0": {
+        "entry": "_cdist_backward",
+        "schema": "_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor",
+        "formulas": (
+            ("grad_output", "not_implemented(\"_cdist_backward\")"),
+            ("x1", "not_implemented(\"_cdist_backward\")"),
+            ("x2", "not_implemented(\"_cdist_backward\")"),
+            ("cdist", "not_implemented(\"_cdist_backward\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "PdistBackward0": {
+        "entry": "_pdist_forward",
+        "schema": "_pdist_forward(Tensor self, float p=2) -> Tensor",
+        "formulas": (
+            ("self", "_pdist_backward(grad, self, p, result)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "p": "value",
+            "result": "output",
+        },
+    },
+    "PdistBackwardBackward0": {
+        "entry": "_pdist_backward",
+        "schema": "_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor",
+        "formulas": (
+            ("grad_output", "not_implemented(\"_pdist_backward\")"),
+            ("self", "not_implemented(\"_pdist_backward\")"),
+            ("pdist", "not_implemented(\"_pdist_backward\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "NativeBatchNormLegitBackward0": {
+        "entry": "_native_batch_norm_legit",
+        "schema": "_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, bias", "native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, training, eps)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "running_mean": "tensor",
+            "running_var": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "training": "value",
+            "eps": "value",
+        },
+    },
+    "NativeBatchNormLegitBackward1": {
+        "entry": "_native_batch_norm_legit.no_stats",
+        "schema": "_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, bias", "native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, None, None, training, eps)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "training": "value",
+            "eps": "value",
+        },
+    },
+    "NativeBatchNormLegitNoTrainingBackward0": {
+        "entry": "_native_batch_norm_legit_no_training",
+        "schema": "_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, bias", "native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "running_mean": "tensor",
+            "running_var": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "eps": "value",
+        },
+    },
+    "BatchNormWithUpdateBackward0": {
+        "entry": "_batch_norm_with_update",
+        "schema": "_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, bias", "batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)"),
+        ),
+        "result": (
+            ("result0", "batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, True, eps)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "running_mean": "tensor",
+            "running_var": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "eps": "value",
+            "result3": "output",
+        },
+    },
+    "BatchNormNoUpdateBackward0": {
+        "entry": "_batch_norm_no_update",
+        "schema": "_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, bias", "batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)"),
+        ),
+        "result": (
+            ("result0", "batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "running_mean": "tensor",
+            "running_var": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "eps": "value",
+            "result3": "output",
+        },
+    },
+    "NativeBatchNormBackwardBackward0": {
+        "entry": "native_batch_norm_backward",
+        "schema": "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, grad_out", "batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)"),
+            ("save_mean", "not_implemented(\"native_batch_norm_backward save_mean\")"),
+            ("save_invstd", "not_implemented(\"native_batch_norm_backward save_invstd\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "grad_out": "tensor",
+            "running_mean": "tensor",
+            "running_var": "tensor",
+            "train": "value",
+            "eps": "value",
+            "save_mean": "tensor",
+            "save_invstd": "tensor",
+        },
+    },
+    "BatchNormBackwardBackward0": {
+        "entry": "batch_norm_backward",
+        "schema": "batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, grad_out", "batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)"),
+            ("save_mean", "not_implemented(\"batch_norm_backward save_mean\")"),
+            ("save_var", "not_implemented(\"batch_norm_backward save_var\")"),
+            ("reserve", "not_implemented(\"batch_norm_backward reserve\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+            "grad_out": "tensor",
+            "running_mean": "tensor",
+            "running_var": "tensor",
+            "update": "value",
+            "eps": "value",
+            "save_mean": "tensor",
+            "save_var": "tensor",
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

@@ -173,6 +173,17 @@ __all__ = [
     "log_sigmoid_forward",
     "glu",
     "huber_loss",
+    "glu_backward",
+    "log_sigmoid_backward",
+    "huber_loss_backward",
+    "_prelu_kernel",
+    "_prelu_kernel_backward",
+    "renorm",
+    "_native_batch_norm_legit_default",
+    "_native_batch_norm_legit_no_stats",
+    "_native_batch_norm_legit_no_training",
+    "_batch_norm_with_update",
+    "_batch_norm_no_update",
     "constant_pad_nd",
     "leaky_relu_",
     "reflection_pad1d",
@@ -1888,6 +1899,113 @@ def huber_loss(self_p, self_t, target_p, target_t, reduction, delta, result):
     result: apply_loss_reduction((self_t - target_t) * clamp(self_p - target_p, -delta, delta), reduction)
     """
     return manual.apply_loss_reduction(ops, (self_t - target_t) * ops.clamp(self_p - target_p, -delta, delta), reduction)
+
+
+def glu_backward(grad_output_p, grad_output_t, self_p, self_t, dim, result):
+    """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
+
+    derivatives.yaml, entry glu_backward
+    result: glu_backward_jvp(result, grad_output_p, self_p, grad_output_t, self_t, dim)
+    """
+    return manual.glu_backward_jvp(ops, result, grad_output_p, self_p, grad_output_t, self_t, dim)
+
+
+def log_sigmoid_backward(grad_output_p, grad_output_t, self_p, self_t, buffer_p, result):
+    """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor
+
+    derivatives.yaml, entry log_sigmoid_backward
+    result: log_sigmoid_backward(grad_output_t, self_p, buffer_p) + log_sigmoid_double_backward(self_t * grad_output_p, self_p)
+    """
+    return ops.log_sigmoid_backward(grad_output_t, self_p, buffer_p) + manual.log_sigmoid_double_backward(ops, self_t * grad_output_p, self_p)
+
+
+def huber_loss_backward(grad_output_p, grad_output_t, self_p, self_t, target_p, target_t, reduction, delta, result):
+    """huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor
+
+    derivatives.yaml, entry huber_loss_backward
+    result: huber_loss_double_backward(self_t * grad_output_p, self_p, target_p, reduction, delta) - huber_loss_double_backward(target_t * grad_output_p, self_p, target_p, reduction, delta) + huber_loss_backward(grad_output_t, self_p, target_p, reduction, delta)
+    """
+    return manual.huber_loss_double_backward(ops, self_t * grad_output_p, self_p, target_p, reduction, delta) - manual.huber_loss_double_backward(ops, target_t * grad_output_p, self_p, target_p, reduction, delta) + ops.huber_loss_backward(grad_output_t, self_p, target_p, reduction, delta)
+
+
+def _prelu_kernel(self_p, self_t, weight_p, weight_t, result):
+    """_prelu_kernel(Tensor self, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry _prelu_kernel
+    result: where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)
+    """
+    return ops.where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)
+
+
+def _prelu_kernel_backward(grad_output_p, grad_output_t, self_p, self_t, weight_p, weight_t, result0, result1):
+    """_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _prelu_kernel_backward
+    result0: where(self_p > 0, grad_output_t, weight_t * grad_output_p + weight_p * grad_output_t)
+    result1: where(self_p > 0, 0, self_t * grad_output_p + self_p * grad_output_t)
+    """
+    result0_t = ops.where(self_p > 0, grad_output_t, weight_t * grad_output_p + weight_p * grad_output_t)
+    result1_t = ops.where(self_p > 0, 0, self_t * grad_output_p + self_p * grad_output_t)
+    return result0_t, result1_t
+
+
+def renorm(self_p, self_t, p, dim, maxnorm, result):
+    """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+
+    derivatives.yaml, entry renorm
+    result: renorm_jvp(self_p, self_t, p, dim, maxnorm)
+    """
+    return manual.renorm_jvp(ops, self_p, self_t, p, dim, maxnorm)
+
+
+def _native_batch_norm_legit_default(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean_p, running_var_p, training, momentum, eps, result0, result1, result2):
+    """_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit
+    result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, training, eps)
+    """
+    result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, training, eps)
+    return result0_t, None, None
+
+
+def _native_batch_norm_legit_no_stats(input_p, input_t, weight_p, weight_t, bias_p, bias_t, training, momentum, eps, result0, result1, result2):
+    """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit.no_stats
+    result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, None, None, training, eps)
+    """
+    result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, None, None, training, eps)
+    return result0_t, None, None
+
+
+def _native_batch_norm_legit_no_training(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean_p, running_var_p, momentum, eps, result0, result1, result2):
+    """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit_no_training
+    result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)
+    """
+    result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)
+    return result0_t, None, None
+
+
+def _batch_norm_with_update(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean_p, running_var_p, momentum, eps, result0, result1, result2, result3):
+    """_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _batch_norm_with_update
+    result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, True, eps)
+    """
+    result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, True, eps)
+    return result0_t, None, None, None
+
+
+def _batch_norm_no_update(input_p, input_t, weight_p, weight_t, bias_p, bias_t, running_mean_p, running_var_p, momentum, eps, result0, result1, result2, result3):
+    """_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _batch_norm_no_update
+    result0: batch_norm_jvp(input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)
+    """
+    result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)
+    return result0_t, None, None, None
 
 
 def constant_pad_nd(self_p, self_t, pad, value, result):

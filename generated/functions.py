@@ -172,6 +172,24 @@ __all__ = [
     "LogSigmoidBackward0",
     "GluBackward0",
     "HuberLossBackward0",
+    "GluBackwardBackward0",
+    "LogSigmoidBackwardBackward0",
+    "HuberLossBackwardBackward0",
+    "PreluKernelBackward0",
+    "PreluKernelBackwardBackward0",
+    "RenormBackward0",
+    "EuclideanDistBackward0",
+    "CdistBackward0",
+    "CdistBackwardBackward0",
+    "PdistBackward0",
+    "PdistBackwardBackward0",
+    "NativeBatchNormLegitBackward0",
+    "NativeBatchNormLegitBackward1",
+    "NativeBatchNormLegitNoTrainingBackward0",
+    "BatchNormWithUpdateBackward0",
+    "BatchNormNoUpdateBackward0",
+    "NativeBatchNormBackwardBackward0",
+    "BatchNormBackwardBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -5164,6 +5182,915 @@ class HuberLossBackward0(Node):
         # target: -grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = -grad * ops.clamp(self_ - target, -delta, delta) * (1.0 / self_sym_numel if reduction == 1 else 1.0)
+        return grad_inputs
+
+
+class GluBackwardBackward0(Node):
+    """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
+
+    derivatives.yaml, entry glu_backward
+    grad_output: glu_double_backward_grad_output(grad, self, dim)
+    self: glu_double_backward(grad, grad_output, self, dim)
+    """
+
+    __slots__ = ("self_", "_saved_dim", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
+        # grad_output: glu_double_backward_grad_output(grad, self, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.glu_double_backward_grad_output(ops, grad, self_, dim)
+        # self: glu_double_backward(grad, grad_output, self, dim)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.glu_double_backward(ops, grad, grad_output, self_, dim)
+        return grad_inputs
+
+
+class LogSigmoidBackwardBackward0(Node):
+    """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor
+
+    derivatives.yaml, entry log_sigmoid_backward
+    grad_output: log_sigmoid_backward(grad, self, buffer)
+    self: log_sigmoid_double_backward(grad * grad_output, self)
+    """
+
+    __slots__ = ("self_", "buffer_", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_buffer(self):
+        return self.buffer_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.buffer_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        buffer = ops.unpack(self.buffer_, self)
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
+        # grad_output: log_sigmoid_backward(grad, self, buffer)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.log_sigmoid_backward(grad, self_, buffer)
+        # self: log_sigmoid_double_backward(grad * grad_output, self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.log_sigmoid_double_backward(ops, grad * grad_output, self_)
+        return grad_inputs
+
+
+class HuberLossBackwardBackward0(Node):
+    """huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor
+
+    derivatives.yaml, entry huber_loss_backward
+    grad_output: huber_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, delta)
+    self: huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+    target: -huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+    """
+
+    __slots__ = ("grad_output_", "self_", "target_", "_saved_reduction", "_saved_delta")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.self_.reset_data()
+        self.target_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_output = ops.unpack(self.grad_output_, self)
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        reduction = self._saved_reduction
+        delta = self._saved_delta
+        grad_inputs = [None, None, None]
+        # grad_output: huber_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, delta)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.huber_loss_double_backward_grad_output(ops, grad, grad_output, self_, target, reduction, delta)
+        # self: huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.huber_loss_double_backward(ops, grad * grad_output, self_, target, reduction, delta)
+        # target: -huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = -manual.huber_loss_double_backward(ops, grad * grad_output, self_, target, reduction, delta)
+        return grad_inputs
+
+
+class PreluKernelBackward0(Node):
+    """_prelu_kernel(Tensor self, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry _prelu_kernel
+    self, weight: _prelu_kernel_backward(grad, self, weight)
+    """
+
+    __slots__ = ("self_", "weight_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_inputs = [None, None]
+        # self, weight: _prelu_kernel_backward(grad, self, weight)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = ops._prelu_kernel_backward(grad, self_, weight)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class PreluKernelBackwardBackward0(Node):
+    """_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _prelu_kernel_backward
+    grad_output: (where(self >= 0, grads[0], grads[0] * weight + grads[1] * self) if grads[1] is not None else where(self >= 0, grads[0], grads[0] * weight)) if grads[0] is not None else where(self >= 0, 0, grads[1] * self)
+    self: where(self >= 0, 0, grad_output * grads[1]) if grads[1] is not None else zeros_like(self)
+    weight: where(self >= 0, 0, grad_output * grads[0]) if grads[0] is not None else zeros_like(self)
+    """
+
+    __slots__ = ("self_", "weight_", "grad_output_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.weight_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None, None]
+        # grad_output: (where(self >= 0, grads[0], grads[0] * weight + grads[1] * self) if grads[1] is not None else where(self >= 0, grads[0], grads[0] * weight)) if grads[0] is not None else where(self >= 0, 0, grads[1] * self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = (ops.where(self_ >= 0, grads[0], grads[0] * weight + grads[1] * self_) if grads[1] is not None else ops.where(self_ >= 0, grads[0], grads[0] * weight)) if grads[0] is not None else ops.where(self_ >= 0, 0, grads[1] * self_)
+        # self: where(self >= 0, 0, grad_output * grads[1]) if grads[1] is not None else zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.where(self_ >= 0, 0, grad_output * grads[1]) if grads[1] is not None else manual.zeros_like(ops, self_)
+        # weight: where(self >= 0, 0, grad_output * grads[0]) if grads[0] is not None else zeros_like(self)
+        if any_grad_defined and self.should_compute_output(2):
+            grad_inputs[2] = ops.where(self_ >= 0, 0, grad_output * grads[0]) if grads[0] is not None else manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class RenormBackward0(Node):
+    """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+
+    derivatives.yaml, entry renorm
+    self: renorm_backward(grad, self, p, dim, maxnorm)
+    """
+
+    __slots__ = ("self_", "_saved_p", "_saved_dim", "_saved_maxnorm")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        p = self._saved_p
+        dim = self._saved_dim
+        maxnorm = self._saved_maxnorm
+        grad_inputs = [None]
+        # self: renorm_backward(grad, self, p, dim, maxnorm)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.renorm_backward(ops, grad, self_, p, dim, maxnorm)
+        return grad_inputs
+
+
+class EuclideanDistBackward0(Node):
+    """_euclidean_dist(Tensor x1, Tensor x2) -> Tensor
+
+    derivatives.yaml, entry _euclidean_dist
+    x1, x2: euclidean_dist_backward(grad, x1, x2, result)
+    """
+
+    __slots__ = ("x1_", "x2_", "result_")
+
+    @property
+    def _saved_x1(self):
+        return self.x1_.unpack()
+
+    @property
+    def _saved_x2(self):
+        return self.x2_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.x1_.reset_data()
+        self.x2_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        x1 = ops.unpack(self.x1_, self)
+        x2 = ops.unpack(self.x2_, self)
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # x1, x2: euclidean_dist_backward(grad, x1, x2, result)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.euclidean_dist_backward(ops, grad, x1, x2, result)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class CdistBackward0(Node):
+    """_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor
+
+    derivatives.yaml, entry _cdist_forward
+    x1: _cdist_backward(grad, x1, x2, p, result)
+    x2: _cdist_backward(transpose(grad, -2, -1), x2, x1, p, transpose(result, -2, -1))
+    """
+
+    __slots__ = ("x1_", "x2_", "_saved_p", "result_")
+
+    @property
+    def _saved_x1(self):
+        return self.x1_.unpack()
+
+    @property
+    def _saved_x2(self):
+        return self.x2_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.x1_.reset_data()
+        self.x2_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        x1 = ops.unpack(self.x1_, self)
+        x2 = ops.unpack(self.x2_, self)
+        p = self._saved_p
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # x1: _cdist_backward(grad, x1, x2, p, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._cdist_backward(grad, x1, x2, p, result)
+        # x2: _cdist_backward(transpose(grad, -2, -1), x2, x1, p, transpose(result, -2, -1))
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops._cdist_backward(ops.transpose(grad, -2, -1), x2, x1, p, ops.transpose(result, -2, -1))
+        return grad_inputs
+
+
+class CdistBackwardBackward0(Node):
+    """_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor
+
+    derivatives.yaml, entry _cdist_backward
+    grad_output: not_implemented("_cdist_backward")
+    x1: not_implemented("_cdist_backward")
+    x2: not_implemented("_cdist_backward")
+    cdist: not_implemented("_cdist_backward")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None, None, None, None]
+        # grad_output: not_implemented("_cdist_backward")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
+        # x1: not_implemented("_cdist_backward")
+        if self.should_compute_output(1):
+            raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
+        # x2: not_implemented("_cdist_backward")
+        if self.should_compute_output(2):
+            raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
+        # cdist: not_implemented("_cdist_backward")
+        if self.should_compute_output(3):
+            raise NotImplementedError("the derivative for '_cdist_backward' is not implemented.")
+        return grad_inputs
+
+
+class PdistBackward0(Node):
+    """_pdist_forward(Tensor self, float p=2) -> Tensor
+
+    derivatives.yaml, entry _pdist_forward
+    self: _pdist_backward(grad, self, p, result)
+    """
+
+    __slots__ = ("self_", "_saved_p", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        p = self._saved_p
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: _pdist_backward(grad, self, p, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._pdist_backward(grad, self_, p, result)
+        return grad_inputs
+
+
+class PdistBackwardBackward0(Node):
+    """_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor
+
+    derivatives.yaml, entry _pdist_backward
+    grad_output: not_implemented("_pdist_backward")
+    self: not_implemented("_pdist_backward")
+    pdist: not_implemented("_pdist_backward")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None, None, None]
+        # grad_output: not_implemented("_pdist_backward")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for '_pdist_backward' is not implemented.")
+        # self: not_implemented("_pdist_backward")
+        if self.should_compute_output(1):
+            raise NotImplementedError("the derivative for '_pdist_backward' is not implemented.")
+        # pdist: not_implemented("_pdist_backward")
+        if self.should_compute_output(2):
+            raise NotImplementedError("the derivative for '_pdist_backward' is not implemented.")
+        return grad_inputs
+
+
+class NativeBatchNormLegitBackward0(Node):
+    """_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit
+    input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_", "running_mean_", "running_var_", "result1_", "result2_", "_saved_training", "_saved_eps")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        training = self._saved_training
+        eps = self._saved_eps
+        grad_inputs = [None, None, None]
+        # input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class NativeBatchNormLegitBackward1(Node):
+    """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit.no_stats
+    input, weight, bias: native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_", "result1_", "result2_", "_saved_training", "_saved_eps")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        training = self._saved_training
+        eps = self._saved_eps
+        grad_inputs = [None, None, None]
+        # input, weight, bias: native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class NativeBatchNormLegitNoTrainingBackward0(Node):
+    """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit_no_training
+    input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_", "running_mean_", "running_var_", "result1_", "result2_", "_saved_eps")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        eps = self._saved_eps
+        grad_inputs = [None, None, None]
+        # input, weight, bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class BatchNormWithUpdateBackward0(Node):
+    """_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _batch_norm_with_update
+    input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)
+    """
+
+    __slots__ = ("input_", "weight_", "running_mean_", "running_var_", "result1_", "result2_", "_saved_eps", "result3_")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    @property
+    def _saved_result3(self):
+        return self.result3_.unpack(self)
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+        self.result3_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        eps = self._saved_eps
+        result3 = ops.unpack(self.result3_, self)
+        grad_inputs = [None, None, None]
+        # input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class BatchNormNoUpdateBackward0(Node):
+    """_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _batch_norm_no_update
+    input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)
+    """
+
+    __slots__ = ("input_", "weight_", "running_mean_", "running_var_", "result1_", "result2_", "_saved_eps", "result3_")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    @property
+    def _saved_result3(self):
+        return self.result3_.unpack(self)
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+        self.result3_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        eps = self._saved_eps
+        result3 = ops.unpack(self.result3_, self)
+        grad_inputs = [None, None, None]
+        # input, weight, bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class NativeBatchNormBackwardBackward0(Node):
+    """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_batch_norm_backward
+    input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)
+    save_mean: not_implemented("native_batch_norm_backward save_mean")
+    save_invstd: not_implemented("native_batch_norm_backward save_invstd")
+    """
+
+    __slots__ = ("input_", "weight_", "grad_out_", "running_mean_", "running_var_", "_saved_train", "_saved_eps", "save_mean_", "save_invstd_")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_grad_out(self):
+        return self.grad_out_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    @property
+    def _saved_save_mean(self):
+        return self.save_mean_.unpack()
+
+    @property
+    def _saved_save_invstd(self):
+        return self.save_invstd_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.grad_out_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+        self.save_mean_.reset_data()
+        self.save_invstd_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_out = ops.unpack(self.grad_out_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        train = self._saved_train
+        eps = self._saved_eps
+        save_mean = ops.unpack(self.save_mean_, self)
+        save_invstd = ops.unpack(self.save_invstd_, self)
+        grad_inputs = [None, None, None, None, None]
+        # input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(0)):
+            grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(0))
+            results = manual.batchnorm_double_backward(ops, input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[1] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[2] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[0] = results[2]
+        # save_mean: not_implemented("native_batch_norm_backward save_mean")
+        if self.should_compute_output(3):
+            raise NotImplementedError("the derivative for 'native_batch_norm_backward save_mean' is not implemented.")
+        # save_invstd: not_implemented("native_batch_norm_backward save_invstd")
+        if self.should_compute_output(4):
+            raise NotImplementedError("the derivative for 'native_batch_norm_backward save_invstd' is not implemented.")
+        return grad_inputs
+
+
+class BatchNormBackwardBackward0(Node):
+    """batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry batch_norm_backward
+    input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)
+    save_mean: not_implemented("batch_norm_backward save_mean")
+    save_var: not_implemented("batch_norm_backward save_var")
+    reserve: not_implemented("batch_norm_backward reserve")
+    """
+
+    __slots__ = ("input_", "weight_", "grad_out_", "running_mean_", "running_var_", "_saved_update", "_saved_eps", "save_mean_", "save_var_")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    @property
+    def _saved_grad_out(self):
+        return self.grad_out_.unpack()
+
+    @property
+    def _saved_running_mean(self):
+        return self.running_mean_.unpack()
+
+    @property
+    def _saved_running_var(self):
+        return self.running_var_.unpack()
+
+    @property
+    def _saved_save_mean(self):
+        return self.save_mean_.unpack()
+
+    @property
+    def _saved_save_var(self):
+        return self.save_var_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+        self.grad_out_.reset_data()
+        self.running_mean_.reset_data()
+        self.running_var_.reset_data()
+        self.save_mean_.reset_data()
+        self.save_var_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_out = ops.unpack(self.grad_out_, self)
+        running_mean = ops.unpack(self.running_mean_, self)
+        running_var = ops.unpack(self.running_var_, self)
+        update = self._saved_update
+        eps = self._saved_eps
+        save_mean = ops.unpack(self.save_mean_, self)
+        save_var = ops.unpack(self.save_var_, self)
+        grad_inputs = [None, None, None, None, None, None]
+        # input, weight, grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(0)):
+            grad_input_mask = (self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(0))
+            results = manual.batchnorm_double_backward(ops, input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[1] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[2] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[0] = results[2]
+        # save_mean: not_implemented("batch_norm_backward save_mean")
+        if self.should_compute_output(3):
+            raise NotImplementedError("the derivative for 'batch_norm_backward save_mean' is not implemented.")
+        # save_var: not_implemented("batch_norm_backward save_var")
+        if self.should_compute_output(4):
+            raise NotImplementedError("the derivative for 'batch_norm_backward save_var' is not implemented.")
+        # reserve: not_implemented("batch_norm_backward reserve")
+        if self.should_compute_output(5):
+            raise NotImplementedError("the derivative for 'batch_norm_backward reserve' is not implemented.")
         return grad_inputs
 
 

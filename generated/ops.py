@@ -50,11 +50,16 @@ from generated.functions import (
     AvgPool3DBackward0,
     AvgPool3DBackwardBackward0,
     BaddbmmBackward0,
+    BatchNormBackwardBackward0,
+    BatchNormNoUpdateBackward0,
+    BatchNormWithUpdateBackward0,
     BinaryCrossEntropyBackward0,
     BinaryCrossEntropyBackwardBackward0,
     BinaryCrossEntropyWithLogitsBackward0,
     BmmBackward0,
     CatBackward0,
+    CdistBackward0,
+    CdistBackwardBackward0,
     CeilBackward0,
     CeluBackward0,
     CeluBackward1,
@@ -105,6 +110,7 @@ from generated.functions import (
     ErfBackward0,
     ErfcBackward0,
     ErfinvBackward0,
+    EuclideanDistBackward0,
     Exp2Backward0,
     ExpandBackward0,
     ExpBackward0,
@@ -131,6 +137,7 @@ from generated.functions import (
     GeluBackward0,
     GeluBackwardBackward0,
     GluBackward0,
+    GluBackwardBackward0,
     GtBackward0,
     GtBackward1,
     HardshrinkBackward0,
@@ -141,6 +148,7 @@ from generated.functions import (
     HardtanhBackward0,
     HardtanhBackwardBackward0,
     HuberLossBackward0,
+    HuberLossBackwardBackward0,
     HypotBackward0,
     I0Backward0,
     IgammaBackward0,
@@ -190,6 +198,7 @@ from generated.functions import (
     LogcumsumexpBackward0,
     LogitBackward0,
     LogSigmoidBackward0,
+    LogSigmoidBackwardBackward0,
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
     LogsumexpBackward0,
@@ -230,6 +239,10 @@ from generated.functions import (
     NanToNumBackward0,
     NarrowCopyBackward0,
     NativeBatchNormBackward0,
+    NativeBatchNormBackwardBackward0,
+    NativeBatchNormLegitBackward0,
+    NativeBatchNormLegitBackward1,
+    NativeBatchNormLegitNoTrainingBackward0,
     NativeDropoutBackward0,
     NativeDropoutBackwardBackward0,
     NativeLayerNormBackward0,
@@ -244,6 +257,8 @@ from generated.functions import (
     NllLossBackwardBackward0,
     NormBackward0,
     NormBackward1,
+    PdistBackward0,
+    PdistBackwardBackward0,
     PermuteBackward0,
     PixelShuffleBackward0,
     PixelUnshuffleBackward0,
@@ -251,6 +266,8 @@ from generated.functions import (
     PowBackward0,
     PowBackward1,
     PowBackward2,
+    PreluKernelBackward0,
+    PreluKernelBackwardBackward0,
     ProdBackward0,
     ProdBackward1,
     PutBackward0,
@@ -265,6 +282,7 @@ from generated.functions import (
     ReluBackward0,
     RemainderBackward0,
     RemainderBackward1,
+    RenormBackward0,
     RepeatBackward0,
     ReplicationPad1DBackward0,
     ReplicationPad1DBackwardBackward0,
@@ -414,8 +432,13 @@ __all__ = [
     "_adaptive_avg_pool2d_backward",
     "_adaptive_avg_pool3d",
     "_adaptive_avg_pool3d_backward",
+    "_batch_norm_no_update",
+    "_batch_norm_with_update",
+    "_cdist_backward",
+    "_cdist_forward",
     "_conv_depthwise2d",
     "_convolution",
+    "_euclidean_dist",
     "_index_put_impl_",
     "_is_all_true",
     "_is_any_true",
@@ -425,6 +448,12 @@ __all__ = [
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_native_batch_norm_legit",
+    "_native_batch_norm_legit_no_training",
+    "_pdist_backward",
+    "_pdist_forward",
+    "_prelu_kernel",
+    "_prelu_kernel_backward",
     "_reshape_copy",
     "_slow_conv2d_backward",
     "_slow_conv2d_forward",
@@ -479,6 +508,7 @@ __all__ = [
     "avg_pool3d",
     "avg_pool3d_backward",
     "baddbmm",
+    "batch_norm_backward",
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
     "binary_cross_entropy_with_logits",
@@ -566,6 +596,7 @@ __all__ = [
     "gelu",
     "gelu_backward",
     "glu",
+    "glu_backward",
     "gt",
     "hardshrink",
     "hardshrink_backward",
@@ -575,6 +606,7 @@ __all__ = [
     "hardtanh",
     "hardtanh_backward",
     "huber_loss",
+    "huber_loss_backward",
     "hypot",
     "i0",
     "i0_",
@@ -616,6 +648,7 @@ __all__ = [
     "log2",
     "log2_",
     "log_",
+    "log_sigmoid_backward",
     "log_sigmoid_forward",
     "logaddexp",
     "logaddexp2",
@@ -656,6 +689,7 @@ __all__ = [
     "nansum",
     "narrow_copy",
     "native_batch_norm",
+    "native_batch_norm_backward",
     "native_dropout",
     "native_dropout_backward",
     "native_layer_norm",
@@ -669,6 +703,7 @@ __all__ = [
     "nll_loss_backward",
     "nll_loss_forward",
     "nonzero",
+    "one_hot",
     "permute",
     "pixel_shuffle",
     "pixel_unshuffle",
@@ -689,6 +724,7 @@ __all__ = [
     "relu",
     "relu_",
     "remainder",
+    "renorm",
     "repeat",
     "replication_pad1d",
     "replication_pad1d_backward",
@@ -6910,6 +6946,554 @@ def huber_loss(self_=MISSING, target=MISSING, reduction=1, delta=1.0, **kwargs):
             tangent = forward.huber_loss(self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), reduction, delta, result)
         forward_grad.set_tangent(result, tangent)
     return result
+
+
+def glu_backward(grad_output=MISSING, self_=MISSING, dim=MISSING, **kwargs):
+    """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
+
+    derivatives.yaml, entry glu_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(glu_backward, (grad_output, self_, dim), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        grad_output, self_, dim = _arguments.bind(OVERLOADS["glu_backward"], (grad_output, self_, dim,), kwargs)
+    result = recording.wrap(kernels.glu_backward(recording.data(grad_output), recording.data(self_), dim))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = GluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.glu_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), dim, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def log_sigmoid_backward(grad_output=MISSING, self_=MISSING, buffer=MISSING, **kwargs):
+    """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor
+
+    derivatives.yaml, entry log_sigmoid_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log_sigmoid_backward, (grad_output, self_, buffer), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(buffer, Tensor) or kwargs:
+        grad_output, self_, buffer = _arguments.bind(OVERLOADS["log_sigmoid_backward"], (grad_output, self_, buffer,), kwargs)
+    result = recording.wrap(kernels.log_sigmoid_backward(recording.data(grad_output), recording.data(self_), recording.data(buffer)))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = LogSigmoidBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.buffer_ = SavedVariable(buffer, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.log_sigmoid_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), buffer, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def huber_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, delta=MISSING, **kwargs):
+    """huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor
+
+    derivatives.yaml, entry huber_loss_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(huber_loss_backward, (grad_output, self_, target, reduction, delta), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or reduction is MISSING or kwargs:
+        grad_output, self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss_backward"], (grad_output, self_, target, reduction, delta,), kwargs)
+    result = recording.wrap(kernels.huber_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, delta))
+    if recording.compute_requires_grad(grad_output, self_, target):
+        grad_fn = HuberLossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        grad_fn._saved_delta = delta
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, target):
+        with forward_grad.computing_tangents():
+            tangent = forward.huber_loss_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), target, forward_grad.tangent(target), reduction, delta, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _prelu_kernel(self_=MISSING, weight=MISSING, **kwargs):
+    """_prelu_kernel(Tensor self, Tensor weight) -> Tensor
+
+    derivatives.yaml, entry _prelu_kernel
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_prelu_kernel, (self_, weight), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kwargs:
+        self_, weight = _arguments.bind(OVERLOADS["_prelu_kernel"], (self_, weight,), kwargs)
+    result = recording.wrap(kernels._prelu_kernel(recording.data(self_), recording.data(weight)))
+    if recording.compute_requires_grad(self_, weight):
+        grad_fn = PreluKernelBackward0(recording.collect_next_edges(self_, weight))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward._prelu_kernel(self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _prelu_kernel_backward(grad_output=MISSING, self_=MISSING, weight=MISSING, **kwargs):
+    """_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _prelu_kernel_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_prelu_kernel_backward, (grad_output, self_, weight), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kwargs:
+        grad_output, self_, weight = _arguments.bind(OVERLOADS["_prelu_kernel_backward"], (grad_output, self_, weight,), kwargs)
+    result0, result1 = map(recording.wrap, kernels._prelu_kernel_backward(recording.data(grad_output), recording.data(self_), recording.data(weight)))
+    if recording.compute_requires_grad(grad_output, self_, weight):
+        grad_fn = PreluKernelBackwardBackward0(recording.collect_next_edges(grad_output, self_, weight))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, weight):
+        with forward_grad.computing_tangents():
+            tangent = forward._prelu_kernel_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), weight, forward_grad.tangent(weight), result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    return (result0, result1)
+
+
+def renorm(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, *, out=None, **kwargs):
+    """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+
+    derivatives.yaml, entry renorm
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(renorm, (self_, p, dim, maxnorm), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(maxnorm, NUMBER) or dim is MISSING or kwargs:
+        self_, p, dim, maxnorm = _arguments.bind(OVERLOADS["renorm"], (self_, p, dim, maxnorm,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("renorm", renorm, (self_, p, dim, maxnorm), {}, out, dtype_rule="same")
+    result = recording.wrap(kernels.renorm(recording.data(self_), p, dim, maxnorm))
+    if recording.compute_requires_grad(self_):
+        grad_fn = RenormBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_p = p
+        grad_fn._saved_dim = dim
+        grad_fn._saved_maxnorm = maxnorm
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.renorm(self_, forward_grad.tangent(self_), p, dim, maxnorm, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def renorm_(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, **kwargs):
+    """In-place renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
+
+    derivatives.yaml, entry renorm
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(renorm_, (self_, p, dim, maxnorm), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(maxnorm, NUMBER) or dim is MISSING or kwargs:
+        self_, p, dim, maxnorm = _arguments.bind(OVERLOADS["renorm"], (self_, p, dim, maxnorm,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = RenormBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_p = p
+        grad_fn._saved_dim = dim
+        grad_fn._saved_maxnorm = maxnorm
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.renorm(recording.data(self_), p, dim, maxnorm))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.renorm(original_self, forward_grad.tangent(self_), p, dim, maxnorm, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def one_hot(self_=MISSING, num_classes=-1, **kwargs):
+    """one_hot(Tensor self, int num_classes=-1) -> Tensor
+
+    derivatives.yaml, entry one_hot
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(one_hot, (self_, num_classes), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, num_classes = _arguments.bind(OVERLOADS["one_hot"], (self_, num_classes,), kwargs)
+    result = recording.wrap(kernels.one_hot(recording.data(self_), num_classes))
+    return result
+
+
+def _euclidean_dist(x1=MISSING, x2=MISSING, **kwargs):
+    """_euclidean_dist(Tensor x1, Tensor x2) -> Tensor
+
+    derivatives.yaml, entry _euclidean_dist
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_euclidean_dist, (x1, x2), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or kwargs:
+        x1, x2 = _arguments.bind(OVERLOADS["_euclidean_dist"], (x1, x2,), kwargs)
+    result = recording.wrap(kernels._euclidean_dist(recording.data(x1), recording.data(x2)))
+    if recording.compute_requires_grad(x1, x2):
+        grad_fn = EuclideanDistBackward0(recording.collect_next_edges(x1, x2))
+        grad_fn.x1_ = SavedVariable(x1, False)
+        grad_fn.x2_ = SavedVariable(x2, False)
+        recording.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(x1, x2):
+        forward_grad.not_implemented("_euclidean_dist")
+    return result
+
+
+def _cdist_forward(x1=MISSING, x2=MISSING, p=MISSING, compute_mode=MISSING, **kwargs):
+    """_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor
+
+    derivatives.yaml, entry _cdist_forward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_cdist_forward, (x1, x2, p, compute_mode), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or not isinstance(p, NUMBER) or compute_mode is MISSING or kwargs:
+        x1, x2, p, compute_mode = _arguments.bind(OVERLOADS["_cdist_forward"], (x1, x2, p, compute_mode,), kwargs)
+    result = recording.wrap(kernels._cdist_forward(recording.data(x1), recording.data(x2), p, compute_mode))
+    if recording.compute_requires_grad(x1, x2):
+        grad_fn = CdistBackward0(recording.collect_next_edges(x1, x2))
+        grad_fn.x1_ = SavedVariable(x1, False)
+        grad_fn.x2_ = SavedVariable(x2, False)
+        grad_fn._saved_p = p
+        recording.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(x1, x2):
+        forward_grad.not_implemented("_cdist_forward")
+    return result
+
+
+def _cdist_backward(grad_output=MISSING, x1=MISSING, x2=MISSING, p=MISSING, cdist=MISSING, **kwargs):
+    """_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor
+
+    derivatives.yaml, entry _cdist_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_cdist_backward, (grad_output, x1, x2, p, cdist), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or not isinstance(p, NUMBER) or not isinstance(cdist, Tensor) or kwargs:
+        grad_output, x1, x2, p, cdist = _arguments.bind(OVERLOADS["_cdist_backward"], (grad_output, x1, x2, p, cdist,), kwargs)
+    result = recording.wrap(kernels._cdist_backward(recording.data(grad_output), recording.data(x1), recording.data(x2), p, recording.data(cdist)))
+    if recording.compute_requires_grad(grad_output, x1, x2, cdist):
+        grad_fn = CdistBackwardBackward0(recording.collect_next_edges(grad_output, x1, x2, cdist))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, x1, x2, cdist):
+        forward_grad.not_implemented("_cdist_backward")
+    return result
+
+
+def _pdist_forward(self_=MISSING, p=2, **kwargs):
+    """_pdist_forward(Tensor self, float p=2) -> Tensor
+
+    derivatives.yaml, entry _pdist_forward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_pdist_forward, (self_, p), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
+        self_, p = _arguments.bind(OVERLOADS["_pdist_forward"], (self_, p,), kwargs)
+    result = recording.wrap(kernels._pdist_forward(recording.data(self_), p))
+    if recording.compute_requires_grad(self_):
+        grad_fn = PdistBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_p = p
+        recording.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("_pdist_forward")
+    return result
+
+
+def _pdist_backward(grad_output=MISSING, self_=MISSING, p=MISSING, pdist=MISSING, **kwargs):
+    """_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor
+
+    derivatives.yaml, entry _pdist_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_pdist_backward, (grad_output, self_, p, pdist), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(pdist, Tensor) or kwargs:
+        grad_output, self_, p, pdist = _arguments.bind(OVERLOADS["_pdist_backward"], (grad_output, self_, p, pdist,), kwargs)
+    result = recording.wrap(kernels._pdist_backward(recording.data(grad_output), recording.data(self_), p, recording.data(pdist)))
+    if recording.compute_requires_grad(grad_output, self_, pdist):
+        grad_fn = PdistBackwardBackward0(recording.collect_next_edges(grad_output, self_, pdist))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, pdist):
+        forward_grad.not_implemented("_pdist_backward")
+    return result
+
+
+def _native_batch_norm_legit_default(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, training=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+    """_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_native_batch_norm_legit_default, (input, weight, bias, running_mean, running_var, training, momentum, eps), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs:
+        input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
+    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    if needs_grad:
+        grad_fn = NativeBatchNormLegitBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_training = training
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._native_batch_norm_legit_default(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), running_mean, running_var, training, momentum, eps, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+    return (result0, result1, result2)
+
+
+def _native_batch_norm_legit_no_stats(input=MISSING, weight=MISSING, bias=MISSING, training=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+    """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit.no_stats
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_native_batch_norm_legit_no_stats, (input, weight, bias, training, momentum, eps), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs:
+        input, weight, bias, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit.no_stats"], (input, weight, bias, training, momentum, eps,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_stats(recording.data(input), recording.data(weight), recording.data(bias), training, momentum, eps))
+    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    if needs_grad:
+        grad_fn = NativeBatchNormLegitBackward1(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_training = training
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._native_batch_norm_legit_no_stats(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), training, momentum, eps, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+    return (result0, result1, result2)
+
+
+def _native_batch_norm_legit_no_training(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+    """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _native_batch_norm_legit_no_training
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_native_batch_norm_legit_no_training, (input, weight, bias, running_mean, running_var, momentum, eps), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs:
+        input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit_no_training"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_training(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
+    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    if needs_grad:
+        grad_fn = NativeBatchNormLegitNoTrainingBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._native_batch_norm_legit_no_training(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), running_mean, running_var, momentum, eps, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+    return (result0, result1, result2)
+
+
+def _batch_norm_with_update(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+    """_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _batch_norm_with_update
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_batch_norm_with_update, (input, weight, bias, running_mean, running_var, momentum, eps), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs:
+        input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_with_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs)
+    result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_with_update(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
+    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    if needs_grad:
+        grad_fn = BatchNormWithUpdateBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+        recording.skip_output(result3, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._batch_norm_with_update(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), running_mean, running_var, momentum, eps, result0, result1, result2, result3)
+        forward_grad.set_tangents((result0, result1, result2, result3), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+        grad_fn.result3_ = SavedVariable(result3, True)
+    return (result0, result1, result2, result3)
+
+
+def _batch_norm_no_update(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+    """_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _batch_norm_no_update
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_batch_norm_no_update, (input, weight, bias, running_mean, running_var, momentum, eps), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or running_mean is MISSING or running_var is MISSING or kwargs:
+        input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_no_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs)
+    result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_no_update(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
+    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    if needs_grad:
+        grad_fn = BatchNormNoUpdateBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+        recording.skip_output(result3, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward._batch_norm_no_update(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), running_mean, running_var, momentum, eps, result0, result1, result2, result3)
+        forward_grad.set_tangents((result0, result1, result2, result3), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+        grad_fn.result3_ = SavedVariable(result3, True)
+    return (result0, result1, result2, result3)
+
+
+def native_batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running_mean=MISSING, running_var=MISSING, save_mean=MISSING, save_invstd=MISSING, train=MISSING, eps=MISSING, output_mask=MISSING, **kwargs):
+    """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_batch_norm_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_batch_norm_backward, (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_invstd is MISSING or train is MISSING or output_mask is MISSING or kwargs:
+        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask = _arguments.bind(OVERLOADS["native_batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm_backward(recording.data(grad_out), recording.data(input), recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_invstd), train, eps, output_mask))
+    if recording.compute_requires_grad(grad_out, input, weight, save_mean, save_invstd):
+        grad_fn = NativeBatchNormBackwardBackward0(recording.collect_next_edges(grad_out, input, weight, save_mean, save_invstd))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_train = train
+        grad_fn._saved_eps = eps
+        grad_fn.save_mean_ = SavedVariable(save_mean, False)
+        grad_fn.save_invstd_ = SavedVariable(save_invstd, False)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.set_history(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_out, input, weight, save_mean, save_invstd):
+        forward_grad.not_implemented("native_batch_norm_backward")
+    return (result0, result1, result2)
+
+
+def batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running_mean=MISSING, running_var=MISSING, save_mean=MISSING, save_var=MISSING, update=MISSING, eps=MISSING, output_mask=MISSING, reserve=MISSING, **kwargs):
+    """batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry batch_norm_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(batch_norm_backward, (grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or not isinstance(reserve, Tensor) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_var is MISSING or update is MISSING or output_mask is MISSING or kwargs:
+        grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve = _arguments.bind(OVERLOADS["batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels.batch_norm_backward(recording.data(grad_out), recording.data(input), recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_var), update, eps, output_mask, recording.data(reserve)))
+    if recording.compute_requires_grad(grad_out, input, weight, save_mean, save_var, reserve):
+        grad_fn = BatchNormBackwardBackward0(recording.collect_next_edges(grad_out, input, weight, save_mean, save_var, reserve))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.grad_out_ = SavedVariable(grad_out, False)
+        grad_fn.running_mean_ = SavedVariable(running_mean, False)
+        grad_fn.running_var_ = SavedVariable(running_var, False)
+        grad_fn._saved_update = update
+        grad_fn._saved_eps = eps
+        grad_fn.save_mean_ = SavedVariable(save_mean, False)
+        grad_fn.save_var_ = SavedVariable(save_var, False)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.set_history(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_out, input, weight, save_mean, save_var, reserve):
+        forward_grad.not_implemented("batch_norm_backward")
+    return (result0, result1, result2)
 
 
 def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
@@ -16613,6 +17197,139 @@ OVERLOADS = {
         Param("reduction", "int", has_default=True),
         Param("delta", "float", has_default=True),
     )),
+    "glu_backward": Overload(glu_backward, kernels.glu_backward, "glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+    )),
+    "log_sigmoid_backward": Overload(log_sigmoid_backward, kernels.log_sigmoid_backward, "log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("buffer", "Tensor"),
+    )),
+    "huber_loss_backward": Overload(huber_loss_backward, kernels.huber_loss_backward, "huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int"),
+        Param("delta", "float"),
+    )),
+    "_prelu_kernel": Overload(_prelu_kernel, kernels._prelu_kernel, "_prelu_kernel(Tensor self, Tensor weight) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+    )),
+    "_prelu_kernel_backward": Overload(_prelu_kernel_backward, kernels._prelu_kernel_backward, "_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("weight", "Tensor"),
+    )),
+    "renorm": Overload(renorm, kernels.renorm, "renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("p", "Scalar"),
+        Param("dim", "int"),
+        Param("maxnorm", "Scalar"),
+    )),
+    "one_hot": Overload(one_hot, kernels.one_hot, "one_hot(Tensor self, int num_classes=-1) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("num_classes", "int", has_default=True),
+    )),
+    "_euclidean_dist": Overload(_euclidean_dist, kernels._euclidean_dist, "_euclidean_dist(Tensor x1, Tensor x2) -> Tensor", (
+        Param("x1", "Tensor"),
+        Param("x2", "Tensor"),
+    )),
+    "_cdist_forward": Overload(_cdist_forward, kernels._cdist_forward, "_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor", (
+        Param("x1", "Tensor"),
+        Param("x2", "Tensor"),
+        Param("p", "float"),
+        Param("compute_mode", "int?"),
+    )),
+    "_cdist_backward": Overload(_cdist_backward, kernels._cdist_backward, "_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("x1", "Tensor"),
+        Param("x2", "Tensor"),
+        Param("p", "float"),
+        Param("cdist", "Tensor"),
+    )),
+    "_pdist_forward": Overload(_pdist_forward, kernels._pdist_forward, "_pdist_forward(Tensor self, float p=2) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("p", "float", has_default=True),
+    )),
+    "_pdist_backward": Overload(_pdist_backward, kernels._pdist_backward, "_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("p", "float"),
+        Param("pdist", "Tensor"),
+    )),
+    "_native_batch_norm_legit": Overload(_native_batch_norm_legit_default, kernels._native_batch_norm_legit, "_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("running_mean", "Tensor"),
+        Param("running_var", "Tensor"),
+        Param("training", "bool"),
+        Param("momentum", "float"),
+        Param("eps", "float"),
+    )),
+    "_native_batch_norm_legit.no_stats": Overload(_native_batch_norm_legit_no_stats, kernels._native_batch_norm_legit_no_stats, "_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("training", "bool"),
+        Param("momentum", "float"),
+        Param("eps", "float"),
+    )),
+    "_native_batch_norm_legit_no_training": Overload(_native_batch_norm_legit_no_training, kernels._native_batch_norm_legit_no_training, "_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("running_mean", "Tensor"),
+        Param("running_var", "Tensor"),
+        Param("momentum", "float"),
+        Param("eps", "float"),
+    )),
+    "_batch_norm_with_update": Overload(_batch_norm_with_update, kernels._batch_norm_with_update, "_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("running_mean", "Tensor"),
+        Param("running_var", "Tensor"),
+        Param("momentum", "float"),
+        Param("eps", "float"),
+    )),
+    "_batch_norm_no_update": Overload(_batch_norm_no_update, kernels._batch_norm_no_update, "_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("running_mean", "Tensor?"),
+        Param("running_var", "Tensor?"),
+        Param("momentum", "float"),
+        Param("eps", "float"),
+    )),
+    "native_batch_norm_backward": Overload(native_batch_norm_backward, kernels.native_batch_norm_backward, "native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", (
+        Param("grad_out", "Tensor"),
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("running_mean", "Tensor?"),
+        Param("running_var", "Tensor?"),
+        Param("save_mean", "Tensor?"),
+        Param("save_invstd", "Tensor?"),
+        Param("train", "bool"),
+        Param("eps", "float"),
+        Param("output_mask", "bool[3]"),
+    )),
+    "batch_norm_backward": Overload(batch_norm_backward, kernels.batch_norm_backward, "batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)", (
+        Param("grad_out", "Tensor"),
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("running_mean", "Tensor?"),
+        Param("running_var", "Tensor?"),
+        Param("save_mean", "Tensor?"),
+        Param("save_var", "Tensor?"),
+        Param("update", "bool"),
+        Param("eps", "float"),
+        Param("output_mask", "bool[3]"),
+        Param("reserve", "Tensor"),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -18490,6 +19207,61 @@ BY_NAME = {
     "huber_loss": (
         OVERLOADS["huber_loss"],
     ),
+    "glu_backward": (
+        OVERLOADS["glu_backward"],
+    ),
+    "log_sigmoid_backward": (
+        OVERLOADS["log_sigmoid_backward"],
+    ),
+    "huber_loss_backward": (
+        OVERLOADS["huber_loss_backward"],
+    ),
+    "_prelu_kernel": (
+        OVERLOADS["_prelu_kernel"],
+    ),
+    "_prelu_kernel_backward": (
+        OVERLOADS["_prelu_kernel_backward"],
+    ),
+    "renorm": (
+        OVERLOADS["renorm"],
+    ),
+    "one_hot": (
+        OVERLOADS["one_hot"],
+    ),
+    "_euclidean_dist": (
+        OVERLOADS["_euclidean_dist"],
+    ),
+    "_cdist_forward": (
+        OVERLOADS["_cdist_forward"],
+    ),
+    "_cdist_backward": (
+        OVERLOADS["_cdist_backward"],
+    ),
+    "_pdist_forward": (
+        OVERLOADS["_pdist_forward"],
+    ),
+    "_pdist_backward": (
+        OVERLOADS["_pdist_backward"],
+    ),
+    "_native_batch_norm_legit": (
+        OVERLOADS["_native_batch_norm_legit"],
+        OVERLOADS["_native_batch_norm_legit.no_stats"],
+    ),
+    "_native_batch_norm_legit_no_training": (
+        OVERLOADS["_native_batch_norm_legit_no_training"],
+    ),
+    "_batch_norm_with_update": (
+        OVERLOADS["_batch_norm_with_update"],
+    ),
+    "_batch_norm_no_update": (
+        OVERLOADS["_batch_norm_no_update"],
+    ),
+    "native_batch_norm_backward": (
+        OVERLOADS["native_batch_norm_backward"],
+    ),
+    "batch_norm_backward": (
+        OVERLOADS["batch_norm_backward"],
+    ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],
     ),
@@ -19384,6 +20156,9 @@ BY_NAME = {
     "hardswish_": (
         OVERLOADS["hardswish"]._replace(wrapper=hardswish_, kernel=None),
     ),
+    "renorm_": (
+        OVERLOADS["renorm"]._replace(wrapper=renorm_, kernel=None),
+    ),
     "cumsum_": (
         OVERLOADS["cumsum"]._replace(wrapper=cumsum_, kernel=None),
     ),
@@ -19768,6 +20543,15 @@ def squeeze_(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _arguments.call("squeeze_", BY_NAME["squeeze_"], args, kwargs)
+
+
+def _native_batch_norm_legit(*args, **kwargs):
+    """Picks the overload of _native_batch_norm_legit that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_native_batch_norm_legit, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("_native_batch_norm_legit", BY_NAME["_native_batch_norm_legit"], args, kwargs)
 
 
 def sort(*args, **kwargs):

@@ -593,6 +593,93 @@ FORMULAS = {
         0: "self: grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)",
         1: "target: -grad * clamp(self - target, -delta, delta) * (1.0 / self.numel() if reduction == 1 else 1.0)",
     },
+    "GluBackwardBackward0": {
+        0: "grad_output: glu_double_backward_grad_output(grad, self, dim)",
+        1: "self: glu_double_backward(grad, grad_output, self, dim)",
+    },
+    "LogSigmoidBackwardBackward0": {
+        0: "grad_output: log_sigmoid_backward(grad, self, buffer)",
+        1: "self: log_sigmoid_double_backward(grad * grad_output, self)",
+    },
+    "HuberLossBackwardBackward0": {
+        0: "grad_output: huber_loss_double_backward_grad_output(grad, grad_output, self, target, reduction, delta)",
+        1: "self: huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)",
+        2: "target: -huber_loss_double_backward(grad * grad_output, self, target, reduction, delta)",
+    },
+    "PreluKernelBackward0": {
+        0: "self: _prelu_kernel_backward(grad, self, weight)",
+        1: "weight: _prelu_kernel_backward(grad, self, weight)",
+    },
+    "PreluKernelBackwardBackward0": {
+        0: "grad_output: (where(self >= 0, grads[0], grads[0] * weight + grads[1] * self) if grads[1] is not None else where(self >= 0, grads[0], grads[0] * weight)) if grads[0] is not None else where(self >= 0, 0, grads[1] * self)",
+        1: "self: where(self >= 0, 0, grad_output * grads[1]) if grads[1] is not None else zeros_like(self)",
+        2: "weight: where(self >= 0, 0, grad_output * grads[0]) if grads[0] is not None else zeros_like(self)",
+    },
+    "RenormBackward0": {
+        0: "self: renorm_backward(grad, self, p, dim, maxnorm)",
+    },
+    "EuclideanDistBackward0": {
+        0: "x1: euclidean_dist_backward(grad, x1, x2, result)",
+        1: "x2: euclidean_dist_backward(grad, x1, x2, result)",
+    },
+    "CdistBackward0": {
+        0: "x1: _cdist_backward(grad, x1, x2, p, result)",
+        1: "x2: _cdist_backward(transpose(grad, -2, -1), x2, x1, p, transpose(result, -2, -1))",
+    },
+    "CdistBackwardBackward0": {
+        0: "grad_output: not_implemented(\"_cdist_backward\")",
+        1: "x1: not_implemented(\"_cdist_backward\")",
+        2: "x2: not_implemented(\"_cdist_backward\")",
+        3: "cdist: not_implemented(\"_cdist_backward\")",
+    },
+    "PdistBackward0": {
+        0: "self: _pdist_backward(grad, self, p, result)",
+    },
+    "PdistBackwardBackward0": {
+        0: "grad_output: not_implemented(\"_pdist_backward\")",
+        1: "self: not_implemented(\"_pdist_backward\")",
+        2: "pdist: not_implemented(\"_pdist_backward\")",
+    },
+    "NativeBatchNormLegitBackward0": {
+        0: "input: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)",
+        1: "weight: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)",
+        2: "bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, training, eps, grad_input_mask)",
+    },
+    "NativeBatchNormLegitBackward1": {
+        0: "input: native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)",
+        1: "weight: native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)",
+        2: "bias: native_batch_norm_backward(grad, input, weight, None, None, result1, result2, training, eps, grad_input_mask)",
+    },
+    "NativeBatchNormLegitNoTrainingBackward0": {
+        0: "input: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)",
+        1: "weight: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)",
+        2: "bias: native_batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask)",
+    },
+    "BatchNormWithUpdateBackward0": {
+        0: "input: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)",
+        1: "weight: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)",
+        2: "bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, True, eps, grad_input_mask, result3)",
+    },
+    "BatchNormNoUpdateBackward0": {
+        0: "input: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)",
+        1: "weight: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)",
+        2: "bias: batch_norm_backward(grad, input, weight, running_mean, running_var, result1, result2, False, eps, grad_input_mask, result3)",
+    },
+    "NativeBatchNormBackwardBackward0": {
+        0: "grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)",
+        1: "input: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)",
+        2: "weight: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, train, eps, save_mean, save_invstd, grad_input_mask)",
+        3: "save_mean: not_implemented(\"native_batch_norm_backward save_mean\")",
+        4: "save_invstd: not_implemented(\"native_batch_norm_backward save_invstd\")",
+    },
+    "BatchNormBackwardBackward0": {
+        0: "grad_out: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)",
+        1: "input: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)",
+        2: "weight: batchnorm_double_backward(input, weight, grads[0], grads[1], grads[2], grad_out, running_mean, running_var, update, eps, save_mean, save_var, grad_input_mask)",
+        3: "save_mean: not_implemented(\"batch_norm_backward save_mean\")",
+        4: "save_var: not_implemented(\"batch_norm_backward save_var\")",
+        5: "reserve: not_implemented(\"batch_norm_backward reserve\")",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

@@ -39,6 +39,30 @@ class TensorMethods:
             _arguments.reword_for_method(error, "_is_any_true")
             raise
 
+    def _pdist_forward(self, p=2, **kwargs):
+        """_pdist_forward(Tensor self, float p=2) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._pdist_forward, (self, p), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops._pdist_forward(self, p) if not kwargs else ops._pdist_forward(self, p, **_arguments.method_keywords("_pdist_forward", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "_pdist_forward")
+            raise
+
+    def _prelu_kernel(self, weight=MISSING, **kwargs):
+        """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._prelu_kernel, (self, weight), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops._prelu_kernel(self, weight) if not kwargs else ops._prelu_kernel(self, weight, **_arguments.method_keywords("_prelu_kernel", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "_prelu_kernel")
+            raise
+
     def _to_copy(self, *, dtype=None, **kwargs):
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -1672,6 +1696,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "nextafter")
             raise
 
+    def one_hot(self, num_classes=-1, **kwargs):
+        """one_hot(Tensor self, int num_classes=-1) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.one_hot, (self, num_classes), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.one_hot(self, num_classes) if not kwargs else ops.one_hot(self, num_classes, **_arguments.method_keywords("one_hot", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "one_hot")
+            raise
+
     def permute(self, *args, dims=None):
         """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -1772,6 +1808,18 @@ class TensorMethods:
             return ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("remainder")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "remainder")
+            raise
+
+    def renorm(self, p=MISSING, dim=MISSING, maxnorm=MISSING, **kwargs):
+        """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.renorm, (self, p, dim, maxnorm), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.renorm(self, p, dim, maxnorm) if not kwargs else ops.renorm(self, p, dim, maxnorm, **_arguments.method_keywords("renorm", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "renorm")
             raise
 
     def repeat(self, *args, repeats=None):
@@ -3278,6 +3326,18 @@ class TensorMethods:
             return ops.remainder_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "remainder_")
+            raise
+
+    def renorm_(self, p=MISSING, dim=MISSING, maxnorm=MISSING, **kwargs):
+        """In-place renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.renorm_, (self, p, dim, maxnorm), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.renorm_(self, p, dim, maxnorm) if not kwargs else ops.renorm_(self, p, dim, maxnorm, **_arguments.method_keywords("renorm", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "renorm_")
             raise
 
     def round_(self, *args, **kwargs):

@@ -1260,6 +1260,13 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return aten_batch_norm(input, weight, bias, running_mean, running_var, training, momentum,
+                           eps)
+
+
+def aten_batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,
+                    training: bool, momentum: float, eps: float) -> Any:
+    """ATen's batch_norm (torch.batch_norm): F.batch_norm without its Python checks."""
     if input.numel() == 0:
         # torch returns early for an empty input, before it checks any shapes: a copy (not
         # a view, so the graph still reaches input), scaled and shifted by channel 0's
@@ -1595,22 +1602,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
         heard = _modes.dispatch(one_hot, (tensor, num_classes), {})
         if heard is not _modes.PASS:
             return heard
-    if tensor.dtype is not dtypes.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
-    values = tensor.detach().numpy()
-    if num_classes == -1:
-        if values.size == 0:
-            raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        num_classes = int(values.max()) + 1
-    if values.size:
-        if values.min() < 0:
-            raise RuntimeError("Class values must be non-negative.")
-        if values.max() >= num_classes:
-            raise RuntimeError("Class values must be smaller than num_classes.")
-    elif num_classes < 0:
-        raise RuntimeError("Class values must be smaller than num_classes.")
-    classes = np.arange(num_classes, dtype=np.int64)
-    return factories.from_numpy((values[..., None] == classes).astype(np.int64))
+    return ops.one_hot(tensor, num_classes)
 
 
 def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None,

@@ -2310,6 +2310,376 @@ def huber_loss(self, target, reduction=1, delta=1.0):
     return _array(loss, dtype)
 
 
+# -- nn kernels B: activation and loss backwards, distances, norms (issue 27, helper nnB) ---
+
+def _iterator_dtypes(first: Any, *others: Any) -> None:
+    """A TensorIterator that checks all its inputs share the first one's dtype: torch's
+    message names the first that does not."""
+    for other in others:
+        if isinstance(other, np.ndarray) and other.dtype != first.dtype:
+            raise RuntimeError(
+                f"Found dtype {_dtype_name(other)} but expected {_dtype_name(first)}")
+
+
+@silent
+def glu_backward(grad_output, self, dim):
+    """glu's gradient: grad sigmoid(b) for the first half a, grad a s (1 - s) for the
+    second half b (s = sigmoid(b)), joined along dim."""
+    if self.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = _glu_dim(self, dim)
+    size = self.shape[dim]
+    if size % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim} is size {size}")
+    _iterator_dtypes(self, grad_output)
+    first, second = np.split(self, 2, axis=dim)
+    _broadcastable(first, grad_output)
+    gate = _sigmoid(second)
+    grad_first = grad_output * gate
+    grad_second = grad_first * first * (1 - gate)
+    return _array(np.concatenate(np.broadcast_arrays(grad_first, grad_second), axis=dim),
+                  self.dtype)
+
+
+@silent
+def log_sigmoid_backward(grad_output, self, buffer):
+    """log_sigmoid's slope from buffer = exp(-|x|) (log_sigmoid_forward's second output):
+    1 / (1 + buffer) below 0, buffer / (1 + buffer) from 0 on, times grad_output."""
+    _iterator_dtypes(self, buffer, grad_output)
+    _floats_only("log_sigmoid_backward", self)
+    broadcast_shapes(broadcast_shapes(np.shape(self), np.shape(buffer)), np.shape(grad_output))
+    negative = self < 0
+    slope = np.where(negative, 1, 0) - np.where(negative, 1, -1) * (buffer / (1 + buffer))
+    return _array(slope * grad_output, self.dtype)
+
+
+@silent
+def huber_loss_backward(grad_output, self, target, reduction, delta):
+    """huber_loss's gradient: grad_output times self - target clamped to [-delta, delta],
+    over the element count for the mean."""
+    _iterator_dtypes(self, target, grad_output)
+    _floats_only("huber_backward", self)
+    shape = broadcast_shapes(np.shape(self), np.shape(target))
+    size = int(np.prod(shape))
+    norm = (1.0 / size if size else math.nan) if reduction == _MEAN else 1.0
+    difference = self - target
+    slope = np.where(difference < -delta, -delta, np.where(difference > delta, delta,
+                                                           difference))
+    result = (norm * slope) * grad_output
+    return _array(np.broadcast_to(result, broadcast_shapes(shape, np.shape(result))),
+                  self.dtype)
+
+
+@silent
+def _prelu_kernel(self, weight):
+    """x above 0, weight * x elsewhere; weight already broadcasts against self."""
+    _iterator_dtypes(self, weight)
+    _floats_only("prelu", self)
+    _broadcastable(self, weight)
+    return _array(np.where(self > 0, self, weight * self), self.dtype)
+
+
+@silent
+def _prelu_kernel_backward(grad_output, self, weight):
+    """(grad_input, grad_weight), each of the broadcast shape: grad_output above 0 and
+    weight * grad_output elsewhere; 0 above 0 and self * grad_output elsewhere."""
+    _iterator_dtypes(self, weight, grad_output)
+    _floats_only("prelu_backward", self)
+    _broadcastable(self, weight)
+    shape = broadcast_shapes(broadcast_shapes(self.shape, weight.shape), grad_output.shape)
+    above = np.broadcast_to(self > 0, shape)
+    grad_input = np.where(above, grad_output, weight * grad_output)
+    grad_weight = np.where(above, 0, self * grad_output)
+    return _array(grad_input, self.dtype), _array(grad_weight, self.dtype)
+
+
+def _vector_norm(values: np.ndarray, p: float, axes: tuple[int, ...]) -> np.ndarray:
+    """The p-norm over `axes`, kept as size-1 dimensions (p > 0, or inf)."""
+    magnitude = np.abs(values)
+    if math.isinf(p):
+        if not magnitude.size:
+            return np.zeros([1 if d in axes else n for d, n in enumerate(values.shape)],
+                            values.dtype)
+        return np.max(magnitude, axis=axes, keepdims=True)
+    if p == 1:
+        return np.sum(magnitude, axis=axes, keepdims=True)
+    if p == 2:
+        return np.sqrt(np.sum(magnitude * magnitude, axis=axes, keepdims=True))
+    return np.sum(magnitude ** p, axis=axes, keepdims=True) ** (1.0 / p)
+
+
+def _cpp_number(value: float) -> str:
+    """A double as C++'s ostream prints it (six significant digits: -1, 0.5, 1e+10)."""
+    return f"{value:g}"
+
+
+@silent
+def renorm(self, p, dim, maxnorm):
+    """Each slice along dim whose p-norm exceeds maxnorm, scaled to norm maxnorm (by
+    maxnorm / (norm + 1e-7)); float32 computes the norm and the scale in float64."""
+    if not float(p) > 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if not float(maxnorm) >= 0:
+        raise RuntimeError(
+            f"renorm: expected maxnorm to be >= 0 but got {_cpp_number(float(maxnorm))}")
+    if self.ndim < 2:
+        raise RuntimeError(
+            f"renorm: input needs at least 2 dimensions, got {self.ndim} dimensions")
+    dim = _wrap_dim(dim, self.ndim)
+    if self.dtype.kind != "f":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {_dtype_name(self)}")
+    wide = self.astype(np.float64)
+    axes = tuple(d for d in range(self.ndim) if d != dim)
+    norm = _vector_norm(wide, float(p), axes)
+    factor = np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return _array(wide * factor, self.dtype)
+
+
+def one_hot(self, num_classes=-1):
+    """An int64 array with one more dimension, of length num_classes (one more than the
+    largest class by default): 1 at each value's position, 0 elsewhere."""
+    if self.dtype != np.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1:
+        if self.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(self.max()) + 1
+    if self.size:
+        if self.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if self.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    elif num_classes < 0:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    return (self[..., None] == np.arange(num_classes, dtype=np.int64)).astype(np.int64)
+
+
+# Distances between rows: _euclidean_dist and _cdist_forward between two sets of rows (with
+# batch dimensions that broadcast), _pdist_forward between the rows of one matrix, and the
+# gradients of the last two, made by torch's CPU kernels' rules for each p.
+
+@silent
+def _euclidean_dist(x1, x2):
+    """sqrt(max(0, |a|^2 - 2 a.b + |b|^2)) between the rows of x1 and of x2, by one matrix
+    product of padded rows, as torch computes it (so its rounding too)."""
+    if x1.dtype.kind != "f" or x2.dtype.kind != "f":
+        raise RuntimeError("result type Float can't be cast to the desired output type Long")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_C_TYPE_NAMES[x1.dtype.str[1:]]} != "
+                           f"{_C_TYPE_NAMES[x2.dtype.str[1:]]}")
+    norm1 = np.sum(x1 * x1, axis=-1, keepdims=True)
+    norm2 = np.sum(x2 * x2, axis=-1, keepdims=True)
+    left = np.concatenate([x1 * -2, norm1, np.ones_like(norm1)], axis=-1)
+    right = np.concatenate([x2, np.ones_like(norm2), norm2], axis=-1)
+    if left.ndim == 2 and right.ndim == 2 and left.shape[1] != right.shape[1]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({left.shape[0]}x"
+                           f"{left.shape[1]} and {right.shape[0]}x{right.shape[1]})")
+    product = np.matmul(left, np.swapaxes(right, -1, -2))
+    return _array(np.sqrt(np.maximum(product, 0)), x1.dtype)
+
+
+def _distance_checks(x1: np.ndarray, x2: np.ndarray, p: float) -> None:
+    """torch's checks of cdist's arguments, in its order."""
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError("X1 and X2 must have the same number of columns. "
+                           f"X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dtype.kind != "f":
+            raise RuntimeError(
+                f"cdist only supports floating-point dtypes, {name} got: {_dtype_name(x)}")
+    if not p >= 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+
+
+def _norm_of_differences(diff: np.ndarray, p: float) -> np.ndarray:
+    """The p-norm over the last axis (p >= 0; p == 0 counts the nonzero entries)."""
+    magnitude = np.abs(diff)
+    if p == 0:
+        return np.sum(magnitude != 0, axis=-1).astype(diff.dtype)
+    if math.isinf(p):
+        if not diff.shape[-1]:
+            return np.zeros(diff.shape[:-1], diff.dtype)
+        return np.max(magnitude, axis=-1)
+    if p == 1:
+        return np.sum(magnitude, axis=-1)
+    if p == 2:
+        return np.sqrt(np.sum(magnitude * magnitude, axis=-1))
+    return np.sum(magnitude ** p, axis=-1) ** (1.0 / p)
+
+
+def _distance_slope(diff: np.ndarray, dist: np.ndarray, grad: np.ndarray,
+                    p: float) -> np.ndarray:
+    """d dist / d diff times grad, per pair and column (dist and grad have the pair axes,
+    diff one more), by torch's CPU kernels' rules: 0 where the distance is 0, and for
+    p < 1 where the difference is 0 too."""
+    dist = dist[..., None]
+    grad = grad[..., None]
+    sign = np.sign(diff)
+    if p == 0:
+        return np.zeros_like(diff)
+    if p == 1:
+        return grad * sign
+    if math.isinf(p):
+        return grad * sign * (np.abs(diff) == dist)
+    if p == 2:
+        return np.where(dist == 0, 0, grad * diff / dist)
+    if p < 2:
+        zero = (dist == 0) | ((diff == 0) & (p < 1))
+        return np.where(zero, 0, sign * np.abs(diff) ** (p - 1) * grad / dist ** (p - 1))
+    return np.where(dist == 0, 0, diff * np.abs(diff) ** (p - 2) * grad / dist ** (p - 1))
+
+
+def _batch_expanded(x1: np.ndarray, x2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """x1 and x2 with their batch dimensions (all but the last two) broadcast."""
+    batch = broadcast_shapes(x1.shape[:-2], x2.shape[:-2])
+    return (np.broadcast_to(x1, batch + x1.shape[-2:]),
+            np.broadcast_to(x2, batch + x2.shape[-2:]))
+
+
+@silent
+def _cdist_forward(x1, x2, p, compute_mode):
+    """The p-norm distance between each row of x1 and each row of x2: (..., P, R). For p == 2
+    with compute_mode 1 (or 0 and more than 25 rows) torch takes the matrix-product path of
+    _euclidean_dist, and so does this."""
+    _distance_checks(x1, x2, p)
+    mode = 0 if compute_mode is None else compute_mode
+    if not 0 <= mode <= 2:
+        raise RuntimeError(f"possible modes: 0, 1, 2, but was: {mode}")
+    a, b = _batch_expanded(x1, x2)
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype_name(a)} but found {_dtype_name(b)}")
+    rows1, rows2 = a.shape[-2], b.shape[-2]
+    if a.size == 0 or b.size == 0:
+        return np.zeros(a.shape[:-1] + (rows2,), a.dtype)
+    if p == 2 and (mode == 1 or (mode == 0 and (rows1 > 25 or rows2 > 25))):
+        return _euclidean_dist(a, b)
+    diff = a[..., :, None, :] - b[..., None, :, :]
+    return _array(_norm_of_differences(diff, p), a.dtype)
+
+
+@silent
+def _cdist_backward(grad_output, x1, x2, p, cdist):
+    """The gradient of _cdist_forward for x1, of x1's batch-broadcast shape (the engine sums
+    it back to x1's own)."""
+    a, b = _batch_expanded(x1, x2)
+    if a.shape[-2] == 0 or b.shape[-2] == 0 or a.shape[-1] == 0 or not a.size:
+        return np.zeros(a.shape, x1.dtype)
+    diff = a[..., :, None, :] - b[..., None, :, :]
+    slope = _distance_slope(diff, np.broadcast_to(cdist, diff.shape[:-1]),
+                            np.broadcast_to(grad_output, diff.shape[:-1]), p)
+    return _array(np.sum(slope, axis=-2), x1.dtype)
+
+
+def _pdist_checks(self: np.ndarray, p: float) -> None:
+    if self.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {self.ndim}D")
+    if self.dtype.kind != "f":
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if not p >= 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+
+
+@silent
+def _pdist_forward(self, p=2):
+    """The p-norm distance between every pair of rows i < j of an (N, M) array, in order."""
+    _pdist_checks(self, p)
+    first, second = np.triu_indices(self.shape[0], 1)
+    return _array(_norm_of_differences(self[first] - self[second], p), self.dtype)
+
+
+@silent
+def _pdist_backward(grad_output, self, p, pdist):
+    """The gradient of _pdist_forward: each pair's slope added to its first row and taken
+    from its second."""
+    _pdist_checks(self, p)
+    first, second = np.triu_indices(self.shape[0], 1)
+    result = np.zeros(self.shape, self.dtype)
+    if first.size and self.shape[1]:
+        slope = _distance_slope(self[first] - self[second], pdist, grad_output, p)
+        np.add.at(result, first, slope)
+        np.subtract.at(result, second, slope)
+    return result
+
+
+# Batch norm's other ATen forms (torch.export's and torch.compile's decompositions) and its
+# two backward ops, on native_batch_norm's kernel.
+
+def _native_batch_norm_legit(input, weight, bias, running_mean, running_var, training, momentum,
+                             eps):
+    """native_batch_norm with running statistics (blended in place in training)."""
+    return native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                             momentum, eps)
+
+
+def _native_batch_norm_legit_no_stats(input, weight, bias, training, momentum, eps):
+    """native_batch_norm without running statistics: the batch's own, in either mode."""
+    return native_batch_norm(input, weight, bias, None, None, True, momentum, eps)
+
+
+def _native_batch_norm_legit_no_training(input, weight, bias, running_mean, running_var,
+                                         momentum, eps):
+    """native_batch_norm in eval mode: normalized by the running statistics."""
+    return native_batch_norm(input, weight, bias, running_mean, running_var, False, momentum,
+                             eps)
+
+
+def _batch_norm_with_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    """Training batch norm that updates the running statistics; a fourth, empty uint8 output
+    is the reserve space (cudnn's; none on a CPU)."""
+    return (*native_batch_norm(input, weight, bias, running_mean, running_var, True, momentum,
+                               eps), np.empty((0,), np.uint8))
+
+
+def _batch_norm_no_update(input, weight, bias, running_mean, running_var, momentum, eps):
+    """Batch norm that leaves the running statistics alone: eval mode with them, the batch's
+    own statistics without; and the empty reserve."""
+    training = running_mean is None or running_var is None
+    return (*native_batch_norm(input, weight, bias, running_mean, running_var, training,
+                               momentum, eps), np.empty((0,), np.uint8))
+
+
+@silent
+def native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean,
+                               save_invstd, train, eps, output_mask):
+    """The gradients of (input, weight, bias), from the saved batch statistics in training
+    and the running ones in eval; those output_mask turns off are zeros (PyTorch leaves them
+    undefined)."""
+    shape = _channel_shape(input)
+    axes = (0,) + tuple(range(2, input.ndim))
+    if train:
+        mean, invstd = save_mean, save_invstd
+    else:
+        mean, invstd = running_mean, 1.0 / np.sqrt(running_var + eps)
+    mean, invstd = mean.reshape(shape), invstd.reshape(shape)
+    normalized = (input - mean) * invstd
+    scaled = grad_out if weight is None else grad_out * weight.reshape(shape)
+    if train:
+        grad_input = invstd * (scaled - np.mean(scaled, axis=axes, keepdims=True) - normalized
+                               * np.mean(scaled * normalized, axis=axes, keepdims=True))
+    else:
+        grad_input = scaled * invstd
+    grad_weight = np.sum(grad_out * normalized, axis=axes)
+    grad_bias = np.sum(grad_out, axis=axes)
+    results = (grad_input, grad_weight, grad_bias)
+    return tuple(_array(r if wanted else np.zeros_like(r), input.dtype)
+                 for r, wanted in zip(results, output_mask, strict=True))
+
+
+def batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_var,
+                        update, eps, output_mask, reserve):
+    """_batch_norm_with_update's and _batch_norm_no_update's backward: native_batch_norm's,
+    in training when the statistics were the batch's (update, or none given)."""
+    train = update or running_mean is None or running_var is None
+    return native_batch_norm_backward(grad_out, input, weight, running_mean, running_var,
+                                      save_mean, save_var, train, eps, output_mask)
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

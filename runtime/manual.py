@@ -822,6 +822,70 @@ def batch_norm_jvp(ops: Any, input_p: Any, input_t: Any, weight_p: Any, weight_t
     return result
 
 
+def batchnorm_double_backward(ops: Any, input: Any, weight: Any, grad_grad_input: Any,
+                              grad_grad_weight: Any, grad_grad_bias: Any, grad_out: Any,
+                              running_mean: Any, running_var: Any, train: bool, eps: float,
+                              save_mean: Any, save_invstd: Any,
+                              grad_input_mask: Sequence[bool]) -> tuple[Any, Any, Any]:
+    """The gradients of native_batch_norm_backward's (input, weight, grad_out), given those
+    of its three outputs (any may be None).
+
+    With s the inverse std, x̂ = (x - mean) s, a = grad_out * weight, E the mean over a
+    channel and P(v) = v - E[v] - x̂ E[x̂ v] (self-adjoint, dx̂ = s P(dx)): in training the
+    input gradient is s P(a), and differentiating it and sum(grad_out x̂) through x̂ and s
+    gives the input's terms below; in eval the statistics are constants."""
+    dims, shape, scale = _batch_norm_layout(input)
+    if train:
+        mean, invstd = ops.reshape(save_mean, shape), ops.reshape(save_invstd, shape)
+    else:
+        mean = ops.reshape(running_mean, shape)
+        invstd = ops.pow(ops.reshape(running_var, shape) + eps, -0.5)
+    normalized = (input - mean) * invstd
+    weight_b = 1.0 if weight is None else ops.reshape(weight, shape)
+    scaled = grad_out * weight_b
+
+    def channel_mean(value: Any) -> Any:
+        return ops.sum(value, dims, True) * scale
+
+    def project(value: Any) -> Any:
+        return value - channel_mean(value) - normalized * channel_mean(normalized * value)
+
+    grad_input = grad_weight = grad_grad_out = None
+    if grad_grad_input is not None:
+        if train:
+            grad_of_input = invstd * project(scaled)
+            grad_input = (-invstd * normalized * channel_mean(grad_grad_input * grad_of_input)
+                          - invstd * invstd * (channel_mean(scaled * normalized)
+                                               * project(grad_grad_input)
+                                               + channel_mean(grad_grad_input * normalized)
+                                               * project(scaled)))
+            grad_weight = ops.sum(grad_out * invstd * project(grad_grad_input), dims)
+            grad_grad_out = weight_b * invstd * project(grad_grad_input)
+        else:
+            grad_weight = ops.sum(grad_grad_input * grad_out * invstd, dims)
+            grad_grad_out = grad_grad_input * weight_b * invstd
+    if grad_grad_weight is not None:
+        per_channel = ops.reshape(grad_grad_weight, shape)
+        term = per_channel * invstd * (project(grad_out) if train else grad_out)
+        grad_input = term if grad_input is None else grad_input + term
+        term = per_channel * normalized
+        grad_grad_out = term if grad_grad_out is None else grad_grad_out + term
+    if grad_grad_bias is not None:
+        term = ops.reshape(grad_grad_bias, shape) + zeros_like(ops, grad_out)
+        grad_grad_out = term if grad_grad_out is None else grad_grad_out + term
+    if weight is None:
+        grad_weight = None
+    return _filled(ops, grad_input, input), _filled(ops, grad_weight, weight), \
+        _filled(ops, grad_grad_out, grad_out)
+
+
+def _filled(ops: Any, value: Any, like: Any) -> Any:
+    """value, or zeros of like's shape where it is None (and like is a tensor)."""
+    if value is not None or like is None:
+        return value
+    return zeros_like(ops, like)
+
+
 def _glu_halves(ops: Any, self: Any, dim: int) -> tuple[Any, Any]:
     half = self.shape[dim] // 2
     return (ops.slice(self, dim, 0, half, 1),
@@ -843,6 +907,117 @@ def glu_jvp(ops: Any, self_p: Any, self_t: Any, dim: int) -> Any:
     first_t, second_t = _glu_halves(ops, self_t, dim)
     gate = ops.sigmoid(second)
     return first_t * gate + first * gate * (1 - gate) * second_t
+
+
+# -- nn kernels B: double backwards of activation and loss backwards (issue 27, helper nnB) ---
+
+def glu_double_backward_grad_output(ops: Any, grad: Any, self: Any, dim: int) -> Any:
+    """d/d(grad_output) of <grad, glu_backward(grad_output, self, dim)>: glu_backward is
+    linear in grad_output, so its two halves' slopes, summed."""
+    first, second = _glu_halves(ops, self, dim)
+    grad_first, grad_second = _glu_halves(ops, grad, dim)
+    gate = ops.sigmoid(second)
+    return grad_first * gate + grad_second * first * gate * (1 - gate)
+
+
+def glu_double_backward(ops: Any, grad: Any, grad_output: Any, self: Any, dim: int) -> Any:
+    """d/d(self) of <grad, glu_backward(grad_output, self, dim)>, for the halves a, b of
+    self and s = sigmoid(b): g s, g a s (1 - s) differentiated by a and by b."""
+    first, second = _glu_halves(ops, self, dim)
+    grad_first, grad_second = _glu_halves(ops, grad, dim)
+    gate = ops.sigmoid(second)
+    slope = grad_output * gate * (1 - gate)
+    return ops.cat([grad_second * slope,
+                    slope * (grad_first + grad_second * first * (1 - 2 * gate))], dim)
+
+
+def glu_backward_jvp(ops: Any, result: Any, grad_output_p: Any, self_p: Any,
+                     grad_output_t: Any, self_t: Any, dim: int) -> Any:
+    """The tangent of glu_backward: of g s and of g a s (1 - s), for the halves a, b of
+    self, s = sigmoid(b) (`result` is not needed: the halves are recomputed)."""
+    first, second = _glu_halves(ops, self_p, dim)
+    first_t, second_t = _glu_halves(ops, self_t, dim)
+    gate = ops.sigmoid(second)
+    slope = gate * (1 - gate)
+    tangent_first = grad_output_t * gate + grad_output_p * slope * second_t
+    tangent_second = (grad_output_t * first * slope + grad_output_p * first_t * slope
+                      + grad_output_p * first * slope * (1 - 2 * gate) * second_t)
+    return ops.cat([tangent_first, tangent_second], dim)
+
+
+def log_sigmoid_double_backward(ops: Any, grad: Any, self: Any) -> Any:
+    """The slope of log_sigmoid's gradient sigmoid(-x): -s (1 - s) for s = sigmoid(x)."""
+    gate = ops.sigmoid(self)
+    return grad * (gate - 1) * gate
+
+
+def huber_loss_double_backward(ops: Any, grad: Any, self: Any, target: Any, reduction: int,
+                               delta: float) -> Any:
+    """The slope of huber_loss's gradient in self: 1 where |self - target| < delta, else 0,
+    over the element count for the mean."""
+    inside = ops.where(ops.abs(self - target) < delta, grad, 0)
+    return _mean_scale(inside, reduction, ops.numel(grad))
+
+
+def huber_loss_double_backward_grad_output(ops: Any, grad: Any, grad_output: Any, self: Any,
+                                           target: Any, reduction: int, delta: float) -> Any:
+    """d/d(grad_output) of <grad, huber_loss_backward(grad_output, ...)>: linear in
+    grad_output, which is one number for a reduced loss."""
+    if reduction == 0:
+        return ops.huber_loss_backward(grad, self, target, reduction, delta)
+    slope = ops.huber_loss_backward(ops.ones_like(grad_output), self, target, reduction, delta)
+    return ops.sum(slope * grad)
+
+
+def _renorm_norm(ops: Any, self: Any, p: Any, dim: int) -> tuple[Any, list[int]]:
+    """The p-norm of each slice along dim (kept as size-1 dimensions), and the dims it
+    reduces."""
+    dim = dim % self.ndim
+    dims = [d for d in range(self.ndim) if d != dim]
+    magnitude = ops.abs(self)
+    if math.isinf(p):
+        return ops.amax(magnitude, dims, True), dims
+    return ops.pow(ops.sum(ops.pow(magnitude, p), dims, True), 1.0 / p), dims
+
+
+def renorm_backward(ops: Any, grad: Any, self: Any, p: Any, dim: int, maxnorm: Any) -> Any:
+    """renorm's gradient: where a slice's norm n exceeds maxnorm its output is
+    self * maxnorm / (n + 1e-7), differentiated through n; elsewhere grad passes."""
+    norm, dims = _renorm_norm(ops, self, p, dim)
+    grad_norm = norm_backward(ops, ops.sum(self * grad, dims, True), self, p, norm, dims, True)
+    inverse = 1.0 / (norm + 1e-7)
+    factor = inverse * maxnorm
+    return ops.where(norm > maxnorm, factor * grad - (factor * inverse) * grad_norm, grad)
+
+
+def renorm_jvp(ops: Any, self_p: Any, self_t: Any, p: Any, dim: int, maxnorm: Any) -> Any:
+    """renorm's tangent: f (t - x n_t / (n + 1e-7)) for f = maxnorm / (n + 1e-7) where a
+    slice's norm n exceeds maxnorm; the tangent itself elsewhere."""
+    norm, dims = _renorm_norm(ops, self_p, p, dim)
+    slope = norm_backward(ops, ones_like(ops, norm), self_p, p, norm, dims, True)
+    norm_t = ops.sum(slope * self_t, dims, True)
+    inverse = 1.0 / (norm + 1e-7)
+    scaled = (inverse * maxnorm) * (self_t - self_p * norm_t * inverse)
+    return ops.where(norm > maxnorm, scaled, self_t)
+
+
+def _batched_matmul(ops: Any, a: Any, b: Any) -> Any:
+    """a @ b over the last two dimensions, batch dimensions broadcast, as a broadcast
+    product summed (matmul is a composite in gradgen, not an op of the spec)."""
+    return ops.sum(ops.unsqueeze(a, -1) * ops.unsqueeze(b, -3), [-2])
+
+
+def euclidean_dist_backward(ops: Any, grad: Any, x1: Any, x2: Any, res: Any) -> tuple:
+    """The gradients of the distances res between the rows of x1 and x2: for each pair,
+    grad (a - b) / res to a and its negative to b, 0 where res is 0 (a subgradient)."""
+    ratio = ops.where(res == 0, 0, grad / res)
+    grad_x1 = x1 * ops.sum(ratio, [-1], True) - _batched_matmul(ops, ratio, x2)
+    grad_x2 = (x2 * ops.unsqueeze(ops.sum(ratio, [-2]), -1)
+               - _batched_matmul(ops, ops.transpose(ratio, -1, -2), x1))
+    return grad_x1, grad_x2
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"huber_loss_backward", "transpose"}))
 
 
 def constant_pad_nd_backward(ops: Any, grad: Any, pad: Sequence[int]) -> Any:

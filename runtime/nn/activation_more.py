@@ -115,7 +115,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         weight = weight.reshape(-1, *([1] * (input.dim() - 2)))
     else:
         weight = weight.reshape(-1) if input.dim() == 1 else weight.reshape(())
-    return ops.where(input > 0, input, weight * input)
+    return ops._prelu_kernel(input, weight)
 
 
 class NnMethods:

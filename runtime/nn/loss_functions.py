@@ -64,19 +64,43 @@ def pdist(input: Tensor, p: float = 2.0) -> Tensor:
         heard = _modes.dispatch(pdist, (input, p), {})
         if heard is not _modes.PASS:
             return heard
-    if input.dim() != 2:
-        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
-    if p < 0:
-        raise RuntimeError("pdist only supports non-negative p values")
-    if not input.dtype.is_floating_point:
-        raise RuntimeError("pdist only supports floating-point dtypes")
-    rows = input.shape[0]
-    first, second = np.triu_indices(rows, 1)
-    if first.size == 0:
-        return factories.zeros(0, dtype=input.dtype)
-    left = ops.index_select(input, 0, factories.from_numpy(first.astype(np.int64)))
-    right = ops.index_select(input, 0, factories.from_numpy(second.astype(np.int64)))
-    return composite.norm(left - right, p, 1)
+    return ops._pdist_forward(input, p)
+
+
+_CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,
+                "donot_use_mm_for_euclid_dist": 2}
+
+
+def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distance between each row of x1 (..., P, M) and each row of x2 (..., R, M),
+    batch dimensions broadcast. For p = 2 the distances come from one matrix product when
+    compute_mode asks for it (or, by default, when either side has more than 25 rows), as
+    torch's: _euclidean_dist on the flattened batch, viewed back; else _cdist_forward."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cdist, (x1, x2, p, compute_mode), {})
+        if heard is not _modes.PASS:
+            return heard
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    mode = _CDIST_MODES[compute_mode]
+    for name, x in (("X1", x1), ("X2", x2)):
+        if x.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {x.dim()}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError("X1 and X2 must have the same number of columns. "
+                           f"X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    rows1, rows2 = x1.shape[-2], x2.shape[-2]
+    by_product = p == 2 and (mode == 1 or (mode is None and (rows1 > 25 or rows2 > 25)))
+    if x1.numel() == 0 or x2.numel() == 0 or not by_product:
+        return ops._cdist_forward(x1, x2, p, mode)
+    # torch's cdist_impl: its checks, then the batch flattened for the matrix product
+    kernels._distance_checks(x1.detach().numpy(), x2.detach().numpy(), p)
+    batch = list(np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2])))
+    size = int(np.prod(batch))
+    left = x1.expand(*batch, rows1, x1.shape[-1]).reshape(size, rows1, x1.shape[-1])
+    right = x2.expand(*batch, rows2, x2.shape[-1]).reshape(size, rows2, x2.shape[-1])
+    return ops._euclidean_dist(left, right).view(*batch, rows1, rows2)
 
 
 # -- margin and embedding losses ------------------------------------------------------------------

@@ -12,12 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from generated import ops
+from runtime import composite
 from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.nn import activation_more, ctc, loss_functions, nonlinear, norm_functions
 
 __all__ = [
-    "bilinear", "cosine_embedding_loss", "ctc_loss", "group_norm", "hinge_embedding_loss",
+    "batch_norm", "bilinear", "cdist", "cosine_embedding_loss", "ctc_loss", "group_norm",
+    "hinge_embedding_loss",
     "instance_norm", "margin_ranking_loss", "native_group_norm", "pairwise_distance", "pdist",
     "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_",
     "triplet_margin_loss",
@@ -28,6 +30,7 @@ _REDUCTION_NAMES = {0: "none", 1: "mean", 2: "sum"}
 prelu = activation_more.prelu
 bilinear = activation_more.bilinear
 pdist = loss_functions.pdist
+cdist = loss_functions.cdist
 pairwise_distance = loss_functions.pairwise_distance
 rms_norm = norm_functions.rms_norm
 
@@ -105,6 +108,20 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     mean = grouped.mean(-1)
     rstd = ops.rsqrt(grouped.var(-1, correction=0) + eps)
     return norm_functions.group_norm(input, group, weight, bias, eps), mean, rstd
+
+
+def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
+               running_mean: Tensor | None, running_var: Tensor | None, training: bool,
+               momentum: float, eps: float, cudnn_enabled: bool) -> Tensor:
+    """torch.batch_norm: F.batch_norm in ATen's argument order, without F's Python checks
+    (cudnn_enabled is accepted and has no effect on a CPU)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(batch_norm, (input, weight, bias, running_mean, running_var,
+                                training, momentum, eps, cudnn_enabled), {})
+        if heard is not _modes.PASS:
+            return heard
+    return composite.aten_batch_norm(input, weight, bias, running_mean, running_var, training,
+                                     momentum, eps)
 
 
 def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
