@@ -5303,4 +5303,23 @@ NODES = {
             "grad_output": "tensor",
         },
     },
+    "ScatterReduceBackward0": {
+        "entry": "scatter_reduce.two",
+        "schema": "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor",
+        "formulas": (
+            ("self, src", "scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)"),
+        ),
+        "result": (
+            ("result", "scatter_reduce_jvp(self_p, self_t, dim, index_p, src_p, src_t, reduce, include_self, result)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "dim": "value",
+            "index": "tensor",
+            "src": "tensor",
+            "reduce": "value",
+            "include_self": "value",
+            "result": "output",
+        },
+    },
 }

@@ -367,6 +367,7 @@ __all__ = [
     "soft_margin_loss",
     "soft_margin_loss_backward",
     "hardswish_backward",
+    "scatter_reduce_two",
 ]
 
 
@@ -3735,3 +3736,12 @@ def hardswish_backward(grad_output_p, grad_output_t, self_p, self_t, result):
     result: hardswish_backward(grad_output_t, self_p) + where(logical_and(self_p > -3.0, self_p < 3.0), self_t * grad_output_p / 3.0, zeros_like(self_p))
     """
     return ops.hardswish_backward(grad_output_t, self_p) + ops.where(ops.logical_and(self_p > -3.0, self_p < 3.0), self_t * grad_output_p / 3.0, manual.zeros_like(ops, self_p))
+
+
+def scatter_reduce_two(self_p, self_t, dim, index_p, src_p, src_t, reduce, include_self, result):
+    """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+
+    derivatives.yaml, entry scatter_reduce.two
+    result: scatter_reduce_jvp(self_p, self_t, dim, index_p, src_p, src_t, reduce, include_self, result)
+    """
+    return manual.scatter_reduce_jvp(ops, self_p, self_t, dim, index_p, src_p, src_t, reduce, include_self, result)

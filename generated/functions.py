@@ -373,6 +373,7 @@ __all__ = [
     "SoftMarginLossBackward0",
     "SoftMarginLossBackwardBackward0",
     "HardswishBackwardBackward0",
+    "ScatterReduceBackward0",
 ]
 
 
@@ -11131,4 +11132,57 @@ class HardswishBackwardBackward0(Node):
         # self: where(logical_and(self > -3.0, self < 3.0), grad * grad_output / 3.0, zeros_like(self))
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.where(ops.logical_and(self_ > -3.0, self_ < 3.0), grad * grad_output / 3.0, manual.zeros_like(ops, self_))
+        return grad_inputs
+
+
+class ScatterReduceBackward0(Node):
+    """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+
+    derivatives.yaml, entry scatter_reduce.two
+    self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
+    """
+
+    __slots__ = ("self_", "_saved_dim", "index_", "src_", "_saved_reduce", "_saved_include_self", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    @property
+    def _saved_src(self):
+        return self.src_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.index_.reset_data()
+        self.src_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        index = ops.unpack(self.index_, self)
+        src = ops.unpack(self.src_, self)
+        reduce = self._saved_reduce
+        include_self = self._saved_include_self
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.scatter_reduce_backward(ops, grad, self_, dim, index, src, reduce, include_self, result)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
         return grad_inputs

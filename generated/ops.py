@@ -263,6 +263,7 @@ from generated.functions import (
     ScatterAddBackward0,
     ScatterBackward0,
     ScatterBackward1,
+    ScatterReduceBackward0,
     SelectBackward0,
     SelectBackwardBackward0,
     SelectScatterBackward0,
@@ -656,6 +657,7 @@ __all__ = [
     "rsub",
     "scatter",
     "scatter_add",
+    "scatter_reduce",
     "select",
     "select_backward",
     "select_scatter",
@@ -8121,30 +8123,30 @@ def scatter_value_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **k
     return self_
 
 
-def scatter_reduce(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, reduce=MISSING, out=None, **kwargs):
+def scatter_reduce_overload(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, reduce=MISSING, out=None, **kwargs):
     """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_reduce, (self_, dim, index, src), {"reduce": reduce, "out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_reduce_overload, (self_, dim, index, src), {"reduce": reduce, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
         self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("scatter", scatter_reduce, (self_, dim, index, src), {"reduce": reduce}, out, dtype_rule="same")
+        return _out.call("scatter", scatter_reduce_overload, (self_, dim, index, src), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return result
 
 
-def scatter_reduce_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, reduce=MISSING, **kwargs):
+def scatter_reduce_overload_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, reduce=MISSING, **kwargs):
     """In-place scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_reduce_, (self_, dim, index, src), {"reduce": reduce, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_reduce_overload_, (self_, dim, index, src), {"reduce": reduce, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
@@ -14847,6 +14849,77 @@ def hardswish_backward(grad_output=MISSING, self_=MISSING, **kwargs):
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def scatter_reduce_two(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *, include_self=True, out=None, **kwargs):
+    """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+
+    derivatives.yaml, entry scatter_reduce.two
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_reduce_two, (self_, dim, index, src, reduce), {"include_self": include_self, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
+        self_, dim, index, src, reduce, include_self = _arguments.bind(OVERLOADS["scatter_reduce.two"], (self_, dim, index, src, reduce, include_self,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("scatter_reduce", scatter_reduce_two, (self_, dim, index, src, reduce), {"include_self": include_self}, out, dtype_rule="same")
+    result = recording.wrap(kernels.scatter_reduce_two(recording.data(self_), dim, recording.data(index), recording.data(src), reduce, include_self))
+    needs_grad = recording.compute_requires_grad(self_, src)
+    if needs_grad:
+        grad_fn = ScatterReduceBackward0(recording.collect_next_edges(self_, src))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.src_ = SavedVariable(src, False)
+        grad_fn._saved_reduce = reduce
+        grad_fn._saved_include_self = include_self
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_reduce_two(self_, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), reduce, include_self, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def scatter_reduce_two_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+    """In-place scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+
+    derivatives.yaml, entry scatter_reduce.two
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_reduce_two_, (self_, dim, index, src, reduce), {"include_self": include_self, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
+        self_, dim, index, src, reduce, include_self = _arguments.bind(OVERLOADS["scatter_reduce.two"], (self_, dim, index, src, reduce, include_self,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, src)
+    if needs_grad:
+        grad_fn = ScatterReduceBackward0(recording.collect_next_edges(self_, src))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.src_ = SavedVariable(src, False)
+        grad_fn._saved_reduce = reduce
+        grad_fn._saved_include_self = include_self
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.scatter_reduce_two(recording.data(self_), dim, recording.data(index), recording.data(src), reduce, include_self))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_reduce_two(original_self, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), reduce, include_self, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -14862,6 +14935,8 @@ ldexp_ = ldexp_Tensor_
 linalg_pinv = linalg_pinv_atol_rtol_tensor
 mul = mul_Tensor
 mul_ = mul_Tensor_
+scatter_reduce = scatter_reduce_two
+scatter_reduce_ = scatter_reduce_two_
 select = select_int
 slice = slice_Tensor
 split = split_Tensor
@@ -14887,6 +14962,8 @@ ldexp_Tensor_.__name__ = ldexp_Tensor_.__qualname__ = "ldexp_"
 linalg_pinv_atol_rtol_tensor.__name__ = linalg_pinv_atol_rtol_tensor.__qualname__ = "linalg_pinv"
 mul_Tensor.__name__ = mul_Tensor.__qualname__ = "mul"
 mul_Tensor_.__name__ = mul_Tensor_.__qualname__ = "mul_"
+scatter_reduce_two.__name__ = scatter_reduce_two.__qualname__ = "scatter_reduce"
+scatter_reduce_two_.__name__ = scatter_reduce_two_.__qualname__ = "scatter_reduce_"
 select_int.__name__ = select_int.__qualname__ = "select"
 slice_Tensor.__name__ = slice_Tensor.__qualname__ = "slice"
 split_Tensor.__name__ = split_Tensor.__qualname__ = "split"
@@ -15899,7 +15976,7 @@ OVERLOADS = {
         Param("index", "Tensor"),
         Param("value", "Scalar"),
     )),
-    "scatter.reduce": Overload(scatter_reduce, kernels.scatter_reduce, "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor", (
+    "scatter.reduce": Overload(scatter_reduce_overload, kernels.scatter_reduce, "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor", (
         Param("self_", "Tensor"),
         Param("dim", "int"),
         Param("index", "Tensor"),
@@ -16955,6 +17032,14 @@ OVERLOADS = {
     "hardswish_backward": Overload(hardswish_backward, kernels.hardswish_backward, "hardswish_backward(Tensor grad_output, Tensor self) -> Tensor", (
         Param("grad_output", "Tensor"),
         Param("self_", "Tensor"),
+    )),
+    "scatter_reduce.two": Overload(scatter_reduce_two, kernels.scatter_reduce_two, "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("src", "Tensor"),
+        Param("reduce", "str"),
+        Param("include_self", "bool", has_default=True, keyword_only=True),
     )),
 }
 
@@ -18103,6 +18188,9 @@ BY_NAME = {
     "hardswish_backward": (
         OVERLOADS["hardswish_backward"],
     ),
+    "scatter_reduce": (
+        OVERLOADS["scatter_reduce.two"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -18272,7 +18360,7 @@ BY_NAME = {
     "scatter_": (
         OVERLOADS["scatter.src"]._replace(wrapper=scatter_src_, kernel=None),
         OVERLOADS["scatter.value"]._replace(wrapper=scatter_value_, kernel=None),
-        OVERLOADS["scatter.reduce"]._replace(wrapper=scatter_reduce_, kernel=None),
+        OVERLOADS["scatter.reduce"]._replace(wrapper=scatter_reduce_overload_, kernel=None),
         OVERLOADS["scatter.value_reduce"]._replace(wrapper=scatter_value_reduce_, kernel=None),
     ),
     "lerp_": (
@@ -18401,6 +18489,9 @@ BY_NAME = {
     ),
     "addbmm_": (
         OVERLOADS["addbmm"]._replace(wrapper=addbmm_, kernel=None),
+    ),
+    "scatter_reduce_": (
+        OVERLOADS["scatter_reduce.two"]._replace(wrapper=scatter_reduce_two_, kernel=None),
     ),
 }
 

@@ -1264,4 +1264,8 @@ FORMULAS = {
         0: "grad_output: hardswish_backward(grad, self)",
         1: "self: where(logical_and(self > -3.0, self < 3.0), grad * grad_output / 3.0, zeros_like(self))",
     },
+    "ScatterReduceBackward0": {
+        0: "self: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)",
+        1: "src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)",
+    },
 }

@@ -1855,6 +1855,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "scatter_add")
             raise
 
+    def scatter_reduce(self, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+        """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter_reduce, (self, dim, index, src, reduce), {"include_self": include_self, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.scatter_reduce_two(self, dim, index, src, reduce, include_self=include_self) if not kwargs else ops.scatter_reduce_two(self, dim, index, src, reduce, include_self=include_self, **_arguments.method_keywords("scatter_reduce", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "scatter_reduce")
+            raise
+
     def select(self, dim=MISSING, index=MISSING, **kwargs):
         """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -3311,6 +3323,18 @@ class TensorMethods:
             return ops.scatter_add_(self, dim, index, src) if not kwargs else ops.scatter_add_(self, dim, index, src, **_arguments.method_keywords("scatter_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "scatter_add_")
+            raise
+
+    def scatter_reduce_(self, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+        """In-place scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter_reduce_, (self, dim, index, src, reduce), {"include_self": include_self, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.scatter_reduce_two_(self, dim, index, src, reduce, include_self=include_self) if not kwargs else ops.scatter_reduce_two_(self, dim, index, src, reduce, include_self=include_self, **_arguments.method_keywords("scatter_reduce", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "scatter_reduce_")
             raise
 
     def sgn_(self):

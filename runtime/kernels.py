@@ -6714,3 +6714,67 @@ def _weight_norm_interface(v, g, dim=0):
     axes = tuple(d for d in range(v.ndim) if d != dim)
     norms = np.sqrt(np.sum(v * v, axis=axes, keepdims=True))
     return _array(v * (g / norms), v.dtype), _array(norms, v.dtype)
+
+
+# -- spec breadth: reductions, indexing, random, linalg (helper misc) -------------------------
+
+_SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin", "max", "min")
+
+
+def _reduction_identity(reduce: str, dtype: np.dtype) -> Any:
+    """The value a position starts from when include_self=False: nothing reduced yet."""
+    if reduce in ("sum", "mean"):
+        return dtype.type(0)
+    if reduce == "prod":
+        return dtype.type(1)
+    if dtype == np.bool_:
+        return reduce in ("amin", "min")
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    low, high = (-np.inf, np.inf) if dtype.kind == "f" else (info.min, info.max)
+    return dtype.type(low if reduce in ("amax", "max") else high)
+
+
+_REDUCE_UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
+                  "max": np.maximum, "amin": np.minimum, "min": np.minimum}
+
+
+def _mean_count(self: np.ndarray, key: tuple, shape: tuple, include_self: bool) -> np.ndarray:
+    count = np.ones(self.shape, np.int64) if include_self else np.zeros(self.shape, np.int64)
+    np.add.at(count, key, np.ones(shape, np.int64))
+    return np.maximum(count, 1)
+
+
+def _divide_by_count(result: np.ndarray, count: np.ndarray) -> np.ndarray:
+    if result.dtype.kind in "iu":
+        return np.floor_divide(result, count.astype(result.dtype))
+    return _array(result / count, result.dtype)
+
+
+@silent
+def scatter_reduce_two(self, dim, index, src, reduce, include_self=True):
+    """scatter_reduce: each src element reduced into the self position its index names
+    (sum, prod, mean, amax, amin); include_self=False leaves self's old values out of the
+    positions written to. An integer mean floor-divides, as torch's."""
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+    _check_index(index, "scatter")
+    _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    _scatter_shape_check(self, dim, index, src)
+    if reduce == "mean" and self.dtype == np.bool_:
+        raise NotImplementedError('"scatter_gather_tensor_cpu_reduce_mean" not implemented '
+                                  "for 'Bool'")
+    _wrap_dim(dim, self.ndim)
+    if not index.size:
+        return np.array(self, copy=True)
+    flat = self.reshape(-1) if not self.ndim else self
+    key = _scatter_key(flat, dim, index.reshape(-1) if not self.ndim else index, "scatter")
+    values = src.reshape(-1)[:index.size] if not self.ndim else \
+        src[tuple(slice(0, s) for s in index.shape)]
+    result = np.array(flat, copy=True)
+    if not include_self:
+        result[key] = _reduction_identity(reduce, self.dtype)
+    _REDUCE_UFUNCS[reduce].at(result, key, values)
+    if reduce == "mean":
+        result = _divide_by_count(result, _mean_count(flat, key, values.shape, include_self))
+    return result.reshape(self.shape)

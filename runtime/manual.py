@@ -1659,3 +1659,74 @@ def weight_norm_jvp(ops: Any, v_p: Any, g_p: Any, v_t: Any, g_t: Any, norms: Any
     axes = [d for d in range(v_p.ndim) if d != dim]
     norms_t = ops.sum(v_p * v_t, axes, True) / norms
     return (g_t * v_p + g_p * v_t) / norms - g_p * v_p * norms_t / (norms * norms)
+
+# -- spec breadth: reductions, indexing, random, linalg (helper misc) -------------------------
+
+def _scatter_counts(ops: Any, grad: Any, dim: int, index: Any, src: Any,
+                    include_self: bool) -> Any:
+    """How many values each position of a scatter_reduce averaged (1 where none was)."""
+    start = ops.ones_like(grad) if include_self else zeros_like(ops, grad)
+    counts = ops.scatter_add(start, dim, index, ops.ones_like(src))
+    return ops.where(counts == 0, 1, counts)
+
+
+def _scatter_prod_backward(ops: Any, grad: Any, self: Any, dim: int, index: Any, src: Any,
+                           include_self: bool, result: Any) -> tuple[Any, Any]:
+    """prod's gradient: the product of the other factors, found by dividing the result by
+    the factor, or, for a factor that is the only zero of its position, by reducing again
+    with that zero read as 1."""
+    self_no_zero = ops.where(self == 0, 1, self)
+    reduced = ops.scatter_reduce(self_no_zero, dim, index, src, "prod", include_self=include_self)
+    grad_self = grad * reduced / self_no_zero
+    src_zero = src == 0
+    zeros_at = ops.gather(ops.scatter_add(zeros_like(ops, self), dim, index,
+                                          ops.to(src_zero, self.dtype)), dim, index)
+    single_zero = ops.logical_and(src_zero, zeros_at == 1)
+    src_one = ops.where(single_zero, 1, src)
+    others = ops.scatter_reduce(self, dim, index, src_one, "prod", include_self=include_self)
+    grad_src = ops.where(single_zero, ops.gather(grad * others, dim, index),
+                         ops.gather(grad * result, dim, index) / ops.where(src_zero, 1, src))
+    return grad_self, grad_src
+
+
+def scatter_reduce_backward(ops: Any, grad: Any, self: Any, dim: int, index: Any, src: Any,
+                            reduce: str, include_self: bool, result: Any) -> tuple[Any, Any]:
+    """scatter_reduce's gradients for self and src. A position written to with
+    include_self=False gives self's old value no gradient."""
+    if ops.numel(grad) == 0:
+        return zeros_like(ops, self), zeros_like(ops, src)
+    if reduce == "sum":
+        grad_self, grad_src = grad, ops.gather(grad, dim, index)
+    elif reduce == "mean":
+        grad_self = grad / _scatter_counts(ops, grad, dim, index, src, include_self)
+        grad_src = ops.gather(grad_self, dim, index)
+    elif reduce == "prod":
+        grad_self, grad_src = _scatter_prod_backward(ops, grad, self, dim, index, src,
+                                                     include_self, result)
+    elif reduce in ("amax", "amin"):
+        value = ops.gather(result, dim, index)
+        self_is = ops.to(self == result, self.dtype)
+        src_is = ops.to(src == value, self.dtype)
+        shares = grad / ops.scatter_add(self_is, dim, index, src_is)
+        grad_self = self_is * shares
+        grad_src = src_is * ops.gather(shares, dim, index)
+    else:
+        raise RuntimeError(f"Expected 'reduce' argument to be one of 'sum', 'prod', 'mean', "
+                           f"'amax', 'amin' but got {reduce}")
+    if not include_self:
+        grad_self = ops.scatter(grad_self, dim, index, 0)
+    return grad_self, grad_src
+
+
+def scatter_reduce_jvp(ops: Any, self_p: Any, self_t: Any, dim: int, index: Any, src_p: Any,
+                       src_t: Any, reduce: str, include_self: bool, result: Any) -> Any:
+    """The tangent of scatter_reduce: sum and mean are linear; prod and amax/amin take the
+    tangent through their gradients (each position a sum over the values reduced into it)."""
+    if reduce in ("sum", "mean"):
+        return ops.scatter_reduce(self_t, dim, index, src_t, reduce, include_self=include_self)
+    grad_self, grad_src = scatter_reduce_backward(ops, ops.ones_like(result), self_p, dim,
+                                                  index, src_p, reduce, include_self, result)
+    return ops.scatter_add(grad_self * self_t, dim, index, grad_src * src_t)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"gather", "scatter", "scatter_reduce"}))
