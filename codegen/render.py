@@ -125,8 +125,10 @@ OUT_NOT_YET = frozenset({
 OUT_NOT_YET = OUT_NOT_YET | {"nan_to_num"}
 
 # -- out= of the spec-breadth ops of reductions, indexing, random and linalg (helper misc)
-OUT_OVERLOADS = OUT_OVERLOADS | {"scatter_reduce.two"}
+OUT_OVERLOADS = OUT_OVERLOADS | {"scatter_reduce.two", "sub.Scalar", "div.Scalar_mode"}
 OUT_DTYPE_RULES.update({"scatter_reduce.two": "same"})
+# (their public functions are hand-written, or their out dtype rules not yet written)
+OUT_NOT_YET = OUT_NOT_YET | {"aminmax", "cholesky", "cholesky_inverse", "histc", "mode"}
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(

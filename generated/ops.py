@@ -33,6 +33,7 @@ from generated.functions import (
     AliasBackward0,
     AmaxBackward0,
     AminBackward0,
+    AminmaxBackward0,
     AngleBackward0,
     AsinBackward0,
     AsinhBackward0,
@@ -47,12 +48,15 @@ from generated.functions import (
     BinaryCrossEntropyBackward0,
     BinaryCrossEntropyBackwardBackward0,
     BinaryCrossEntropyWithLogitsBackward0,
+    BlockDiagBackward0,
     BmmBackward0,
     CatBackward0,
     CeilBackward0,
     CeluBackward0,
     CeluBackward1,
     ChannelShuffleBackward0,
+    CholeskyBackward0,
+    CholeskyInverseBackward0,
     CholeskySolveBackward0,
     ClampBackward0,
     ClampBackward1,
@@ -83,6 +87,7 @@ from generated.functions import (
     DivBackward0,
     DivBackward1,
     DivBackward2,
+    DivBackward3,
     DotBackward0,
     EluBackward0,
     EluBackward1,
@@ -139,6 +144,7 @@ from generated.functions import (
     IndexPutImplBackward0,
     IndexSelectBackward0,
     KthvalueBackward0,
+    LazyCloneBackward0,
     LdexpBackward0,
     LeakyReluBackward0,
     LeakyReluBackward1,
@@ -148,6 +154,8 @@ from generated.functions import (
     LerpBackward0,
     LerpBackward1,
     LgammaBackward0,
+    LiftBackward0,
+    LiftFreshBackward0,
     LinalgCholeskyExBackward0,
     LinalgCrossBackward0,
     LinalgDetBackward0,
@@ -198,6 +206,7 @@ from generated.functions import (
     MinimumBackward0,
     MishBackward0,
     MmBackward0,
+    ModeBackward0,
     MseLossBackward0,
     MseLossBackwardBackward0,
     MulBackward0,
@@ -228,6 +237,7 @@ from generated.functions import (
     PixelShuffleBackward0,
     PixelUnshuffleBackward0,
     PolygammaBackward0,
+    PolygammaBackward1,
     PowBackward0,
     PowBackward1,
     PowBackward2,
@@ -252,6 +262,7 @@ from generated.functions import (
     ReplicationPad2DBackwardBackward0,
     ReplicationPad3DBackward0,
     ReplicationPad3DBackwardBackward0,
+    ReshapeAliasBackward0,
     ReshapeCopyBackward0,
     RollBackward0,
     Rot90Backward0,
@@ -277,6 +288,7 @@ from generated.functions import (
     SinhBackward0,
     SliceBackward0,
     SliceBackwardBackward0,
+    SliceInverseBackward0,
     SliceScatterBackward0,
     SmoothL1LossBackward0,
     SmoothL1LossBackwardBackward0,
@@ -316,6 +328,7 @@ from generated.functions import (
     StdBackward0,
     StdMeanBackward0,
     SubBackward0,
+    SubBackward1,
     SumBackward0,
     SumBackward1,
     TakeBackward0,
@@ -389,6 +402,7 @@ __all__ = [
     "_index_put_impl_",
     "_is_all_true",
     "_is_any_true",
+    "_lazy_clone",
     "_linalg_det",
     "_linalg_eigh",
     "_linalg_slogdet",
@@ -427,6 +441,7 @@ __all__ = [
     "all",
     "amax",
     "amin",
+    "aminmax",
     "angle",
     "any",
     "argmax",
@@ -450,6 +465,7 @@ __all__ = [
     "bitwise_not",
     "bitwise_or",
     "bitwise_xor",
+    "block_diag",
     "bmm",
     "cat",
     "ceil",
@@ -457,6 +473,8 @@ __all__ = [
     "celu",
     "celu_",
     "channel_shuffle",
+    "cholesky",
+    "cholesky_inverse",
     "cholesky_solve",
     "clamp",
     "clamp_",
@@ -531,6 +549,7 @@ __all__ = [
     "hardswish_backward",
     "hardtanh",
     "hardtanh_backward",
+    "histc",
     "huber_loss",
     "hypot",
     "i0",
@@ -543,6 +562,7 @@ __all__ = [
     "index_fill",
     "index_put",
     "index_select",
+    "isnan",
     "kthvalue",
     "ldexp",
     "ldexp_",
@@ -597,6 +617,7 @@ __all__ = [
     "minimum",
     "mish",
     "mm",
+    "mode",
     "mse_loss",
     "mse_loss_backward",
     "mul",
@@ -675,6 +696,7 @@ __all__ = [
     "sinh_",
     "slice",
     "slice_backward",
+    "slice_inverse",
     "slice_scatter",
     "smooth_l1_loss",
     "smooth_l1_loss_backward",
@@ -825,6 +847,10 @@ __linalg_eigh_return = namedtuple("_linalg_eigh", ["eigenvalues", "eigenvectors"
 _linalg_qr_return = namedtuple("linalg_qr", ["Q", "R"])
 
 _linalg_lstsq_return = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+_mode_return = namedtuple("mode", ["values", "indices"])
+
+_aminmax_return = namedtuple("aminmax", ["min", "max"])
 
 
 def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
@@ -14920,6 +14946,373 @@ def scatter_reduce_two_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, 
         grad_fn.result_ = SavedVariable(self_, True)
     return self_
 
+
+def mode(self_=MISSING, dim=-1, keepdim=False, **kwargs):
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry mode
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mode, (self_, dim, keepdim), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["mode"], (self_, dim, keepdim,), kwargs)
+    values, indices = map(recording.wrap, kernels.mode(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ModeBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.mode(self_, forward_grad.tangent(self_), dim, keepdim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _mode_return(values, indices)
+
+
+def aminmax(self_=MISSING, *, dim=None, keepdim=False, **kwargs):
+    """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+
+    derivatives.yaml, entry aminmax
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(aminmax, (self_,), {"dim": dim, "keepdim": keepdim, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["aminmax"], (self_, dim, keepdim,), kwargs)
+    min, max = map(recording.wrap, kernels.aminmax(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AminmaxBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(min, grad_fn)
+        recording.set_history(max, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.aminmax(self_, forward_grad.tangent(self_), dim, keepdim, min, max)
+        forward_grad.set_tangents((min, max), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.min_ = SavedVariable(min, True)
+        grad_fn.max_ = SavedVariable(max, True)
+    return _aminmax_return(min, max)
+
+
+def block_diag(tensors=MISSING, **kwargs):
+    """block_diag(Tensor[] tensors) -> Tensor
+
+    derivatives.yaml, entry block_diag
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(block_diag, (tensors,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not _arguments.all_tensors(tensors) or kwargs:
+        (tensors,) = _arguments.bind(OVERLOADS["block_diag"], (tensors,), kwargs)
+    result = recording.wrap(kernels.block_diag(recording.data(tensors)))
+    if recording.compute_requires_grad(tensors):
+        grad_fn = BlockDiagBackward0(recording.collect_next_edges(tensors))
+        grad_fn._saved_tensors_args_sizes = recording.list_sizes(tensors)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(tensors):
+        with forward_grad.computing_tangents():
+            tangent = forward.block_diag(tensors, forward_grad.tangent(tensors), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def isnan(self_=MISSING, **kwargs):
+    """isnan(Tensor self) -> Tensor
+
+    derivatives.yaml, entry isnan
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(isnan, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["isnan"], (self_,), kwargs)
+    result = recording.wrap(kernels.isnan(recording.data(self_)))
+    return result
+
+
+def histc(self_=MISSING, bins=100, min=0, max=0, **kwargs):
+    """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+
+    derivatives.yaml, entry histc
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(histc, (self_, bins, min, max), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or not isinstance(max, NUMBER) or kwargs:
+        self_, bins, min, max = _arguments.bind(OVERLOADS["histc"], (self_, bins, min, max,), kwargs)
+    result = recording.wrap(kernels.histc(recording.data(self_), bins, min, max))
+    return result
+
+
+def cholesky(self_=MISSING, upper=False, **kwargs):
+    """cholesky(Tensor self, bool upper=False) -> Tensor
+
+    derivatives.yaml, entry cholesky
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cholesky, (self_, upper), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, upper = _arguments.bind(OVERLOADS["cholesky"], (self_, upper,), kwargs)
+    result = recording.wrap(kernels.cholesky(recording.data(self_), upper))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CholeskyBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_upper = upper
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cholesky(self_, forward_grad.tangent(self_), upper, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def cholesky_inverse(self_=MISSING, upper=False, **kwargs):
+    """cholesky_inverse(Tensor self, bool upper=False) -> Tensor
+
+    derivatives.yaml, entry cholesky_inverse
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cholesky_inverse, (self_, upper), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, upper = _arguments.bind(OVERLOADS["cholesky_inverse"], (self_, upper,), kwargs)
+    result = recording.wrap(kernels.cholesky_inverse(recording.data(self_), upper))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CholeskyInverseBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_upper = upper
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cholesky_inverse(self_, forward_grad.tangent(self_), upper, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def sub_Scalar(self_=MISSING, other=MISSING, alpha=1, *, out=None, **kwargs):
+    """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry sub.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sub_Scalar, (self_, other, alpha), {"out": out, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, other, alpha = _arguments.bind(OVERLOADS["sub.Scalar"], (self_, other, alpha,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("sub", sub_Scalar, (self_, other, alpha), {}, out)
+    result = recording.wrap(kernels.sub_Scalar(recording.data(self_), other, alpha))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SubBackward1(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sub_Scalar(self_, forward_grad.tangent(self_), other, alpha, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def div_Scalar_mode(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, out=None, **kwargs):
+    """div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
+
+    derivatives.yaml, entry div.Scalar_mode
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Scalar_mode, (self_, other), {"rounding_mode": rounding_mode, "out": out, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or rounding_mode is MISSING or kwargs:
+        self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Scalar_mode"], (self_, other, rounding_mode,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("div", div_Scalar_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
+    result = recording.wrap(kernels.div_Scalar_mode(recording.data(self_), other, rounding_mode))
+    if recording.compute_requires_grad(self_):
+        grad_fn = DivBackward3(recording.collect_next_edges(self_))
+        grad_fn._saved_rounding_mode = rounding_mode
+        grad_fn._saved_other = other
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.div_Scalar_mode(self_, forward_grad.tangent(self_), other, rounding_mode, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def polygamma_(self_=MISSING, n=MISSING, **kwargs):
+    """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)
+
+    derivatives.yaml, entry polygamma_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(polygamma_, (self_, n), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or n is MISSING or kwargs:
+        self_, n = _arguments.bind(OVERLOADS["polygamma_"], (self_, n,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = PolygammaBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_n = n
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.polygamma_(recording.data(self_), n))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.polygamma_(original_self, forward_grad.tangent(self_), n, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def lift(self_=MISSING, **kwargs):
+    """lift(Tensor self) -> Tensor
+
+    derivatives.yaml, entry lift
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lift, (self_,), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["lift"], (self_,), kwargs)
+    result = recording.wrap(kernels.lift(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LiftBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.lift(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def lift_fresh(self_=MISSING, **kwargs):
+    """lift_fresh(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml, entry lift_fresh
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lift_fresh, (self_,), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["lift_fresh"], (self_,), kwargs)
+    result = recording.as_view(self_, kernels.lift_fresh(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LiftFreshBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.lift_fresh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _lazy_clone(self_=MISSING, **kwargs):
+    """_lazy_clone(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _lazy_clone
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_lazy_clone, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["_lazy_clone"], (self_,), kwargs)
+    result = recording.wrap(kernels._lazy_clone(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LazyCloneBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._lazy_clone(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _reshape_alias(self_=MISSING, size=MISSING, stride=MISSING, **kwargs):
+    """_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)
+
+    derivatives.yaml, entry _reshape_alias
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_reshape_alias, (self_, size, stride), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or size is MISSING or stride is MISSING or kwargs:
+        self_, size, stride = _arguments.bind(OVERLOADS["_reshape_alias"], (self_, size, stride,), kwargs)
+    size = recording.int_tuple(size)
+    stride = recording.int_tuple(stride)
+    result = recording.as_view(self_, kernels._reshape_alias(recording.data(self_), size, stride))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReshapeAliasBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._reshape_alias(self_, forward_grad.tangent(self_), size, stride, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slice_inverse(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
+    """slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+
+    derivatives.yaml, entry slice_inverse
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slice_inverse, (self_, src, dim, start, end, step), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
+        self_, src, dim, start, end, step = _arguments.bind(OVERLOADS["slice_inverse"], (self_, src, dim, start, end, step,), kwargs)
+    result = recording.as_view(self_, kernels.slice_inverse(recording.data(self_), recording.data(src), dim, start, end, step))
+    if recording.compute_requires_grad(self_, src):
+        grad_fn = SliceInverseBackward0(recording.collect_next_edges(self_, src))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_start = start
+        grad_fn._saved_end = end
+        grad_fn._saved_step = step
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.slice_inverse(self_, forward_grad.tangent(self_), src, forward_grad.tangent(src), dim, start, end, step, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -17041,6 +17434,72 @@ OVERLOADS = {
         Param("reduce", "str"),
         Param("include_self", "bool", has_default=True, keyword_only=True),
     )),
+    "mode": Overload(mode, kernels.mode, "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int", has_default=True),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "aminmax": Overload(aminmax, kernels.aminmax, "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int?", has_default=True, keyword_only=True),
+        Param("keepdim", "bool", has_default=True, keyword_only=True),
+    )),
+    "block_diag": Overload(block_diag, kernels.block_diag, "block_diag(Tensor[] tensors) -> Tensor", (
+        Param("tensors", "Tensor[]"),
+    )),
+    "isnan": Overload(isnan, kernels.isnan, "isnan(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "histc": Overload(histc, kernels.histc, "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("bins", "int", has_default=True),
+        Param("min", "Scalar", has_default=True),
+        Param("max", "Scalar", has_default=True),
+    )),
+    "cholesky": Overload(cholesky, kernels.cholesky, "cholesky(Tensor self, bool upper=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("upper", "bool", has_default=True),
+    )),
+    "cholesky_inverse": Overload(cholesky_inverse, kernels.cholesky_inverse, "cholesky_inverse(Tensor self, bool upper=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("upper", "bool", has_default=True),
+    )),
+    "sub.Scalar": Overload(sub_Scalar, kernels.sub_Scalar, "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor", number=True),
+        Param("other", "Scalar"),
+        Param("alpha", "Scalar", has_default=True),
+    ), only_numbers=True),
+    "div.Scalar_mode": Overload(div_Scalar_mode, kernels.div_Scalar_mode, "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor", (
+        Param("self_", "Tensor", number=True),
+        Param("other", "Scalar"),
+        Param("rounding_mode", "str?", keyword_only=True),
+    ), only_numbers=True),
+    "polygamma_": Overload(polygamma_, kernels.polygamma_, "polygamma_(Tensor(a!) self, int n) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("n", "int"),
+    )),
+    "lift": Overload(lift, kernels.lift, "lift(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "lift_fresh": Overload(lift_fresh, kernels.lift_fresh, "lift_fresh(Tensor(a) self) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+    )),
+    "_lazy_clone": Overload(_lazy_clone, kernels._lazy_clone, "_lazy_clone(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "_reshape_alias": Overload(_reshape_alias, kernels._reshape_alias, "_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("size", "int[]"),
+        Param("stride", "int[]"),
+    )),
+    "slice_inverse": Overload(slice_inverse, kernels.slice_inverse, "slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("src", "Tensor"),
+        Param("dim", "int", has_default=True),
+        Param("start", "int?", has_default=True),
+        Param("end", "int?", has_default=True),
+        Param("step", "int", has_default=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -18190,6 +18649,36 @@ BY_NAME = {
     ),
     "scatter_reduce": (
         OVERLOADS["scatter_reduce.two"],
+    ),
+    "mode": (
+        OVERLOADS["mode"],
+    ),
+    "aminmax": (
+        OVERLOADS["aminmax"],
+    ),
+    "block_diag": (
+        OVERLOADS["block_diag"],
+    ),
+    "isnan": (
+        OVERLOADS["isnan"],
+    ),
+    "histc": (
+        OVERLOADS["histc"],
+    ),
+    "cholesky": (
+        OVERLOADS["cholesky"],
+    ),
+    "cholesky_inverse": (
+        OVERLOADS["cholesky_inverse"],
+    ),
+    "polygamma_": (
+        OVERLOADS["polygamma_"],
+    ),
+    "_lazy_clone": (
+        OVERLOADS["_lazy_clone"],
+    ),
+    "slice_inverse": (
+        OVERLOADS["slice_inverse"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -39,6 +39,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "_is_any_true")
             raise
 
+    def _lazy_clone(self):
+        """_lazy_clone(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._lazy_clone, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops._lazy_clone(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "_lazy_clone")
+            raise
+
     def _to_copy(self, *, dtype=None, **kwargs):
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -232,6 +244,18 @@ class TensorMethods:
             return ops.amin(self, dim, keepdim) if not kwargs else ops.amin(self, dim, keepdim, **_arguments.method_keywords("amin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "amin")
+            raise
+
+    def aminmax(self, *, dim=None, keepdim=False, **kwargs):
+        """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.aminmax, (self,), {"dim": dim, "keepdim": keepdim, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.aminmax(self, dim=dim, keepdim=keepdim) if not kwargs else ops.aminmax(self, dim=dim, keepdim=keepdim, **_arguments.method_keywords("aminmax", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "aminmax")
             raise
 
     def angle(self):
@@ -451,6 +475,30 @@ class TensorMethods:
             return ops.ceil(self)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ceil")
+            raise
+
+    def cholesky(self, upper=False, **kwargs):
+        """cholesky(Tensor self, bool upper=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cholesky, (self, upper), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.cholesky(self, upper) if not kwargs else ops.cholesky(self, upper, **_arguments.method_keywords("cholesky", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "cholesky")
+            raise
+
+    def cholesky_inverse(self, upper=False, **kwargs):
+        """cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cholesky_inverse, (self, upper), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.cholesky_inverse(self, upper) if not kwargs else ops.cholesky_inverse(self, upper, **_arguments.method_keywords("cholesky_inverse", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "cholesky_inverse")
             raise
 
     def cholesky_solve(self, input2=MISSING, upper=False, **kwargs):
@@ -1035,6 +1083,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "hardshrink")
             raise
 
+    def histc(self, bins=100, min=0, max=0, **kwargs):
+        """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.histc, (self, bins, min, max), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.histc(self, bins, min, max) if not kwargs else ops.histc(self, bins, min, max, **_arguments.method_keywords("histc", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "histc")
+            raise
+
     def hypot(self, other=MISSING, **kwargs):
         """hypot(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -1143,6 +1203,18 @@ class TensorMethods:
             return ops.index_select(self, dim, index) if not kwargs else ops.index_select(self, dim, index, **_arguments.method_keywords("index_select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_select")
+            raise
+
+    def isnan(self):
+        """isnan(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.isnan, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.isnan(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "isnan")
             raise
 
     def kthvalue(self, k=MISSING, dim=-1, keepdim=False, **kwargs):
@@ -1525,6 +1597,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "mm")
             raise
 
+    def mode(self, dim=-1, keepdim=False, **kwargs):
+        """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mode, (self, dim, keepdim), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.mode(self, dim, keepdim) if not kwargs else ops.mode(self, dim, keepdim, **_arguments.method_keywords("mode", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "mode")
+            raise
+
     def mul(self, other=MISSING, **kwargs):
         """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -1673,6 +1757,18 @@ class TensorMethods:
             return ops.permute(self, _arguments.varargs_list(args, dims))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "permute")
+            raise
+
+    def polygamma_(self, n=MISSING, **kwargs):
+        """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.polygamma_, (self, n), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.polygamma_(self, n) if not kwargs else ops.polygamma_(self, n, **_arguments.method_keywords("polygamma_", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "polygamma_")
             raise
 
     def pow(self, *args, **kwargs):
@@ -1961,6 +2057,18 @@ class TensorMethods:
             return ops.sinh(self)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sinh")
+            raise
+
+    def slice_inverse(self, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
+        """slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.slice_inverse, (self, src, dim, start, end, step), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.slice_inverse(self, src, dim, start, end, step) if not kwargs else ops.slice_inverse(self, src, dim, start, end, step, **_arguments.method_keywords("slice_inverse", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "slice_inverse")
             raise
 
     def slice_scatter(self, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):

@@ -1730,3 +1730,78 @@ def scatter_reduce_jvp(ops: Any, self_p: Any, self_t: Any, dim: int, index: Any,
 
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"gather", "scatter", "scatter_reduce"}))
+
+
+def gather_with_keepdimed_indices(ops: Any, input: Any, dim: int, indices: Any,
+                                  keepdim: bool) -> Any:
+    """input's elements at `indices` along dim, indices shaped as a keepdim reduction's or
+    not: the tangent of mode's (or any value-selecting reduction's) values."""
+    if input.ndim == 0:
+        return input
+    if keepdim:
+        return ops.gather(input, dim, indices)
+    return ops.squeeze(ops.gather(input, dim, ops.unsqueeze(indices, dim)), dim)
+
+
+def _all_dims(self: Any, dim: int | None) -> list[int]:
+    return list(range(self.ndim)) if dim is None else [dim]
+
+
+def aminmax_backward(ops: Any, self: Any, dim: int | None, keepdim: bool, grad_min: Any,
+                     grad_max: Any, min: Any, max: Any) -> Any:
+    """aminmax's gradient: amin's and amax's, each shared evenly among the tied extrema."""
+    if self.ndim == 0:
+        return sum(g for g in (grad_min, grad_max) if g is not None) + zeros_like(ops, self)
+    dims = _all_dims(self, dim)
+    grad_input = zeros_like(ops, self)
+    for grad, value in ((grad_min, min), (grad_max, max)):
+        if grad is not None:
+            grad = restore_reduced_dims(ops, grad, dims, keepdim or dim is None)
+            value = restore_reduced_dims(ops, value, dims, keepdim or dim is None)
+            grad_input = grad_input + scale_grad_by_count(ops, grad, self == value, dims)
+    return grad_input
+
+
+def aminmax_jvp(ops: Any, self_p: Any, self_t: Any, result: Any, dim: int | None,
+                keepdim: bool) -> Any:
+    """The tangent of aminmax's min (or max): the mean of self_t over the tied extrema."""
+    if self_p.ndim == 0:
+        return self_t
+    dims = _all_dims(self_p, dim)
+    keep = keepdim or dim is None
+    mask = self_p == restore_reduced_dims(ops, result, dims, keep)
+    mean = ops.sum(self_t * mask, dims, True) / ops.sum(mask, dims, True, dtype=self_t.dtype)
+    return ops.reshape(mean, result.shape)
+
+
+def block_diag_backward(ops: Any, grad: Any, sizes: Sequence[Sequence[int]]) -> list:
+    """Each block's gradient: its window of grad (a 0-dim input's one element, a 1-D one's
+    row). As torch's, an empty 1-D input gets an empty gradient and moves no window, though
+    block_diag gave it a row."""
+    grads, row, column = [], 0, 0
+    for shape in sizes:
+        if tuple(shape) == (0,):
+            grads.append(_zeros(ops, [0], grad))
+            continue
+        rows, columns = (shape[0], shape[1]) if len(shape) == 2 else (1, math.prod(shape))
+        window = ops.slice(ops.slice(grad, 0, row, row + rows), 1, column, column + columns)
+        grads.append(window if len(shape) == 2 else ops.reshape(window, list(shape)))
+        row, column = row + rows, column + columns
+    return grads
+
+
+def cholesky_inverse_backward(ops: Any, grad: Any, L: Any, upper: bool, inverse: Any) -> Any:
+    """X = (L Lᵀ)⁻¹ (Uᵀ U with upper): dL = -(X (G + Gᵀ) X) L (-U (X (G + Gᵀ) X) with upper)."""
+    common = ops.matmul(inverse, ops.matmul(grad + _mT(ops, grad), inverse))
+    return -ops.matmul(L, common) if upper else -ops.matmul(common, L)
+
+
+def cholesky_inverse_jvp(ops: Any, F: Any, dF: Any, X: Any, upper: bool) -> Any:
+    """dX = -X dA X with dA = dL Lᵀ + L dLᵀ (dUᵀ U + Uᵀ dU): one term and its transpose."""
+    CF = F if upper else _mT(ops, F)
+    dCF = _mT(ops, dF) if upper else dF
+    partial = -ops.matmul(ops.matmul(ops.matmul(X, dCF), CF), X)
+    return partial + _mT(ops, partial)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"matmul", "squeeze"}))
