@@ -128,6 +128,11 @@ OUT_NOT_YET = OUT_NOT_YET | {"nan_to_num"}
 # -- out= of nn kernels B (issue 27): renorm's structured kernel takes its result's dtype only
 OUT_OVERLOADS = OUT_OVERLOADS | {"renorm"}
 OUT_DTYPE_RULES["renorm"] = "same"
+# -- out= of the spec-breadth ops of reductions, indexing, random and linalg (helper misc)
+OUT_OVERLOADS = OUT_OVERLOADS | {"scatter_reduce.two", "sub.Scalar", "div.Scalar_mode"}
+OUT_DTYPE_RULES.update({"scatter_reduce.two": "same"})
+# (their public functions are hand-written, or their out dtype rules not yet written)
+OUT_NOT_YET = OUT_NOT_YET | {"aminmax", "cholesky", "cholesky_inverse", "histc", "mode"}
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -903,12 +908,18 @@ def _writes_self(schema: FunctionSchema) -> bool:
                 and schema.arguments[0].type.alias.endswith("!"))
 
 
+# An overload's wrapper is `base_overload`, unless that is another op's own name (scatter's
+# overload `reduce` beside the op scatter_reduce): then it is named here. _aliases refuses
+# any other such clash.
+RENAMED_WRAPPERS = {"scatter.reduce": "scatter_reduce_overload"}
+
+
 def wrapper_name(info: OpInfo, group: list[OpInfo]) -> str:
     """`pow_Tensor_Scalar`; an overload without a name is `sum_default` beside others."""
     schema = info.schema
     if not schema.overload and len(group) > 1:
         return f"{schema.base}_default"
-    return schema.kernel_name
+    return RENAMED_WRAPPERS.get(info.name, schema.kernel_name)
 
 
 def _bound(infos: list[OpInfo]) -> dict[str, list[OpInfo]]:
@@ -987,7 +998,12 @@ def _aliases(bindings: Bindings) -> list[tuple[str, str]]:
     """`add = add_Tensor`: a name Python binds to one overload whose wrapper is named after
     the overload; the same for its in-place form (`add_ = add_Tensor_`)."""
     aliases = []
+    wrappers = {wrapper_name(i, group) for group in bindings.groups.values() for i in group
+                if i.schema.overload}
     for base, group in sorted(bindings.functions.items()):
+        if base in wrappers and wrapper_name(group[0], group) != base:
+            raise ValueError(f"the wrapper of an overload is named {base!r}, the name of "
+                             f"another op: name it in codegen/render.py's RENAMED_WRAPPERS")
         if len(group) == 1 and wrapper_name(group[0], group) != base:
             aliases.append((base, wrapper_name(group[0], group)))
         inplace = bindings.inplace.get(base, [])

@@ -6060,4 +6060,206 @@ NODES = {
             "self_": "tensor",
         },
     },
+    "ScatterReduceBackward0": {
+        "entry": "scatter_reduce.two",
+        "schema": "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor",
+        "formulas": (
+            ("self, src", "scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)"),
+        ),
+        "result": (
+            ("result", "scatter_reduce_jvp(self_p, self_t, dim, index_p, src_p, src_t, reduce, include_self, result)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "dim": "value",
+            "index": "tensor",
+            "src": "tensor",
+            "reduce": "value",
+            "include_self": "value",
+            "result": "output",
+        },
+    },
+    "ModeBackward0": {
+        "entry": "mode",
+        "schema": "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+        "formulas": (
+            ("self", "value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)"),
+        ),
+        "result": (
+            ("values", "gather_with_keepdimed_indices(self_t, dim, indices, keepdim)", ""),
+        ),
+        "saved": {
+            "dim": "value",
+            "indices": "output",
+            "self_sym_sizes": "sizes",
+            "keepdim": "value",
+        },
+    },
+    "AminmaxBackward0": {
+        "entry": "aminmax",
+        "schema": "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)",
+        "formulas": (
+            ("self", "aminmax_backward(self, dim, keepdim, grad_min, grad_max, min, max)"),
+        ),
+        "result": (
+            ("min", "aminmax_jvp(self_p, self_t, min, dim, keepdim)", ""),
+            ("max", "aminmax_jvp(self_p, self_t, max, dim, keepdim)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "dim": "value",
+            "keepdim": "value",
+            "min": "output",
+            "max": "output",
+        },
+    },
+    "BlockDiagBackward0": {
+        "entry": "block_diag",
+        "schema": "block_diag(Tensor[] tensors) -> Tensor",
+        "formulas": (
+            ("tensors", "block_diag_backward(grad, to_args_sizes(tensors))"),
+        ),
+        "result": (
+            ("result", "block_diag(tensors_t)", ""),
+        ),
+        "saved": {
+            "tensors_args_sizes": "list_sizes",
+        },
+    },
+    "CholeskyBackward0": {
+        "entry": "cholesky",
+        "schema": "cholesky(Tensor self, bool upper=False) -> Tensor",
+        "formulas": (
+            ("self", "cholesky_backward(grad, upper, result)"),
+        ),
+        "result": (
+            ("result", "cholesky_jvp(self_t, result, upper)", ""),
+        ),
+        "saved": {
+            "upper": "value",
+            "result": "output",
+        },
+    },
+    "CholeskyInverseBackward0": {
+        "entry": "cholesky_inverse",
+        "schema": "cholesky_inverse(Tensor self, bool upper=False) -> Tensor",
+        "formulas": (
+            ("self", "cholesky_inverse_backward(grad, self, upper, result)"),
+        ),
+        "result": (
+            ("result", "cholesky_inverse_jvp(self_p, self_t, result, upper)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "upper": "value",
+            "result": "output",
+        },
+    },
+    "SubBackward1": {
+        "entry": "sub.Scalar",
+        "schema": "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor",
+        "formulas": (
+            ("self", "grad"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "self_t"),
+        ),
+        "saved": {
+        },
+    },
+    "DivBackward3": {
+        "entry": "div.Scalar_mode",
+        "schema": "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor",
+        "formulas": (
+            ("self", "grad / other if rounding_mode is None else zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "self_t / other if rounding_mode is None else zeros_like(result)", ""),
+        ),
+        "saved": {
+            "rounding_mode": "value",
+            "other": "value",
+        },
+    },
+    "PolygammaBackward1": {
+        "entry": "polygamma_",
+        "schema": "polygamma_(Tensor(a!) self, int n) -> Tensor(a!)",
+        "formulas": (
+            ("self", "grad * polygamma(n + 1, self)"),
+        ),
+        "result": (
+            ("result", "self_t * polygamma(n + 1, self_p)", ""),
+        ),
+        "saved": {
+            "n": "value",
+            "self_": "tensor",
+        },
+    },
+    "LiftBackward0": {
+        "entry": "lift",
+        "schema": "lift(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+        },
+    },
+    "LiftFreshBackward0": {
+        "entry": "lift_fresh",
+        "schema": "lift_fresh(Tensor(a) self) -> Tensor(a)",
+        "formulas": (
+            ("self", "grad"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+        },
+    },
+    "LazyCloneBackward0": {
+        "entry": "_lazy_clone",
+        "schema": "_lazy_clone(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+        },
+    },
+    "ReshapeAliasBackward0": {
+        "entry": "_reshape_alias",
+        "schema": "_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)",
+        "formulas": (
+            ("self", "grad.reshape(self.shape)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_sym_sizes": "sizes",
+        },
+    },
+    "SliceInverseBackward0": {
+        "entry": "slice_inverse",
+        "schema": "slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
+        "formulas": (
+            ("self", "slice(grad, dim, start, end, step)"),
+            ("src", "slice_scatter(grad, zeros_like(self), dim, start, end, step)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "dim": "value",
+            "start": "value",
+            "end": "value",
+            "step": "value",
+            "self_": "tensor",
+        },
+    },
 }

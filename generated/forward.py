@@ -405,6 +405,20 @@ __all__ = [
     "fractional_max_pool2d_backward",
     "fractional_max_pool3d",
     "fractional_max_pool3d_backward",
+    "scatter_reduce_two",
+    "mode",
+    "aminmax",
+    "block_diag",
+    "cholesky",
+    "cholesky_inverse",
+    "sub_Scalar",
+    "div_Scalar_mode",
+    "polygamma_",
+    "lift",
+    "lift_fresh",
+    "_lazy_clone",
+    "_reshape_alias",
+    "slice_inverse",
 ]
 
 
@@ -4132,3 +4146,133 @@ def fractional_max_pool3d_backward(grad_output_p, grad_output_t, self_p, self_t,
     result: auto_linear
     """
     return ops.fractional_max_pool3d_backward(grad_output_t, self_t, kernel_size, output_size, indices_p)
+
+
+def scatter_reduce_two(self_p, self_t, dim, index_p, src_p, src_t, reduce, include_self, result):
+    """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+
+    derivatives.yaml, entry scatter_reduce.two
+    result: scatter_reduce_jvp(self_p, self_t, dim, index_p, src_p, src_t, reduce, include_self, result)
+    """
+    return manual.scatter_reduce_jvp(ops, self_p, self_t, dim, index_p, src_p, src_t, reduce, include_self, result)
+
+
+def mode(self_p, self_t, dim, keepdim, values, indices):
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry mode
+    values: gather_with_keepdimed_indices(self_t, dim, indices, keepdim)
+    """
+    values_t = manual.gather_with_keepdimed_indices(ops, self_t, dim, indices, keepdim)
+    return values_t, None
+
+
+def aminmax(self_p, self_t, dim, keepdim, min, max):
+    """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+
+    derivatives.yaml, entry aminmax
+    min: aminmax_jvp(self_p, self_t, min, dim, keepdim)
+    max: aminmax_jvp(self_p, self_t, max, dim, keepdim)
+    """
+    min_t = manual.aminmax_jvp(ops, self_p, self_t, min, dim, keepdim)
+    max_t = manual.aminmax_jvp(ops, self_p, self_t, max, dim, keepdim)
+    return min_t, max_t
+
+
+def block_diag(tensors_p, tensors_t, result):
+    """block_diag(Tensor[] tensors) -> Tensor
+
+    derivatives.yaml, entry block_diag
+    result: block_diag(tensors_t)
+    """
+    return ops.block_diag(tensors_t)
+
+
+def cholesky(self_p, self_t, upper, result):
+    """cholesky(Tensor self, bool upper=False) -> Tensor
+
+    derivatives.yaml, entry cholesky
+    result: cholesky_jvp(self_t, result, upper)
+    """
+    return manual.cholesky_jvp(ops, self_t, result, upper)
+
+
+def cholesky_inverse(self_p, self_t, upper, result):
+    """cholesky_inverse(Tensor self, bool upper=False) -> Tensor
+
+    derivatives.yaml, entry cholesky_inverse
+    result: cholesky_inverse_jvp(self_p, self_t, result, upper)
+    """
+    return manual.cholesky_inverse_jvp(ops, self_p, self_t, result, upper)
+
+
+def sub_Scalar(self_p, self_t, other, alpha, result):
+    """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry sub.Scalar
+    result: auto_element_wise, from self: grad
+    """
+    return self_t
+
+
+def div_Scalar_mode(self_p, self_t, other, rounding_mode, result):
+    """div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
+
+    derivatives.yaml, entry div.Scalar_mode
+    result: self_t / other if rounding_mode is None else zeros_like(result)
+    """
+    return self_t / other if rounding_mode is None else manual.zeros_like(ops, result)
+
+
+def polygamma_(self_p, self_t, n, result):
+    """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)
+
+    derivatives.yaml, entry polygamma_
+    result: self_t * polygamma(n + 1, self_p)
+    """
+    return self_t * ops.polygamma(n + 1, self_p)
+
+
+def lift(self_p, self_t, result):
+    """lift(Tensor self) -> Tensor
+
+    derivatives.yaml, entry lift
+    result: auto_linear
+    """
+    return ops.lift(self_t)
+
+
+def lift_fresh(self_p, self_t, result):
+    """lift_fresh(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml, entry lift_fresh
+    result: auto_linear
+    """
+    return ops.lift_fresh(self_t)
+
+
+def _lazy_clone(self_p, self_t, result):
+    """_lazy_clone(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _lazy_clone
+    result: auto_linear
+    """
+    return ops._lazy_clone(self_t)
+
+
+def _reshape_alias(self_p, self_t, size, stride, result):
+    """_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)
+
+    derivatives.yaml, entry _reshape_alias
+    result: auto_linear
+    """
+    return ops._reshape_alias(self_t, size, stride)
+
+
+def slice_inverse(self_p, self_t, src_p, src_t, dim, start, end, step, result):
+    """slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+
+    derivatives.yaml, entry slice_inverse
+    result: auto_linear
+    """
+    return ops.slice_inverse(self_t, src_t, dim, start, end, step)

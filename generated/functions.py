@@ -418,6 +418,20 @@ __all__ = [
     "FractionalMaxPool2DBackwardBackward0",
     "FractionalMaxPool3DBackward0",
     "FractionalMaxPool3DBackwardBackward0",
+    "ScatterReduceBackward0",
+    "ModeBackward0",
+    "AminmaxBackward0",
+    "BlockDiagBackward0",
+    "CholeskyBackward0",
+    "CholeskyInverseBackward0",
+    "SubBackward1",
+    "DivBackward3",
+    "PolygammaBackward1",
+    "LiftBackward0",
+    "LiftFreshBackward0",
+    "LazyCloneBackward0",
+    "ReshapeAliasBackward0",
+    "SliceInverseBackward0",
 ]
 
 
@@ -13091,4 +13105,387 @@ class FractionalMaxPool3DBackwardBackward0(Node):
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class ScatterReduceBackward0(Node):
+    """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+
+    derivatives.yaml, entry scatter_reduce.two
+    self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
+    """
+
+    __slots__ = ("self_", "_saved_dim", "index_", "src_", "_saved_reduce", "_saved_include_self", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    @property
+    def _saved_src(self):
+        return self.src_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.index_.reset_data()
+        self.src_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        index = ops.unpack(self.index_, self)
+        src = ops.unpack(self.src_, self)
+        reduce = self._saved_reduce
+        include_self = self._saved_include_self
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # self, src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.scatter_reduce_backward(ops, grad, self_, dim, index, src, reduce, include_self, result)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class ModeBackward0(Node):
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry mode
+    self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+    """
+
+    __slots__ = ("_saved_dim", "indices_", "_saved_self_sym_sizes", "_saved_keepdim")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack(self)
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        dim = self._saved_dim
+        indices = ops.unpack(self.indices_, self)
+        self_sym_sizes = self._saved_self_sym_sizes
+        keepdim = self._saved_keepdim
+        grad_inputs = [None]
+        # self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.value_selecting_reduction_backward(ops, grad, dim, indices, self_sym_sizes, keepdim)
+        return grad_inputs
+
+
+class AminmaxBackward0(Node):
+    """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+
+    derivatives.yaml, entry aminmax
+    self: aminmax_backward(self, dim, keepdim, grad_min, grad_max, min, max)
+    """
+
+    __slots__ = ("self_", "_saved_dim", "_saved_keepdim", "min_", "max_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_min(self):
+        return self.min_.unpack(self)
+
+    @property
+    def _saved_max(self):
+        return self.max_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.min_.reset_data()
+        self.max_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_min = grads[0]
+        grad_max = grads[1]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        keepdim = self._saved_keepdim
+        min = ops.unpack(self.min_, self)
+        max = ops.unpack(self.max_, self)
+        grad_inputs = [None]
+        # self: aminmax_backward(self, dim, keepdim, grad_min, grad_max, min, max)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.aminmax_backward(ops, self_, dim, keepdim, grad_min, grad_max, min, max)
+        return grad_inputs
+
+
+class BlockDiagBackward0(Node):
+    """block_diag(Tensor[] tensors) -> Tensor
+
+    derivatives.yaml, entry block_diag
+    tensors: block_diag_backward(grad, to_args_sizes(tensors))
+    """
+
+    __slots__ = ("_saved_tensors_args_sizes",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        tensors_args_sizes = self._saved_tensors_args_sizes
+        grad_inputs = [None] * len(self._next_functions)
+        # tensors: block_diag_backward(grad, to_args_sizes(tensors))
+        if any_grad_defined and any(self.should_compute_output(i) for i in range(len(grad_inputs))):
+            grad_inputs[:] = manual.block_diag_backward(ops, grad, tensors_args_sizes)
+        return grad_inputs
+
+
+class CholeskyBackward0(Node):
+    """cholesky(Tensor self, bool upper=False) -> Tensor
+
+    derivatives.yaml, entry cholesky
+    self: cholesky_backward(grad, upper, result)
+    """
+
+    __slots__ = ("_saved_upper", "result_")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        upper = self._saved_upper
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: cholesky_backward(grad, upper, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.cholesky_backward(ops, grad, upper, result)
+        return grad_inputs
+
+
+class CholeskyInverseBackward0(Node):
+    """cholesky_inverse(Tensor self, bool upper=False) -> Tensor
+
+    derivatives.yaml, entry cholesky_inverse
+    self: cholesky_inverse_backward(grad, self, upper, result)
+    """
+
+    __slots__ = ("self_", "_saved_upper", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        upper = self._saved_upper
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None]
+        # self: cholesky_inverse_backward(grad, self, upper, result)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.cholesky_inverse_backward(ops, grad, self_, upper, result)
+        return grad_inputs
+
+
+class SubBackward1(Node):
+    """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry sub.Scalar
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        grad_inputs = [None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class DivBackward3(Node):
+    """div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
+
+    derivatives.yaml, entry div.Scalar_mode
+    self: grad / other if rounding_mode is None else zeros_like(grad)
+    """
+
+    __slots__ = ("_saved_rounding_mode", "_saved_other")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        rounding_mode = self._saved_rounding_mode
+        other = self._saved_other
+        grad_inputs = [None]
+        # self: grad / other if rounding_mode is None else zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad / other if rounding_mode is None else manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class PolygammaBackward1(Node):
+    """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)
+
+    derivatives.yaml, entry polygamma_
+    self: grad * polygamma(n + 1, self)
+    """
+
+    __slots__ = ("_saved_n", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        n = self._saved_n
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None]
+        # self: grad * polygamma(n + 1, self)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad * ops.polygamma(n + 1, self_)
+        return grad_inputs
+
+
+class LiftBackward0(Node):
+    """lift(Tensor self) -> Tensor
+
+    derivatives.yaml, entry lift
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        grad_inputs = [None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class LiftFreshBackward0(Node):
+    """lift_fresh(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml, entry lift_fresh
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        grad_inputs = [None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class LazyCloneBackward0(Node):
+    """_lazy_clone(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _lazy_clone
+    self: grad
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        grad_inputs = [None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        return grad_inputs
+
+
+class ReshapeAliasBackward0(Node):
+    """_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)
+
+    derivatives.yaml, entry _reshape_alias
+    self: grad.reshape(self.shape)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes",)
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None]
+        # self: grad.reshape(self.shape)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.reshape(grad, self_sym_sizes)
+        return grad_inputs
+
+
+class SliceInverseBackward0(Node):
+    """slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+
+    derivatives.yaml, entry slice_inverse
+    self: slice(grad, dim, start, end, step)
+    src: slice_scatter(grad, zeros_like(self), dim, start, end, step)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_start", "_saved_end", "_saved_step", "self_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        start = self._saved_start
+        end = self._saved_end
+        step = self._saved_step
+        self_ = ops.unpack(self.self_, self)
+        grad_inputs = [None, None]
+        # self: slice(grad, dim, start, end, step)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.slice(grad, dim, start, end, step)
+        # src: slice_scatter(grad, zeros_like(self), dim, start, end, step)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.slice_scatter(grad, manual.zeros_like(ops, self_), dim, start, end, step)
         return grad_inputs

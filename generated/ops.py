@@ -37,6 +37,7 @@ from generated.functions import (
     AliasBackward0,
     AmaxBackward0,
     AminBackward0,
+    AminmaxBackward0,
     AngleBackward0,
     AsinBackward0,
     AsinhBackward0,
@@ -56,6 +57,7 @@ from generated.functions import (
     BinaryCrossEntropyBackward0,
     BinaryCrossEntropyBackwardBackward0,
     BinaryCrossEntropyWithLogitsBackward0,
+    BlockDiagBackward0,
     BmmBackward0,
     CatBackward0,
     CdistBackward0,
@@ -64,6 +66,8 @@ from generated.functions import (
     CeluBackward0,
     CeluBackward1,
     ChannelShuffleBackward0,
+    CholeskyBackward0,
+    CholeskyInverseBackward0,
     CholeskySolveBackward0,
     ClampBackward0,
     ClampBackward1,
@@ -99,6 +103,7 @@ from generated.functions import (
     DivBackward0,
     DivBackward1,
     DivBackward2,
+    DivBackward3,
     DotBackward0,
     EluBackward0,
     EluBackward1,
@@ -163,6 +168,7 @@ from generated.functions import (
     IndexPutImplBackward0,
     IndexSelectBackward0,
     KthvalueBackward0,
+    LazyCloneBackward0,
     LdexpBackward0,
     LeakyReluBackward0,
     LeakyReluBackward1,
@@ -172,6 +178,8 @@ from generated.functions import (
     LerpBackward0,
     LerpBackward1,
     LgammaBackward0,
+    LiftBackward0,
+    LiftFreshBackward0,
     LinalgCholeskyExBackward0,
     LinalgCrossBackward0,
     LinalgDetBackward0,
@@ -227,6 +235,7 @@ from generated.functions import (
     MinimumBackward0,
     MishBackward0,
     MmBackward0,
+    ModeBackward0,
     MseLossBackward0,
     MseLossBackwardBackward0,
     MulBackward0,
@@ -263,6 +272,7 @@ from generated.functions import (
     PixelShuffleBackward0,
     PixelUnshuffleBackward0,
     PolygammaBackward0,
+    PolygammaBackward1,
     PowBackward0,
     PowBackward1,
     PowBackward2,
@@ -290,6 +300,7 @@ from generated.functions import (
     ReplicationPad2DBackwardBackward0,
     ReplicationPad3DBackward0,
     ReplicationPad3DBackwardBackward0,
+    ReshapeAliasBackward0,
     ReshapeCopyBackward0,
     RollBackward0,
     Rot90Backward0,
@@ -301,6 +312,7 @@ from generated.functions import (
     ScatterAddBackward0,
     ScatterBackward0,
     ScatterBackward1,
+    ScatterReduceBackward0,
     SelectBackward0,
     SelectBackwardBackward0,
     SelectScatterBackward0,
@@ -314,6 +326,7 @@ from generated.functions import (
     SinhBackward0,
     SliceBackward0,
     SliceBackwardBackward0,
+    SliceInverseBackward0,
     SliceScatterBackward0,
     SlowConv2DBackward0,
     SlowConv2DBackwardBackward0,
@@ -360,6 +373,7 @@ from generated.functions import (
     StdBackward0,
     StdMeanBackward0,
     SubBackward0,
+    SubBackward1,
     SumBackward0,
     SumBackward1,
     TakeBackward0,
@@ -442,6 +456,7 @@ __all__ = [
     "_index_put_impl_",
     "_is_all_true",
     "_is_any_true",
+    "_lazy_clone",
     "_linalg_det",
     "_linalg_eigh",
     "_linalg_slogdet",
@@ -490,6 +505,7 @@ __all__ = [
     "all",
     "amax",
     "amin",
+    "aminmax",
     "angle",
     "any",
     "argmax",
@@ -516,6 +532,7 @@ __all__ = [
     "bitwise_not",
     "bitwise_or",
     "bitwise_xor",
+    "block_diag",
     "bmm",
     "cat",
     "ceil",
@@ -523,6 +540,8 @@ __all__ = [
     "celu",
     "celu_",
     "channel_shuffle",
+    "cholesky",
+    "cholesky_inverse",
     "cholesky_solve",
     "clamp",
     "clamp_",
@@ -605,6 +624,7 @@ __all__ = [
     "hardswish_backward",
     "hardtanh",
     "hardtanh_backward",
+    "histc",
     "huber_loss",
     "huber_loss_backward",
     "hypot",
@@ -619,6 +639,7 @@ __all__ = [
     "index_fill",
     "index_put",
     "index_select",
+    "isnan",
     "kthvalue",
     "ldexp",
     "ldexp_",
@@ -678,6 +699,7 @@ __all__ = [
     "minimum",
     "mish",
     "mm",
+    "mode",
     "mse_loss",
     "mse_loss_backward",
     "mul",
@@ -741,6 +763,7 @@ __all__ = [
     "rsub",
     "scatter",
     "scatter_add",
+    "scatter_reduce",
     "select",
     "select_backward",
     "select_scatter",
@@ -758,6 +781,7 @@ __all__ = [
     "sinh_",
     "slice",
     "slice_backward",
+    "slice_inverse",
     "slice_scatter",
     "slow_conv3d_forward",
     "slow_conv_dilated2d",
@@ -915,6 +939,10 @@ _linalg_qr_return = namedtuple("linalg_qr", ["Q", "R"])
 _linalg_lstsq_return = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 __slow_conv2d_backward_output_mask_return = namedtuple("_slow_conv2d_backward", ["grad_input", "grad_weight", "grad_bias"])
+
+_mode_return = namedtuple("mode", ["values", "indices"])
+
+_aminmax_return = namedtuple("aminmax", ["min", "max"])
 
 
 def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
@@ -8761,30 +8789,30 @@ def scatter_value_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **k
     return self_
 
 
-def scatter_reduce(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, reduce=MISSING, out=None, **kwargs):
+def scatter_reduce_overload(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, reduce=MISSING, out=None, **kwargs):
     """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_reduce, (self_, dim, index, src), {"reduce": reduce, "out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_reduce_overload, (self_, dim, index, src), {"reduce": reduce, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
         self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
-        return _out.call("scatter", scatter_reduce, (self_, dim, index, src), {"reduce": reduce}, out, dtype_rule="same")
+        return _out.call("scatter", scatter_reduce_overload, (self_, dim, index, src), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return result
 
 
-def scatter_reduce_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, reduce=MISSING, **kwargs):
+def scatter_reduce_overload_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, reduce=MISSING, **kwargs):
     """In-place scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_reduce_, (self_, dim, index, src), {"reduce": reduce, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_reduce_overload_, (self_, dim, index, src), {"reduce": reduce, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
@@ -16288,6 +16316,444 @@ def fractional_max_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_si
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def scatter_reduce_two(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *, include_self=True, out=None, **kwargs):
+    """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+
+    derivatives.yaml, entry scatter_reduce.two
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_reduce_two, (self_, dim, index, src, reduce), {"include_self": include_self, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
+        self_, dim, index, src, reduce, include_self = _arguments.bind(OVERLOADS["scatter_reduce.two"], (self_, dim, index, src, reduce, include_self,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("scatter_reduce", scatter_reduce_two, (self_, dim, index, src, reduce), {"include_self": include_self}, out, dtype_rule="same")
+    result = recording.wrap(kernels.scatter_reduce_two(recording.data(self_), dim, recording.data(index), recording.data(src), reduce, include_self))
+    needs_grad = recording.compute_requires_grad(self_, src)
+    if needs_grad:
+        grad_fn = ScatterReduceBackward0(recording.collect_next_edges(self_, src))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.src_ = SavedVariable(src, False)
+        grad_fn._saved_reduce = reduce
+        grad_fn._saved_include_self = include_self
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_reduce_two(self_, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), reduce, include_self, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def scatter_reduce_two_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+    """In-place scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
+
+    derivatives.yaml, entry scatter_reduce.two
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(scatter_reduce_two_, (self_, dim, index, src, reduce), {"include_self": include_self, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
+        self_, dim, index, src, reduce, include_self = _arguments.bind(OVERLOADS["scatter_reduce.two"], (self_, dim, index, src, reduce, include_self,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_, src)
+    if needs_grad:
+        grad_fn = ScatterReduceBackward0(recording.collect_next_edges(self_, src))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.src_ = SavedVariable(src, False)
+        grad_fn._saved_reduce = reduce
+        grad_fn._saved_include_self = include_self
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.scatter_reduce_two(recording.data(self_), dim, recording.data(index), recording.data(src), reduce, include_self))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.scatter_reduce_two(original_self, forward_grad.tangent(self_), dim, index, src, forward_grad.tangent(src), reduce, include_self, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def mode(self_=MISSING, dim=-1, keepdim=False, **kwargs):
+    """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+
+    derivatives.yaml, entry mode
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(mode, (self_, dim, keepdim), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["mode"], (self_, dim, keepdim,), kwargs)
+    values, indices = map(recording.wrap, kernels.mode(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = ModeBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(values, grad_fn)
+        recording.skip_output(indices, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.mode(self_, forward_grad.tangent(self_), dim, keepdim, values, indices)
+        forward_grad.set_tangents((values, indices), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.indices_ = SavedVariable(indices, True)
+    return _mode_return(values, indices)
+
+
+def aminmax(self_=MISSING, *, dim=None, keepdim=False, **kwargs):
+    """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
+
+    derivatives.yaml, entry aminmax
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(aminmax, (self_,), {"dim": dim, "keepdim": keepdim, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["aminmax"], (self_, dim, keepdim,), kwargs)
+    min, max = map(recording.wrap, kernels.aminmax(recording.data(self_), dim, keepdim))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = AminmaxBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn._saved_keepdim = keepdim
+        recording.set_history(min, grad_fn)
+        recording.set_history(max, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.aminmax(self_, forward_grad.tangent(self_), dim, keepdim, min, max)
+        forward_grad.set_tangents((min, max), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.min_ = SavedVariable(min, True)
+        grad_fn.max_ = SavedVariable(max, True)
+    return _aminmax_return(min, max)
+
+
+def block_diag(tensors=MISSING, **kwargs):
+    """block_diag(Tensor[] tensors) -> Tensor
+
+    derivatives.yaml, entry block_diag
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(block_diag, (tensors,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not _arguments.all_tensors(tensors) or kwargs:
+        (tensors,) = _arguments.bind(OVERLOADS["block_diag"], (tensors,), kwargs)
+    result = recording.wrap(kernels.block_diag(recording.data(tensors)))
+    if recording.compute_requires_grad(tensors):
+        grad_fn = BlockDiagBackward0(recording.collect_next_edges(tensors))
+        grad_fn._saved_tensors_args_sizes = recording.list_sizes(tensors)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(tensors):
+        with forward_grad.computing_tangents():
+            tangent = forward.block_diag(tensors, forward_grad.tangent(tensors), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def isnan(self_=MISSING, **kwargs):
+    """isnan(Tensor self) -> Tensor
+
+    derivatives.yaml, entry isnan
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(isnan, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["isnan"], (self_,), kwargs)
+    result = recording.wrap(kernels.isnan(recording.data(self_)))
+    return result
+
+
+def histc(self_=MISSING, bins=100, min=0, max=0, **kwargs):
+    """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
+
+    derivatives.yaml, entry histc
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(histc, (self_, bins, min, max), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or not isinstance(max, NUMBER) or kwargs:
+        self_, bins, min, max = _arguments.bind(OVERLOADS["histc"], (self_, bins, min, max,), kwargs)
+    result = recording.wrap(kernels.histc(recording.data(self_), bins, min, max))
+    return result
+
+
+def cholesky(self_=MISSING, upper=False, **kwargs):
+    """cholesky(Tensor self, bool upper=False) -> Tensor
+
+    derivatives.yaml, entry cholesky
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cholesky, (self_, upper), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, upper = _arguments.bind(OVERLOADS["cholesky"], (self_, upper,), kwargs)
+    result = recording.wrap(kernels.cholesky(recording.data(self_), upper))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CholeskyBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_upper = upper
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cholesky(self_, forward_grad.tangent(self_), upper, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def cholesky_inverse(self_=MISSING, upper=False, **kwargs):
+    """cholesky_inverse(Tensor self, bool upper=False) -> Tensor
+
+    derivatives.yaml, entry cholesky_inverse
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cholesky_inverse, (self_, upper), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, upper = _arguments.bind(OVERLOADS["cholesky_inverse"], (self_, upper,), kwargs)
+    result = recording.wrap(kernels.cholesky_inverse(recording.data(self_), upper))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CholeskyInverseBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_upper = upper
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.cholesky_inverse(self_, forward_grad.tangent(self_), upper, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def sub_Scalar(self_=MISSING, other=MISSING, alpha=1, *, out=None, **kwargs):
+    """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+
+    derivatives.yaml, entry sub.Scalar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(sub_Scalar, (self_, other, alpha), {"out": out, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
+        self_, other, alpha = _arguments.bind(OVERLOADS["sub.Scalar"], (self_, other, alpha,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("sub", sub_Scalar, (self_, other, alpha), {}, out)
+    result = recording.wrap(kernels.sub_Scalar(recording.data(self_), other, alpha))
+    if recording.compute_requires_grad(self_):
+        grad_fn = SubBackward1(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.sub_Scalar(self_, forward_grad.tangent(self_), other, alpha, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def div_Scalar_mode(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, out=None, **kwargs):
+    """div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
+
+    derivatives.yaml, entry div.Scalar_mode
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(div_Scalar_mode, (self_, other), {"rounding_mode": rounding_mode, "out": out, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or rounding_mode is MISSING or kwargs:
+        self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Scalar_mode"], (self_, other, rounding_mode,), kwargs)
+    if out is not None:  # torch's out= form (runtime/out.py)
+        return _out.call("div", div_Scalar_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
+    result = recording.wrap(kernels.div_Scalar_mode(recording.data(self_), other, rounding_mode))
+    if recording.compute_requires_grad(self_):
+        grad_fn = DivBackward3(recording.collect_next_edges(self_))
+        grad_fn._saved_rounding_mode = rounding_mode
+        grad_fn._saved_other = other
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.div_Scalar_mode(self_, forward_grad.tangent(self_), other, rounding_mode, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def polygamma_(self_=MISSING, n=MISSING, **kwargs):
+    """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)
+
+    derivatives.yaml, entry polygamma_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(polygamma_, (self_, n), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or n is MISSING or kwargs:
+        self_, n = _arguments.bind(OVERLOADS["polygamma_"], (self_, n,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = PolygammaBackward1(recording.collect_next_edges(self_))
+        grad_fn._saved_n = n
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.polygamma_(recording.data(self_), n))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.polygamma_(original_self, forward_grad.tangent(self_), n, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def lift(self_=MISSING, **kwargs):
+    """lift(Tensor self) -> Tensor
+
+    derivatives.yaml, entry lift
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lift, (self_,), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["lift"], (self_,), kwargs)
+    result = recording.wrap(kernels.lift(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LiftBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.lift(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def lift_fresh(self_=MISSING, **kwargs):
+    """lift_fresh(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml, entry lift_fresh
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(lift_fresh, (self_,), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["lift_fresh"], (self_,), kwargs)
+    result = recording.as_view(self_, kernels.lift_fresh(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LiftFreshBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.lift_fresh(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _lazy_clone(self_=MISSING, **kwargs):
+    """_lazy_clone(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _lazy_clone
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_lazy_clone, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["_lazy_clone"], (self_,), kwargs)
+    result = recording.wrap(kernels._lazy_clone(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LazyCloneBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._lazy_clone(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _reshape_alias(self_=MISSING, size=MISSING, stride=MISSING, **kwargs):
+    """_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)
+
+    derivatives.yaml, entry _reshape_alias
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_reshape_alias, (self_, size, stride), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or size is MISSING or stride is MISSING or kwargs:
+        self_, size, stride = _arguments.bind(OVERLOADS["_reshape_alias"], (self_, size, stride,), kwargs)
+    size = recording.int_tuple(size)
+    stride = recording.int_tuple(stride)
+    result = recording.as_view(self_, kernels._reshape_alias(recording.data(self_), size, stride))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ReshapeAliasBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._reshape_alias(self_, forward_grad.tangent(self_), size, stride, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def slice_inverse(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
+    """slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
+
+    derivatives.yaml, entry slice_inverse
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(slice_inverse, (self_, src, dim, start, end, step), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
+        self_, src, dim, start, end, step = _arguments.bind(OVERLOADS["slice_inverse"], (self_, src, dim, start, end, step,), kwargs)
+    result = recording.as_view(self_, kernels.slice_inverse(recording.data(self_), recording.data(src), dim, start, end, step))
+    if recording.compute_requires_grad(self_, src):
+        grad_fn = SliceInverseBackward0(recording.collect_next_edges(self_, src))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_start = start
+        grad_fn._saved_end = end
+        grad_fn._saved_step = step
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, src):
+        with forward_grad.computing_tangents():
+            tangent = forward.slice_inverse(self_, forward_grad.tangent(self_), src, forward_grad.tangent(src), dim, start, end, step, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 add = add_Tensor
 add_ = add_Tensor_
@@ -16304,6 +16770,8 @@ ldexp_ = ldexp_Tensor_
 linalg_pinv = linalg_pinv_atol_rtol_tensor
 mul = mul_Tensor
 mul_ = mul_Tensor_
+scatter_reduce = scatter_reduce_two
+scatter_reduce_ = scatter_reduce_two_
 select = select_int
 slice = slice_Tensor
 split = split_Tensor
@@ -16330,6 +16798,8 @@ ldexp_Tensor_.__name__ = ldexp_Tensor_.__qualname__ = "ldexp_"
 linalg_pinv_atol_rtol_tensor.__name__ = linalg_pinv_atol_rtol_tensor.__qualname__ = "linalg_pinv"
 mul_Tensor.__name__ = mul_Tensor.__qualname__ = "mul"
 mul_Tensor_.__name__ = mul_Tensor_.__qualname__ = "mul_"
+scatter_reduce_two.__name__ = scatter_reduce_two.__qualname__ = "scatter_reduce"
+scatter_reduce_two_.__name__ = scatter_reduce_two_.__qualname__ = "scatter_reduce_"
 select_int.__name__ = select_int.__qualname__ = "select"
 slice_Tensor.__name__ = slice_Tensor.__qualname__ = "slice"
 split_Tensor.__name__ = split_Tensor.__qualname__ = "split"
@@ -17475,7 +17945,7 @@ OVERLOADS = {
         Param("index", "Tensor"),
         Param("value", "Scalar"),
     )),
-    "scatter.reduce": Overload(scatter_reduce, kernels.scatter_reduce, "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor", (
+    "scatter.reduce": Overload(scatter_reduce_overload, kernels.scatter_reduce, "scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor", (
         Param("self_", "Tensor"),
         Param("dim", "int"),
         Param("index", "Tensor"),
@@ -18740,6 +19210,80 @@ OVERLOADS = {
         Param("kernel_size", "int[3]"),
         Param("output_size", "int[3]"),
         Param("indices", "Tensor"),
+    )),
+    "scatter_reduce.two": Overload(scatter_reduce_two, kernels.scatter_reduce_two, "scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("src", "Tensor"),
+        Param("reduce", "str"),
+        Param("include_self", "bool", has_default=True, keyword_only=True),
+    )),
+    "mode": Overload(mode, kernels.mode, "mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int", has_default=True),
+        Param("keepdim", "bool", has_default=True),
+    )),
+    "aminmax": Overload(aminmax, kernels.aminmax, "aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int?", has_default=True, keyword_only=True),
+        Param("keepdim", "bool", has_default=True, keyword_only=True),
+    )),
+    "block_diag": Overload(block_diag, kernels.block_diag, "block_diag(Tensor[] tensors) -> Tensor", (
+        Param("tensors", "Tensor[]"),
+    )),
+    "isnan": Overload(isnan, kernels.isnan, "isnan(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "histc": Overload(histc, kernels.histc, "histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("bins", "int", has_default=True),
+        Param("min", "Scalar", has_default=True),
+        Param("max", "Scalar", has_default=True),
+    )),
+    "cholesky": Overload(cholesky, kernels.cholesky, "cholesky(Tensor self, bool upper=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("upper", "bool", has_default=True),
+    )),
+    "cholesky_inverse": Overload(cholesky_inverse, kernels.cholesky_inverse, "cholesky_inverse(Tensor self, bool upper=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("upper", "bool", has_default=True),
+    )),
+    "sub.Scalar": Overload(sub_Scalar, kernels.sub_Scalar, "sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", (
+        Param("self_", "Tensor", number=True),
+        Param("other", "Scalar"),
+        Param("alpha", "Scalar", has_default=True),
+    ), only_numbers=True),
+    "div.Scalar_mode": Overload(div_Scalar_mode, kernels.div_Scalar_mode, "div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor", (
+        Param("self_", "Tensor", number=True),
+        Param("other", "Scalar"),
+        Param("rounding_mode", "str?", keyword_only=True),
+    ), only_numbers=True),
+    "polygamma_": Overload(polygamma_, kernels.polygamma_, "polygamma_(Tensor(a!) self, int n) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("n", "int"),
+    )),
+    "lift": Overload(lift, kernels.lift, "lift(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "lift_fresh": Overload(lift_fresh, kernels.lift_fresh, "lift_fresh(Tensor(a) self) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+    )),
+    "_lazy_clone": Overload(_lazy_clone, kernels._lazy_clone, "_lazy_clone(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "_reshape_alias": Overload(_reshape_alias, kernels._reshape_alias, "_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("size", "int[]"),
+        Param("stride", "int[]"),
+    )),
+    "slice_inverse": Overload(slice_inverse, kernels.slice_inverse, "slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+        Param("src", "Tensor"),
+        Param("dim", "int", has_default=True),
+        Param("start", "int?", has_default=True),
+        Param("end", "int?", has_default=True),
+        Param("step", "int", has_default=True),
     )),
 }
 
@@ -20024,6 +20568,39 @@ BY_NAME = {
     "fractional_max_pool3d_backward": (
         OVERLOADS["fractional_max_pool3d_backward"],
     ),
+    "scatter_reduce": (
+        OVERLOADS["scatter_reduce.two"],
+    ),
+    "mode": (
+        OVERLOADS["mode"],
+    ),
+    "aminmax": (
+        OVERLOADS["aminmax"],
+    ),
+    "block_diag": (
+        OVERLOADS["block_diag"],
+    ),
+    "isnan": (
+        OVERLOADS["isnan"],
+    ),
+    "histc": (
+        OVERLOADS["histc"],
+    ),
+    "cholesky": (
+        OVERLOADS["cholesky"],
+    ),
+    "cholesky_inverse": (
+        OVERLOADS["cholesky_inverse"],
+    ),
+    "polygamma_": (
+        OVERLOADS["polygamma_"],
+    ),
+    "_lazy_clone": (
+        OVERLOADS["_lazy_clone"],
+    ),
+    "slice_inverse": (
+        OVERLOADS["slice_inverse"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -20196,7 +20773,7 @@ BY_NAME = {
     "scatter_": (
         OVERLOADS["scatter.src"]._replace(wrapper=scatter_src_, kernel=None),
         OVERLOADS["scatter.value"]._replace(wrapper=scatter_value_, kernel=None),
-        OVERLOADS["scatter.reduce"]._replace(wrapper=scatter_reduce_, kernel=None),
+        OVERLOADS["scatter.reduce"]._replace(wrapper=scatter_reduce_overload_, kernel=None),
         OVERLOADS["scatter.value_reduce"]._replace(wrapper=scatter_value_reduce_, kernel=None),
     ),
     "lerp_": (
@@ -20325,6 +20902,9 @@ BY_NAME = {
     ),
     "addbmm_": (
         OVERLOADS["addbmm"]._replace(wrapper=addbmm_, kernel=None),
+    ),
+    "scatter_reduce_": (
+        OVERLOADS["scatter_reduce.two"]._replace(wrapper=scatter_reduce_two_, kernel=None),
     ),
 }
 

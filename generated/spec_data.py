@@ -1460,4 +1460,48 @@ FORMULAS = {
         0: "grad_output: max_pool_double_backward(grad, indices, 3)",
         1: "self: zeros_like(self)",
     },
+    "ScatterReduceBackward0": {
+        0: "self: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)",
+        1: "src: scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)",
+    },
+    "ModeBackward0": {
+        0: "self: value_selecting_reduction_backward(grad, dim, indices, self.shape, keepdim)",
+    },
+    "AminmaxBackward0": {
+        0: "self: aminmax_backward(self, dim, keepdim, grad_min, grad_max, min, max)",
+    },
+    "BlockDiagBackward0": {
+        0: "tensors: block_diag_backward(grad, to_args_sizes(tensors))",
+    },
+    "CholeskyBackward0": {
+        0: "self: cholesky_backward(grad, upper, result)",
+    },
+    "CholeskyInverseBackward0": {
+        0: "self: cholesky_inverse_backward(grad, self, upper, result)",
+    },
+    "SubBackward1": {
+        0: "self: grad",
+    },
+    "DivBackward3": {
+        0: "self: grad / other if rounding_mode is None else zeros_like(grad)",
+    },
+    "PolygammaBackward1": {
+        0: "self: grad * polygamma(n + 1, self)",
+    },
+    "LiftBackward0": {
+        0: "self: grad",
+    },
+    "LiftFreshBackward0": {
+        0: "self: grad",
+    },
+    "LazyCloneBackward0": {
+        0: "self: grad",
+    },
+    "ReshapeAliasBackward0": {
+        0: "self: grad.reshape(self.shape)",
+    },
+    "SliceInverseBackward0": {
+        0: "self: slice(grad, dim, start, end, step)",
+        1: "src: slice_scatter(grad, zeros_like(self), dim, start, end, step)",
+    },
 }

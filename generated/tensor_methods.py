@@ -39,6 +39,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "_is_any_true")
             raise
 
+    def _lazy_clone(self):
+        """_lazy_clone(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._lazy_clone, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops._lazy_clone(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "_lazy_clone")
+            raise
+
     def _pdist_forward(self, p=2, **kwargs):
         """_pdist_forward(Tensor self, float p=2) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -267,6 +279,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "amin")
             raise
 
+    def aminmax(self, *, dim=None, keepdim=False, **kwargs):
+        """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.aminmax, (self,), {"dim": dim, "keepdim": keepdim, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.aminmax(self, dim=dim, keepdim=keepdim) if not kwargs else ops.aminmax(self, dim=dim, keepdim=keepdim, **_arguments.method_keywords("aminmax", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "aminmax")
+            raise
+
     def angle(self):
         """angle(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -484,6 +508,30 @@ class TensorMethods:
             return ops.ceil(self)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ceil")
+            raise
+
+    def cholesky(self, upper=False, **kwargs):
+        """cholesky(Tensor self, bool upper=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cholesky, (self, upper), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.cholesky(self, upper) if not kwargs else ops.cholesky(self, upper, **_arguments.method_keywords("cholesky", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "cholesky")
+            raise
+
+    def cholesky_inverse(self, upper=False, **kwargs):
+        """cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cholesky_inverse, (self, upper), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.cholesky_inverse(self, upper) if not kwargs else ops.cholesky_inverse(self, upper, **_arguments.method_keywords("cholesky_inverse", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "cholesky_inverse")
             raise
 
     def cholesky_solve(self, input2=MISSING, upper=False, **kwargs):
@@ -1068,6 +1116,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "hardshrink")
             raise
 
+    def histc(self, bins=100, min=0, max=0, **kwargs):
+        """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.histc, (self, bins, min, max), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.histc(self, bins, min, max) if not kwargs else ops.histc(self, bins, min, max, **_arguments.method_keywords("histc", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "histc")
+            raise
+
     def hypot(self, other=MISSING, **kwargs):
         """hypot(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -1176,6 +1236,18 @@ class TensorMethods:
             return ops.index_select(self, dim, index) if not kwargs else ops.index_select(self, dim, index, **_arguments.method_keywords("index_select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_select")
+            raise
+
+    def isnan(self):
+        """isnan(Tensor self) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.isnan, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.isnan(self)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "isnan")
             raise
 
     def kthvalue(self, k=MISSING, dim=-1, keepdim=False, **kwargs):
@@ -1558,6 +1630,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "mm")
             raise
 
+    def mode(self, dim=-1, keepdim=False, **kwargs):
+        """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.mode, (self, dim, keepdim), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.mode(self, dim, keepdim) if not kwargs else ops.mode(self, dim, keepdim, **_arguments.method_keywords("mode", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "mode")
+            raise
+
     def mul(self, other=MISSING, **kwargs):
         """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -1718,6 +1802,18 @@ class TensorMethods:
             return ops.permute(self, _arguments.varargs_list(args, dims))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "permute")
+            raise
+
+    def polygamma_(self, n=MISSING, **kwargs):
+        """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.polygamma_, (self, n), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.polygamma_(self, n) if not kwargs else ops.polygamma_(self, n, **_arguments.method_keywords("polygamma_", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "polygamma_")
             raise
 
     def pow(self, *args, **kwargs):
@@ -1912,6 +2008,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "scatter_add")
             raise
 
+    def scatter_reduce(self, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+        """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter_reduce, (self, dim, index, src, reduce), {"include_self": include_self, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.scatter_reduce_two(self, dim, index, src, reduce, include_self=include_self) if not kwargs else ops.scatter_reduce_two(self, dim, index, src, reduce, include_self=include_self, **_arguments.method_keywords("scatter_reduce", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "scatter_reduce")
+            raise
+
     def select(self, dim=MISSING, index=MISSING, **kwargs):
         """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -2006,6 +2114,18 @@ class TensorMethods:
             return ops.sinh(self)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sinh")
+            raise
+
+    def slice_inverse(self, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
+        """slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.slice_inverse, (self, src, dim, start, end, step), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.slice_inverse(self, src, dim, start, end, step) if not kwargs else ops.slice_inverse(self, src, dim, start, end, step, **_arguments.method_keywords("slice_inverse", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "slice_inverse")
             raise
 
     def slice_scatter(self, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
@@ -3392,6 +3512,18 @@ class TensorMethods:
             return ops.scatter_add_(self, dim, index, src) if not kwargs else ops.scatter_add_(self, dim, index, src, **_arguments.method_keywords("scatter_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "scatter_add_")
+            raise
+
+    def scatter_reduce_(self, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+        """In-place scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.scatter_reduce_, (self, dim, index, src, reduce), {"include_self": include_self, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.scatter_reduce_two_(self, dim, index, src, reduce, include_self=include_self) if not kwargs else ops.scatter_reduce_two_(self, dim, index, src, reduce, include_self=include_self, **_arguments.method_keywords("scatter_reduce", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "scatter_reduce_")
             raise
 
     def sgn_(self):

@@ -6231,6 +6231,9 @@ def cholesky_solve(self, input2, upper=False):
 @silent
 def cholesky_inverse(self, upper=False):
     """(L Lᵀ)⁻¹ from the Cholesky factor L = self (U with upper=True)."""
+    if self.ndim >= 2 and self.dtype.kind != "f":
+        raise NotImplementedError(f'"cholesky_inverse_out_cpu" not implemented for '
+                                  f"'{_dtype_name(self)}'")
     _floating_matrices(self, "cholesky_inverse")
     if self.shape[-1] != self.shape[-2]:
         raise RuntimeError("cholesky_inverse: A must be batches of square matrices, but they "
@@ -7735,3 +7738,192 @@ def fractional_max_pool3d(self, kernel_size, output_size, random_samples):
 
 def fractional_max_pool3d_backward(grad_output, self, kernel_size, output_size, indices):
     return _max_pool_backward_nd(grad_output, self, indices, 3)
+# -- spec breadth: reductions, indexing, random, linalg (helper misc) -------------------------
+
+_SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin", "max", "min")
+
+
+def _reduction_identity(reduce: str, dtype: np.dtype) -> Any:
+    """The value a position starts from when include_self=False: nothing reduced yet."""
+    if reduce in ("sum", "mean"):
+        return dtype.type(0)
+    if reduce == "prod":
+        return dtype.type(1)
+    if dtype == np.bool_:
+        return reduce in ("amin", "min")
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    low, high = (-np.inf, np.inf) if dtype.kind == "f" else (info.min, info.max)
+    return dtype.type(low if reduce in ("amax", "max") else high)
+
+
+_REDUCE_UFUNCS = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
+                  "max": np.maximum, "amin": np.minimum, "min": np.minimum}
+
+
+def _mean_count(self: np.ndarray, key: tuple, shape: tuple, include_self: bool) -> np.ndarray:
+    count = np.ones(self.shape, np.int64) if include_self else np.zeros(self.shape, np.int64)
+    np.add.at(count, key, np.ones(shape, np.int64))
+    return np.maximum(count, 1)
+
+
+def _divide_by_count(result: np.ndarray, count: np.ndarray) -> np.ndarray:
+    if result.dtype.kind in "iu":
+        return np.floor_divide(result, count.astype(result.dtype))
+    return _array(result / count, result.dtype)
+
+
+@silent
+def scatter_reduce_two(self, dim, index, src, reduce, include_self=True):
+    """scatter_reduce: each src element reduced into the self position its index names
+    (sum, prod, mean, amax, amin); include_self=False leaves self's old values out of the
+    positions written to. An integer mean floor-divides, as torch's."""
+    if reduce not in _SCATTER_REDUCTIONS:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
+                           f"got {reduce}")
+    _check_index(index, "scatter")
+    _same_dtype(self, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    _scatter_shape_check(self, dim, index, src)
+    if reduce == "mean" and self.dtype == np.bool_:
+        raise NotImplementedError('"scatter_gather_tensor_cpu_reduce_mean" not implemented '
+                                  "for 'Bool'")
+    _wrap_dim(dim, self.ndim)
+    if not index.size:
+        return np.array(self, copy=True)
+    flat = self.reshape(-1) if not self.ndim else self
+    key = _scatter_key(flat, dim, index.reshape(-1) if not self.ndim else index, "scatter")
+    values = src.reshape(-1)[:index.size] if not self.ndim else \
+        src[tuple(slice(0, s) for s in index.shape)]
+    result = np.array(flat, copy=True)
+    if not include_self:
+        result[key] = _reduction_identity(reduce, self.dtype)
+    _REDUCE_UFUNCS[reduce].at(result, key, values)
+    if reduce == "mean":
+        result = _divide_by_count(result, _mean_count(flat, key, values.shape, include_self))
+    return result.reshape(self.shape)
+
+
+def _mode_row(row: np.ndarray) -> tuple[Any, int]:
+    """The most frequent value of a 1-D row (the smallest of equally frequent ones) and the
+    last position it holds, as torch's CPU kernel finds them."""
+    values, counts = np.unique(row, return_counts=True)
+    value = values[int(np.argmax(counts))]
+    return value, int(np.flatnonzero(row == value)[-1])
+
+
+def mode(self, dim=-1, keepdim=False):
+    """(values, indices): the most frequent value along dim and where it last occurs."""
+    dim = _wrap_dim(dim, self.ndim)
+    if not self.ndim:
+        return self.copy(), np.zeros((), np.int64)
+    if self.shape[dim] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {dim} to have non-zero size.")
+    moved = np.moveaxis(self, dim, -1)
+    rows = moved.reshape(-1, moved.shape[-1]) if moved.shape[-1] else moved.reshape(0, 0)
+    found = [_mode_row(row) for row in rows]
+    shape = moved.shape[:-1]
+    values = np.array([v for v, _ in found], self.dtype).reshape(shape)
+    indices = np.array([i for _, i in found], np.int64).reshape(shape)
+    if keepdim:
+        values, indices = np.expand_dims(values, dim), np.expand_dims(indices, dim)
+    return values, indices
+
+
+def aminmax(self, dim=None, keepdim=False):
+    """(min, max) over dim, or over everything (a 0-dim pair, or size-1 dims with keepdim)."""
+    if dim is None:
+        if not self.size:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        axes = tuple(range(self.ndim))
+    else:
+        axes = (_wrap_dim(dim, self.ndim),) if self.ndim else ()
+        for axis in axes:
+            if self.shape[axis] == 0:
+                raise IndexError(f"aminmax: Expected reduction dim {axis} to have non-zero "
+                                 "size.")
+    keep = keepdim and (dim is None or self.ndim > 0)
+    low = np.amin(self, axis=axes, keepdims=keep) if axes else self.copy()
+    high = np.amax(self, axis=axes, keepdims=keep) if axes else self.copy()
+    return np.asarray(low), np.asarray(high)
+
+
+def block_diag(tensors):
+    """The tensors as the blocks of a block-diagonal matrix (a 0-dim one a 1x1 block, a 1-D
+    one a row), in their promoted dtype."""
+    for position, tensor in enumerate(tensors):
+        if tensor.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {position} has {tensor.ndim} dimensions")
+    if not tensors:  # torch's empty result: one row, no columns
+        return np.zeros((1, 0), np.float32)
+    blocks = [np.reshape(t, (1, -1) if t.ndim < 2 else t.shape) for t in tensors]
+    dtype = _promote_types([t.dtype for t in tensors])
+    rows = builtins.sum(b.shape[0] for b in blocks)
+    result = np.zeros((rows, builtins.sum(b.shape[1] for b in blocks)), dtype)
+    row = column = 0
+    for block in blocks:
+        result[row:row + block.shape[0], column:column + block.shape[1]] = block
+        row, column = row + block.shape[0], column + block.shape[1]
+    return result
+
+
+def isnan(self):
+    return np.isnan(self) if self.dtype.kind == "f" else np.zeros(self.shape, np.bool_)
+
+
+def histc(self, bins=100, min=0, max=0):
+    """A histogram of `bins` equal bins over [min, max] (the data's range when both are 0);
+    values outside are left out, and max falls in the last bin."""
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f'"histogram_cpu" not implemented for '
+                                  f"'{_dtype_name(self)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    low, high = self.dtype.type(min), self.dtype.type(max)
+    if low == high and self.size:
+        low, high = self.min(), self.max()
+    if low == high:
+        low, high = low - 1, high + 1
+    if low > high:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if not (np.isfinite(low) and np.isfinite(high)):
+        raise RuntimeError(f"torch.histc: range of [{low}, {high}] is not finite")
+    values = self.reshape(-1)
+    values = values[(values >= low) & (values <= high)]
+    with np.errstate(all="ignore"):
+        index = ((values - low) * bins / (high - low)).astype(np.int64)
+    index = np.minimum(index, bins - 1)
+    return np.bincount(index, minlength=bins).astype(self.dtype)
+
+
+def sub_Scalar(self, other, alpha=1):
+    return sub_Tensor(self, other, alpha)
+
+
+def div_Scalar_mode(self, other, rounding_mode=None):
+    return div_Tensor_mode(self, other, rounding_mode)
+
+
+def lift(self):
+    return self.copy()
+
+
+def lift_fresh(self):
+    return self
+
+
+def _lazy_clone(self):
+    return self.copy()
+
+
+def _reshape_alias(self, size, stride):
+    """A view of self with the given sizes (the strides must be those of a contiguous
+    layout of them: gradgen's tensors have no other)."""
+    return np.reshape(self, tuple(size))
+
+
+def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
+    """The tensor self was sliced from, src's shape: torch reads it from self's storage, where
+    src is that tensor; gradgen has no shared storage, so it writes self into src's slice
+    (the same values in that case)."""
+    return slice_scatter(src, self, dim, start, end, step)

@@ -1851,3 +1851,148 @@ def conv_tbc_backward(ops: Any, grad: Any, self: Any, weight: Any, bias: Any,
 
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"convolution_backward", "permute"}))
+# -- spec breadth: reductions, indexing, random, linalg (helper misc) -------------------------
+
+def _scatter_counts(ops: Any, grad: Any, dim: int, index: Any, src: Any,
+                    include_self: bool) -> Any:
+    """How many values each position of a scatter_reduce averaged (1 where none was)."""
+    start = ops.ones_like(grad) if include_self else zeros_like(ops, grad)
+    counts = ops.scatter_add(start, dim, index, ops.ones_like(src))
+    return ops.where(counts == 0, 1, counts)
+
+
+def _scatter_prod_backward(ops: Any, grad: Any, self: Any, dim: int, index: Any, src: Any,
+                           include_self: bool, result: Any) -> tuple[Any, Any]:
+    """prod's gradient: the product of the other factors, found by dividing the result by
+    the factor, or, for a factor that is the only zero of its position, by reducing again
+    with that zero read as 1."""
+    self_no_zero = ops.where(self == 0, 1, self)
+    reduced = ops.scatter_reduce(self_no_zero, dim, index, src, "prod", include_self=include_self)
+    grad_self = grad * reduced / self_no_zero
+    src_zero = src == 0
+    zeros_at = ops.gather(ops.scatter_add(zeros_like(ops, self), dim, index,
+                                          ops.to(src_zero, self.dtype)), dim, index)
+    single_zero = ops.logical_and(src_zero, zeros_at == 1)
+    src_one = ops.where(single_zero, 1, src)
+    others = ops.scatter_reduce(self, dim, index, src_one, "prod", include_self=include_self)
+    grad_src = ops.where(single_zero, ops.gather(grad * others, dim, index),
+                         ops.gather(grad * result, dim, index) / ops.where(src_zero, 1, src))
+    return grad_self, grad_src
+
+
+def scatter_reduce_backward(ops: Any, grad: Any, self: Any, dim: int, index: Any, src: Any,
+                            reduce: str, include_self: bool, result: Any) -> tuple[Any, Any]:
+    """scatter_reduce's gradients for self and src. A position written to with
+    include_self=False gives self's old value no gradient."""
+    if ops.numel(grad) == 0:
+        return zeros_like(ops, self), zeros_like(ops, src)
+    if reduce == "sum":
+        grad_self, grad_src = grad, ops.gather(grad, dim, index)
+    elif reduce == "mean":
+        grad_self = grad / _scatter_counts(ops, grad, dim, index, src, include_self)
+        grad_src = ops.gather(grad_self, dim, index)
+    elif reduce == "prod":
+        grad_self, grad_src = _scatter_prod_backward(ops, grad, self, dim, index, src,
+                                                     include_self, result)
+    elif reduce in ("amax", "amin"):
+        value = ops.gather(result, dim, index)
+        self_is = ops.to(self == result, self.dtype)
+        src_is = ops.to(src == value, self.dtype)
+        shares = grad / ops.scatter_add(self_is, dim, index, src_is)
+        grad_self = self_is * shares
+        grad_src = src_is * ops.gather(shares, dim, index)
+    else:
+        raise RuntimeError(f"Expected 'reduce' argument to be one of 'sum', 'prod', 'mean', "
+                           f"'amax', 'amin' but got {reduce}")
+    if not include_self:
+        grad_self = ops.scatter(grad_self, dim, index, 0)
+    return grad_self, grad_src
+
+
+def scatter_reduce_jvp(ops: Any, self_p: Any, self_t: Any, dim: int, index: Any, src_p: Any,
+                       src_t: Any, reduce: str, include_self: bool, result: Any) -> Any:
+    """The tangent of scatter_reduce: sum and mean are linear; prod and amax/amin take the
+    tangent through their gradients (each position a sum over the values reduced into it)."""
+    if reduce in ("sum", "mean"):
+        return ops.scatter_reduce(self_t, dim, index, src_t, reduce, include_self=include_self)
+    grad_self, grad_src = scatter_reduce_backward(ops, ops.ones_like(result), self_p, dim,
+                                                  index, src_p, reduce, include_self, result)
+    return ops.scatter_add(grad_self * self_t, dim, index, grad_src * src_t)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"gather", "scatter", "scatter_reduce"}))
+
+
+def gather_with_keepdimed_indices(ops: Any, input: Any, dim: int, indices: Any,
+                                  keepdim: bool) -> Any:
+    """input's elements at `indices` along dim, indices shaped as a keepdim reduction's or
+    not: the tangent of mode's (or any value-selecting reduction's) values."""
+    if input.ndim == 0:
+        return input
+    if keepdim:
+        return ops.gather(input, dim, indices)
+    return ops.squeeze(ops.gather(input, dim, ops.unsqueeze(indices, dim)), dim)
+
+
+def _all_dims(self: Any, dim: int | None) -> list[int]:
+    return list(range(self.ndim)) if dim is None else [dim]
+
+
+def aminmax_backward(ops: Any, self: Any, dim: int | None, keepdim: bool, grad_min: Any,
+                     grad_max: Any, min: Any, max: Any) -> Any:
+    """aminmax's gradient: amin's and amax's, each shared evenly among the tied extrema."""
+    if self.ndim == 0:
+        return sum(g for g in (grad_min, grad_max) if g is not None) + zeros_like(ops, self)
+    dims = _all_dims(self, dim)
+    grad_input = zeros_like(ops, self)
+    for grad, value in ((grad_min, min), (grad_max, max)):
+        if grad is not None:
+            grad = restore_reduced_dims(ops, grad, dims, keepdim or dim is None)
+            value = restore_reduced_dims(ops, value, dims, keepdim or dim is None)
+            grad_input = grad_input + scale_grad_by_count(ops, grad, self == value, dims)
+    return grad_input
+
+
+def aminmax_jvp(ops: Any, self_p: Any, self_t: Any, result: Any, dim: int | None,
+                keepdim: bool) -> Any:
+    """The tangent of aminmax's min (or max): the mean of self_t over the tied extrema."""
+    if self_p.ndim == 0:
+        return self_t
+    dims = _all_dims(self_p, dim)
+    keep = keepdim or dim is None
+    mask = self_p == restore_reduced_dims(ops, result, dims, keep)
+    mean = ops.sum(self_t * mask, dims, True) / ops.sum(mask, dims, True, dtype=self_t.dtype)
+    return ops.reshape(mean, result.shape)
+
+
+def block_diag_backward(ops: Any, grad: Any, sizes: Sequence[Sequence[int]]) -> list:
+    """Each block's gradient: its window of grad (a 0-dim input's one element, a 1-D one's
+    row). As torch's, an empty 1-D input gets an empty gradient and moves no window, though
+    block_diag gave it a row."""
+    grads, row, column = [], 0, 0
+    for shape in sizes:
+        if tuple(shape) == (0,):
+            grads.append(_zeros(ops, [0], grad))
+            continue
+        rows, columns = (shape[0], shape[1]) if len(shape) == 2 else (1, math.prod(shape))
+        window = ops.slice(ops.slice(grad, 0, row, row + rows), 1, column, column + columns)
+        grads.append(window if len(shape) == 2 else ops.reshape(window, list(shape)))
+        row, column = row + rows, column + columns
+    return grads
+
+
+def cholesky_inverse_backward(ops: Any, grad: Any, L: Any, upper: bool, inverse: Any) -> Any:
+    """X = (L Lᵀ)⁻¹ (Uᵀ U with upper): dL = -(X (G + Gᵀ) X) L (-U (X (G + Gᵀ) X) with upper)."""
+    common = ops.matmul(inverse, ops.matmul(grad + _mT(ops, grad), inverse))
+    return -ops.matmul(L, common) if upper else -ops.matmul(common, L)
+
+
+def cholesky_inverse_jvp(ops: Any, F: Any, dF: Any, X: Any, upper: bool) -> Any:
+    """dX = -X dA X with dA = dL Lᵀ + L dLᵀ (dUᵀ U + Uᵀ dU): one term and its transpose."""
+    CF = F if upper else _mT(ops, F)
+    dCF = _mT(ops, dF) if upper else dF
+    partial = -ops.matmul(ops.matmul(ops.matmul(X, dCF), CF), X)
+    return partial + _mT(ops, partial)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"matmul", "squeeze"}))

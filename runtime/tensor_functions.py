@@ -34,7 +34,8 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadc
            "meshgrid", "tril_indices", "triu_indices", "can_cast", "promote_types",
            "result_type", "isneginf", "isposinf", "isreal", "signbit", "repeat_interleave",
            "cross", "trapezoid", "trapz", "cumulative_trapezoid", "vander", "matrix_power",
-           "aminmax", "svd", "qr", "lu", "lu_solve", "cholesky", "quantile", "nanquantile"]
+           "aminmax", "block_diag", "svd", "qr", "lu", "lu_solve", "cholesky", "quantile",
+           "nanquantile"]
 
 
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
@@ -832,21 +833,20 @@ def matrix_power(input: Any, n: int) -> Any:
     return result
 
 
-_aminmax_return = collections.namedtuple("aminmax", ["min", "max"])
+def block_diag(*tensors: Any) -> Any:
+    """The tensors as the blocks of a block-diagonal matrix: torch's Python function, which
+    takes them one by one and calls the spec's op on the list."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(block_diag, tensors, {})
+        if heard is not _modes.PASS:
+            return heard
+    return ops.block_diag(list(tensors))
 
 
 def aminmax(input: Any, *, dim: int | None = None, keepdim: bool = False) -> Any:
-    """(amin, amax) in one call."""
+    """(amin, amax) in one call: the spec's op (its node AminmaxBackward0, as torch's)."""
     _check_tensor("aminmax", input)
-    if dim is None:
-        if input.numel() == 0:
-            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
-                               "the operation has no identity.")
-        low, high = input.amin(), input.amax()
-        if keepdim:
-            low, high = low.reshape([1] * input.ndim), high.reshape([1] * input.ndim)
-        return _aminmax_return(low, high)
-    return _aminmax_return(input.amin(dim, keepdim), input.amax(dim, keepdim))
+    return ops.aminmax(input, dim=dim, keepdim=keepdim)
 
 
 # -- quantiles --------------------------------------------------------------------------------
@@ -998,8 +998,7 @@ def lu_solve(input: Any, LU_data: Any, LU_pivots: Any, *, out: Any = None) -> An
 
 
 def cholesky(input: Any, upper: bool = False, *, out: Any = None) -> Any:
-    """linalg.cholesky (gradgen records its node, LinalgCholeskyExBackward0, where torch's
-    older op has CholeskyBackward0)."""
+    """The spec's cholesky (its node CholeskyBackward0), after torch's deprecation warning."""
     _check_tensor("cholesky", input)
     _warn_once("cholesky", "torch.cholesky is deprecated in favor of torch.linalg.cholesky and "
                "will be removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould "
@@ -1007,12 +1006,7 @@ def cholesky(input: Any, upper: bool = False, *, out: Any = None) -> Any:
                "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
                "transform will produce equivalent results for all valid (symmetric positive "
                "definite) inputs.")
-    try:
-        return linalg.cholesky(input, upper=upper)
-    except RuntimeError as error:  # torch's older op names itself in the message
-        if error.args and str(error.args[0]).startswith("linalg.cholesky:"):
-            error.args = (error.args[0][len("linalg."):], *error.args[1:])
-        raise
+    return ops.cholesky(input, upper)
 
 
 # -- types -------------------------------------------------------------------------------------
@@ -1320,6 +1314,10 @@ class FunctionMethods:
 
     def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> Any:
         return aminmax(self, dim=dim, keepdim=keepdim)
+
+    def polygamma(self, n: int) -> Any:
+        """x.polygamma(n): torch.polygamma(n, x), n first as in torch's function."""
+        return ops.polygamma(n, self)
 
     def isposinf(self) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

@@ -1,0 +1,253 @@
+"""The spec-breadth ops of the reductions / indexing / random / linalg block (helper misc):
+their public names, values, dtypes and errors against torch's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import runtime
+from tests.oracle import same, values
+
+RNG = np.random.default_rng(7)
+SELF = RNG.standard_normal((3, 4))
+SRC = RNG.standard_normal((3, 2))
+INDEX = [[0, 0], [1, 3], [2, 0]]
+
+
+def _t(lib, array, dtype=None):
+    return lib.tensor(array, dtype=dtype if dtype is not None else lib.float64)
+
+
+# -- scatter_reduce -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_values_and_gradients(reduce, include_self):
+    def program(lib):
+        x = _t(lib, SELF).requires_grad_()
+        s = _t(lib, SRC).requires_grad_()
+        y = lib.scatter_reduce(x, 1, lib.tensor(INDEX), s, reduce, include_self=include_self)
+        (y * _t(lib, np.arange(12.0).reshape(3, 4))).sum().backward()
+        return values([y, x.grad, s.grad]), y.grad_fn.name()
+
+    expected, actual = program(torch), program(runtime)
+    assert actual[1] == expected[1] == "ScatterReduceBackward0"
+    for a, e in zip(actual[0], expected[0], strict=True):
+        assert a[0] == e[0]
+        np.testing.assert_allclose(a[1], e[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool", "float32"])
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+def test_scatter_reduce_dtypes(dtype, reduce):
+    def program(lib):
+        d = getattr(lib, dtype)
+        x = lib.tensor([[1, -2, 3, 0], [5, 6, -7, 8]], dtype=d)
+        s = lib.tensor([[4, -7, 2], [0, 3, 3]], dtype=d)
+        index = lib.tensor([[0, 0, 2], [3, 3, 3]])
+        return [values(x.scatter_reduce(1, index, s, reduce, include_self=flag)).__repr__()
+                for flag in (True, False)]
+
+    same(program)
+
+
+@pytest.mark.parametrize("case", [
+    lambda lib, x, i, s: lib.scatter_reduce(x, 1, i, s, "foo"),
+    lambda lib, x, i, s: lib.scatter_reduce(x, 1, i, s, "add"),
+    lambda lib, x, i, s: lib.scatter_reduce(x, 1, i.float(), s, "sum"),
+    lambda lib, x, i, s: lib.scatter_reduce(x, 1, i, s.float(), "sum"),
+    lambda lib, x, i, s: lib.scatter_reduce(x, 1, i + 5, s, "sum"),
+    lambda lib, x, i, s: lib.scatter_reduce(x, 3, i, s, "sum"),
+    lambda lib, x, i, s: lib.scatter_reduce(x, 1, i[0], s, "sum"),
+    lambda lib, x, i, s: lib.scatter_reduce(x, 1, i, s[:, :1], "sum"),
+    lambda lib, x, i, s: x.scatter_reduce(1, i, s, reduce="amax", include_self=False),
+    lambda lib, x, i, s: x.clone().scatter_reduce_(1, i, s, "mean"),
+    lambda lib, x, i, s: lib.scatter_reduce(lib.tensor([True]), 0, lib.tensor([0]),
+                                            lib.tensor([True]), "mean"),
+    lambda lib, x, i, s: lib.scatter_reduce(x, 1, i[:, :0], s[:, :0], "prod",
+                                            include_self=False),
+    lambda lib, x, i, s: lib.scatter_reduce(lib.tensor(2.0), 0, lib.tensor(0),
+                                            lib.tensor(5.0), "prod"),
+    lambda lib, x, i, s: lib.scatter_reduce(x, 1, i, lib.cat([s, s], 1), "sum"),
+])
+def test_scatter_reduce_cases(case):
+    same(lambda lib: repr(values(case(lib, _t(lib, SELF), lib.tensor(INDEX), _t(lib, SRC)))))
+
+
+def test_scatter_reduce_nan_and_out():
+    def program(lib):
+        x = lib.tensor([1.0, float("nan"), 3.0])
+        s = lib.tensor([4.0, float("nan"), 0.5])
+        out = lib.empty(3)
+        lib.scatter_reduce(x, 0, lib.tensor([0, 0, 1]), s, "amax", out=out)
+        return repr(values([lib.scatter_reduce(x, 0, lib.tensor([0, 2, 1]), s, "amin"), out]))
+
+    same(program)
+
+
+# -- mode, aminmax, block_diag, isnan, histc ------------------------------------------------
+
+MODE_VALUES = [[1.0, 2.0, 2.0, 1.0, 3.0], [5.0, 5.0, 4.0, 4.0, 4.0], [0.0, 7.0, 0.0, 7.0, 0.0]]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.mode(x),
+    lambda lib, x: lib.mode(x, 0),
+    lambda lib, x: x.mode(keepdim=True),
+    lambda lib, x: lib.mode(x.long(), dim=-1),
+    lambda lib, x: lib.mode(x > 2),
+    lambda lib, x: lib.mode(lib.tensor(3.0)),
+    lambda lib, x: lib.mode(lib.zeros(0)),
+    lambda lib, x: lib.mode(lib.zeros(2, 0), 0),
+    lambda lib, x: lib.mode(lib.zeros(2, 0), 1),
+    lambda lib, x: lib.mode(lib.zeros(0, 0), 0),
+    lambda lib, x: lib.mode(x, 2),
+])
+def test_mode(call):
+    same(lambda lib: repr(values(call(lib, lib.tensor(MODE_VALUES)))))
+
+
+def test_mode_gradient_goes_to_the_returned_index():
+    def program(lib):
+        x = lib.tensor(MODE_VALUES, requires_grad=True)
+        result = lib.mode(x, 1)
+        result.values.sum().backward()
+        return repr(values([result.values, result.indices, x.grad])), \
+            type(result).__name__, result.values.grad_fn.name()
+
+    same(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.aminmax(x),
+    lambda lib, x: lib.aminmax(x, dim=1),
+    lambda lib, x: x.aminmax(dim=0, keepdim=True),
+    lambda lib, x: lib.aminmax(x, keepdim=True),
+    lambda lib, x: lib.aminmax(lib.tensor(2.0), dim=0, keepdim=True),
+    lambda lib, x: lib.aminmax(x > 0),
+    lambda lib, x: lib.aminmax(lib.zeros(0)),
+    lambda lib, x: lib.aminmax(lib.zeros(2, 0), dim=1),
+    lambda lib, x: lib.aminmax(lib.zeros(2, 0), dim=0),
+    lambda lib, x: lib.aminmax(x, dim=3),
+])
+def test_aminmax(call):
+    same(lambda lib: repr(values(tuple(call(lib, lib.tensor(MODE_VALUES))))))
+
+
+@pytest.mark.parametrize("dim", [None, 0, 1])
+def test_aminmax_gradient_shares_ties(dim):
+    def program(lib):
+        x = lib.tensor(MODE_VALUES, requires_grad=True)
+        low, high = lib.aminmax(x, dim=dim)
+        (low * 2 + high * 3).sum().backward()
+        return repr(values(x.grad)), low.grad_fn.name()
+
+    same(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.block_diag(),
+    lambda lib: lib.block_diag(lib.ones(2, 2), lib.tensor(3.0), lib.ones(3),
+                               lib.ones(2, dtype=lib.int64)),
+    lambda lib: lib.block_diag(lib.ones(2, 2, 2)),
+    lambda lib: lib.block_diag(lib.zeros(0, 3), lib.ones(2, 2)),
+    lambda lib: lib.block_diag(lib.zeros(0), lib.ones(2, 2)),
+    lambda lib: lib.block_diag(lib.tensor([1, 2]), lib.tensor([[True]])),
+])
+def test_block_diag(call):
+    same(lambda lib: repr(values(call(lib))))
+
+
+def test_block_diag_gradients():
+    def program(lib):
+        a = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        b = lib.tensor(5.0, requires_grad=True)
+        c = lib.tensor([6.0, 7.0, 8.0], requires_grad=True)
+        y = lib.block_diag(a, b, c)
+        (y * lib.arange(24.0).reshape(4, 6)).sum().backward()
+        return repr(values([a.grad, b.grad, c.grad])), y.grad_fn.name()
+
+    same(program)
+
+
+def test_isnan_and_histc_names():
+    def program(lib):
+        x = lib.tensor([1.0, float("nan"), 2.5, -1.0, 0.5])
+        return repr(values([lib.isnan(x), x.isnan(), lib.isnan(lib.tensor([1, 2])),
+                            lib.histc(x.nan_to_num(0.0), bins=4), x[:1].histc(3)]))
+
+    same(program)
+
+
+# -- cholesky, cholesky_inverse ---------------------------------------------------------------
+
+SPD = [[4.0, 1.0, 0.5], [1.0, 3.0, -0.2], [0.5, -0.2, 2.0]]
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_node_and_gradient(upper):
+    def program(lib):
+        a = lib.tensor(SPD, dtype=lib.float64, requires_grad=True)
+        factor = lib.cholesky(a, upper)
+        (factor * lib.arange(9.0, dtype=lib.float64).reshape(3, 3)).sum().backward()
+        return factor.grad_fn.name(), values([factor, a.grad])
+
+    expected, actual = program(torch), program(runtime)
+    assert actual[0] == expected[0] == "CholeskyBackward0"
+    for a, e in zip(actual[1], expected[1], strict=True):
+        np.testing.assert_allclose(a[1], e[1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_inverse(upper):
+    def program(lib):
+        a = lib.tensor(SPD, dtype=lib.float64)
+        factor = lib.linalg.cholesky(a, upper=upper).requires_grad_()
+        inverse = lib.cholesky_inverse(factor, upper)
+        (inverse * lib.arange(9.0, dtype=lib.float64).reshape(3, 3)).sum().backward()
+        return inverse.grad_fn.name(), values([inverse, factor.grad, factor.cholesky_inverse()])
+
+    expected, actual = program(torch), program(runtime)
+    assert actual[0] == expected[0] == "CholeskyInverseBackward0"
+    for a, e in zip(actual[1], expected[1], strict=True):
+        np.testing.assert_allclose(a[1], e[1], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.cholesky_inverse(lib.ones(2, 3)),
+    lambda lib: lib.cholesky_inverse(lib.tensor([[1.0, 0.0], [2.0, 0.0]])),
+    lambda lib: lib.cholesky_inverse(lib.ones(2, 2, dtype=lib.int64)),
+    lambda lib: lib.cholesky_inverse(lib.ones(2, 2, dtype=lib.bool)),
+    lambda lib: lib.cholesky_inverse(lib.ones(3)),
+])
+def test_cholesky_inverse_errors(call):
+    same(lambda lib: repr(values(call(lib))))
+
+
+# -- the small entries: sub.Scalar, div.Scalar_mode, polygamma_, _lazy_clone, slice_inverse ---
+
+def test_small_entries():
+    def program(lib):
+        x = lib.tensor([[0.5, 1.5, 2.5], [3.0, 4.0, 5.5]], requires_grad=True)
+        y = x.clone()
+        y.polygamma_(1)
+        z = lib.div(x, 2.0, rounding_mode="floor") + x.sub(1.5, alpha=2) + x._lazy_clone()
+        (y.sum() + z.sum()).backward()
+        return (values([y, z, x.grad, x.detach().polygamma(2)]), y.grad_fn.name(),
+                lib._lazy_clone(x).grad_fn.name())
+
+    expected, actual = program(torch), program(runtime)
+    assert actual[1:] == expected[1:] == ("PolygammaBackward1", "LazyCloneBackward0")
+    for a, e in zip(actual[0], expected[0], strict=True):
+        assert a[0] == e[0]
+        np.testing.assert_allclose(a[1], e[1], rtol=1e-6)
+
+
+def test_slice_inverse_of_a_slice():
+    def program(lib):
+        base = lib.arange(15.0).reshape(5, 3)
+        return repr(values(lib.slice_inverse(base[1:3], base, 0, 1, 3)))
+
+    same(program)
