@@ -471,9 +471,9 @@ def _save_statement(info: OpInfo, attr: SavedAttribute, inplace: bool) -> str:
     if attr.kind == "tensor":
         value = f"recording.original({source})" if inplace and attr.source == "self" else source
         guard = save_guard(info, attr)
-        if guard is not None:
-            return (f"grad_fn.{field} = SavedVariable({value}, False) "
-                    f"if grad_fn.should_compute_output({guard}) else NOT_SAVED")
+        if guard is not None:  # should_compute_output(guard) of a node just made, read off
+            return (f"grad_fn.{field} = SavedVariable({value}, False) "  # its edge: no call
+                    f"if grad_fn._next_functions[{guard}][0] is not None else NOT_SAVED")
         return f"grad_fn.{field} = SavedVariable({value}, False)"
     if attr.kind == "output":
         return f"grad_fn.{field} = SavedVariable({'self_' if inplace else source}, True)"
@@ -658,7 +658,13 @@ class _Wrapper:
         return ", ".join(local_name(i.name) for i in self.info.inputs)
 
     def _make_node(self) -> str:
-        return f"grad_fn = {self.info.node_name}(recording.collect_next_edges({self.inputs}))"
+        """The node, made with its edges: one gradient_edge per input, written out when no
+        input is a Tensor[] (collect_next_edges, a loop over its arguments, otherwise)."""
+        inputs = self.info.inputs
+        if any(i.is_list for i in inputs):
+            return f"grad_fn = {self.info.node_name}(recording.collect_next_edges({self.inputs}))"
+        edges = ", ".join(f"gradient_edge({local_name(i.name)})" for i in inputs)
+        return f"grad_fn = {self.info.node_name}(({edges}{',' if len(inputs) == 1 else ''}))"
 
     def _missing_forward(self) -> list[str]:
         """As torch's wrappers: an op without a forward formula raises on a tangent."""
@@ -963,12 +969,14 @@ def _aliases(bindings: Bindings) -> list[tuple[str, str]]:
 
 
 def _node_imports(infos: list[OpInfo]) -> list[str]:
-    """What ops.py takes from runtime.node: only what its save statements use."""
+    """What ops.py takes from runtime.node: only what its save statements and edges use."""
     kinds = {a.kind for i in infos for a in i.saved}
     guarded = any(save_guard(i, a) is not None for i in infos for a in i.saved)
+    plain = any(i.differentiable and not any(x.is_list for x in i.inputs) for i in infos)
     names = [name for name, used in (("NOT_SAVED", guarded),
                                      ("SavedVariable", bool(kinds & {"tensor", "output"})),
-                                     ("SavedVariableList", "tensor_list" in kinds)) if used]
+                                     ("SavedVariableList", "tensor_list" in kinds),
+                                     ("gradient_edge", plain)) if used]
     return [f"from runtime.node import {', '.join(names)}"] if names else []
 
 

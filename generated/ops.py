@@ -380,7 +380,7 @@ from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime.arguments import MISSING, NUMBER, NUMBER_OR_NONE, TENSOR_OR_NUMBER, Overload, Param
-from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
+from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList, gradient_edge
 
 __all__ = [
     "_adaptive_avg_pool2d",
@@ -840,7 +840,7 @@ def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
         return _out.call("add", add_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = AddBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = AddBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -864,7 +864,7 @@ def add_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = AddBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = AddBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -895,7 +895,7 @@ def add_Scalar(self_=MISSING, other=MISSING, alpha=1, *, out=None, **kwargs):
         return _out.call("add", add_Scalar, (self_, other, alpha), {}, out)
     result = recording.wrap(kernels.add_Scalar(recording.data(self_), other, alpha))
     if recording.compute_requires_grad(self_):
-        grad_fn = AddBackward1(recording.collect_next_edges(self_))
+        grad_fn = AddBackward1((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -919,7 +919,7 @@ def sub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
         return _out.call("sub", sub_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = SubBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = SubBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -943,7 +943,7 @@ def sub_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = SubBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = SubBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -972,7 +972,7 @@ def rsub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
         self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Tensor"], (self_, other, alpha,), kwargs)
     result = recording.wrap(kernels.rsub_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = RsubBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = RsubBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -995,7 +995,7 @@ def rsub_Scalar(self_=MISSING, other=MISSING, alpha=1, **kwargs):
         self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Scalar"], (self_, other, alpha,), kwargs)
     result = recording.wrap(kernels.rsub_Scalar(recording.data(self_), other, alpha))
     if recording.compute_requires_grad(self_):
-        grad_fn = RsubBackward1(recording.collect_next_edges(self_))
+        grad_fn = RsubBackward1((gradient_edge(self_),))
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1020,9 +1020,9 @@ def mul_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("mul", mul_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = MulBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = MulBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -1045,9 +1045,9 @@ def mul_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = MulBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = MulBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1077,7 +1077,7 @@ def mul_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("mul", mul_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
-        grad_fn = MulBackward1(recording.collect_next_edges(self_))
+        grad_fn = MulBackward1((gradient_edge(self_),))
         grad_fn._saved_other = other
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1102,9 +1102,9 @@ def div_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("div", div_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = DivBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = DivBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -1127,9 +1127,9 @@ def div_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = DivBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = DivBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1158,7 +1158,7 @@ def div_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("div", div_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
-        grad_fn = DivBackward1(recording.collect_next_edges(self_))
+        grad_fn = DivBackward1((gradient_edge(self_),))
         grad_fn._saved_other = other
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1183,10 +1183,10 @@ def div_Tensor_mode(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, out=
         return _out.call("div", div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
     result = recording.wrap(kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = DivBackward2(recording.collect_next_edges(self_, other))
+        grad_fn = DivBackward2((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_rounding_mode = rounding_mode
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -1209,10 +1209,10 @@ def div_Tensor_mode_(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, **k
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = DivBackward2(recording.collect_next_edges(self_, other))
+        grad_fn = DivBackward2((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_rounding_mode = rounding_mode
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1241,7 +1241,7 @@ def neg(self_=MISSING, *, out=None, **kwargs):
         return _out.call("neg", neg, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.neg(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = NegBackward0(recording.collect_next_edges(self_))
+        grad_fn = NegBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1264,7 +1264,7 @@ def neg_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NegBackward0(recording.collect_next_edges(self_))
+        grad_fn = NegBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1293,7 +1293,7 @@ def pow_Tensor_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
         return _out.call("pow", pow_Tensor_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
     if recording.compute_requires_grad(self_):
-        grad_fn = PowBackward0(recording.collect_next_edges(self_))
+        grad_fn = PowBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_exponent = exponent
         recording.set_history(result, grad_fn)
@@ -1318,7 +1318,7 @@ def pow_Tensor_Scalar_(self_=MISSING, exponent=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = PowBackward0(recording.collect_next_edges(self_))
+        grad_fn = PowBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_exponent = exponent
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -1350,7 +1350,7 @@ def pow_Tensor_Tensor(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     result = recording.wrap(kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
     needs_grad = recording.compute_requires_grad(self_, exponent)
     if needs_grad:
-        grad_fn = PowBackward1(recording.collect_next_edges(self_, exponent))
+        grad_fn = PowBackward1((gradient_edge(self_), gradient_edge(exponent)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         recording.set_history(result, grad_fn)
@@ -1378,7 +1378,7 @@ def pow_Tensor_Tensor_(self_=MISSING, exponent=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, exponent)
     if needs_grad:
-        grad_fn = PowBackward1(recording.collect_next_edges(self_, exponent))
+        grad_fn = PowBackward1((gradient_edge(self_), gradient_edge(exponent)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn.exponent_ = SavedVariable(exponent, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, exponent)
@@ -1413,7 +1413,7 @@ def pow_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     result = recording.wrap(kernels.pow_Scalar(self_, recording.data(exponent)))
     needs_grad = recording.compute_requires_grad(exponent)
     if needs_grad:
-        grad_fn = PowBackward2(recording.collect_next_edges(exponent))
+        grad_fn = PowBackward2((gradient_edge(exponent),))
         grad_fn._saved_self = self_
         grad_fn.exponent_ = SavedVariable(exponent, False)
         recording.set_history(result, grad_fn)
@@ -1443,7 +1443,7 @@ def reciprocal(self_=MISSING, *, out=None, **kwargs):
     result = recording.wrap(kernels.reciprocal(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ReciprocalBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReciprocalBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1469,7 +1469,7 @@ def reciprocal_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ReciprocalBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReciprocalBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1502,7 +1502,7 @@ def exp(self_=MISSING, *, out=None, **kwargs):
     result = recording.wrap(kernels.exp(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ExpBackward0(recording.collect_next_edges(self_))
+        grad_fn = ExpBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1528,7 +1528,7 @@ def exp_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ExpBackward0(recording.collect_next_edges(self_))
+        grad_fn = ExpBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1561,7 +1561,7 @@ def expm1(self_=MISSING, *, out=None, **kwargs):
     result = recording.wrap(kernels.expm1(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = Expm1Backward0(recording.collect_next_edges(self_))
+        grad_fn = Expm1Backward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1587,7 +1587,7 @@ def expm1_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = Expm1Backward0(recording.collect_next_edges(self_))
+        grad_fn = Expm1Backward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1619,7 +1619,7 @@ def log(self_=MISSING, *, out=None, **kwargs):
         return _out.call("log", log, (self_,), {}, out)
     result = recording.wrap(kernels.log(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = LogBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1643,7 +1643,7 @@ def log_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LogBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -1673,7 +1673,7 @@ def log1p(self_=MISSING, *, out=None, **kwargs):
         return _out.call("log1p", log1p, (self_,), {}, out)
     result = recording.wrap(kernels.log1p(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = Log1PBackward0(recording.collect_next_edges(self_))
+        grad_fn = Log1PBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1697,7 +1697,7 @@ def log1p_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = Log1PBackward0(recording.collect_next_edges(self_))
+        grad_fn = Log1PBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -1728,7 +1728,7 @@ def sqrt(self_=MISSING, *, out=None, **kwargs):
     result = recording.wrap(kernels.sqrt(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqrtBackward0(recording.collect_next_edges(self_))
+        grad_fn = SqrtBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1754,7 +1754,7 @@ def sqrt_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqrtBackward0(recording.collect_next_edges(self_))
+        grad_fn = SqrtBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1787,7 +1787,7 @@ def rsqrt(self_=MISSING, *, out=None, **kwargs):
     result = recording.wrap(kernels.rsqrt(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = RsqrtBackward0(recording.collect_next_edges(self_))
+        grad_fn = RsqrtBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1813,7 +1813,7 @@ def rsqrt_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = RsqrtBackward0(recording.collect_next_edges(self_))
+        grad_fn = RsqrtBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1845,7 +1845,7 @@ def sin(self_=MISSING, *, out=None, **kwargs):
         return _out.call("sin", sin, (self_,), {}, out)
     result = recording.wrap(kernels.sin(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = SinBackward0(recording.collect_next_edges(self_))
+        grad_fn = SinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1869,7 +1869,7 @@ def sin_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SinBackward0(recording.collect_next_edges(self_))
+        grad_fn = SinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -1899,7 +1899,7 @@ def cos(self_=MISSING, *, out=None, **kwargs):
         return _out.call("cos", cos, (self_,), {}, out)
     result = recording.wrap(kernels.cos(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = CosBackward0(recording.collect_next_edges(self_))
+        grad_fn = CosBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1923,7 +1923,7 @@ def cos_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = CosBackward0(recording.collect_next_edges(self_))
+        grad_fn = CosBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -1954,7 +1954,7 @@ def tan(self_=MISSING, *, out=None, **kwargs):
     result = recording.wrap(kernels.tan(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TanBackward0(recording.collect_next_edges(self_))
+        grad_fn = TanBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1980,7 +1980,7 @@ def tan_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TanBackward0(recording.collect_next_edges(self_))
+        grad_fn = TanBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -2013,7 +2013,7 @@ def tanh(self_=MISSING, *, out=None, **kwargs):
     result = recording.wrap(kernels.tanh(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TanhBackward0(recording.collect_next_edges(self_))
+        grad_fn = TanhBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -2039,7 +2039,7 @@ def tanh_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TanhBackward0(recording.collect_next_edges(self_))
+        grad_fn = TanhBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -2069,7 +2069,7 @@ def tanh_backward(grad_output=MISSING, output=MISSING, **kwargs):
         grad_output, output = _arguments.bind(OVERLOADS["tanh_backward"], (grad_output, output,), kwargs)
     result = recording.wrap(kernels.tanh_backward(recording.data(grad_output), recording.data(output)))
     if recording.compute_requires_grad(grad_output, output):
-        grad_fn = TanhBackwardBackward0(recording.collect_next_edges(grad_output, output))
+        grad_fn = TanhBackwardBackward0((gradient_edge(grad_output), gradient_edge(output)))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         recording.set_history(result, grad_fn)
@@ -2096,7 +2096,7 @@ def sigmoid(self_=MISSING, *, out=None, **kwargs):
     result = recording.wrap(kernels.sigmoid(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn = SigmoidBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -2122,7 +2122,7 @@ def sigmoid_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn = SigmoidBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -2152,7 +2152,7 @@ def sigmoid_backward(grad_output=MISSING, output=MISSING, **kwargs):
         grad_output, output = _arguments.bind(OVERLOADS["sigmoid_backward"], (grad_output, output,), kwargs)
     result = recording.wrap(kernels.sigmoid_backward(recording.data(grad_output), recording.data(output)))
     if recording.compute_requires_grad(grad_output, output):
-        grad_fn = SigmoidBackwardBackward0(recording.collect_next_edges(grad_output, output))
+        grad_fn = SigmoidBackwardBackward0((gradient_edge(grad_output), gradient_edge(output)))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         recording.set_history(result, grad_fn)
@@ -2178,7 +2178,7 @@ def erf(self_=MISSING, *, out=None, **kwargs):
         return _out.call("erf", erf, (self_,), {}, out)
     result = recording.wrap(kernels.erf(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = ErfBackward0(recording.collect_next_edges(self_))
+        grad_fn = ErfBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -2202,7 +2202,7 @@ def erf_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ErfBackward0(recording.collect_next_edges(self_))
+        grad_fn = ErfBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -2231,7 +2231,7 @@ def relu(self_=MISSING, **kwargs):
     result = recording.wrap(kernels.relu(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ReluBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReluBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -2257,7 +2257,7 @@ def relu_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ReluBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReluBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -2287,7 +2287,7 @@ def gelu(self_=MISSING, *, approximate="none", **kwargs):
         self_, approximate = _arguments.bind(OVERLOADS["gelu"], (self_, approximate,), kwargs)
     result = recording.wrap(kernels.gelu(recording.data(self_), approximate))
     if recording.compute_requires_grad(self_):
-        grad_fn = GeluBackward0(recording.collect_next_edges(self_))
+        grad_fn = GeluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_approximate = approximate
         recording.set_history(result, grad_fn)
@@ -2311,7 +2311,7 @@ def gelu_backward(grad_output=MISSING, self_=MISSING, *, approximate="none", **k
         grad_output, self_, approximate = _arguments.bind(OVERLOADS["gelu_backward"], (grad_output, self_, approximate,), kwargs)
     result = recording.wrap(kernels.gelu_backward(recording.data(grad_output), recording.data(self_), approximate))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = GeluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = GeluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_approximate = approximate
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -2336,7 +2336,7 @@ def leaky_relu(self_=MISSING, negative_slope=0.01, **kwargs):
         self_, negative_slope = _arguments.bind(OVERLOADS["leaky_relu"], (self_, negative_slope,), kwargs)
     result = recording.wrap(kernels.leaky_relu(recording.data(self_), negative_slope))
     if recording.compute_requires_grad(self_):
-        grad_fn = LeakyReluBackward0(recording.collect_next_edges(self_))
+        grad_fn = LeakyReluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_negative_slope = negative_slope
         recording.set_history(result, grad_fn)
@@ -2360,7 +2360,7 @@ def softplus(self_=MISSING, beta=1, threshold=20, **kwargs):
         self_, beta, threshold = _arguments.bind(OVERLOADS["softplus"], (self_, beta, threshold,), kwargs)
     result = recording.wrap(kernels.softplus(recording.data(self_), beta, threshold))
     if recording.compute_requires_grad(self_):
-        grad_fn = SoftplusBackward0(recording.collect_next_edges(self_))
+        grad_fn = SoftplusBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_beta = beta
         grad_fn._saved_threshold = threshold
@@ -2385,7 +2385,7 @@ def leaky_relu_backward(grad_output=MISSING, self_=MISSING, negative_slope=MISSI
         grad_output, self_, negative_slope, self_is_result = _arguments.bind(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope, self_is_result,), kwargs)
     result = recording.wrap(kernels.leaky_relu_backward(recording.data(grad_output), recording.data(self_), negative_slope, self_is_result))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = LeakyReluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = LeakyReluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_negative_slope = negative_slope
         recording.set_history(result, grad_fn)
@@ -2409,7 +2409,7 @@ def softplus_backward(grad_output=MISSING, self_=MISSING, beta=MISSING, threshol
         grad_output, self_, beta, threshold = _arguments.bind(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,), kwargs)
     result = recording.wrap(kernels.softplus_backward(recording.data(grad_output), recording.data(self_), beta, threshold))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = SoftplusBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = SoftplusBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_beta = beta
         grad_fn._saved_threshold = threshold
@@ -2435,7 +2435,7 @@ def threshold_backward(grad_output=MISSING, self_=MISSING, threshold=MISSING, **
         grad_output, self_, threshold = _arguments.bind(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,), kwargs)
     result = recording.wrap(kernels.threshold_backward(recording.data(grad_output), recording.data(self_), threshold))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ThresholdBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = ThresholdBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_threshold = threshold
         recording.set_history(result, grad_fn)
@@ -2461,7 +2461,7 @@ def abs(self_=MISSING, *, out=None, **kwargs):
         return _out.call("abs", abs, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.abs(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = AbsBackward0(recording.collect_next_edges(self_))
+        grad_fn = AbsBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -2485,7 +2485,7 @@ def abs_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AbsBackward0(recording.collect_next_edges(self_))
+        grad_fn = AbsBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -2515,7 +2515,7 @@ def sign(self_=MISSING, *, out=None, **kwargs):
         return _out.call("sign", sign, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.sign(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = SignBackward0(recording.collect_next_edges(self_))
+        grad_fn = SignBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -2538,7 +2538,7 @@ def sign_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SignBackward0(recording.collect_next_edges(self_))
+        grad_fn = SignBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -2567,7 +2567,7 @@ def clamp_Tensor(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
         return _out.call("clamp", clamp_Tensor, (self_, min, max), {}, out)
     result = recording.wrap(kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
     if recording.compute_requires_grad(self_, min, max):
-        grad_fn = ClampBackward0(recording.collect_next_edges(self_, min, max))
+        grad_fn = ClampBackward0((gradient_edge(self_), gradient_edge(min), gradient_edge(max)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.max_ = SavedVariable(max, False)
@@ -2593,7 +2593,7 @@ def clamp_Tensor_(self_=MISSING, min=None, max=None, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, min, max)
     if needs_grad:
-        grad_fn = ClampBackward0(recording.collect_next_edges(self_, min, max))
+        grad_fn = ClampBackward0((gradient_edge(self_), gradient_edge(min), gradient_edge(max)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.max_ = SavedVariable(max, False)
@@ -2625,7 +2625,7 @@ def clamp_default(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
         return _out.call("clamp", clamp_default, (self_, min, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp(recording.data(self_), min, max))
     if recording.compute_requires_grad(self_):
-        grad_fn = ClampBackward1(recording.collect_next_edges(self_))
+        grad_fn = ClampBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min = min
         grad_fn._saved_max = max
@@ -2651,7 +2651,7 @@ def clamp_default_(self_=MISSING, min=None, max=None, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ClampBackward1(recording.collect_next_edges(self_))
+        grad_fn = ClampBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_min = min
         grad_fn._saved_max = max
@@ -2683,7 +2683,7 @@ def clamp_min_default(self_=MISSING, min=MISSING, *, out=None, **kwargs):
         return _out.call("clamp_min", clamp_min_default, (self_, min), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_min(recording.data(self_), min))
     if recording.compute_requires_grad(self_):
-        grad_fn = ClampMinBackward0(recording.collect_next_edges(self_))
+        grad_fn = ClampMinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min = min
         recording.set_history(result, grad_fn)
@@ -2708,7 +2708,7 @@ def clamp_min_default_(self_=MISSING, min=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ClampMinBackward0(recording.collect_next_edges(self_))
+        grad_fn = ClampMinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_min = min
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -2739,7 +2739,7 @@ def clamp_min_Tensor(self_=MISSING, min=MISSING, *, out=None, **kwargs):
         return _out.call("clamp_min", clamp_min_Tensor, (self_, min), {}, out)
     result = recording.wrap(kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
     if recording.compute_requires_grad(self_, min):
-        grad_fn = ClampMinBackward1(recording.collect_next_edges(self_, min))
+        grad_fn = ClampMinBackward1((gradient_edge(self_), gradient_edge(min)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.min_ = SavedVariable(min, False)
         recording.set_history(result, grad_fn)
@@ -2764,7 +2764,7 @@ def clamp_min_Tensor_(self_=MISSING, min=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, min)
     if needs_grad:
-        grad_fn = ClampMinBackward1(recording.collect_next_edges(self_, min))
+        grad_fn = ClampMinBackward1((gradient_edge(self_), gradient_edge(min)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn.min_ = SavedVariable(min, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, min)
@@ -2795,7 +2795,7 @@ def clamp_max_default(self_=MISSING, max=MISSING, *, out=None, **kwargs):
         return _out.call("clamp_max", clamp_max_default, (self_, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_max(recording.data(self_), max))
     if recording.compute_requires_grad(self_):
-        grad_fn = ClampMaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = ClampMaxBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_max = max
         recording.set_history(result, grad_fn)
@@ -2820,7 +2820,7 @@ def clamp_max_default_(self_=MISSING, max=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ClampMaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = ClampMaxBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_max = max
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -2851,7 +2851,7 @@ def clamp_max_Tensor(self_=MISSING, max=MISSING, *, out=None, **kwargs):
         return _out.call("clamp_max", clamp_max_Tensor, (self_, max), {}, out)
     result = recording.wrap(kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
     if recording.compute_requires_grad(self_, max):
-        grad_fn = ClampMaxBackward1(recording.collect_next_edges(self_, max))
+        grad_fn = ClampMaxBackward1((gradient_edge(self_), gradient_edge(max)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.max_ = SavedVariable(max, False)
         recording.set_history(result, grad_fn)
@@ -2876,7 +2876,7 @@ def clamp_max_Tensor_(self_=MISSING, max=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, max)
     if needs_grad:
-        grad_fn = ClampMaxBackward1(recording.collect_next_edges(self_, max))
+        grad_fn = ClampMaxBackward1((gradient_edge(self_), gradient_edge(max)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn.max_ = SavedVariable(max, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, max)
@@ -2907,7 +2907,7 @@ def maximum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("maximum", maximum, (self_, other), {}, out)
     result = recording.wrap(kernels.maximum(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = MaximumBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = MaximumBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -2933,7 +2933,7 @@ def minimum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("minimum", minimum, (self_, other), {}, out)
     result = recording.wrap(kernels.minimum(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = MinimumBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = MinimumBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -2959,7 +2959,7 @@ def where_self(condition=MISSING, self_=MISSING, other=MISSING, *, out=None, **k
         return _out.call("where", where_self, (condition, self_, other), {}, out, dtype_rule="where")
     result = recording.wrap(kernels.where_self(recording.data(condition), recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = WhereBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = WhereBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.condition_ = SavedVariable(condition, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -2982,7 +2982,7 @@ def masked_fill_Scalar(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
         self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs)
     result = recording.wrap(kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
     if recording.compute_requires_grad(self_):
-        grad_fn = MaskedFillBackward0(recording.collect_next_edges(self_))
+        grad_fn = MaskedFillBackward0((gradient_edge(self_),))
         grad_fn.mask_ = SavedVariable(mask, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -3006,7 +3006,7 @@ def masked_fill_Scalar_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MaskedFillBackward0(recording.collect_next_edges(self_))
+        grad_fn = MaskedFillBackward0((gradient_edge(self_),))
         grad_fn.mask_ = SavedVariable(mask, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3034,7 +3034,7 @@ def masked_fill_Tensor(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
         self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs)
     result = recording.wrap(kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
-        grad_fn = MaskedFillBackward1(recording.collect_next_edges(self_, value))
+        grad_fn = MaskedFillBackward1((gradient_edge(self_), gradient_edge(value)))
         grad_fn.mask_ = SavedVariable(mask, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, value):
@@ -3058,7 +3058,7 @@ def masked_fill_Tensor_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
-        grad_fn = MaskedFillBackward1(recording.collect_next_edges(self_, value))
+        grad_fn = MaskedFillBackward1((gradient_edge(self_), gradient_edge(value)))
         grad_fn.mask_ = SavedVariable(mask, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
     if forward_ad:
@@ -3086,7 +3086,7 @@ def fill_Scalar(self_=MISSING, value=MISSING, **kwargs):
         self_, value = _arguments.bind(OVERLOADS["fill.Scalar"], (self_, value,), kwargs)
     result = recording.wrap(kernels.fill_Scalar(recording.data(self_), value))
     if recording.compute_requires_grad(self_):
-        grad_fn = FillBackward0(recording.collect_next_edges(self_))
+        grad_fn = FillBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -3108,7 +3108,7 @@ def fill_Tensor(self_=MISSING, value=MISSING, **kwargs):
         self_, value = _arguments.bind(OVERLOADS["fill.Tensor"], (self_, value,), kwargs)
     result = recording.wrap(kernels.fill_Tensor(recording.data(self_), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
-        grad_fn = FillBackward1(recording.collect_next_edges(self_, value))
+        grad_fn = FillBackward1((gradient_edge(self_), gradient_edge(value)))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, value):
         with forward_grad.computing_tangents():
@@ -3131,7 +3131,7 @@ def fill__Scalar(self_=MISSING, value=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = FillBackward2(recording.collect_next_edges(self_))
+        grad_fn = FillBackward2((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3159,7 +3159,7 @@ def fill__Tensor(self_=MISSING, value=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
-        grad_fn = FillBackward3(recording.collect_next_edges(self_, value))
+        grad_fn = FillBackward3((gradient_edge(self_), gradient_edge(value)))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3187,7 +3187,7 @@ def copy_(self_=MISSING, src=MISSING, non_blocking=False, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
-        grad_fn = CopyBackwards(recording.collect_next_edges(self_, src))
+        grad_fn = CopyBackwards((gradient_edge(self_), gradient_edge(src)))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3419,7 +3419,7 @@ def eq__Scalar(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = EqBackward0(recording.collect_next_edges(self_))
+        grad_fn = EqBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3448,9 +3448,9 @@ def eq__Tensor(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = EqBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = EqBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3478,7 +3478,7 @@ def ge__Scalar(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = GeBackward0(recording.collect_next_edges(self_))
+        grad_fn = GeBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3507,9 +3507,9 @@ def ge__Tensor(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = GeBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = GeBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3537,7 +3537,7 @@ def gt__Scalar(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = GtBackward0(recording.collect_next_edges(self_))
+        grad_fn = GtBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3566,9 +3566,9 @@ def gt__Tensor(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = GtBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = GtBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3596,7 +3596,7 @@ def le__Scalar(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LeBackward0(recording.collect_next_edges(self_))
+        grad_fn = LeBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3625,9 +3625,9 @@ def le__Tensor(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = LeBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = LeBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3655,7 +3655,7 @@ def lt__Scalar(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LtBackward0(recording.collect_next_edges(self_))
+        grad_fn = LtBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3684,9 +3684,9 @@ def lt__Tensor(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = LtBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = LtBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3714,7 +3714,7 @@ def ne__Scalar(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NeBackward0(recording.collect_next_edges(self_))
+        grad_fn = NeBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3743,9 +3743,9 @@ def ne__Tensor(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = NeBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = NeBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -4003,7 +4003,7 @@ def sum_default(self_=MISSING, *, dtype=None, **kwargs):
         self_, dtype = _arguments.bind(OVERLOADS["sum"], (self_, dtype,), kwargs)
     result = recording.wrap(kernels.sum(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
-        grad_fn = SumBackward0(recording.collect_next_edges(self_))
+        grad_fn = SumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4029,7 +4029,7 @@ def sum_dim_IntList(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, ou
         return _out.call("sum", sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.sum_dim_IntList(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
-        grad_fn = SumBackward1(recording.collect_next_edges(self_))
+        grad_fn = SumBackward1((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
@@ -4056,7 +4056,7 @@ def mean_default(self_=MISSING, *, dtype=None, out=None, **kwargs):
         return _out.call("mean", mean_default, (self_,), {"dtype": dtype}, out, dtype_rule="mean")
     result = recording.wrap(kernels.mean(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
-        grad_fn = MeanBackward0(recording.collect_next_edges(self_))
+        grad_fn = MeanBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_self_sym_numel = recording.numel(self_)
         recording.set_history(result, grad_fn)
@@ -4083,7 +4083,7 @@ def mean_dim(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=None,
         return _out.call("mean", mean_dim, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="mean_dim")
     result = recording.wrap(kernels.mean_dim(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
-        grad_fn = MeanBackward1(recording.collect_next_edges(self_))
+        grad_fn = MeanBackward1((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_numel = recording.numel(self_)
@@ -4113,7 +4113,7 @@ def logsumexp(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     result = recording.wrap(kernels.logsumexp(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LogsumexpBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogsumexpBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
@@ -4144,7 +4144,7 @@ def max_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     values, indices = map(recording.wrap, kernels.max_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = MaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -4176,7 +4176,7 @@ def max_default(self_=MISSING, *, out=None, **kwargs):
     result = recording.wrap(kernels.max(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MaxBackward1(recording.collect_next_edges(self_))
+        grad_fn = MaxBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4206,7 +4206,7 @@ def amax(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
     result = recording.wrap(kernels.amax(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AmaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = AmaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn.self_ = SavedVariable(self_, False)
@@ -4238,7 +4238,7 @@ def amin(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
     result = recording.wrap(kernels.amin(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AminBackward0(recording.collect_next_edges(self_))
+        grad_fn = AminBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn.self_ = SavedVariable(self_, False)
@@ -4269,7 +4269,7 @@ def min_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     values, indices = map(recording.wrap, kernels.min_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MinBackward0(recording.collect_next_edges(self_))
+        grad_fn = MinBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -4301,7 +4301,7 @@ def min_default(self_=MISSING, *, out=None, **kwargs):
     result = recording.wrap(kernels.min(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MinBackward1(recording.collect_next_edges(self_))
+        grad_fn = MinBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4466,7 +4466,7 @@ def norm_Scalar(self_=MISSING, p=2, **kwargs):
     result = recording.wrap(kernels.norm_Scalar(recording.data(self_), p))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NormBackward0(recording.collect_next_edges(self_))
+        grad_fn = NormBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         recording.set_history(result, grad_fn)
@@ -4495,7 +4495,7 @@ def norm_ScalarOpt_dim(self_=MISSING, p=MISSING, dim=MISSING, keepdim=False, **k
     result = recording.wrap(kernels.norm_ScalarOpt_dim(recording.data(self_), p, dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NormBackward1(recording.collect_next_edges(self_))
+        grad_fn = NormBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         grad_fn._saved_dim = dim
@@ -4526,7 +4526,7 @@ def linalg_vector_norm(self_=MISSING, ord=2, dim=None, keepdim=False, *, dtype=N
     result = recording.wrap(kernels.linalg_vector_norm(recording.data(self_), ord, dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LinalgVectorNormBackward0(recording.collect_next_edges(self_))
+        grad_fn = LinalgVectorNormBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_ord = ord
         grad_fn._saved_dim = dim
@@ -4556,7 +4556,7 @@ def prod_default(self_=MISSING, *, dtype=None, **kwargs):
     result = recording.wrap(kernels.prod(recording.data(self_), recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ProdBackward0(recording.collect_next_edges(self_))
+        grad_fn = ProdBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4585,7 +4585,7 @@ def prod_dim_int(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=N
     result = recording.wrap(kernels.prod_dim_int(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ProdBackward1(recording.collect_next_edges(self_))
+        grad_fn = ProdBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
@@ -4615,7 +4615,7 @@ def std_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, *
     result = recording.wrap(kernels.std_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = StdBackward0(recording.collect_next_edges(self_))
+        grad_fn = StdBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
@@ -4645,7 +4645,7 @@ def var_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, *
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.var_correction(recording.data(self_), dim, correction, keepdim))
     if recording.compute_requires_grad(self_):
-        grad_fn = VarBackward0(recording.collect_next_edges(self_))
+        grad_fn = VarBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
@@ -4671,7 +4671,7 @@ def t(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["t"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.t(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = TBackward0(recording.collect_next_edges(self_))
+        grad_fn = TBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -4694,7 +4694,7 @@ def expand(self_=MISSING, size=MISSING, *, implicit=False, **kwargs):
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.expand(recording.data(self_), size, implicit))
     if recording.compute_requires_grad(self_):
-        grad_fn = ExpandBackward0(recording.collect_next_edges(self_))
+        grad_fn = ExpandBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4717,7 +4717,7 @@ def unsqueeze(self_=MISSING, dim=MISSING, **kwargs):
         self_, dim = _arguments.bind(OVERLOADS["unsqueeze"], (self_, dim,), kwargs)
     result = recording.as_view(self_, kernels.unsqueeze(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
-        grad_fn = UnsqueezeBackward0(recording.collect_next_edges(self_))
+        grad_fn = UnsqueezeBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4740,7 +4740,7 @@ def squeeze_default(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["squeeze"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.squeeze(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = SqueezeBackward0(recording.collect_next_edges(self_))
+        grad_fn = SqueezeBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4763,7 +4763,7 @@ def squeeze_dim(self_=MISSING, dim=MISSING, **kwargs):
         self_, dim = _arguments.bind(OVERLOADS["squeeze.dim"], (self_, dim,), kwargs)
     result = recording.as_view(self_, kernels.squeeze_dim(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
-        grad_fn = SqueezeBackward1(recording.collect_next_edges(self_))
+        grad_fn = SqueezeBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
@@ -4788,7 +4788,7 @@ def squeeze_dims(self_=MISSING, dim=MISSING, **kwargs):
     dim = recording.int_tuple(dim)
     result = recording.as_view(self_, kernels.squeeze_dims(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
-        grad_fn = SqueezeBackward2(recording.collect_next_edges(self_))
+        grad_fn = SqueezeBackward2((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
@@ -4813,7 +4813,7 @@ def squeeze__default(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqueezeBackward3(recording.collect_next_edges(self_))
+        grad_fn = SqueezeBackward3((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -4842,7 +4842,7 @@ def squeeze__dim(self_=MISSING, dim=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqueezeBackward4(recording.collect_next_edges(self_))
+        grad_fn = SqueezeBackward4((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -4873,7 +4873,7 @@ def squeeze__dims(self_=MISSING, dim=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SqueezeBackward5(recording.collect_next_edges(self_))
+        grad_fn = SqueezeBackward5((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -4902,7 +4902,7 @@ def _to_copy(self_=MISSING, *, dtype=None, **kwargs):
         self_, dtype = _arguments.bind(OVERLOADS["_to_copy"], (self_, dtype,), kwargs)
     result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
-        grad_fn = ToCopyBackward0(recording.collect_next_edges(self_))
+        grad_fn = ToCopyBackward0((gradient_edge(self_),))
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4925,7 +4925,7 @@ def clone(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["clone"], (self_,), kwargs)
     result = recording.wrap(kernels.clone(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = CloneBackward0(recording.collect_next_edges(self_))
+        grad_fn = CloneBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -4947,7 +4947,7 @@ def transpose_int(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
         self_, dim0, dim1 = _arguments.bind(OVERLOADS["transpose.int"], (self_, dim0, dim1,), kwargs)
     result = recording.as_view(self_, kernels.transpose_int(recording.data(self_), dim0, dim1))
     if recording.compute_requires_grad(self_):
-        grad_fn = TransposeBackward0(recording.collect_next_edges(self_))
+        grad_fn = TransposeBackward0((gradient_edge(self_),))
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
         recording.set_history(result, grad_fn)
@@ -4972,7 +4972,7 @@ def _unsafe_view(self_=MISSING, size=MISSING, **kwargs):
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._unsafe_view(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
-        grad_fn = UnsafeViewBackward0(recording.collect_next_edges(self_))
+        grad_fn = UnsafeViewBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4996,7 +4996,7 @@ def view(self_=MISSING, size=MISSING, **kwargs):
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.view(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
-        grad_fn = ViewBackward0(recording.collect_next_edges(self_))
+        grad_fn = ViewBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -5020,7 +5020,7 @@ def zero_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ZeroBackward0(recording.collect_next_edges(self_))
+        grad_fn = ZeroBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -5047,7 +5047,7 @@ def alias(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["alias"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.alias(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = AliasBackward0(recording.collect_next_edges(self_))
+        grad_fn = AliasBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -5070,7 +5070,7 @@ def permute(self_=MISSING, dims=MISSING, **kwargs):
     dims = recording.int_tuple(dims)
     result = recording.as_view(self_, kernels.permute(recording.data(self_), dims))
     if recording.compute_requires_grad(self_):
-        grad_fn = PermuteBackward0(recording.collect_next_edges(self_))
+        grad_fn = PermuteBackward0((gradient_edge(self_),))
         grad_fn._saved_dims = dims
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -5145,7 +5145,7 @@ def split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
         self_, split_size, dim = _arguments.bind(OVERLOADS["split.Tensor"], (self_, split_size, dim,), kwargs)
     result = [recording.as_view(self_, a) for a in kernels.split_Tensor(recording.data(self_), split_size, dim)]
     if recording.compute_requires_grad(self_):
-        grad_fn = SplitBackward0(recording.collect_next_edges(self_))
+        grad_fn = SplitBackward0((gradient_edge(self_),))
         grad_fn._saved_split_size = split_size
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
@@ -5172,7 +5172,7 @@ def split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs):
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.as_view(self_, a) for a in kernels.split_with_sizes(recording.data(self_), split_sizes, dim)]
     if recording.compute_requires_grad(self_):
-        grad_fn = SplitWithSizesBackward0(recording.collect_next_edges(self_))
+        grad_fn = SplitWithSizesBackward0((gradient_edge(self_),))
         grad_fn._saved_split_sizes = split_sizes
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
@@ -5198,7 +5198,7 @@ def unbind_int(self_=MISSING, dim=0, **kwargs):
         self_, dim = _arguments.bind(OVERLOADS["unbind.int"], (self_, dim,), kwargs)
     result = [recording.as_view(self_, a) for a in kernels.unbind_int(recording.data(self_), dim)]
     if recording.compute_requires_grad(self_):
-        grad_fn = UnbindBackward0(recording.collect_next_edges(self_))
+        grad_fn = UnbindBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         for returned in result:
             recording.set_history(returned, grad_fn)
@@ -5222,7 +5222,7 @@ def select_int(self_=MISSING, dim=MISSING, index=MISSING, **kwargs):
         self_, dim, index = _arguments.bind(OVERLOADS["select.int"], (self_, dim, index,), kwargs)
     result = recording.as_view(self_, kernels.select_int(recording.data(self_), dim, index))
     if recording.compute_requires_grad(self_):
-        grad_fn = SelectBackward0(recording.collect_next_edges(self_))
+        grad_fn = SelectBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
@@ -5248,7 +5248,7 @@ def select_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, index
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.select_backward(recording.data(grad_output), input_sizes, dim, index))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = SelectBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = SelectBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
         recording.set_history(result, grad_fn)
@@ -5272,7 +5272,7 @@ def slice_Tensor(self_=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
         self_, dim, start, end, step = _arguments.bind(OVERLOADS["slice.Tensor"], (self_, dim, start, end, step,), kwargs)
     result = recording.as_view(self_, kernels.slice_Tensor(recording.data(self_), dim, start, end, step))
     if recording.compute_requires_grad(self_):
-        grad_fn = SliceBackward0(recording.collect_next_edges(self_))
+        grad_fn = SliceBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
@@ -5300,7 +5300,7 @@ def slice_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, start=
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.slice_backward(recording.data(grad_output), input_sizes, dim, start, end, step))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = SliceBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = SliceBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
         grad_fn._saved_end = end
@@ -5326,7 +5326,7 @@ def index_Tensor(self_=MISSING, indices=MISSING, **kwargs):
         self_, indices = _arguments.bind(OVERLOADS["index.Tensor"], (self_, indices,), kwargs)
     result = recording.wrap(kernels.index_Tensor(recording.data(self_), recording.data(indices)))
     if recording.compute_requires_grad(self_):
-        grad_fn = IndexBackward0(recording.collect_next_edges(self_))
+        grad_fn = IndexBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn.indices_ = SavedVariableList(indices, False)
         recording.set_history(result, grad_fn)
@@ -5350,10 +5350,10 @@ def index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, 
         self_, indices, values, accumulate = _arguments.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs)
     result = recording.wrap(kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
     if recording.compute_requires_grad(self_, values):
-        grad_fn = IndexPutBackward0(recording.collect_next_edges(self_, values))
+        grad_fn = IndexPutBackward0((gradient_edge(self_), gradient_edge(values)))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.values_ = SavedVariable(values, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, values):
         with forward_grad.computing_tangents():
@@ -5376,10 +5376,10 @@ def index_put_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False,
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
-        grad_fn = IndexPutBackward0(recording.collect_next_edges(self_, values))
+        grad_fn = IndexPutBackward0((gradient_edge(self_), gradient_edge(values)))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.values_ = SavedVariable(values, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, values)
     if forward_ad:
         original_self = recording.original(self_)
@@ -5407,10 +5407,10 @@ def _index_put_impl_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, values)
     if needs_grad:
-        grad_fn = IndexPutImplBackward0(recording.collect_next_edges(self_, values))
+        grad_fn = IndexPutImplBackward0((gradient_edge(self_), gradient_edge(values)))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.values_ = SavedVariable(values, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, values)
     if forward_ad:
         original_self = recording.original(self_)
@@ -5439,7 +5439,7 @@ def index_select(self_=MISSING, dim=MISSING, index=MISSING, *, out=None, **kwarg
         return _out.call("index_select", index_select, (self_, dim, index), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.index_select(recording.data(self_), dim, recording.data(index)))
     if recording.compute_requires_grad(self_):
-        grad_fn = IndexSelectBackward0(recording.collect_next_edges(self_))
+        grad_fn = IndexSelectBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
@@ -5466,9 +5466,9 @@ def index_add(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alph
         return _out.call("index_add", index_add, (self_, dim, index, source), {"alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
     if recording.compute_requires_grad(self_, source):
-        grad_fn = IndexAddBackward0(recording.collect_next_edges(self_, source))
+        grad_fn = IndexAddBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, source):
@@ -5492,9 +5492,9 @@ def index_add_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alp
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, source)
     if needs_grad:
-        grad_fn = IndexAddBackward0(recording.collect_next_edges(self_, source))
+        grad_fn = IndexAddBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
     if forward_ad:
@@ -5524,7 +5524,7 @@ def gather(self_=MISSING, dim=MISSING, index=MISSING, *, sparse_grad=False, out=
         return _out.call("gather", gather, (self_, dim, index), {"sparse_grad": sparse_grad}, out, dtype_rule="same")
     result = recording.wrap(kernels.gather(recording.data(self_), dim, recording.data(index), sparse_grad))
     if recording.compute_requires_grad(self_):
-        grad_fn = GatherBackward0(recording.collect_next_edges(self_))
+        grad_fn = GatherBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
@@ -5551,9 +5551,9 @@ def scatter_add(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=N
         return _out.call("scatter_add", scatter_add, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
     if recording.compute_requires_grad(self_, src):
-        grad_fn = ScatterAddBackward0(recording.collect_next_edges(self_, src))
+        grad_fn = ScatterAddBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, src):
         with forward_grad.computing_tangents():
@@ -5576,9 +5576,9 @@ def scatter_add_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwarg
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
-        grad_fn = ScatterAddBackward0(recording.collect_next_edges(self_, src))
+        grad_fn = ScatterAddBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
     if forward_ad:
         original_self = recording.original(self_)
@@ -5606,7 +5606,7 @@ def repeat(self_=MISSING, repeats=MISSING, **kwargs):
     repeats = recording.int_tuple(repeats)
     result = recording.wrap(kernels.repeat(recording.data(self_), repeats))
     if recording.compute_requires_grad(self_):
-        grad_fn = RepeatBackward0(recording.collect_next_edges(self_))
+        grad_fn = RepeatBackward0((gradient_edge(self_),))
         grad_fn._saved_repeats = repeats
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
@@ -5631,7 +5631,7 @@ def flip(self_=MISSING, dims=MISSING, **kwargs):
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.flip(recording.data(self_), dims))
     if recording.compute_requires_grad(self_):
-        grad_fn = FlipBackward0(recording.collect_next_edges(self_))
+        grad_fn = FlipBackward0((gradient_edge(self_),))
         grad_fn._saved_dims = dims
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -5656,11 +5656,11 @@ def mm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
         return _out.call("mm", mm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.mm(recording.data(self_), recording.data(mat2)))
     if recording.compute_requires_grad(self_, mat2):
-        grad_fn = MmBackward0(recording.collect_next_edges(self_, mat2))
-        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn = MmBackward0((gradient_edge(self_), gradient_edge(mat2)))
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_self_sym_strides = recording.strides(self_)
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
         grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
         recording.set_history(result, grad_fn)
@@ -5686,13 +5686,13 @@ def addmm(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, out=Non
         return _out.call("addmm", addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
     if recording.compute_requires_grad(self_, mat1, mat2):
-        grad_fn = AddmmBackward0(recording.collect_next_edges(self_, mat1, mat2))
+        grad_fn = AddmmBackward0((gradient_edge(self_), gradient_edge(mat1), gradient_edge(mat2)))
         grad_fn._saved_beta = beta
-        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_mat1_sym_sizes = recording.sizes(mat1)
         grad_fn._saved_mat1_sym_strides = recording.strides(mat1)
         grad_fn._saved_alpha = alpha
-        grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
         grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
         recording.set_history(result, grad_fn)
@@ -5717,13 +5717,13 @@ def addmm_(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwar
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, mat1, mat2)
     if needs_grad:
-        grad_fn = AddmmBackward0(recording.collect_next_edges(self_, mat1, mat2))
+        grad_fn = AddmmBackward0((gradient_edge(self_), gradient_edge(mat1), gradient_edge(mat2)))
         grad_fn._saved_beta = beta
-        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_mat1_sym_sizes = recording.sizes(mat1)
         grad_fn._saved_mat1_sym_strides = recording.strides(mat1)
         grad_fn._saved_alpha = alpha
-        grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
         grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, mat1, mat2)
@@ -5754,9 +5754,9 @@ def bmm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
         return _out.call("bmm", bmm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.bmm(recording.data(self_), recording.data(mat2)))
     if recording.compute_requires_grad(self_, mat2):
-        grad_fn = BmmBackward0(recording.collect_next_edges(self_, mat2))
-        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = BmmBackward0((gradient_edge(self_), gradient_edge(mat2)))
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, mat2):
         with forward_grad.computing_tangents():
@@ -5780,9 +5780,9 @@ def dot(self_=MISSING, tensor=MISSING, *, out=None, **kwargs):
         return _out.call("dot", dot, (self_, tensor), {}, out, dtype_rule="dot")
     result = recording.wrap(kernels.dot(recording.data(self_), recording.data(tensor)))
     if recording.compute_requires_grad(self_, tensor):
-        grad_fn = DotBackward0(recording.collect_next_edges(self_, tensor))
-        grad_fn.tensor_ = SavedVariable(tensor, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = DotBackward0((gradient_edge(self_), gradient_edge(tensor)))
+        grad_fn.tensor_ = SavedVariable(tensor, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, tensor):
         with forward_grad.computing_tangents():
@@ -5806,9 +5806,9 @@ def mv(self_=MISSING, vec=MISSING, *, out=None, **kwargs):
         return _out.call("mv", mv, (self_, vec), {}, out, dtype_rule="mv")
     result = recording.wrap(kernels.mv(recording.data(self_), recording.data(vec)))
     if recording.compute_requires_grad(self_, vec):
-        grad_fn = MvBackward0(recording.collect_next_edges(self_, vec))
-        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = MvBackward0((gradient_edge(self_), gradient_edge(vec)))
+        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, vec):
         with forward_grad.computing_tangents():
@@ -5833,7 +5833,7 @@ def _softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None, **k
     result = recording.wrap(kernels._softmax(recording.data(self_), dim, half_to_float))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SoftmaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = SoftmaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
@@ -5863,7 +5863,7 @@ def _log_softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None,
     result = recording.wrap(kernels._log_softmax(recording.data(self_), dim, half_to_float))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LogSoftmaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogSoftmaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
@@ -5892,7 +5892,7 @@ def _log_softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING,
         return _out.call("_log_softmax_backward_data", _log_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
     if recording.compute_requires_grad(grad_output, output):
-        grad_fn = LogSoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
+        grad_fn = LogSoftmaxBackwardDataBackward0((gradient_edge(grad_output), gradient_edge(output)))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn._saved_dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -5917,7 +5917,7 @@ def _softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING, inp
         grad_output, output, dim, input_dtype = _arguments.bind(OVERLOADS["_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs)
     result = recording.wrap(kernels._softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
     if recording.compute_requires_grad(grad_output, output):
-        grad_fn = SoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
+        grad_fn = SoftmaxBackwardDataBackward0((gradient_edge(grad_output), gradient_edge(output)))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_input_dtype = input_dtype
@@ -5943,7 +5943,7 @@ def mse_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
         self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss"], (self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.mse_loss(recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(self_, target):
-        grad_fn = MseLossBackward0(recording.collect_next_edges(self_, target))
+        grad_fn = MseLossBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -5968,7 +5968,7 @@ def mse_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduct
         grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss_backward"], (grad_output, self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.mse_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(grad_output, self_, target):
-        grad_fn = MseLossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
+        grad_fn = MseLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -5994,7 +5994,7 @@ def smooth_l1_loss(self_=MISSING, target=MISSING, reduction=1, beta=1.0, **kwarg
         self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss"], (self_, target, reduction, beta,), kwargs)
     result = recording.wrap(kernels.smooth_l1_loss(recording.data(self_), recording.data(target), reduction, beta))
     if recording.compute_requires_grad(self_, target):
-        grad_fn = SmoothL1LossBackward0(recording.collect_next_edges(self_, target))
+        grad_fn = SmoothL1LossBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -6020,7 +6020,7 @@ def smooth_l1_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, 
         grad_output, self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, reduction, beta,), kwargs)
     result = recording.wrap(kernels.smooth_l1_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, beta))
     if recording.compute_requires_grad(grad_output, self_, target):
-        grad_fn = SmoothL1LossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
+        grad_fn = SmoothL1LossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -6048,7 +6048,7 @@ def nll_loss_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MI
     output, total_weight = map(recording.wrap, kernels.nll_loss_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NllLossBackward0(recording.collect_next_edges(self_))
+        grad_fn = NllLossBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -6080,7 +6080,7 @@ def nll_loss2d_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=
     output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NllLoss2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = NllLoss2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -6111,7 +6111,7 @@ def nll_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight
         grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs)
     result = recording.wrap(kernels.nll_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = NllLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = NllLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
@@ -6137,7 +6137,7 @@ def nll_loss2d_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weig
         grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs)
     result = recording.wrap(kernels.nll_loss2d_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = NllLoss2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = NllLoss2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
@@ -6163,7 +6163,7 @@ def binary_cross_entropy(self_=MISSING, target=MISSING, weight=None, reduction=1
         self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy"], (self_, target, weight, reduction,), kwargs)
     result = recording.wrap(kernels.binary_cross_entropy(recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if recording.compute_requires_grad(self_, target):
-        grad_fn = BinaryCrossEntropyBackward0(recording.collect_next_edges(self_, target))
+        grad_fn = BinaryCrossEntropyBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -6189,7 +6189,7 @@ def binary_cross_entropy_backward(grad_output=MISSING, self_=MISSING, target=MIS
         grad_output, self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target, weight, reduction,), kwargs)
     result = recording.wrap(kernels.binary_cross_entropy_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if recording.compute_requires_grad(grad_output, self_, target):
-        grad_fn = BinaryCrossEntropyBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
+        grad_fn = BinaryCrossEntropyBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -6216,7 +6216,7 @@ def binary_cross_entropy_with_logits(self_=MISSING, target=MISSING, weight=None,
         self_, target, weight, pos_weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target, weight, pos_weight, reduction,), kwargs)
     result = recording.wrap(kernels.binary_cross_entropy_with_logits(recording.data(self_), recording.data(target), recording.data(weight), recording.data(pos_weight), reduction))
     if recording.compute_requires_grad(self_, target):
-        grad_fn = BinaryCrossEntropyWithLogitsBackward0(recording.collect_next_edges(self_, target))
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -6244,7 +6244,7 @@ def native_dropout(input=MISSING, p=MISSING, train=MISSING, **kwargs):
     result0, result1 = map(recording.wrap, kernels.native_dropout(recording.data(input), p, train))
     needs_grad = recording.compute_requires_grad(input)
     if needs_grad:
-        grad_fn = NativeDropoutBackward0(recording.collect_next_edges(input))
+        grad_fn = NativeDropoutBackward0((gradient_edge(input),))
         grad_fn._saved_p = p
         grad_fn._saved_train = train
         recording.set_history(result0, grad_fn)
@@ -6272,7 +6272,7 @@ def native_dropout_backward(grad_output=MISSING, mask=MISSING, scale=MISSING, **
         grad_output, mask, scale = _arguments.bind(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,), kwargs)
     result = recording.wrap(kernels.native_dropout_backward(recording.data(grad_output), recording.data(mask), scale))
     if recording.compute_requires_grad(grad_output, mask):
-        grad_fn = NativeDropoutBackwardBackward0(recording.collect_next_edges(grad_output, mask))
+        grad_fn = NativeDropoutBackwardBackward0((gradient_edge(grad_output), gradient_edge(mask)))
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn._saved_scale = scale
         recording.set_history(result, grad_fn)
@@ -6296,7 +6296,7 @@ def embedding(weight=MISSING, indices=MISSING, padding_idx=-1, scale_grad_by_fre
         weight, indices, padding_idx, scale_grad_by_freq, sparse = _arguments.bind(OVERLOADS["embedding"], (weight, indices, padding_idx, scale_grad_by_freq, sparse,), kwargs)
     result = recording.wrap(kernels.embedding(recording.data(weight), recording.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if recording.compute_requires_grad(weight):
-        grad_fn = EmbeddingBackward0(recording.collect_next_edges(weight))
+        grad_fn = EmbeddingBackward0((gradient_edge(weight),))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn._saved_weight_sym_sizes = recording.sizes(weight)
         grad_fn._saved_padding_idx = padding_idx
@@ -6322,7 +6322,7 @@ def embedding_dense_backward(grad_output=MISSING, indices=MISSING, num_weights=M
         grad_output, indices, num_weights, padding_idx, scale_grad_by_freq = _arguments.bind(OVERLOADS["embedding_dense_backward"], (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,), kwargs)
     result = recording.wrap(kernels.embedding_dense_backward(recording.data(grad_output), recording.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = EmbeddingDenseBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = EmbeddingDenseBackwardBackward0((gradient_edge(grad_output),))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn._saved_num_weights = num_weights
         grad_fn._saved_padding_idx = padding_idx
@@ -6350,7 +6350,7 @@ def native_layer_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, b
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(recording.data(input), normalized_shape, recording.data(weight), recording.data(bias), eps))
     needs_grad = recording.compute_requires_grad(input, weight, bias)
     if needs_grad:
-        grad_fn = NativeLayerNormBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn = NativeLayerNormBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn._saved_normalized_shape = normalized_shape
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -6383,7 +6383,7 @@ def native_layer_norm_backward(grad_out=MISSING, input=MISSING, normalized_shape
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(recording.data(grad_out), recording.data(input), normalized_shape, recording.data(mean), recording.data(rstd), recording.data(weight), recording.data(bias), output_mask))
     if recording.compute_requires_grad(grad_out, input, weight):
-        grad_fn = NativeLayerNormBackwardBackward0(recording.collect_next_edges(grad_out, input, weight))
+        grad_fn = NativeLayerNormBackwardBackward0((gradient_edge(grad_out), gradient_edge(input), gradient_edge(weight)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.grad_out_ = SavedVariable(grad_out, False)
@@ -6415,7 +6415,7 @@ def native_batch_norm(input=MISSING, weight=MISSING, bias=MISSING, running_mean=
         return _out.call("native_batch_norm", native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {}, out, 3, dtype_rule="batch_norm")
     result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
     if recording.compute_requires_grad(input, weight, bias):
-        grad_fn = NativeBatchNormBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn = NativeBatchNormBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.running_mean_ = SavedVariable(running_mean, False)
@@ -6445,7 +6445,7 @@ def silu(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["silu"], (self_,), kwargs)
     result = recording.wrap(kernels.silu(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = SiluBackward0(recording.collect_next_edges(self_))
+        grad_fn = SiluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -6469,7 +6469,7 @@ def silu_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SiluBackward0(recording.collect_next_edges(self_))
+        grad_fn = SiluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -6497,7 +6497,7 @@ def mish(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["mish"], (self_,), kwargs)
     result = recording.wrap(kernels.mish(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = MishBackward0(recording.collect_next_edges(self_))
+        grad_fn = MishBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -6521,7 +6521,7 @@ def mish_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MishBackward0(recording.collect_next_edges(self_))
+        grad_fn = MishBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -6549,7 +6549,7 @@ def elu(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
         self_, alpha, scale, input_scale = _arguments.bind(OVERLOADS["elu"], (self_, alpha, scale, input_scale,), kwargs)
     result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
     if recording.compute_requires_grad(self_):
-        grad_fn = EluBackward0(recording.collect_next_edges(self_))
+        grad_fn = EluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_scale = scale
         grad_fn._saved_input_scale = input_scale
@@ -6576,7 +6576,7 @@ def elu_(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = EluBackward1(recording.collect_next_edges(self_))
+        grad_fn = EluBackward1((gradient_edge(self_),))
         grad_fn._saved_scale = scale
         grad_fn._saved_alpha = alpha
         grad_fn._saved_input_scale = input_scale
@@ -6609,7 +6609,7 @@ def hardtanh(self_=MISSING, min_val=-1, max_val=1, **kwargs):
         self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs)
     result = recording.wrap(kernels.hardtanh(recording.data(self_), min_val, max_val))
     if recording.compute_requires_grad(self_):
-        grad_fn = HardtanhBackward0(recording.collect_next_edges(self_))
+        grad_fn = HardtanhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min_val = min_val
         grad_fn._saved_max_val = max_val
@@ -6635,7 +6635,7 @@ def hardtanh_(self_=MISSING, min_val=-1, max_val=1, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = HardtanhBackward0(recording.collect_next_edges(self_))
+        grad_fn = HardtanhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_min_val = min_val
         grad_fn._saved_max_val = max_val
@@ -6665,7 +6665,7 @@ def hardtanh_backward(grad_output=MISSING, self_=MISSING, min_val=MISSING, max_v
         grad_output, self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,), kwargs)
     result = recording.wrap(kernels.hardtanh_backward(recording.data(grad_output), recording.data(self_), min_val, max_val))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = HardtanhBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = HardtanhBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min_val = min_val
         grad_fn._saved_max_val = max_val
@@ -6690,7 +6690,7 @@ def hardsigmoid(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs)
     result = recording.wrap(kernels.hardsigmoid(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = HardsigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn = HardsigmoidBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -6714,7 +6714,7 @@ def hardsigmoid_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = HardsigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn = HardsigmoidBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -6742,7 +6742,7 @@ def hardswish(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["hardswish"], (self_,), kwargs)
     result = recording.wrap(kernels.hardswish(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = HardswishBackward0(recording.collect_next_edges(self_))
+        grad_fn = HardswishBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -6766,7 +6766,7 @@ def hardswish_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = HardswishBackward0(recording.collect_next_edges(self_))
+        grad_fn = HardswishBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -6794,7 +6794,7 @@ def log_sigmoid_forward(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["log_sigmoid_forward"], (self_,), kwargs)
     output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = LogSigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogSigmoidBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(output, grad_fn)
         recording.skip_output(buffer, grad_fn)
@@ -6818,7 +6818,7 @@ def glu(self_=MISSING, dim=-1, **kwargs):
         self_, dim = _arguments.bind(OVERLOADS["glu"], (self_, dim,), kwargs)
     result = recording.wrap(kernels.glu(recording.data(self_), dim))
     if recording.compute_requires_grad(self_):
-        grad_fn = GluBackward0(recording.collect_next_edges(self_))
+        grad_fn = GluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         recording.set_history(result, grad_fn)
@@ -6842,7 +6842,7 @@ def huber_loss(self_=MISSING, target=MISSING, reduction=1, delta=1.0, **kwargs):
         self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss"], (self_, target, reduction, delta,), kwargs)
     result = recording.wrap(kernels.huber_loss(recording.data(self_), recording.data(target), reduction, delta))
     if recording.compute_requires_grad(self_, target):
-        grad_fn = HuberLossBackward0(recording.collect_next_edges(self_, target))
+        grad_fn = HuberLossBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_delta = delta
@@ -6870,7 +6870,7 @@ def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
     pad = recording.int_tuple(pad)
     result = recording.wrap(kernels.constant_pad_nd(recording.data(self_), pad, value))
     if recording.compute_requires_grad(self_):
-        grad_fn = ConstantPadNdBackward0(recording.collect_next_edges(self_))
+        grad_fn = ConstantPadNdBackward0((gradient_edge(self_),))
         grad_fn._saved_pad = pad
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -6894,7 +6894,7 @@ def leaky_relu_(self_=MISSING, negative_slope=0.01, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LeakyReluBackward1(recording.collect_next_edges(self_))
+        grad_fn = LeakyReluBackward1((gradient_edge(self_),))
         grad_fn._saved_negative_slope = negative_slope
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -6926,7 +6926,7 @@ def reflection_pad1d(self_=MISSING, padding=MISSING, **kwargs):
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
-        grad_fn = ReflectionPad1DBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReflectionPad1DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
@@ -6951,7 +6951,7 @@ def reflection_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ReflectionPad1DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = ReflectionPad1DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -6976,7 +6976,7 @@ def reflection_pad2d(self_=MISSING, padding=MISSING, **kwargs):
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
-        grad_fn = ReflectionPad2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReflectionPad2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
@@ -7001,7 +7001,7 @@ def reflection_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ReflectionPad2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = ReflectionPad2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -7026,7 +7026,7 @@ def reflection_pad3d(self_=MISSING, padding=MISSING, **kwargs):
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
-        grad_fn = ReflectionPad3DBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReflectionPad3DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
@@ -7051,7 +7051,7 @@ def reflection_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ReflectionPad3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = ReflectionPad3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -7076,7 +7076,7 @@ def replication_pad1d(self_=MISSING, padding=MISSING, **kwargs):
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
-        grad_fn = ReplicationPad1DBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReplicationPad1DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
@@ -7101,7 +7101,7 @@ def replication_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ReplicationPad1DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = ReplicationPad1DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -7126,7 +7126,7 @@ def replication_pad2d(self_=MISSING, padding=MISSING, **kwargs):
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
-        grad_fn = ReplicationPad2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReplicationPad2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
@@ -7151,7 +7151,7 @@ def replication_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ReplicationPad2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = ReplicationPad2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -7176,7 +7176,7 @@ def replication_pad3d(self_=MISSING, padding=MISSING, **kwargs):
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d(recording.data(self_), padding))
     if recording.compute_requires_grad(self_):
-        grad_fn = ReplicationPad3DBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReplicationPad3DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
@@ -7201,7 +7201,7 @@ def replication_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ReplicationPad3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = ReplicationPad3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -7227,7 +7227,7 @@ def cumsum(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
         return _out.call("cumsum", cumsum, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
-        grad_fn = CumsumBackward0(recording.collect_next_edges(self_))
+        grad_fn = CumsumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_dim = recording.dim(self_)
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
@@ -7253,7 +7253,7 @@ def cumsum_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = CumsumBackward0(recording.collect_next_edges(self_))
+        grad_fn = CumsumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_dim = recording.dim(self_)
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
@@ -7286,7 +7286,7 @@ def cumprod(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
         return _out.call("cumprod", cumprod, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
-        grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
+        grad_fn = CumprodBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_numel = recording.numel(self_)
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
@@ -7313,7 +7313,7 @@ def cumprod_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
+        grad_fn = CumprodBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_numel = recording.numel(self_)
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
@@ -7348,7 +7348,7 @@ def sort_default(self_=MISSING, dim=-1, descending=False, *, out=None, **kwargs)
     values, indices = map(recording.wrap, kernels.sort(recording.data(self_), dim, descending))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SortBackward0(recording.collect_next_edges(self_))
+        grad_fn = SortBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
@@ -7379,7 +7379,7 @@ def sort_stable(self_=MISSING, *, stable=MISSING, dim=-1, descending=False, out=
     values, indices = map(recording.wrap, kernels.sort_stable(recording.data(self_), stable, dim, descending))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SortBackward1(recording.collect_next_edges(self_))
+        grad_fn = SortBackward1((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
@@ -7410,7 +7410,7 @@ def topk(self_=MISSING, k=MISSING, dim=-1, largest=True, sorted=True, *, out=Non
     values, indices = map(recording.wrap, kernels.topk(recording.data(self_), k, dim, largest, sorted))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TopkBackward0(recording.collect_next_edges(self_))
+        grad_fn = TopkBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
@@ -7440,7 +7440,7 @@ def tril(self_=MISSING, diagonal=0, *, out=None, **kwargs):
         return _out.call("tril", tril, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.tril(recording.data(self_), diagonal))
     if recording.compute_requires_grad(self_):
-        grad_fn = TrilBackward0(recording.collect_next_edges(self_))
+        grad_fn = TrilBackward0((gradient_edge(self_),))
         grad_fn._saved_diagonal = diagonal
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -7464,7 +7464,7 @@ def tril_(self_=MISSING, diagonal=0, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TrilBackward0(recording.collect_next_edges(self_))
+        grad_fn = TrilBackward0((gradient_edge(self_),))
         grad_fn._saved_diagonal = diagonal
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -7494,7 +7494,7 @@ def triu(self_=MISSING, diagonal=0, *, out=None, **kwargs):
         return _out.call("triu", triu, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.triu(recording.data(self_), diagonal))
     if recording.compute_requires_grad(self_):
-        grad_fn = TriuBackward0(recording.collect_next_edges(self_))
+        grad_fn = TriuBackward0((gradient_edge(self_),))
         grad_fn._saved_diagonal = diagonal
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -7518,7 +7518,7 @@ def triu_(self_=MISSING, diagonal=0, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TriuBackward0(recording.collect_next_edges(self_))
+        grad_fn = TriuBackward0((gradient_edge(self_),))
         grad_fn._saved_diagonal = diagonal
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -7548,7 +7548,7 @@ def log2(self_=MISSING, *, out=None, **kwargs):
         return _out.call("log2", log2, (self_,), {}, out)
     result = recording.wrap(kernels.log2(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = Log2Backward0(recording.collect_next_edges(self_))
+        grad_fn = Log2Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -7572,7 +7572,7 @@ def log2_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = Log2Backward0(recording.collect_next_edges(self_))
+        grad_fn = Log2Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -7602,7 +7602,7 @@ def log10(self_=MISSING, *, out=None, **kwargs):
         return _out.call("log10", log10, (self_,), {}, out)
     result = recording.wrap(kernels.log10(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = Log10Backward0(recording.collect_next_edges(self_))
+        grad_fn = Log10Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -7626,7 +7626,7 @@ def log10_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = Log10Backward0(recording.collect_next_edges(self_))
+        grad_fn = Log10Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -7656,7 +7656,7 @@ def floor(self_=MISSING, *, out=None, **kwargs):
         return _out.call("floor", floor, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.floor(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = FloorBackward0(recording.collect_next_edges(self_))
+        grad_fn = FloorBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -7679,7 +7679,7 @@ def floor_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = FloorBackward0(recording.collect_next_edges(self_))
+        grad_fn = FloorBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -7708,7 +7708,7 @@ def ceil(self_=MISSING, *, out=None, **kwargs):
         return _out.call("ceil", ceil, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.ceil(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = CeilBackward0(recording.collect_next_edges(self_))
+        grad_fn = CeilBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -7731,7 +7731,7 @@ def ceil_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = CeilBackward0(recording.collect_next_edges(self_))
+        grad_fn = CeilBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -7760,7 +7760,7 @@ def round_default(self_=MISSING, *, out=None, **kwargs):
         return _out.call("round", round_default, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.round(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = RoundBackward0(recording.collect_next_edges(self_))
+        grad_fn = RoundBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -7783,7 +7783,7 @@ def round_default_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = RoundBackward0(recording.collect_next_edges(self_))
+        grad_fn = RoundBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -7812,7 +7812,7 @@ def round_decimals(self_=MISSING, *, decimals=MISSING, out=None, **kwargs):
         return _out.call("round", round_decimals, (self_,), {"decimals": decimals}, out, dtype_rule="found")
     result = recording.wrap(kernels.round_decimals(recording.data(self_), decimals))
     if recording.compute_requires_grad(self_):
-        grad_fn = RoundBackward1(recording.collect_next_edges(self_))
+        grad_fn = RoundBackward1((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -7835,7 +7835,7 @@ def round_decimals_(self_=MISSING, *, decimals=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = RoundBackward1(recording.collect_next_edges(self_))
+        grad_fn = RoundBackward1((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -7864,7 +7864,7 @@ def trunc(self_=MISSING, *, out=None, **kwargs):
         return _out.call("trunc", trunc, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.trunc(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = TruncBackward0(recording.collect_next_edges(self_))
+        grad_fn = TruncBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -7887,7 +7887,7 @@ def trunc_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TruncBackward0(recording.collect_next_edges(self_))
+        grad_fn = TruncBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -7916,7 +7916,7 @@ def frac(self_=MISSING, *, out=None, **kwargs):
         return _out.call("frac", frac, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.frac(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = FracBackward0(recording.collect_next_edges(self_))
+        grad_fn = FracBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -7939,7 +7939,7 @@ def frac_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = FracBackward0(recording.collect_next_edges(self_))
+        grad_fn = FracBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -7968,7 +7968,7 @@ def roll(self_=MISSING, shifts=MISSING, dims=(), **kwargs):
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.roll(recording.data(self_), shifts, dims))
     if recording.compute_requires_grad(self_):
-        grad_fn = RollBackward0(recording.collect_next_edges(self_))
+        grad_fn = RollBackward0((gradient_edge(self_),))
         grad_fn._saved_dims = dims
         grad_fn._saved_shifts = shifts
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
@@ -7995,7 +7995,7 @@ def masked_select(self_=MISSING, mask=MISSING, *, out=None, **kwargs):
         return _out.call("masked_select", masked_select, (self_, mask), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
     if recording.compute_requires_grad(self_):
-        grad_fn = MaskedSelectBackward0(recording.collect_next_edges(self_))
+        grad_fn = MaskedSelectBackward0((gradient_edge(self_),))
         grad_fn._saved_self_dim = recording.dim(self_)
         grad_fn._saved_mask_dim = recording.dim(mask)
         grad_fn.self_ = SavedVariable(self_, False)
@@ -8024,7 +8024,7 @@ def scatter_src(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=N
         return _out.call("scatter", scatter_src, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
     if recording.compute_requires_grad(self_, src):
-        grad_fn = ScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn = ScatterBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         recording.set_history(result, grad_fn)
@@ -8049,7 +8049,7 @@ def scatter_src_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwarg
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, src)
     if needs_grad:
-        grad_fn = ScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn = ScatterBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
@@ -8080,7 +8080,7 @@ def scatter_value(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *, o
         return _out.call("scatter", scatter_value, (self_, dim, index, value), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
     if recording.compute_requires_grad(self_):
-        grad_fn = ScatterBackward1(recording.collect_next_edges(self_))
+        grad_fn = ScatterBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         recording.set_history(result, grad_fn)
@@ -8105,7 +8105,7 @@ def scatter_value_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **k
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ScatterBackward1(recording.collect_next_edges(self_))
+        grad_fn = ScatterBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -8202,7 +8202,7 @@ def lerp_Scalar(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwarg
         return _out.call("lerp", lerp_Scalar, (self_, end, weight), {}, out)
     result = recording.wrap(kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
     if recording.compute_requires_grad(self_, end):
-        grad_fn = LerpBackward0(recording.collect_next_edges(self_, end))
+        grad_fn = LerpBackward0((gradient_edge(self_), gradient_edge(end)))
         grad_fn._saved_weight = weight
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, end):
@@ -8226,7 +8226,7 @@ def lerp_Scalar_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, end)
     if needs_grad:
-        grad_fn = LerpBackward0(recording.collect_next_edges(self_, end))
+        grad_fn = LerpBackward0((gradient_edge(self_), gradient_edge(end)))
         grad_fn._saved_weight = weight
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, end)
     if forward_ad:
@@ -8256,10 +8256,10 @@ def lerp_Tensor(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwarg
         return _out.call("lerp", lerp_Tensor, (self_, end, weight), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
     if recording.compute_requires_grad(self_, end, weight):
-        grad_fn = LerpBackward1(recording.collect_next_edges(self_, end, weight))
+        grad_fn = LerpBackward1((gradient_edge(self_), gradient_edge(end), gradient_edge(weight)))
         grad_fn.weight_ = SavedVariable(weight, False)
-        grad_fn.end_ = SavedVariable(end, False) if grad_fn.should_compute_output(2) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.end_ = SavedVariable(end, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, end, weight):
         with forward_grad.computing_tangents():
@@ -8282,10 +8282,10 @@ def lerp_Tensor_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, end, weight)
     if needs_grad:
-        grad_fn = LerpBackward1(recording.collect_next_edges(self_, end, weight))
+        grad_fn = LerpBackward1((gradient_edge(self_), gradient_edge(end), gradient_edge(weight)))
         grad_fn.weight_ = SavedVariable(weight, False)
-        grad_fn.end_ = SavedVariable(end, False) if grad_fn.should_compute_output(2) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.end_ = SavedVariable(end, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, end, weight)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8314,10 +8314,10 @@ def addcmul(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=Non
         return _out.call("addcmul", addcmul, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
     if recording.compute_requires_grad(self_, tensor1, tensor2):
-        grad_fn = AddcmulBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
-        grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = AddcmulBackward0((gradient_edge(self_), gradient_edge(tensor1), gradient_edge(tensor2)))
+        grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_value = value
-        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2):
         with forward_grad.computing_tangents():
@@ -8340,10 +8340,10 @@ def addcmul_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwar
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
     if needs_grad:
-        grad_fn = AddcmulBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
-        grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = AddcmulBackward0((gradient_edge(self_), gradient_edge(tensor1), gradient_edge(tensor2)))
+        grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_value = value
-        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8372,10 +8372,10 @@ def addcdiv(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=Non
         return _out.call("addcdiv", addcdiv, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
     if recording.compute_requires_grad(self_, tensor1, tensor2):
-        grad_fn = AddcdivBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
+        grad_fn = AddcdivBackward0((gradient_edge(self_), gradient_edge(tensor1), gradient_edge(tensor2)))
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
-        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2):
         with forward_grad.computing_tangents():
@@ -8398,10 +8398,10 @@ def addcdiv_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwar
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
     if needs_grad:
-        grad_fn = AddcdivBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
+        grad_fn = AddcdivBackward0((gradient_edge(self_), gradient_edge(tensor1), gradient_edge(tensor2)))
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
-        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8429,7 +8429,7 @@ def var_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=Fal
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.var_mean_correction(recording.data(self_), dim, correction, keepdim))
     if recording.compute_requires_grad(self_):
-        grad_fn = VarMeanBackward0(recording.collect_next_edges(self_))
+        grad_fn = VarMeanBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
@@ -8460,7 +8460,7 @@ def std_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=Fal
     result0, result1 = map(recording.wrap, kernels.std_mean_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = StdMeanBackward0(recording.collect_next_edges(self_))
+        grad_fn = StdMeanBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
@@ -8560,7 +8560,7 @@ def remainder_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("remainder", remainder_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
-        grad_fn = RemainderBackward0(recording.collect_next_edges(self_))
+        grad_fn = RemainderBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -8583,7 +8583,7 @@ def remainder_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = RemainderBackward0(recording.collect_next_edges(self_))
+        grad_fn = RemainderBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8612,9 +8612,9 @@ def remainder_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("remainder", remainder_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = RemainderBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = RemainderBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -8637,9 +8637,9 @@ def remainder_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = RemainderBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = RemainderBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8683,7 +8683,7 @@ def fmod_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("fmod", fmod_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
-        grad_fn = FmodBackward0(recording.collect_next_edges(self_))
+        grad_fn = FmodBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -8706,7 +8706,7 @@ def fmod_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = FmodBackward0(recording.collect_next_edges(self_))
+        grad_fn = FmodBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8735,9 +8735,9 @@ def fmod_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("fmod", fmod_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = FmodBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = FmodBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -8760,9 +8760,9 @@ def fmod_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = FmodBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = FmodBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8790,7 +8790,7 @@ def linalg_inv_ex(A=MISSING, *, check_errors=False, **kwargs):
     inverse, info = map(recording.wrap, kernels.linalg_inv_ex(recording.data(A), check_errors))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
-        grad_fn = LinalgInvExBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgInvExBackward0((gradient_edge(A),))
         recording.set_history(inverse, grad_fn)
         recording.skip_output(info, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(A):
@@ -8817,7 +8817,7 @@ def linalg_solve_ex(A=MISSING, B=MISSING, *, left=True, check_errors=False, **kw
     result, info = map(recording.wrap, kernels.linalg_solve_ex(recording.data(A), recording.data(B), left, check_errors))
     needs_grad = recording.compute_requires_grad(A, B)
     if needs_grad:
-        grad_fn = LinalgSolveExBackward0(recording.collect_next_edges(A, B))
+        grad_fn = LinalgSolveExBackward0((gradient_edge(A), gradient_edge(B)))
         grad_fn.A_ = SavedVariable(A, False)
         grad_fn._saved_left = left
         grad_fn._saved_B_dim = recording.dim(B)
@@ -8852,7 +8852,7 @@ def convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, pad
     output_padding = recording.int_tuple(output_padding)
     result = recording.wrap(kernels.convolution(recording.data(input), recording.data(weight), recording.data(bias), stride, padding, dilation, transposed, output_padding, groups))
     if recording.compute_requires_grad(input, weight, bias):
-        grad_fn = ConvolutionBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn = ConvolutionBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_stride = stride
@@ -8887,7 +8887,7 @@ def convolution_backward(grad_output=MISSING, input=MISSING, weight=MISSING, bia
     output_padding = recording.int_tuple(output_padding)
     result0, result1, result2 = map(recording.wrap, kernels.convolution_backward(recording.data(grad_output), recording.data(input), recording.data(weight), bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask))
     if recording.compute_requires_grad(grad_output, input, weight):
-        grad_fn = ConvolutionBackwardBackward0(recording.collect_next_edges(grad_output, input, weight))
+        grad_fn = ConvolutionBackwardBackward0((gradient_edge(grad_output), gradient_edge(input), gradient_edge(weight)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.input_ = SavedVariable(input, False)
@@ -8925,7 +8925,7 @@ def max_pool2d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), paddi
     result0, result1 = map(recording.wrap, kernels.max_pool2d_with_indices(recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MaxPool2DWithIndicesBackward0(recording.collect_next_edges(self_))
+        grad_fn = MaxPool2DWithIndicesBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_stride = stride
@@ -8961,7 +8961,7 @@ def max_pool2d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_
     dilation = recording.int_tuple(dilation)
     result = recording.wrap(kernels.max_pool2d_with_indices_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode, recording.data(indices)))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = MaxPool2DWithIndicesBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = MaxPool2DWithIndicesBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -8988,7 +8988,7 @@ def avg_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), ce
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.avg_pool2d(recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
     if recording.compute_requires_grad(self_):
-        grad_fn = AvgPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = AvgPool2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_stride = stride
@@ -9020,7 +9020,7 @@ def avg_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING,
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.avg_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = AvgPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = AvgPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_stride = stride
         grad_fn._saved_padding = padding
@@ -9050,7 +9050,7 @@ def _adaptive_avg_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._adaptive_avg_pool2d(recording.data(self_), output_size))
     if recording.compute_requires_grad(self_):
-        grad_fn = AdaptiveAvgPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = AdaptiveAvgPool2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9073,7 +9073,7 @@ def _adaptive_avg_pool2d_backward(grad_output=MISSING, self_=MISSING, **kwargs):
         grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,), kwargs)
     result = recording.wrap(kernels._adaptive_avg_pool2d_backward(recording.data(grad_output), recording.data(self_)))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = AdaptiveAvgPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = AdaptiveAvgPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_grad_output_sym_sizes = recording.sizes(grad_output)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -9099,7 +9099,7 @@ def adaptive_max_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
     result0, result1 = map(recording.wrap, kernels.adaptive_max_pool2d(recording.data(self_), output_size))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AdaptiveMaxPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = AdaptiveMaxPool2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result0, grad_fn)
         recording.skip_output(result1, grad_fn)
@@ -9126,7 +9126,7 @@ def adaptive_max_pool2d_backward(grad_output=MISSING, self_=MISSING, indices=MIS
         grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,), kwargs)
     result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = AdaptiveMaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = AdaptiveMaxPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -9151,7 +9151,7 @@ def _weight_norm_interface(v=MISSING, g=MISSING, dim=0, **kwargs):
     result0, result1 = map(recording.wrap, kernels._weight_norm_interface(recording.data(v), recording.data(g), dim))
     needs_grad = recording.compute_requires_grad(v, g)
     if needs_grad:
-        grad_fn = WeightNormInterfaceBackward0(recording.collect_next_edges(v, g))
+        grad_fn = WeightNormInterfaceBackward0((gradient_edge(v), gradient_edge(g)))
         grad_fn.v_ = SavedVariable(v, False)
         grad_fn.g_ = SavedVariable(g, False)
         grad_fn._saved_dim = dim
@@ -9180,7 +9180,7 @@ def acos(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["acos"], (self_,), kwargs)
     result = recording.wrap(kernels.acos(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = AcosBackward0(recording.collect_next_edges(self_))
+        grad_fn = AcosBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9204,7 +9204,7 @@ def acos_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AcosBackward0(recording.collect_next_edges(self_))
+        grad_fn = AcosBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -9232,7 +9232,7 @@ def asin(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["asin"], (self_,), kwargs)
     result = recording.wrap(kernels.asin(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = AsinBackward0(recording.collect_next_edges(self_))
+        grad_fn = AsinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9256,7 +9256,7 @@ def asin_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AsinBackward0(recording.collect_next_edges(self_))
+        grad_fn = AsinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -9284,7 +9284,7 @@ def atan(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["atan"], (self_,), kwargs)
     result = recording.wrap(kernels.atan(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = AtanBackward0(recording.collect_next_edges(self_))
+        grad_fn = AtanBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9308,7 +9308,7 @@ def atan_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AtanBackward0(recording.collect_next_edges(self_))
+        grad_fn = AtanBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -9336,7 +9336,7 @@ def cosh(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["cosh"], (self_,), kwargs)
     result = recording.wrap(kernels.cosh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = CoshBackward0(recording.collect_next_edges(self_))
+        grad_fn = CoshBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9360,7 +9360,7 @@ def cosh_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = CoshBackward0(recording.collect_next_edges(self_))
+        grad_fn = CoshBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -9388,7 +9388,7 @@ def sinh(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["sinh"], (self_,), kwargs)
     result = recording.wrap(kernels.sinh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = SinhBackward0(recording.collect_next_edges(self_))
+        grad_fn = SinhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9412,7 +9412,7 @@ def sinh_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SinhBackward0(recording.collect_next_edges(self_))
+        grad_fn = SinhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -9440,7 +9440,7 @@ def acosh(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["acosh"], (self_,), kwargs)
     result = recording.wrap(kernels.acosh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = AcoshBackward0(recording.collect_next_edges(self_))
+        grad_fn = AcoshBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9463,7 +9463,7 @@ def asinh(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["asinh"], (self_,), kwargs)
     result = recording.wrap(kernels.asinh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = AsinhBackward0(recording.collect_next_edges(self_))
+        grad_fn = AsinhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9486,7 +9486,7 @@ def atanh(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["atanh"], (self_,), kwargs)
     result = recording.wrap(kernels.atanh(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = AtanhBackward0(recording.collect_next_edges(self_))
+        grad_fn = AtanhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9510,7 +9510,7 @@ def acosh_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AcoshBackward1(recording.collect_next_edges(self_))
+        grad_fn = AcoshBackward1((gradient_edge(self_),))
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("acosh_")
     recording.write_inplace(self_, kernels.acosh_(recording.data(self_)))
@@ -9533,7 +9533,7 @@ def asinh_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AsinhBackward1(recording.collect_next_edges(self_))
+        grad_fn = AsinhBackward1((gradient_edge(self_),))
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("asinh_")
     recording.write_inplace(self_, kernels.asinh_(recording.data(self_)))
@@ -9556,7 +9556,7 @@ def atanh_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = AtanhBackward1(recording.collect_next_edges(self_))
+        grad_fn = AtanhBackward1((gradient_edge(self_),))
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("atanh_")
     recording.write_inplace(self_, kernels.atanh_(recording.data(self_)))
@@ -9579,7 +9579,7 @@ def exp2(self_=MISSING, **kwargs):
     result = recording.wrap(kernels.exp2(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = Exp2Backward0(recording.collect_next_edges(self_))
+        grad_fn = Exp2Backward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -9605,7 +9605,7 @@ def exp2_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = Exp2Backward0(recording.collect_next_edges(self_))
+        grad_fn = Exp2Backward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -9635,7 +9635,7 @@ def erfc(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["erfc"], (self_,), kwargs)
     result = recording.wrap(kernels.erfc(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = ErfcBackward0(recording.collect_next_edges(self_))
+        grad_fn = ErfcBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9659,7 +9659,7 @@ def erfc_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ErfcBackward0(recording.collect_next_edges(self_))
+        grad_fn = ErfcBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -9687,7 +9687,7 @@ def erfinv(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["erfinv"], (self_,), kwargs)
     result = recording.wrap(kernels.erfinv(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = ErfinvBackward0(recording.collect_next_edges(self_))
+        grad_fn = ErfinvBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9711,7 +9711,7 @@ def erfinv_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ErfinvBackward0(recording.collect_next_edges(self_))
+        grad_fn = ErfinvBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -9739,7 +9739,7 @@ def lgamma(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["lgamma"], (self_,), kwargs)
     result = recording.wrap(kernels.lgamma(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = LgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn = LgammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9763,7 +9763,7 @@ def lgamma_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn = LgammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -9791,7 +9791,7 @@ def digamma(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["digamma"], (self_,), kwargs)
     result = recording.wrap(kernels.digamma(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = DigammaBackward0(recording.collect_next_edges(self_))
+        grad_fn = DigammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9815,7 +9815,7 @@ def digamma_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = DigammaBackward0(recording.collect_next_edges(self_))
+        grad_fn = DigammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -9843,7 +9843,7 @@ def polygamma(n=MISSING, self_=MISSING, **kwargs):
         n, self_ = _arguments.bind(OVERLOADS["polygamma"], (n, self_,), kwargs)
     result = recording.wrap(kernels.polygamma(n, recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = PolygammaBackward0(recording.collect_next_edges(self_))
+        grad_fn = PolygammaBackward0((gradient_edge(self_),))
         grad_fn._saved_n = n
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -9867,7 +9867,7 @@ def deg2rad(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["deg2rad"], (self_,), kwargs)
     result = recording.wrap(kernels.deg2rad(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = Deg2RadBackward0(recording.collect_next_edges(self_))
+        grad_fn = Deg2RadBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -9890,7 +9890,7 @@ def deg2rad_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = Deg2RadBackward0(recording.collect_next_edges(self_))
+        grad_fn = Deg2RadBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -9917,7 +9917,7 @@ def rad2deg(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["rad2deg"], (self_,), kwargs)
     result = recording.wrap(kernels.rad2deg(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = Rad2DegBackward0(recording.collect_next_edges(self_))
+        grad_fn = Rad2DegBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -9940,7 +9940,7 @@ def rad2deg_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = Rad2DegBackward0(recording.collect_next_edges(self_))
+        grad_fn = Rad2DegBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -9967,7 +9967,7 @@ def atan2(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["atan2"], (self_, other,), kwargs)
     result = recording.wrap(kernels.atan2(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = Atan2Backward0(recording.collect_next_edges(self_, other))
+        grad_fn = Atan2Backward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -9992,7 +9992,7 @@ def atan2_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = Atan2Backward0(recording.collect_next_edges(self_, other))
+        grad_fn = Atan2Backward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
@@ -10022,9 +10022,9 @@ def hypot(self_=MISSING, other=MISSING, **kwargs):
     result = recording.wrap(kernels.hypot(recording.data(self_), recording.data(other)))
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = HypotBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = HypotBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -10050,9 +10050,9 @@ def hypot_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = HypotBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = HypotBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -10082,7 +10082,7 @@ def logaddexp(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["logaddexp"], (self_, other,), kwargs)
     result = recording.wrap(kernels.logaddexp(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = LogaddexpBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = LogaddexpBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -10106,7 +10106,7 @@ def logaddexp2(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["logaddexp2"], (self_, other,), kwargs)
     result = recording.wrap(kernels.logaddexp2(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = Logaddexp2Backward0(recording.collect_next_edges(self_, other))
+        grad_fn = Logaddexp2Backward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -10130,8 +10130,8 @@ def nextafter(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["nextafter"], (self_, other,), kwargs)
     result = recording.wrap(kernels.nextafter(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = NextafterBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn = NextafterBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -10155,8 +10155,8 @@ def nextafter_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = NextafterBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn = NextafterBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn.other_ = SavedVariable(other, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -10185,8 +10185,8 @@ def ldexp_Tensor(self_=MISSING, other=MISSING, **kwargs):
     result = recording.wrap(kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = LdexpBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn = LdexpBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -10212,8 +10212,8 @@ def ldexp_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = LdexpBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn = LdexpBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -10243,7 +10243,7 @@ def xlogy_Tensor(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs)
     result = recording.wrap(kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = XlogyBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = XlogyBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -10268,7 +10268,7 @@ def xlogy_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = XlogyBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = XlogyBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
@@ -10297,7 +10297,7 @@ def special_xlog1py_default(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["special_xlog1py"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_xlog1py(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = SpecialXlog1PyBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = SpecialXlog1PyBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -10321,7 +10321,7 @@ def special_entr(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["special_entr"], (self_,), kwargs)
     result = recording.wrap(kernels.special_entr(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = SpecialEntrBackward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialEntrBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10345,7 +10345,7 @@ def special_erfcx(self_=MISSING, **kwargs):
     result = recording.wrap(kernels.special_erfcx(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SpecialErfcxBackward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialErfcxBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10372,7 +10372,7 @@ def special_ndtri(self_=MISSING, **kwargs):
     result = recording.wrap(kernels.special_ndtri(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SpecialNdtriBackward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialNdtriBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -10398,7 +10398,7 @@ def special_log_ndtr(self_=MISSING, **kwargs):
     result = recording.wrap(kernels.special_log_ndtr(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SpecialLogNdtrBackward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialLogNdtrBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10424,7 +10424,7 @@ def fmax(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["fmax"], (self_, other,), kwargs)
     result = recording.wrap(kernels.fmax(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = FmaxBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = FmaxBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -10448,7 +10448,7 @@ def fmin(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["fmin"], (self_, other,), kwargs)
     result = recording.wrap(kernels.fmin(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = FminBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = FminBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -10472,7 +10472,7 @@ def mvlgamma(self_=MISSING, p=MISSING, **kwargs):
         self_, p = _arguments.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs)
     result = recording.wrap(kernels.mvlgamma(recording.data(self_), p))
     if recording.compute_requires_grad(self_):
-        grad_fn = MvlgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn = MvlgammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         recording.set_history(result, grad_fn)
@@ -10497,7 +10497,7 @@ def mvlgamma_(self_=MISSING, p=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MvlgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn = MvlgammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_p = p
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -10526,7 +10526,7 @@ def sinc(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["sinc"], (self_,), kwargs)
     result = recording.wrap(kernels.sinc(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = SincBackward0(recording.collect_next_edges(self_))
+        grad_fn = SincBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10550,7 +10550,7 @@ def sinc_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SincBackward0(recording.collect_next_edges(self_))
+        grad_fn = SincBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -10580,7 +10580,7 @@ def i0(self_=MISSING, *, out=None, **kwargs):
         return _out.call("i0", i0, (self_,), {}, out)
     result = recording.wrap(kernels.i0(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn = I0Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10604,7 +10604,7 @@ def i0_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn = I0Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -10633,7 +10633,7 @@ def special_i0e(self_=MISSING, **kwargs):
     result = recording.wrap(kernels.special_i0e(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SpecialI0EBackward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialI0EBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10660,7 +10660,7 @@ def special_i1(self_=MISSING, **kwargs):
     result = recording.wrap(kernels.special_i1(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SpecialI1Backward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialI1Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10687,7 +10687,7 @@ def special_i1e(self_=MISSING, **kwargs):
     result = recording.wrap(kernels.special_i1e(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SpecialI1EBackward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialI1EBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10715,9 +10715,9 @@ def igamma(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("igamma", igamma, (self_, other), {}, out)
     result = recording.wrap(kernels.igamma(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = IgammaBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         forward_grad.not_implemented("igamma")
@@ -10738,9 +10738,9 @@ def igamma_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = IgammaBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         forward_grad.not_implemented("igamma")
     recording.write_inplace(self_, kernels.igamma(recording.data(self_), recording.data(other)))
@@ -10764,9 +10764,9 @@ def igammac(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("igammac", igammac, (self_, other), {}, out)
     result = recording.wrap(kernels.igammac(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = IgammacBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         forward_grad.not_implemented("igammac")
@@ -10787,9 +10787,9 @@ def igammac_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = IgammacBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         forward_grad.not_implemented("igammac")
     recording.write_inplace(self_, kernels.igammac(recording.data(self_), recording.data(other)))
@@ -10811,9 +10811,9 @@ def special_zeta_default(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["special_zeta"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_zeta(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = SpecialZetaBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = SpecialZetaBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         forward_grad.not_implemented("special_zeta")
@@ -10833,7 +10833,7 @@ def special_zeta_self_scalar(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["special_zeta.self_scalar"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_zeta_self_scalar(self_, recording.data(other)))
     if recording.compute_requires_grad(other):
-        grad_fn = SpecialZetaBackward1(recording.collect_next_edges(other))
+        grad_fn = SpecialZetaBackward1((gradient_edge(other),))
         grad_fn._saved_self = self_
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -10857,7 +10857,7 @@ def special_zeta_other_scalar(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["special_zeta.other_scalar"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_zeta_other_scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
-        grad_fn = SpecialZetaBackward2(recording.collect_next_edges(self_))
+        grad_fn = SpecialZetaBackward2((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("special_zeta.other_scalar")
@@ -10879,7 +10879,7 @@ def logit(self_=MISSING, eps=None, *, out=None, **kwargs):
         return _out.call("logit", logit, (self_, eps), {}, out)
     result = recording.wrap(kernels.logit(recording.data(self_), eps))
     if recording.compute_requires_grad(self_):
-        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogitBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_eps = eps
         recording.set_history(result, grad_fn)
@@ -10904,7 +10904,7 @@ def logit_(self_=MISSING, eps=None, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogitBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_eps = eps
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -10935,7 +10935,7 @@ def xlogy_Scalar_Self(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("xlogy", xlogy_Scalar_Self, (self_, other), {}, out)
     result = recording.wrap(kernels.xlogy_Scalar_Self(self_, recording.data(other)))
     if recording.compute_requires_grad(other):
-        grad_fn = XlogyBackward1(recording.collect_next_edges(other))
+        grad_fn = XlogyBackward1((gradient_edge(other),))
         grad_fn._saved_self = self_
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -10961,7 +10961,7 @@ def xlogy_Scalar_Other(self_=MISSING, other=MISSING, *, out=None, **kwargs):
         return _out.call("xlogy", xlogy_Scalar_Other, (self_, other), {}, out)
     result = recording.wrap(kernels.xlogy_Scalar_Other(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
-        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn = XlogyBackward2((gradient_edge(self_),))
         grad_fn._saved_other = other
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -10986,7 +10986,7 @@ def xlogy_Scalar_Other_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn = XlogyBackward2((gradient_edge(self_),))
         grad_fn._saved_other = other
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -11015,7 +11015,7 @@ def special_xlog1py_self_scalar(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["special_xlog1py.self_scalar"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_xlog1py_self_scalar(self_, recording.data(other)))
     if recording.compute_requires_grad(other):
-        grad_fn = SpecialXlog1PyBackward1(recording.collect_next_edges(other))
+        grad_fn = SpecialXlog1PyBackward1((gradient_edge(other),))
         grad_fn._saved_self = self_
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -11039,7 +11039,7 @@ def special_xlog1py_other_scalar(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["special_xlog1py.other_scalar"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_xlog1py_other_scalar(recording.data(self_), other))
     if recording.compute_requires_grad(self_):
-        grad_fn = SpecialXlog1PyBackward2(recording.collect_next_edges(self_))
+        grad_fn = SpecialXlog1PyBackward2((gradient_edge(self_),))
         grad_fn._saved_other = other
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -11063,7 +11063,7 @@ def nan_to_num(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
         self_, nan, posinf, neginf = _arguments.bind(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), kwargs)
     result = recording.wrap(kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
     if recording.compute_requires_grad(self_):
-        grad_fn = NanToNumBackward0(recording.collect_next_edges(self_))
+        grad_fn = NanToNumBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -11087,7 +11087,7 @@ def nan_to_num_(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NanToNumBackward0(recording.collect_next_edges(self_))
+        grad_fn = NanToNumBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -11835,7 +11835,7 @@ def diagonal(self_=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
         self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal"], (self_, offset, dim1, dim2,), kwargs)
     result = recording.as_view(self_, kernels.diagonal(recording.data(self_), offset, dim1, dim2))
     if recording.compute_requires_grad(self_):
-        grad_fn = DiagonalBackward0(recording.collect_next_edges(self_))
+        grad_fn = DiagonalBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_offset = offset
         grad_fn._saved_dim1 = dim1
@@ -11862,7 +11862,7 @@ def diagonal_backward(grad_output=MISSING, input_sizes=MISSING, offset=MISSING, 
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.diagonal_backward(recording.data(grad_output), input_sizes, offset, dim1, dim2))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = DiagonalBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = DiagonalBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_offset = offset
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
@@ -11887,7 +11887,7 @@ def diag_embed(self_=MISSING, offset=0, dim1=-2, dim2=-1, **kwargs):
         self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diag_embed"], (self_, offset, dim1, dim2,), kwargs)
     result = recording.wrap(kernels.diag_embed(recording.data(self_), offset, dim1, dim2))
     if recording.compute_requires_grad(self_):
-        grad_fn = DiagEmbedBackward0(recording.collect_next_edges(self_))
+        grad_fn = DiagEmbedBackward0((gradient_edge(self_),))
         grad_fn._saved_offset = offset
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
@@ -11912,8 +11912,8 @@ def diagonal_scatter(self_=MISSING, src=MISSING, offset=0, dim1=0, dim2=1, **kwa
         self_, src, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_scatter"], (self_, src, offset, dim1, dim2,), kwargs)
     result = recording.wrap(kernels.diagonal_scatter(recording.data(self_), recording.data(src), offset, dim1, dim2))
     if recording.compute_requires_grad(self_, src):
-        grad_fn = DiagonalScatterBackward0(recording.collect_next_edges(self_, src))
-        grad_fn.src_ = SavedVariable(src, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn = DiagonalScatterBackward0((gradient_edge(self_), gradient_edge(src)))
+        grad_fn.src_ = SavedVariable(src, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_offset = offset
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
@@ -11938,7 +11938,7 @@ def trace(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["trace"], (self_,), kwargs)
     result = recording.wrap(kernels.trace(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = TraceBackward0(recording.collect_next_edges(self_))
+        grad_fn = TraceBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -11962,7 +11962,7 @@ def rot90(self_=MISSING, k=1, dims=(0, 1), **kwargs):
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.rot90(recording.data(self_), k, dims))
     if recording.compute_requires_grad(self_):
-        grad_fn = Rot90Backward0(recording.collect_next_edges(self_))
+        grad_fn = Rot90Backward0((gradient_edge(self_),))
         grad_fn._saved_k = k
         grad_fn._saved_dims = dims
         recording.set_history(result, grad_fn)
@@ -11986,7 +11986,7 @@ def unfold(self_=MISSING, dimension=MISSING, size=MISSING, step=MISSING, **kwarg
         self_, dimension, size, step = _arguments.bind(OVERLOADS["unfold"], (self_, dimension, size, step,), kwargs)
     result = recording.as_view(self_, kernels.unfold(recording.data(self_), dimension, size, step))
     if recording.compute_requires_grad(self_):
-        grad_fn = UnfoldBackward0(recording.collect_next_edges(self_))
+        grad_fn = UnfoldBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dimension = dimension
         grad_fn._saved_size = size
@@ -12013,7 +12013,7 @@ def unfold_backward(grad_in=MISSING, input_sizes=MISSING, dim=MISSING, size=MISS
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.unfold_backward(recording.data(grad_in), input_sizes, dim, size, step))
     if recording.compute_requires_grad(grad_in):
-        grad_fn = UnfoldBackwardBackward0(recording.collect_next_edges(grad_in))
+        grad_fn = UnfoldBackwardBackward0((gradient_edge(grad_in),))
         grad_fn._saved_dim = dim
         grad_fn._saved_size = size
         grad_fn._saved_step = step
@@ -12040,7 +12040,7 @@ def narrow_copy(self_=MISSING, dim=MISSING, start=MISSING, length=MISSING, *, ou
         return _out.call("narrow_copy", narrow_copy, (self_, dim, start, length), {}, out, dtype_rule="expected_true")
     result = recording.wrap(kernels.narrow_copy(recording.data(self_), dim, start, length))
     if recording.compute_requires_grad(self_):
-        grad_fn = NarrowCopyBackward0(recording.collect_next_edges(self_))
+        grad_fn = NarrowCopyBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
@@ -12066,8 +12066,8 @@ def select_scatter(self_=MISSING, src=MISSING, dim=MISSING, index=MISSING, **kwa
         self_, src, dim, index = _arguments.bind(OVERLOADS["select_scatter"], (self_, src, dim, index,), kwargs)
     result = recording.wrap(kernels.select_scatter(recording.data(self_), recording.data(src), dim, index))
     if recording.compute_requires_grad(self_, src):
-        grad_fn = SelectScatterBackward0(recording.collect_next_edges(self_, src))
-        grad_fn.src_ = SavedVariable(src, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn = SelectScatterBackward0((gradient_edge(self_), gradient_edge(src)))
+        grad_fn.src_ = SavedVariable(src, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
         recording.set_history(result, grad_fn)
@@ -12093,8 +12093,8 @@ def slice_scatter(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=
         return _out.call("slice_scatter", slice_scatter, (self_, src, dim, start, end, step), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.slice_scatter(recording.data(self_), recording.data(src), dim, start, end, step))
     if recording.compute_requires_grad(self_, src):
-        grad_fn = SliceScatterBackward0(recording.collect_next_edges(self_, src))
-        grad_fn.src_ = SavedVariable(src, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn = SliceScatterBackward0((gradient_edge(self_), gradient_edge(src)))
+        grad_fn.src_ = SavedVariable(src, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
         grad_fn._saved_end = end
@@ -12121,7 +12121,7 @@ def t_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TBackward1(recording.collect_next_edges(self_))
+        grad_fn = TBackward1((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -12149,7 +12149,7 @@ def transpose_(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = TransposeBackward1(recording.collect_next_edges(self_))
+        grad_fn = TransposeBackward1((gradient_edge(self_),))
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -12179,7 +12179,7 @@ def unsqueeze_(self_=MISSING, dim=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = UnsqueezeBackward1(recording.collect_next_edges(self_))
+        grad_fn = UnsqueezeBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -12208,7 +12208,7 @@ def _reshape_copy(self_=MISSING, size=MISSING, **kwargs):
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._reshape_copy(recording.data(self_), size))
     if recording.compute_requires_grad(self_):
-        grad_fn = ReshapeCopyBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReshapeCopyBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -12231,7 +12231,7 @@ def unsafe_split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
         self_, split_size, dim = _arguments.bind(OVERLOADS["unsafe_split.Tensor"], (self_, split_size, dim,), kwargs)
     result = [recording.wrap(a) for a in kernels.unsafe_split_Tensor(recording.data(self_), split_size, dim)]
     if recording.compute_requires_grad(self_):
-        grad_fn = UnsafeSplitBackward0(recording.collect_next_edges(self_))
+        grad_fn = UnsafeSplitBackward0((gradient_edge(self_),))
         grad_fn._saved_split_size = split_size
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
@@ -12258,7 +12258,7 @@ def unsafe_split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs)
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.wrap(a) for a in kernels.unsafe_split_with_sizes(recording.data(self_), split_sizes, dim)]
     if recording.compute_requires_grad(self_):
-        grad_fn = UnsafeSplitWithSizesBackward0(recording.collect_next_edges(self_))
+        grad_fn = UnsafeSplitWithSizesBackward0((gradient_edge(self_),))
         grad_fn._saved_split_sizes = split_sizes
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
@@ -12284,7 +12284,7 @@ def index_fill_int_Scalar(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
         self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs)
     result = recording.wrap(kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
     if recording.compute_requires_grad(self_):
-        grad_fn = IndexFillBackward0(recording.collect_next_edges(self_))
+        grad_fn = IndexFillBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         recording.set_history(result, grad_fn)
@@ -12309,7 +12309,7 @@ def index_fill_int_Scalar_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = IndexFillBackward0(recording.collect_next_edges(self_))
+        grad_fn = IndexFillBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -12338,7 +12338,7 @@ def index_fill_int_Tensor(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
         self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs)
     result = recording.wrap(kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
     if recording.compute_requires_grad(self_, value):
-        grad_fn = IndexFillBackward1(recording.collect_next_edges(self_, value))
+        grad_fn = IndexFillBackward1((gradient_edge(self_), gradient_edge(value)))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         recording.set_history(result, grad_fn)
@@ -12363,7 +12363,7 @@ def index_fill_int_Tensor_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, value)
     if needs_grad:
-        grad_fn = IndexFillBackward1(recording.collect_next_edges(self_, value))
+        grad_fn = IndexFillBackward1((gradient_edge(self_), gradient_edge(value)))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
@@ -12394,11 +12394,11 @@ def index_copy(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, out
         return _out.call("index_copy", index_copy, (self_, dim, index, source), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_copy(recording.data(self_), dim, recording.data(index), recording.data(source)))
     if recording.compute_requires_grad(self_, source):
-        grad_fn = IndexCopyBackward0(recording.collect_next_edges(self_, source))
+        grad_fn = IndexCopyBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn._saved_source_dim = recording.dim(source)
-        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, source):
         with forward_grad.computing_tangents():
@@ -12421,11 +12421,11 @@ def index_copy_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, **kwa
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, source)
     if needs_grad:
-        grad_fn = IndexCopyBackward0(recording.collect_next_edges(self_, source))
+        grad_fn = IndexCopyBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn._saved_source_dim = recording.dim(source)
-        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
     if forward_ad:
         original_self = recording.original(self_)
@@ -12453,7 +12453,7 @@ def median_default(self_=MISSING, **kwargs):
     result = recording.wrap(kernels.median(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MedianBackward0(recording.collect_next_edges(self_))
+        grad_fn = MedianBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -12480,7 +12480,7 @@ def nanmedian_default(self_=MISSING, **kwargs):
     result = recording.wrap(kernels.nanmedian(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NanmedianBackward0(recording.collect_next_edges(self_))
+        grad_fn = NanmedianBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -12509,7 +12509,7 @@ def median_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs)
     values, indices = map(recording.wrap, kernels.median_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = MedianBackward1(recording.collect_next_edges(self_))
+        grad_fn = MedianBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -12541,7 +12541,7 @@ def nanmedian_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwar
     values, indices = map(recording.wrap, kernels.nanmedian_dim(recording.data(self_), dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = NanmedianBackward1(recording.collect_next_edges(self_))
+        grad_fn = NanmedianBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -12573,7 +12573,7 @@ def kthvalue(self_=MISSING, k=MISSING, dim=-1, keepdim=False, *, out=None, **kwa
     values, indices = map(recording.wrap, kernels.kthvalue(recording.data(self_), k, dim, keepdim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = KthvalueBackward0(recording.collect_next_edges(self_))
+        grad_fn = KthvalueBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -12605,7 +12605,7 @@ def cummax(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
     values, indices = map(recording.wrap, kernels.cummax(recording.data(self_), dim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = CummaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = CummaxBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
@@ -12636,7 +12636,7 @@ def cummin(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
     values, indices = map(recording.wrap, kernels.cummin(recording.data(self_), dim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = CumminBackward0(recording.collect_next_edges(self_))
+        grad_fn = CumminBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
@@ -12667,7 +12667,7 @@ def nansum(self_=MISSING, dim=None, keepdim=False, *, dtype=None, out=None, **kw
         return _out.call("nansum", nansum, (self_, dim, keepdim), {"dtype": dtype}, out)
     result = recording.wrap(kernels.nansum(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if recording.compute_requires_grad(self_):
-        grad_fn = NansumBackward0(recording.collect_next_edges(self_))
+        grad_fn = NansumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
@@ -12726,7 +12726,7 @@ def take(self_=MISSING, index=MISSING, *, out=None, **kwargs):
         return _out.call("take", take, (self_, index), {}, out, dtype_rule="take")
     result = recording.wrap(kernels.take(recording.data(self_), recording.data(index)))
     if recording.compute_requires_grad(self_):
-        grad_fn = TakeBackward0(recording.collect_next_edges(self_))
+        grad_fn = TakeBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.index_ = SavedVariable(index, False)
         recording.set_history(result, grad_fn)
@@ -12750,10 +12750,10 @@ def put(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwargs
         self_, index, source, accumulate = _arguments.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs)
     result = recording.wrap(kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
     if recording.compute_requires_grad(self_, source):
-        grad_fn = PutBackward0(recording.collect_next_edges(self_, source))
+        grad_fn = PutBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_accumulate = accumulate
         grad_fn.index_ = SavedVariable(index, False)
-        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_source_sym_sizes = recording.sizes(source)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, source):
@@ -12777,10 +12777,10 @@ def put_(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwarg
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, source)
     if needs_grad:
-        grad_fn = PutBackward0(recording.collect_next_edges(self_, source))
+        grad_fn = PutBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_accumulate = accumulate
         grad_fn.index_ = SavedVariable(index, False)
-        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_source_sym_sizes = recording.sizes(source)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
     if forward_ad:
@@ -12809,7 +12809,7 @@ def dist(self_=MISSING, other=MISSING, p=2, **kwargs):
     result = recording.wrap(kernels.dist(recording.data(self_), recording.data(other), p))
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = DistBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = DistBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn._saved_p = p
@@ -12883,9 +12883,9 @@ def copysign_Tensor(self_=MISSING, other=MISSING, **kwargs):
     result = recording.wrap(kernels.copysign_Tensor(recording.data(self_), recording.data(other)))
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = CopysignBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = CopysignBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -12911,9 +12911,9 @@ def copysign_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
-        grad_fn = CopysignBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = CopysignBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -12944,7 +12944,7 @@ def copysign_Scalar(self_=MISSING, other=MISSING, **kwargs):
     result = recording.wrap(kernels.copysign_Scalar(recording.data(self_), other))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = CopysignBackward1(recording.collect_next_edges(self_))
+        grad_fn = CopysignBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -12971,7 +12971,7 @@ def copysign_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = CopysignBackward1(recording.collect_next_edges(self_))
+        grad_fn = CopysignBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -13002,7 +13002,7 @@ def sgn(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs)
     result = recording.wrap(kernels.sgn(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = SgnBackward0(recording.collect_next_edges(self_))
+        grad_fn = SgnBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -13025,7 +13025,7 @@ def sgn_(self_=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = SgnBackward0(recording.collect_next_edges(self_))
+        grad_fn = SgnBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -13053,7 +13053,7 @@ def logcumsumexp(self_=MISSING, dim=MISSING, **kwargs):
     result = recording.wrap(kernels.logcumsumexp(recording.data(self_), dim))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LogcumsumexpBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogcumsumexpBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         recording.set_history(result, grad_fn)
@@ -13080,7 +13080,7 @@ def masked_scatter(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
         self_, mask, source = _arguments.bind(OVERLOADS["masked_scatter"], (self_, mask, source,), kwargs)
     result = recording.wrap(kernels.masked_scatter(recording.data(self_), recording.data(mask), recording.data(source)))
     if recording.compute_requires_grad(self_, source):
-        grad_fn = MaskedScatterBackward0(recording.collect_next_edges(self_, source))
+        grad_fn = MaskedScatterBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn._saved_source_sym_sizes = recording.sizes(source)
         recording.set_history(result, grad_fn)
@@ -13105,7 +13105,7 @@ def masked_scatter_(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, source)
     if needs_grad:
-        grad_fn = MaskedScatterBackward0(recording.collect_next_edges(self_, source))
+        grad_fn = MaskedScatterBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn._saved_source_sym_sizes = recording.sizes(source)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
@@ -13134,7 +13134,7 @@ def angle(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["angle"], (self_,), kwargs)
     result = recording.wrap(kernels.angle(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = AngleBackward0(recording.collect_next_edges(self_))
+        grad_fn = AngleBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -13157,7 +13157,7 @@ def frexp_Tensor(self_=MISSING, **kwargs):
     mantissa, exponent = map(recording.wrap, kernels.frexp_Tensor(recording.data(self_)))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = FrexpBackward0(recording.collect_next_edges(self_))
+        grad_fn = FrexpBackward0((gradient_edge(self_),))
         recording.set_history(mantissa, grad_fn)
         recording.skip_output(exponent, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -13183,11 +13183,11 @@ def addmv(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs)
         self_, mat, vec, beta, alpha = _arguments.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs)
     result = recording.wrap(kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
     if recording.compute_requires_grad(self_, mat, vec):
-        grad_fn = AddmvBackward0(recording.collect_next_edges(self_, mat, vec))
+        grad_fn = AddmvBackward0((gradient_edge(self_), gradient_edge(mat), gradient_edge(vec)))
         grad_fn._saved_beta = beta
-        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.mat_ = SavedVariable(mat, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.mat_ = SavedVariable(mat, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, mat, vec):
         with forward_grad.computing_tangents():
@@ -13210,11 +13210,11 @@ def addmv_(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, mat, vec)
     if needs_grad:
-        grad_fn = AddmvBackward0(recording.collect_next_edges(self_, mat, vec))
+        grad_fn = AddmvBackward0((gradient_edge(self_), gradient_edge(mat), gradient_edge(vec)))
         grad_fn._saved_beta = beta
-        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.mat_ = SavedVariable(mat, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.mat_ = SavedVariable(mat, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, mat, vec)
     if forward_ad:
         original_self = recording.original(self_)
@@ -13241,11 +13241,11 @@ def addr(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs
         self_, vec1, vec2, beta, alpha = _arguments.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs)
     result = recording.wrap(kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
     if recording.compute_requires_grad(self_, vec1, vec2):
-        grad_fn = AddrBackward0(recording.collect_next_edges(self_, vec1, vec2))
+        grad_fn = AddrBackward0((gradient_edge(self_), gradient_edge(vec1), gradient_edge(vec2)))
         grad_fn._saved_beta = beta
-        grad_fn.vec2_ = SavedVariable(vec2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.vec2_ = SavedVariable(vec2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.vec1_ = SavedVariable(vec1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.vec1_ = SavedVariable(vec1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, vec1, vec2):
         with forward_grad.computing_tangents():
@@ -13268,11 +13268,11 @@ def addr_(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwarg
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, vec1, vec2)
     if needs_grad:
-        grad_fn = AddrBackward0(recording.collect_next_edges(self_, vec1, vec2))
+        grad_fn = AddrBackward0((gradient_edge(self_), gradient_edge(vec1), gradient_edge(vec2)))
         grad_fn._saved_beta = beta
-        grad_fn.vec2_ = SavedVariable(vec2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.vec2_ = SavedVariable(vec2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.vec1_ = SavedVariable(vec1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.vec1_ = SavedVariable(vec1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, vec1, vec2)
     if forward_ad:
         original_self = recording.original(self_)
@@ -13299,11 +13299,11 @@ def baddbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, *
         self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs)
     result = recording.wrap(kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
     if recording.compute_requires_grad(self_, batch1, batch2):
-        grad_fn = BaddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn = BaddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
         grad_fn._saved_beta = beta
-        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2):
         with forward_grad.computing_tangents():
@@ -13326,11 +13326,11 @@ def baddbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, 
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, batch1, batch2)
     if needs_grad:
-        grad_fn = BaddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn = BaddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
         grad_fn._saved_beta = beta
-        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2)
     if forward_ad:
         original_self = recording.original(self_)
@@ -13357,13 +13357,13 @@ def addbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **
         self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs)
     result = recording.wrap(kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
     if recording.compute_requires_grad(self_, batch1, batch2):
-        grad_fn = AddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn = AddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
         grad_fn._saved_beta = beta
         grad_fn._saved_batch1_sym_sizes = recording.sizes(batch1)
         grad_fn._saved_batch2_sym_sizes = recording.sizes(batch2)
-        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2):
         with forward_grad.computing_tangents():
@@ -13386,13 +13386,13 @@ def addbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, *
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_, batch1, batch2)
     if needs_grad:
-        grad_fn = AddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn = AddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
         grad_fn._saved_beta = beta
         grad_fn._saved_batch1_sym_sizes = recording.sizes(batch1)
         grad_fn._saved_batch2_sym_sizes = recording.sizes(batch2)
-        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2)
     if forward_ad:
         original_self = recording.original(self_)
@@ -13419,9 +13419,9 @@ def vdot(self_=MISSING, other=MISSING, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["vdot"], (self_, other,), kwargs)
     result = recording.wrap(kernels.vdot(recording.data(self_), recording.data(other)))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = VdotBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = VdotBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -13444,7 +13444,7 @@ def _linalg_det(A=MISSING, **kwargs):
     result, LU, pivots = map(recording.wrap, kernels._linalg_det(recording.data(A)))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
-        grad_fn = LinalgDetBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgDetBackward0((gradient_edge(A),))
         grad_fn.A_ = SavedVariable(A, False)
         recording.set_history(result, grad_fn)
         recording.skip_output(LU, grad_fn)
@@ -13475,7 +13475,7 @@ def _linalg_slogdet(A=MISSING, **kwargs):
     sign, logabsdet, LU, pivots = map(recording.wrap, kernels._linalg_slogdet(recording.data(A)))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
-        grad_fn = LinalgSlogdetBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgSlogdetBackward0((gradient_edge(A),))
         grad_fn.A_ = SavedVariable(A, False)
         recording.set_history(sign, grad_fn)
         recording.set_history(logabsdet, grad_fn)
@@ -13507,7 +13507,7 @@ def linalg_cholesky_ex(self_=MISSING, *, upper=False, check_errors=False, **kwar
     L, info = map(recording.wrap, kernels.linalg_cholesky_ex(recording.data(self_), upper, check_errors))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LinalgCholeskyExBackward0(recording.collect_next_edges(self_))
+        grad_fn = LinalgCholeskyExBackward0((gradient_edge(self_),))
         grad_fn._saved_upper = upper
         recording.set_history(L, grad_fn)
         recording.skip_output(info, grad_fn)
@@ -13535,7 +13535,7 @@ def cholesky_solve(self_=MISSING, input2=MISSING, upper=False, **kwargs):
     result = recording.wrap(kernels.cholesky_solve(recording.data(self_), recording.data(input2), upper))
     needs_grad = recording.compute_requires_grad(self_, input2)
     if needs_grad:
-        grad_fn = CholeskySolveBackward0(recording.collect_next_edges(self_, input2))
+        grad_fn = CholeskySolveBackward0((gradient_edge(self_), gradient_edge(input2)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.input2_ = SavedVariable(input2, False)
         grad_fn._saved_upper = upper
@@ -13564,7 +13564,7 @@ def linalg_solve_triangular(self_=MISSING, B=MISSING, *, upper=MISSING, left=Tru
     result = recording.wrap(kernels.linalg_solve_triangular(recording.data(self_), recording.data(B), upper, left, unitriangular))
     needs_grad = recording.compute_requires_grad(self_, B)
     if needs_grad:
-        grad_fn = LinalgSolveTriangularBackward0(recording.collect_next_edges(self_, B))
+        grad_fn = LinalgSolveTriangularBackward0((gradient_edge(self_), gradient_edge(B)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_upper = upper
         grad_fn._saved_left = left
@@ -13594,7 +13594,7 @@ def triangular_solve(self_=MISSING, A=MISSING, upper=True, transpose=False, unit
     solution, cloned_coefficient = map(recording.wrap, kernels.triangular_solve(recording.data(self_), recording.data(A), upper, transpose, unitriangular))
     needs_grad = recording.compute_requires_grad(self_, A)
     if needs_grad:
-        grad_fn = TriangularSolveBackward0(recording.collect_next_edges(self_, A))
+        grad_fn = TriangularSolveBackward0((gradient_edge(self_), gradient_edge(A)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.A_ = SavedVariable(A, False)
         grad_fn._saved_upper = upper
@@ -13626,7 +13626,7 @@ def linalg_lu_solve(LU=MISSING, pivots=MISSING, B=MISSING, *, left=True, adjoint
     result = recording.wrap(kernels.linalg_lu_solve(recording.data(LU), recording.data(pivots), recording.data(B), left, adjoint))
     needs_grad = recording.compute_requires_grad(LU, B)
     if needs_grad:
-        grad_fn = LinalgLuSolveBackward0(recording.collect_next_edges(LU, B))
+        grad_fn = LinalgLuSolveBackward0((gradient_edge(LU), gradient_edge(B)))
         grad_fn.LU_ = SavedVariable(LU, False)
         grad_fn.pivots_ = SavedVariable(pivots, False)
         grad_fn._saved_left = left
@@ -13656,7 +13656,7 @@ def linalg_lu_factor_ex(A=MISSING, *, pivot=True, check_errors=False, **kwargs):
     LU, pivots, info = map(recording.wrap, kernels.linalg_lu_factor_ex(recording.data(A), pivot, check_errors))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
-        grad_fn = LinalgLuFactorExBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgLuFactorExBackward0((gradient_edge(A),))
         grad_fn._saved_pivot = pivot
         recording.set_history(LU, grad_fn)
         recording.skip_output(pivots, grad_fn)
@@ -13686,7 +13686,7 @@ def linalg_lu(A=MISSING, *, pivot=True, **kwargs):
     P, L, U = map(recording.wrap, kernels.linalg_lu(recording.data(A), pivot))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
-        grad_fn = LinalgLuBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgLuBackward0((gradient_edge(A),))
         grad_fn._saved_pivot = pivot
         recording.skip_output(P, grad_fn)
         recording.set_history(L, grad_fn)
@@ -13716,7 +13716,7 @@ def lu_unpack(LU_data=MISSING, LU_pivots=MISSING, unpack_data=True, unpack_pivot
         LU_data, LU_pivots, unpack_data, unpack_pivots = _arguments.bind(OVERLOADS["lu_unpack"], (LU_data, LU_pivots, unpack_data, unpack_pivots,), kwargs)
     P, L, U = map(recording.wrap, kernels.lu_unpack(recording.data(LU_data), recording.data(LU_pivots), unpack_data, unpack_pivots))
     if recording.compute_requires_grad(LU_data):
-        grad_fn = LuUnpackBackward0(recording.collect_next_edges(LU_data))
+        grad_fn = LuUnpackBackward0((gradient_edge(LU_data),))
         grad_fn._saved_LU_data_sym_sizes = recording.sizes(LU_data)
         recording.skip_output(P, grad_fn)
         recording.set_history(L, grad_fn)
@@ -13742,7 +13742,7 @@ def _linalg_svd(A=MISSING, full_matrices=False, compute_uv=True, *, driver=None,
     U, S, Vh = map(recording.wrap, kernels._linalg_svd(recording.data(A), full_matrices, compute_uv, driver))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
-        grad_fn = LinalgSvdBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgSvdBackward0((gradient_edge(A),))
         grad_fn._saved_full_matrices = full_matrices
         recording.set_history(U, grad_fn)
         recording.set_history(S, grad_fn)
@@ -13773,7 +13773,7 @@ def _linalg_eigh(A=MISSING, UPLO="L", compute_v=True, **kwargs):
     eigenvalues, eigenvectors = map(recording.wrap, kernels._linalg_eigh(recording.data(A), UPLO, compute_v))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
-        grad_fn = LinalgEighBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgEighBackward0((gradient_edge(A),))
         recording.set_history(eigenvalues, grad_fn)
         recording.set_history(eigenvectors, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(A):
@@ -13801,7 +13801,7 @@ def linalg_qr(A=MISSING, mode="reduced", **kwargs):
     Q, R = map(recording.wrap, kernels.linalg_qr(recording.data(A), mode))
     needs_grad = recording.compute_requires_grad(A)
     if needs_grad:
-        grad_fn = LinalgQrBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgQrBackward0((gradient_edge(A),))
         grad_fn._saved_mode = mode
         recording.set_history(Q, grad_fn)
         recording.set_history(R, grad_fn)
@@ -13829,7 +13829,7 @@ def linalg_matrix_exp(self_=MISSING, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["linalg_matrix_exp"], (self_,), kwargs)
     result = recording.wrap(kernels.linalg_matrix_exp(recording.data(self_)))
     if recording.compute_requires_grad(self_):
-        grad_fn = LinalgMatrixExpBackward0(recording.collect_next_edges(self_))
+        grad_fn = LinalgMatrixExpBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -13852,10 +13852,10 @@ def linalg_cross(self_=MISSING, other=MISSING, *, dim=-1, **kwargs):
         self_, other, dim = _arguments.bind(OVERLOADS["linalg_cross"], (self_, other, dim,), kwargs)
     result = recording.wrap(kernels.linalg_cross(recording.data(self_), recording.data(other), dim))
     if recording.compute_requires_grad(self_, other):
-        grad_fn = LinalgCrossBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn = LinalgCrossBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_dim = dim
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -13878,7 +13878,7 @@ def linalg_pinv_atol_rtol_tensor(self_=MISSING, *, atol=None, rtol=None, hermiti
     result = recording.wrap(kernels.linalg_pinv_atol_rtol_tensor(recording.data(self_), recording.data(atol), recording.data(rtol), hermitian))
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = LinalgPinvBackward0(recording.collect_next_edges(self_))
+        grad_fn = LinalgPinvBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -13905,7 +13905,7 @@ def linalg_lstsq(self_=MISSING, b=MISSING, rcond=None, *, driver=None, **kwargs)
     solution, residuals, rank, singular_values = map(recording.wrap, kernels.linalg_lstsq(recording.data(self_), recording.data(b), rcond, driver))
     needs_grad = recording.compute_requires_grad(self_, b)
     if needs_grad:
-        grad_fn = LinalgLstsqBackward0(recording.collect_next_edges(self_, b))
+        grad_fn = LinalgLstsqBackward0((gradient_edge(self_), gradient_edge(b)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.b_ = SavedVariable(b, False)
         recording.set_history(solution, grad_fn)
@@ -13935,7 +13935,7 @@ def hardshrink(self_=MISSING, lambd=0.5, **kwargs):
         self_, lambd = _arguments.bind(OVERLOADS["hardshrink"], (self_, lambd,), kwargs)
     result = recording.wrap(kernels.hardshrink(recording.data(self_), lambd))
     if recording.compute_requires_grad(self_):
-        grad_fn = HardshrinkBackward0(recording.collect_next_edges(self_))
+        grad_fn = HardshrinkBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_lambd = lambd
         recording.set_history(result, grad_fn)
@@ -13959,7 +13959,7 @@ def hardshrink_backward(grad_out=MISSING, self_=MISSING, lambd=MISSING, **kwargs
         grad_out, self_, lambd = _arguments.bind(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,), kwargs)
     result = recording.wrap(kernels.hardshrink_backward(recording.data(grad_out), recording.data(self_), lambd))
     if recording.compute_requires_grad(grad_out, self_):
-        grad_fn = HardshrinkBackwardBackward0(recording.collect_next_edges(grad_out, self_))
+        grad_fn = HardshrinkBackwardBackward0((gradient_edge(grad_out), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_lambd = lambd
         recording.set_history(result, grad_fn)
@@ -13983,7 +13983,7 @@ def softshrink(self_=MISSING, lambd=0.5, **kwargs):
         self_, lambd = _arguments.bind(OVERLOADS["softshrink"], (self_, lambd,), kwargs)
     result = recording.wrap(kernels.softshrink(recording.data(self_), lambd))
     if recording.compute_requires_grad(self_):
-        grad_fn = SoftshrinkBackward0(recording.collect_next_edges(self_))
+        grad_fn = SoftshrinkBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_lambd = lambd
         recording.set_history(result, grad_fn)
@@ -14007,7 +14007,7 @@ def softshrink_backward(grad_output=MISSING, self_=MISSING, lambd=MISSING, **kwa
         grad_output, self_, lambd = _arguments.bind(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,), kwargs)
     result = recording.wrap(kernels.softshrink_backward(recording.data(grad_output), recording.data(self_), lambd))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = SoftshrinkBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = SoftshrinkBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_lambd = lambd
         recording.set_history(result, grad_fn)
@@ -14031,7 +14031,7 @@ def threshold(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
         self_, threshold, value = _arguments.bind(OVERLOADS["threshold"], (self_, threshold, value,), kwargs)
     result = recording.wrap(kernels.threshold(recording.data(self_), threshold, value))
     if recording.compute_requires_grad(self_):
-        grad_fn = ThresholdBackward0(recording.collect_next_edges(self_))
+        grad_fn = ThresholdBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_threshold = threshold
         recording.set_history(result, grad_fn)
@@ -14056,7 +14056,7 @@ def threshold_(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = ThresholdBackward1(recording.collect_next_edges(self_))
+        grad_fn = ThresholdBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_threshold = threshold
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -14085,7 +14085,7 @@ def celu(self_=MISSING, alpha=1.0, **kwargs):
         self_, alpha = _arguments.bind(OVERLOADS["celu"], (self_, alpha,), kwargs)
     result = recording.wrap(kernels.celu(recording.data(self_), alpha))
     if recording.compute_requires_grad(self_):
-        grad_fn = CeluBackward0(recording.collect_next_edges(self_))
+        grad_fn = CeluBackward0((gradient_edge(self_),))
         grad_fn._saved_alpha = alpha
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -14110,7 +14110,7 @@ def celu_(self_=MISSING, alpha=1.0, **kwargs):
     recording.check_inplace(self_)
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
-        grad_fn = CeluBackward1(recording.collect_next_edges(self_))
+        grad_fn = CeluBackward1((gradient_edge(self_),))
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -14141,7 +14141,7 @@ def elu_backward(grad_output=MISSING, alpha=MISSING, scale=MISSING, input_scale=
         grad_output, alpha, scale, input_scale, is_result, self_or_result = _arguments.bind(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, is_result, self_or_result,), kwargs)
     result = recording.wrap(kernels.elu_backward(recording.data(grad_output), alpha, scale, input_scale, is_result, recording.data(self_or_result)))
     if recording.compute_requires_grad(grad_output, self_or_result):
-        grad_fn = EluBackwardBackward0(recording.collect_next_edges(grad_output, self_or_result))
+        grad_fn = EluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_or_result)))
         grad_fn._saved_alpha = alpha
         grad_fn._saved_scale = scale
         grad_fn._saved_input_scale = input_scale
@@ -14170,7 +14170,7 @@ def upsample_nearest1d(self_=MISSING, output_size=MISSING, scales=None, **kwargs
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest1d(recording.data(self_), output_size, scales))
     if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleNearest1DBackward0(recording.collect_next_edges(self_))
+        grad_fn = UpsampleNearest1DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_scales = scales
@@ -14197,7 +14197,7 @@ def upsample_nearest1d_backward(grad_output=MISSING, output_size=MISSING, input_
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest1d_backward(recording.data(grad_output), output_size, input_size, scales))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleNearest1DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = UpsampleNearest1DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_scales = scales
         recording.set_history(result, grad_fn)
@@ -14222,7 +14222,7 @@ def _upsample_nearest_exact1d(self_=MISSING, output_size=MISSING, scales=None, *
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact1d(recording.data(self_), output_size, scales))
     if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleNearestExact1DBackward0(recording.collect_next_edges(self_))
+        grad_fn = UpsampleNearestExact1DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_scales = scales
@@ -14249,7 +14249,7 @@ def _upsample_nearest_exact1d_backward(grad_output=MISSING, output_size=MISSING,
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact1d_backward(recording.data(grad_output), output_size, input_size, scales))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleNearestExact1DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = UpsampleNearestExact1DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_scales = scales
         recording.set_history(result, grad_fn)
@@ -14274,7 +14274,7 @@ def upsample_nearest2d(self_=MISSING, output_size=MISSING, scales_h=None, scales
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest2d(recording.data(self_), output_size, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleNearest2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = UpsampleNearest2DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_scales_h = scales_h
@@ -14302,7 +14302,7 @@ def upsample_nearest2d_backward(grad_output=MISSING, output_size=MISSING, input_
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleNearest2DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = UpsampleNearest2DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
@@ -14328,7 +14328,7 @@ def _upsample_nearest_exact2d(self_=MISSING, output_size=MISSING, scales_h=None,
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact2d(recording.data(self_), output_size, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleNearestExact2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = UpsampleNearestExact2DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_scales_h = scales_h
@@ -14356,7 +14356,7 @@ def _upsample_nearest_exact2d_backward(grad_output=MISSING, output_size=MISSING,
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleNearestExact2DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = UpsampleNearestExact2DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
@@ -14382,7 +14382,7 @@ def upsample_nearest3d(self_=MISSING, output_size=MISSING, scales_d=None, scales
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleNearest3DBackward0(recording.collect_next_edges(self_))
+        grad_fn = UpsampleNearest3DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_scales_d = scales_d
@@ -14411,7 +14411,7 @@ def upsample_nearest3d_backward(grad_output=MISSING, output_size=MISSING, input_
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleNearest3DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = UpsampleNearest3DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_scales_d = scales_d
         grad_fn._saved_scales_h = scales_h
@@ -14438,7 +14438,7 @@ def _upsample_nearest_exact3d(self_=MISSING, output_size=MISSING, scales_d=None,
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleNearestExact3DBackward0(recording.collect_next_edges(self_))
+        grad_fn = UpsampleNearestExact3DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_scales_d = scales_d
@@ -14467,7 +14467,7 @@ def _upsample_nearest_exact3d_backward(grad_output=MISSING, output_size=MISSING,
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleNearestExact3DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = UpsampleNearestExact3DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_scales_d = scales_d
         grad_fn._saved_scales_h = scales_h
@@ -14494,7 +14494,7 @@ def upsample_linear1d(self_=MISSING, output_size=MISSING, align_corners=MISSING,
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_linear1d(recording.data(self_), output_size, align_corners, scales))
     if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleLinear1DBackward0(recording.collect_next_edges(self_))
+        grad_fn = UpsampleLinear1DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_align_corners = align_corners
@@ -14522,7 +14522,7 @@ def upsample_linear1d_backward(grad_output=MISSING, output_size=MISSING, input_s
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_linear1d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleLinear1DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = UpsampleLinear1DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales = scales
@@ -14548,7 +14548,7 @@ def upsample_bilinear2d(self_=MISSING, output_size=MISSING, align_corners=MISSIN
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_bilinear2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleBilinear2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = UpsampleBilinear2DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_align_corners = align_corners
@@ -14577,7 +14577,7 @@ def upsample_bilinear2d_backward(grad_output=MISSING, output_size=MISSING, input
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_bilinear2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleBilinear2DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = UpsampleBilinear2DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales_h = scales_h
@@ -14604,7 +14604,7 @@ def upsample_bicubic2d(self_=MISSING, output_size=MISSING, align_corners=MISSING
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_bicubic2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleBicubic2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = UpsampleBicubic2DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_align_corners = align_corners
@@ -14633,7 +14633,7 @@ def upsample_bicubic2d_backward(grad_output=MISSING, output_size=MISSING, input_
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_bicubic2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleBicubic2DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = UpsampleBicubic2DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales_h = scales_h
@@ -14660,7 +14660,7 @@ def upsample_trilinear3d(self_=MISSING, output_size=MISSING, align_corners=MISSI
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_trilinear3d(recording.data(self_), output_size, align_corners, scales_d, scales_h, scales_w))
     if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleTrilinear3DBackward0(recording.collect_next_edges(self_))
+        grad_fn = UpsampleTrilinear3DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_align_corners = align_corners
@@ -14690,7 +14690,7 @@ def upsample_trilinear3d_backward(grad_output=MISSING, output_size=MISSING, inpu
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_trilinear3d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_d, scales_h, scales_w))
     if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleTrilinear3DBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn = UpsampleTrilinear3DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales_d = scales_d
@@ -14717,7 +14717,7 @@ def pixel_shuffle(self_=MISSING, upscale_factor=MISSING, **kwargs):
         self_, upscale_factor = _arguments.bind(OVERLOADS["pixel_shuffle"], (self_, upscale_factor,), kwargs)
     result = recording.wrap(kernels.pixel_shuffle(recording.data(self_), upscale_factor))
     if recording.compute_requires_grad(self_):
-        grad_fn = PixelShuffleBackward0(recording.collect_next_edges(self_))
+        grad_fn = PixelShuffleBackward0((gradient_edge(self_),))
         grad_fn._saved_upscale_factor = upscale_factor
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -14740,7 +14740,7 @@ def pixel_unshuffle(self_=MISSING, downscale_factor=MISSING, **kwargs):
         self_, downscale_factor = _arguments.bind(OVERLOADS["pixel_unshuffle"], (self_, downscale_factor,), kwargs)
     result = recording.wrap(kernels.pixel_unshuffle(recording.data(self_), downscale_factor))
     if recording.compute_requires_grad(self_):
-        grad_fn = PixelUnshuffleBackward0(recording.collect_next_edges(self_))
+        grad_fn = PixelUnshuffleBackward0((gradient_edge(self_),))
         grad_fn._saved_downscale_factor = downscale_factor
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -14763,7 +14763,7 @@ def channel_shuffle(self_=MISSING, groups=MISSING, **kwargs):
         self_, groups = _arguments.bind(OVERLOADS["channel_shuffle"], (self_, groups,), kwargs)
     result = recording.wrap(kernels.channel_shuffle(recording.data(self_), groups))
     if recording.compute_requires_grad(self_):
-        grad_fn = ChannelShuffleBackward0(recording.collect_next_edges(self_))
+        grad_fn = ChannelShuffleBackward0((gradient_edge(self_),))
         grad_fn._saved_groups = groups
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -14786,7 +14786,7 @@ def soft_margin_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
         self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss"], (self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.soft_margin_loss(recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(self_):
-        grad_fn = SoftMarginLossBackward0(recording.collect_next_edges(self_))
+        grad_fn = SoftMarginLossBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -14811,7 +14811,7 @@ def soft_margin_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING
         grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.soft_margin_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = SoftMarginLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = SoftMarginLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
@@ -14837,7 +14837,7 @@ def hardswish_backward(grad_output=MISSING, self_=MISSING, **kwargs):
         grad_output, self_ = _arguments.bind(OVERLOADS["hardswish_backward"], (grad_output, self_,), kwargs)
     result = recording.wrap(kernels.hardswish_backward(recording.data(grad_output), recording.data(self_)))
     if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = HardswishBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn = HardswishBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         recording.set_history(result, grad_fn)
