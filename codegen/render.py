@@ -666,6 +666,17 @@ class _Wrapper:
         edges = ", ".join(f"gradient_edge({local_name(i.name)})" for i in inputs)
         return f"grad_fn = {self.info.node_name}(({edges}{',' if len(inputs) == 1 else ''}))"
 
+    @property
+    def needs_grad(self) -> str:
+        """The test that a gradient is needed (recording.compute_requires_grad): grad mode on
+        and an input that requires grad, written out when no input is a Tensor[]."""
+        inputs = self.info.inputs
+        if any(i.is_list for i in inputs):
+            return f"recording.compute_requires_grad({self.inputs})"
+        tests = " or ".join(f"isinstance({n}, Tensor) and ({n}._requires_grad or {n}.grad_fn "
+                            "is not None)" for n in (local_name(i.name) for i in inputs))
+        return f"_grad_state.enabled and ({tests})"
+
     def _missing_forward(self) -> list[str]:
         """As torch's wrappers: an op without a forward formula raises on a tangent."""
         return [f"if forward_grad.enabled and forward_grad.any_tangent({self.inputs}):",
@@ -678,11 +689,11 @@ class _Wrapper:
         if not self.info.differentiable:
             return [*lines, f"return {self.returns}"]
         if self.saves_after and not missing:  # outputs are saved after the tangents
-            lines += [f"needs_grad = recording.compute_requires_grad({self.inputs})",
+            lines += [f"needs_grad = {self.needs_grad}",
                       "if needs_grad:",
                       *_indent([self._make_node(), *self.saves, *self.history])]
         else:
-            lines += [f"if recording.compute_requires_grad({self.inputs}):",
+            lines += [f"if {self.needs_grad}:",
                       *_indent([self._make_node(), *self.saves, *self.history,
                                 *self.saves_after])]
         if missing:
@@ -704,7 +715,7 @@ class _Wrapper:
                     "return self_"]
         lines = ["recording.check_inplace(self_)"]
         missing = self.forward["missing"]
-        lines += [f"needs_grad = recording.compute_requires_grad({self.inputs})",
+        lines += [f"needs_grad = {self.needs_grad}",
                   "if needs_grad:", *_indent([self._make_node(), *self.inplace_saves])]
         lines += self._missing_forward() if missing else [
             f"forward_ad = forward_grad.enabled and forward_grad.any_tangent({self.inputs})",
