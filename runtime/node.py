@@ -191,14 +191,24 @@ class Node:
         return add_hook(table.tensor_pre.setdefault(index, {}), fn)
 
 
+_INFINITY = float("inf")
+
+
 class AccumulateGrad(Node):
     """The sink for a leaf: adds the incoming gradient to `variable.grad`."""
 
     __slots__ = ("variable",)
 
     def __init__(self, variable: Tensor) -> None:
-        super().__init__()
-        self._sequence_nr = float("inf")  # runs as soon as it is ready, as in PyTorch
+        # Node.__init__'s fields, set here: a leaf's AccumulateGrad is made anew in every
+        # forward that uses it once the previous graph is gone (it lives by the graph alone).
+        next(_sequence_numbers)  # (it takes a number, as any node does)
+        self._sequence_nr = _INFINITY  # runs as soon as it is ready, as in PyTorch
+        self._next_functions = ()
+        self._hooks = None
+        self._output_mask = None
+        if _anomaly_state.enabled:
+            _anomaly_traces[self] = anomaly.forward_trace()
         self.variable = variable
         self._input_metadata = ((variable._data.shape, variable._data.dtype),)
 
