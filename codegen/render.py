@@ -481,9 +481,9 @@ def _save_statement(info: OpInfo, attr: SavedAttribute, inplace: bool) -> str:
     if attr.kind == "tensor":
         value = f"recording.original({source})" if inplace and attr.source == "self" else source
         guard = save_guard(info, attr)
-        if guard is not None:
-            return (f"grad_fn.{field} = SavedVariable({value}, False) "
-                    f"if grad_fn.should_compute_output({guard}) else NOT_SAVED")
+        if guard is not None:  # should_compute_output(guard) of a node just made, read off
+            return (f"grad_fn.{field} = SavedVariable({value}, False) "  # its edge: no call
+                    f"if grad_fn._next_functions[{guard}][0] is not None else NOT_SAVED")
         return f"grad_fn.{field} = SavedVariable({value}, False)"
     if attr.kind == "output":
         return f"grad_fn.{field} = SavedVariable({'self_' if inplace else source}, True)"
@@ -668,7 +668,24 @@ class _Wrapper:
         return ", ".join(local_name(i.name) for i in self.info.inputs)
 
     def _make_node(self) -> str:
-        return f"grad_fn = {self.info.node_name}(recording.collect_next_edges({self.inputs}))"
+        """The node, made with its edges: one gradient_edge per input, written out when no
+        input is a Tensor[] (collect_next_edges, a loop over its arguments, otherwise)."""
+        inputs = self.info.inputs
+        if any(i.is_list for i in inputs):
+            return f"grad_fn = {self.info.node_name}(recording.collect_next_edges({self.inputs}))"
+        edges = ", ".join(f"gradient_edge({local_name(i.name)})" for i in inputs)
+        return f"grad_fn = {self.info.node_name}(({edges}{',' if len(inputs) == 1 else ''}))"
+
+    @property
+    def needs_grad(self) -> str:
+        """The test that a gradient is needed (recording.compute_requires_grad): grad mode on
+        and an input that requires grad, written out when no input is a Tensor[]."""
+        inputs = self.info.inputs
+        if any(i.is_list for i in inputs):
+            return f"recording.compute_requires_grad({self.inputs})"
+        tests = " or ".join(f"isinstance({n}, Tensor) and ({n}._requires_grad or {n}.grad_fn "
+                            "is not None)" for n in (local_name(i.name) for i in inputs))
+        return f"_grad_state.enabled and ({tests})"
 
     def _missing_forward(self) -> list[str]:
         """As torch's wrappers: an op without a forward formula raises on a tangent."""
@@ -682,11 +699,11 @@ class _Wrapper:
         if not self.info.differentiable:
             return [*lines, f"return {self.returns}"]
         if self.saves_after and not missing:  # outputs are saved after the tangents
-            lines += [f"needs_grad = recording.compute_requires_grad({self.inputs})",
+            lines += [f"needs_grad = {self.needs_grad}",
                       "if needs_grad:",
                       *_indent([self._make_node(), *self.saves, *self.history])]
         else:
-            lines += [f"if recording.compute_requires_grad({self.inputs}):",
+            lines += [f"if {self.needs_grad}:",
                       *_indent([self._make_node(), *self.saves, *self.history,
                                 *self.saves_after])]
         if missing:
@@ -708,7 +725,7 @@ class _Wrapper:
                     "return self_"]
         lines = ["recording.check_inplace(self_)"]
         missing = self.forward["missing"]
-        lines += [f"needs_grad = recording.compute_requires_grad({self.inputs})",
+        lines += [f"needs_grad = {self.needs_grad}",
                   "if needs_grad:", *_indent([self._make_node(), *self.inplace_saves])]
         lines += self._missing_forward() if missing else [
             f"forward_ad = forward_grad.enabled and forward_grad.any_tangent({self.inputs})",
@@ -1013,12 +1030,14 @@ def _aliases(bindings: Bindings) -> list[tuple[str, str]]:
 
 
 def _node_imports(infos: list[OpInfo]) -> list[str]:
-    """What ops.py takes from runtime.node: only what its save statements use."""
+    """What ops.py takes from runtime.node: only what its save statements and edges use."""
     kinds = {a.kind for i in infos for a in i.saved}
     guarded = any(save_guard(i, a) is not None for i in infos for a in i.saved)
+    plain = any(i.differentiable and not any(x.is_list for x in i.inputs) for i in infos)
     names = [name for name, used in (("NOT_SAVED", guarded),
                                      ("SavedVariable", bool(kinds & {"tensor", "output"})),
-                                     ("SavedVariableList", "tensor_list" in kinds)) if used]
+                                     ("SavedVariableList", "tensor_list" in kinds),
+                                     ("gradient_edge", plain)) if used]
     return [f"from runtime.node import {', '.join(names)}"] if names else []
 
 

@@ -439,7 +439,8 @@ from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime.arguments import MISSING, NUMBER, NUMBER_OR_NONE, TENSOR_OR_NUMBER, Overload, Param
-from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
+from runtime.grad_mode import _state as _grad_state
+from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList, gradient_edge
 
 __all__ = [
     "_adaptive_avg_pool2d",
@@ -959,8 +960,8 @@ def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("add", add_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = AddBackward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = AddBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -982,9 +983,9 @@ def add_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, other, alpha = _arguments.bind(OVERLOADS["add.Tensor"], (self_, other, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = AddBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = AddBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -1014,8 +1015,8 @@ def add_Scalar(self_=MISSING, other=MISSING, alpha=1, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("add", add_Scalar, (self_, other, alpha), {}, out)
     result = recording.wrap(kernels.add_Scalar(recording.data(self_), other, alpha))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AddBackward1(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AddBackward1((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1038,8 +1039,8 @@ def sub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sub", sub_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = SubBackward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = SubBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1061,9 +1062,9 @@ def sub_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, other, alpha = _arguments.bind(OVERLOADS["sub.Tensor"], (self_, other, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = SubBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = SubBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -1091,8 +1092,8 @@ def rsub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Tensor"], (self_, other, alpha,), kwargs)
     result = recording.wrap(kernels.rsub_Tensor(recording.data(self_), recording.data(other), alpha))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = RsubBackward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = RsubBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1114,8 +1115,8 @@ def rsub_Scalar(self_=MISSING, other=MISSING, alpha=1, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Scalar"], (self_, other, alpha,), kwargs)
     result = recording.wrap(kernels.rsub_Scalar(recording.data(self_), other, alpha))
-    if recording.compute_requires_grad(self_):
-        grad_fn = RsubBackward1(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RsubBackward1((gradient_edge(self_),))
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1139,10 +1140,10 @@ def mul_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mul", mul_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Tensor(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = MulBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = MulBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -1163,11 +1164,11 @@ def mul_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["mul.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = MulBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = MulBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1196,8 +1197,8 @@ def mul_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mul", mul_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Scalar(recording.data(self_), other))
-    if recording.compute_requires_grad(self_):
-        grad_fn = MulBackward1(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MulBackward1((gradient_edge(self_),))
         grad_fn._saved_other = other
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1221,10 +1222,10 @@ def div_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Tensor(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = DivBackward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = DivBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -1245,11 +1246,11 @@ def div_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["div.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = DivBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = DivBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1277,8 +1278,8 @@ def div_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Scalar(recording.data(self_), other))
-    if recording.compute_requires_grad(self_):
-        grad_fn = DivBackward1(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = DivBackward1((gradient_edge(self_),))
         grad_fn._saved_other = other
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1302,11 +1303,11 @@ def div_Tensor_mode(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, out=
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
     result = recording.wrap(kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = DivBackward2(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = DivBackward2((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_rounding_mode = rounding_mode
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -1327,12 +1328,12 @@ def div_Tensor_mode_(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, **k
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or rounding_mode is MISSING or kwargs:
         self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Tensor_mode"], (self_, other, rounding_mode,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = DivBackward2(recording.collect_next_edges(self_, other))
+        grad_fn = DivBackward2((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_rounding_mode = rounding_mode
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1360,8 +1361,8 @@ def neg(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("neg", neg, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.neg(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = NegBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = NegBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1382,9 +1383,9 @@ def neg_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["neg"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = NegBackward0(recording.collect_next_edges(self_))
+        grad_fn = NegBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1412,8 +1413,8 @@ def pow_Tensor_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Tensor_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
-    if recording.compute_requires_grad(self_):
-        grad_fn = PowBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = PowBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_exponent = exponent
         recording.set_history(result, grad_fn)
@@ -1436,9 +1437,9 @@ def pow_Tensor_Scalar_(self_=MISSING, exponent=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER) or kwargs:
         self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = PowBackward0(recording.collect_next_edges(self_))
+        grad_fn = PowBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_exponent = exponent
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -1468,9 +1469,9 @@ def pow_Tensor_Tensor(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Tensor_Tensor, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
-    needs_grad = recording.compute_requires_grad(self_, exponent)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(exponent, Tensor) and (exponent._requires_grad or exponent.grad_fn is not None))
     if needs_grad:
-        grad_fn = PowBackward1(recording.collect_next_edges(self_, exponent))
+        grad_fn = PowBackward1((gradient_edge(self_), gradient_edge(exponent)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.exponent_ = SavedVariable(exponent, False)
         recording.set_history(result, grad_fn)
@@ -1496,9 +1497,9 @@ def pow_Tensor_Tensor_(self_=MISSING, exponent=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER) or kwargs:
         self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, exponent)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(exponent, Tensor) and (exponent._requires_grad or exponent.grad_fn is not None))
     if needs_grad:
-        grad_fn = PowBackward1(recording.collect_next_edges(self_, exponent))
+        grad_fn = PowBackward1((gradient_edge(self_), gradient_edge(exponent)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn.exponent_ = SavedVariable(exponent, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, exponent)
@@ -1531,9 +1532,9 @@ def pow_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Scalar(self_, recording.data(exponent)))
-    needs_grad = recording.compute_requires_grad(exponent)
+    needs_grad = _grad_state.enabled and (isinstance(exponent, Tensor) and (exponent._requires_grad or exponent.grad_fn is not None))
     if needs_grad:
-        grad_fn = PowBackward2(recording.collect_next_edges(exponent))
+        grad_fn = PowBackward2((gradient_edge(exponent),))
         grad_fn._saved_self = self_
         grad_fn.exponent_ = SavedVariable(exponent, False)
         recording.set_history(result, grad_fn)
@@ -1561,9 +1562,9 @@ def reciprocal(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("reciprocal", reciprocal, (self_,), {}, out)
     result = recording.wrap(kernels.reciprocal(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ReciprocalBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReciprocalBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1587,9 +1588,9 @@ def reciprocal_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["reciprocal"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ReciprocalBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReciprocalBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1620,9 +1621,9 @@ def exp(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("exp", exp, (self_,), {}, out)
     result = recording.wrap(kernels.exp(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ExpBackward0(recording.collect_next_edges(self_))
+        grad_fn = ExpBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1646,9 +1647,9 @@ def exp_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["exp"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ExpBackward0(recording.collect_next_edges(self_))
+        grad_fn = ExpBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1679,9 +1680,9 @@ def expm1(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("expm1", expm1, (self_,), {}, out)
     result = recording.wrap(kernels.expm1(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = Expm1Backward0(recording.collect_next_edges(self_))
+        grad_fn = Expm1Backward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1705,9 +1706,9 @@ def expm1_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["expm1"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = Expm1Backward0(recording.collect_next_edges(self_))
+        grad_fn = Expm1Backward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1738,8 +1739,8 @@ def log(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log", log, (self_,), {}, out)
     result = recording.wrap(kernels.log(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = LogBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = LogBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1761,9 +1762,9 @@ def log_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["log"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = LogBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -1792,8 +1793,8 @@ def log1p(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log1p", log1p, (self_,), {}, out)
     result = recording.wrap(kernels.log1p(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = Log1PBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = Log1PBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1815,9 +1816,9 @@ def log1p_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["log1p"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = Log1PBackward0(recording.collect_next_edges(self_))
+        grad_fn = Log1PBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -1846,9 +1847,9 @@ def sqrt(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sqrt", sqrt, (self_,), {}, out)
     result = recording.wrap(kernels.sqrt(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SqrtBackward0(recording.collect_next_edges(self_))
+        grad_fn = SqrtBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1872,9 +1873,9 @@ def sqrt_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["sqrt"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SqrtBackward0(recording.collect_next_edges(self_))
+        grad_fn = SqrtBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1905,9 +1906,9 @@ def rsqrt(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("rsqrt", rsqrt, (self_,), {}, out)
     result = recording.wrap(kernels.rsqrt(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = RsqrtBackward0(recording.collect_next_edges(self_))
+        grad_fn = RsqrtBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1931,9 +1932,9 @@ def rsqrt_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["rsqrt"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = RsqrtBackward0(recording.collect_next_edges(self_))
+        grad_fn = RsqrtBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1964,8 +1965,8 @@ def sin(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sin", sin, (self_,), {}, out)
     result = recording.wrap(kernels.sin(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SinBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1987,9 +1988,9 @@ def sin_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["sin"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SinBackward0(recording.collect_next_edges(self_))
+        grad_fn = SinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -2018,8 +2019,8 @@ def cos(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cos", cos, (self_,), {}, out)
     result = recording.wrap(kernels.cos(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = CosBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = CosBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -2041,9 +2042,9 @@ def cos_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["cos"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = CosBackward0(recording.collect_next_edges(self_))
+        grad_fn = CosBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -2072,9 +2073,9 @@ def tan(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tan", tan, (self_,), {}, out)
     result = recording.wrap(kernels.tan(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = TanBackward0(recording.collect_next_edges(self_))
+        grad_fn = TanBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -2098,9 +2099,9 @@ def tan_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["tan"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = TanBackward0(recording.collect_next_edges(self_))
+        grad_fn = TanBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -2131,9 +2132,9 @@ def tanh(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tanh", tanh, (self_,), {}, out)
     result = recording.wrap(kernels.tanh(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = TanhBackward0(recording.collect_next_edges(self_))
+        grad_fn = TanhBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -2157,9 +2158,9 @@ def tanh_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["tanh"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = TanhBackward0(recording.collect_next_edges(self_))
+        grad_fn = TanhBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -2188,8 +2189,8 @@ def tanh_backward(grad_output=MISSING, output=MISSING, **kwargs):
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs:
         grad_output, output = _arguments.bind(OVERLOADS["tanh_backward"], (grad_output, output,), kwargs)
     result = recording.wrap(kernels.tanh_backward(recording.data(grad_output), recording.data(output)))
-    if recording.compute_requires_grad(grad_output, output):
-        grad_fn = TanhBackwardBackward0(recording.collect_next_edges(grad_output, output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None)):
+        grad_fn = TanhBackwardBackward0((gradient_edge(grad_output), gradient_edge(output)))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         recording.set_history(result, grad_fn)
@@ -2214,9 +2215,9 @@ def sigmoid(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sigmoid", sigmoid, (self_,), {}, out)
     result = recording.wrap(kernels.sigmoid(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn = SigmoidBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -2240,9 +2241,9 @@ def sigmoid_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["sigmoid"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn = SigmoidBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -2271,8 +2272,8 @@ def sigmoid_backward(grad_output=MISSING, output=MISSING, **kwargs):
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs:
         grad_output, output = _arguments.bind(OVERLOADS["sigmoid_backward"], (grad_output, output,), kwargs)
     result = recording.wrap(kernels.sigmoid_backward(recording.data(grad_output), recording.data(output)))
-    if recording.compute_requires_grad(grad_output, output):
-        grad_fn = SigmoidBackwardBackward0(recording.collect_next_edges(grad_output, output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None)):
+        grad_fn = SigmoidBackwardBackward0((gradient_edge(grad_output), gradient_edge(output)))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         recording.set_history(result, grad_fn)
@@ -2297,8 +2298,8 @@ def erf(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("erf", erf, (self_,), {}, out)
     result = recording.wrap(kernels.erf(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ErfBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ErfBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -2320,9 +2321,9 @@ def erf_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["erf"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ErfBackward0(recording.collect_next_edges(self_))
+        grad_fn = ErfBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -2349,9 +2350,9 @@ def relu(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["relu"], (self_,), kwargs)
     result = recording.wrap(kernels.relu(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ReluBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReluBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -2375,9 +2376,9 @@ def relu_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["relu"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ReluBackward0(recording.collect_next_edges(self_))
+        grad_fn = ReluBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -2406,8 +2407,8 @@ def gelu(self_=MISSING, *, approximate="none", **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, approximate = _arguments.bind(OVERLOADS["gelu"], (self_, approximate,), kwargs)
     result = recording.wrap(kernels.gelu(recording.data(self_), approximate))
-    if recording.compute_requires_grad(self_):
-        grad_fn = GeluBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = GeluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_approximate = approximate
         recording.set_history(result, grad_fn)
@@ -2430,8 +2431,8 @@ def gelu_backward(grad_output=MISSING, self_=MISSING, *, approximate="none", **k
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
         grad_output, self_, approximate = _arguments.bind(OVERLOADS["gelu_backward"], (grad_output, self_, approximate,), kwargs)
     result = recording.wrap(kernels.gelu_backward(recording.data(grad_output), recording.data(self_), approximate))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = GeluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = GeluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_approximate = approximate
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -2455,8 +2456,8 @@ def leaky_relu(self_=MISSING, negative_slope=0.01, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs:
         self_, negative_slope = _arguments.bind(OVERLOADS["leaky_relu"], (self_, negative_slope,), kwargs)
     result = recording.wrap(kernels.leaky_relu(recording.data(self_), negative_slope))
-    if recording.compute_requires_grad(self_):
-        grad_fn = LeakyReluBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = LeakyReluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_negative_slope = negative_slope
         recording.set_history(result, grad_fn)
@@ -2479,8 +2480,8 @@ def softplus(self_=MISSING, beta=1, threshold=20, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs:
         self_, beta, threshold = _arguments.bind(OVERLOADS["softplus"], (self_, beta, threshold,), kwargs)
     result = recording.wrap(kernels.softplus(recording.data(self_), beta, threshold))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SoftplusBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SoftplusBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_beta = beta
         grad_fn._saved_threshold = threshold
@@ -2504,8 +2505,8 @@ def leaky_relu_backward(grad_output=MISSING, self_=MISSING, negative_slope=MISSI
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or self_is_result is MISSING or kwargs:
         grad_output, self_, negative_slope, self_is_result = _arguments.bind(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope, self_is_result,), kwargs)
     result = recording.wrap(kernels.leaky_relu_backward(recording.data(grad_output), recording.data(self_), negative_slope, self_is_result))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = LeakyReluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = LeakyReluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_negative_slope = negative_slope
         recording.set_history(result, grad_fn)
@@ -2528,8 +2529,8 @@ def softplus_backward(grad_output=MISSING, self_=MISSING, beta=MISSING, threshol
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs:
         grad_output, self_, beta, threshold = _arguments.bind(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,), kwargs)
     result = recording.wrap(kernels.softplus_backward(recording.data(grad_output), recording.data(self_), beta, threshold))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = SoftplusBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SoftplusBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_beta = beta
         grad_fn._saved_threshold = threshold
@@ -2554,8 +2555,8 @@ def threshold_backward(grad_output=MISSING, self_=MISSING, threshold=MISSING, **
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or kwargs:
         grad_output, self_, threshold = _arguments.bind(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,), kwargs)
     result = recording.wrap(kernels.threshold_backward(recording.data(grad_output), recording.data(self_), threshold))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ThresholdBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ThresholdBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_threshold = threshold
         recording.set_history(result, grad_fn)
@@ -2580,8 +2581,8 @@ def abs(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("abs", abs, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.abs(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AbsBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AbsBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -2603,9 +2604,9 @@ def abs_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["abs"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = AbsBackward0(recording.collect_next_edges(self_))
+        grad_fn = AbsBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -2634,8 +2635,8 @@ def sign(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sign", sign, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.sign(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SignBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SignBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -2656,9 +2657,9 @@ def sign_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["sign"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SignBackward0(recording.collect_next_edges(self_))
+        grad_fn = SignBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -2686,8 +2687,8 @@ def clamp_Tensor(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_Tensor, (self_, min, max), {}, out)
     result = recording.wrap(kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
-    if recording.compute_requires_grad(self_, min, max):
-        grad_fn = ClampBackward0(recording.collect_next_edges(self_, min, max))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(min, Tensor) and (min._requires_grad or min.grad_fn is not None) or isinstance(max, Tensor) and (max._requires_grad or max.grad_fn is not None)):
+        grad_fn = ClampBackward0((gradient_edge(self_), gradient_edge(min), gradient_edge(max)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.max_ = SavedVariable(max, False)
@@ -2711,9 +2712,9 @@ def clamp_Tensor_(self_=MISSING, min=None, max=None, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, min, max = _arguments.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, min, max)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(min, Tensor) and (min._requires_grad or min.grad_fn is not None) or isinstance(max, Tensor) and (max._requires_grad or max.grad_fn is not None))
     if needs_grad:
-        grad_fn = ClampBackward0(recording.collect_next_edges(self_, min, max))
+        grad_fn = ClampBackward0((gradient_edge(self_), gradient_edge(min), gradient_edge(max)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn.min_ = SavedVariable(min, False)
         grad_fn.max_ = SavedVariable(max, False)
@@ -2744,8 +2745,8 @@ def clamp_default(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_default, (self_, min, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp(recording.data(self_), min, max))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ClampBackward1(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ClampBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min = min
         grad_fn._saved_max = max
@@ -2769,9 +2770,9 @@ def clamp_default_(self_=MISSING, min=None, max=None, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE) or kwargs:
         self_, min, max = _arguments.bind(OVERLOADS["clamp"], (self_, min, max,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ClampBackward1(recording.collect_next_edges(self_))
+        grad_fn = ClampBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_min = min
         grad_fn._saved_max = max
@@ -2802,8 +2803,8 @@ def clamp_min_default(self_=MISSING, min=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_min", clamp_min_default, (self_, min), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_min(recording.data(self_), min))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ClampMinBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ClampMinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min = min
         recording.set_history(result, grad_fn)
@@ -2826,9 +2827,9 @@ def clamp_min_default_(self_=MISSING, min=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or kwargs:
         self_, min = _arguments.bind(OVERLOADS["clamp_min"], (self_, min,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ClampMinBackward0(recording.collect_next_edges(self_))
+        grad_fn = ClampMinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_min = min
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -2858,8 +2859,8 @@ def clamp_min_Tensor(self_=MISSING, min=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_min", clamp_min_Tensor, (self_, min), {}, out)
     result = recording.wrap(kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
-    if recording.compute_requires_grad(self_, min):
-        grad_fn = ClampMinBackward1(recording.collect_next_edges(self_, min))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(min, Tensor) and (min._requires_grad or min.grad_fn is not None)):
+        grad_fn = ClampMinBackward1((gradient_edge(self_), gradient_edge(min)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.min_ = SavedVariable(min, False)
         recording.set_history(result, grad_fn)
@@ -2882,9 +2883,9 @@ def clamp_min_Tensor_(self_=MISSING, min=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(min, Tensor) or kwargs:
         self_, min = _arguments.bind(OVERLOADS["clamp_min.Tensor"], (self_, min,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, min)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(min, Tensor) and (min._requires_grad or min.grad_fn is not None))
     if needs_grad:
-        grad_fn = ClampMinBackward1(recording.collect_next_edges(self_, min))
+        grad_fn = ClampMinBackward1((gradient_edge(self_), gradient_edge(min)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn.min_ = SavedVariable(min, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, min)
@@ -2914,8 +2915,8 @@ def clamp_max_default(self_=MISSING, max=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_max", clamp_max_default, (self_, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_max(recording.data(self_), max))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ClampMaxBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ClampMaxBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_max = max
         recording.set_history(result, grad_fn)
@@ -2938,9 +2939,9 @@ def clamp_max_default_(self_=MISSING, max=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(max, NUMBER) or kwargs:
         self_, max = _arguments.bind(OVERLOADS["clamp_max"], (self_, max,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ClampMaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = ClampMaxBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_max = max
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -2970,8 +2971,8 @@ def clamp_max_Tensor(self_=MISSING, max=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_max", clamp_max_Tensor, (self_, max), {}, out)
     result = recording.wrap(kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
-    if recording.compute_requires_grad(self_, max):
-        grad_fn = ClampMaxBackward1(recording.collect_next_edges(self_, max))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(max, Tensor) and (max._requires_grad or max.grad_fn is not None)):
+        grad_fn = ClampMaxBackward1((gradient_edge(self_), gradient_edge(max)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.max_ = SavedVariable(max, False)
         recording.set_history(result, grad_fn)
@@ -2994,9 +2995,9 @@ def clamp_max_Tensor_(self_=MISSING, max=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(max, Tensor) or kwargs:
         self_, max = _arguments.bind(OVERLOADS["clamp_max.Tensor"], (self_, max,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, max)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(max, Tensor) and (max._requires_grad or max.grad_fn is not None))
     if needs_grad:
-        grad_fn = ClampMaxBackward1(recording.collect_next_edges(self_, max))
+        grad_fn = ClampMaxBackward1((gradient_edge(self_), gradient_edge(max)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn.max_ = SavedVariable(max, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, max)
@@ -3026,8 +3027,8 @@ def maximum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("maximum", maximum, (self_, other), {}, out)
     result = recording.wrap(kernels.maximum(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = MaximumBackward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = MaximumBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -3052,8 +3053,8 @@ def minimum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("minimum", minimum, (self_, other), {}, out)
     result = recording.wrap(kernels.minimum(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = MinimumBackward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = MinimumBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -3078,8 +3079,8 @@ def where_self(condition=MISSING, self_=MISSING, other=MISSING, *, out=None, **k
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("where", where_self, (condition, self_, other), {}, out, dtype_rule="where")
     result = recording.wrap(kernels.where_self(recording.data(condition), recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = WhereBackward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = WhereBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.condition_ = SavedVariable(condition, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -3101,8 +3102,8 @@ def masked_fill_Scalar(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs:
         self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs)
     result = recording.wrap(kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
-    if recording.compute_requires_grad(self_):
-        grad_fn = MaskedFillBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MaskedFillBackward0((gradient_edge(self_),))
         grad_fn.mask_ = SavedVariable(mask, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -3124,9 +3125,9 @@ def masked_fill_Scalar_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs:
         self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = MaskedFillBackward0(recording.collect_next_edges(self_))
+        grad_fn = MaskedFillBackward0((gradient_edge(self_),))
         grad_fn.mask_ = SavedVariable(mask, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3153,8 +3154,8 @@ def masked_fill_Tensor(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
         self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs)
     result = recording.wrap(kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
-    if recording.compute_requires_grad(self_, value):
-        grad_fn = MaskedFillBackward1(recording.collect_next_edges(self_, value))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None)):
+        grad_fn = MaskedFillBackward1((gradient_edge(self_), gradient_edge(value)))
         grad_fn.mask_ = SavedVariable(mask, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, value):
@@ -3176,9 +3177,9 @@ def masked_fill_Tensor_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
         self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, value)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None))
     if needs_grad:
-        grad_fn = MaskedFillBackward1(recording.collect_next_edges(self_, value))
+        grad_fn = MaskedFillBackward1((gradient_edge(self_), gradient_edge(value)))
         grad_fn.mask_ = SavedVariable(mask, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
     if forward_ad:
@@ -3205,8 +3206,8 @@ def fill_Scalar(self_=MISSING, value=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs:
         self_, value = _arguments.bind(OVERLOADS["fill.Scalar"], (self_, value,), kwargs)
     result = recording.wrap(kernels.fill_Scalar(recording.data(self_), value))
-    if recording.compute_requires_grad(self_):
-        grad_fn = FillBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = FillBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -3227,8 +3228,8 @@ def fill_Tensor(self_=MISSING, value=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
         self_, value = _arguments.bind(OVERLOADS["fill.Tensor"], (self_, value,), kwargs)
     result = recording.wrap(kernels.fill_Tensor(recording.data(self_), recording.data(value)))
-    if recording.compute_requires_grad(self_, value):
-        grad_fn = FillBackward1(recording.collect_next_edges(self_, value))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None)):
+        grad_fn = FillBackward1((gradient_edge(self_), gradient_edge(value)))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, value):
         with forward_grad.computing_tangents():
@@ -3249,9 +3250,9 @@ def fill__Scalar(self_=MISSING, value=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs:
         self_, value = _arguments.bind(OVERLOADS["fill_.Scalar"], (self_, value,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = FillBackward2(recording.collect_next_edges(self_))
+        grad_fn = FillBackward2((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3277,9 +3278,9 @@ def fill__Tensor(self_=MISSING, value=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
         self_, value = _arguments.bind(OVERLOADS["fill_.Tensor"], (self_, value,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, value)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None))
     if needs_grad:
-        grad_fn = FillBackward3(recording.collect_next_edges(self_, value))
+        grad_fn = FillBackward3((gradient_edge(self_), gradient_edge(value)))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3305,9 +3306,9 @@ def copy_(self_=MISSING, src=MISSING, non_blocking=False, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(src, TENSOR_OR_NUMBER) or kwargs:
         self_, src, non_blocking = _arguments.bind(OVERLOADS["copy_"], (self_, src, non_blocking,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, src)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None))
     if needs_grad:
-        grad_fn = CopyBackwards(recording.collect_next_edges(self_, src))
+        grad_fn = CopyBackwards((gradient_edge(self_), gradient_edge(src)))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3537,9 +3538,9 @@ def eq__Scalar(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["eq_.Scalar"], (self_, other,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = EqBackward0(recording.collect_next_edges(self_))
+        grad_fn = EqBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3566,11 +3567,11 @@ def eq__Tensor(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["eq_.Tensor"], (self_, other,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = EqBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = EqBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3596,9 +3597,9 @@ def ge__Scalar(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["ge_.Scalar"], (self_, other,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = GeBackward0(recording.collect_next_edges(self_))
+        grad_fn = GeBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3625,11 +3626,11 @@ def ge__Tensor(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["ge_.Tensor"], (self_, other,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = GeBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = GeBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3655,9 +3656,9 @@ def gt__Scalar(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["gt_.Scalar"], (self_, other,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = GtBackward0(recording.collect_next_edges(self_))
+        grad_fn = GtBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3684,11 +3685,11 @@ def gt__Tensor(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["gt_.Tensor"], (self_, other,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = GtBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = GtBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3714,9 +3715,9 @@ def le__Scalar(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["le_.Scalar"], (self_, other,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = LeBackward0(recording.collect_next_edges(self_))
+        grad_fn = LeBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3743,11 +3744,11 @@ def le__Tensor(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["le_.Tensor"], (self_, other,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = LeBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = LeBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3773,9 +3774,9 @@ def lt__Scalar(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["lt_.Scalar"], (self_, other,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = LtBackward0(recording.collect_next_edges(self_))
+        grad_fn = LtBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3802,11 +3803,11 @@ def lt__Tensor(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["lt_.Tensor"], (self_, other,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = LtBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = LtBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3832,9 +3833,9 @@ def ne__Scalar(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["ne_.Scalar"], (self_, other,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = NeBackward0(recording.collect_next_edges(self_))
+        grad_fn = NeBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -3861,11 +3862,11 @@ def ne__Tensor(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["ne_.Tensor"], (self_, other,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = NeBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = NeBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -4122,8 +4123,8 @@ def sum_default(self_=MISSING, *, dtype=None, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, dtype = _arguments.bind(OVERLOADS["sum"], (self_, dtype,), kwargs)
     result = recording.wrap(kernels.sum(recording.data(self_), recording.numpy_dtype(dtype)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SumBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4148,8 +4149,8 @@ def sum_dim_IntList(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, ou
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sum", sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.sum_dim_IntList(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SumBackward1(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SumBackward1((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
@@ -4175,8 +4176,8 @@ def mean_default(self_=MISSING, *, dtype=None, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mean", mean_default, (self_,), {"dtype": dtype}, out, dtype_rule="mean")
     result = recording.wrap(kernels.mean(recording.data(self_), recording.numpy_dtype(dtype)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = MeanBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MeanBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_self_sym_numel = recording.numel(self_)
         recording.set_history(result, grad_fn)
@@ -4202,8 +4203,8 @@ def mean_dim(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=None,
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mean", mean_dim, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="mean_dim")
     result = recording.wrap(kernels.mean_dim(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = MeanBackward1(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MeanBackward1((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_numel = recording.numel(self_)
@@ -4231,9 +4232,9 @@ def logsumexp(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logsumexp", logsumexp, (self_, dim, keepdim), {}, out, dtype_rule="floating")
     result = recording.wrap(kernels.logsumexp(recording.data(self_), dim, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = LogsumexpBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogsumexpBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
@@ -4262,9 +4263,9 @@ def max_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("max", max_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.max_dim(recording.data(self_), dim, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = MaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = MaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -4294,9 +4295,9 @@ def max_default(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("max", max_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.max(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = MaxBackward1(recording.collect_next_edges(self_))
+        grad_fn = MaxBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4324,9 +4325,9 @@ def amax(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("amax", amax, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
     result = recording.wrap(kernels.amax(recording.data(self_), dim, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = AmaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = AmaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn.self_ = SavedVariable(self_, False)
@@ -4356,9 +4357,9 @@ def amin(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("amin", amin, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
     result = recording.wrap(kernels.amin(recording.data(self_), dim, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = AminBackward0(recording.collect_next_edges(self_))
+        grad_fn = AminBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         grad_fn.self_ = SavedVariable(self_, False)
@@ -4387,9 +4388,9 @@ def min_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("min", min_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.min_dim(recording.data(self_), dim, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = MinBackward0(recording.collect_next_edges(self_))
+        grad_fn = MinBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -4419,9 +4420,9 @@ def min_default(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("min", min_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.min(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = MinBackward1(recording.collect_next_edges(self_))
+        grad_fn = MinBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4584,9 +4585,9 @@ def norm_Scalar(self_=MISSING, p=2, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
         self_, p = _arguments.bind(OVERLOADS["norm.Scalar"], (self_, p,), kwargs)
     result = recording.wrap(kernels.norm_Scalar(recording.data(self_), p))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = NormBackward0(recording.collect_next_edges(self_))
+        grad_fn = NormBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         recording.set_history(result, grad_fn)
@@ -4613,9 +4614,9 @@ def norm_ScalarOpt_dim(self_=MISSING, p=MISSING, dim=MISSING, keepdim=False, **k
         self_, p, dim, keepdim = _arguments.bind(OVERLOADS["norm.ScalarOpt_dim"], (self_, p, dim, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.norm_ScalarOpt_dim(recording.data(self_), p, dim, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = NormBackward1(recording.collect_next_edges(self_))
+        grad_fn = NormBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         grad_fn._saved_dim = dim
@@ -4644,9 +4645,9 @@ def linalg_vector_norm(self_=MISSING, ord=2, dim=None, keepdim=False, *, dtype=N
         self_, ord, dim, keepdim, dtype = _arguments.bind(OVERLOADS["linalg_vector_norm"], (self_, ord, dim, keepdim, dtype,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.linalg_vector_norm(recording.data(self_), ord, dim, keepdim, recording.numpy_dtype(dtype)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgVectorNormBackward0(recording.collect_next_edges(self_))
+        grad_fn = LinalgVectorNormBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_ord = ord
         grad_fn._saved_dim = dim
@@ -4674,9 +4675,9 @@ def prod_default(self_=MISSING, *, dtype=None, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, dtype = _arguments.bind(OVERLOADS["prod"], (self_, dtype,), kwargs)
     result = recording.wrap(kernels.prod(recording.data(self_), recording.numpy_dtype(dtype)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ProdBackward0(recording.collect_next_edges(self_))
+        grad_fn = ProdBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4703,9 +4704,9 @@ def prod_dim_int(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=N
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("prod", prod_dim_int, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.prod_dim_int(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ProdBackward1(recording.collect_next_edges(self_))
+        grad_fn = ProdBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
@@ -4733,9 +4734,9 @@ def std_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, *
         self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["std.correction"], (self_, dim, correction, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.std_correction(recording.data(self_), dim, correction, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = StdBackward0(recording.collect_next_edges(self_))
+        grad_fn = StdBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
@@ -4764,8 +4765,8 @@ def var_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, *
         self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["var.correction"], (self_, dim, correction, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.var_correction(recording.data(self_), dim, correction, keepdim))
-    if recording.compute_requires_grad(self_):
-        grad_fn = VarBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = VarBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
@@ -4790,8 +4791,8 @@ def t(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["t"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.t(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = TBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = TBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -4813,8 +4814,8 @@ def expand(self_=MISSING, size=MISSING, *, implicit=False, **kwargs):
         self_, size, implicit = _arguments.bind(OVERLOADS["expand"], (self_, size, implicit,), kwargs)
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.expand(recording.data(self_), size, implicit))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ExpandBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ExpandBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4836,8 +4837,8 @@ def unsqueeze(self_=MISSING, dim=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
         self_, dim = _arguments.bind(OVERLOADS["unsqueeze"], (self_, dim,), kwargs)
     result = recording.as_view(self_, kernels.unsqueeze(recording.data(self_), dim))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UnsqueezeBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UnsqueezeBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4859,8 +4860,8 @@ def squeeze_default(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["squeeze"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.squeeze(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SqueezeBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SqueezeBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4882,8 +4883,8 @@ def squeeze_dim(self_=MISSING, dim=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
         self_, dim = _arguments.bind(OVERLOADS["squeeze.dim"], (self_, dim,), kwargs)
     result = recording.as_view(self_, kernels.squeeze_dim(recording.data(self_), dim))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SqueezeBackward1(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SqueezeBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
@@ -4907,8 +4908,8 @@ def squeeze_dims(self_=MISSING, dim=MISSING, **kwargs):
         self_, dim = _arguments.bind(OVERLOADS["squeeze.dims"], (self_, dim,), kwargs)
     dim = recording.int_tuple(dim)
     result = recording.as_view(self_, kernels.squeeze_dims(recording.data(self_), dim))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SqueezeBackward2(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SqueezeBackward2((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
@@ -4931,9 +4932,9 @@ def squeeze__default(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["squeeze_"], (self_,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SqueezeBackward3(recording.collect_next_edges(self_))
+        grad_fn = SqueezeBackward3((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -4960,9 +4961,9 @@ def squeeze__dim(self_=MISSING, dim=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
         self_, dim = _arguments.bind(OVERLOADS["squeeze_.dim"], (self_, dim,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SqueezeBackward4(recording.collect_next_edges(self_))
+        grad_fn = SqueezeBackward4((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -4991,9 +4992,9 @@ def squeeze__dims(self_=MISSING, dim=MISSING, **kwargs):
         self_, dim = _arguments.bind(OVERLOADS["squeeze_.dims"], (self_, dim,), kwargs)
     dim = recording.int_tuple(dim)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SqueezeBackward5(recording.collect_next_edges(self_))
+        grad_fn = SqueezeBackward5((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -5021,8 +5022,8 @@ def _to_copy(self_=MISSING, *, dtype=None, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, dtype = _arguments.bind(OVERLOADS["_to_copy"], (self_, dtype,), kwargs)
     result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ToCopyBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ToCopyBackward0((gradient_edge(self_),))
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -5044,8 +5045,8 @@ def clone(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["clone"], (self_,), kwargs)
     result = recording.wrap(kernels.clone(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = CloneBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = CloneBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -5066,8 +5067,8 @@ def transpose_int(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs:
         self_, dim0, dim1 = _arguments.bind(OVERLOADS["transpose.int"], (self_, dim0, dim1,), kwargs)
     result = recording.as_view(self_, kernels.transpose_int(recording.data(self_), dim0, dim1))
-    if recording.compute_requires_grad(self_):
-        grad_fn = TransposeBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = TransposeBackward0((gradient_edge(self_),))
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
         recording.set_history(result, grad_fn)
@@ -5091,8 +5092,8 @@ def _unsafe_view(self_=MISSING, size=MISSING, **kwargs):
         self_, size = _arguments.bind(OVERLOADS["_unsafe_view"], (self_, size,), kwargs)
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._unsafe_view(recording.data(self_), size))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UnsafeViewBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UnsafeViewBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -5115,8 +5116,8 @@ def view(self_=MISSING, size=MISSING, **kwargs):
         self_, size = _arguments.bind(OVERLOADS["view"], (self_, size,), kwargs)
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.view(recording.data(self_), size))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ViewBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ViewBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -5138,9 +5139,9 @@ def zero_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["zero_"], (self_,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ZeroBackward0(recording.collect_next_edges(self_))
+        grad_fn = ZeroBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -5166,8 +5167,8 @@ def alias(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["alias"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.alias(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AliasBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AliasBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -5189,8 +5190,8 @@ def permute(self_=MISSING, dims=MISSING, **kwargs):
         self_, dims = _arguments.bind(OVERLOADS["permute"], (self_, dims,), kwargs)
     dims = recording.int_tuple(dims)
     result = recording.as_view(self_, kernels.permute(recording.data(self_), dims))
-    if recording.compute_requires_grad(self_):
-        grad_fn = PermuteBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = PermuteBackward0((gradient_edge(self_),))
         grad_fn._saved_dims = dims
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -5264,8 +5265,8 @@ def split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
     if not isinstance(self_, Tensor) or split_size is MISSING or kwargs:
         self_, split_size, dim = _arguments.bind(OVERLOADS["split.Tensor"], (self_, split_size, dim,), kwargs)
     result = [recording.as_view(self_, a) for a in kernels.split_Tensor(recording.data(self_), split_size, dim)]
-    if recording.compute_requires_grad(self_):
-        grad_fn = SplitBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SplitBackward0((gradient_edge(self_),))
         grad_fn._saved_split_size = split_size
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
@@ -5291,8 +5292,8 @@ def split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs):
         self_, split_sizes, dim = _arguments.bind(OVERLOADS["split_with_sizes"], (self_, split_sizes, dim,), kwargs)
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.as_view(self_, a) for a in kernels.split_with_sizes(recording.data(self_), split_sizes, dim)]
-    if recording.compute_requires_grad(self_):
-        grad_fn = SplitWithSizesBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SplitWithSizesBackward0((gradient_edge(self_),))
         grad_fn._saved_split_sizes = split_sizes
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
@@ -5317,8 +5318,8 @@ def unbind_int(self_=MISSING, dim=0, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, dim = _arguments.bind(OVERLOADS["unbind.int"], (self_, dim,), kwargs)
     result = [recording.as_view(self_, a) for a in kernels.unbind_int(recording.data(self_), dim)]
-    if recording.compute_requires_grad(self_):
-        grad_fn = UnbindBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UnbindBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         for returned in result:
             recording.set_history(returned, grad_fn)
@@ -5341,8 +5342,8 @@ def select_int(self_=MISSING, dim=MISSING, index=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or dim is MISSING or index is MISSING or kwargs:
         self_, dim, index = _arguments.bind(OVERLOADS["select.int"], (self_, dim, index,), kwargs)
     result = recording.as_view(self_, kernels.select_int(recording.data(self_), dim, index))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SelectBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SelectBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
@@ -5367,8 +5368,8 @@ def select_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, index
         grad_output, input_sizes, dim, index = _arguments.bind(OVERLOADS["select_backward"], (grad_output, input_sizes, dim, index,), kwargs)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.select_backward(recording.data(grad_output), input_sizes, dim, index))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = SelectBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = SelectBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
         recording.set_history(result, grad_fn)
@@ -5391,8 +5392,8 @@ def slice_Tensor(self_=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, dim, start, end, step = _arguments.bind(OVERLOADS["slice.Tensor"], (self_, dim, start, end, step,), kwargs)
     result = recording.as_view(self_, kernels.slice_Tensor(recording.data(self_), dim, start, end, step))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SliceBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SliceBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
@@ -5419,8 +5420,8 @@ def slice_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, start=
         grad_output, input_sizes, dim, start, end, step = _arguments.bind(OVERLOADS["slice_backward"], (grad_output, input_sizes, dim, start, end, step,), kwargs)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.slice_backward(recording.data(grad_output), input_sizes, dim, start, end, step))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = SliceBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = SliceBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
         grad_fn._saved_end = end
@@ -5445,8 +5446,8 @@ def index_Tensor(self_=MISSING, indices=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or indices is MISSING or kwargs:
         self_, indices = _arguments.bind(OVERLOADS["index.Tensor"], (self_, indices,), kwargs)
     result = recording.wrap(kernels.index_Tensor(recording.data(self_), recording.data(indices)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = IndexBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = IndexBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn.indices_ = SavedVariableList(indices, False)
         recording.set_history(result, grad_fn)
@@ -5469,11 +5470,11 @@ def index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, 
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
         self_, indices, values, accumulate = _arguments.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs)
     result = recording.wrap(kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
-    if recording.compute_requires_grad(self_, values):
-        grad_fn = IndexPutBackward0(recording.collect_next_edges(self_, values))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None)):
+        grad_fn = IndexPutBackward0((gradient_edge(self_), gradient_edge(values)))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.values_ = SavedVariable(values, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, values):
         with forward_grad.computing_tangents():
@@ -5494,12 +5495,12 @@ def index_put_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False,
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
         self_, indices, values, accumulate = _arguments.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, values)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None))
     if needs_grad:
-        grad_fn = IndexPutBackward0(recording.collect_next_edges(self_, values))
+        grad_fn = IndexPutBackward0((gradient_edge(self_), gradient_edge(values)))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.values_ = SavedVariable(values, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, values)
     if forward_ad:
         original_self = recording.original(self_)
@@ -5525,12 +5526,12 @@ def _index_put_impl_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
         self_, indices, values, accumulate, unsafe = _arguments.bind(OVERLOADS["_index_put_impl_"], (self_, indices, values, accumulate, unsafe,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, values)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None))
     if needs_grad:
-        grad_fn = IndexPutImplBackward0(recording.collect_next_edges(self_, values))
+        grad_fn = IndexPutImplBackward0((gradient_edge(self_), gradient_edge(values)))
         grad_fn._saved_accumulate = accumulate
         grad_fn.indices_ = SavedVariableList(indices, False)
-        grad_fn.values_ = SavedVariable(values, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.values_ = SavedVariable(values, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, values)
     if forward_ad:
         original_self = recording.original(self_)
@@ -5558,8 +5559,8 @@ def index_select(self_=MISSING, dim=MISSING, index=MISSING, *, out=None, **kwarg
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_select", index_select, (self_, dim, index), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.index_select(recording.data(self_), dim, recording.data(index)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = IndexSelectBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = IndexSelectBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
@@ -5585,10 +5586,10 @@ def index_add(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alph
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_add", index_add, (self_, dim, index, source), {"alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
-    if recording.compute_requires_grad(self_, source):
-        grad_fn = IndexAddBackward0(recording.collect_next_edges(self_, source))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None)):
+        grad_fn = IndexAddBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, source):
@@ -5610,11 +5611,11 @@ def index_add_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alp
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER) or dim is MISSING or kwargs:
         self_, dim, index, source, alpha = _arguments.bind(OVERLOADS["index_add"], (self_, dim, index, source, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, source)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
     if needs_grad:
-        grad_fn = IndexAddBackward0(recording.collect_next_edges(self_, source))
+        grad_fn = IndexAddBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
     if forward_ad:
@@ -5643,8 +5644,8 @@ def gather(self_=MISSING, dim=MISSING, index=MISSING, *, sparse_grad=False, out=
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gather", gather, (self_, dim, index), {"sparse_grad": sparse_grad}, out, dtype_rule="same")
     result = recording.wrap(kernels.gather(recording.data(self_), dim, recording.data(index), sparse_grad))
-    if recording.compute_requires_grad(self_):
-        grad_fn = GatherBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = GatherBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
@@ -5670,10 +5671,10 @@ def scatter_add(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=N
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter_add", scatter_add, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
-    if recording.compute_requires_grad(self_, src):
-        grad_fn = ScatterAddBackward0(recording.collect_next_edges(self_, src))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
+        grad_fn = ScatterAddBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, src):
         with forward_grad.computing_tangents():
@@ -5694,11 +5695,11 @@ def scatter_add_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwarg
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
         self_, dim, index, src = _arguments.bind(OVERLOADS["scatter_add"], (self_, dim, index, src,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, src)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None))
     if needs_grad:
-        grad_fn = ScatterAddBackward0(recording.collect_next_edges(self_, src))
+        grad_fn = ScatterAddBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn._saved_dim = dim
-        grad_fn.index_ = SavedVariable(index, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.index_ = SavedVariable(index, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
     if forward_ad:
         original_self = recording.original(self_)
@@ -5725,8 +5726,8 @@ def repeat(self_=MISSING, repeats=MISSING, **kwargs):
         self_, repeats = _arguments.bind(OVERLOADS["repeat"], (self_, repeats,), kwargs)
     repeats = recording.int_tuple(repeats)
     result = recording.wrap(kernels.repeat(recording.data(self_), repeats))
-    if recording.compute_requires_grad(self_):
-        grad_fn = RepeatBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RepeatBackward0((gradient_edge(self_),))
         grad_fn._saved_repeats = repeats
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
@@ -5750,8 +5751,8 @@ def flip(self_=MISSING, dims=MISSING, **kwargs):
         self_, dims = _arguments.bind(OVERLOADS["flip"], (self_, dims,), kwargs)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.flip(recording.data(self_), dims))
-    if recording.compute_requires_grad(self_):
-        grad_fn = FlipBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = FlipBackward0((gradient_edge(self_),))
         grad_fn._saved_dims = dims
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -5775,12 +5776,12 @@ def mm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mm", mm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.mm(recording.data(self_), recording.data(mat2)))
-    if recording.compute_requires_grad(self_, mat2):
-        grad_fn = MmBackward0(recording.collect_next_edges(self_, mat2))
-        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat2, Tensor) and (mat2._requires_grad or mat2.grad_fn is not None)):
+        grad_fn = MmBackward0((gradient_edge(self_), gradient_edge(mat2)))
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_self_sym_strides = recording.strides(self_)
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
         grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
         recording.set_history(result, grad_fn)
@@ -5805,14 +5806,14 @@ def addmm(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, out=Non
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addmm", addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
-    if recording.compute_requires_grad(self_, mat1, mat2):
-        grad_fn = AddmmBackward0(recording.collect_next_edges(self_, mat1, mat2))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat1, Tensor) and (mat1._requires_grad or mat1.grad_fn is not None) or isinstance(mat2, Tensor) and (mat2._requires_grad or mat2.grad_fn is not None)):
+        grad_fn = AddmmBackward0((gradient_edge(self_), gradient_edge(mat1), gradient_edge(mat2)))
         grad_fn._saved_beta = beta
-        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_mat1_sym_sizes = recording.sizes(mat1)
         grad_fn._saved_mat1_sym_strides = recording.strides(mat1)
         grad_fn._saved_alpha = alpha
-        grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
         grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
         recording.set_history(result, grad_fn)
@@ -5835,15 +5836,15 @@ def addmm_(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwar
     if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, mat1, mat2, beta, alpha = _arguments.bind(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, mat1, mat2)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat1, Tensor) and (mat1._requires_grad or mat1.grad_fn is not None) or isinstance(mat2, Tensor) and (mat2._requires_grad or mat2.grad_fn is not None))
     if needs_grad:
-        grad_fn = AddmmBackward0(recording.collect_next_edges(self_, mat1, mat2))
+        grad_fn = AddmmBackward0((gradient_edge(self_), gradient_edge(mat1), gradient_edge(mat2)))
         grad_fn._saved_beta = beta
-        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_mat1_sym_sizes = recording.sizes(mat1)
         grad_fn._saved_mat1_sym_strides = recording.strides(mat1)
         grad_fn._saved_alpha = alpha
-        grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
         grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, mat1, mat2)
@@ -5873,10 +5874,10 @@ def bmm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bmm", bmm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.bmm(recording.data(self_), recording.data(mat2)))
-    if recording.compute_requires_grad(self_, mat2):
-        grad_fn = BmmBackward0(recording.collect_next_edges(self_, mat2))
-        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat2, Tensor) and (mat2._requires_grad or mat2.grad_fn is not None)):
+        grad_fn = BmmBackward0((gradient_edge(self_), gradient_edge(mat2)))
+        grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, mat2):
         with forward_grad.computing_tangents():
@@ -5899,10 +5900,10 @@ def dot(self_=MISSING, tensor=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("dot", dot, (self_, tensor), {}, out, dtype_rule="dot")
     result = recording.wrap(kernels.dot(recording.data(self_), recording.data(tensor)))
-    if recording.compute_requires_grad(self_, tensor):
-        grad_fn = DotBackward0(recording.collect_next_edges(self_, tensor))
-        grad_fn.tensor_ = SavedVariable(tensor, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(tensor, Tensor) and (tensor._requires_grad or tensor.grad_fn is not None)):
+        grad_fn = DotBackward0((gradient_edge(self_), gradient_edge(tensor)))
+        grad_fn.tensor_ = SavedVariable(tensor, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, tensor):
         with forward_grad.computing_tangents():
@@ -5925,10 +5926,10 @@ def mv(self_=MISSING, vec=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mv", mv, (self_, vec), {}, out, dtype_rule="mv")
     result = recording.wrap(kernels.mv(recording.data(self_), recording.data(vec)))
-    if recording.compute_requires_grad(self_, vec):
-        grad_fn = MvBackward0(recording.collect_next_edges(self_, vec))
-        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(vec, Tensor) and (vec._requires_grad or vec.grad_fn is not None)):
+        grad_fn = MvBackward0((gradient_edge(self_), gradient_edge(vec)))
+        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, vec):
         with forward_grad.computing_tangents():
@@ -5951,9 +5952,9 @@ def _softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None, **k
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_softmax", _softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._softmax(recording.data(self_), dim, half_to_float))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SoftmaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = SoftmaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
@@ -5981,9 +5982,9 @@ def _log_softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None,
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_log_softmax", _log_softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax(recording.data(self_), dim, half_to_float))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = LogSoftmaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogSoftmaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
@@ -6011,8 +6012,8 @@ def _log_softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING,
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_log_softmax_backward_data", _log_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
-    if recording.compute_requires_grad(grad_output, output):
-        grad_fn = LogSoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None)):
+        grad_fn = LogSoftmaxBackwardDataBackward0((gradient_edge(grad_output), gradient_edge(output)))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn._saved_dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -6036,8 +6037,8 @@ def _softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING, inp
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or dim is MISSING or input_dtype is MISSING or kwargs:
         grad_output, output, dim, input_dtype = _arguments.bind(OVERLOADS["_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs)
     result = recording.wrap(kernels._softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
-    if recording.compute_requires_grad(grad_output, output):
-        grad_fn = SoftmaxBackwardDataBackward0(recording.collect_next_edges(grad_output, output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None)):
+        grad_fn = SoftmaxBackwardDataBackward0((gradient_edge(grad_output), gradient_edge(output)))
         grad_fn.output_ = SavedVariable(output, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_input_dtype = input_dtype
@@ -6062,8 +6063,8 @@ def mse_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
         self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss"], (self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.mse_loss(recording.data(self_), recording.data(target), reduction))
-    if recording.compute_requires_grad(self_, target):
-        grad_fn = MseLossBackward0(recording.collect_next_edges(self_, target))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
+        grad_fn = MseLossBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -6087,8 +6088,8 @@ def mse_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduct
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
         grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss_backward"], (grad_output, self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.mse_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
-    if recording.compute_requires_grad(grad_output, self_, target):
-        grad_fn = MseLossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
+        grad_fn = MseLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -6113,8 +6114,8 @@ def smooth_l1_loss(self_=MISSING, target=MISSING, reduction=1, beta=1.0, **kwarg
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or kwargs:
         self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss"], (self_, target, reduction, beta,), kwargs)
     result = recording.wrap(kernels.smooth_l1_loss(recording.data(self_), recording.data(target), reduction, beta))
-    if recording.compute_requires_grad(self_, target):
-        grad_fn = SmoothL1LossBackward0(recording.collect_next_edges(self_, target))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
+        grad_fn = SmoothL1LossBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -6139,8 +6140,8 @@ def smooth_l1_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, 
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or reduction is MISSING or kwargs:
         grad_output, self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, reduction, beta,), kwargs)
     result = recording.wrap(kernels.smooth_l1_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, beta))
-    if recording.compute_requires_grad(grad_output, self_, target):
-        grad_fn = SmoothL1LossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
+        grad_fn = SmoothL1LossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -6166,9 +6167,9 @@ def nll_loss_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MI
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
         self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss_forward"], (self_, target, weight, reduction, ignore_index,), kwargs)
     output, total_weight = map(recording.wrap, kernels.nll_loss_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = NllLossBackward0(recording.collect_next_edges(self_))
+        grad_fn = NllLossBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -6198,9 +6199,9 @@ def nll_loss2d_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
         self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss2d_forward"], (self_, target, weight, reduction, ignore_index,), kwargs)
     output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = NllLoss2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = NllLoss2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -6230,8 +6231,8 @@ def nll_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
         grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs)
     result = recording.wrap(kernels.nll_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = NllLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = NllLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
@@ -6256,8 +6257,8 @@ def nll_loss2d_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weig
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
         grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs)
     result = recording.wrap(kernels.nll_loss2d_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = NllLoss2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = NllLoss2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_reduction = reduction
@@ -6282,8 +6283,8 @@ def binary_cross_entropy(self_=MISSING, target=MISSING, weight=None, reduction=1
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
         self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy"], (self_, target, weight, reduction,), kwargs)
     result = recording.wrap(kernels.binary_cross_entropy(recording.data(self_), recording.data(target), recording.data(weight), reduction))
-    if recording.compute_requires_grad(self_, target):
-        grad_fn = BinaryCrossEntropyBackward0(recording.collect_next_edges(self_, target))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
+        grad_fn = BinaryCrossEntropyBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -6308,8 +6309,8 @@ def binary_cross_entropy_backward(grad_output=MISSING, self_=MISSING, target=MIS
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
         grad_output, self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target, weight, reduction,), kwargs)
     result = recording.wrap(kernels.binary_cross_entropy_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction))
-    if recording.compute_requires_grad(grad_output, self_, target):
-        grad_fn = BinaryCrossEntropyBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
+        grad_fn = BinaryCrossEntropyBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -6335,8 +6336,8 @@ def binary_cross_entropy_with_logits(self_=MISSING, target=MISSING, weight=None,
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
         self_, target, weight, pos_weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target, weight, pos_weight, reduction,), kwargs)
     result = recording.wrap(kernels.binary_cross_entropy_with_logits(recording.data(self_), recording.data(target), recording.data(weight), recording.data(pos_weight), reduction))
-    if recording.compute_requires_grad(self_, target):
-        grad_fn = BinaryCrossEntropyWithLogitsBackward0(recording.collect_next_edges(self_, target))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
+        grad_fn = BinaryCrossEntropyWithLogitsBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -6362,9 +6363,9 @@ def native_dropout(input=MISSING, p=MISSING, train=MISSING, **kwargs):
     if not isinstance(input, Tensor) or not isinstance(p, NUMBER) or train is MISSING or kwargs:
         input, p, train = _arguments.bind(OVERLOADS["native_dropout"], (input, p, train,), kwargs)
     result0, result1 = map(recording.wrap, kernels.native_dropout(recording.data(input), p, train))
-    needs_grad = recording.compute_requires_grad(input)
+    needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None))
     if needs_grad:
-        grad_fn = NativeDropoutBackward0(recording.collect_next_edges(input))
+        grad_fn = NativeDropoutBackward0((gradient_edge(input),))
         grad_fn._saved_p = p
         grad_fn._saved_train = train
         recording.set_history(result0, grad_fn)
@@ -6391,8 +6392,8 @@ def native_dropout_backward(grad_output=MISSING, mask=MISSING, scale=MISSING, **
     if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or not isinstance(scale, NUMBER) or kwargs:
         grad_output, mask, scale = _arguments.bind(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,), kwargs)
     result = recording.wrap(kernels.native_dropout_backward(recording.data(grad_output), recording.data(mask), scale))
-    if recording.compute_requires_grad(grad_output, mask):
-        grad_fn = NativeDropoutBackwardBackward0(recording.collect_next_edges(grad_output, mask))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(mask, Tensor) and (mask._requires_grad or mask.grad_fn is not None)):
+        grad_fn = NativeDropoutBackwardBackward0((gradient_edge(grad_output), gradient_edge(mask)))
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn._saved_scale = scale
         recording.set_history(result, grad_fn)
@@ -6415,8 +6416,8 @@ def embedding(weight=MISSING, indices=MISSING, padding_idx=-1, scale_grad_by_fre
     if not isinstance(weight, Tensor) or not isinstance(indices, Tensor) or kwargs:
         weight, indices, padding_idx, scale_grad_by_freq, sparse = _arguments.bind(OVERLOADS["embedding"], (weight, indices, padding_idx, scale_grad_by_freq, sparse,), kwargs)
     result = recording.wrap(kernels.embedding(recording.data(weight), recording.data(indices), padding_idx, scale_grad_by_freq, sparse))
-    if recording.compute_requires_grad(weight):
-        grad_fn = EmbeddingBackward0(recording.collect_next_edges(weight))
+    if _grad_state.enabled and (isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
+        grad_fn = EmbeddingBackward0((gradient_edge(weight),))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn._saved_weight_sym_sizes = recording.sizes(weight)
         grad_fn._saved_padding_idx = padding_idx
@@ -6441,8 +6442,8 @@ def embedding_dense_backward(grad_output=MISSING, indices=MISSING, num_weights=M
     if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor) or num_weights is MISSING or padding_idx is MISSING or scale_grad_by_freq is MISSING or kwargs:
         grad_output, indices, num_weights, padding_idx, scale_grad_by_freq = _arguments.bind(OVERLOADS["embedding_dense_backward"], (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,), kwargs)
     result = recording.wrap(kernels.embedding_dense_backward(recording.data(grad_output), recording.data(indices), num_weights, padding_idx, scale_grad_by_freq))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = EmbeddingDenseBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = EmbeddingDenseBackwardBackward0((gradient_edge(grad_output),))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn._saved_num_weights = num_weights
         grad_fn._saved_padding_idx = padding_idx
@@ -6468,9 +6469,9 @@ def native_layer_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, b
         input, normalized_shape, weight, bias, eps = _arguments.bind(OVERLOADS["native_layer_norm"], (input, normalized_shape, weight, bias, eps,), kwargs)
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(recording.data(input), normalized_shape, recording.data(weight), recording.data(bias), eps))
-    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
-        grad_fn = NativeLayerNormBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn = NativeLayerNormBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn._saved_normalized_shape = normalized_shape
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -6502,8 +6503,8 @@ def native_layer_norm_backward(grad_out=MISSING, input=MISSING, normalized_shape
         grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask = _arguments.bind(OVERLOADS["native_layer_norm_backward"], (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,), kwargs)
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(recording.data(grad_out), recording.data(input), normalized_shape, recording.data(mean), recording.data(rstd), recording.data(weight), recording.data(bias), output_mask))
-    if recording.compute_requires_grad(grad_out, input, weight):
-        grad_fn = NativeLayerNormBackwardBackward0(recording.collect_next_edges(grad_out, input, weight))
+    if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
+        grad_fn = NativeLayerNormBackwardBackward0((gradient_edge(grad_out), gradient_edge(input), gradient_edge(weight)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.grad_out_ = SavedVariable(grad_out, False)
@@ -6534,8 +6535,8 @@ def native_batch_norm(input=MISSING, weight=MISSING, bias=MISSING, running_mean=
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("native_batch_norm", native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {}, out, 3, dtype_rule="batch_norm")
     result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
-    if recording.compute_requires_grad(input, weight, bias):
-        grad_fn = NativeBatchNormBackward0(recording.collect_next_edges(input, weight, bias))
+    if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = NativeBatchNormBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.running_mean_ = SavedVariable(running_mean, False)
@@ -6564,8 +6565,8 @@ def silu(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["silu"], (self_,), kwargs)
     result = recording.wrap(kernels.silu(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SiluBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SiluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -6587,9 +6588,9 @@ def silu_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["silu"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SiluBackward0(recording.collect_next_edges(self_))
+        grad_fn = SiluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -6616,8 +6617,8 @@ def mish(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["mish"], (self_,), kwargs)
     result = recording.wrap(kernels.mish(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = MishBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MishBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -6639,9 +6640,9 @@ def mish_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["mish"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = MishBackward0(recording.collect_next_edges(self_))
+        grad_fn = MishBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -6668,8 +6669,8 @@ def elu(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs:
         self_, alpha, scale, input_scale = _arguments.bind(OVERLOADS["elu"], (self_, alpha, scale, input_scale,), kwargs)
     result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
-    if recording.compute_requires_grad(self_):
-        grad_fn = EluBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = EluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_scale = scale
         grad_fn._saved_input_scale = input_scale
@@ -6694,9 +6695,9 @@ def elu_(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs:
         self_, alpha, scale, input_scale = _arguments.bind(OVERLOADS["elu_"], (self_, alpha, scale, input_scale,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = EluBackward1(recording.collect_next_edges(self_))
+        grad_fn = EluBackward1((gradient_edge(self_),))
         grad_fn._saved_scale = scale
         grad_fn._saved_alpha = alpha
         grad_fn._saved_input_scale = input_scale
@@ -6728,8 +6729,8 @@ def hardtanh(self_=MISSING, min_val=-1, max_val=1, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
         self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs)
     result = recording.wrap(kernels.hardtanh(recording.data(self_), min_val, max_val))
-    if recording.compute_requires_grad(self_):
-        grad_fn = HardtanhBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = HardtanhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min_val = min_val
         grad_fn._saved_max_val = max_val
@@ -6753,9 +6754,9 @@ def hardtanh_(self_=MISSING, min_val=-1, max_val=1, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
         self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = HardtanhBackward0(recording.collect_next_edges(self_))
+        grad_fn = HardtanhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_min_val = min_val
         grad_fn._saved_max_val = max_val
@@ -6784,8 +6785,8 @@ def hardtanh_backward(grad_output=MISSING, self_=MISSING, min_val=MISSING, max_v
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
         grad_output, self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,), kwargs)
     result = recording.wrap(kernels.hardtanh_backward(recording.data(grad_output), recording.data(self_), min_val, max_val))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = HardtanhBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = HardtanhBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_min_val = min_val
         grad_fn._saved_max_val = max_val
@@ -6809,8 +6810,8 @@ def hardsigmoid(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs)
     result = recording.wrap(kernels.hardsigmoid(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = HardsigmoidBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = HardsigmoidBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -6832,9 +6833,9 @@ def hardsigmoid_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = HardsigmoidBackward0(recording.collect_next_edges(self_))
+        grad_fn = HardsigmoidBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -6861,8 +6862,8 @@ def hardswish(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["hardswish"], (self_,), kwargs)
     result = recording.wrap(kernels.hardswish(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = HardswishBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = HardswishBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -6884,9 +6885,9 @@ def hardswish_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["hardswish"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = HardswishBackward0(recording.collect_next_edges(self_))
+        grad_fn = HardswishBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -6913,8 +6914,8 @@ def log_sigmoid_forward(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["log_sigmoid_forward"], (self_,), kwargs)
     output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = LogSigmoidBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = LogSigmoidBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(output, grad_fn)
         recording.skip_output(buffer, grad_fn)
@@ -6937,8 +6938,8 @@ def glu(self_=MISSING, dim=-1, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, dim = _arguments.bind(OVERLOADS["glu"], (self_, dim,), kwargs)
     result = recording.wrap(kernels.glu(recording.data(self_), dim))
-    if recording.compute_requires_grad(self_):
-        grad_fn = GluBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = GluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         recording.set_history(result, grad_fn)
@@ -6961,8 +6962,8 @@ def huber_loss(self_=MISSING, target=MISSING, reduction=1, delta=1.0, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or kwargs:
         self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss"], (self_, target, reduction, delta,), kwargs)
     result = recording.wrap(kernels.huber_loss(recording.data(self_), recording.data(target), reduction, delta))
-    if recording.compute_requires_grad(self_, target):
-        grad_fn = HuberLossBackward0(recording.collect_next_edges(self_, target))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
+        grad_fn = HuberLossBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_delta = delta
@@ -7537,8 +7538,8 @@ def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
         self_, pad, value = _arguments.bind(OVERLOADS["constant_pad_nd"], (self_, pad, value,), kwargs)
     pad = recording.int_tuple(pad)
     result = recording.wrap(kernels.constant_pad_nd(recording.data(self_), pad, value))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ConstantPadNdBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ConstantPadNdBackward0((gradient_edge(self_),))
         grad_fn._saved_pad = pad
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -7560,9 +7561,9 @@ def leaky_relu_(self_=MISSING, negative_slope=0.01, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs:
         self_, negative_slope = _arguments.bind(OVERLOADS["leaky_relu_"], (self_, negative_slope,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = LeakyReluBackward1(recording.collect_next_edges(self_))
+        grad_fn = LeakyReluBackward1((gradient_edge(self_),))
         grad_fn._saved_negative_slope = negative_slope
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -7593,8 +7594,8 @@ def reflection_pad1d(self_=MISSING, padding=MISSING, **kwargs):
         self_, padding = _arguments.bind(OVERLOADS["reflection_pad1d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d(recording.data(self_), padding))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ReflectionPad1DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReflectionPad1DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
@@ -7618,8 +7619,8 @@ def reflection_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
         grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ReflectionPad1DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReflectionPad1DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -7643,8 +7644,8 @@ def reflection_pad2d(self_=MISSING, padding=MISSING, **kwargs):
         self_, padding = _arguments.bind(OVERLOADS["reflection_pad2d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d(recording.data(self_), padding))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ReflectionPad2DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReflectionPad2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
@@ -7668,8 +7669,8 @@ def reflection_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
         grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ReflectionPad2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReflectionPad2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -7693,8 +7694,8 @@ def reflection_pad3d(self_=MISSING, padding=MISSING, **kwargs):
         self_, padding = _arguments.bind(OVERLOADS["reflection_pad3d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d(recording.data(self_), padding))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ReflectionPad3DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReflectionPad3DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
@@ -7718,8 +7719,8 @@ def reflection_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
         grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ReflectionPad3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReflectionPad3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -7743,8 +7744,8 @@ def replication_pad1d(self_=MISSING, padding=MISSING, **kwargs):
         self_, padding = _arguments.bind(OVERLOADS["replication_pad1d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d(recording.data(self_), padding))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ReplicationPad1DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReplicationPad1DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
@@ -7768,8 +7769,8 @@ def replication_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
         grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad1d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ReplicationPad1DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReplicationPad1DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -7793,8 +7794,8 @@ def replication_pad2d(self_=MISSING, padding=MISSING, **kwargs):
         self_, padding = _arguments.bind(OVERLOADS["replication_pad2d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d(recording.data(self_), padding))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ReplicationPad2DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReplicationPad2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
@@ -7818,8 +7819,8 @@ def replication_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
         grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad2d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ReplicationPad2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReplicationPad2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -7843,8 +7844,8 @@ def replication_pad3d(self_=MISSING, padding=MISSING, **kwargs):
         self_, padding = _arguments.bind(OVERLOADS["replication_pad3d"], (self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d(recording.data(self_), padding))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ReplicationPad3DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReplicationPad3DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_padding = padding
         recording.set_history(result, grad_fn)
@@ -7868,8 +7869,8 @@ def replication_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
         grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad3d_backward"], (grad_output, self_, padding,), kwargs)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = ReplicationPad3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReplicationPad3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -7894,8 +7895,8 @@ def cumsum(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cumsum", cumsum, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = CumsumBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = CumsumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_dim = recording.dim(self_)
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
@@ -7919,9 +7920,9 @@ def cumsum_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
         self_, dim, dtype = _arguments.bind(OVERLOADS["cumsum"], (self_, dim, dtype,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = CumsumBackward0(recording.collect_next_edges(self_))
+        grad_fn = CumsumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_dim = recording.dim(self_)
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
@@ -7953,8 +7954,8 @@ def cumprod(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cumprod", cumprod, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = CumprodBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_numel = recording.numel(self_)
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
@@ -7979,9 +7980,9 @@ def cumprod_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
         self_, dim, dtype = _arguments.bind(OVERLOADS["cumprod"], (self_, dim, dtype,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = CumprodBackward0(recording.collect_next_edges(self_))
+        grad_fn = CumprodBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_numel = recording.numel(self_)
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
@@ -8014,9 +8015,9 @@ def sort_default(self_=MISSING, dim=-1, descending=False, *, out=None, **kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sort", sort_default, (self_, dim, descending), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort(recording.data(self_), dim, descending))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SortBackward0(recording.collect_next_edges(self_))
+        grad_fn = SortBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
@@ -8045,9 +8046,9 @@ def sort_stable(self_=MISSING, *, stable=MISSING, dim=-1, descending=False, out=
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sort", sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort_stable(recording.data(self_), stable, dim, descending))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SortBackward1(recording.collect_next_edges(self_))
+        grad_fn = SortBackward1((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
@@ -8076,9 +8077,9 @@ def topk(self_=MISSING, k=MISSING, dim=-1, largest=True, sorted=True, *, out=Non
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("topk", topk, (self_, k, dim, largest, sorted), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.topk(recording.data(self_), k, dim, largest, sorted))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = TopkBackward0(recording.collect_next_edges(self_))
+        grad_fn = TopkBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
@@ -8107,8 +8108,8 @@ def tril(self_=MISSING, diagonal=0, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tril", tril, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.tril(recording.data(self_), diagonal))
-    if recording.compute_requires_grad(self_):
-        grad_fn = TrilBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = TrilBackward0((gradient_edge(self_),))
         grad_fn._saved_diagonal = diagonal
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -8130,9 +8131,9 @@ def tril_(self_=MISSING, diagonal=0, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, diagonal = _arguments.bind(OVERLOADS["tril"], (self_, diagonal,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = TrilBackward0(recording.collect_next_edges(self_))
+        grad_fn = TrilBackward0((gradient_edge(self_),))
         grad_fn._saved_diagonal = diagonal
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -8161,8 +8162,8 @@ def triu(self_=MISSING, diagonal=0, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("triu", triu, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.triu(recording.data(self_), diagonal))
-    if recording.compute_requires_grad(self_):
-        grad_fn = TriuBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = TriuBackward0((gradient_edge(self_),))
         grad_fn._saved_diagonal = diagonal
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -8184,9 +8185,9 @@ def triu_(self_=MISSING, diagonal=0, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, diagonal = _arguments.bind(OVERLOADS["triu"], (self_, diagonal,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = TriuBackward0(recording.collect_next_edges(self_))
+        grad_fn = TriuBackward0((gradient_edge(self_),))
         grad_fn._saved_diagonal = diagonal
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -8215,8 +8216,8 @@ def log2(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log2", log2, (self_,), {}, out)
     result = recording.wrap(kernels.log2(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = Log2Backward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = Log2Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -8238,9 +8239,9 @@ def log2_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["log2"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = Log2Backward0(recording.collect_next_edges(self_))
+        grad_fn = Log2Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -8269,8 +8270,8 @@ def log10(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log10", log10, (self_,), {}, out)
     result = recording.wrap(kernels.log10(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = Log10Backward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = Log10Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -8292,9 +8293,9 @@ def log10_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["log10"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = Log10Backward0(recording.collect_next_edges(self_))
+        grad_fn = Log10Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -8323,8 +8324,8 @@ def floor(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor", floor, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.floor(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = FloorBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = FloorBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -8345,9 +8346,9 @@ def floor_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["floor"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = FloorBackward0(recording.collect_next_edges(self_))
+        grad_fn = FloorBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8375,8 +8376,8 @@ def ceil(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ceil", ceil, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.ceil(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = CeilBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = CeilBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -8397,9 +8398,9 @@ def ceil_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["ceil"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = CeilBackward0(recording.collect_next_edges(self_))
+        grad_fn = CeilBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8427,8 +8428,8 @@ def round_default(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("round", round_default, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.round(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = RoundBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RoundBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -8449,9 +8450,9 @@ def round_default_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["round"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = RoundBackward0(recording.collect_next_edges(self_))
+        grad_fn = RoundBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8479,8 +8480,8 @@ def round_decimals(self_=MISSING, *, decimals=MISSING, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("round", round_decimals, (self_,), {"decimals": decimals}, out, dtype_rule="found")
     result = recording.wrap(kernels.round_decimals(recording.data(self_), decimals))
-    if recording.compute_requires_grad(self_):
-        grad_fn = RoundBackward1(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RoundBackward1((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -8501,9 +8502,9 @@ def round_decimals_(self_=MISSING, *, decimals=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or decimals is MISSING or kwargs:
         self_, decimals = _arguments.bind(OVERLOADS["round.decimals"], (self_, decimals,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = RoundBackward1(recording.collect_next_edges(self_))
+        grad_fn = RoundBackward1((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8531,8 +8532,8 @@ def trunc(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("trunc", trunc, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.trunc(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = TruncBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = TruncBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -8553,9 +8554,9 @@ def trunc_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["trunc"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = TruncBackward0(recording.collect_next_edges(self_))
+        grad_fn = TruncBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8583,8 +8584,8 @@ def frac(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("frac", frac, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.frac(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = FracBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = FracBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -8605,9 +8606,9 @@ def frac_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["frac"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = FracBackward0(recording.collect_next_edges(self_))
+        grad_fn = FracBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8635,8 +8636,8 @@ def roll(self_=MISSING, shifts=MISSING, dims=(), **kwargs):
     shifts = recording.int_tuple(shifts)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.roll(recording.data(self_), shifts, dims))
-    if recording.compute_requires_grad(self_):
-        grad_fn = RollBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RollBackward0((gradient_edge(self_),))
         grad_fn._saved_dims = dims
         grad_fn._saved_shifts = shifts
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
@@ -8662,8 +8663,8 @@ def masked_select(self_=MISSING, mask=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("masked_select", masked_select, (self_, mask), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = MaskedSelectBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MaskedSelectBackward0((gradient_edge(self_),))
         grad_fn._saved_self_dim = recording.dim(self_)
         grad_fn._saved_mask_dim = recording.dim(mask)
         grad_fn.self_ = SavedVariable(self_, False)
@@ -8691,8 +8692,8 @@ def scatter_src(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=N
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_src, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
-    if recording.compute_requires_grad(self_, src):
-        grad_fn = ScatterBackward0(recording.collect_next_edges(self_, src))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
+        grad_fn = ScatterBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         recording.set_history(result, grad_fn)
@@ -8715,9 +8716,9 @@ def scatter_src_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwarg
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
         self_, dim, index, src = _arguments.bind(OVERLOADS["scatter.src"], (self_, dim, index, src,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, src)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None))
     if needs_grad:
-        grad_fn = ScatterBackward0(recording.collect_next_edges(self_, src))
+        grad_fn = ScatterBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
@@ -8747,8 +8748,8 @@ def scatter_value(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *, o
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_value, (self_, dim, index, value), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ScatterBackward1(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ScatterBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         recording.set_history(result, grad_fn)
@@ -8771,9 +8772,9 @@ def scatter_value_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **k
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
         self_, dim, index, value = _arguments.bind(OVERLOADS["scatter.value"], (self_, dim, index, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ScatterBackward1(recording.collect_next_edges(self_))
+        grad_fn = ScatterBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -8869,8 +8870,8 @@ def lerp_Scalar(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwarg
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Scalar, (self_, end, weight), {}, out)
     result = recording.wrap(kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
-    if recording.compute_requires_grad(self_, end):
-        grad_fn = LerpBackward0(recording.collect_next_edges(self_, end))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(end, Tensor) and (end._requires_grad or end.grad_fn is not None)):
+        grad_fn = LerpBackward0((gradient_edge(self_), gradient_edge(end)))
         grad_fn._saved_weight = weight
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, end):
@@ -8892,9 +8893,9 @@ def lerp_Scalar_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER) or kwargs:
         self_, end, weight = _arguments.bind(OVERLOADS["lerp.Scalar"], (self_, end, weight,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, end)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(end, Tensor) and (end._requires_grad or end.grad_fn is not None))
     if needs_grad:
-        grad_fn = LerpBackward0(recording.collect_next_edges(self_, end))
+        grad_fn = LerpBackward0((gradient_edge(self_), gradient_edge(end)))
         grad_fn._saved_weight = weight
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, end)
     if forward_ad:
@@ -8923,11 +8924,11 @@ def lerp_Tensor(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwarg
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Tensor, (self_, end, weight), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
-    if recording.compute_requires_grad(self_, end, weight):
-        grad_fn = LerpBackward1(recording.collect_next_edges(self_, end, weight))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(end, Tensor) and (end._requires_grad or end.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
+        grad_fn = LerpBackward1((gradient_edge(self_), gradient_edge(end), gradient_edge(weight)))
         grad_fn.weight_ = SavedVariable(weight, False)
-        grad_fn.end_ = SavedVariable(end, False) if grad_fn.should_compute_output(2) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.end_ = SavedVariable(end, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, end, weight):
         with forward_grad.computing_tangents():
@@ -8948,12 +8949,12 @@ def lerp_Tensor_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER) or kwargs:
         self_, end, weight = _arguments.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, end, weight)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(end, Tensor) and (end._requires_grad or end.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None))
     if needs_grad:
-        grad_fn = LerpBackward1(recording.collect_next_edges(self_, end, weight))
+        grad_fn = LerpBackward1((gradient_edge(self_), gradient_edge(end), gradient_edge(weight)))
         grad_fn.weight_ = SavedVariable(weight, False)
-        grad_fn.end_ = SavedVariable(end, False) if grad_fn.should_compute_output(2) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.end_ = SavedVariable(end, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, end, weight)
     if forward_ad:
         original_self = recording.original(self_)
@@ -8981,11 +8982,11 @@ def addcmul(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=Non
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addcmul", addcmul, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
-    if recording.compute_requires_grad(self_, tensor1, tensor2):
-        grad_fn = AddcmulBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
-        grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(tensor1, Tensor) and (tensor1._requires_grad or tensor1.grad_fn is not None) or isinstance(tensor2, Tensor) and (tensor2._requires_grad or tensor2.grad_fn is not None)):
+        grad_fn = AddcmulBackward0((gradient_edge(self_), gradient_edge(tensor1), gradient_edge(tensor2)))
+        grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_value = value
-        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2):
         with forward_grad.computing_tangents():
@@ -9006,12 +9007,12 @@ def addcmul_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwar
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
         self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(tensor1, Tensor) and (tensor1._requires_grad or tensor1.grad_fn is not None) or isinstance(tensor2, Tensor) and (tensor2._requires_grad or tensor2.grad_fn is not None))
     if needs_grad:
-        grad_fn = AddcmulBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
-        grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = AddcmulBackward0((gradient_edge(self_), gradient_edge(tensor1), gradient_edge(tensor2)))
+        grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_value = value
-        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2)
     if forward_ad:
         original_self = recording.original(self_)
@@ -9039,11 +9040,11 @@ def addcdiv(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=Non
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addcdiv", addcdiv, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
-    if recording.compute_requires_grad(self_, tensor1, tensor2):
-        grad_fn = AddcdivBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(tensor1, Tensor) and (tensor1._requires_grad or tensor1.grad_fn is not None) or isinstance(tensor2, Tensor) and (tensor2._requires_grad or tensor2.grad_fn is not None)):
+        grad_fn = AddcdivBackward0((gradient_edge(self_), gradient_edge(tensor1), gradient_edge(tensor2)))
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
-        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2):
         with forward_grad.computing_tangents():
@@ -9064,12 +9065,12 @@ def addcdiv_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwar
     if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
         self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, tensor1, tensor2)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(tensor1, Tensor) and (tensor1._requires_grad or tensor1.grad_fn is not None) or isinstance(tensor2, Tensor) and (tensor2._requires_grad or tensor2.grad_fn is not None))
     if needs_grad:
-        grad_fn = AddcdivBackward0(recording.collect_next_edges(self_, tensor1, tensor2))
+        grad_fn = AddcdivBackward0((gradient_edge(self_), gradient_edge(tensor1), gradient_edge(tensor2)))
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
         grad_fn._saved_value = value
-        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.tensor1_ = SavedVariable(tensor1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2)
     if forward_ad:
         original_self = recording.original(self_)
@@ -9096,8 +9097,8 @@ def var_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=Fal
         self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["var_mean.correction"], (self_, dim, correction, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.var_mean_correction(recording.data(self_), dim, correction, keepdim))
-    if recording.compute_requires_grad(self_):
-        grad_fn = VarMeanBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = VarMeanBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
@@ -9126,9 +9127,9 @@ def std_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=Fal
         self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["std_mean.correction"], (self_, dim, correction, keepdim,), kwargs)
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.std_mean_correction(recording.data(self_), dim, correction, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = StdMeanBackward0(recording.collect_next_edges(self_))
+        grad_fn = StdMeanBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
@@ -9227,8 +9228,8 @@ def remainder_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("remainder", remainder_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Scalar(recording.data(self_), other))
-    if recording.compute_requires_grad(self_):
-        grad_fn = RemainderBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RemainderBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -9249,9 +9250,9 @@ def remainder_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["remainder.Scalar"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = RemainderBackward0(recording.collect_next_edges(self_))
+        grad_fn = RemainderBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -9279,10 +9280,10 @@ def remainder_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("remainder", remainder_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = RemainderBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = RemainderBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -9303,11 +9304,11 @@ def remainder_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["remainder.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = RemainderBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = RemainderBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -9350,8 +9351,8 @@ def fmod_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Scalar(recording.data(self_), other))
-    if recording.compute_requires_grad(self_):
-        grad_fn = FmodBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = FmodBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -9372,9 +9373,9 @@ def fmod_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["fmod.Scalar"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = FmodBackward0(recording.collect_next_edges(self_))
+        grad_fn = FmodBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -9402,10 +9403,10 @@ def fmod_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = FmodBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = FmodBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -9426,11 +9427,11 @@ def fmod_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = FmodBackward1(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = FmodBackward1((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -9456,9 +9457,9 @@ def linalg_inv_ex(A=MISSING, *, check_errors=False, **kwargs):
     if not isinstance(A, Tensor) or kwargs:
         A, check_errors = _arguments.bind(OVERLOADS["linalg_inv_ex"], (A, check_errors,), kwargs)
     inverse, info = map(recording.wrap, kernels.linalg_inv_ex(recording.data(A), check_errors))
-    needs_grad = recording.compute_requires_grad(A)
+    needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgInvExBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgInvExBackward0((gradient_edge(A),))
         recording.set_history(inverse, grad_fn)
         recording.skip_output(info, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(A):
@@ -9483,9 +9484,9 @@ def linalg_solve_ex(A=MISSING, B=MISSING, *, left=True, check_errors=False, **kw
     if not isinstance(A, Tensor) or not isinstance(B, Tensor) or kwargs:
         A, B, left, check_errors = _arguments.bind(OVERLOADS["linalg_solve_ex"], (A, B, left, check_errors,), kwargs)
     result, info = map(recording.wrap, kernels.linalg_solve_ex(recording.data(A), recording.data(B), left, check_errors))
-    needs_grad = recording.compute_requires_grad(A, B)
+    needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None) or isinstance(B, Tensor) and (B._requires_grad or B.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgSolveExBackward0(recording.collect_next_edges(A, B))
+        grad_fn = LinalgSolveExBackward0((gradient_edge(A), gradient_edge(B)))
         grad_fn.A_ = SavedVariable(A, False)
         grad_fn._saved_left = left
         grad_fn._saved_B_dim = recording.dim(B)
@@ -9519,8 +9520,8 @@ def convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, pad
     dilation = recording.int_tuple(dilation)
     output_padding = recording.int_tuple(output_padding)
     result = recording.wrap(kernels.convolution(recording.data(input), recording.data(weight), recording.data(bias), stride, padding, dilation, transposed, output_padding, groups))
-    if recording.compute_requires_grad(input, weight, bias):
-        grad_fn = ConvolutionBackward0(recording.collect_next_edges(input, weight, bias))
+    if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = ConvolutionBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_stride = stride
@@ -9554,8 +9555,8 @@ def convolution_backward(grad_output=MISSING, input=MISSING, weight=MISSING, bia
     dilation = recording.int_tuple(dilation)
     output_padding = recording.int_tuple(output_padding)
     result0, result1, result2 = map(recording.wrap, kernels.convolution_backward(recording.data(grad_output), recording.data(input), recording.data(weight), bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask))
-    if recording.compute_requires_grad(grad_output, input, weight):
-        grad_fn = ConvolutionBackwardBackward0(recording.collect_next_edges(grad_output, input, weight))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
+        grad_fn = ConvolutionBackwardBackward0((gradient_edge(grad_output), gradient_edge(input), gradient_edge(weight)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.input_ = SavedVariable(input, False)
@@ -9591,9 +9592,9 @@ def max_pool2d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), paddi
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     result0, result1 = map(recording.wrap, kernels.max_pool2d_with_indices(recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = MaxPool2DWithIndicesBackward0(recording.collect_next_edges(self_))
+        grad_fn = MaxPool2DWithIndicesBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_stride = stride
@@ -9628,8 +9629,8 @@ def max_pool2d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     result = recording.wrap(kernels.max_pool2d_with_indices_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode, recording.data(indices)))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = MaxPool2DWithIndicesBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MaxPool2DWithIndicesBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -9655,8 +9656,8 @@ def avg_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), ce
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.avg_pool2d(recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AvgPool2DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AvgPool2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_stride = stride
@@ -9687,8 +9688,8 @@ def avg_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING,
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.avg_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = AvgPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AvgPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_stride = stride
         grad_fn._saved_padding = padding
@@ -9717,8 +9718,8 @@ def _adaptive_avg_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
         self_, output_size = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d"], (self_, output_size,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._adaptive_avg_pool2d(recording.data(self_), output_size))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AdaptiveAvgPool2DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AdaptiveAvgPool2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9740,8 +9741,8 @@ def _adaptive_avg_pool2d_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
         grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,), kwargs)
     result = recording.wrap(kernels._adaptive_avg_pool2d_backward(recording.data(grad_output), recording.data(self_)))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = AdaptiveAvgPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AdaptiveAvgPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_grad_output_sym_sizes = recording.sizes(grad_output)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -9765,9 +9766,9 @@ def adaptive_max_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
         self_, output_size = _arguments.bind(OVERLOADS["adaptive_max_pool2d"], (self_, output_size,), kwargs)
     output_size = recording.int_tuple(output_size)
     result0, result1 = map(recording.wrap, kernels.adaptive_max_pool2d(recording.data(self_), output_size))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = AdaptiveMaxPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = AdaptiveMaxPool2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result0, grad_fn)
         recording.skip_output(result1, grad_fn)
@@ -9793,8 +9794,8 @@ def adaptive_max_pool2d_backward(grad_output=MISSING, self_=MISSING, indices=MIS
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs:
         grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,), kwargs)
     result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = AdaptiveMaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AdaptiveMaxPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -9817,9 +9818,9 @@ def _weight_norm_interface(v=MISSING, g=MISSING, dim=0, **kwargs):
     if not isinstance(v, Tensor) or not isinstance(g, Tensor) or kwargs:
         v, g, dim = _arguments.bind(OVERLOADS["_weight_norm_interface"], (v, g, dim,), kwargs)
     result0, result1 = map(recording.wrap, kernels._weight_norm_interface(recording.data(v), recording.data(g), dim))
-    needs_grad = recording.compute_requires_grad(v, g)
+    needs_grad = _grad_state.enabled and (isinstance(v, Tensor) and (v._requires_grad or v.grad_fn is not None) or isinstance(g, Tensor) and (g._requires_grad or g.grad_fn is not None))
     if needs_grad:
-        grad_fn = WeightNormInterfaceBackward0(recording.collect_next_edges(v, g))
+        grad_fn = WeightNormInterfaceBackward0((gradient_edge(v), gradient_edge(g)))
         grad_fn.v_ = SavedVariable(v, False)
         grad_fn.g_ = SavedVariable(g, False)
         grad_fn._saved_dim = dim
@@ -9847,8 +9848,8 @@ def acos(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["acos"], (self_,), kwargs)
     result = recording.wrap(kernels.acos(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AcosBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AcosBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9870,9 +9871,9 @@ def acos_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["acos"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = AcosBackward0(recording.collect_next_edges(self_))
+        grad_fn = AcosBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -9899,8 +9900,8 @@ def asin(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["asin"], (self_,), kwargs)
     result = recording.wrap(kernels.asin(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AsinBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AsinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9922,9 +9923,9 @@ def asin_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["asin"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = AsinBackward0(recording.collect_next_edges(self_))
+        grad_fn = AsinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -9951,8 +9952,8 @@ def atan(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["atan"], (self_,), kwargs)
     result = recording.wrap(kernels.atan(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AtanBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AtanBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -9974,9 +9975,9 @@ def atan_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["atan"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = AtanBackward0(recording.collect_next_edges(self_))
+        grad_fn = AtanBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -10003,8 +10004,8 @@ def cosh(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["cosh"], (self_,), kwargs)
     result = recording.wrap(kernels.cosh(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = CoshBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = CoshBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10026,9 +10027,9 @@ def cosh_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["cosh"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = CoshBackward0(recording.collect_next_edges(self_))
+        grad_fn = CoshBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -10055,8 +10056,8 @@ def sinh(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["sinh"], (self_,), kwargs)
     result = recording.wrap(kernels.sinh(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SinhBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SinhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10078,9 +10079,9 @@ def sinh_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["sinh"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SinhBackward0(recording.collect_next_edges(self_))
+        grad_fn = SinhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -10107,8 +10108,8 @@ def acosh(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["acosh"], (self_,), kwargs)
     result = recording.wrap(kernels.acosh(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AcoshBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AcoshBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10130,8 +10131,8 @@ def asinh(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["asinh"], (self_,), kwargs)
     result = recording.wrap(kernels.asinh(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AsinhBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AsinhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10153,8 +10154,8 @@ def atanh(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["atanh"], (self_,), kwargs)
     result = recording.wrap(kernels.atanh(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AtanhBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AtanhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10176,9 +10177,9 @@ def acosh_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["acosh_"], (self_,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = AcoshBackward1(recording.collect_next_edges(self_))
+        grad_fn = AcoshBackward1((gradient_edge(self_),))
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("acosh_")
     recording.write_inplace(self_, kernels.acosh_(recording.data(self_)))
@@ -10199,9 +10200,9 @@ def asinh_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["asinh_"], (self_,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = AsinhBackward1(recording.collect_next_edges(self_))
+        grad_fn = AsinhBackward1((gradient_edge(self_),))
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("asinh_")
     recording.write_inplace(self_, kernels.asinh_(recording.data(self_)))
@@ -10222,9 +10223,9 @@ def atanh_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["atanh_"], (self_,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = AtanhBackward1(recording.collect_next_edges(self_))
+        grad_fn = AtanhBackward1((gradient_edge(self_),))
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("atanh_")
     recording.write_inplace(self_, kernels.atanh_(recording.data(self_)))
@@ -10245,9 +10246,9 @@ def exp2(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["exp2"], (self_,), kwargs)
     result = recording.wrap(kernels.exp2(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = Exp2Backward0(recording.collect_next_edges(self_))
+        grad_fn = Exp2Backward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -10271,9 +10272,9 @@ def exp2_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["exp2"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = Exp2Backward0(recording.collect_next_edges(self_))
+        grad_fn = Exp2Backward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -10302,8 +10303,8 @@ def erfc(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["erfc"], (self_,), kwargs)
     result = recording.wrap(kernels.erfc(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ErfcBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ErfcBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10325,9 +10326,9 @@ def erfc_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["erfc"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ErfcBackward0(recording.collect_next_edges(self_))
+        grad_fn = ErfcBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -10354,8 +10355,8 @@ def erfinv(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["erfinv"], (self_,), kwargs)
     result = recording.wrap(kernels.erfinv(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ErfinvBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ErfinvBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10377,9 +10378,9 @@ def erfinv_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["erfinv"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ErfinvBackward0(recording.collect_next_edges(self_))
+        grad_fn = ErfinvBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -10406,8 +10407,8 @@ def lgamma(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["lgamma"], (self_,), kwargs)
     result = recording.wrap(kernels.lgamma(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = LgammaBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = LgammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10429,9 +10430,9 @@ def lgamma_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["lgamma"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = LgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn = LgammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -10458,8 +10459,8 @@ def digamma(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["digamma"], (self_,), kwargs)
     result = recording.wrap(kernels.digamma(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = DigammaBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = DigammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -10481,9 +10482,9 @@ def digamma_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["digamma"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = DigammaBackward0(recording.collect_next_edges(self_))
+        grad_fn = DigammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -10510,8 +10511,8 @@ def polygamma(n=MISSING, self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or n is MISSING or kwargs:
         n, self_ = _arguments.bind(OVERLOADS["polygamma"], (n, self_,), kwargs)
     result = recording.wrap(kernels.polygamma(n, recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = PolygammaBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = PolygammaBackward0((gradient_edge(self_),))
         grad_fn._saved_n = n
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -10534,8 +10535,8 @@ def deg2rad(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["deg2rad"], (self_,), kwargs)
     result = recording.wrap(kernels.deg2rad(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = Deg2RadBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = Deg2RadBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -10556,9 +10557,9 @@ def deg2rad_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["deg2rad"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = Deg2RadBackward0(recording.collect_next_edges(self_))
+        grad_fn = Deg2RadBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -10584,8 +10585,8 @@ def rad2deg(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["rad2deg"], (self_,), kwargs)
     result = recording.wrap(kernels.rad2deg(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = Rad2DegBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = Rad2DegBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -10606,9 +10607,9 @@ def rad2deg_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["rad2deg"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = Rad2DegBackward0(recording.collect_next_edges(self_))
+        grad_fn = Rad2DegBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -10634,8 +10635,8 @@ def atan2(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["atan2"], (self_, other,), kwargs)
     result = recording.wrap(kernels.atan2(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = Atan2Backward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = Atan2Backward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -10658,9 +10659,9 @@ def atan2_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["atan2"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = Atan2Backward0(recording.collect_next_edges(self_, other))
+        grad_fn = Atan2Backward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
@@ -10688,11 +10689,11 @@ def hypot(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["hypot"], (self_, other,), kwargs)
     result = recording.wrap(kernels.hypot(recording.data(self_), recording.data(other)))
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = HypotBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = HypotBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -10716,11 +10717,11 @@ def hypot_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["hypot"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = HypotBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = HypotBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -10749,8 +10750,8 @@ def logaddexp(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["logaddexp"], (self_, other,), kwargs)
     result = recording.wrap(kernels.logaddexp(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = LogaddexpBackward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = LogaddexpBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -10773,8 +10774,8 @@ def logaddexp2(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["logaddexp2"], (self_, other,), kwargs)
     result = recording.wrap(kernels.logaddexp2(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = Logaddexp2Backward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = Logaddexp2Backward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -10797,9 +10798,9 @@ def nextafter(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["nextafter"], (self_, other,), kwargs)
     result = recording.wrap(kernels.nextafter(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = NextafterBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = NextafterBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -10821,10 +10822,10 @@ def nextafter_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["nextafter"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = NextafterBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn = NextafterBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn.other_ = SavedVariable(other, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -10851,10 +10852,10 @@ def ldexp_Tensor(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["ldexp.Tensor"], (self_, other,), kwargs)
     result = recording.wrap(kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = LdexpBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn = LdexpBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -10878,10 +10879,10 @@ def ldexp_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["ldexp.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = LdexpBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn = LdexpBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -10910,8 +10911,8 @@ def xlogy_Tensor(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs)
     result = recording.wrap(kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = XlogyBackward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = XlogyBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -10934,9 +10935,9 @@ def xlogy_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = XlogyBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = XlogyBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
@@ -10964,8 +10965,8 @@ def special_xlog1py_default(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["special_xlog1py"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_xlog1py(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = SpecialXlog1PyBackward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = SpecialXlog1PyBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -10988,8 +10989,8 @@ def special_entr(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["special_entr"], (self_,), kwargs)
     result = recording.wrap(kernels.special_entr(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SpecialEntrBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SpecialEntrBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -11011,9 +11012,9 @@ def special_erfcx(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["special_erfcx"], (self_,), kwargs)
     result = recording.wrap(kernels.special_erfcx(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SpecialErfcxBackward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialErfcxBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -11038,9 +11039,9 @@ def special_ndtri(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["special_ndtri"], (self_,), kwargs)
     result = recording.wrap(kernels.special_ndtri(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SpecialNdtriBackward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialNdtriBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -11064,9 +11065,9 @@ def special_log_ndtr(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["special_log_ndtr"], (self_,), kwargs)
     result = recording.wrap(kernels.special_log_ndtr(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SpecialLogNdtrBackward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialLogNdtrBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -11091,8 +11092,8 @@ def fmax(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["fmax"], (self_, other,), kwargs)
     result = recording.wrap(kernels.fmax(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = FmaxBackward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = FmaxBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -11115,8 +11116,8 @@ def fmin(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["fmin"], (self_, other,), kwargs)
     result = recording.wrap(kernels.fmin(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = FminBackward0(recording.collect_next_edges(self_, other))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = FminBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -11139,8 +11140,8 @@ def mvlgamma(self_=MISSING, p=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or p is MISSING or kwargs:
         self_, p = _arguments.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs)
     result = recording.wrap(kernels.mvlgamma(recording.data(self_), p))
-    if recording.compute_requires_grad(self_):
-        grad_fn = MvlgammaBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MvlgammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         recording.set_history(result, grad_fn)
@@ -11163,9 +11164,9 @@ def mvlgamma_(self_=MISSING, p=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or p is MISSING or kwargs:
         self_, p = _arguments.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = MvlgammaBackward0(recording.collect_next_edges(self_))
+        grad_fn = MvlgammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_p = p
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -11193,8 +11194,8 @@ def sinc(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["sinc"], (self_,), kwargs)
     result = recording.wrap(kernels.sinc(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SincBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SincBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -11216,9 +11217,9 @@ def sinc_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["sinc"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SincBackward0(recording.collect_next_edges(self_))
+        grad_fn = SincBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -11247,8 +11248,8 @@ def i0(self_=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("i0", i0, (self_,), {}, out)
     result = recording.wrap(kernels.i0(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = I0Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -11270,9 +11271,9 @@ def i0_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["i0"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = I0Backward0(recording.collect_next_edges(self_))
+        grad_fn = I0Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -11299,9 +11300,9 @@ def special_i0e(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["special_i0e"], (self_,), kwargs)
     result = recording.wrap(kernels.special_i0e(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SpecialI0EBackward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialI0EBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -11326,9 +11327,9 @@ def special_i1(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["special_i1"], (self_,), kwargs)
     result = recording.wrap(kernels.special_i1(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SpecialI1Backward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialI1Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -11353,9 +11354,9 @@ def special_i1e(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["special_i1e"], (self_,), kwargs)
     result = recording.wrap(kernels.special_i1e(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SpecialI1EBackward0(recording.collect_next_edges(self_))
+        grad_fn = SpecialI1EBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -11382,10 +11383,10 @@ def igamma(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("igamma", igamma, (self_, other), {}, out)
     result = recording.wrap(kernels.igamma(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = IgammaBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         forward_grad.not_implemented("igamma")
@@ -11404,11 +11405,11 @@ def igamma_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["igamma"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = IgammaBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = IgammaBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         forward_grad.not_implemented("igamma")
     recording.write_inplace(self_, kernels.igamma(recording.data(self_), recording.data(other)))
@@ -11431,10 +11432,10 @@ def igammac(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("igammac", igammac, (self_, other), {}, out)
     result = recording.wrap(kernels.igammac(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = IgammacBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         forward_grad.not_implemented("igammac")
@@ -11453,11 +11454,11 @@ def igammac_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["igammac"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = IgammacBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = IgammacBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         forward_grad.not_implemented("igammac")
     recording.write_inplace(self_, kernels.igammac(recording.data(self_), recording.data(other)))
@@ -11478,10 +11479,10 @@ def special_zeta_default(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["special_zeta"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_zeta(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = SpecialZetaBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = SpecialZetaBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         forward_grad.not_implemented("special_zeta")
@@ -11500,8 +11501,8 @@ def special_zeta_self_scalar(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["special_zeta.self_scalar"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_zeta_self_scalar(self_, recording.data(other)))
-    if recording.compute_requires_grad(other):
-        grad_fn = SpecialZetaBackward1(recording.collect_next_edges(other))
+    if _grad_state.enabled and (isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = SpecialZetaBackward1((gradient_edge(other),))
         grad_fn._saved_self = self_
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -11524,8 +11525,8 @@ def special_zeta_other_scalar(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["special_zeta.other_scalar"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_zeta_other_scalar(recording.data(self_), other))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SpecialZetaBackward2(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SpecialZetaBackward2((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("special_zeta.other_scalar")
@@ -11546,8 +11547,8 @@ def logit(self_=MISSING, eps=None, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logit", logit, (self_, eps), {}, out)
     result = recording.wrap(kernels.logit(recording.data(self_), eps))
-    if recording.compute_requires_grad(self_):
-        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = LogitBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_eps = eps
         recording.set_history(result, grad_fn)
@@ -11570,9 +11571,9 @@ def logit_(self_=MISSING, eps=None, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE) or kwargs:
         self_, eps = _arguments.bind(OVERLOADS["logit"], (self_, eps,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = LogitBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogitBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_eps = eps
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -11602,8 +11603,8 @@ def xlogy_Scalar_Self(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("xlogy", xlogy_Scalar_Self, (self_, other), {}, out)
     result = recording.wrap(kernels.xlogy_Scalar_Self(self_, recording.data(other)))
-    if recording.compute_requires_grad(other):
-        grad_fn = XlogyBackward1(recording.collect_next_edges(other))
+    if _grad_state.enabled and (isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = XlogyBackward1((gradient_edge(other),))
         grad_fn._saved_self = self_
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -11628,8 +11629,8 @@ def xlogy_Scalar_Other(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("xlogy", xlogy_Scalar_Other, (self_, other), {}, out)
     result = recording.wrap(kernels.xlogy_Scalar_Other(recording.data(self_), other))
-    if recording.compute_requires_grad(self_):
-        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = XlogyBackward2((gradient_edge(self_),))
         grad_fn._saved_other = other
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -11652,9 +11653,9 @@ def xlogy_Scalar_Other_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["xlogy.Scalar_Other"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = XlogyBackward2(recording.collect_next_edges(self_))
+        grad_fn = XlogyBackward2((gradient_edge(self_),))
         grad_fn._saved_other = other
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -11682,8 +11683,8 @@ def special_xlog1py_self_scalar(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["special_xlog1py.self_scalar"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_xlog1py_self_scalar(self_, recording.data(other)))
-    if recording.compute_requires_grad(other):
-        grad_fn = SpecialXlog1PyBackward1(recording.collect_next_edges(other))
+    if _grad_state.enabled and (isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = SpecialXlog1PyBackward1((gradient_edge(other),))
         grad_fn._saved_self = self_
         grad_fn.other_ = SavedVariable(other, False)
         recording.set_history(result, grad_fn)
@@ -11706,8 +11707,8 @@ def special_xlog1py_other_scalar(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["special_xlog1py.other_scalar"], (self_, other,), kwargs)
     result = recording.wrap(kernels.special_xlog1py_other_scalar(recording.data(self_), other))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SpecialXlog1PyBackward2(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SpecialXlog1PyBackward2((gradient_edge(self_),))
         grad_fn._saved_other = other
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -11730,8 +11731,8 @@ def nan_to_num(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs:
         self_, nan, posinf, neginf = _arguments.bind(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), kwargs)
     result = recording.wrap(kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
-    if recording.compute_requires_grad(self_):
-        grad_fn = NanToNumBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = NanToNumBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -11753,9 +11754,9 @@ def nan_to_num_(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs:
         self_, nan, posinf, neginf = _arguments.bind(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = NanToNumBackward0(recording.collect_next_edges(self_))
+        grad_fn = NanToNumBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -12502,8 +12503,8 @@ def diagonal(self_=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal"], (self_, offset, dim1, dim2,), kwargs)
     result = recording.as_view(self_, kernels.diagonal(recording.data(self_), offset, dim1, dim2))
-    if recording.compute_requires_grad(self_):
-        grad_fn = DiagonalBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = DiagonalBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_offset = offset
         grad_fn._saved_dim1 = dim1
@@ -12529,8 +12530,8 @@ def diagonal_backward(grad_output=MISSING, input_sizes=MISSING, offset=MISSING, 
         grad_output, input_sizes, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_backward"], (grad_output, input_sizes, offset, dim1, dim2,), kwargs)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.diagonal_backward(recording.data(grad_output), input_sizes, offset, dim1, dim2))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = DiagonalBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = DiagonalBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_offset = offset
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
@@ -12554,8 +12555,8 @@ def diag_embed(self_=MISSING, offset=0, dim1=-2, dim2=-1, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diag_embed"], (self_, offset, dim1, dim2,), kwargs)
     result = recording.wrap(kernels.diag_embed(recording.data(self_), offset, dim1, dim2))
-    if recording.compute_requires_grad(self_):
-        grad_fn = DiagEmbedBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = DiagEmbedBackward0((gradient_edge(self_),))
         grad_fn._saved_offset = offset
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
@@ -12579,9 +12580,9 @@ def diagonal_scatter(self_=MISSING, src=MISSING, offset=0, dim1=0, dim2=1, **kwa
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
         self_, src, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_scatter"], (self_, src, offset, dim1, dim2,), kwargs)
     result = recording.wrap(kernels.diagonal_scatter(recording.data(self_), recording.data(src), offset, dim1, dim2))
-    if recording.compute_requires_grad(self_, src):
-        grad_fn = DiagonalScatterBackward0(recording.collect_next_edges(self_, src))
-        grad_fn.src_ = SavedVariable(src, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
+        grad_fn = DiagonalScatterBackward0((gradient_edge(self_), gradient_edge(src)))
+        grad_fn.src_ = SavedVariable(src, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_offset = offset
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
@@ -12605,8 +12606,8 @@ def trace(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["trace"], (self_,), kwargs)
     result = recording.wrap(kernels.trace(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = TraceBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = TraceBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -12629,8 +12630,8 @@ def rot90(self_=MISSING, k=1, dims=(0, 1), **kwargs):
         self_, k, dims = _arguments.bind(OVERLOADS["rot90"], (self_, k, dims,), kwargs)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.rot90(recording.data(self_), k, dims))
-    if recording.compute_requires_grad(self_):
-        grad_fn = Rot90Backward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = Rot90Backward0((gradient_edge(self_),))
         grad_fn._saved_k = k
         grad_fn._saved_dims = dims
         recording.set_history(result, grad_fn)
@@ -12653,8 +12654,8 @@ def unfold(self_=MISSING, dimension=MISSING, size=MISSING, step=MISSING, **kwarg
     if not isinstance(self_, Tensor) or dimension is MISSING or size is MISSING or step is MISSING or kwargs:
         self_, dimension, size, step = _arguments.bind(OVERLOADS["unfold"], (self_, dimension, size, step,), kwargs)
     result = recording.as_view(self_, kernels.unfold(recording.data(self_), dimension, size, step))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UnfoldBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UnfoldBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dimension = dimension
         grad_fn._saved_size = size
@@ -12680,8 +12681,8 @@ def unfold_backward(grad_in=MISSING, input_sizes=MISSING, dim=MISSING, size=MISS
         grad_in, input_sizes, dim, size, step = _arguments.bind(OVERLOADS["unfold_backward"], (grad_in, input_sizes, dim, size, step,), kwargs)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.unfold_backward(recording.data(grad_in), input_sizes, dim, size, step))
-    if recording.compute_requires_grad(grad_in):
-        grad_fn = UnfoldBackwardBackward0(recording.collect_next_edges(grad_in))
+    if _grad_state.enabled and (isinstance(grad_in, Tensor) and (grad_in._requires_grad or grad_in.grad_fn is not None)):
+        grad_fn = UnfoldBackwardBackward0((gradient_edge(grad_in),))
         grad_fn._saved_dim = dim
         grad_fn._saved_size = size
         grad_fn._saved_step = step
@@ -12707,8 +12708,8 @@ def narrow_copy(self_=MISSING, dim=MISSING, start=MISSING, length=MISSING, *, ou
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("narrow_copy", narrow_copy, (self_, dim, start, length), {}, out, dtype_rule="expected_true")
     result = recording.wrap(kernels.narrow_copy(recording.data(self_), dim, start, length))
-    if recording.compute_requires_grad(self_):
-        grad_fn = NarrowCopyBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = NarrowCopyBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
@@ -12733,9 +12734,9 @@ def select_scatter(self_=MISSING, src=MISSING, dim=MISSING, index=MISSING, **kwa
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or dim is MISSING or index is MISSING or kwargs:
         self_, src, dim, index = _arguments.bind(OVERLOADS["select_scatter"], (self_, src, dim, index,), kwargs)
     result = recording.wrap(kernels.select_scatter(recording.data(self_), recording.data(src), dim, index))
-    if recording.compute_requires_grad(self_, src):
-        grad_fn = SelectScatterBackward0(recording.collect_next_edges(self_, src))
-        grad_fn.src_ = SavedVariable(src, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
+        grad_fn = SelectScatterBackward0((gradient_edge(self_), gradient_edge(src)))
+        grad_fn.src_ = SavedVariable(src, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
         recording.set_history(result, grad_fn)
@@ -12760,9 +12761,9 @@ def slice_scatter(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("slice_scatter", slice_scatter, (self_, src, dim, start, end, step), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.slice_scatter(recording.data(self_), recording.data(src), dim, start, end, step))
-    if recording.compute_requires_grad(self_, src):
-        grad_fn = SliceScatterBackward0(recording.collect_next_edges(self_, src))
-        grad_fn.src_ = SavedVariable(src, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
+        grad_fn = SliceScatterBackward0((gradient_edge(self_), gradient_edge(src)))
+        grad_fn.src_ = SavedVariable(src, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
         grad_fn._saved_end = end
@@ -12787,9 +12788,9 @@ def t_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["t_"], (self_,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = TBackward1(recording.collect_next_edges(self_))
+        grad_fn = TBackward1((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -12815,9 +12816,9 @@ def transpose_(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs:
         self_, dim0, dim1 = _arguments.bind(OVERLOADS["transpose_"], (self_, dim0, dim1,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = TransposeBackward1(recording.collect_next_edges(self_))
+        grad_fn = TransposeBackward1((gradient_edge(self_),))
         grad_fn._saved_dim0 = dim0
         grad_fn._saved_dim1 = dim1
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -12845,9 +12846,9 @@ def unsqueeze_(self_=MISSING, dim=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
         self_, dim = _arguments.bind(OVERLOADS["unsqueeze_"], (self_, dim,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = UnsqueezeBackward1(recording.collect_next_edges(self_))
+        grad_fn = UnsqueezeBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -12875,8 +12876,8 @@ def _reshape_copy(self_=MISSING, size=MISSING, **kwargs):
         self_, size = _arguments.bind(OVERLOADS["_reshape_copy"], (self_, size,), kwargs)
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._reshape_copy(recording.data(self_), size))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ReshapeCopyBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReshapeCopyBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -12898,8 +12899,8 @@ def unsafe_split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
     if not isinstance(self_, Tensor) or split_size is MISSING or kwargs:
         self_, split_size, dim = _arguments.bind(OVERLOADS["unsafe_split.Tensor"], (self_, split_size, dim,), kwargs)
     result = [recording.wrap(a) for a in kernels.unsafe_split_Tensor(recording.data(self_), split_size, dim)]
-    if recording.compute_requires_grad(self_):
-        grad_fn = UnsafeSplitBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UnsafeSplitBackward0((gradient_edge(self_),))
         grad_fn._saved_split_size = split_size
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
@@ -12925,8 +12926,8 @@ def unsafe_split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs)
         self_, split_sizes, dim = _arguments.bind(OVERLOADS["unsafe_split_with_sizes"], (self_, split_sizes, dim,), kwargs)
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.wrap(a) for a in kernels.unsafe_split_with_sizes(recording.data(self_), split_sizes, dim)]
-    if recording.compute_requires_grad(self_):
-        grad_fn = UnsafeSplitWithSizesBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UnsafeSplitWithSizesBackward0((gradient_edge(self_),))
         grad_fn._saved_split_sizes = split_sizes
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
@@ -12951,8 +12952,8 @@ def index_fill_int_Scalar(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
         self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs)
     result = recording.wrap(kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
-    if recording.compute_requires_grad(self_):
-        grad_fn = IndexFillBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = IndexFillBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         recording.set_history(result, grad_fn)
@@ -12975,9 +12976,9 @@ def index_fill_int_Scalar_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
         self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = IndexFillBackward0(recording.collect_next_edges(self_))
+        grad_fn = IndexFillBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -13005,8 +13006,8 @@ def index_fill_int_Tensor(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs:
         self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs)
     result = recording.wrap(kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
-    if recording.compute_requires_grad(self_, value):
-        grad_fn = IndexFillBackward1(recording.collect_next_edges(self_, value))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None)):
+        grad_fn = IndexFillBackward1((gradient_edge(self_), gradient_edge(value)))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         recording.set_history(result, grad_fn)
@@ -13029,9 +13030,9 @@ def index_fill_int_Tensor_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs:
         self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, value)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None))
     if needs_grad:
-        grad_fn = IndexFillBackward1(recording.collect_next_edges(self_, value))
+        grad_fn = IndexFillBackward1((gradient_edge(self_), gradient_edge(value)))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
@@ -13061,12 +13062,12 @@ def index_copy(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, out
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_copy", index_copy, (self_, dim, index, source), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_copy(recording.data(self_), dim, recording.data(index), recording.data(source)))
-    if recording.compute_requires_grad(self_, source):
-        grad_fn = IndexCopyBackward0(recording.collect_next_edges(self_, source))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None)):
+        grad_fn = IndexCopyBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn._saved_source_dim = recording.dim(source)
-        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, source):
         with forward_grad.computing_tangents():
@@ -13087,13 +13088,13 @@ def index_copy_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, **kwa
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or kwargs:
         self_, dim, index, source = _arguments.bind(OVERLOADS["index_copy"], (self_, dim, index, source,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, source)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
     if needs_grad:
-        grad_fn = IndexCopyBackward0(recording.collect_next_edges(self_, source))
+        grad_fn = IndexCopyBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn._saved_source_dim = recording.dim(source)
-        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
     if forward_ad:
         original_self = recording.original(self_)
@@ -13119,9 +13120,9 @@ def median_default(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["median"], (self_,), kwargs)
     result = recording.wrap(kernels.median(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = MedianBackward0(recording.collect_next_edges(self_))
+        grad_fn = MedianBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -13146,9 +13147,9 @@ def nanmedian_default(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["nanmedian"], (self_,), kwargs)
     result = recording.wrap(kernels.nanmedian(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = NanmedianBackward0(recording.collect_next_edges(self_))
+        grad_fn = NanmedianBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -13175,9 +13176,9 @@ def median_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("median", median_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
     values, indices = map(recording.wrap, kernels.median_dim(recording.data(self_), dim, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = MedianBackward1(recording.collect_next_edges(self_))
+        grad_fn = MedianBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -13207,9 +13208,9 @@ def nanmedian_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwar
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("nanmedian", nanmedian_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
     values, indices = map(recording.wrap, kernels.nanmedian_dim(recording.data(self_), dim, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = NanmedianBackward1(recording.collect_next_edges(self_))
+        grad_fn = NanmedianBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -13239,9 +13240,9 @@ def kthvalue(self_=MISSING, k=MISSING, dim=-1, keepdim=False, *, out=None, **kwa
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("kthvalue", kthvalue, (self_, k, dim, keepdim), {}, out, 2, dtype_rule="kthvalue")
     values, indices = map(recording.wrap, kernels.kthvalue(recording.data(self_), k, dim, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = KthvalueBackward0(recording.collect_next_edges(self_))
+        grad_fn = KthvalueBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -13271,9 +13272,9 @@ def cummax(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cummax", cummax, (self_, dim), {}, out, 2, dtype_rule="scan")
     values, indices = map(recording.wrap, kernels.cummax(recording.data(self_), dim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = CummaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = CummaxBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
@@ -13302,9 +13303,9 @@ def cummin(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cummin", cummin, (self_, dim), {}, out, 2, dtype_rule="scan")
     values, indices = map(recording.wrap, kernels.cummin(recording.data(self_), dim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = CumminBackward0(recording.collect_next_edges(self_))
+        grad_fn = CumminBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
@@ -13334,8 +13335,8 @@ def nansum(self_=MISSING, dim=None, keepdim=False, *, dtype=None, out=None, **kw
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("nansum", nansum, (self_, dim, keepdim), {"dtype": dtype}, out)
     result = recording.wrap(kernels.nansum(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = NansumBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = NansumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
@@ -13393,8 +13394,8 @@ def take(self_=MISSING, index=MISSING, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("take", take, (self_, index), {}, out, dtype_rule="take")
     result = recording.wrap(kernels.take(recording.data(self_), recording.data(index)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = TakeBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = TakeBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.index_ = SavedVariable(index, False)
         recording.set_history(result, grad_fn)
@@ -13417,11 +13418,11 @@ def put(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwargs
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs:
         self_, index, source, accumulate = _arguments.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs)
     result = recording.wrap(kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
-    if recording.compute_requires_grad(self_, source):
-        grad_fn = PutBackward0(recording.collect_next_edges(self_, source))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None)):
+        grad_fn = PutBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_accumulate = accumulate
         grad_fn.index_ = SavedVariable(index, False)
-        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_source_sym_sizes = recording.sizes(source)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, source):
@@ -13443,12 +13444,12 @@ def put_(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwarg
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs:
         self_, index, source, accumulate = _arguments.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, source)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
     if needs_grad:
-        grad_fn = PutBackward0(recording.collect_next_edges(self_, source))
+        grad_fn = PutBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_accumulate = accumulate
         grad_fn.index_ = SavedVariable(index, False)
-        grad_fn.source_ = SavedVariable(source, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn.source_ = SavedVariable(source, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_source_sym_sizes = recording.sizes(source)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
     if forward_ad:
@@ -13475,9 +13476,9 @@ def dist(self_=MISSING, other=MISSING, p=2, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or not isinstance(p, NUMBER) or kwargs:
         self_, other, p = _arguments.bind(OVERLOADS["dist"], (self_, other, p,), kwargs)
     result = recording.wrap(kernels.dist(recording.data(self_), recording.data(other), p))
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = DistBackward0(recording.collect_next_edges(self_, other))
+        grad_fn = DistBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.other_ = SavedVariable(other, False)
         grad_fn._saved_p = p
@@ -13549,11 +13550,11 @@ def copysign_Tensor(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["copysign.Tensor"], (self_, other,), kwargs)
     result = recording.wrap(kernels.copysign_Tensor(recording.data(self_), recording.data(other)))
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = CopysignBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = CopysignBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -13577,11 +13578,11 @@ def copysign_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["copysign.Tensor"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, other)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
-        grad_fn = CopysignBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn = CopysignBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -13610,9 +13611,9 @@ def copysign_Scalar(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["copysign.Scalar"], (self_, other,), kwargs)
     result = recording.wrap(kernels.copysign_Scalar(recording.data(self_), other))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = CopysignBackward1(recording.collect_next_edges(self_))
+        grad_fn = CopysignBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -13637,9 +13638,9 @@ def copysign_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["copysign.Scalar"], (self_, other,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = CopysignBackward1(recording.collect_next_edges(self_))
+        grad_fn = CopysignBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -13669,8 +13670,8 @@ def sgn(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs)
     result = recording.wrap(kernels.sgn(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SgnBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SgnBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -13691,9 +13692,9 @@ def sgn_(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = SgnBackward0(recording.collect_next_edges(self_))
+        grad_fn = SgnBackward0((gradient_edge(self_),))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -13719,9 +13720,9 @@ def logcumsumexp(self_=MISSING, dim=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
         self_, dim = _arguments.bind(OVERLOADS["logcumsumexp"], (self_, dim,), kwargs)
     result = recording.wrap(kernels.logcumsumexp(recording.data(self_), dim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = LogcumsumexpBackward0(recording.collect_next_edges(self_))
+        grad_fn = LogcumsumexpBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         recording.set_history(result, grad_fn)
@@ -13747,8 +13748,8 @@ def masked_scatter(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs:
         self_, mask, source = _arguments.bind(OVERLOADS["masked_scatter"], (self_, mask, source,), kwargs)
     result = recording.wrap(kernels.masked_scatter(recording.data(self_), recording.data(mask), recording.data(source)))
-    if recording.compute_requires_grad(self_, source):
-        grad_fn = MaskedScatterBackward0(recording.collect_next_edges(self_, source))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None)):
+        grad_fn = MaskedScatterBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn._saved_source_sym_sizes = recording.sizes(source)
         recording.set_history(result, grad_fn)
@@ -13771,9 +13772,9 @@ def masked_scatter_(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs:
         self_, mask, source = _arguments.bind(OVERLOADS["masked_scatter"], (self_, mask, source,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, source)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
     if needs_grad:
-        grad_fn = MaskedScatterBackward0(recording.collect_next_edges(self_, source))
+        grad_fn = MaskedScatterBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn._saved_source_sym_sizes = recording.sizes(source)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
@@ -13801,8 +13802,8 @@ def angle(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["angle"], (self_,), kwargs)
     result = recording.wrap(kernels.angle(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AngleBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AngleBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -13823,9 +13824,9 @@ def frexp_Tensor(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["frexp.Tensor"], (self_,), kwargs)
     mantissa, exponent = map(recording.wrap, kernels.frexp_Tensor(recording.data(self_)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = FrexpBackward0(recording.collect_next_edges(self_))
+        grad_fn = FrexpBackward0((gradient_edge(self_),))
         recording.set_history(mantissa, grad_fn)
         recording.skip_output(exponent, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -13850,12 +13851,12 @@ def addmv(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs)
     if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, mat, vec, beta, alpha = _arguments.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs)
     result = recording.wrap(kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
-    if recording.compute_requires_grad(self_, mat, vec):
-        grad_fn = AddmvBackward0(recording.collect_next_edges(self_, mat, vec))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat, Tensor) and (mat._requires_grad or mat.grad_fn is not None) or isinstance(vec, Tensor) and (vec._requires_grad or vec.grad_fn is not None)):
+        grad_fn = AddmvBackward0((gradient_edge(self_), gradient_edge(mat), gradient_edge(vec)))
         grad_fn._saved_beta = beta
-        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.mat_ = SavedVariable(mat, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.mat_ = SavedVariable(mat, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, mat, vec):
         with forward_grad.computing_tangents():
@@ -13876,13 +13877,13 @@ def addmv_(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs
     if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, mat, vec, beta, alpha = _arguments.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, mat, vec)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat, Tensor) and (mat._requires_grad or mat.grad_fn is not None) or isinstance(vec, Tensor) and (vec._requires_grad or vec.grad_fn is not None))
     if needs_grad:
-        grad_fn = AddmvBackward0(recording.collect_next_edges(self_, mat, vec))
+        grad_fn = AddmvBackward0((gradient_edge(self_), gradient_edge(mat), gradient_edge(vec)))
         grad_fn._saved_beta = beta
-        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.vec_ = SavedVariable(vec, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.mat_ = SavedVariable(mat, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.mat_ = SavedVariable(mat, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, mat, vec)
     if forward_ad:
         original_self = recording.original(self_)
@@ -13908,12 +13909,12 @@ def addr(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs
     if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, vec1, vec2, beta, alpha = _arguments.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs)
     result = recording.wrap(kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
-    if recording.compute_requires_grad(self_, vec1, vec2):
-        grad_fn = AddrBackward0(recording.collect_next_edges(self_, vec1, vec2))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(vec1, Tensor) and (vec1._requires_grad or vec1.grad_fn is not None) or isinstance(vec2, Tensor) and (vec2._requires_grad or vec2.grad_fn is not None)):
+        grad_fn = AddrBackward0((gradient_edge(self_), gradient_edge(vec1), gradient_edge(vec2)))
         grad_fn._saved_beta = beta
-        grad_fn.vec2_ = SavedVariable(vec2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.vec2_ = SavedVariable(vec2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.vec1_ = SavedVariable(vec1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.vec1_ = SavedVariable(vec1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, vec1, vec2):
         with forward_grad.computing_tangents():
@@ -13934,13 +13935,13 @@ def addr_(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwarg
     if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, vec1, vec2, beta, alpha = _arguments.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, vec1, vec2)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(vec1, Tensor) and (vec1._requires_grad or vec1.grad_fn is not None) or isinstance(vec2, Tensor) and (vec2._requires_grad or vec2.grad_fn is not None))
     if needs_grad:
-        grad_fn = AddrBackward0(recording.collect_next_edges(self_, vec1, vec2))
+        grad_fn = AddrBackward0((gradient_edge(self_), gradient_edge(vec1), gradient_edge(vec2)))
         grad_fn._saved_beta = beta
-        grad_fn.vec2_ = SavedVariable(vec2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.vec2_ = SavedVariable(vec2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.vec1_ = SavedVariable(vec1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.vec1_ = SavedVariable(vec1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, vec1, vec2)
     if forward_ad:
         original_self = recording.original(self_)
@@ -13966,12 +13967,12 @@ def baddbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, *
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs)
     result = recording.wrap(kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
-    if recording.compute_requires_grad(self_, batch1, batch2):
-        grad_fn = BaddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(batch1, Tensor) and (batch1._requires_grad or batch1.grad_fn is not None) or isinstance(batch2, Tensor) and (batch2._requires_grad or batch2.grad_fn is not None)):
+        grad_fn = BaddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
         grad_fn._saved_beta = beta
-        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2):
         with forward_grad.computing_tangents():
@@ -13992,13 +13993,13 @@ def baddbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, 
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, batch1, batch2)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(batch1, Tensor) and (batch1._requires_grad or batch1.grad_fn is not None) or isinstance(batch2, Tensor) and (batch2._requires_grad or batch2.grad_fn is not None))
     if needs_grad:
-        grad_fn = BaddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn = BaddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
         grad_fn._saved_beta = beta
-        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2)
     if forward_ad:
         original_self = recording.original(self_)
@@ -14024,14 +14025,14 @@ def addbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs)
     result = recording.wrap(kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
-    if recording.compute_requires_grad(self_, batch1, batch2):
-        grad_fn = AddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(batch1, Tensor) and (batch1._requires_grad or batch1.grad_fn is not None) or isinstance(batch2, Tensor) and (batch2._requires_grad or batch2.grad_fn is not None)):
+        grad_fn = AddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
         grad_fn._saved_beta = beta
         grad_fn._saved_batch1_sym_sizes = recording.sizes(batch1)
         grad_fn._saved_batch2_sym_sizes = recording.sizes(batch2)
-        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2):
         with forward_grad.computing_tangents():
@@ -14052,15 +14053,15 @@ def addbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, *
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
         self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, batch1, batch2)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(batch1, Tensor) and (batch1._requires_grad or batch1.grad_fn is not None) or isinstance(batch2, Tensor) and (batch2._requires_grad or batch2.grad_fn is not None))
     if needs_grad:
-        grad_fn = AddbmmBackward0(recording.collect_next_edges(self_, batch1, batch2))
+        grad_fn = AddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
         grad_fn._saved_beta = beta
         grad_fn._saved_batch1_sym_sizes = recording.sizes(batch1)
         grad_fn._saved_batch2_sym_sizes = recording.sizes(batch2)
-        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
-        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn.should_compute_output(2) else NOT_SAVED
+        grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2)
     if forward_ad:
         original_self = recording.original(self_)
@@ -14086,10 +14087,10 @@ def vdot(self_=MISSING, other=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other = _arguments.bind(OVERLOADS["vdot"], (self_, other,), kwargs)
     result = recording.wrap(kernels.vdot(recording.data(self_), recording.data(other)))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = VdotBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = VdotBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -14110,9 +14111,9 @@ def _linalg_det(A=MISSING, **kwargs):
     if not isinstance(A, Tensor) or kwargs:
         (A,) = _arguments.bind(OVERLOADS["_linalg_det"], (A,), kwargs)
     result, LU, pivots = map(recording.wrap, kernels._linalg_det(recording.data(A)))
-    needs_grad = recording.compute_requires_grad(A)
+    needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgDetBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgDetBackward0((gradient_edge(A),))
         grad_fn.A_ = SavedVariable(A, False)
         recording.set_history(result, grad_fn)
         recording.skip_output(LU, grad_fn)
@@ -14141,9 +14142,9 @@ def _linalg_slogdet(A=MISSING, **kwargs):
     if not isinstance(A, Tensor) or kwargs:
         (A,) = _arguments.bind(OVERLOADS["_linalg_slogdet"], (A,), kwargs)
     sign, logabsdet, LU, pivots = map(recording.wrap, kernels._linalg_slogdet(recording.data(A)))
-    needs_grad = recording.compute_requires_grad(A)
+    needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgSlogdetBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgSlogdetBackward0((gradient_edge(A),))
         grad_fn.A_ = SavedVariable(A, False)
         recording.set_history(sign, grad_fn)
         recording.set_history(logabsdet, grad_fn)
@@ -14173,9 +14174,9 @@ def linalg_cholesky_ex(self_=MISSING, *, upper=False, check_errors=False, **kwar
     if not isinstance(self_, Tensor) or kwargs:
         self_, upper, check_errors = _arguments.bind(OVERLOADS["linalg_cholesky_ex"], (self_, upper, check_errors,), kwargs)
     L, info = map(recording.wrap, kernels.linalg_cholesky_ex(recording.data(self_), upper, check_errors))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgCholeskyExBackward0(recording.collect_next_edges(self_))
+        grad_fn = LinalgCholeskyExBackward0((gradient_edge(self_),))
         grad_fn._saved_upper = upper
         recording.set_history(L, grad_fn)
         recording.skip_output(info, grad_fn)
@@ -14201,9 +14202,9 @@ def cholesky_solve(self_=MISSING, input2=MISSING, upper=False, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(input2, Tensor) or kwargs:
         self_, input2, upper = _arguments.bind(OVERLOADS["cholesky_solve"], (self_, input2, upper,), kwargs)
     result = recording.wrap(kernels.cholesky_solve(recording.data(self_), recording.data(input2), upper))
-    needs_grad = recording.compute_requires_grad(self_, input2)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(input2, Tensor) and (input2._requires_grad or input2.grad_fn is not None))
     if needs_grad:
-        grad_fn = CholeskySolveBackward0(recording.collect_next_edges(self_, input2))
+        grad_fn = CholeskySolveBackward0((gradient_edge(self_), gradient_edge(input2)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.input2_ = SavedVariable(input2, False)
         grad_fn._saved_upper = upper
@@ -14230,9 +14231,9 @@ def linalg_solve_triangular(self_=MISSING, B=MISSING, *, upper=MISSING, left=Tru
     if not isinstance(self_, Tensor) or not isinstance(B, Tensor) or upper is MISSING or kwargs:
         self_, B, upper, left, unitriangular = _arguments.bind(OVERLOADS["linalg_solve_triangular"], (self_, B, upper, left, unitriangular,), kwargs)
     result = recording.wrap(kernels.linalg_solve_triangular(recording.data(self_), recording.data(B), upper, left, unitriangular))
-    needs_grad = recording.compute_requires_grad(self_, B)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(B, Tensor) and (B._requires_grad or B.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgSolveTriangularBackward0(recording.collect_next_edges(self_, B))
+        grad_fn = LinalgSolveTriangularBackward0((gradient_edge(self_), gradient_edge(B)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_upper = upper
         grad_fn._saved_left = left
@@ -14260,9 +14261,9 @@ def triangular_solve(self_=MISSING, A=MISSING, upper=True, transpose=False, unit
     if not isinstance(self_, Tensor) or not isinstance(A, Tensor) or kwargs:
         self_, A, upper, transpose, unitriangular = _arguments.bind(OVERLOADS["triangular_solve"], (self_, A, upper, transpose, unitriangular,), kwargs)
     solution, cloned_coefficient = map(recording.wrap, kernels.triangular_solve(recording.data(self_), recording.data(A), upper, transpose, unitriangular))
-    needs_grad = recording.compute_requires_grad(self_, A)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
-        grad_fn = TriangularSolveBackward0(recording.collect_next_edges(self_, A))
+        grad_fn = TriangularSolveBackward0((gradient_edge(self_), gradient_edge(A)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.A_ = SavedVariable(A, False)
         grad_fn._saved_upper = upper
@@ -14292,9 +14293,9 @@ def linalg_lu_solve(LU=MISSING, pivots=MISSING, B=MISSING, *, left=True, adjoint
     if not isinstance(LU, Tensor) or not isinstance(pivots, Tensor) or not isinstance(B, Tensor) or kwargs:
         LU, pivots, B, left, adjoint = _arguments.bind(OVERLOADS["linalg_lu_solve"], (LU, pivots, B, left, adjoint,), kwargs)
     result = recording.wrap(kernels.linalg_lu_solve(recording.data(LU), recording.data(pivots), recording.data(B), left, adjoint))
-    needs_grad = recording.compute_requires_grad(LU, B)
+    needs_grad = _grad_state.enabled and (isinstance(LU, Tensor) and (LU._requires_grad or LU.grad_fn is not None) or isinstance(B, Tensor) and (B._requires_grad or B.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgLuSolveBackward0(recording.collect_next_edges(LU, B))
+        grad_fn = LinalgLuSolveBackward0((gradient_edge(LU), gradient_edge(B)))
         grad_fn.LU_ = SavedVariable(LU, False)
         grad_fn.pivots_ = SavedVariable(pivots, False)
         grad_fn._saved_left = left
@@ -14322,9 +14323,9 @@ def linalg_lu_factor_ex(A=MISSING, *, pivot=True, check_errors=False, **kwargs):
     if not isinstance(A, Tensor) or kwargs:
         A, pivot, check_errors = _arguments.bind(OVERLOADS["linalg_lu_factor_ex"], (A, pivot, check_errors,), kwargs)
     LU, pivots, info = map(recording.wrap, kernels.linalg_lu_factor_ex(recording.data(A), pivot, check_errors))
-    needs_grad = recording.compute_requires_grad(A)
+    needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgLuFactorExBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgLuFactorExBackward0((gradient_edge(A),))
         grad_fn._saved_pivot = pivot
         recording.set_history(LU, grad_fn)
         recording.skip_output(pivots, grad_fn)
@@ -14352,9 +14353,9 @@ def linalg_lu(A=MISSING, *, pivot=True, **kwargs):
     if not isinstance(A, Tensor) or kwargs:
         A, pivot = _arguments.bind(OVERLOADS["linalg_lu"], (A, pivot,), kwargs)
     P, L, U = map(recording.wrap, kernels.linalg_lu(recording.data(A), pivot))
-    needs_grad = recording.compute_requires_grad(A)
+    needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgLuBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgLuBackward0((gradient_edge(A),))
         grad_fn._saved_pivot = pivot
         recording.skip_output(P, grad_fn)
         recording.set_history(L, grad_fn)
@@ -14383,8 +14384,8 @@ def lu_unpack(LU_data=MISSING, LU_pivots=MISSING, unpack_data=True, unpack_pivot
     if not isinstance(LU_data, Tensor) or not isinstance(LU_pivots, Tensor) or kwargs:
         LU_data, LU_pivots, unpack_data, unpack_pivots = _arguments.bind(OVERLOADS["lu_unpack"], (LU_data, LU_pivots, unpack_data, unpack_pivots,), kwargs)
     P, L, U = map(recording.wrap, kernels.lu_unpack(recording.data(LU_data), recording.data(LU_pivots), unpack_data, unpack_pivots))
-    if recording.compute_requires_grad(LU_data):
-        grad_fn = LuUnpackBackward0(recording.collect_next_edges(LU_data))
+    if _grad_state.enabled and (isinstance(LU_data, Tensor) and (LU_data._requires_grad or LU_data.grad_fn is not None)):
+        grad_fn = LuUnpackBackward0((gradient_edge(LU_data),))
         grad_fn._saved_LU_data_sym_sizes = recording.sizes(LU_data)
         recording.skip_output(P, grad_fn)
         recording.set_history(L, grad_fn)
@@ -14408,9 +14409,9 @@ def _linalg_svd(A=MISSING, full_matrices=False, compute_uv=True, *, driver=None,
     if not isinstance(A, Tensor) or kwargs:
         A, full_matrices, compute_uv, driver = _arguments.bind(OVERLOADS["_linalg_svd"], (A, full_matrices, compute_uv, driver,), kwargs)
     U, S, Vh = map(recording.wrap, kernels._linalg_svd(recording.data(A), full_matrices, compute_uv, driver))
-    needs_grad = recording.compute_requires_grad(A)
+    needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgSvdBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgSvdBackward0((gradient_edge(A),))
         grad_fn._saved_full_matrices = full_matrices
         recording.set_history(U, grad_fn)
         recording.set_history(S, grad_fn)
@@ -14439,9 +14440,9 @@ def _linalg_eigh(A=MISSING, UPLO="L", compute_v=True, **kwargs):
     if not isinstance(A, Tensor) or kwargs:
         A, UPLO, compute_v = _arguments.bind(OVERLOADS["_linalg_eigh"], (A, UPLO, compute_v,), kwargs)
     eigenvalues, eigenvectors = map(recording.wrap, kernels._linalg_eigh(recording.data(A), UPLO, compute_v))
-    needs_grad = recording.compute_requires_grad(A)
+    needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgEighBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgEighBackward0((gradient_edge(A),))
         recording.set_history(eigenvalues, grad_fn)
         recording.set_history(eigenvectors, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(A):
@@ -14467,9 +14468,9 @@ def linalg_qr(A=MISSING, mode="reduced", **kwargs):
     if not isinstance(A, Tensor) or kwargs:
         A, mode = _arguments.bind(OVERLOADS["linalg_qr"], (A, mode,), kwargs)
     Q, R = map(recording.wrap, kernels.linalg_qr(recording.data(A), mode))
-    needs_grad = recording.compute_requires_grad(A)
+    needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgQrBackward0(recording.collect_next_edges(A))
+        grad_fn = LinalgQrBackward0((gradient_edge(A),))
         grad_fn._saved_mode = mode
         recording.set_history(Q, grad_fn)
         recording.set_history(R, grad_fn)
@@ -14496,8 +14497,8 @@ def linalg_matrix_exp(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["linalg_matrix_exp"], (self_,), kwargs)
     result = recording.wrap(kernels.linalg_matrix_exp(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = LinalgMatrixExpBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = LinalgMatrixExpBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -14519,11 +14520,11 @@ def linalg_cross(self_=MISSING, other=MISSING, *, dim=-1, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
         self_, other, dim = _arguments.bind(OVERLOADS["linalg_cross"], (self_, other, dim,), kwargs)
     result = recording.wrap(kernels.linalg_cross(recording.data(self_), recording.data(other), dim))
-    if recording.compute_requires_grad(self_, other):
-        grad_fn = LinalgCrossBackward0(recording.collect_next_edges(self_, other))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = LinalgCrossBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._saved_dim = dim
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -14544,9 +14545,9 @@ def linalg_pinv_atol_rtol_tensor(self_=MISSING, *, atol=None, rtol=None, hermiti
     if not isinstance(self_, Tensor) or kwargs:
         self_, atol, rtol, hermitian = _arguments.bind(OVERLOADS["linalg_pinv.atol_rtol_tensor"], (self_, atol, rtol, hermitian,), kwargs)
     result = recording.wrap(kernels.linalg_pinv_atol_rtol_tensor(recording.data(self_), recording.data(atol), recording.data(rtol), hermitian))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgPinvBackward0(recording.collect_next_edges(self_))
+        grad_fn = LinalgPinvBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -14571,9 +14572,9 @@ def linalg_lstsq(self_=MISSING, b=MISSING, rcond=None, *, driver=None, **kwargs)
     if not isinstance(self_, Tensor) or not isinstance(b, Tensor) or not isinstance(rcond, NUMBER_OR_NONE) or kwargs:
         self_, b, rcond, driver = _arguments.bind(OVERLOADS["linalg_lstsq"], (self_, b, rcond, driver,), kwargs)
     solution, residuals, rank, singular_values = map(recording.wrap, kernels.linalg_lstsq(recording.data(self_), recording.data(b), rcond, driver))
-    needs_grad = recording.compute_requires_grad(self_, b)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(b, Tensor) and (b._requires_grad or b.grad_fn is not None))
     if needs_grad:
-        grad_fn = LinalgLstsqBackward0(recording.collect_next_edges(self_, b))
+        grad_fn = LinalgLstsqBackward0((gradient_edge(self_), gradient_edge(b)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.b_ = SavedVariable(b, False)
         recording.set_history(solution, grad_fn)
@@ -14602,8 +14603,8 @@ def hardshrink(self_=MISSING, lambd=0.5, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
         self_, lambd = _arguments.bind(OVERLOADS["hardshrink"], (self_, lambd,), kwargs)
     result = recording.wrap(kernels.hardshrink(recording.data(self_), lambd))
-    if recording.compute_requires_grad(self_):
-        grad_fn = HardshrinkBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = HardshrinkBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_lambd = lambd
         recording.set_history(result, grad_fn)
@@ -14626,8 +14627,8 @@ def hardshrink_backward(grad_out=MISSING, self_=MISSING, lambd=MISSING, **kwargs
     if not isinstance(grad_out, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
         grad_out, self_, lambd = _arguments.bind(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,), kwargs)
     result = recording.wrap(kernels.hardshrink_backward(recording.data(grad_out), recording.data(self_), lambd))
-    if recording.compute_requires_grad(grad_out, self_):
-        grad_fn = HardshrinkBackwardBackward0(recording.collect_next_edges(grad_out, self_))
+    if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = HardshrinkBackwardBackward0((gradient_edge(grad_out), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_lambd = lambd
         recording.set_history(result, grad_fn)
@@ -14650,8 +14651,8 @@ def softshrink(self_=MISSING, lambd=0.5, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
         self_, lambd = _arguments.bind(OVERLOADS["softshrink"], (self_, lambd,), kwargs)
     result = recording.wrap(kernels.softshrink(recording.data(self_), lambd))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SoftshrinkBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SoftshrinkBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_lambd = lambd
         recording.set_history(result, grad_fn)
@@ -14674,8 +14675,8 @@ def softshrink_backward(grad_output=MISSING, self_=MISSING, lambd=MISSING, **kwa
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
         grad_output, self_, lambd = _arguments.bind(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,), kwargs)
     result = recording.wrap(kernels.softshrink_backward(recording.data(grad_output), recording.data(self_), lambd))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = SoftshrinkBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SoftshrinkBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_lambd = lambd
         recording.set_history(result, grad_fn)
@@ -14698,8 +14699,8 @@ def threshold(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs:
         self_, threshold, value = _arguments.bind(OVERLOADS["threshold"], (self_, threshold, value,), kwargs)
     result = recording.wrap(kernels.threshold(recording.data(self_), threshold, value))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ThresholdBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ThresholdBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_threshold = threshold
         recording.set_history(result, grad_fn)
@@ -14722,9 +14723,9 @@ def threshold_(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs:
         self_, threshold, value = _arguments.bind(OVERLOADS["threshold_"], (self_, threshold, value,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ThresholdBackward1(recording.collect_next_edges(self_))
+        grad_fn = ThresholdBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_threshold = threshold
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -14752,8 +14753,8 @@ def celu(self_=MISSING, alpha=1.0, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs:
         self_, alpha = _arguments.bind(OVERLOADS["celu"], (self_, alpha,), kwargs)
     result = recording.wrap(kernels.celu(recording.data(self_), alpha))
-    if recording.compute_requires_grad(self_):
-        grad_fn = CeluBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = CeluBackward0((gradient_edge(self_),))
         grad_fn._saved_alpha = alpha
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -14776,9 +14777,9 @@ def celu_(self_=MISSING, alpha=1.0, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs:
         self_, alpha = _arguments.bind(OVERLOADS["celu_"], (self_, alpha,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = CeluBackward1(recording.collect_next_edges(self_))
+        grad_fn = CeluBackward1((gradient_edge(self_),))
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -14808,8 +14809,8 @@ def elu_backward(grad_output=MISSING, alpha=MISSING, scale=MISSING, input_scale=
     if not isinstance(grad_output, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or not isinstance(self_or_result, Tensor) or is_result is MISSING or kwargs:
         grad_output, alpha, scale, input_scale, is_result, self_or_result = _arguments.bind(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, is_result, self_or_result,), kwargs)
     result = recording.wrap(kernels.elu_backward(recording.data(grad_output), alpha, scale, input_scale, is_result, recording.data(self_or_result)))
-    if recording.compute_requires_grad(grad_output, self_or_result):
-        grad_fn = EluBackwardBackward0(recording.collect_next_edges(grad_output, self_or_result))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_or_result, Tensor) and (self_or_result._requires_grad or self_or_result.grad_fn is not None)):
+        grad_fn = EluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_or_result)))
         grad_fn._saved_alpha = alpha
         grad_fn._saved_scale = scale
         grad_fn._saved_input_scale = input_scale
@@ -14837,8 +14838,8 @@ def upsample_nearest1d(self_=MISSING, output_size=MISSING, scales=None, **kwargs
         self_, output_size, scales = _arguments.bind(OVERLOADS["upsample_nearest1d"], (self_, output_size, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest1d(recording.data(self_), output_size, scales))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleNearest1DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleNearest1DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_scales = scales
@@ -14864,8 +14865,8 @@ def upsample_nearest1d_backward(grad_output=MISSING, output_size=MISSING, input_
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest1d_backward(recording.data(grad_output), output_size, input_size, scales))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleNearest1DBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleNearest1DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_scales = scales
         recording.set_history(result, grad_fn)
@@ -14889,8 +14890,8 @@ def _upsample_nearest_exact1d(self_=MISSING, output_size=MISSING, scales=None, *
         self_, output_size, scales = _arguments.bind(OVERLOADS["_upsample_nearest_exact1d"], (self_, output_size, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact1d(recording.data(self_), output_size, scales))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleNearestExact1DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleNearestExact1DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_scales = scales
@@ -14916,8 +14917,8 @@ def _upsample_nearest_exact1d_backward(grad_output=MISSING, output_size=MISSING,
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact1d_backward(recording.data(grad_output), output_size, input_size, scales))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleNearestExact1DBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleNearestExact1DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_scales = scales
         recording.set_history(result, grad_fn)
@@ -14941,8 +14942,8 @@ def upsample_nearest2d(self_=MISSING, output_size=MISSING, scales_h=None, scales
         self_, output_size, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest2d"], (self_, output_size, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest2d(recording.data(self_), output_size, scales_h, scales_w))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleNearest2DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleNearest2DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_scales_h = scales_h
@@ -14969,8 +14970,8 @@ def upsample_nearest2d_backward(grad_output=MISSING, output_size=MISSING, input_
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleNearest2DBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleNearest2DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
@@ -14995,8 +14996,8 @@ def _upsample_nearest_exact2d(self_=MISSING, output_size=MISSING, scales_h=None,
         self_, output_size, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact2d"], (self_, output_size, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact2d(recording.data(self_), output_size, scales_h, scales_w))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleNearestExact2DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleNearestExact2DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_scales_h = scales_h
@@ -15023,8 +15024,8 @@ def _upsample_nearest_exact2d_backward(grad_output=MISSING, output_size=MISSING,
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleNearestExact2DBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleNearestExact2DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
@@ -15049,8 +15050,8 @@ def upsample_nearest3d(self_=MISSING, output_size=MISSING, scales_d=None, scales
         self_, output_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleNearest3DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleNearest3DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_scales_d = scales_d
@@ -15078,8 +15079,8 @@ def upsample_nearest3d_backward(grad_output=MISSING, output_size=MISSING, input_
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleNearest3DBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleNearest3DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_scales_d = scales_d
         grad_fn._saved_scales_h = scales_h
@@ -15105,8 +15106,8 @@ def _upsample_nearest_exact3d(self_=MISSING, output_size=MISSING, scales_d=None,
         self_, output_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleNearestExact3DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleNearestExact3DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_scales_d = scales_d
@@ -15134,8 +15135,8 @@ def _upsample_nearest_exact3d_backward(grad_output=MISSING, output_size=MISSING,
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleNearestExact3DBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleNearestExact3DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_scales_d = scales_d
         grad_fn._saved_scales_h = scales_h
@@ -15161,8 +15162,8 @@ def upsample_linear1d(self_=MISSING, output_size=MISSING, align_corners=MISSING,
         self_, output_size, align_corners, scales = _arguments.bind(OVERLOADS["upsample_linear1d"], (self_, output_size, align_corners, scales,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_linear1d(recording.data(self_), output_size, align_corners, scales))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleLinear1DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleLinear1DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_align_corners = align_corners
@@ -15189,8 +15190,8 @@ def upsample_linear1d_backward(grad_output=MISSING, output_size=MISSING, input_s
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_linear1d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleLinear1DBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleLinear1DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales = scales
@@ -15215,8 +15216,8 @@ def upsample_bilinear2d(self_=MISSING, output_size=MISSING, align_corners=MISSIN
         self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bilinear2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_bilinear2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleBilinear2DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleBilinear2DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_align_corners = align_corners
@@ -15244,8 +15245,8 @@ def upsample_bilinear2d_backward(grad_output=MISSING, output_size=MISSING, input
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_bilinear2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleBilinear2DBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleBilinear2DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales_h = scales_h
@@ -15271,8 +15272,8 @@ def upsample_bicubic2d(self_=MISSING, output_size=MISSING, align_corners=MISSING
         self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bicubic2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_bicubic2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleBicubic2DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleBicubic2DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_align_corners = align_corners
@@ -15300,8 +15301,8 @@ def upsample_bicubic2d_backward(grad_output=MISSING, output_size=MISSING, input_
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_bicubic2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleBicubic2DBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleBicubic2DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales_h = scales_h
@@ -15327,8 +15328,8 @@ def upsample_trilinear3d(self_=MISSING, output_size=MISSING, align_corners=MISSI
         self_, output_size, align_corners, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_trilinear3d"], (self_, output_size, align_corners, scales_d, scales_h, scales_w,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_trilinear3d(recording.data(self_), output_size, align_corners, scales_d, scales_h, scales_w))
-    if recording.compute_requires_grad(self_):
-        grad_fn = UpsampleTrilinear3DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleTrilinear3DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_align_corners = align_corners
@@ -15357,8 +15358,8 @@ def upsample_trilinear3d_backward(grad_output=MISSING, output_size=MISSING, inpu
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_trilinear3d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_d, scales_h, scales_w))
-    if recording.compute_requires_grad(grad_output):
-        grad_fn = UpsampleTrilinear3DBackwardBackward0(recording.collect_next_edges(grad_output))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleTrilinear3DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales_d = scales_d
@@ -15384,8 +15385,8 @@ def pixel_shuffle(self_=MISSING, upscale_factor=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or upscale_factor is MISSING or kwargs:
         self_, upscale_factor = _arguments.bind(OVERLOADS["pixel_shuffle"], (self_, upscale_factor,), kwargs)
     result = recording.wrap(kernels.pixel_shuffle(recording.data(self_), upscale_factor))
-    if recording.compute_requires_grad(self_):
-        grad_fn = PixelShuffleBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = PixelShuffleBackward0((gradient_edge(self_),))
         grad_fn._saved_upscale_factor = upscale_factor
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -15407,8 +15408,8 @@ def pixel_unshuffle(self_=MISSING, downscale_factor=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or downscale_factor is MISSING or kwargs:
         self_, downscale_factor = _arguments.bind(OVERLOADS["pixel_unshuffle"], (self_, downscale_factor,), kwargs)
     result = recording.wrap(kernels.pixel_unshuffle(recording.data(self_), downscale_factor))
-    if recording.compute_requires_grad(self_):
-        grad_fn = PixelUnshuffleBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = PixelUnshuffleBackward0((gradient_edge(self_),))
         grad_fn._saved_downscale_factor = downscale_factor
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -15430,8 +15431,8 @@ def channel_shuffle(self_=MISSING, groups=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or groups is MISSING or kwargs:
         self_, groups = _arguments.bind(OVERLOADS["channel_shuffle"], (self_, groups,), kwargs)
     result = recording.wrap(kernels.channel_shuffle(recording.data(self_), groups))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ChannelShuffleBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ChannelShuffleBackward0((gradient_edge(self_),))
         grad_fn._saved_groups = groups
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -15453,8 +15454,8 @@ def soft_margin_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
         self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss"], (self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.soft_margin_loss(recording.data(self_), recording.data(target), reduction))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SoftMarginLossBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SoftMarginLossBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
         grad_fn._saved_reduction = reduction
@@ -15478,8 +15479,8 @@ def soft_margin_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
         grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target, reduction,), kwargs)
     result = recording.wrap(kernels.soft_margin_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = SoftMarginLossBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SoftMarginLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
@@ -15504,8 +15505,8 @@ def hardswish_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
         grad_output, self_ = _arguments.bind(OVERLOADS["hardswish_backward"], (grad_output, self_,), kwargs)
     result = recording.wrap(kernels.hardswish_backward(recording.data(grad_output), recording.data(self_)))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = HardswishBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = HardswishBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         recording.set_history(result, grad_fn)

@@ -196,6 +196,13 @@ def _on_arrays(overload: Overload) -> Callable:
     dtype_positions = [i for i, p in enumerate(params) if p.name in dtype_names]
 
     def run(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs and not dtype_positions:  # the usual call: arrays and numbers
+            for arg in args:
+                if isinstance(arg, np.generic):
+                    break
+            else:
+                result = kernel(*args)
+                return result if type(result) is np.ndarray else _as_result(result)
         args = [_as_array(a) for a in args]
         for i in dtype_positions:
             if i < len(args):

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from runtime import anomaly, changes, forward_grad
-from runtime._tensor import Tensor
+from runtime._tensor import Tensor, VersionCounter
 from runtime.anomaly import _state as _anomaly_state
 from runtime.dtypes import type_string
 from runtime.grad_mode import is_grad_enabled, set_grad_enabled
@@ -191,14 +191,24 @@ class Node:
         return add_hook(table.tensor_pre.setdefault(index, {}), fn)
 
 
+_INFINITY = float("inf")
+
+
 class AccumulateGrad(Node):
     """The sink for a leaf: adds the incoming gradient to `variable.grad`."""
 
     __slots__ = ("variable",)
 
     def __init__(self, variable: Tensor) -> None:
-        super().__init__()
-        self._sequence_nr = float("inf")  # runs as soon as it is ready, as in PyTorch
+        # Node.__init__'s fields, set here: a leaf's AccumulateGrad is made anew in every
+        # forward that uses it once the previous graph is gone (it lives by the graph alone).
+        next(_sequence_numbers)  # (it takes a number, as any node does)
+        self._sequence_nr = _INFINITY  # runs as soon as it is ready, as in PyTorch
+        self._next_functions = ()
+        self._hooks = None
+        self._output_mask = None
+        if _anomaly_state.enabled:
+            _anomaly_traces[self] = anomaly.forward_trace()
         self.variable = variable
         self._input_metadata = ((variable._data.shape, variable._data.dtype),)
 
@@ -501,13 +511,15 @@ class SavedVariable:
             return NOT_SAVED
         if type(tensor) is float or type(tensor) is int or not hasattr(tensor, "_counter"):
             return SavedValue(tensor)
-        return super().__new__(cls)
-
-    def __init__(self, tensor: Any, is_output: bool) -> None:
+        # Made here in full, with no __init__: a node saves in every recorded op, and one
+        # call costs less than two.
+        self = object.__new__(cls)
         self._freed = False
         self._is_output = is_output
-        counter = tensor._version_counter
-        if counter.inference:
+        counter = tensor._counter
+        if counter is None:  # (Tensor._version_counter, without the property's call)
+            counter = tensor._counter = VersionCounter()
+        elif counter.inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. Please do not use Tensors "
                 "created in inference mode in computation tracked by autograd. To work around "
@@ -528,6 +540,7 @@ class SavedVariable:
         else:
             self._tensor = tensor
             self._data = None
+        return self
 
     def unpack_data(self) -> Any:
         """The saved tensor's array, for a raw backward: the same checks as unpack."""

@@ -132,8 +132,13 @@ def list_sizes(values: Sequence[Tensor]) -> list[tuple[int, ...]]:
 
 
 def strides(value: Any) -> tuple[int, ...]:
-    """`x.stride()`, in elements as PyTorch counts them, saved by a node that reads it."""
-    return value.stride() if isinstance(value, Tensor) else ()
+    """`x.stride()`, in elements as PyTorch counts them, saved by a node that reads it
+    (computed here as Tensor.stride does: a mode hears the op, not what it saves)."""
+    if not isinstance(value, Tensor):
+        return ()
+    data = value._data
+    itemsize = data.itemsize
+    return tuple([step // itemsize for step in data.strides])
 
 
 def scalar_type(value: Any) -> Any:
