@@ -1064,13 +1064,22 @@ def _signature_call(signature: str) -> tuple[str, str]:
             "{" + ", ".join(kwargs) + "}")
 
 
+def _parameter_names(signature: str) -> set[str]:
+    parsed = ast.parse(f"def function({signature}): pass").body[0].args
+    return {a.arg for a in (*parsed.posonlyargs, *parsed.args, *parsed.kwonlyargs)}
+
+
 def _mode_call(wrapper: dict, info: OpInfo, public: set[str]) -> dict:
     """The wrapper's context with `heard`: what it hands to `_modes.dispatch` when a mode is
     on: itself, the arguments it received, and who may hear it (a public function is heard
     by function modes too)."""
     args, kwargs = _signature_call(wrapper["signature"])
     who = "PUBLIC_OP" if wrapper["function"] in public else "OP"
-    return {**wrapper, "heard": f"{wrapper['function']}, {args}, {kwargs}, _modes.{who}"}
+    function = wrapper["function"]
+    if function in _parameter_names(wrapper["signature"]):
+        # (`threshold(self, threshold, value)`: the name is the argument's in the body.)
+        function = f'globals()["{function}"]'
+    return {**wrapper, "heard": f"{function}, {args}, {kwargs}, _modes.{who}"}
 
 
 def _public_wrappers(bindings: Bindings) -> set[str]:

@@ -14693,7 +14693,7 @@ def threshold(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
     derivatives.yaml, entry threshold
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(threshold, (self_, threshold, value), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(globals()["threshold"], (self_, threshold, value), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
     if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs:

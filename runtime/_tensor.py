@@ -150,6 +150,8 @@ class Tensor:
         tensor._base_grad_fn = None  # a view's: its base's grad_fn when the view was made
         tensor._fw_grad = None  # the tangent, in forward AD (runtime/forward_grad.py)
         tensor._post_accumulate_grad_hooks = None  # a leaf's, run after its .grad is set
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            _modes.notify("made", tensor)
         return tensor
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -521,6 +523,10 @@ class Tensor:
         return self._data.view()
 
     def __repr__(self) -> str:
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.__repr__, (self,), {}, _modes.RUNTIME)
+            if heard is not _modes.PASS:
+                return heard
         suffixes = []
         if self.grad_fn is not None:
             suffixes.append(f"grad_fn=<{type(self.grad_fn).__name__}>")
@@ -548,6 +554,10 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __bool__(self) -> bool:
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.__bool__, (self,), {}, _modes.RUNTIME)
+            if heard is not _modes.PASS:
+                return heard
         if self._data.size != 1:
             amount = "no values" if self._data.size == 0 else "more than one value"
             raise RuntimeError(f"Boolean value of Tensor with {amount} is ambiguous")
@@ -583,6 +593,10 @@ class Tensor:
         return int(self._number())
 
     def __index__(self) -> int:
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.__index__, (self,), {}, _modes.RUNTIME)
+            if heard is not _modes.PASS:
+                return heard
         if self.dtype.is_floating_point or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self._data.item())
@@ -592,6 +606,11 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """`np.asarray(t)`: `t.numpy()` (its checks, a new ndarray on the tensor's memory),
         as torch's; `np.array(t)` (copy=True) or another dtype: a copy, never an alias."""
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.__array__, (self,),
+                                             {"dtype": dtype, "copy": copy}, _modes.RUNTIME)
+            if heard is not _modes.PASS:
+                return heard
         array = self.numpy()
         if dtype is not None and np.dtype(dtype) != array.dtype:
             if copy is False:

@@ -1531,7 +1531,8 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
     'circular' wraps around, for the last 1, 2 or 3 dimensions of a batched or unbatched
     input, as torch's at::pad dispatches."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pad, (input, pad, mode, value), {})
+        # (`pad` here is the argument: the function is the module's)
+        heard = _modes.dispatch(globals()["pad"], (input, pad, mode, value), {})
         if heard is not _modes.PASS:
             return heard
     if mode not in _PAD_MODES:

@@ -27,6 +27,13 @@ thread) `dispatch` looks at the calling thread's two stacks:
   each gradient it sums back to its input's shape (`summed_to_shape`). The profiler and
   the explorer's recording are op modes.
 
+- runtime modes (an op mode with `hears_runtime`, runtime.compile's tracer): they also
+  hear the runtime's own steps that no public call or op makes, through the same check
+  with the flag RUNTIME (`recording.data` unpacking a Tensor, `Module.__call__`, an
+  optimizer's `run_step`, `out.write`...), and, through `notify`, what just happened
+  (`recording.wrap` made a Tensor of a kernel's result, `set_history` gave it a node).
+  The innermost such mode hears them, and stays on its stack meanwhile.
+
 Each call that no mode of the thread hears gets PASS back and runs as usual.
 
 How a tool uses it (a tracer, say):
@@ -61,7 +68,7 @@ from typing import Any
 
 __all__ = ["active", "dispatch", "PASS", "PUBLIC", "OP", "PUBLIC_OP", "OpMode", "push", "pop",
            "function_modes", "op_modes", "wrap_evaluate", "array_ops", "tensor_backward",
-           "summed_to_shape", "consults"]
+           "summed_to_shape", "consults", "RUNTIME", "notify"]
 
 # How many modes are pushed, over all threads: the one value every wrapper reads.
 active = 0
@@ -71,6 +78,8 @@ active = 0
 PUBLIC = 1
 OP = 2
 PUBLIC_OP = PUBLIC | OP
+# A step of the runtime itself, heard by runtime modes only (an op mode with hears_runtime).
+RUNTIME = 4
 
 
 class _Pass:
@@ -156,7 +165,20 @@ def dispatch(func: Callable, args: tuple, kwargs: dict, heard_by: int = PUBLIC) 
             return mode.hear(func, args, kwargs)
         finally:
             stack.append(mode)
+    if heard_by & RUNTIME:
+        for mode in reversed(_stacks.op):
+            if mode.hears_runtime:
+                return mode.hear_runtime(func, args, kwargs)
     return PASS
+
+
+def notify(event: str, *args: Any) -> None:
+    """Tell this thread's innermost runtime mode what the runtime just did (`event`: "made"
+    for a new Tensor, "wrapped", "history", "version")."""
+    for mode in reversed(_stacks.op):
+        if mode.hears_runtime:
+            mode.runtime_event(event, args)
+            return
 
 
 class OpMode:
@@ -166,6 +188,8 @@ class OpMode:
     `tensor_backward`, have every backward run its formulas on Tensors, through the ops."""
 
     tensor_backward = False
+    # Whether the mode hears the runtime's own steps too (RUNTIME, `notify`).
+    hears_runtime = False
 
     def hear(self, func: Callable, args: tuple, kwargs: dict) -> Any:
         """An op's call, handed to `__torch_dispatch__` (a subclass may present `func`
@@ -175,6 +199,13 @@ class OpMode:
     def __torch_dispatch__(self, func: Callable, types: tuple, args: tuple = (),
                            kwargs: dict | None = None) -> Any:
         return func(*args, **(kwargs or {}))
+
+    def hear_runtime(self, func: Callable, args: tuple, kwargs: dict) -> Any:
+        """A step of the runtime (RUNTIME): PASS to let it run as usual, or its result."""
+        return PASS
+
+    def runtime_event(self, event: str, args: tuple) -> None:
+        """What the runtime just did (`notify`)."""
 
     def wrap_evaluate(self, task: Any, evaluate: Callable) -> Callable:
         """The engine's `evaluate(node, grads)` for one backward (`task`, the engine's

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from runtime import changes, dtypes, forward_grad, grad_mode
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
 
@@ -194,6 +195,10 @@ def write(target: Tensor, array: np.ndarray, warn: int = 1) -> None:
     """Copy `array` into `target`'s storage (cast to its dtype), resizing it first if its
     shape differs (with PyTorch's warning, `warn` times, when it had elements), and
     bump its version."""
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(write, (target, array, warn), {}, _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
     shape = np.shape(array)
     if target._data.shape != shape:
         if target._data.size:

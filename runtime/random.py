@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from runtime import kernels
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 
 __all__ = [
@@ -72,6 +73,10 @@ class Generator:
 
     def manual_seed(self, seed: int) -> Generator:
         """Restart the stream from `seed` (an int in [-2^63, 2^64)); returns the generator."""
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            heard = _modes.dispatch(Generator.manual_seed, (self, seed), {}, _modes.RUNTIME)
+            if heard is not _modes.PASS:
+                return heard
         value = _seed_value(seed)
         self._engine._legacy_seeding(value & 0xFFFFFFFF)
         self._initial_seed = value
@@ -84,6 +89,10 @@ class Generator:
 
     def seed(self) -> int:
         """Seed from the operating system's entropy; returns the new seed."""
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            heard = _modes.dispatch(Generator.seed, (self,), {}, _modes.RUNTIME)
+            if heard is not _modes.PASS:
+                return heard
         value = int.from_bytes(os.urandom(8), "little")
         self.manual_seed(value)
         return value
@@ -129,6 +138,10 @@ class Generator:
 
     def set_state(self, new_state: Any) -> Generator:
         """Restore a state from get_state, gradgen's or torch's (a uint8 tensor)."""
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            heard = _modes.dispatch(Generator.set_state, (self, new_state), {}, _modes.RUNTIME)
+            if heard is not _modes.PASS:
+                return heard
         state = _read_state(new_state)
         left, position = int(state["left"]), int(state["next"])
         if left == 1:

@@ -80,6 +80,11 @@ def _write(self: Tensor, values: np.ndarray) -> Tensor:
 def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *,
              generator: Generator | None = None) -> Tensor:
     """Fill with U(from_, to) (torch's `from` and `to`)."""
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(uniform_, (self, from_, to),
+                                         {"generator": generator}, _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
     _require_float(self._data, "check_uniform_bounds")
     info = np.finfo(self._data.dtype)
     lowest, highest = float(info.min), float(info.max)
@@ -104,6 +109,11 @@ def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *,
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
             generator: Generator | None = None) -> Tensor:
     """Fill with N(mean, std²)."""
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(normal_, (self, mean, std),
+                                         {"generator": generator}, _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
     _check_std(std)
     if self.numel() == 0:
         return self
@@ -121,6 +131,10 @@ def _check_std(std: float) -> None:
 def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
     """Set each element to 1 with probability p (a number, or a tensor of probabilities
     broadcast to self's shape), else 0."""
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(bernoulli_, (self, p), {"generator": generator}, _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
     if isinstance(p, Tensor):
         return _bernoulli_tensor_(self, p, _generator(generator))
     if not 0 <= p <= 1:
@@ -150,6 +164,11 @@ def _bernoulli_tensor_(self: Tensor, p: Tensor, generator: Generator) -> Tensor:
 def exponential_(self: Tensor, lambd: float = 1.0, *,
                  generator: Generator | None = None) -> Tensor:
     """Fill with Exp(lambd): density lambd·exp(-lambd·x)."""
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(exponential_, (self, lambd),
+                                         {"generator": generator}, _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
     if not lambd > 0.0:
         raise RuntimeError(
             f"exponential_ expects lambda > 0.0, but found lambda={_number(lambd)}")
@@ -170,6 +189,11 @@ def random_(self: Tensor, from_: int | None = None, to: Any = _UNSET, *,
     """random_(): integers in [0, 2^mantissa] (floats) or [0, max] (integers);
     random_(to): [0, to); random_(from_, to): [from_, to), to=None meaning up to the
     dtype's maximum (torch's `from` is `from_` here, a Python keyword)."""
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(random_, (self, from_, to),
+                                         {"generator": generator}, _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
     if from_ is None and to is _UNSET:
         bounds = None
     else:
@@ -540,6 +564,10 @@ def _check_multinomial_rows(rows: np.ndarray) -> None:
 
 def empty_like_layout(input: Tensor, dtype: dtypes.dtype | None = None) -> Tensor:
     """An uninitialised tensor laid out as `input` is (torch's preserve_format)."""
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(empty_like_layout, (input, dtype), {}, _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
     return Tensor._make(np.empty_like(input._data, dtype=dtype.numpy if dtype else None), None)
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from runtime import changes, dtypes, forward_grad, kernels
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.grad_mode import _state as _grad_state
 from runtime.grad_mode import is_grad_enabled, is_inference_mode_enabled
@@ -26,6 +27,10 @@ from runtime.node import CopySlices, Node, gradient_edge, regenerate_view, view_
 def data(value: Any) -> Any:
     """The numpy array of a Tensor, a list of them for a Tensor[] (None items stay None,
     as in index's `Tensor?[] indices`); anything else (a number, None) as it is."""
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(data, (value,), {}, _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
     if isinstance(value, Tensor):
         return value._data
     if isinstance(value, list | tuple) and any(isinstance(v, Tensor) for v in value):
@@ -49,9 +54,10 @@ def numpy_dtype(dtype: dtypes.dtype | None) -> np.dtype | None:
 
 def wrap(array: Any) -> Tensor:
     """A new leaf Tensor around a kernel's result."""
-    if not isinstance(array, np.ndarray):
-        array = np.asarray(array)
-    return Tensor._make(array, None)
+    result = Tensor._make(array if isinstance(array, np.ndarray) else np.asarray(array), None)
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        _modes.notify("wrapped", array, result)
+    return result
 
 
 def as_view(base: Tensor, array: np.ndarray) -> Tensor:
@@ -101,6 +107,8 @@ def set_history(tensor: Tensor, grad_fn: Node) -> None:
     tensor._output_nr = len(grad_fn._input_metadata)
     grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
     tensor.grad_fn = grad_fn
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        _modes.notify("history", tensor, grad_fn)
 
 
 def skip_output(tensor: Tensor, grad_fn: Node) -> None:
@@ -190,6 +198,8 @@ def original(tensor: Tensor) -> Tensor:
 def increment_version(tensor: Tensor) -> None:
     """After an in-place kernel wrote into `tensor`'s storage."""
     tensor._version_counter.version += 1
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        _modes.notify("version", tensor)
 
 
 def write_inplace(tensor: Tensor, result: Any) -> None:
@@ -198,6 +208,10 @@ def write_inplace(tensor: Tensor, result: Any) -> None:
     A result that is a reshaped view of the storage itself (`squeeze_`) changes only the
     tensor's shape.
     """
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(write_inplace, (tensor, result), {}, _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
     result = np.asarray(result)
     target = tensor._data
     if result.shape != target.shape and result.size == target.size and (
@@ -219,6 +233,10 @@ def rebase_history(tensor: Tensor, grad_fn: Node) -> None:
     CopySlices around the op's node, and the view reaches it through its window
     (AsStridedBackward0), as in PyTorch.
     """
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(rebase_history, (tensor, grad_fn), {}, _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
     grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
     base = tensor._base
     if (tensor if base is None else base).grad_fn is None:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from runtime import kernels, random_ops
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.compile import config, guards, optim
 from runtime.compile.emit import Source, TraceBreak
@@ -44,7 +45,7 @@ from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.reads import Alias, is_plain_value, method_reads
-from runtime.compile.trace import MODES, Tracer, _getter, grad_state, listening
+from runtime.compile.trace import MODES, Tracer, _getter, current, grad_state, listening
 from runtime.dtypes import dtype
 from runtime.namespaces import array_ops
 from runtime.nn.module import Module
@@ -321,7 +322,7 @@ class CompiledStep:
         # included) holds again. Keyword arguments come as one last argument, a dict.
         # (`self.last` is that entry already: `_call` sets `_hot` only with it.)
         hot = self._hot
-        if hot is not None:
+        if hot is not None and not _modes.active:
             if kwargs:
                 if hot.keywords:
                     args = (*args, Keywords(kwargs))
@@ -340,7 +341,10 @@ class CompiledStep:
 
     def _call(self, args: tuple) -> Any:
         """Find the entry by the arguments' keys and the modes, and the first of those
-        whose guard holds; or trace."""
+        whose guard holds; or trace. Inside another step's trace (a compiled model called
+        by a compiled step), it runs eagerly: its ops are that step's."""
+        if _modes.active and current() is not None:
+            return self._run(args)
         self._hot = None
         try:
             key = (tuple(_argument_key(a) for a in args), grad_state())

@@ -1,6 +1,7 @@
 """Tracing one training step: run it eagerly once, and write down what it computed.
 
-While the step runs, the tracer listens at the places every op of the runtime passes:
+While the step runs, the tracer listens, as a mode on the runtime's mode stack (listen.py:
+no attribute of any module is replaced), at the places every op of the runtime passes:
 
 - the kernels (runtime/kernels.py), which the generated wrappers call by module attribute:
   each outermost kernel call in the forward becomes `vN = kernels.NAME(args)`;
@@ -18,17 +19,15 @@ While the step runs, the tracer listens at the places every op of the runtime pa
   in the forward, `autograd.grad`, and tensors made outside the kernels: each stops the
   trace with a reason, and the step keeps running eagerly.
 
-All of it is undone when the traced call returns. The first call's results are eager
+The mode is popped when the traced call returns. The first call's results are eager
 gradgen's own: the trace only watches.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dis
 import functools
 import operator
-import sys
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -38,34 +37,22 @@ import numpy as np
 from generated.spec_data import FORMULAS
 from runtime import (
     anomaly,
-    factories,
     forward_grad,
     grad_mode,
     kernels,
-    predicates,
-    random_ops,
-    recording,
 )
-from runtime import autograd as autograd_package
 from runtime import node as node_module
-from runtime import out as out_module
-from runtime import random as random_module
 from runtime._tensor import Tensor
-from runtime.autograd import gradients
 from runtime.changes import Registry
-from runtime.compile import forms, optim, reads
+from runtime.compile import forms, reads
 from runtime.compile.emit import Source, TraceBreak, describe_array
+from runtime.compile.listen import AFTER_BACKWARD, current, listening  # noqa: F401
 from runtime.compile.numbers import Number, plain, plain_keywords
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import GraphTask, _Mode
 from runtime.nn.module import Module
 from runtime.node import AccumulateGrad
-from runtime.optim import optimizer as optimizer_module
 from runtime.optim.optimizer import Optimizer
-
-# The phase of the lines after a backward: work on the gradients (clip_grad_norm_), or
-# the next forward of a step that has several.
-AFTER_BACKWARD = "after backward"
 
 # Kernels that exist to check, not to compute: calling them again is harmless but says
 # nothing; they are not written into the step.
@@ -1033,345 +1020,7 @@ def _contains_array(value: Any) -> bool:
     return False
 
 
-# -- listening: the patches, in place for one traced call -------------------------------------
-
-_LISTENING: list[Tracer] = []  # the tracer listening now (torch.compiler.is_compiling)
-
-
-def current() -> Tracer | None:
-    """The tracer whose listeners are in place, if a step is being traced."""
-    return _LISTENING[-1] if _LISTENING else None
-
-
-@contextlib.contextmanager
-def listening(tracer: Tracer) -> Iterator[None]:
-    """Put the tracer's listeners in place for the duration of one eager call."""
-    undo: list[tuple[Any, str, Any]] = []
-
-    def patch(owner: Any, name: str, replacement: Any) -> None:
-        undo.append((owner, name, owner.__dict__[name] if isinstance(owner, type)
-                     else getattr(owner, name)))
-        setattr(owner, name, replacement)
-
-    try:
-        _patch_kernels(tracer, patch)
-        _patch_recording(tracer, patch)
-        _patch_tensor(tracer, patch)
-        _patch_steps(tracer, patch)
-        _LISTENING.append(tracer)
-        yield
-    finally:
-        if _LISTENING and _LISTENING[-1] is tracer:
-            _LISTENING.pop()
-        for owner, name, original in reversed(undo):
-            setattr(owner, name, original)
-
-
-def _patch_kernels(tracer: Tracer, patch: Callable) -> None:
-    for name, function in list(vars(kernels).items()):
-        if callable(function) and getattr(function, "__module__", None) == kernels.__name__ \
-                and not name.startswith("__") and not isinstance(function, type):
-            patch(kernels, name, _kernel_listener(tracer, name, function))
-
-
-def _kernel_listener(tracer: Tracer, name: str, function: Callable) -> Callable:
-    def listener(*args: Any, **kwargs: Any) -> Any:
-        return tracer.kernel_call(name, function, args, kwargs)
-
-    listener.__wrapped__ = function
-    return listener
-
-
-def _patch_recording(tracer: Tracer, patch: Callable) -> None:
-    data, wrap, set_history = recording.data, recording.wrap, recording.set_history
-    write_inplace = recording.write_inplace
-
-    def data_listener(value: Any) -> Any:
-        if tracer.recording:
-            tracer.data_seen(value)
-        return data(value)
-
-    def wrap_listener(array: Any) -> Tensor:
-        tensor = wrap(array)
-        tracer.wrapped(array, tensor._data)
-        return tensor
-
-    def history_listener(tensor: Tensor, grad_fn: Any) -> None:
-        set_history(tensor, grad_fn)
-        if tracer.recording:
-            tracer.node_made(tensor, grad_fn)
-
-    def inplace_listener(tensor: Tensor, result: Any) -> None:
-        if tracer.recording:
-            tracer.write_inplace(tensor, result)
-        write_inplace(tensor, result)
-
-    increment_version, rebase_history = recording.increment_version, recording.rebase_history
-
-    def version_listener(tensor: Tensor) -> None:
-        increment_version(tensor)
-        if tracer.recording:
-            tracer.version_moved(tensor)
-
-    def rebase_listener(tensor: Tensor, grad_fn: Any) -> None:
-        if tracer.recording and id(tensor) in tracer.tensors:
-            tracer.stop("an in-place op recorded in the graph on a tensor the step did not "
-                        "make")
-        rebase_history(tensor, grad_fn)
-
-    patch(recording, "data", data_listener)
-    patch(recording, "wrap", wrap_listener)
-    patch(recording, "set_history", history_listener)
-    patch(recording, "write_inplace", inplace_listener)
-    patch(recording, "increment_version", version_listener)
-    patch(recording, "rebase_history", rebase_listener)
-
-
-def _patch_tensor(tracer: Tracer, patch: Callable) -> None:
-    make = Tensor.__dict__["_make"].__func__
-
-    def make_listener(cls: type, data: Any, grad_fn: Any, requires_grad: bool = False) -> Tensor:
-        tensor = make(cls, data, grad_fn, requires_grad)
-        if tracer.recording:
-            tracer.made.add(id(tensor))
-            tracer.keep.append(tensor)
-        return tensor
-
-    patch(Tensor, "_make", classmethod(make_listener))
-    for name in RANDOM_FILLS:
-        patch(Tensor, name, _fill_listener(tracer, name, Tensor.__dict__[name]))
-        # (randn_like and the other *_like draws call the module's functions.)
-        patch(random_ops, name, _fill_listener(tracer, name, getattr(random_ops, name)))
-    package = sys.modules["runtime"]
-    for name in RANDOM_FACTORIES:
-        function = getattr(random_ops, name)
-        listener = _random_factory_listener(tracer, name, function)
-        patch(random_ops, name, listener)
-        if getattr(package, name, None) is function:
-            patch(package, name, listener)
-    empty_like_layout = random_ops.empty_like_layout
-
-    def empty_listener(input: Tensor, dtype: Any = None) -> Tensor:
-        tensor = empty_like_layout(input, dtype)
-        if tracer.recording:
-            try:
-                tracer.data_seen(input)
-                source = tracer.value_of(input._data, "empty_like's input")
-                kind = "" if dtype is None else f", {tracer.source.constant(dtype.numpy)}"
-                tracer.factory(f"np.empty_like({source.name}{kind})", tensor._data,
-                               (source.name,), "forward: an uninitialised tensor laid out as "
-                               f"{source.name}, to fill")
-            except TraceBreak as stop:
-                tracer.stop(stop.reason)
-        return tensor
-
-    patch(random_ops, "empty_like_layout", empty_listener)
-    # Python-level writes to a tensor the generated step would not replay: `.grad = None`
-    # becomes a line, `.data = ...` stops the trace.
-    grad, data = Tensor.__dict__["grad"], Tensor.__dict__["data"]
-
-    def set_grad(self: Tensor, value: Any) -> None:
-        if tracer.recording:
-            tracer.grad_set(self, value)
-        grad.fset(self, value)
-
-    set_data = _stopping(tracer, data.fset, "`.data =` in the step")
-    patch(out_module, "write", _out_listener(tracer, out_module.write))
-    patch(Tensor, "grad", property(grad.fget, set_grad, grad.fdel, grad.__doc__))
-    patch(Tensor, "data", property(data.fget, set_data, data.fdel, data.__doc__))
-    # A tensor the step did not make, set to require grad or not (or detached in place):
-    # the guards would check its flag as the step left it, and the generated step would
-    # not set it.
-    requires_grad, detach_ = Tensor.__dict__["requires_grad"], Tensor.__dict__["detach_"]
-
-    def set_requires_grad(self: Tensor, value: Any) -> None:
-        if tracer.recording and id(self) not in tracer.made and \
-                bool(value) is not self._requires_grad:
-            tracer.stop("requires_grad changed in the step on a tensor it did not make",
-                        passing=True)
-        requires_grad.fset(self, value)
-
-    def detach_listener(self: Tensor) -> Tensor:
-        if tracer.recording and id(self) not in tracer.made and \
-                (self.grad_fn is not None or self._requires_grad):
-            tracer.stop("detach_() in the step on a tensor it did not make", passing=True)
-        return detach_(self)
-
-    patch(Tensor, "requires_grad", property(requires_grad.fget, set_requires_grad,
-                                            requires_grad.fdel, requires_grad.__doc__))
-    patch(Tensor, "detach_", detach_listener)
-    for name in CONSTANT_FACTORIES + NUMBER_FACTORIES:
-        function = getattr(factories, name)
-        listener = _factory_listener(tracer, name, function)
-        patch(factories, name, listener)
-        if getattr(package, name, None) is function:
-            patch(package, name, listener)
-    for name in CONSTANT_FACTORY_METHODS:
-        patch(Tensor, name, _factory_listener(tracer, name, Tensor.__dict__[name]))
-    for name, what in DATA_READERS:
-        if name in Tensor.__dict__:
-            reader = _item_listener if name == "item" else _data_dependent
-            patch(Tensor, name, reader(tracer, Tensor.__dict__[name], what))
-    for name in ("allclose", "equal"):
-        what = f"torch.{name}"
-        patch(predicates, name, _data_dependent(tracer, getattr(predicates, name), what))
-        if hasattr(package, name):
-            patch(package, name, _data_dependent(tracer, getattr(package, name), what))
-
-
-# Tensor methods that hand a tensor's values to Python: the step's Python may then depend
-# on the data (or print it, which only eager does at every step). Each stops the trace.
-DATA_READERS = (
-    ("item", "item()"), ("tolist", "tolist()"), ("numpy", "numpy()"),
-    ("__bool__", "bool() of a tensor"), ("__float__", "float() of a tensor"),
-    ("__int__", "int() of a tensor"), ("__index__", "a tensor as an index"),
-    ("__array__", "numpy reading a tensor"), ("__repr__", "printing a tensor"),
-    ("__str__", "printing a tensor"), ("__format__", "formatting a tensor"),
-    ("allclose", "Tensor.allclose"), ("equal", "Tensor.equal"),
-)
-
-# Factories whose tensor Python values alone decide (sizes, a fill value, a dtype; a
-# `*_like` or `new_*` input's shape and dtype, which the guards fix): made in the step
-# (an RNN's first hidden state), each is a line of the step. torch.tensor and from_numpy
-# are not among them: the data they read could change behind the trace's back.
-CONSTANT_FACTORIES = ("zeros", "ones", "empty", "full", "eye", "arange", "linspace",
-                      "logspace", "zeros_like", "ones_like", "empty_like", "full_like")
-CONSTANT_FACTORY_METHODS = ("new_zeros", "new_ones", "new_empty", "new_full")
-
-
-# torch.tensor of a Python number (`x[0] = 2.0` makes one) is a constant factory too.
-NUMBER_FACTORIES = ("tensor", "as_tensor")
-
-
-def _factory_listener(tracer: Tracer, name: str, function: Callable) -> Callable:
-    def listener(*args: Any, **kwargs: Any) -> Any:
-        recording = tracer.recording and (
-            name not in NUMBER_FACTORIES or args and type(args[0]) in (bool, int, float))
-        result = function(*args, **kwargs)
-        if recording and tracer.recording and isinstance(result, Tensor):
-            tracer.constant_factory(name, result, kwargs)
-        return result
-
-    return listener
-
-
-def _module_write_listener(tracer: Tracer, method: Callable) -> Callable:
-    def listener(self: Module, name: str, *value: Any) -> None:
-        # Setting an attribute to the object it holds already changes nothing (a step that
-        # begins with `model.train()`).
-        if tracer.recording and not (value and _module_attribute(self, name) is value[0]):
-            tracer.stop(f"a module's attribute set or deleted in the step ({name})",
-                        passing=True)
-        method(self, name, *value)
-
-    return listener
-
-
-_MISSING = object()
-
-
-def _module_attribute(module: Module, name: str) -> Any:
-    """What `module.name` finds: the instance's attribute, or a parameter, buffer or
-    submodule of that name."""
-    attributes = vars(module)
-    if name in attributes:
-        return attributes[name]
-    for holder in ("_parameters", "_buffers", "_modules"):
-        if name in attributes.get(holder, {}):
-            return attributes[holder][name]
-    return _MISSING
-
-
-# The random factories of a size (torch.randn(b, nz) in a GAN's step): each a line of
-# the step that calls the factory again, drawing from the same generator in eager's order.
-RANDOM_FACTORIES = ("rand", "randn", "randint", "randperm")
-
-
-def _random_factory_listener(tracer: Tracer, name: str, function: Callable) -> Callable:
-    def listener(*args: Any, **kwargs: Any) -> Any:
-        if not tracer.recording:
-            return function(*args, **kwargs)
-        tracer.paused += 1
-        try:
-            result = function(*args, **kwargs)
-        finally:
-            tracer.paused -= 1
-        tracer.random_factory(name, args, kwargs, result)
-        return result
-
-    return listener
-
-
-# The random in-place fills of Tensor (runtime/random_ops.py) a step may replay.
-RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
-
-
-def _fill_listener(tracer: Tracer, name: str, method: Callable) -> Callable:
-    def listener(self: Tensor, *args: Any, **kwargs: Any) -> Any:
-        if not tracer.recording or not tracer.random_fill(name, self, args, kwargs):
-            return method(self, *args, **kwargs)
-        tracer.paused += 1
-        try:
-            return method(self, *args, **kwargs)
-        finally:
-            tracer.paused -= 1
-
-    return listener
-
-
-def _out_listener(tracer: Tracer, write: Callable) -> Callable:
-    """out= (runtime/out.py's `write`): the result copied into a tensor the step made or
-    holds (AMSGrad's `torch.maximum(m, v, out=m)`), as an in-place op's is; an out tensor
-    resized stops the trace."""
-    stopping = _stopping(tracer, write, "an out= argument that resizes its tensor")
-
-    def listener(target: Tensor, array: Any, warn: int = 1) -> None:
-        if not tracer.recording or target._data.shape != np.shape(array):
-            return stopping(target, array, warn)
-        tracer.write_inplace(target, array)
-        return write(target, array, warn)
-
-    return listener
-
-
-def _data_dependent(tracer: Tracer, method: Callable, what: str) -> Callable:
-    return _stopping(tracer, method, _data_reason(what))
-
-
-def _data_reason(what: str) -> str:
-    return f"the step reads a tensor's values in Python ({what}): its control flow may " \
-        "depend on the data"
-
-
-def _item_listener(tracer: Tracer, item: Callable, what: str) -> Callable:
-    """`Tensor.item`: a float the step returns at once (`return loss.item()`, or among
-    other such values, `return loss.item(), accuracy.item()`) is a line of the step, which
-    the generated code returns; Python does nothing else with it. Any other use stops the
-    trace, as every read of a tensor's values does."""
-    stopping = _data_dependent(tracer, item, what)
-
-    def listener(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if not tracer.recording or args or kwargs or not isinstance(self, Tensor):
-            return stopping(self, *args, **kwargs)
-        name = tracer.names.get(id(self._data))
-        value = item(self)
-        if type(value) is float and optim.holds_state(tracer, self):
-            # A traced optimizer's state (its step count): read afresh at every call.
-            try:
-                name = tracer.value_of(self._data, "an optimizer's state").name
-                return Number(value, f"{name}.item()", (name,))
-            except TraceBreak as stop:
-                tracer.stop(stop.reason)
-                return value
-        if type(value) is float and name is not None and \
-                _returned_at_once(sys._getframe(1), tracer.code):
-            tracer.items[id(value)] = (value, f"{name}.item()")
-        else:
-            tracer.stop(_data_reason(what))
-        return value
-
-    return listener
-
+# -- `return loss.item()`: read from the step's bytecode -----------------------------------
 
 def _returned_at_once(frame: Any, code: Any) -> bool:
     """Whether `frame` runs the step's own code and, right after the call it is in,
@@ -1419,83 +1068,6 @@ def _stack_step(rest: list, index: int, pushed: int) -> tuple[int, int] | None:
     if name in ("BINARY_SUBSCR", "BINARY_OP") and pushed >= 2:
         return index + 1, pushed - 1  # `hidden[0]`, `a + b`: one for two loaded after it
     return None
-
-
-def _stopping(tracer: Tracer, method: Callable, reason: str) -> Callable:
-    """`method`, which stops the trace for `reason` when the step calls it."""
-    def listener(*args: Any, **kwargs: Any) -> Any:
-        if tracer.recording:
-            tracer.stop(reason)
-        return method(*args, **kwargs)
-
-    return listener
-
-
-def _patch_steps(tracer: Tracer, patch: Callable) -> None:
-    backward = gradients.backward
-    module_call = Module.__call__
-
-    def backward_listener(tensors: Any, grad_tensors: Any = None, retain_graph: Any = None,
-                          create_graph: bool = False, inputs: Any = None) -> None:
-        if tracer.recording:
-            try:
-                tracer.backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
-            except TraceBreak as stop:
-                tracer.stop(stop.reason)
-            except Exception as error:  # the engine will raise it again, eagerly
-                tracer.stop(f"tracing backward raised {type(error).__name__}: {error}")
-        tracer.paused += 1
-        try:
-            backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
-        finally:
-            tracer.paused -= 1
-            tracer.phase = AFTER_BACKWARD
-        if tracer.broken is None:
-            try:
-                tracer.check_grads()
-            except TraceBreak as stop:
-                tracer.stop(stop.reason)
-
-    def grad_listener(*args: Any, **kwargs: Any) -> Any:
-        if tracer.recording:
-            tracer.stop("autograd.grad in the step (only loss.backward() is compiled)")
-        return grad(*args, **kwargs)
-
-    def call_listener(self: Module, *args: Any, **kwargs: Any) -> Any:
-        if tracer.recording:
-            tracer.watch(self)
-        if tracer.recording and (self._forward_hooks or self._forward_pre_hooks):
-            # A hook is Python: what it does besides tensor work (keeping an activation,
-            # counting calls) would happen on the traced call only.
-            tracer.stop(f"a forward hook on a {type(self).__name__} module (hooks run "
-                        "eagerly)")
-        if tracer.recording and all(m is not self for m in tracer.modules):
-            tracer.modules.append(self)
-            for name, tensor in (*self.named_parameters(), *self.named_buffers()):
-                tracer.parameter_names.setdefault(id(tensor), name)
-        return module_call(self, *args, **kwargs)
-
-    grad = gradients.grad
-    patch(gradients, "backward", backward_listener)
-    patch(gradients, "grad", grad_listener)
-    patch(autograd_package, "backward", backward_listener)
-    patch(autograd_package, "grad", grad_listener)
-    patch(Module, "__call__", call_listener)
-    # A module's attribute set or deleted in the step (a parameter made anew, a flag
-    # flipped) is Python the generated step would not replay: the trace stops.
-    for name in ("__setattr__", "__delattr__"):
-        patch(Module, name, _module_write_listener(tracer, Module.__dict__[name]))
-    # Seeding a generator in the step: the generated step would draw on from where the
-    # last call left it, where eager starts again from the seed.
-    for name in ("manual_seed", "seed", "set_state"):
-        patch(random_module.Generator, name,
-              _stopping(tracer, random_module.Generator.__dict__[name],
-                        "the step seeds or sets the state of a random generator"))
-    # Every optimizer's step, at the one place it runs (even through an lr scheduler's
-    # wrapper), traced through its own code (optim.py).
-    patch(optimizer_module, "run_step", optim.step_listener(tracer, optimizer_module.run_step))
-    for cls in (Optimizer, Module):
-        patch(cls, "zero_grad", optim.zero_grad_listener(tracer, cls.__dict__["zero_grad"]))
 
 
 # The global modes a compiled step depends on (see CompiledStep's guards), as where each

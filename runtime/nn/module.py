@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from runtime import changes, devices, dtypes
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.dtypes import type_string
 from runtime.grad_mode import no_grad
@@ -82,6 +83,10 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            heard = _modes.dispatch(Module.__call__, (self, *args), kwargs, _modes.RUNTIME)
+            if heard is not _modes.PASS:
+                return heard
         if not self._forward_pre_hooks and not self._forward_hooks:
             return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):
@@ -148,6 +153,10 @@ class Module:
     register_module = add_module
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            heard = _modes.dispatch(Module.__setattr__, (self, name, value), {}, _modes.RUNTIME)
+            if heard is not _modes.PASS:
+                return heard
         changes.COUNT.value += 1
         registries = self.__dict__.get("_parameters"), self.__dict__.get("_modules")
         parameters, modules = registries
@@ -204,6 +213,10 @@ class Module:
                       | set(self._modules))
 
     def __delattr__(self, name: str) -> None:
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            heard = _modes.dispatch(Module.__delattr__, (self, name), {}, _modes.RUNTIME)
+            if heard is not _modes.PASS:
+                return heard
         changes.COUNT.value += 1
         for registry in (self._parameters, self._buffers, self._modules):
             if name in registry:
@@ -310,6 +323,10 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients of the parameters (or fill them with zeros)."""
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            heard = _modes.dispatch(Module.zero_grad, (self, set_to_none), {}, _modes.RUNTIME)
+            if heard is not _modes.PASS:
+                return heard
         for parameter in self.parameters():
             zero_grad_of(parameter, set_to_none)
 

@@ -45,7 +45,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """x above `threshold`, `value` elsewhere (ThresholdBackward0; in place 1)."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(threshold, (input, threshold, value, inplace), {})
+        # (`threshold` here is the argument: the function is the module's)
+        heard = _modes.dispatch(globals()["threshold"], (input, threshold, value, inplace), {})
         if heard is not _modes.PASS:
             return heard
     if inplace:

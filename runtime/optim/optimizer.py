@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from runtime import changes, dtypes, factories
+from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
 from runtime.grad_mode import enable_grad, no_grad
@@ -127,6 +128,10 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the parameters' gradients before the next backward (or zero them)."""
+        if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+            heard = _modes.dispatch(Optimizer.zero_grad, (self, set_to_none), {}, _modes.RUNTIME)
+            if heard is not _modes.PASS:
+                return heard
         for group in self.param_groups:
             for param in group["params"]:
                 zero_grad_of(param, set_to_none)
@@ -201,7 +206,11 @@ def scalar_state(value: float) -> Tensor:
 def run_step(optimizer: Optimizer, step: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """Where every optimizer's `step` runs, however it is reached: through the class, or
     through a wrapper that holds the function (an lr scheduler's, which counts the calls).
-    runtime.compile's tracer listens here (runtime/compile/optim.py)."""
+    runtime.compile's tracer hears it here (runtime/compile/optim.py)."""
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(run_step, (optimizer, step, args, kwargs), {}, _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
     return step(optimizer, *args, **kwargs)
 
 

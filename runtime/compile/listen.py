@@ -1,0 +1,536 @@
+"""The tracer as a mode: how one traced call hears what the step does, with no attribute of
+any module replaced.
+
+`listening(tracer)` pushes a `TraceMode` on the calling thread's mode stacks
+(runtime/modes.py) for one eager call of the step: as an op mode that hears the ops of the
+spec and the runtime's own steps (RUNTIME: `recording.data`, `Module.__call__`, an
+optimizer's `run_step`...), and as a function mode that hears the public calls (`.item()`,
+`torch.zeros`, `loss.backward()`). Another thread, or this one after the call, finds the
+stacks as they were and computes as it always does.
+
+Each call heard runs on with the mode still pushed, so the calls it makes are heard too:
+
+- a call the tracer has something to do with (HANDLERS, by the function heard) goes to
+  its handler, which writes lines, stops the trace, or pauses it around the call;
+- a call that runs kernels (runtime/kernels.py, which the generated wrappers call by
+  module attribute, `kernels.addmm(...)`) runs as a copy of its function whose globals see
+  `kernels` as the tracer's listening namespace: each outermost kernel call becomes a line
+  (`vN = kernels.NAME(args)`). The copy shares its code, defaults and closure with the
+  function; the other functions of its module are copied alike, so that a helper's kernel
+  calls are heard too. Nothing of the module changes.
+
+A call's own mode check, when its body starts, finds the call expected (`entering`) and
+runs on: the tracer hears each call once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from runtime import factories, kernels, modes, predicates, random_ops, recording
+from runtime import out as out_module
+from runtime import random as random_module
+from runtime._tensor import Tensor
+from runtime.autograd import gradients
+from runtime.compile import optim
+from runtime.compile.emit import TraceBreak
+from runtime.compile.numbers import Number
+from runtime.nn.module import Module
+from runtime.optim import optimizer as optimizer_module
+from runtime.optim.optimizer import Optimizer
+
+# The phase of the lines after a backward: work on the gradients (clip_grad_norm_), or
+# the next forward of a step that has several.
+AFTER_BACKWARD = "after backward"
+
+_local = threading.local()  # .tracers: this thread's tracers listening now, innermost last
+
+
+def current() -> Any:
+    """The tracer listening on this thread, if a step is being traced here."""
+    tracers = getattr(_local, "tracers", None)
+    return tracers[-1] if tracers else None
+
+
+@contextlib.contextmanager
+def listening(tracer: Any) -> Iterator[None]:
+    """The tracer's mode pushed on this thread for the duration of one eager call."""
+    mode = TraceMode(tracer)
+    tracers = _local.__dict__.setdefault("tracers", [])
+    tracers.append(tracer)
+    modes.push(mode)
+    modes.push(mode.public)
+    try:
+        yield
+    finally:
+        modes.pop(mode.public)
+        modes.pop(mode)
+        tracers.pop()
+
+
+class _Public:
+    """The tracer's face on the stack of function modes: the public calls it hears."""
+
+    def __init__(self, mode: TraceMode) -> None:
+        self.mode = mode
+
+    def __torch_function__(self, func: Callable, types: tuple, args: tuple = (),
+                           kwargs: dict | None = None) -> Any:
+        return self.mode.heard(func, args, kwargs or {}, self)
+
+
+class TraceMode(modes.OpMode):
+    hears_runtime = True
+
+    def __init__(self, tracer: Any) -> None:
+        if not HANDLERS:
+            HANDLERS.update(_handlers())
+        self.tracer = tracer
+        self.public = _Public(self)
+        self.entering: Any = None  # the key of the call whose body is about to start
+        self.kernels = _Kernels(tracer)
+        self.overlays: dict[int, dict | None] = {}  # id(a module's globals) -> the copy's
+        self.originals: dict[int, Any] = {}  # id(a copied function) -> the function
+
+    # -- hearing ----------------------------------------------------------------------------
+    def hear(self, func: Callable, args: tuple, kwargs: dict) -> Any:
+        return self.heard(func, args, kwargs, self)
+
+    def hear_runtime(self, func: Callable, args: tuple, kwargs: dict) -> Any:
+        return self.heard(func, args, kwargs, None)
+
+    def runtime_event(self, event: str, args: tuple) -> None:
+        tracer = self.tracer
+        if event == "wrapped":
+            array, tensor = args
+            tracer.wrapped(array, tensor._data)
+        elif not tracer.recording:
+            return
+        elif event == "made":
+            tracer.made.add(id(args[0]))
+            tracer.keep.append(args[0])
+        elif event == "history":
+            tracer.node_made(*args)
+        elif event == "version":
+            tracer.version_moved(args[0])
+
+    def heard(self, func: Callable, args: tuple, kwargs: dict, facet: Any) -> Any:
+        """A call heard by `facet` (taken off its stack meanwhile; None: heard as a
+        runtime step, on the stack still)."""
+        key = self.key(func)
+        if self.entering is not None and key == self.entering:
+            self.entering = None  # the call's own check: its body runs on
+            return modes.PASS
+        handler = HANDLERS.get(key) if self.tracer.broken is None else None
+
+        def proceed(*args: Any, **kwargs: Any) -> Any:
+            return self.run(func, key, args, kwargs, facet)
+
+        if handler is None:
+            return self.run(func, key, args, kwargs, facet)
+        return handler(self.tracer, proceed, args, kwargs)
+
+    def key(self, func: Any) -> Any:
+        """What names a heard function in HANDLERS: the function (a copy's original), or a
+        property's (property, "__set__")."""
+        owner = getattr(func, "__self__", None)
+        if type(owner) is property:
+            return owner, func.__name__
+        return self.originals.get(id(func), func)
+
+    def run(self, func: Callable, key: Any, args: tuple, kwargs: dict, facet: Any) -> Any:
+        """Run the call on, heard again by both faces of the mode: as the copy of its
+        function that hears its kernels when the trace records."""
+        target = self.copy_of(func) if self.tracer.recording else None
+        entering, self.entering = self.entering, key
+        if facet is not None:
+            modes.push(facet)
+        try:
+            return (func if target is None else target)(*args, **kwargs)
+        finally:
+            if facet is not None:
+                modes.pop(facet)
+            self.entering = entering
+
+    # -- the copies that hear kernels -----------------------------------------------------------
+    def copy_of(self, func: Any) -> Any:
+        """`func` run with `kernels` heard: a copy of it in its module's copied globals;
+        None if its module calls no kernel (or it is not a Python function)."""
+        if type(func) is not types.FunctionType:
+            return None
+        original = self.originals.get(id(func), func)
+        overlay = self.overlay(original.__globals__)
+        if overlay is None:
+            return None
+        found = overlay.get(original.__name__)
+        if found is not None and self.originals.get(id(found)) is original:
+            return found
+        return self._copy(original, overlay)
+
+    def overlay(self, namespace: dict) -> dict | None:
+        """A module's globals as its copies see them: `kernels` the listening namespace,
+        each function of the module its copy. None for a module that names no kernels."""
+        key = id(namespace)
+        if key in self.overlays:
+            return self.overlays[key]
+        names = [name for name, value in namespace.items() if value is kernels]
+        overlay = None
+        if names and namespace is not vars(kernels):
+            overlay = dict(namespace)
+            for name in names:
+                overlay[name] = self.kernels
+            for name, value in namespace.items():
+                if type(value) is types.FunctionType and value.__globals__ is namespace:
+                    overlay[name] = self._copy(value, overlay)
+        self.overlays[key] = overlay
+        return overlay
+
+    def _copy(self, function: types.FunctionType, namespace: dict) -> types.FunctionType:
+        copy = types.FunctionType(function.__code__, namespace, function.__name__,
+                                  function.__defaults__, function.__closure__)
+        copy.__kwdefaults__ = function.__kwdefaults__
+        copy.__qualname__ = function.__qualname__
+        copy.__dict__.update(function.__dict__)
+        self.originals[id(copy)] = function
+        return copy
+
+
+class _Kernels:
+    """runtime/kernels.py as a traced call's copies see it: each kernel heard by the
+    tracer (`Tracer.kernel_call`), everything else the module's own."""
+
+    def __init__(self, tracer: Any) -> None:
+        self._tracer = tracer
+        self._listeners: dict[str, Callable] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(kernels, name)
+        if not callable(value) or isinstance(value, type) or name.startswith("__") or \
+                getattr(value, "__module__", None) != kernels.__name__:
+            return value
+        listener = self._listeners.get(name)
+        if listener is None:
+            tracer = self._tracer
+
+            def listener(*args: Any, **kwargs: Any) -> Any:
+                return tracer.kernel_call(name, value, args, kwargs)
+
+            listener.__wrapped__ = value
+            self._listeners[name] = listener
+        return listener
+
+
+# -- the handlers: what the tracer does with the calls it has something to do with -------------
+# Each is handler(tracer, proceed, args, kwargs): `proceed(*args, **kwargs)` runs the call.
+
+def _data(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    if tracer.recording:
+        tracer.data_seen(args[0])
+    return modes.PASS
+
+
+def _write_inplace(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    if tracer.recording:
+        tracer.write_inplace(*args)
+    return modes.PASS
+
+
+def _rebase_history(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    if tracer.recording and id(args[0]) in tracer.tensors:
+        tracer.stop("an in-place op recorded in the graph on a tensor the step did not make")
+    return modes.PASS
+
+
+def _paused(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    tracer.paused += 1
+    try:
+        return proceed(*args, **kwargs)
+    finally:
+        tracer.paused -= 1
+
+
+def _stopping(reason: str, passing: bool = False) -> Callable:
+    """A handler that stops the trace for `reason` when the step makes the call."""
+    def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+        if tracer.recording:
+            tracer.stop(reason, passing)
+        return proceed(*args, **kwargs)
+
+    return handler
+
+
+def _data_reason(what: str) -> str:
+    return f"the step reads a tensor's values in Python ({what}): its control flow may " \
+        "depend on the data"
+
+
+def _set_grad(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    """`.grad = None` is a line of the step (a hand-written zero_grad)."""
+    if tracer.recording:
+        tracer.grad_set(*args)
+    return proceed(*args, **kwargs)
+
+
+def _set_requires_grad(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    """A tensor the step did not make, set to require grad or not: the guards would check
+    its flag as the step left it, and the generated step would not set it."""
+    tensor, value = args
+    if tracer.recording and id(tensor) not in tracer.made and \
+            bool(value) is not tensor._requires_grad:
+        tracer.stop("requires_grad changed in the step on a tensor it did not make",
+                    passing=True)
+    return proceed(*args, **kwargs)
+
+
+def _detach_(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    tensor = args[0]
+    if tracer.recording and id(tensor) not in tracer.made and \
+            (tensor.grad_fn is not None or tensor._requires_grad):
+        tracer.stop("detach_() in the step on a tensor it did not make", passing=True)
+    return proceed(*args, **kwargs)
+
+
+def _factory(name: str) -> Callable:
+    """A factory whose tensor Python values alone decide: a line of the step."""
+    def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+        values = args[1:] if name.startswith("new_") else args
+        recording = tracer.recording and (
+            name not in NUMBER_FACTORIES or values and type(values[0]) in (bool, int, float))
+        result = proceed(*args, **kwargs)
+        if recording and tracer.recording and isinstance(result, Tensor):
+            tracer.constant_factory(name, result, kwargs)
+        return result
+
+    return handler
+
+
+def _random_factory(name: str) -> Callable:
+    def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+        if not tracer.recording:
+            return proceed(*args, **kwargs)
+        result = _paused(tracer, proceed, args, kwargs)
+        tracer.random_factory(name, args, kwargs, result)
+        return result
+
+    return handler
+
+
+def _random_fill(name: str) -> Callable:
+    def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+        if not tracer.recording or not tracer.random_fill(name, args[0], args[1:], kwargs):
+            return proceed(*args, **kwargs)
+        return _paused(tracer, proceed, args, kwargs)
+
+    return handler
+
+
+def _empty_like_layout(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    tensor = proceed(*args, **kwargs)
+    if tracer.recording:
+        input, dtype = args
+        try:
+            tracer.data_seen(input)
+            source = tracer.value_of(input._data, "empty_like's input")
+            kind = "" if dtype is None else f", {tracer.source.constant(dtype.numpy)}"
+            tracer.factory(f"np.empty_like({source.name}{kind})", tensor._data, (source.name,),
+                           f"forward: an uninitialised tensor laid out as {source.name}, "
+                           "to fill")
+        except TraceBreak as stop:
+            tracer.stop(stop.reason)
+    return tensor
+
+
+def _out_write(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    """out= (runtime/out.py's `write`): the result copied into a tensor the step made or
+    holds (AMSGrad's `torch.maximum(m, v, out=m)`), as an in-place op's is; an out tensor
+    resized stops the trace."""
+    target, array = args[0], args[1]
+    if tracer.recording and target._data.shape != np.shape(array):
+        tracer.stop("an out= argument that resizes its tensor")
+    elif tracer.recording:
+        tracer.write_inplace(target, array)
+    return proceed(*args, **kwargs)
+
+
+_ITEM_CODE = Tensor.__dict__["item"].__code__
+
+
+def _item(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    """`Tensor.item`: a float the step returns at once (`return loss.item()`, or among
+    other such values, `return loss.item(), accuracy.item()`) is a line of the step, which
+    the generated code returns; Python does nothing else with it; an optimizer's state
+    (its step count) is read afresh at every call. Any other use stops the trace."""
+    self = args[0]
+    if not tracer.recording or len(args) != 1 or kwargs or not isinstance(self, Tensor):
+        return _stopping(_data_reason("item()"))(tracer, proceed, args, kwargs)
+    name = tracer.names.get(id(self._data))
+    value = proceed(*args, **kwargs)
+    if type(value) is float and optim.holds_state(tracer, self):
+        try:
+            name = tracer.value_of(self._data, "an optimizer's state").name
+            return Number(value, f"{name}.item()", (name,))
+        except TraceBreak as stop:
+            tracer.stop(stop.reason)
+            return value
+    from runtime.compile.trace import _returned_at_once  # (trace imports this module)
+
+    if type(value) is float and name is not None and \
+            _returned_at_once(_caller_of_item(), tracer.code):
+        tracer.items[id(value)] = (value, f"{name}.item()")
+    else:
+        tracer.stop(_data_reason("item()"))
+    return value
+
+
+def _caller_of_item() -> Any:
+    """The frame that called `Tensor.item` (the step's own, for `return loss.item()`)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code is not _ITEM_CODE:
+        frame = frame.f_back
+    return frame.f_back if frame is not None else None
+
+
+def _backward(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    """`loss.backward()`: traced through the engine's own walk (Tracer.backward), then run
+    by the engine, unheard; every `.grad` it wrote is checked against the traced lines."""
+    if tracer.recording:
+        try:
+            tracer.backward(*args, **kwargs)
+        except TraceBreak as stop:
+            tracer.stop(stop.reason)
+        except Exception as error:  # the engine will raise it again, eagerly
+            tracer.stop(f"tracing backward raised {type(error).__name__}: {error}")
+    try:
+        result = _paused(tracer, proceed, args, kwargs)
+    finally:
+        tracer.phase = AFTER_BACKWARD
+    if tracer.broken is None:
+        try:
+            tracer.check_grads()
+        except TraceBreak as stop:
+            tracer.stop(stop.reason)
+    return result
+
+
+def _module_call(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    self = args[0]
+    if tracer.recording:
+        tracer.watch(self)
+    if tracer.recording and (self._forward_hooks or self._forward_pre_hooks):
+        # A hook is Python: what it does besides tensor work (keeping an activation,
+        # counting calls) would happen on the traced call only.
+        tracer.stop(f"a forward hook on a {type(self).__name__} module (hooks run eagerly)")
+    if tracer.recording and all(m is not self for m in tracer.modules):
+        tracer.modules.append(self)
+        for name, tensor in (*self.named_parameters(), *self.named_buffers()):
+            tracer.parameter_names.setdefault(id(tensor), name)
+    return proceed(*args, **kwargs)
+
+
+def _module_write(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    """A module's attribute set or deleted in the step (a parameter made anew, a flag
+    flipped) is Python the generated step would not replay: the trace stops. Setting an
+    attribute to the object it holds already changes nothing (`model.train()`)."""
+    self, name, *value = args
+    if tracer.recording and not (value and _module_attribute(self, name) is value[0]):
+        tracer.stop(f"a module's attribute set or deleted in the step ({name})", passing=True)
+    return proceed(*args, **kwargs)
+
+
+_MISSING = object()
+
+
+def _module_attribute(module: Module, name: str) -> Any:
+    """What `module.name` finds: the instance's attribute, or a parameter, buffer or
+    submodule of that name."""
+    attributes = vars(module)
+    if name in attributes:
+        return attributes[name]
+    for holder in ("_parameters", "_buffers", "_modules"):
+        if name in attributes.get(holder, {}):
+            return attributes[holder][name]
+    return _MISSING
+
+
+def _run_step(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    return optim.step_listener(tracer, proceed)(*args)
+
+
+def _zero_grad(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    return optim.zero_grad_listener(tracer, proceed)(*args)
+
+
+# Tensor methods that hand a tensor's values to Python: the step's Python may then depend
+# on the data (or print it, which only eager does at every step). Each stops the trace.
+DATA_READERS = (
+    ("tolist", "tolist()"), ("numpy", "numpy()"),
+    ("__bool__", "bool() of a tensor"), ("__float__", "float() of a tensor"),
+    ("__int__", "int() of a tensor"), ("__index__", "a tensor as an index"),
+    ("__array__", "numpy reading a tensor"), ("__repr__", "printing a tensor"),
+)
+
+# Factories whose tensor Python values alone decide (sizes, a fill value, a dtype; a
+# `*_like` or `new_*` input's shape and dtype, which the guards fix): made in the step
+# (an RNN's first hidden state), each is a line of the step. torch.tensor and from_numpy
+# are not among them: the data they read could change behind the trace's back.
+CONSTANT_FACTORIES = ("zeros", "ones", "empty", "full", "eye", "arange", "linspace",
+                      "logspace", "zeros_like", "ones_like", "empty_like", "full_like")
+CONSTANT_FACTORY_METHODS = ("new_zeros", "new_ones", "new_empty", "new_full")
+# torch.tensor of a Python number (`x[0] = 2.0` makes one) is a constant factory too.
+NUMBER_FACTORIES = ("tensor", "as_tensor")
+# The random factories of a size (torch.randn(b, nz) in a GAN's step): each a line of
+# the step that calls the factory again, drawing from the same generator in eager's order.
+RANDOM_FACTORIES = ("rand", "randn", "randint", "randperm")
+# The random in-place fills of Tensor (runtime/random_ops.py) a step may replay.
+RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
+
+
+def _handlers() -> dict[Any, Callable]:
+    table: dict[Any, Callable] = {
+        recording.data: _data, recording.write_inplace: _write_inplace,
+        recording.rebase_history: _rebase_history,
+        (Tensor.__dict__["grad"], "__set__"): _set_grad,
+        (Tensor.__dict__["data"], "__set__"): _stopping("`.data =` in the step"),
+        (Tensor.__dict__["requires_grad"], "__set__"): _set_requires_grad,
+        Tensor.__dict__["detach_"]: _detach_, Tensor.__dict__["item"]: _item,
+        random_ops.empty_like_layout: _empty_like_layout, out_module.write: _out_write,
+        gradients.backward: _backward,
+        gradients.grad: _stopping("autograd.grad in the step (only loss.backward() is "
+                                  "compiled)"),
+        Module.__dict__["__call__"]: _module_call,
+        Module.__dict__["__setattr__"]: _module_write,
+        Module.__dict__["__delattr__"]: _module_write,
+        optimizer_module.run_step: _run_step,
+        Optimizer.__dict__["zero_grad"]: _zero_grad, Module.__dict__["zero_grad"]: _zero_grad,
+    }
+    for name, what in DATA_READERS:
+        table[Tensor.__dict__[name]] = _stopping(_data_reason(what))
+    for name in ("allclose", "equal"):
+        stop = _stopping(_data_reason(f"torch.{name}"))
+        table[getattr(predicates, name)] = stop
+        table[getattr(predicates.PredicateMethods, name)] = stop
+    for name in CONSTANT_FACTORIES + NUMBER_FACTORIES:
+        table[getattr(factories, name)] = _factory(name)
+    for name in CONSTANT_FACTORY_METHODS:
+        table[Tensor.__dict__[name]] = _factory(name)
+    for name in RANDOM_FACTORIES:
+        table[getattr(random_ops, name)] = _random_factory(name)
+    for name in RANDOM_FILLS:
+        table[getattr(random_ops, name)] = _random_fill(name)
+    # Seeding a generator in the step: the generated step would draw on from where the
+    # last call left it, where eager starts again from the seed.
+    for name in ("manual_seed", "seed", "set_state"):
+        table[random_module.Generator.__dict__[name]] = _stopping(
+            "the step seeds or sets the state of a random generator")
+    return table
+
+
+# (Made at the first trace: Tensor's methods are all in place by then.)
+HANDLERS: dict[Any, Callable] = {}

@@ -1,0 +1,212 @@
+"""runtime.compile's tracer is a mode on the runtime's mode stack (runtime/compile/listen.py):
+a trace replaces no attribute of any module or of Tensor, before, during or after it (even
+one that raises midway), and a trace on one thread changes nothing another thread
+computes eagerly meanwhile."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import runtime
+from runtime.nn.module import Module
+from runtime.optim.optimizer import Optimizer
+from runtime.random import Generator
+
+# (How many modes are pushed, over all threads: it moves while a trace runs, by design.)
+_MOVING = {("runtime.modes", "active")}
+
+
+class _During:
+    """What the step calls between its forward and its backward (Python the trace does
+    not see: a test's probe)."""
+
+    def __init__(self) -> None:
+        self.fn = None
+
+    def __call__(self) -> None:
+        if self.fn is not None:
+            self.fn()
+
+
+def _tiny_step(batch: int = 16, seed: int = 0):
+    """The seed's TinyModel step: two Linear layers, MSE by hand, SGD."""
+    runtime.manual_seed(seed)
+    model = runtime.nn.Sequential(runtime.nn.Linear(30, 20), runtime.nn.ReLU(),
+                                  runtime.nn.Linear(20, 5))
+    optimizer = runtime.optim.SGD(model.parameters(), lr=1e-3)
+    rng = np.random.default_rng(1)
+    x = runtime.tensor(rng.standard_normal((batch, 30)).astype(np.float32))
+    y = runtime.tensor(rng.standard_normal((batch, 5)).astype(np.float32))
+
+    during = _During()
+
+    def step():
+        optimizer.zero_grad()
+        loss = (y - model(x)).pow(2).sum()
+        during()
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return model, step, during
+
+
+def _snapshot() -> dict:
+    """Every attribute of every module of the runtime and of the generated code, and of
+    Tensor, Module, Optimizer and Generator: what each name holds, by identity."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or name.split(".")[0] not in ("runtime", "generated"):
+            continue
+        for key, value in list(vars(module).items()):
+            found[(name, key)] = value
+    for cls in (runtime.Tensor, Module, Optimizer, Generator):
+        for key, value in list(vars(cls).items()):
+            found[(cls.__qualname__, key)] = value
+    return found
+
+
+def _changes(before: dict, after: dict) -> list:
+    """The names whose value is another object (or that appeared, or went)."""
+    keys = set(before) | set(after)
+    return sorted(str(key) for key in keys - _MOVING
+                  if key in before and key in after and before[key] is not after[key]
+                  or (key in before) != (key in after) and key[0] in _modules_of(before))
+
+
+def _modules_of(snapshot: dict) -> set:
+    return {key[0] for key in snapshot}
+
+
+def _warm_up() -> None:
+    """A compile of the step before the snapshots: the modules it imports on first use
+    are imported (an import adds a name to its package)."""
+    _, step, _ = _tiny_step()
+    compiled = runtime.compile(step)
+    for _ in range(2):
+        compiled()
+
+
+def test_a_compile_replaces_no_attribute_before_during_or_after():
+    _warm_up()
+    _, step, probe = _tiny_step()
+    compiled = runtime.compile(step)
+    before = _snapshot()
+    during = []
+    probe.fn = lambda: during.append(_snapshot())
+    compiled()  # (the first call: traced)
+    after = _snapshot()
+    assert compiled.traces == 1
+    assert compiled.fallback_reason is None, compiled.fallback_reason
+    assert len(during) == 1
+    assert _changes(before, during[0]) == []
+    assert _changes(before, after) == []
+    # The snapshot sees a swap: a name rebound in a module is one change.
+    swapped = dict(before)
+    swapped[("runtime.kernels", "addmm")] = lambda *args: None
+    assert _changes(before, swapped) == ["('runtime.kernels', 'addmm')"]
+
+
+def test_a_trace_that_raises_midway_leaves_every_attribute_as_it_was():
+    _warm_up()
+    _, step, probe = _tiny_step()
+    compiled = runtime.compile(step)
+    before = _snapshot()
+
+    def fail():
+        raise ValueError("midway")
+
+    probe.fn = fail
+    with pytest.raises(ValueError, match="midway"):
+        compiled()
+    probe.fn = None
+    assert _changes(before, _snapshot()) == []
+    assert runtime.modes.function_modes() == [] and runtime.modes.op_modes() == []
+    assert runtime.modes.active == 0
+    # The next call traces again, and compiles.
+    compiled()
+    assert compiled.fallback_reason is None, compiled.fallback_reason
+
+
+def _eager_work(seed: int) -> list[bytes]:
+    """What a thread computes eagerly: a forward, a backward, a few ops on values, and a
+    read of a value in Python (which would stop a trace, were it heard)."""
+    runtime.manual_seed(seed)
+    layer = runtime.nn.Linear(8, 3)
+    x = runtime.randn(4, 8)
+    loss = layer(x).tanh().pow(2).sum()
+    loss.backward()
+    number = loss.item()
+    return [loss.detach().numpy().tobytes(), layer.weight.grad.numpy().tobytes(),
+            layer.bias.grad.numpy().tobytes(), repr(number).encode()]
+
+
+def test_a_trace_on_one_thread_changes_nothing_another_computes():
+    _warm_up()
+    expected = _eager_work(3)
+    model, step, probe = _tiny_step()
+    eager_model, eager_step, _ = _tiny_step()
+    compiled = runtime.compile(step)
+    found: list = []
+    errors: list = []
+
+    def other_thread() -> None:
+        try:
+            found.append(_eager_work(3))
+            found.append(runtime.modes.op_modes() + runtime.modes.function_modes())
+        except Exception as error:  # (reported below)
+            errors.append(error)
+
+    def during() -> None:
+        # The trace is in the middle of the step: another thread computes meanwhile.
+        worker = threading.Thread(target=other_thread)
+        worker.start()
+        worker.join()
+
+    probe.fn = during
+    got = compiled()
+    probe.fn = None
+    assert errors == []
+    assert found[0] == expected  # computed as with no trace anywhere
+    assert found[1] == []  # the tracer's mode is this thread's only
+    # The traced thread's step compiled, unaffected by the other's ops and item().
+    assert compiled.fallback_reason is None, compiled.fallback_reason
+    assert "tanh" not in compiled.code
+    reference = eager_step()
+    assert got.detach().numpy().tobytes() == reference.detach().numpy().tobytes()
+    for _ in range(3):
+        assert compiled().detach().numpy().tobytes() == \
+            eager_step().detach().numpy().tobytes()
+    for p, q in zip(model.parameters(), eager_model.parameters(), strict=True):
+        assert p.detach().numpy().tobytes() == q.detach().numpy().tobytes()
+
+
+def test_a_function_mode_hears_pad_and_threshold_as_the_functions_they_are():
+    """`pad` and `threshold` take an argument of their own name: a mode hears the function
+    (and calls it), not that argument, as torch's does."""
+    import torch
+
+    def heard_by_mode(lib):
+        heard = []
+
+        class Log(lib.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                heard.append(func.__name__)
+                return func(*args, **(kwargs or {}))
+
+        x = lib.tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 10)
+        with Log():
+            padded = lib.nn.functional.pad(x, (1, 2))
+            cut = lib.nn.functional.threshold(x, 1.0, -1.0)
+            cut_again = lib.threshold(x, 1.0, -1.0)  # (the generated wrapper's own check)
+        return heard, padded.numpy(), cut.numpy(), cut_again.numpy()
+
+    ours, theirs = heard_by_mode(runtime), heard_by_mode(torch)
+    assert ours[0] == ["pad", "threshold", "threshold"]
+    assert theirs[0] == ["pad", "_threshold", "threshold"]  # (F.threshold: torch's _threshold)
+    for got, expected in zip(ours[1:], theirs[1:], strict=True):
+        np.testing.assert_array_equal(got, expected)
