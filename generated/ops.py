@@ -6989,8 +6989,8 @@ def glu_backward(grad_output=MISSING, self_=MISSING, dim=MISSING, **kwargs):
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or dim is MISSING or kwargs:
         grad_output, self_, dim = _arguments.bind(OVERLOADS["glu_backward"], (grad_output, self_, dim,), kwargs)
     result = recording.wrap(kernels.glu_backward(recording.data(grad_output), recording.data(self_), dim))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = GluBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = GluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -7014,8 +7014,8 @@ def log_sigmoid_backward(grad_output=MISSING, self_=MISSING, buffer=MISSING, **k
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(buffer, Tensor) or kwargs:
         grad_output, self_, buffer = _arguments.bind(OVERLOADS["log_sigmoid_backward"], (grad_output, self_, buffer,), kwargs)
     result = recording.wrap(kernels.log_sigmoid_backward(recording.data(grad_output), recording.data(self_), recording.data(buffer)))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = LogSigmoidBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = LogSigmoidBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.buffer_ = SavedVariable(buffer, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -7039,8 +7039,8 @@ def huber_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, redu
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or reduction is MISSING or kwargs:
         grad_output, self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss_backward"], (grad_output, self_, target, reduction, delta,), kwargs)
     result = recording.wrap(kernels.huber_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, delta))
-    if recording.compute_requires_grad(grad_output, self_, target):
-        grad_fn = HuberLossBackwardBackward0(recording.collect_next_edges(grad_output, self_, target))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
+        grad_fn = HuberLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.target_ = SavedVariable(target, False)
@@ -7066,8 +7066,8 @@ def _prelu_kernel(self_=MISSING, weight=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kwargs:
         self_, weight = _arguments.bind(OVERLOADS["_prelu_kernel"], (self_, weight,), kwargs)
     result = recording.wrap(kernels._prelu_kernel(recording.data(self_), recording.data(weight)))
-    if recording.compute_requires_grad(self_, weight):
-        grad_fn = PreluKernelBackward0(recording.collect_next_edges(self_, weight))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
+        grad_fn = PreluKernelBackward0((gradient_edge(self_), gradient_edge(weight)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         recording.set_history(result, grad_fn)
@@ -7090,8 +7090,8 @@ def _prelu_kernel_backward(grad_output=MISSING, self_=MISSING, weight=MISSING, *
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kwargs:
         grad_output, self_, weight = _arguments.bind(OVERLOADS["_prelu_kernel_backward"], (grad_output, self_, weight,), kwargs)
     result0, result1 = map(recording.wrap, kernels._prelu_kernel_backward(recording.data(grad_output), recording.data(self_), recording.data(weight)))
-    if recording.compute_requires_grad(grad_output, self_, weight):
-        grad_fn = PreluKernelBackwardBackward0(recording.collect_next_edges(grad_output, self_, weight))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
+        grad_fn = PreluKernelBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(weight)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -7118,8 +7118,8 @@ def renorm(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, *, out=None, 
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("renorm", renorm, (self_, p, dim, maxnorm), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.renorm(recording.data(self_), p, dim, maxnorm))
-    if recording.compute_requires_grad(self_):
-        grad_fn = RenormBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = RenormBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         grad_fn._saved_dim = dim
@@ -7144,9 +7144,9 @@ def renorm_(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(maxnorm, NUMBER) or dim is MISSING or kwargs:
         self_, p, dim, maxnorm = _arguments.bind(OVERLOADS["renorm"], (self_, p, dim, maxnorm,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = RenormBackward0(recording.collect_next_edges(self_))
+        grad_fn = RenormBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_p = p
         grad_fn._saved_dim = dim
@@ -7191,8 +7191,8 @@ def _euclidean_dist(x1=MISSING, x2=MISSING, **kwargs):
     if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or kwargs:
         x1, x2 = _arguments.bind(OVERLOADS["_euclidean_dist"], (x1, x2,), kwargs)
     result = recording.wrap(kernels._euclidean_dist(recording.data(x1), recording.data(x2)))
-    if recording.compute_requires_grad(x1, x2):
-        grad_fn = EuclideanDistBackward0(recording.collect_next_edges(x1, x2))
+    if _grad_state.enabled and (isinstance(x1, Tensor) and (x1._requires_grad or x1.grad_fn is not None) or isinstance(x2, Tensor) and (x2._requires_grad or x2.grad_fn is not None)):
+        grad_fn = EuclideanDistBackward0((gradient_edge(x1), gradient_edge(x2)))
         grad_fn.x1_ = SavedVariable(x1, False)
         grad_fn.x2_ = SavedVariable(x2, False)
         recording.set_history(result, grad_fn)
@@ -7214,8 +7214,8 @@ def _cdist_forward(x1=MISSING, x2=MISSING, p=MISSING, compute_mode=MISSING, **kw
     if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or not isinstance(p, NUMBER) or compute_mode is MISSING or kwargs:
         x1, x2, p, compute_mode = _arguments.bind(OVERLOADS["_cdist_forward"], (x1, x2, p, compute_mode,), kwargs)
     result = recording.wrap(kernels._cdist_forward(recording.data(x1), recording.data(x2), p, compute_mode))
-    if recording.compute_requires_grad(x1, x2):
-        grad_fn = CdistBackward0(recording.collect_next_edges(x1, x2))
+    if _grad_state.enabled and (isinstance(x1, Tensor) and (x1._requires_grad or x1.grad_fn is not None) or isinstance(x2, Tensor) and (x2._requires_grad or x2.grad_fn is not None)):
+        grad_fn = CdistBackward0((gradient_edge(x1), gradient_edge(x2)))
         grad_fn.x1_ = SavedVariable(x1, False)
         grad_fn.x2_ = SavedVariable(x2, False)
         grad_fn._saved_p = p
@@ -7238,8 +7238,8 @@ def _cdist_backward(grad_output=MISSING, x1=MISSING, x2=MISSING, p=MISSING, cdis
     if not isinstance(grad_output, Tensor) or not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or not isinstance(p, NUMBER) or not isinstance(cdist, Tensor) or kwargs:
         grad_output, x1, x2, p, cdist = _arguments.bind(OVERLOADS["_cdist_backward"], (grad_output, x1, x2, p, cdist,), kwargs)
     result = recording.wrap(kernels._cdist_backward(recording.data(grad_output), recording.data(x1), recording.data(x2), p, recording.data(cdist)))
-    if recording.compute_requires_grad(grad_output, x1, x2, cdist):
-        grad_fn = CdistBackwardBackward0(recording.collect_next_edges(grad_output, x1, x2, cdist))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(x1, Tensor) and (x1._requires_grad or x1.grad_fn is not None) or isinstance(x2, Tensor) and (x2._requires_grad or x2.grad_fn is not None) or isinstance(cdist, Tensor) and (cdist._requires_grad or cdist.grad_fn is not None)):
+        grad_fn = CdistBackwardBackward0((gradient_edge(grad_output), gradient_edge(x1), gradient_edge(x2), gradient_edge(cdist)))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(grad_output, x1, x2, cdist):
         forward_grad.not_implemented("_cdist_backward")
@@ -7258,8 +7258,8 @@ def _pdist_forward(self_=MISSING, p=2, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
         self_, p = _arguments.bind(OVERLOADS["_pdist_forward"], (self_, p,), kwargs)
     result = recording.wrap(kernels._pdist_forward(recording.data(self_), p))
-    if recording.compute_requires_grad(self_):
-        grad_fn = PdistBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = PdistBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_p = p
         recording.set_history(result, grad_fn)
@@ -7281,8 +7281,8 @@ def _pdist_backward(grad_output=MISSING, self_=MISSING, p=MISSING, pdist=MISSING
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(pdist, Tensor) or kwargs:
         grad_output, self_, p, pdist = _arguments.bind(OVERLOADS["_pdist_backward"], (grad_output, self_, p, pdist,), kwargs)
     result = recording.wrap(kernels._pdist_backward(recording.data(grad_output), recording.data(self_), p, recording.data(pdist)))
-    if recording.compute_requires_grad(grad_output, self_, pdist):
-        grad_fn = PdistBackwardBackward0(recording.collect_next_edges(grad_output, self_, pdist))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(pdist, Tensor) and (pdist._requires_grad or pdist.grad_fn is not None)):
+        grad_fn = PdistBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(pdist)))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_, pdist):
         forward_grad.not_implemented("_pdist_backward")
@@ -7301,9 +7301,9 @@ def _native_batch_norm_legit_default(input=MISSING, weight=MISSING, bias=MISSING
     if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs:
         input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs)
     result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
-    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
-        grad_fn = NativeBatchNormLegitBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn = NativeBatchNormLegitBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.running_mean_ = SavedVariable(running_mean, False)
@@ -7336,9 +7336,9 @@ def _native_batch_norm_legit_no_stats(input=MISSING, weight=MISSING, bias=MISSIN
     if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs:
         input, weight, bias, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit.no_stats"], (input, weight, bias, training, momentum, eps,), kwargs)
     result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_stats(recording.data(input), recording.data(weight), recording.data(bias), training, momentum, eps))
-    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
-        grad_fn = NativeBatchNormLegitBackward1(recording.collect_next_edges(input, weight, bias))
+        grad_fn = NativeBatchNormLegitBackward1((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_training = training
@@ -7369,9 +7369,9 @@ def _native_batch_norm_legit_no_training(input=MISSING, weight=MISSING, bias=MIS
     if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs:
         input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit_no_training"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs)
     result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_training(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
-    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
-        grad_fn = NativeBatchNormLegitNoTrainingBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn = NativeBatchNormLegitNoTrainingBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.running_mean_ = SavedVariable(running_mean, False)
@@ -7403,9 +7403,9 @@ def _batch_norm_with_update(input=MISSING, weight=MISSING, bias=MISSING, running
     if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs:
         input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_with_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs)
     result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_with_update(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
-    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
-        grad_fn = BatchNormWithUpdateBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn = BatchNormWithUpdateBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.running_mean_ = SavedVariable(running_mean, False)
@@ -7439,9 +7439,9 @@ def _batch_norm_no_update(input=MISSING, weight=MISSING, bias=MISSING, running_m
     if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or running_mean is MISSING or running_var is MISSING or kwargs:
         input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_no_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs)
     result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_no_update(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
-    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
-        grad_fn = BatchNormNoUpdateBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn = BatchNormNoUpdateBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.running_mean_ = SavedVariable(running_mean, False)
@@ -7475,8 +7475,8 @@ def native_batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, 
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_invstd is MISSING or train is MISSING or output_mask is MISSING or kwargs:
         grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask = _arguments.bind(OVERLOADS["native_batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask,), kwargs)
     result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm_backward(recording.data(grad_out), recording.data(input), recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_invstd), train, eps, output_mask))
-    if recording.compute_requires_grad(grad_out, input, weight, save_mean, save_invstd):
-        grad_fn = NativeBatchNormBackwardBackward0(recording.collect_next_edges(grad_out, input, weight, save_mean, save_invstd))
+    if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(save_mean, Tensor) and (save_mean._requires_grad or save_mean.grad_fn is not None) or isinstance(save_invstd, Tensor) and (save_invstd._requires_grad or save_invstd.grad_fn is not None)):
+        grad_fn = NativeBatchNormBackwardBackward0((gradient_edge(grad_out), gradient_edge(input), gradient_edge(weight), gradient_edge(save_mean), gradient_edge(save_invstd)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.grad_out_ = SavedVariable(grad_out, False)
@@ -7506,8 +7506,8 @@ def batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or not isinstance(reserve, Tensor) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_var is MISSING or update is MISSING or output_mask is MISSING or kwargs:
         grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve = _arguments.bind(OVERLOADS["batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve,), kwargs)
     result0, result1, result2 = map(recording.wrap, kernels.batch_norm_backward(recording.data(grad_out), recording.data(input), recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_var), update, eps, output_mask, recording.data(reserve)))
-    if recording.compute_requires_grad(grad_out, input, weight, save_mean, save_var, reserve):
-        grad_fn = BatchNormBackwardBackward0(recording.collect_next_edges(grad_out, input, weight, save_mean, save_var, reserve))
+    if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(save_mean, Tensor) and (save_mean._requires_grad or save_mean.grad_fn is not None) or isinstance(save_var, Tensor) and (save_var._requires_grad or save_var.grad_fn is not None) or isinstance(reserve, Tensor) and (reserve._requires_grad or reserve.grad_fn is not None)):
+        grad_fn = BatchNormBackwardBackward0((gradient_edge(grad_out), gradient_edge(input), gradient_edge(weight), gradient_edge(save_mean), gradient_edge(save_var), gradient_edge(reserve)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.grad_out_ = SavedVariable(grad_out, False)
@@ -15533,8 +15533,8 @@ def _convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, pa
     dilation = recording.int_tuple(dilation)
     output_padding = recording.int_tuple(output_padding)
     result = recording.wrap(kernels._convolution(recording.data(input), recording.data(weight), recording.data(bias), stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32))
-    if recording.compute_requires_grad(input, weight, bias):
-        grad_fn = ConvolutionBackward1(recording.collect_next_edges(input, weight, bias))
+    if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = ConvolutionBackward1((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_stride = stride
@@ -15568,8 +15568,8 @@ def slow_conv_transpose2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bi
     output_padding = recording.int_tuple(output_padding)
     dilation = recording.int_tuple(dilation)
     result = recording.wrap(kernels.slow_conv_transpose2d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, output_padding, dilation))
-    if recording.compute_requires_grad(self_, weight, bias):
-        grad_fn = SlowConvTranspose2DBackward0(recording.collect_next_edges(self_, weight, bias))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = SlowConvTranspose2DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_stride = stride
@@ -15601,8 +15601,8 @@ def slow_conv_transpose3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bi
     output_padding = recording.int_tuple(output_padding)
     dilation = recording.int_tuple(dilation)
     result = recording.wrap(kernels.slow_conv_transpose3d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, output_padding, dilation))
-    if recording.compute_requires_grad(self_, weight, bias):
-        grad_fn = SlowConvTranspose3DBackward0(recording.collect_next_edges(self_, weight, bias))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = SlowConvTranspose3DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_stride = stride
@@ -15632,8 +15632,8 @@ def _slow_conv2d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bia
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels._slow_conv2d_forward(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding))
-    if recording.compute_requires_grad(self_, weight, bias):
-        grad_fn = SlowConv2DBackward0(recording.collect_next_edges(self_, weight, bias))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = SlowConv2DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_kernel_size = kernel_size
@@ -15662,8 +15662,8 @@ def _slow_conv2d_backward_output_mask(grad_output=MISSING, self_=MISSING, weight
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     grad_input, grad_weight, grad_bias = map(recording.wrap, kernels._slow_conv2d_backward_output_mask(recording.data(grad_output), recording.data(self_), recording.data(weight), kernel_size, stride, padding, output_mask))
-    if recording.compute_requires_grad(grad_output, self_, weight):
-        grad_fn = SlowConv2DBackwardBackward0(recording.collect_next_edges(grad_output, self_, weight))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
+        grad_fn = SlowConv2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(weight)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.self_ = SavedVariable(self_, False)
@@ -15695,8 +15695,8 @@ def _conv_depthwise2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=M
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     result = recording.wrap(kernels._conv_depthwise2d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
-    if recording.compute_requires_grad(self_, weight, bias):
-        grad_fn = ConvDepthwise2DBackward0(recording.collect_next_edges(self_, weight, bias))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = ConvDepthwise2DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_stride = stride
@@ -15727,8 +15727,8 @@ def conv_depthwise3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MI
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     result = recording.wrap(kernels.conv_depthwise3d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
-    if recording.compute_requires_grad(self_, weight, bias):
-        grad_fn = ConvDepthwise3DBackward0(recording.collect_next_edges(self_, weight, bias))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = ConvDepthwise3DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_stride = stride
@@ -15758,8 +15758,8 @@ def slow_conv3d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.slow_conv3d_forward(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding))
-    if recording.compute_requires_grad(self_, weight, bias):
-        grad_fn = SlowConv3DBackward0(recording.collect_next_edges(self_, weight, bias))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = SlowConv3DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_stride = stride
@@ -15788,8 +15788,8 @@ def slow_conv_dilated2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     result = recording.wrap(kernels.slow_conv_dilated2d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
-    if recording.compute_requires_grad(self_, weight, bias):
-        grad_fn = SlowConvDilated2DBackward0(recording.collect_next_edges(self_, weight, bias))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = SlowConvDilated2DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_stride = stride
@@ -15819,8 +15819,8 @@ def slow_conv_dilated3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     result = recording.wrap(kernels.slow_conv_dilated3d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
-    if recording.compute_requires_grad(self_, weight, bias):
-        grad_fn = SlowConvDilated3DBackward0(recording.collect_next_edges(self_, weight, bias))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = SlowConvDilated3DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn._saved_stride = stride
@@ -15846,8 +15846,8 @@ def conv_tbc(self_=MISSING, weight=MISSING, bias=MISSING, pad=0, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or not isinstance(bias, Tensor) or kwargs:
         self_, weight, bias, pad = _arguments.bind(OVERLOADS["conv_tbc"], (self_, weight, bias, pad,), kwargs)
     result = recording.wrap(kernels.conv_tbc(recording.data(self_), recording.data(weight), recording.data(bias), pad))
-    if recording.compute_requires_grad(self_, weight, bias):
-        grad_fn = ConvTbcBackward0(recording.collect_next_edges(self_, weight, bias))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = ConvTbcBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.weight_ = SavedVariable(weight, False)
         grad_fn.bias_ = SavedVariable(bias, False)
@@ -15876,8 +15876,8 @@ def im2col(self_=MISSING, kernel_size=MISSING, dilation=MISSING, padding=MISSING
     padding = recording.int_tuple(padding)
     stride = recording.int_tuple(stride)
     result = recording.wrap(kernels.im2col(recording.data(self_), kernel_size, dilation, padding, stride))
-    if recording.compute_requires_grad(self_):
-        grad_fn = Im2ColBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = Im2ColBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_dilation = dilation
@@ -15908,8 +15908,8 @@ def col2im(self_=MISSING, output_size=MISSING, kernel_size=MISSING, dilation=MIS
     padding = recording.int_tuple(padding)
     stride = recording.int_tuple(stride)
     result = recording.wrap(kernels.col2im(recording.data(self_), output_size, kernel_size, dilation, padding, stride))
-    if recording.compute_requires_grad(self_):
-        grad_fn = Col2ImBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = Col2ImBackward0((gradient_edge(self_),))
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_dilation = dilation
         grad_fn._saved_padding = padding
@@ -15938,9 +15938,9 @@ def max_pool3d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), paddi
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     result0, result1 = map(recording.wrap, kernels.max_pool3d_with_indices(recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = MaxPool3DWithIndicesBackward0(recording.collect_next_edges(self_))
+        grad_fn = MaxPool3DWithIndicesBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_stride = stride
@@ -15975,8 +15975,8 @@ def max_pool3d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     result = recording.wrap(kernels.max_pool3d_with_indices_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode, recording.data(indices)))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = MaxPool3DWithIndicesBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MaxPool3DWithIndicesBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -16002,8 +16002,8 @@ def avg_pool3d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0, 0),
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.avg_pool3d(recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AvgPool3DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AvgPool3DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_stride = stride
@@ -16034,8 +16034,8 @@ def avg_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING,
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.avg_pool3d_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = AvgPool3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AvgPool3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_stride = stride
         grad_fn._saved_padding = padding
@@ -16064,8 +16064,8 @@ def _adaptive_avg_pool3d(self_=MISSING, output_size=MISSING, **kwargs):
         self_, output_size = _arguments.bind(OVERLOADS["_adaptive_avg_pool3d"], (self_, output_size,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._adaptive_avg_pool3d(recording.data(self_), output_size))
-    if recording.compute_requires_grad(self_):
-        grad_fn = AdaptiveAvgPool3DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AdaptiveAvgPool3DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -16087,8 +16087,8 @@ def _adaptive_avg_pool3d_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
         grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool3d_backward"], (grad_output, self_,), kwargs)
     result = recording.wrap(kernels._adaptive_avg_pool3d_backward(recording.data(grad_output), recording.data(self_)))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = AdaptiveAvgPool3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AdaptiveAvgPool3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_grad_output_sym_sizes = recording.sizes(grad_output)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -16112,9 +16112,9 @@ def adaptive_max_pool3d(self_=MISSING, output_size=MISSING, **kwargs):
         self_, output_size = _arguments.bind(OVERLOADS["adaptive_max_pool3d"], (self_, output_size,), kwargs)
     output_size = recording.int_tuple(output_size)
     result0, result1 = map(recording.wrap, kernels.adaptive_max_pool3d(recording.data(self_), output_size))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = AdaptiveMaxPool3DBackward0(recording.collect_next_edges(self_))
+        grad_fn = AdaptiveMaxPool3DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result0, grad_fn)
         recording.skip_output(result1, grad_fn)
@@ -16140,8 +16140,8 @@ def adaptive_max_pool3d_backward(grad_output=MISSING, self_=MISSING, indices=MIS
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs:
         grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool3d_backward"], (grad_output, self_, indices,), kwargs)
     result = recording.wrap(kernels.adaptive_max_pool3d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = AdaptiveMaxPool3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = AdaptiveMaxPool3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -16165,8 +16165,8 @@ def max_unpool2d(self_=MISSING, indices=MISSING, output_size=MISSING, **kwargs):
         self_, indices, output_size = _arguments.bind(OVERLOADS["max_unpool2d"], (self_, indices, output_size,), kwargs)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.max_unpool2d(recording.data(self_), recording.data(indices), output_size))
-    if recording.compute_requires_grad(self_):
-        grad_fn = MaxUnpool2DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MaxUnpool2DBackward0((gradient_edge(self_),))
         grad_fn.indices_ = SavedVariable(indices, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -16191,8 +16191,8 @@ def max_unpool3d(self_=MISSING, indices=MISSING, output_size=MISSING, stride=MIS
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.max_unpool3d(recording.data(self_), recording.data(indices), output_size, stride, padding))
-    if recording.compute_requires_grad(self_):
-        grad_fn = MaxUnpool3DBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MaxUnpool3DBackward0((gradient_edge(self_),))
         grad_fn.indices_ = SavedVariable(indices, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -16216,9 +16216,9 @@ def fractional_max_pool2d(self_=MISSING, kernel_size=MISSING, output_size=MISSIN
     kernel_size = recording.int_tuple(kernel_size)
     output_size = recording.int_tuple(output_size)
     result0, result1 = map(recording.wrap, kernels.fractional_max_pool2d(recording.data(self_), kernel_size, output_size, recording.data(random_samples)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = FractionalMaxPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn = FractionalMaxPool2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_output_size = output_size
@@ -16248,8 +16248,8 @@ def fractional_max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_si
     kernel_size = recording.int_tuple(kernel_size)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.fractional_max_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, output_size, recording.data(indices)))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = FractionalMaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = FractionalMaxPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -16274,9 +16274,9 @@ def fractional_max_pool3d(self_=MISSING, kernel_size=MISSING, output_size=MISSIN
     kernel_size = recording.int_tuple(kernel_size)
     output_size = recording.int_tuple(output_size)
     result0, result1 = map(recording.wrap, kernels.fractional_max_pool3d(recording.data(self_), kernel_size, output_size, recording.data(random_samples)))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = FractionalMaxPool3DBackward0(recording.collect_next_edges(self_))
+        grad_fn = FractionalMaxPool3DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_output_size = output_size
@@ -16306,8 +16306,8 @@ def fractional_max_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_si
     kernel_size = recording.int_tuple(kernel_size)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.fractional_max_pool3d_backward(recording.data(grad_output), recording.data(self_), kernel_size, output_size, recording.data(indices)))
-    if recording.compute_requires_grad(grad_output, self_):
-        grad_fn = FractionalMaxPool3DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = FractionalMaxPool3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -16332,9 +16332,9 @@ def scatter_reduce_two(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, r
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter_reduce", scatter_reduce_two, (self_, dim, index, src, reduce), {"include_self": include_self}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_reduce_two(recording.data(self_), dim, recording.data(index), recording.data(src), reduce, include_self))
-    needs_grad = recording.compute_requires_grad(self_, src)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None))
     if needs_grad:
-        grad_fn = ScatterReduceBackward0(recording.collect_next_edges(self_, src))
+        grad_fn = ScatterReduceBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
@@ -16364,9 +16364,9 @@ def scatter_reduce_two_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, 
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
         self_, dim, index, src, reduce, include_self = _arguments.bind(OVERLOADS["scatter_reduce.two"], (self_, dim, index, src, reduce, include_self,), kwargs, inplace=True)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_, src)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None))
     if needs_grad:
-        grad_fn = ScatterReduceBackward0(recording.collect_next_edges(self_, src))
+        grad_fn = ScatterReduceBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
@@ -16401,9 +16401,9 @@ def mode(self_=MISSING, dim=-1, keepdim=False, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, dim, keepdim = _arguments.bind(OVERLOADS["mode"], (self_, dim, keepdim,), kwargs)
     values, indices = map(recording.wrap, kernels.mode(recording.data(self_), dim, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = ModeBackward0(recording.collect_next_edges(self_))
+        grad_fn = ModeBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         grad_fn._saved_keepdim = keepdim
@@ -16431,9 +16431,9 @@ def aminmax(self_=MISSING, *, dim=None, keepdim=False, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, dim, keepdim = _arguments.bind(OVERLOADS["aminmax"], (self_, dim, keepdim,), kwargs)
     min, max = map(recording.wrap, kernels.aminmax(recording.data(self_), dim, keepdim))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = AminmaxBackward0(recording.collect_next_edges(self_))
+        grad_fn = AminmaxBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
@@ -16515,9 +16515,9 @@ def cholesky(self_=MISSING, upper=False, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, upper = _arguments.bind(OVERLOADS["cholesky"], (self_, upper,), kwargs)
     result = recording.wrap(kernels.cholesky(recording.data(self_), upper))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = CholeskyBackward0(recording.collect_next_edges(self_))
+        grad_fn = CholeskyBackward0((gradient_edge(self_),))
         grad_fn._saved_upper = upper
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -16542,9 +16542,9 @@ def cholesky_inverse(self_=MISSING, upper=False, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         self_, upper = _arguments.bind(OVERLOADS["cholesky_inverse"], (self_, upper,), kwargs)
     result = recording.wrap(kernels.cholesky_inverse(recording.data(self_), upper))
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = CholeskyInverseBackward0(recording.collect_next_edges(self_))
+        grad_fn = CholeskyInverseBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_upper = upper
         recording.set_history(result, grad_fn)
@@ -16572,8 +16572,8 @@ def sub_Scalar(self_=MISSING, other=MISSING, alpha=1, *, out=None, **kwargs):
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sub", sub_Scalar, (self_, other, alpha), {}, out)
     result = recording.wrap(kernels.sub_Scalar(recording.data(self_), other, alpha))
-    if recording.compute_requires_grad(self_):
-        grad_fn = SubBackward1(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = SubBackward1((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -16596,8 +16596,8 @@ def div_Scalar_mode(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, out=
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Scalar_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
     result = recording.wrap(kernels.div_Scalar_mode(recording.data(self_), other, rounding_mode))
-    if recording.compute_requires_grad(self_):
-        grad_fn = DivBackward3(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = DivBackward3((gradient_edge(self_),))
         grad_fn._saved_rounding_mode = rounding_mode
         grad_fn._saved_other = other
         recording.set_history(result, grad_fn)
@@ -16620,9 +16620,9 @@ def polygamma_(self_=MISSING, n=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or n is MISSING or kwargs:
         self_, n = _arguments.bind(OVERLOADS["polygamma_"], (self_, n,), kwargs)
     recording.check_inplace(self_)
-    needs_grad = recording.compute_requires_grad(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
-        grad_fn = PolygammaBackward1(recording.collect_next_edges(self_))
+        grad_fn = PolygammaBackward1((gradient_edge(self_),))
         grad_fn._saved_n = n
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -16650,8 +16650,8 @@ def lift(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["lift"], (self_,), kwargs)
     result = recording.wrap(kernels.lift(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = LiftBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = LiftBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -16672,8 +16672,8 @@ def lift_fresh(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["lift_fresh"], (self_,), kwargs)
     result = recording.as_view(self_, kernels.lift_fresh(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = LiftFreshBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = LiftFreshBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -16694,8 +16694,8 @@ def _lazy_clone(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["_lazy_clone"], (self_,), kwargs)
     result = recording.wrap(kernels._lazy_clone(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
-        grad_fn = LazyCloneBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = LazyCloneBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -16718,8 +16718,8 @@ def _reshape_alias(self_=MISSING, size=MISSING, stride=MISSING, **kwargs):
     size = recording.int_tuple(size)
     stride = recording.int_tuple(stride)
     result = recording.as_view(self_, kernels._reshape_alias(recording.data(self_), size, stride))
-    if recording.compute_requires_grad(self_):
-        grad_fn = ReshapeAliasBackward0(recording.collect_next_edges(self_))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ReshapeAliasBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_sizes = recording.sizes(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -16741,13 +16741,13 @@ def slice_inverse(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
         self_, src, dim, start, end, step = _arguments.bind(OVERLOADS["slice_inverse"], (self_, src, dim, start, end, step,), kwargs)
     result = recording.as_view(self_, kernels.slice_inverse(recording.data(self_), recording.data(src), dim, start, end, step))
-    if recording.compute_requires_grad(self_, src):
-        grad_fn = SliceInverseBackward0(recording.collect_next_edges(self_, src))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
+        grad_fn = SliceInverseBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
         grad_fn._saved_end = end
         grad_fn._saved_step = step
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, src):
         with forward_grad.computing_tangents():
