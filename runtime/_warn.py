@@ -31,6 +31,5 @@ def warn_at_caller(message: str | Warning, category: type[Warning] = UserWarning
         category = type(message)
     module_globals = frame.f_globals
     warnings.warn_explicit(message, category, frame.f_code.co_filename, frame.f_lineno,
-                           module=module_globals.get("__name__"),
-                           registry=module_globals.setdefault("__warningregistry__", {}),
-                           module_globals=module_globals)
+                           module=module_globals.get("__name__", "<string>"),
+                           registry=module_globals.setdefault("__warningregistry__", {}))

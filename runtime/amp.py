@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from enum import Enum
@@ -31,6 +30,7 @@ import numpy as np
 
 from runtime import devices, dtypes, global_flags
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.aliases import missing_attribute
 from runtime.factories import full
 from runtime.grad_mode import no_grad
@@ -62,13 +62,13 @@ class autocast:  # noqa: N801 - torch's name
         if not enabled:
             return False
         if self.device == "cuda":
-            warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
-                          "autocast.", UserWarning, stacklevel=3)
+            warn_at_caller("CUDA is not available or torch_xla is imported. Disabling "
+                           "autocast.", UserWarning)
             return False
         if self.device == "cpu" and self.fast_dtype not in (dtypes.bfloat16, dtypes.float16):
-            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling "
-                          "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
-                          "torch.float16 currently.", UserWarning, stacklevel=3)
+            warn_at_caller("In CPU autocast, but the target dtype is not supported. Disabling "
+                           "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
+                           "torch.float16 currently.", UserWarning)
             return False
         raise NotImplementedError(
             f"gradgen has no autocast (mixed precision): torch would run matmul-like ops in "
@@ -116,8 +116,8 @@ class GradScaler:
         self._device = device
         self._enabled = enabled
         if device == "cuda" and enabled:
-            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
-                          "Disabling.", UserWarning, stacklevel=2)
+            warn_at_caller("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
+                           "Disabling.", UserWarning)
             self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:

@@ -40,7 +40,6 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
-import warnings
 from collections.abc import Callable, Sequence
 from numbers import Integral, Number
 from typing import Any, NamedTuple
@@ -49,6 +48,7 @@ import numpy as np
 
 from runtime import devices, dtypes, modes
 from runtime._tensor import Size, Tensor
+from runtime._warn import warn_at_caller
 from runtime.random import Generator
 
 # -- records: what the generator wrote about each parameter and overload ---------------------
@@ -163,9 +163,9 @@ def deprecated_form(name: str, given: tuple, form: tuple[str, ...],
         scalar = form[0]
         old = ", ".join([f"Number {scalar}", *(f"Tensor {n}" for n in form[1:])])
         new = ", ".join([*(f"Tensor {n}" for n in form[1:]), f"*, Number {scalar} = 1"])
-        warnings.warn(f"This overload of {name} is deprecated:\n\t{name}({old})\nConsider "
-                      f"using one of the following signatures instead:\n\t{name}({new})",
-                      UserWarning, stacklevel=3)
+        warn_at_caller(f"This overload of {name} is deprecated:\n\t{name}({old})\nConsider "
+                       f"using one of the following signatures instead:\n\t{name}({new})",
+                       UserWarning)
     values = dict(zip(form, given, strict=True))
     return tuple(values[target] for target in targets)
 

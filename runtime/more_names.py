@@ -18,7 +18,6 @@ import builtins
 import math
 import mmap
 import os
-import warnings
 from typing import Any
 
 import numpy as np
@@ -26,6 +25,7 @@ import numpy as np
 from generated import ops
 from runtime import devices, dtypes, factories, func
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.nn import functional as _functional
 
 __all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum",
@@ -248,7 +248,7 @@ def frombuffer(buffer: Any, *, dtype: Any, count: int = -1, offset: int = 0,
                          f"({length} bytes)")
     if view.readonly and not _warned_read_only[0]:
         _warned_read_only[0] = True
-        warnings.warn(_READ_ONLY, UserWarning, stacklevel=2)
+        warn_at_caller(_READ_ONLY, UserWarning)
     array = np.frombuffer(view.cast("B"), dtype.numpy, count, offset)
     if view.readonly:
         array = array.view()

@@ -15,7 +15,6 @@ for the sizes asked for; gradgen refuses), and storages live on the CPU only.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +23,7 @@ import numpy as np
 from runtime import devices, dtypes
 from runtime import out as _out
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.grad_mode import is_grad_enabled
 
 __all__ = ["StorageBase", "UntypedStorage", "TypedStorage", "Storage", "FloatStorage",
@@ -170,7 +170,7 @@ def _listing(values: list, header: str, size: int) -> str:
 def _warn_typed_storage() -> None:
     if not _warned[0]:
         _warned[0] = True
-        warnings.warn(_TYPED_STORAGE_WARNING, UserWarning, stacklevel=3)
+        warn_at_caller(_TYPED_STORAGE_WARNING, UserWarning)
 
 
 _warned = [False]
