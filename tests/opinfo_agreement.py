@@ -18,12 +18,15 @@ leaves undefined. A sample on which torch itself raises is not compared.
     python -m tests.opinfo_agreement                 every mapped OpInfo (about 30 minutes)
     python -m tests.opinfo_agreement add mul ...     these OpInfo names
     python -m tests.opinfo_agreement --write-docs    and write docs/opinfo-agreement.md
+    python -m tests.opinfo_agreement --shard 1/2 --json-out a.json   (and 2/2 to b.json, in
+    python -m tests.opinfo_agreement --merge a.json b.json --write-docs    two processes)
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import json
 import sys
 import time
 import warnings
@@ -186,8 +189,9 @@ def coverage() -> tuple[int, int]:
     return len(mapped), len(with_derivatives)
 
 
-def run(names: list[str]) -> tuple[dict, dict]:
+def run(names: list[str], shard: tuple[int, int] = (1, 1)) -> tuple[dict, dict]:
     ops = [op for op in opinfo.OPS if not names or op.name in names]
+    ops = ops[shard[0] - 1::shard[1]]
     totals = {check: [0, 0] for check in CHECKS}
     worst: dict[str, dict[str, list[int]]] = {}
     start = time.perf_counter()
@@ -222,14 +226,38 @@ def report(totals: dict, worst: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _merged(paths: list[Path]) -> tuple[dict, dict]:
+    totals = {check: [0, 0] for check in CHECKS}
+    worst: dict = {}
+    for path in paths:
+        part = json.loads(path.read_text())
+        for check, (agreed, compared) in part["totals"].items():
+            totals[check][0] += agreed
+            totals[check][1] += compared
+        worst.update(part["worst"])
+    return totals, worst
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.opinfo_agreement",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", help="OpInfo names (default: every mapped one)")
     parser.add_argument("--write-docs", action="store_true",
                         help=f"write {DOCS.relative_to(ROOT)} (needs the whole run)")
+    parser.add_argument("--shard", default="1/1", metavar="I/N",
+                        help="measure every N-th OpInfo from the I-th (to run N processes); "
+                        "--json-out then writes the counts for --merge")
+    parser.add_argument("--json-out", type=Path, help="write the counts as JSON")
+    parser.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
+                        help="report the sum of shards' --json-out files instead of measuring")
     args = parser.parse_args(argv)
-    totals, worst = run(args.names)
+    if args.merge:
+        totals, worst = _merged(args.merge)
+    else:
+        index, count = (int(part) for part in args.shard.split("/"))
+        totals, worst = run(args.names, (index, count))
+    if args.json_out:
+        args.json_out.write_text(json.dumps({"totals": totals, "worst": worst}))
     text = report(totals, worst)
     print(text)
     if args.write_docs:
