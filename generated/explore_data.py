@@ -3725,8 +3725,8 @@ NODES = {
         "entry": "atan2",
         "schema": "atan2(Tensor self, Tensor other) -> Tensor",
         "formulas": (
-            ("self", "grad * other / (self.pow(2) + other.pow(2))"),
-            ("other", "grad * -self / (self.pow(2) + other.pow(2))"),
+            ("self", "grad * other * atan2_recip(self, other)"),
+            ("other", "grad * -self * atan2_recip(self, other)"),
         ),
         "result": (
             ("result", "(-self_p * other_t + other_p * self_t) / (self_p.pow(2) + other_p.pow(2))", ""),

@@ -8269,8 +8269,8 @@ class Atan2Backward0(Node):
     """atan2(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry atan2
-    self: grad * other / (self.pow(2) + other.pow(2))
-    other: grad * -self / (self.pow(2) + other.pow(2))
+    self: grad * other * atan2_recip(self, other)
+    other: grad * -self * atan2_recip(self, other)
     """
 
     __slots__ = ("other_", "self_")
@@ -8293,12 +8293,12 @@ class Atan2Backward0(Node):
         other = ops.unpack(self.other_, self)
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None, None]
-        # self: grad * other / (self.pow(2) + other.pow(2))
+        # self: grad * other * atan2_recip(self, other)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * other / (ops.pow(self_, 2) + ops.pow(other, 2))
-        # other: grad * -self / (self.pow(2) + other.pow(2))
+            grad_inputs[0] = grad * other * manual.atan2_recip(ops, self_, other)
+        # other: grad * -self * atan2_recip(self, other)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = grad * -self_ / (ops.pow(self_, 2) + ops.pow(other, 2))
+            grad_inputs[1] = grad * -self_ * manual.atan2_recip(ops, self_, other)
         return grad_inputs
 
 

@@ -932,8 +932,8 @@ FORMULAS = {
         0: "self: grad * 57.29577951308232",
     },
     "Atan2Backward0": {
-        0: "self: grad * other / (self.pow(2) + other.pow(2))",
-        1: "other: grad * -self / (self.pow(2) + other.pow(2))",
+        0: "self: grad * other * atan2_recip(self, other)",
+        1: "other: grad * -self * atan2_recip(self, other)",
     },
     "HypotBackward0": {
         0: "self: grad * self / result",

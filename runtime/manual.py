@@ -44,6 +44,13 @@ def pow_backward_self(ops: Any, grad: Any, self: Any, exponent: Any) -> Any:
     return ops.where(exponent == 0, 0, grad * (exponent * ops.pow(self, exponent - 1)))
 
 
+def atan2_recip(ops: Any, self: Any, other: Any) -> Any:
+    """1 / (self² + other²), the factor of both of atan2's gradients, taken as 0 where self
+    and other are both 0 (torch's atan2_backward: the gradient at the origin is 0, not NaN)."""
+    denominator = self * self + other * other
+    return ops.where(denominator == 0, 0, ops.reciprocal(denominator))
+
+
 def pow_backward_exponent(ops: Any, grad: Any, self: Any, exponent: Any, result: Any) -> Any:
     """d/dy x**y = x**y * log(x); taken as 0 where x == 0 and y >= 0 (0**y is flat there).
 
