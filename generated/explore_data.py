@@ -3250,10 +3250,10 @@ NODES = {
         "schema": "fmod.Tensor(Tensor self, Tensor other) -> Tensor",
         "formulas": (
             ("self", "grad"),
-            ("other", "-grad * trunc(self / other)"),
+            ("other", "-grad * self.div(other, rounding_mode=\"trunc\")"),
         ),
         "result": (
-            ("result", "self_t - other_t * trunc(self_p / other_p)", ""),
+            ("result", "self_t - other_t * self_p.div(other_p, rounding_mode=\"trunc\")", ""),
         ),
         "saved": {
             "self_": "tensor",

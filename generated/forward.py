@@ -2442,14 +2442,14 @@ def fmod_Tensor(self_p, self_t, other_p, other_t, result):
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry fmod.Tensor
-    result: self_t - other_t * trunc(self_p / other_p)
+    result: self_t - other_t * self_p.div(other_p, rounding_mode="trunc")
     """
     total = None
     if forward_grad.defined(self_t):
         term = self_t
         total = term if total is None else total + term
     if forward_grad.defined(other_t):
-        term = other_t * ops.trunc(self_p / other_p)
+        term = other_t * ops.div(self_p, other_p, rounding_mode='trunc')
         total = -term if total is None else total - term
     return forward_grad.complete(total, result)
 

@@ -7281,7 +7281,7 @@ class FmodBackward1(Node):
 
     derivatives.yaml, entry fmod.Tensor
     self: grad
-    other: -grad * trunc(self / other)
+    other: -grad * self.div(other, rounding_mode="trunc")
     """
 
     __slots__ = ("self_", "other_")
@@ -7307,9 +7307,9 @@ class FmodBackward1(Node):
         # self: grad
         if self.should_compute_output(0):
             grad_inputs[0] = grad
-        # other: -grad * trunc(self / other)
+        # other: -grad * self.div(other, rounding_mode="trunc")
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = -grad * ops.trunc(self_ / other)
+            grad_inputs[1] = -grad * ops.div(self_, other, rounding_mode='trunc')
         return grad_inputs
 
 

@@ -823,7 +823,7 @@ FORMULAS = {
     },
     "FmodBackward1": {
         0: "self: grad",
-        1: "other: -grad * trunc(self / other)",
+        1: "other: -grad * self.div(other, rounding_mode=\"trunc\")",
     },
     "LinalgInvExBackward0": {
         0: "A: -(inverse.transpose(-2, -1).unsqueeze(-1) * (grad.unsqueeze(-1) * inverse.transpose(-2, -1).unsqueeze(-3)).sum(-2).unsqueeze(-3)).sum(-2)",
