@@ -878,7 +878,7 @@ def _quantile_checks(name: str, input: Any, q: Any, interpolation: str) -> list[
     return values
 
 
-def _one_quantile(ordered: Any, count: Any, q: float, dim: int, interpolation: str) -> Any:
+def _one_quantile(ordered: Any, count: Any, q: Any, dim: int, interpolation: str) -> Any:
     """The q-th quantile of each row of `ordered` (sorted along dim, keepdim shapes) whose
     first `count` entries are the numbers to use; a row with none gives NaN (its last,
     NaN, entry)."""
@@ -893,7 +893,8 @@ def _one_quantile(ordered: Any, count: Any, q: float, dim: int, interpolation: s
         return below
     if interpolation == "higher":
         return above
-    weight = ranks - below_rank if interpolation == "linear" else ranks * 0 + 0.5
+    # midpoint's weight is a constant, with no gradient for q (torch's full_like)
+    weight = ranks - below_rank if interpolation == "linear" else ranks.detach() * 0 + 0.5
     return ops.lerp(below, above, weight.to(ordered.dtype))
 
 
@@ -911,6 +912,8 @@ def _quantile(name: str, input: Any, q: Any, dim: Any, keepdim: bool, interpolat
         count = numbers
     else:  # a row with a NaN has NaN quantiles: no count, so its last entry
         count = ops.where(numbers == source.shape[axis], numbers, 0)
+    if isinstance(q, Tensor):  # each q as a 0-dim tensor: a q that requires grad gets one
+        qs = list(q.reshape(-1).unbind(0))
     results = []
     for value in qs:
         result = _one_quantile(ordered, count, value, axis, interpolation)
