@@ -558,6 +558,16 @@ class NamesMethods:
     def reinforce(self: Tensor, reward: Any) -> None:
         raise RuntimeError(_REINFORCE)
 
+    def __dlpack__(self: Tensor, *, stream: Any = None, **kwargs: Any) -> Any:
+        """The DLPack protocol: another library (numpy, torch) reads this tensor's memory."""
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use "
+                              "tensor.detach()")
+        return self._data.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self: Tensor) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU, device 0
+
     def module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
         """What load_state_dict makes of `other` for this parameter or buffer when swapping
         (torch.__future__'s swap_module_params_on_conversion): a new tensor."""

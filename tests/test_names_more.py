@@ -565,3 +565,17 @@ LOWRANK_ERRORS = {
 @pytest.mark.parametrize("name", LOWRANK_ERRORS)
 def test_lowrank_errors(name):
     same(LOWRANK_ERRORS[name])
+
+
+def test_a_tensor_speaks_dlpack():
+    import numpy as np
+    import torch
+
+    import runtime
+
+    x = runtime.arange(3.0)
+    np.from_dlpack(x)[0] = 5
+    torch.from_dlpack(x)[1] = 7
+    assert x.tolist() == [5.0, 7.0, 2.0]
+    assert tuple(x.__dlpack_device__()) == tuple(torch.ones(1).__dlpack_device__())
+    same(lambda t: t.ones(2, requires_grad=True).__dlpack__())
