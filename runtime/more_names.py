@@ -558,6 +558,11 @@ class NamesMethods:
     def reinforce(self: Tensor, reward: Any) -> None:
         raise RuntimeError(_REINFORCE)
 
+    def record_stream(self: Tensor, stream: Any) -> None:
+        """Streams order work on an accelerator; gradgen has none, and no Stream objects, so
+        every argument is refused as torch refuses a value that is not a Stream."""
+        raise RuntimeError("unknown parameter type")
+
     def __dlpack__(self: Tensor, *, stream: Any = None, **kwargs: Any) -> Any:
         """The DLPack protocol: another library (numpy, torch) reads this tensor's memory."""
         if self.requires_grad:

@@ -452,7 +452,8 @@ def test_reinforce_and_module_load():
         other = t.full((3,), 2.0, requires_grad=True)
         assigned = p.module_load(other, assign=True)
         return [str(_error(lambda: t.ones(1).reinforce(1.0))), loaded, p.detach(), loaded is p,
-                assigned, assigned is other]
+                assigned, assigned is other, str(_error(lambda: t.ones(1).record_stream(None))),
+                str(_error(lambda: t.ones(1).record_stream(1)))]
 
     same(program)
 
