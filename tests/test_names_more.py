@@ -580,3 +580,62 @@ def test_a_tensor_speaks_dlpack():
     assert x.tolist() == [5.0, 7.0, 2.0]
     assert tuple(x.__dlpack_device__()) == tuple(torch.ones(1).__dlpack_device__())
     same(lambda t: t.ones(2, requires_grad=True).__dlpack__())
+
+
+# -- lobpcg ---------------------------------------------------------------------------------
+# gradgen's iteration is the textbook LOBPCG, torch's its "ortho" variant: both stop at the
+# tolerance, so the eigenvalues agree to it and the eigenvectors up to sign.
+
+def _spd(t, size, dtype):
+    m = t.randn(size, size, dtype=dtype)
+    return m @ m.mT + t.eye(size, dtype=dtype)
+
+
+LOBPCG = {
+    "largest": lambda t: t.lobpcg(_spd(t, 20, t.float64), k=3),
+    "smallest": lambda t: t.lobpcg(_spd(t, 20, t.float64), k=2, largest=False),
+    "generalized": lambda t: t.lobpcg(_spd(t, 15, t.float64), k=2, B=2 * t.eye(15,
+                                                                             dtype=t.float64)),
+    "float32": lambda t: t.lobpcg(_spd(t, 12, t.float32), k=1),
+    "start_block": lambda t: t.lobpcg(_spd(t, 16, t.float64), X=t.randn(16, 3,
+                                                                         dtype=t.float64)),
+    "batched": lambda t: t.lobpcg(t.stack([_spd(t, 9, t.float64)] * 2) * t.tensor(
+        [1.0, 2.0], dtype=t.float64).reshape(2, 1, 1), k=1),
+    "preconditioned": lambda t: t.lobpcg(_spd(t, 12, t.float64), k=1,
+                                         iK=t.eye(12, dtype=t.float64) * 0.5),
+}
+
+
+@pytest.mark.parametrize("name", LOBPCG)
+def test_lobpcg(name):
+    def program(t):
+        t.manual_seed(0)
+        values, vectors = LOBPCG[name](t)
+        return values, vectors.abs()
+
+    # float32's tolerance (the root of its epsilon) leaves the vectors that far apart
+    same(program, rtol=1e-3, atol=5e-3 if name == "float32" else 1e-4)
+
+
+LOBPCG_ERRORS = {
+    "not_square": lambda t: t.lobpcg(t.ones(4, 3)),
+    "shapes": lambda t: t.lobpcg(t.eye(6), B=t.eye(5)),
+    "too_many": lambda t: t.lobpcg(t.eye(6), k=3),
+    "start_shape": lambda t: t.lobpcg(t.eye(9), k=2, n=2, X=t.ones(8, 2)),
+}
+
+
+@pytest.mark.parametrize("name", LOBPCG_ERRORS)
+def test_lobpcg_errors(name):
+    same(LOBPCG_ERRORS[name])
+
+
+def test_lobpcg_refuses_a_gradient_it_cannot_give():
+    import runtime
+
+    a = runtime.eye(9, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="no gradient"):
+        runtime.lobpcg(a, k=1)
+    with runtime.no_grad():
+        values, _ = runtime.lobpcg(a * 2, k=1)
+    assert values.tolist() == pytest.approx([2.0])
