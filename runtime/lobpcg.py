@@ -104,6 +104,11 @@ def _rayleigh_ritz(a: np.ndarray, basis: np.ndarray, n: int, largest: bool) -> t
 
 
 def _run(a: np.ndarray, b: np.ndarray | None, x: np.ndarray, settings: dict) -> tuple:
+    with np.errstate(all="ignore"):  # a zero matrix's 0/0 is no warning in torch either
+        return _iterate(a, b, x, settings)
+
+
+def _iterate(a: np.ndarray, b: np.ndarray | None, x: np.ndarray, settings: dict) -> tuple:
     n, tol, largest = x.shape[1], settings["tol"], settings["largest"]
     eps = _EPS.get(a.dtype, 2.23e-16)
     x = _svqb(x.astype(a.dtype), b, eps)[:, :n]
