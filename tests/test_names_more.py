@@ -639,3 +639,37 @@ def test_lobpcg_refuses_a_gradient_it_cannot_give():
     with runtime.no_grad():
         values, _ = runtime.lobpcg(a * 2, k=1)
     assert values.tolist() == pytest.approx([2.0])
+
+
+# -- embedding_renorm_ and embedding's max_norm ---------------------------------------------------
+
+RENORM = {
+    "l2": lambda t: t.embedding_renorm_(t.arange(12.0).reshape(4, 3), t.tensor([0, 2, 2]),
+                                        5.0, 2.0),
+    "l1_int32": lambda t: t.embedding_renorm_(t.arange(12.0).reshape(4, 3),
+                                              t.tensor([1], dtype=t.int32), 1.0, 1.0),
+    "3d": lambda t: t.embedding_renorm_(t.ones(2, 2, 2), t.tensor([1]), 1.0, 1.0),
+    "float_indices": lambda t: t.embedding_renorm_(t.ones(2, 2), t.tensor([1.0]), 1.0, 1.0),
+    "out_of_range": lambda t: t.embedding_renorm_(t.ones(2, 2), t.tensor([5]), 1.0, 1.0),
+    "leaf": lambda t: t.embedding_renorm_(t.ones(2, 2, requires_grad=True), t.tensor([1]),
+                                          1.0, 1.0),
+    "functional": lambda t: (lambda w: (t.nn.functional.embedding(t.tensor([[0, 3]]), w,
+                                                                  max_norm=2.0), w))(
+        t.arange(12.0).reshape(4, 3).requires_grad_()),
+}
+
+
+@pytest.mark.parametrize("name", RENORM)
+def test_embedding_renorm(name):
+    same(RENORM[name])
+
+
+def test_embedding_module_with_max_norm():
+    def program(t):
+        t.manual_seed(0)
+        layer = t.nn.Embedding(5, 3, max_norm=1.0, norm_type=1.5)
+        y = layer(t.tensor([1, 1, 4]))
+        y.sum().backward()
+        return y, layer.weight, layer.weight.grad, layer.weight._version
+
+    same(program)
