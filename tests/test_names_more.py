@@ -4,6 +4,8 @@ other functions of the torch namespace."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from tests.names_oracle import same
@@ -673,3 +675,74 @@ def test_embedding_module_with_max_norm():
         return y, layer.weight, layer.weight.grad, layer.weight._version
 
     same(program)
+
+
+# -- chain_matmul, native_channel_shuffle, BFloat16Tensor ---------------------------------------
+
+@pytest.fixture
+def _chain_matmul_warned():
+    """torch warns once per process (per call site) that chain_matmul is deprecated: both
+    have warned before the compared programs run."""
+    import torch
+
+    import runtime
+
+    for lib in (torch, runtime):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lib.chain_matmul(lib.ones(1, 1))
+            lib.chain_matmul(lib.ones(1, 1), out=lib.empty(0))
+
+
+CHAIN = {
+    "three": lambda t: t.chain_matmul(t.arange(6.0).reshape(2, 3).requires_grad_(),
+                                      t.ones(3, 2), t.ones(2, 2)),
+    "one": lambda t: t.chain_matmul(t.ones(2, 2, requires_grad=True)),
+    "none": lambda t: t.chain_matmul(),
+    "3d": lambda t: t.chain_matmul(t.ones(2, 3, 4), t.ones(4, 2)),
+    "1d": lambda t: t.chain_matmul(t.ones(3)),
+    "mismatch": lambda t: t.chain_matmul(t.ones(2, 3), t.ones(2, 3)),
+    "out": lambda t: t.chain_matmul(t.ones(2, 2), t.ones(2, 2), out=t.empty(0)),
+}
+
+
+@pytest.mark.usefixtures("_chain_matmul_warned")
+@pytest.mark.parametrize("name", CHAIN)
+def test_chain_matmul(name):
+    same(CHAIN[name])
+
+
+def test_chain_matmul_warns_once_as_torch():
+    import runtime
+
+    runtime.more_names._warned_chain_matmul[0] = False
+    with pytest.warns(UserWarning, match="torch.chain_matmul is deprecated"):
+        runtime.chain_matmul(runtime.ones(1, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        runtime.chain_matmul(runtime.ones(1, 1))
+
+
+def test_native_channel_shuffle():
+    def program(t):
+        x = t.arange(16.0).reshape(1, 4, 2, 2).requires_grad_()
+        y = t.native_channel_shuffle(x, 2)
+        outcome = [y, y.grad_fn.name(), str(_error(lambda: y.sum().backward())),
+                   str(_error(lambda: t.native_channel_shuffle(x, 3)))]
+        with t.no_grad():
+            outcome.append(t.native_channel_shuffle(x, 4))
+        return outcome
+
+    same(program)
+
+
+def test_bfloat16_tensor_type():
+    def program(t):
+        return [t.BFloat16Tensor.__name__, isinstance(t.ones(1), t.BFloat16Tensor),
+                str(t.BFloat16Tensor)]
+
+    same(program)
+    import runtime
+
+    with pytest.raises(TypeError, match="no bfloat16 arithmetic"):
+        runtime.BFloat16Tensor([1.0])
