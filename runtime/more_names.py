@@ -316,9 +316,9 @@ class _Capsule:
 def from_dlpack(ext_tensor: Any) -> Tensor:
     """A tensor sharing the memory of an object that speaks DLPack (a numpy array, torch's
     tensor, ...) or of a DLPack capsule."""
-    if isinstance(ext_tensor, Tensor):
-        return ext_tensor
-    if not hasattr(ext_tensor, "__dlpack__"):
+    if isinstance(ext_tensor, Tensor):  # through the protocol, as torch: a new tensor
+        ext_tensor = _Capsule(ext_tensor.__dlpack__())
+    elif not hasattr(ext_tensor, "__dlpack__"):
         ext_tensor = _Capsule(ext_tensor)
     device = ext_tensor.__dlpack_device__()
     if device[0] != 1:

@@ -583,6 +583,15 @@ def test_a_tensor_speaks_dlpack():
     assert tuple(x.__dlpack_device__()) == tuple(torch.ones(1).__dlpack_device__())
     same(lambda t: t.ones(2, requires_grad=True).__dlpack__())
 
+    def program(t):
+        x = t.ones(2)
+        y = t.from_dlpack(x)
+        y.add_(1)
+        return [y is x, x, y.data_ptr() == x.data_ptr(),
+                str(_error(lambda: t.from_dlpack(t.ones(2, requires_grad=True))))]
+
+    same(program)
+
 
 # -- lobpcg ---------------------------------------------------------------------------------
 # gradgen's iteration is the textbook LOBPCG, torch's its "ortho" variant: both stop at the
