@@ -288,6 +288,9 @@ __all__ += ["int8", "int16", "short"]
 from runtime.lowrank import pca_lowrank, svd_lowrank  # noqa: E402
 
 __all__ += ["pca_lowrank", "svd_lowrank"]
+from runtime.lobpcg import lobpcg  # noqa: E402
+
+__all__ += ["lobpcg"]
 # -- end of names' block --------------------------------------------------------------------
 
 

@@ -37,6 +37,9 @@ TORCH_MODULES: dict[str, str] = {
     "torch.cuda": "runtime.cuda",
     "torch.cpu": "runtime.cpu",  # the CPU as a device module (torch.get_device_module)
     "torch.amp": "runtime.amp",  # autocast (off, as gradgen has none) and GradScaler
+    "torch.storage": "runtime.storage",  # UntypedStorage, TypedStorage
+    "torch.cuda.amp": "runtime.cuda_amp",  # the deprecated spellings of torch.amp's
+    "torch.cpu.amp": "runtime.cpu_amp",
     "torch.fft": "runtime.fft",
     "torch.func": "runtime.func",
     "torch.linalg": "runtime.linalg",

@@ -305,6 +305,42 @@ class GradScaler:
             self._growth_tracker.fill_(state_dict["_growth_tracker"])
 
 
+# -- torch.cuda.amp and torch.cpu.amp: the older spellings, deprecated ----------------------
+def _deprecated(old: str, device: str) -> None:
+    new = old.split(".")[-1]
+    warnings.warn(f"`torch.{old}(args...)` is deprecated. Please use `torch.amp.{new}"
+                  f"('{device}', args...)` instead.", FutureWarning, stacklevel=3)
+
+
+class CudaAutocast(autocast):
+    """torch.cuda.amp.autocast: autocast("cuda"), which a machine without CUDA turns off."""
+
+    def __init__(self, enabled: bool = True, dtype: Any = dtypes.float16,
+                 cache_enabled: bool = True) -> None:
+        _deprecated("cuda.amp.autocast", "cuda")
+        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+class CpuAutocast(autocast):
+    """torch.cpu.amp.autocast: autocast("cpu")."""
+
+    def __init__(self, enabled: bool = True, dtype: Any = dtypes.bfloat16,
+                 cache_enabled: bool = True) -> None:
+        _deprecated("cpu.amp.autocast", "cpu")
+        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+class CudaGradScaler(GradScaler):
+    """torch.cuda.amp.GradScaler: GradScaler("cuda"), disabled without CUDA."""
+
+    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
+                 backoff_factor: float = 0.5, growth_interval: int = 2000,
+                 enabled: bool = True) -> None:
+        _deprecated("cuda.amp.GradScaler", "cuda")
+        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
+                         enabled)
+
+
 def _refuse(value: Any) -> Any:
     raise ValueError("outputs must be a Tensor or an iterable of Tensors")
 

@@ -8,6 +8,10 @@ from typing import Any
 
 from runtime.aliases import missing_attribute
 
+# A package to the import system, so that `import torch.cuda.amp` reaches the import hook
+# (runtime/aliases.py), which maps it to gradgen's module; there are no files under it.
+__path__: list[str] = []
+
 __all__ = ["current_device", "device_count", "is_available", "is_initialized", "set_device",
            "synchronize"]
 
@@ -37,4 +41,8 @@ def set_device(device: Any) -> None:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "amp":  # torch.cpu.amp, a higher layer: imported when first asked for
+        import importlib
+
+        return importlib.import_module("runtime.cpu_amp")
     raise missing_attribute(__name__, name)

@@ -9,6 +9,10 @@ from typing import Any
 from runtime.aliases import missing_attribute
 from runtime.devices import CUDA_MISSING
 
+# A package to the import system, so that `import torch.cuda.amp` reaches the import hook
+# (runtime/aliases.py), which maps it to gradgen's module; there are no files under it.
+__path__: list[str] = []
+
 __all__ = ["current_device", "device_count", "empty_cache", "get_device_capability",
            "get_device_name", "get_device_properties", "get_rng_state", "get_rng_state_all",
            "init", "initial_seed", "ipc_collect", "is_available", "is_bf16_supported",
@@ -110,4 +114,8 @@ ipc_collect = _needs_device("ipc_collect")
 
 
 def __getattr__(name: str) -> Any:
+    if name == "amp":  # torch.cuda.amp, a higher layer: imported when first asked for
+        import importlib
+
+        return importlib.import_module("runtime.cuda_amp")
     raise missing_attribute(__name__, name)

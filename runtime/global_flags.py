@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import anomaly, dtypes, factories
+from runtime import anomaly, dtypes, factories, storage
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
 from runtime.aliases import torch_name
@@ -99,8 +99,8 @@ def typename(obj: Any) -> str:
 
 
 def is_storage(obj: Any) -> bool:
-    """gradgen has no storage objects: nothing is one."""
-    return False
+    """Whether obj is a storage (an UntypedStorage, a TypedStorage, FloatStorage & co)."""
+    return isinstance(obj, storage.UntypedStorage | storage.TypedStorage)
 
 
 _warned: set[str] = set()

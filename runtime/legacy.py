@@ -16,11 +16,10 @@ from runtime import devices, dtypes, factories
 from runtime._tensor import Size, Tensor
 from runtime._warn import warn_at_caller
 
-__all__ = ["BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
-           "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Variable", "VariableMeta",
-           "finfo",
-           "get_num_interop_threads", "get_num_threads", "iinfo", "set_num_interop_threads",
-           "set_num_threads", "tensortype"]
+__all__ = ["BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor",
+           "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "ShortTensor", "Variable",
+           "VariableMeta", "finfo", "get_num_interop_threads", "get_num_threads", "iinfo",
+           "set_num_interop_threads", "set_num_threads", "tensortype"]
 
 
 class tensortype(type):  # noqa: N801 - torch.tensortype
@@ -73,6 +72,7 @@ ByteTensor = _legacy("ByteTensor", dtypes.uint8)
 BoolTensor = _legacy("BoolTensor", dtypes.bool_)
 CharTensor = _legacy("CharTensor", dtypes.int8)
 ShortTensor = _legacy("ShortTensor", dtypes.int16)
+BFloat16Tensor = _legacy("BFloat16Tensor", dtypes.bfloat16)  # refuses as bfloat16 does
 
 
 # -- Variable ---------------------------------------------------------------------------------

@@ -23,10 +23,12 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import devices, dtypes, factories, func
+from runtime import devices, dtypes, factories, func, grad_mode, linalg
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
 from runtime.nn import functional as _functional
+from runtime.node import gradient_edge
+from runtime.view_copies import _NotImplemented
 
 __all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum",
            "sym_ite", "sym_fresh_size", "sym_constrain_range", "sym_constrain_range_for_size",
@@ -34,7 +36,7 @@ __all__ = ["sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", 
            "channels_last_3d", "AcceleratorError", "OutOfMemoryError", "FatalError",
            "asarray", "frombuffer", "from_file", "from_dlpack", "to_dlpack", "gradient",
            "dsmm", "spmm", "hsmm", "saddmm", "matrix_rank", "solve", "lstsq", "symeig", "eig",
-           "dropout_", "vmap", "get_device_module"]
+           "dropout_", "vmap", "get_device_module", "chain_matmul", "native_channel_shuffle"]
 
 # -- sym_*: torch's SymInt helpers on Python numbers ----------------------------------------
 _ALL_TYPES = (np.integer, np.floating, builtins.int, builtins.float)
@@ -314,9 +316,9 @@ class _Capsule:
 def from_dlpack(ext_tensor: Any) -> Tensor:
     """A tensor sharing the memory of an object that speaks DLPack (a numpy array, torch's
     tensor, ...) or of a DLPack capsule."""
-    if isinstance(ext_tensor, Tensor):
-        return ext_tensor
-    if not hasattr(ext_tensor, "__dlpack__"):
+    if isinstance(ext_tensor, Tensor):  # through the protocol, as torch: a new tensor
+        ext_tensor = _Capsule(ext_tensor.__dlpack__())
+    elif not hasattr(ext_tensor, "__dlpack__"):
         ext_tensor = _Capsule(ext_tensor)
     device = ext_tensor.__dlpack_device__()
     if device[0] != 1:
@@ -528,6 +530,41 @@ def get_device_module(device: Any = None) -> Any:
     return importlib.import_module(f"runtime.{kind}")
 
 
+_CHAIN_MATMUL_WARNING = (
+    "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+    "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+    "multiple parameters.")
+_warned_chain_matmul = [False]
+
+
+def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
+    """The product of the matrices (deprecated: torch.linalg.multi_dot)."""
+    if not _warned_chain_matmul[0]:  # torch warns once per process
+        _warned_chain_matmul[0] = True
+        warnings.warn(_CHAIN_MATMUL_WARNING, UserWarning, stacklevel=2)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for matrix in matrices:
+        if matrix.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {matrix.dim()}, expected 2 instead.")
+    result = matrices[0].clone() if len(matrices) == 1 else linalg.multi_dot(list(matrices))
+    if out is not None:
+        out.resize_(result.shape).copy_(result)
+        return out
+    return result
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:  # noqa: A002
+    """channel_shuffle without a derivative: torch's node for it refuses a backward."""
+    with grad_mode.no_grad():
+        result = ops.channel_shuffle(input, groups)
+    if grad_mode.is_grad_enabled() and input.requires_grad:
+        node = _NotImplemented("native_channel_shuffle", (gradient_edge(input),))
+        node._input_metadata = ((result._data.shape, result._data.dtype),)
+        result.grad_fn = node
+    return result
+
+
 _REINFORCE = (
     "reinforce() was removed.\nUse torch.distributions instead.\n"
     "See https://pytorch.org/docs/main/distributions.html\n\nInstead of:\n\n"
@@ -557,6 +594,21 @@ class NamesMethods:
 
     def reinforce(self: Tensor, reward: Any) -> None:
         raise RuntimeError(_REINFORCE)
+
+    def record_stream(self: Tensor, stream: Any) -> None:
+        """Streams order work on an accelerator; gradgen has none, and no Stream objects, so
+        every argument is refused as torch refuses a value that is not a Stream."""
+        raise RuntimeError("unknown parameter type")
+
+    def __dlpack__(self: Tensor, *, stream: Any = None, **kwargs: Any) -> Any:
+        """The DLPack protocol: another library (numpy, torch) reads this tensor's memory."""
+        if self.requires_grad:
+            raise BufferError("Can't export tensors that require gradient, use "
+                              "tensor.detach()")
+        return self._data.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self: Tensor) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU, device 0
 
     def module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
         """What load_state_dict makes of `other` for this parameter or buffer when swapping

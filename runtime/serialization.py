@@ -49,6 +49,7 @@ import importlib
 import io
 import os
 import pickle
+import pickletools
 import struct
 import zipfile
 from collections import Counter, OrderedDict
@@ -63,7 +64,7 @@ from runtime.devices import device as Device
 from runtime.nn.parameter import Parameter
 
 __all__ = ["DEFAULT_PROTOCOL", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
-           "load", "safe_globals", "save"]
+           "get_unsafe_globals_in_checkpoint", "load", "safe_globals", "save"]
 
 DEFAULT_PROTOCOL = 2
 
@@ -585,3 +586,35 @@ def _torch_name(module: str, name: str) -> Any:
             f"gradgen cannot rebuild {module}.{name} from this file: it has no object of that "
             "torch name (save the object's state_dict() instead)")
     return value
+
+
+def get_unsafe_globals_in_checkpoint(f: Any) -> list[str]:
+    """The globals a torch.save file names that torch.load with weights_only=True would
+    refuse (not allowed by default nor by add_safe_globals), as "module.name", read from
+    its pickle without loading it."""
+    if isinstance(f, str | os.PathLike):
+        with open(f, "rb") as file:
+            return get_unsafe_globals_in_checkpoint(file)
+    with zipfile.ZipFile(f) as archive:
+        pickles = [n for n in archive.namelist() if n.endswith("data.pkl") and n.count("/") == 1]
+        if not pickles:
+            raise pickle.UnpicklingError("this zip file was not written by torch.save: it has "
+                                         "no <folder>/data.pkl record")
+        data = archive.read(pickles[0])
+    allowed = {**_allowed_globals(), **_user_globals()}
+    return sorted({f"{module}.{name}" for module, name in _globals_named(data)
+                   if (module, name) not in allowed})
+
+
+def _globals_named(data: bytes) -> list[tuple[str, str]]:
+    """Every (module, name) a pickle's GLOBAL and STACK_GLOBAL opcodes name."""
+    found, strings = [], []
+    for opcode, argument, _ in pickletools.genops(data):
+        if opcode.name == "GLOBAL":
+            module, name = argument.split(" ", 1)
+            found.append(_python3_name(module, name))
+        elif opcode.name == "STACK_GLOBAL" and len(strings) >= 2:
+            found.append(_python3_name(strings[-2], strings[-1]))
+        elif isinstance(argument, str):
+            strings.append(argument)
+    return found

@@ -24,6 +24,7 @@ from runtime import devices, dtypes
 from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
+from runtime.aliases import missing_attribute
 from runtime.grad_mode import is_grad_enabled
 
 __all__ = ["StorageBase", "UntypedStorage", "TypedStorage", "Storage", "FloatStorage",
@@ -337,7 +338,20 @@ class TypedStorage:
 
 
 class _LegacyStorageMeta(type):
-    """`isinstance(x.storage(), torch.FloatStorage)`: a TypedStorage of the class's dtype."""
+    """FloatStorage & co: calling one makes a TypedStorage of its dtype (as torch's, whose
+    objects are TypedStorages), and `isinstance(x.storage(), torch.FloatStorage)` is true
+    for a TypedStorage of that dtype."""
+
+    def __call__(cls, *args: Any, wrap_storage: UntypedStorage | None = None,
+                 **kwargs: Any) -> TypedStorage:
+        if kwargs:
+            name = next(iter(kwargs))
+            raise RuntimeError(
+                f"{cls}.__new__ received an invalid combination of arguments. Expected one "
+                "of:\n * no arguments\n * (int size)\n * (Sequence data)\n * (*, "
+                f"UntypedStorage wrap_storage)\nKeyword argument '{name}' cannot be specified")
+        _numpy_of(cls._dtype, cls.__name__)
+        return TypedStorage(*args, dtype=cls._dtype, wrap_storage=wrap_storage)
 
     def __instancecheck__(cls, instance: Any) -> bool:
         if type.__instancecheck__(cls, instance):
@@ -351,18 +365,6 @@ class _LegacyStorage(TypedStorage, metaclass=_LegacyStorageMeta):
 
     __slots__ = ()
     _dtype: dtypes.dtype | None = None
-
-    def __init__(self, *args: Any, wrap_storage: UntypedStorage | None = None,
-                 **kwargs: Any) -> None:
-        if kwargs:
-            name = next(iter(kwargs))
-            raise RuntimeError(
-                f"{type(self)}.__new__ received an invalid combination of arguments. Expected "
-                "one of:\n * no arguments\n * (int size)\n * (Sequence data)\n * (*, "
-                f"UntypedStorage wrap_storage)\nKeyword argument '{name}' cannot be specified")
-        dtype = type(self)._dtype
-        _numpy_of(dtype, type(self).__name__)
-        super().__init__(*args, dtype=dtype, wrap_storage=wrap_storage)
 
 
 def _legacy(name: str, dtype: dtypes.dtype | None) -> type:
@@ -483,3 +485,7 @@ def _cpp_name(numpy_dtype: np.dtype) -> str:
 
 def _scalar_name(numpy_dtype: np.dtype) -> str:
     return _out.scalar_type_name(numpy_dtype)
+
+
+def __getattr__(name: str) -> Any:
+    raise missing_attribute(__name__, name)

@@ -158,3 +158,22 @@ def test_grad_scaler_errors(name):
         return GRAD_SCALER_ERRORS[name](t, model, optimizer)
 
     same(program)
+
+
+def test_the_deprecated_cuda_and_cpu_spellings():
+    def program(t):
+        scaler = t.cuda.amp.GradScaler()
+        seen = [scaler.is_enabled(), scaler.state_dict(), isinstance(scaler, t.amp.GradScaler)]
+        with t.cuda.amp.autocast():
+            seen.append(t.is_autocast_enabled())
+        with t.cpu.amp.autocast(enabled=False) as context:
+            seen += [context.device, t.is_autocast_enabled("cpu")]
+        seen.append(isinstance(t.cuda.amp.autocast(enabled=False), t.amp.autocast))
+        return seen
+
+    same(program)
+
+
+def test_the_deprecated_cpu_autocast_on_is_refused():
+    with pytest.warns(FutureWarning), pytest.raises(NotImplementedError):
+        runtime.cpu.amp.autocast()

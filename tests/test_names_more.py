@@ -4,6 +4,8 @@ other functions of the torch namespace."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from tests.names_oracle import same
@@ -452,7 +454,8 @@ def test_reinforce_and_module_load():
         other = t.full((3,), 2.0, requires_grad=True)
         assigned = p.module_load(other, assign=True)
         return [str(_error(lambda: t.ones(1).reinforce(1.0))), loaded, p.detach(), loaded is p,
-                assigned, assigned is other]
+                assigned, assigned is other, str(_error(lambda: t.ones(1).record_stream(None))),
+                str(_error(lambda: t.ones(1).record_stream(1)))]
 
     same(program)
 
@@ -565,3 +568,190 @@ LOWRANK_ERRORS = {
 @pytest.mark.parametrize("name", LOWRANK_ERRORS)
 def test_lowrank_errors(name):
     same(LOWRANK_ERRORS[name])
+
+
+def test_a_tensor_speaks_dlpack():
+    import numpy as np
+    import torch
+
+    import runtime
+
+    x = runtime.arange(3.0)
+    np.from_dlpack(x)[0] = 5
+    torch.from_dlpack(x)[1] = 7
+    assert x.tolist() == [5.0, 7.0, 2.0]
+    assert tuple(x.__dlpack_device__()) == tuple(torch.ones(1).__dlpack_device__())
+    same(lambda t: t.ones(2, requires_grad=True).__dlpack__())
+
+    def program(t):
+        x = t.ones(2)
+        y = t.from_dlpack(x)
+        y.add_(1)
+        return [y is x, x, y.data_ptr() == x.data_ptr(),
+                str(_error(lambda: t.from_dlpack(t.ones(2, requires_grad=True))))]
+
+    same(program)
+
+
+# -- lobpcg ---------------------------------------------------------------------------------
+# gradgen's iteration is the textbook LOBPCG, torch's its "ortho" variant: both stop at the
+# tolerance, so the eigenvalues agree to it and the eigenvectors up to sign.
+
+def _spd(t, size, dtype):
+    m = t.randn(size, size, dtype=dtype)
+    return m @ m.mT + t.eye(size, dtype=dtype)
+
+
+LOBPCG = {
+    "largest": lambda t: t.lobpcg(_spd(t, 20, t.float64), k=3),
+    "smallest": lambda t: t.lobpcg(_spd(t, 20, t.float64), k=2, largest=False),
+    "generalized": lambda t: t.lobpcg(_spd(t, 15, t.float64), k=2, B=2 * t.eye(15,
+                                                                             dtype=t.float64)),
+    "float32": lambda t: t.lobpcg(_spd(t, 12, t.float32), k=1),
+    "start_block": lambda t: t.lobpcg(_spd(t, 16, t.float64), X=t.randn(16, 3,
+                                                                         dtype=t.float64)),
+    "batched": lambda t: t.lobpcg(t.stack([_spd(t, 9, t.float64)] * 2) * t.tensor(
+        [1.0, 2.0], dtype=t.float64).reshape(2, 1, 1), k=1),
+    "preconditioned": lambda t: t.lobpcg(_spd(t, 12, t.float64), k=1,
+                                         iK=t.eye(12, dtype=t.float64) * 0.5),
+}
+
+
+@pytest.mark.parametrize("name", LOBPCG)
+def test_lobpcg(name):
+    def program(t):
+        t.manual_seed(0)
+        values, vectors = LOBPCG[name](t)
+        return values, vectors.abs()
+
+    # float32's tolerance (the root of its epsilon) leaves the vectors that far apart
+    same(program, rtol=1e-3, atol=5e-3 if name == "float32" else 1e-4)
+
+
+LOBPCG_ERRORS = {
+    "not_square": lambda t: t.lobpcg(t.ones(4, 3)),
+    "shapes": lambda t: t.lobpcg(t.eye(6), B=t.eye(5)),
+    "too_many": lambda t: t.lobpcg(t.eye(6), k=3),
+    "start_shape": lambda t: t.lobpcg(t.eye(9), k=2, n=2, X=t.ones(8, 2)),
+}
+
+
+@pytest.mark.parametrize("name", LOBPCG_ERRORS)
+def test_lobpcg_errors(name):
+    same(LOBPCG_ERRORS[name])
+
+
+def test_lobpcg_refuses_a_gradient_it_cannot_give():
+    import runtime
+
+    a = runtime.eye(9, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="no gradient"):
+        runtime.lobpcg(a, k=1)
+    with runtime.no_grad():
+        values, _ = runtime.lobpcg(a * 2, k=1)
+    assert values.tolist() == pytest.approx([2.0])
+
+
+# -- embedding_renorm_ and embedding's max_norm ---------------------------------------------------
+
+RENORM = {
+    "l2": lambda t: t.embedding_renorm_(t.arange(12.0).reshape(4, 3), t.tensor([0, 2, 2]),
+                                        5.0, 2.0),
+    "l1_int32": lambda t: t.embedding_renorm_(t.arange(12.0).reshape(4, 3),
+                                              t.tensor([1], dtype=t.int32), 1.0, 1.0),
+    "3d": lambda t: t.embedding_renorm_(t.ones(2, 2, 2), t.tensor([1]), 1.0, 1.0),
+    "float_indices": lambda t: t.embedding_renorm_(t.ones(2, 2), t.tensor([1.0]), 1.0, 1.0),
+    "out_of_range": lambda t: t.embedding_renorm_(t.ones(2, 2), t.tensor([5]), 1.0, 1.0),
+    "leaf": lambda t: t.embedding_renorm_(t.ones(2, 2, requires_grad=True), t.tensor([1]),
+                                          1.0, 1.0),
+    "functional": lambda t: (lambda w: (t.nn.functional.embedding(t.tensor([[0, 3]]), w,
+                                                                  max_norm=2.0), w))(
+        t.arange(12.0).reshape(4, 3).requires_grad_()),
+}
+
+
+@pytest.mark.parametrize("name", RENORM)
+def test_embedding_renorm(name):
+    same(RENORM[name])
+
+
+def test_embedding_module_with_max_norm():
+    def program(t):
+        t.manual_seed(0)
+        layer = t.nn.Embedding(5, 3, max_norm=1.0, norm_type=1.5)
+        y = layer(t.tensor([1, 1, 4]))
+        y.sum().backward()
+        return y, layer.weight, layer.weight.grad, layer.weight._version
+
+    same(program)
+
+
+# -- chain_matmul, native_channel_shuffle, BFloat16Tensor ---------------------------------------
+
+@pytest.fixture
+def _chain_matmul_warned():
+    """torch warns once per process (per call site) that chain_matmul is deprecated: both
+    have warned before the compared programs run."""
+    import torch
+
+    import runtime
+
+    for lib in (torch, runtime):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lib.chain_matmul(lib.ones(1, 1))
+            lib.chain_matmul(lib.ones(1, 1), out=lib.empty(0))
+
+
+CHAIN = {
+    "three": lambda t: t.chain_matmul(t.arange(6.0).reshape(2, 3).requires_grad_(),
+                                      t.ones(3, 2), t.ones(2, 2)),
+    "one": lambda t: t.chain_matmul(t.ones(2, 2, requires_grad=True)),
+    "none": lambda t: t.chain_matmul(),
+    "3d": lambda t: t.chain_matmul(t.ones(2, 3, 4), t.ones(4, 2)),
+    "1d": lambda t: t.chain_matmul(t.ones(3)),
+    "mismatch": lambda t: t.chain_matmul(t.ones(2, 3), t.ones(2, 3)),
+    "out": lambda t: t.chain_matmul(t.ones(2, 2), t.ones(2, 2), out=t.empty(0)),
+}
+
+
+@pytest.mark.usefixtures("_chain_matmul_warned")
+@pytest.mark.parametrize("name", CHAIN)
+def test_chain_matmul(name):
+    same(CHAIN[name])
+
+
+def test_chain_matmul_warns_once_as_torch():
+    import runtime
+
+    runtime.more_names._warned_chain_matmul[0] = False
+    with pytest.warns(UserWarning, match="torch.chain_matmul is deprecated"):
+        runtime.chain_matmul(runtime.ones(1, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        runtime.chain_matmul(runtime.ones(1, 1))
+
+
+def test_native_channel_shuffle():
+    def program(t):
+        x = t.arange(16.0).reshape(1, 4, 2, 2).requires_grad_()
+        y = t.native_channel_shuffle(x, 2)
+        outcome = [y, y.grad_fn.name(), str(_error(lambda: y.sum().backward())),
+                   str(_error(lambda: t.native_channel_shuffle(x, 3)))]
+        with t.no_grad():
+            outcome.append(t.native_channel_shuffle(x, 4))
+        return outcome
+
+    same(program)
+
+
+def test_bfloat16_tensor_type():
+    def program(t):
+        return [t.BFloat16Tensor.__name__, isinstance(t.ones(1), t.BFloat16Tensor),
+                str(t.BFloat16Tensor)]
+
+    same(program)
+    import runtime
+
+    with pytest.raises(TypeError, match="no bfloat16 arithmetic"):
+        runtime.BFloat16Tensor([1.0])

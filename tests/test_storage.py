@@ -73,7 +73,10 @@ def test_legacy_storages():
                   isinstance(x.storage(), t.TypedStorage), x.storage_type().__name__,
                   t.ones(1, dtype=t.bool).storage_type().__name__, str(t.Storage),
                   t.FloatStorage.__module__, issubclass(t.FloatStorage, t.TypedStorage),
-                  issubclass(t.UntypedStorage, t.StorageBase)]
+                  issubclass(t.UntypedStorage, t.StorageBase), type(t.LongStorage(2)).__name__,
+                  t.typename(t.FloatStorage(1)), t.typename(x.untyped_storage()),
+                  t.is_storage(x.storage()), t.is_storage(x.untyped_storage()),
+                  t.is_storage(t.FloatStorage(1)), t.is_storage(x)]
         return facts
 
     same(program)

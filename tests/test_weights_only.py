@@ -124,3 +124,16 @@ def test_the_default_stays_safe(tmp_path, monkeypatch):
         with pytest.raises(pickle.UnpicklingError, match="exec"):
             rt.load(_saved(torch.save, {"w": Boom()}), weights_only=weights_only)
     assert not marker.exists()
+
+
+def test_unsafe_globals_in_a_checkpoint():
+    obj = {"a": np.arange(3), "c": collections.Counter("a"), "t": torch.ones(1), "s": {1}}
+    for save in (torch.save, rt.save):
+        theirs = torch.serialization.get_unsafe_globals_in_checkpoint(_saved(save, obj))
+        ours = rt.serialization.get_unsafe_globals_in_checkpoint(_saved(save, obj))
+        assert sorted(theirs) == ours
+        assert "numpy.ndarray" in ours
+    assert rt.serialization.get_unsafe_globals_in_checkpoint(_saved(rt.save, rt.ones(2))) == []
+    with rt.serialization.safe_globals([np.ndarray]):
+        assert "numpy.ndarray" not in rt.serialization.get_unsafe_globals_in_checkpoint(
+            _saved(torch.save, obj))
