@@ -308,8 +308,8 @@ class GradScaler:
 # -- torch.cuda.amp and torch.cpu.amp: the older spellings, deprecated ----------------------
 def _deprecated(old: str, device: str) -> None:
     new = old.split(".")[-1]
-    warnings.warn(f"`torch.{old}(args...)` is deprecated. Please use `torch.amp.{new}"
-                  f"('{device}', args...)` instead.", FutureWarning, stacklevel=3)
+    warn_at_caller(f"`torch.{old}(args...)` is deprecated. Please use `torch.amp.{new}"
+                   f"('{device}', args...)` instead.", FutureWarning)
 
 
 class CudaAutocast(autocast):

@@ -541,7 +541,7 @@ def chain_matmul(*matrices: Tensor, out: Any = None) -> Tensor:
     """The product of the matrices (deprecated: torch.linalg.multi_dot)."""
     if not _warned_chain_matmul[0]:  # torch warns once per process
         _warned_chain_matmul[0] = True
-        warnings.warn(_CHAIN_MATMUL_WARNING, UserWarning, stacklevel=2)
+        warn_at_caller(_CHAIN_MATMUL_WARNING, UserWarning)
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     for matrix in matrices:
