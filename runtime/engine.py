@@ -35,7 +35,7 @@ from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
 from runtime.grad_mode import set_grad_enabled
 from runtime.namespaces import array_ops
-from runtime.node import Node
+from runtime.node import AccumulateGrad, Node
 
 Edge = tuple[Node, int]
 # PyTorch's InputBuffer: a node's incoming gradients, one slot per input, summed as they come.
@@ -88,7 +88,10 @@ class GraphTask:
         stack = list(seen)
         while stack:
             node = stack.pop()
-            if not hooked and node.has_hooks():
+            # node.has_hooks(), read off the slot for all but AccumulateGrad (whose tensor's
+            # hooks count too): one call fewer per node.
+            if not hooked and (node._hooks is not None
+                               or (type(node) is AccumulateGrad and node.has_hooks())):
                 hooked = True
             for next_node, _ in node._next_functions:
                 if next_node is None:

@@ -510,7 +510,10 @@ class SavedVariable:
         if tensor is None:
             return NOT_SAVED
         if type(tensor) is float or type(tensor) is int or not hasattr(tensor, "_counter"):
-            return SavedValue(tensor)
+            value = object.__new__(SavedValue)  # SavedValue(tensor), without its call
+            value.value = tensor
+            value._freed = False
+            return value
         # Made here in full, with no __init__: a node saves in every recorded op, and one
         # call costs less than two.
         self = object.__new__(cls)

@@ -16,8 +16,12 @@ from typing import Any
 import numpy as np
 
 from runtime import changes, dtypes, forward_grad, kernels
+<<<<<<< HEAD
 from runtime import modes as _modes
 from runtime._tensor import Tensor
+=======
+from runtime._tensor import Tensor, VersionCounter
+>>>>>>> speed
 from runtime.grad_mode import _state as _grad_state
 from runtime.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from runtime.node import CopySlices, Node, gradient_edge, regenerate_view, view_geometry
@@ -67,10 +71,14 @@ def as_view(base: Tensor, array: np.ndarray) -> Tensor:
     Made under no_grad from a tensor that requires grad, the view is a leaf that requires
     grad, as in PyTorch (in-place writes to it are refused by check_inplace).
     """
-    tensor = Tensor._make(array, None, not is_grad_enabled() and base.requires_grad)
-    tensor._version_counter = base._version_counter
-    tensor._base = base if base._base is None else base._base
-    tensor._base_grad_fn = tensor._base.grad_fn
+    tensor = Tensor._make(array, None, not _grad_state.enabled and base.requires_grad)
+    counter = base._counter  # base._version_counter, without the property's calls
+    if counter is None:
+        counter = base._counter = VersionCounter()
+    tensor._counter = counter
+    root = base if base._base is None else base._base
+    tensor._base = root
+    tensor._base_grad_fn = root.grad_fn
     return tensor
 
 
