@@ -16,12 +16,8 @@ from typing import Any
 import numpy as np
 
 from runtime import changes, dtypes, forward_grad, kernels
-<<<<<<< HEAD
 from runtime import modes as _modes
-from runtime._tensor import Tensor
-=======
 from runtime._tensor import Tensor, VersionCounter
->>>>>>> speed
 from runtime.grad_mode import _state as _grad_state
 from runtime.grad_mode import is_grad_enabled, is_inference_mode_enabled
 from runtime.node import CopySlices, Node, gradient_edge, regenerate_view, view_geometry
