@@ -324,7 +324,8 @@ def _random_factory(name: str) -> Callable:
 
 def _random_fill(name: str) -> Callable:
     def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-        if not tracer.recording or not tracer.random_fill(name, args[0], args[1:], kwargs):
+        given = {k: v for k, v in kwargs.items() if v is not None}  # (the default generator)
+        if not tracer.recording or not tracer.random_fill(name, args[0], args[1:], given):
             return proceed(*args, **kwargs)
         return _paused(tracer, proceed, args, kwargs)
 

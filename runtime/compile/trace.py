@@ -45,7 +45,17 @@ from runtime import node as node_module
 from runtime._tensor import Tensor
 from runtime.changes import Registry
 from runtime.compile import forms, reads
-from runtime.compile.emit import Source, TraceBreak, describe_array
+from runtime.compile.emit import (
+    ACCUMULATE,
+    GRAD_NONE,
+    GRAD_READ,
+    GRAD_STATE,
+    STATE,
+    TENSOR,
+    Source,
+    TraceBreak,
+    describe_array,
+)
 from runtime.compile.listen import AFTER_BACKWARD, current, listening  # noqa: F401
 from runtime.compile.numbers import Number, plain, plain_keywords
 from runtime.compile.values import SymbolicOps, Value, unwrap
@@ -224,7 +234,7 @@ class Tracer:
         where = f"{holder}[{key!r}]" if isinstance(container, dict) else \
             f"{holder}.cell_contents"
         kind = "global" if isinstance(container, dict) else "free variable"
-        self.source.add(name, where, (), f"the step's {kind} {key}", "prologue")
+        self.source.add(name, where, (), f"the step's {kind} {key}", "prologue", TENSOR)
         self.sources[id(tensor)] = _getter(container, key)
         return name
 
@@ -235,7 +245,7 @@ class Tracer:
         found = self.reached[id(tensor)]
         name = self.source.fresh("T")
         holder = self.source.constant(found.container, "c")
-        self.source.add(name, found.expression(holder), (), found.path, "prologue")
+        self.source.add(name, found.expression(holder), (), found.path, "prologue", TENSOR)
         self.sources[id(tensor)] = found
         self.parameter_names.setdefault(id(tensor), found.path)
         return name
@@ -301,12 +311,12 @@ class Tracer:
             variable = self.grads[id(owner)]
             label = self.parameter_names.get(id(variable), tensor.removesuffix("._grad"))
             self.source.add(name, f"{tensor}._data", (), f"{label}.grad, as backward left it",
-                            self.phase).neutral = True
+                            self.phase, GRAD_READ, self.tensor_name(variable)).neutral = True
             return name
         name = self.bind(array, "x")
         label = self.parameter_names.get(id(owner), "")
         comment = f"input {label or tensor}: {describe_array(array)}"
-        self.source.add(name, f"{tensor}._data", (), comment, "prologue")
+        self.source.add(name, f"{tensor}._data", (), comment, "prologue", TENSOR, tensor)
         return name
 
     def held_variable(self, array: Any) -> str | None:
@@ -356,8 +366,8 @@ class Tracer:
                     break
         if name is not None and not name.startswith("a"):
             self.source.add("", f"{name}._version_counter.version += 1", (),
-                            f"{self.comment}: the version counter moves",
-                            self.phase).neutral = True
+                            f"{self.comment}: the version counter moves", self.phase,
+                            GRAD_STATE if id(tensor) in self.grads else STATE).neutral = True
 
     def value_of(self, array: Any, what: str) -> Value:
         name = self.names.get(id(array))
@@ -440,6 +450,7 @@ class Tracer:
         if isinstance(result, np.ndarray | np.generic):
             name = self.bind(result, prefix)
             self._line(name, text, reads, quiet)
+            self.source.lines[-1].op = callee.rpartition(".")[2]
             return Value(name, result, self)
         if isinstance(result, tuple | list) and result and \
                 all(isinstance(r, np.ndarray) for r in result):
@@ -609,7 +620,7 @@ class Tracer:
             self.tensors.pop(id(old), None)
         label = self.parameter_names.get(id(tensor), name)
         self.source.add("", f"{name}._grad = None", (), f"{self.phase}: {label}.grad = None",
-                        self.phase)
+                        self.phase, GRAD_NONE, name)
 
     def constant_factory(self, name: str, tensor: Tensor, kwargs: dict) -> None:
         """A tensor made in the step by a factory of CONSTANT_FACTORIES: written as a line
@@ -760,7 +771,7 @@ class Tracer:
         label = self.parameter_names.get(id(variable), name)
         self.comment = f"AccumulateGrad: {label}.grad"
         self.source.add("", f"accumulate({name}, {grad.name})", (grad.name,), self.comment,
-                        "backward")
+                        "backward", ACCUMULATE, name).grad = grad.name
         before = variable._grad._data.copy() if variable._grad is not None else None
         expected = grad.array.copy() if before is None else before + grad.array
         self.grads_checked.append((variable, expected))
@@ -897,6 +908,7 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
                 continue
             if line.comment == node.name():
                 line.comment = text
+                line.node, line.formula = node.name(), formula or ""
             stack.extend(line.reads)
 
 
@@ -1083,6 +1095,3 @@ def grad_state() -> tuple:
     """The values of MODES now."""
     return tuple(getattr(holder, name) for holder, name in MODES)
 
-
-def unwrap_values(value: Any) -> Any:
-    return unwrap(value)
