@@ -26,6 +26,7 @@ runs on: the tracer hears each call once.
 from __future__ import annotations
 
 import contextlib
+import dis
 import sys
 import threading
 import types
@@ -172,7 +173,7 @@ class TraceMode(modes.OpMode):
         found = overlay.get(original.__name__)
         if found is not None and self.originals.get(id(found)) is original:
             return found
-        return self._copy(original, overlay)
+        return None if _writes_globals(original.__code__) else self._copy(original, overlay)
 
     def overlay(self, namespace: dict) -> dict | None:
         """A module's globals as its copies see them: `kernels` the listening namespace,
@@ -187,7 +188,8 @@ class TraceMode(modes.OpMode):
             for name in names:
                 overlay[name] = self.kernels
             for name, value in namespace.items():
-                if type(value) is types.FunctionType and value.__globals__ is namespace:
+                if type(value) is types.FunctionType and value.__globals__ is namespace and \
+                        not _writes_globals(value.__code__):
                     overlay[name] = self._copy(value, overlay)
         self.overlays[key] = overlay
         return overlay
@@ -200,6 +202,23 @@ class TraceMode(modes.OpMode):
         copy.__dict__.update(function.__dict__)
         self.originals[id(copy)] = function
         return copy
+
+
+_STORES = frozenset({dis.opmap["STORE_GLOBAL"], dis.opmap["DELETE_GLOBAL"]})
+_WRITES: dict[types.CodeType, bool] = {}
+
+
+def _writes_globals(code: types.CodeType) -> bool:
+    """Whether the function (or a function it defines) rebinds a global of its module
+    (`global x; x = ...`): its copy would rebind the copied globals' name instead, so it
+    runs as it is."""
+    found = _WRITES.get(code)
+    if found is None:
+        found = any(op in _STORES for op in code.co_code[::2]) or any(
+            _writes_globals(const) for const in code.co_consts
+            if type(const) is types.CodeType)
+        _WRITES[code] = found
+    return found
 
 
 class _Kernels:
