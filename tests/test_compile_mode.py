@@ -210,3 +210,48 @@ def test_a_function_mode_hears_pad_and_threshold_as_the_functions_they_are():
     assert theirs[0] == ["pad", "_threshold", "threshold"]  # (F.threshold: torch's _threshold)
     for got, expected in zip(ours[1:], theirs[1:], strict=True):
         np.testing.assert_array_equal(got, expected)
+
+
+def test_is_compiling_is_true_in_the_tracing_thread_only():
+    _warm_up()
+    _, step, probe = _tiny_step()
+    compiled = runtime.compile(step)
+    seen: dict = {}
+
+    def elsewhere() -> None:
+        seen["other thread"] = runtime.compiler.is_compiling()
+
+    def during() -> None:
+        seen["tracing thread"] = runtime.compiler.is_compiling()
+        worker = threading.Thread(target=elsewhere)
+        worker.start()
+        worker.join()
+
+    probe.fn = during
+    compiled()
+    probe.fn = None
+    assert seen == {"tracing thread": True, "other thread": False}
+    assert runtime.compiler.is_compiling() is False
+
+
+@pytest.mark.parametrize("mode", ["profiler", "anomaly"])
+def test_a_profile_or_an_anomaly_mode_run_replaces_no_attribute(mode):
+    """The other tools on the mode stack leave the runtime as they found it too, during
+    and after an eager step."""
+    _warm_up()
+    _, step, probe = _tiny_step()
+    step()  # (what the first step imports and makes)
+    before = _snapshot()
+    during = []
+    probe.fn = lambda: during.append(_snapshot())
+    if mode == "profiler":
+        with runtime.profiler.profile() as prof:
+            step()
+        assert len(prof.key_averages()) > 0
+    else:
+        with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"), \
+                runtime.autograd.detect_anomaly():
+            step()
+    assert len(during) == 1
+    assert _changes(before, during[0]) == []
+    assert _changes(before, _snapshot()) == []
