@@ -229,6 +229,13 @@ class _Kernels:
         self._tracer = tracer
         self._listeners: dict[str, Callable] = {}
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # (A copy that sets an attribute of the module sets the module's.)
+        if name in ("_tracer", "_listeners"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(kernels, name, value)
+
     def __getattr__(self, name: str) -> Any:
         value = getattr(kernels, name)
         if not callable(value) or isinstance(value, type) or name.startswith("__") or \
@@ -399,8 +406,6 @@ def _item(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
         except TraceBreak as stop:
             tracer.stop(stop.reason)
             return value
-    from runtime.compile.trace import _returned_at_once  # (trace imports this module)
-
     if type(value) is float and name is not None and \
             _returned_at_once(_caller_of_item(), tracer.code):
         tracer.items[id(value)] = (value, f"{name}.item()")
@@ -415,6 +420,54 @@ def _caller_of_item() -> Any:
     while frame is not None and frame.f_code is not _ITEM_CODE:
         frame = frame.f_back
     return frame.f_back if frame is not None else None
+
+
+def _returned_at_once(frame: Any, code: Any) -> bool:
+    """Whether `frame` runs the step's own code and, right after the call it is in,
+    returns its result: alone, or in tuples or lists with values loaded after it (names,
+    constants, their attributes, items and sums, their methods' results without arguments:
+    `loss.item(), (h[0].detach(), h[1].detach())`), none of which can reach it (CPython
+    3.11's bytecode; on another, False: the trace stops)."""
+    if code is None or frame.f_code is not code:
+        return False
+    instructions = list(dis.get_instructions(code))
+    # (f_lasti may point into the CALL's inline cache: the last instruction at or before.)
+    here = max((k for k, i in enumerate(instructions) if i.offset <= frame.f_lasti),
+               default=None)
+    if here is None or instructions[here].opname != "CALL":
+        return False
+    rest, pushed, index = instructions[here + 1:], 0, 0
+    while index < len(rest):
+        if rest[index].opname == "RETURN_VALUE":
+            return pushed == 0
+        step = _stack_step(rest, index, pushed)
+        if step is None:
+            return False
+        index, pushed = step
+    return False
+
+
+def _stack_step(rest: list, index: int, pushed: int) -> tuple[int, int] | None:
+    """The instruction at `index` after the call, as (next index, values loaded after the
+    call's result); None for one that could reach that result."""
+    instruction = rest[index]
+    name = instruction.opname
+    if name in ("BUILD_TUPLE", "BUILD_LIST"):
+        # Of values loaded after it only: one value for those; or of it too (and maybe
+        # of values before it): the container holds it now, and is followed instead.
+        return index + 1, pushed - instruction.arg + 1 if instruction.arg <= pushed else 0
+    if name in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF") or \
+            name == "LOAD_GLOBAL" and not instruction.arg & 1:
+        return index + 1, pushed + 1
+    if name == "LOAD_METHOD" and pushed and \
+            [(i.opname, i.arg) for i in rest[index + 1:index + 3]] == \
+            [("PRECALL", 0), ("CALL", 0)]:
+        return index + 3, pushed  # `x.item()`, `h.detach()` on a value loaded after
+    if name == "LOAD_ATTR" and pushed:
+        return index + 1, pushed  # `x.data`: one value for one
+    if name in ("BINARY_SUBSCR", "BINARY_OP") and pushed >= 2:
+        return index + 1, pushed - 1  # `hidden[0]`, `a + b`: one for two loaded after it
+    return None
 
 
 def _backward(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:

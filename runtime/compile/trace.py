@@ -25,7 +25,6 @@ gradgen's own: the trace only watches.
 
 from __future__ import annotations
 
-import dis
 import functools
 import operator
 import types
@@ -1030,56 +1029,6 @@ def _contains_array(value: Any) -> bool:
     if isinstance(value, tuple | list):
         return any(_contains_array(v) for v in value)
     return False
-
-
-# -- `return loss.item()`: read from the step's bytecode -----------------------------------
-
-def _returned_at_once(frame: Any, code: Any) -> bool:
-    """Whether `frame` runs the step's own code and, right after the call it is in,
-    returns its result: alone, or in tuples or lists with values loaded after it (names,
-    constants, their attributes, items and sums, their methods' results without arguments:
-    `loss.item(), (h[0].detach(), h[1].detach())`), none of which can reach it (CPython
-    3.11's bytecode; on another, False: the trace stops)."""
-    if code is None or frame.f_code is not code:
-        return False
-    instructions = list(dis.get_instructions(code))
-    # (f_lasti may point into the CALL's inline cache: the last instruction at or before.)
-    here = max((k for k, i in enumerate(instructions) if i.offset <= frame.f_lasti),
-               default=None)
-    if here is None or instructions[here].opname != "CALL":
-        return False
-    rest, pushed, index = instructions[here + 1:], 0, 0
-    while index < len(rest):
-        if rest[index].opname == "RETURN_VALUE":
-            return pushed == 0
-        step = _stack_step(rest, index, pushed)
-        if step is None:
-            return False
-        index, pushed = step
-    return False
-
-
-def _stack_step(rest: list, index: int, pushed: int) -> tuple[int, int] | None:
-    """The instruction at `index` after the call, as (next index, values loaded after the
-    call's result); None for one that could reach that result."""
-    instruction = rest[index]
-    name = instruction.opname
-    if name in ("BUILD_TUPLE", "BUILD_LIST"):
-        # Of values loaded after it only: one value for those; or of it too (and maybe
-        # of values before it): the container holds it now, and is followed instead.
-        return index + 1, pushed - instruction.arg + 1 if instruction.arg <= pushed else 0
-    if name in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF") or \
-            name == "LOAD_GLOBAL" and not instruction.arg & 1:
-        return index + 1, pushed + 1
-    if name == "LOAD_METHOD" and pushed and \
-            [(i.opname, i.arg) for i in rest[index + 1:index + 3]] == \
-            [("PRECALL", 0), ("CALL", 0)]:
-        return index + 3, pushed  # `x.item()`, `h.detach()` on a value loaded after
-    if name == "LOAD_ATTR" and pushed:
-        return index + 1, pushed  # `x.data`: one value for one
-    if name in ("BINARY_SUBSCR", "BINARY_OP") and pushed >= 2:
-        return index + 1, pushed - 1  # `hidden[0]`, `a + b`: one for two loaded after it
-    return None
 
 
 # The global modes a compiled step depends on (see CompiledStep's guards), as where each
