@@ -255,3 +255,39 @@ def test_a_profile_or_an_anomaly_mode_run_replaces_no_attribute(mode):
     assert len(during) == 1
     assert _changes(before, during[0]) == []
     assert _changes(before, _snapshot()) == []
+
+
+def test_two_threads_trace_at_once_each_its_own_step():
+    """Each thread's tracer hears its own thread: two traces at the same time, both met
+    midway, each compile their step, equal to eager."""
+    _warm_up()
+    both = threading.Barrier(2, timeout=60)
+    results: dict = {}
+
+    # (Made here: the threads would draw their weights from the one default generator.)
+    made = {seed: (_tiny_step(seed=seed), _tiny_step(seed=seed)) for seed in (1, 2)}
+
+    def run(seed: int) -> None:
+        try:
+            (model, step, probe), (eager_model, eager_step, _) = made[seed]
+            compiled = runtime.compile(step)
+            probe.fn = both.wait
+            first = compiled()
+            probe.fn = None
+            same = [first.detach().numpy().tobytes() ==
+                    eager_step().detach().numpy().tobytes()]
+            for _ in range(3):
+                same.append(compiled().detach().numpy().tobytes() ==
+                            eager_step().detach().numpy().tobytes())
+            same += [p.detach().numpy().tobytes() == q.detach().numpy().tobytes()
+                     for p, q in zip(model.parameters(), eager_model.parameters(), strict=True)]
+            results[seed] = (compiled.fallback_reason, compiled.traces, all(same))
+        except Exception as error:  # (reported below)
+            results[seed] = error
+
+    workers = [threading.Thread(target=run, args=(seed,)) for seed in (1, 2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert results == {1: (None, 1, True), 2: (None, 1, True)}
