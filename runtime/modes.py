@@ -29,7 +29,7 @@ thread) `dispatch` looks at the calling thread's two stacks:
 
 - runtime modes (an op mode with `hears_runtime`, runtime.compile's tracer): they also
   hear the runtime's own steps that no public call or op makes, through the same check
-  with the flag RUNTIME (`recording.data` unpacking a Tensor, `Module.__call__`, an
+  with the flag RUNTIME (`recording.write_inplace`, `Module.__call__`, an
   optimizer's `run_step`, `out.write`...), and, through `notify`, what just happened
   (`recording.wrap` made a Tensor of a kernel's result, `set_history` gave it a node).
   The innermost such mode hears them, and stays on its stack meanwhile.

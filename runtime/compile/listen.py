@@ -3,7 +3,7 @@ any module replaced.
 
 `listening(tracer)` pushes a `TraceMode` on the calling thread's mode stacks
 (runtime/modes.py) for one eager call of the step: as an op mode that hears the ops of the
-spec and the runtime's own steps (RUNTIME: `recording.data`, `Module.__call__`, an
+spec and the runtime's own steps (RUNTIME: `recording.write_inplace`, `Module.__call__`, an
 optimizer's `run_step`...), and as a function mode that hears the public calls (`.item()`,
 `torch.zeros`, `loss.backward()`). Another thread, or this one after the call, finds the
 stacks as they were and computes as it always does.
@@ -129,7 +129,11 @@ class TraceMode(modes.OpMode):
         if self.entering is not None and key == self.entering:
             self.entering = None  # the call's own check: its body runs on
             return modes.PASS
-        handler = HANDLERS.get(key) if self.tracer.broken is None else None
+        tracer = self.tracer
+        if tracer.recording:  # (which Tensor each array it may meet belongs to)
+            for value in (*args, *kwargs.values()):
+                tracer.data_seen(value)
+        handler = HANDLERS.get(key) if tracer.broken is None else None
 
         def proceed(*args: Any, **kwargs: Any) -> Any:
             return self.run(func, key, args, kwargs, facet)
@@ -255,12 +259,6 @@ class _Kernels:
 
 # -- the handlers: what the tracer does with the calls it has something to do with -------------
 # Each is handler(tracer, proceed, args, kwargs): `proceed(*args, **kwargs)` runs the call.
-
-def _data(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    if tracer.recording:
-        tracer.data_seen(args[0])
-    return modes.PASS
-
 
 def _write_inplace(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     if tracer.recording:
@@ -567,7 +565,7 @@ RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
 
 def _handlers() -> dict[Any, Callable]:
     table: dict[Any, Callable] = {
-        recording.data: _data, recording.write_inplace: _write_inplace,
+        recording.write_inplace: _write_inplace,
         recording.rebase_history: _rebase_history,
         (Tensor.__dict__["grad"], "__set__"): _set_grad,
         (Tensor.__dict__["data"], "__set__"): _stopping("`.data =` in the step"),

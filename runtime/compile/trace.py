@@ -5,8 +5,8 @@ no attribute of any module is replaced), at the places every op of the runtime p
 
 - the kernels (runtime/kernels.py), which the generated wrappers call by module attribute:
   each outermost kernel call in the forward becomes `vN = kernels.NAME(args)`;
-- `recording.data` (a wrapper unpacking its Tensor arguments), which says which Tensor an
-  array that no traced kernel made belongs to: a parameter, an input;
+- the Tensor arguments of every call it hears, which say which Tensor an array that no
+  traced kernel made belongs to: a parameter, an input;
 - `autograd.backward` (what `loss.backward()` calls): before the engine runs, the tracer
   runs the engine's own GraphTask over the loss's graph with the symbolic op namespace
   (runtime/compile/values.py), so each node's `apply` writes its lines in the engine's
@@ -97,7 +97,7 @@ class Tracer:
                 self.parameter_names.setdefault(id(value), str(key))
         self.names: dict[int, str] = {}  # id(array) -> the variable holding it
         self.keep: list[Any] = []  # every array named, alive, so that ids stay unique
-        self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor recording.data saw
+        self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor a heard call was given
         self.made: set[int] = set()  # ids of the Tensors made while tracing
         # id(a `.grad` Tensor the engine set in this step) -> its variable: after backward
         # the step may read and scale it (clip_grad_norm_), as `T0._grad`.
@@ -672,7 +672,7 @@ class Tracer:
         return True
 
     def data_seen(self, value: Any) -> None:
-        """recording.data was asked for the arrays of `value`: remember their owners."""
+        """A call was given `value`: remember the owners of its arrays."""
         if isinstance(value, Tensor):
             self.owners[id(value._data)] = value
             self.keep.append(value)
