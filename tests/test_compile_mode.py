@@ -291,3 +291,32 @@ def test_two_threads_trace_at_once_each_its_own_step():
     for worker in workers:
         worker.join()
     assert results == {1: (None, 1, True), 2: (None, 1, True)}
+
+
+def test_a_function_mode_hears_the_traced_call_as_it_hears_an_eager_one():
+    """The tracer listens beneath the modes the program pushed: a TorchFunctionMode around
+    the first (traced) call hears what it hears around an eager step."""
+    _warm_up()
+
+    def heard_in(step) -> list:
+        heard = []
+
+        class Log(runtime.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                heard.append(getattr(func, "__name__", repr(func)))
+                return func(*args, **(kwargs or {}))
+
+        with Log():
+            step()
+        return heard
+
+    _, eager_step, _ = _tiny_step()
+    _, step, _ = _tiny_step()
+    compiled = runtime.compile(step)
+    calls = [name for name in heard_in(eager_step) if name != "__get__"]
+    assert "linear" in calls and "backward" in calls and "add_" in calls
+    # (The first call: traced. Of the property reads, the tracer makes some of its own: it
+    # reads each parameter's .grad to make the optimizer's state before its step.)
+    assert [name for name in heard_in(compiled) if name != "__get__"] == calls
+    assert compiled.traces == 1
+    assert compiled.fallback_reason is None, compiled.fallback_reason

@@ -62,17 +62,19 @@ def current() -> Any:
 
 @contextlib.contextmanager
 def listening(tracer: Any) -> Iterator[None]:
-    """The tracer's mode pushed on this thread for the duration of one eager call."""
+    """The tracer's mode pushed on this thread for the duration of one eager call, under the
+    modes pushed already (a TorchFunctionMode, the profiler), which hear the step's calls
+    first, as they do when it runs eagerly."""
     mode = TraceMode(tracer)
     tracers = _local.__dict__.setdefault("tracers", [])
     tracers.append(tracer)
-    modes.push(mode)
-    modes.push(mode.public)
+    modes.push(mode, outermost=True)
+    modes.push(mode.public, outermost=True)
     try:
         yield
     finally:
-        modes.pop(mode.public)
-        modes.pop(mode)
+        modes.pop(mode.public, outermost=True)
+        modes.pop(mode, outermost=True)
         tracers.pop()
 
 
