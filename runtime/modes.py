@@ -29,7 +29,7 @@ thread) `dispatch` looks at the calling thread's two stacks:
 
 - runtime modes (an op mode with `hears_runtime`, runtime.compile's tracer): they also
   hear the runtime's own steps that no public call or op makes, through the same check
-  with the flag RUNTIME (`recording.data` unpacking a Tensor, `Module.__call__`, an
+  with the flag RUNTIME (`recording.write_inplace`, `Module.__call__`, an
   optimizer's `run_step`, `out.write`...), and, through `notify`, what just happened
   (`recording.wrap` made a Tensor of a kernel's result, `set_history` gave it a node).
   The innermost such mode hears them, and stays on its stack meanwhile.
@@ -121,18 +121,22 @@ def _count(change: int) -> None:
         active += change
 
 
-def push(mode: Any) -> None:
-    """Put `mode` on top of this thread's stack of its kind (an `OpMode`, or a function mode)."""
-    (_stacks.op if isinstance(mode, OpMode) else _stacks.function).append(mode)
+def push(mode: Any, outermost: bool = False) -> None:
+    """Put `mode` on top of this thread's stack of its kind (an `OpMode`, or a function mode);
+    `outermost`: at the bottom, under the modes pushed already, which hear calls first (a
+    tool that watches a call from beneath the user's modes: runtime.compile's tracer)."""
+    stack = _stacks.op if isinstance(mode, OpMode) else _stacks.function
+    stack.insert(0, mode) if outermost else stack.append(mode)
     _count(1)
 
 
-def pop(mode: Any) -> None:
-    """Take `mode` off this thread's stack; it must be the innermost of its kind."""
+def pop(mode: Any, outermost: bool = False) -> None:
+    """Take `mode` off this thread's stack; it must be the innermost of its kind (the
+    outermost, with `outermost`)."""
     stack = _stacks.op if isinstance(mode, OpMode) else _stacks.function
-    if not stack or stack[-1] is not mode:
+    if not stack or stack[0 if outermost else -1] is not mode:
         raise RuntimeError("a mode was exited that is not the innermost one of this thread")
-    stack.pop()
+    stack.pop(0 if outermost else -1)
     _count(-1)
 
 

@@ -27,10 +27,6 @@ from runtime.node import CopySlices, Node, gradient_edge, regenerate_view, view_
 def data(value: Any) -> Any:
     """The numpy array of a Tensor, a list of them for a Tensor[] (None items stay None,
     as in index's `Tensor?[] indices`); anything else (a number, None) as it is."""
-    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
-        heard = _modes.dispatch(data, (value,), {}, _modes.RUNTIME)
-        if heard is not _modes.PASS:
-            return heard
     if isinstance(value, Tensor):
         return value._data
     if isinstance(value, list | tuple) and any(isinstance(v, Tensor) for v in value):

@@ -210,3 +210,113 @@ def test_a_function_mode_hears_pad_and_threshold_as_the_functions_they_are():
     assert theirs[0] == ["pad", "_threshold", "threshold"]  # (F.threshold: torch's _threshold)
     for got, expected in zip(ours[1:], theirs[1:], strict=True):
         np.testing.assert_array_equal(got, expected)
+
+
+def test_is_compiling_is_true_in_the_tracing_thread_only():
+    _warm_up()
+    _, step, probe = _tiny_step()
+    compiled = runtime.compile(step)
+    seen: dict = {}
+
+    def elsewhere() -> None:
+        seen["other thread"] = runtime.compiler.is_compiling()
+
+    def during() -> None:
+        seen["tracing thread"] = runtime.compiler.is_compiling()
+        worker = threading.Thread(target=elsewhere)
+        worker.start()
+        worker.join()
+
+    probe.fn = during
+    compiled()
+    probe.fn = None
+    assert seen == {"tracing thread": True, "other thread": False}
+    assert runtime.compiler.is_compiling() is False
+
+
+@pytest.mark.parametrize("mode", ["profiler", "anomaly"])
+def test_a_profile_or_an_anomaly_mode_run_replaces_no_attribute(mode):
+    """The other tools on the mode stack leave the runtime as they found it too, during
+    and after an eager step."""
+    _warm_up()
+    _, step, probe = _tiny_step()
+    step()  # (what the first step imports and makes)
+    before = _snapshot()
+    during = []
+    probe.fn = lambda: during.append(_snapshot())
+    if mode == "profiler":
+        with runtime.profiler.profile() as prof:
+            step()
+        assert len(prof.key_averages()) > 0
+    else:
+        with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"), \
+                runtime.autograd.detect_anomaly():
+            step()
+    assert len(during) == 1
+    assert _changes(before, during[0]) == []
+    assert _changes(before, _snapshot()) == []
+
+
+def test_two_threads_trace_at_once_each_its_own_step():
+    """Each thread's tracer hears its own thread: two traces at the same time, both met
+    midway, each compile their step, equal to eager."""
+    _warm_up()
+    both = threading.Barrier(2, timeout=60)
+    results: dict = {}
+
+    # (Made here: the threads would draw their weights from the one default generator.)
+    made = {seed: (_tiny_step(seed=seed), _tiny_step(seed=seed)) for seed in (1, 2)}
+
+    def run(seed: int) -> None:
+        try:
+            (model, step, probe), (eager_model, eager_step, _) = made[seed]
+            compiled = runtime.compile(step)
+            probe.fn = both.wait
+            first = compiled()
+            probe.fn = None
+            same = [first.detach().numpy().tobytes() ==
+                    eager_step().detach().numpy().tobytes()]
+            for _ in range(3):
+                same.append(compiled().detach().numpy().tobytes() ==
+                            eager_step().detach().numpy().tobytes())
+            same += [p.detach().numpy().tobytes() == q.detach().numpy().tobytes()
+                     for p, q in zip(model.parameters(), eager_model.parameters(), strict=True)]
+            results[seed] = (compiled.fallback_reason, compiled.traces, all(same))
+        except Exception as error:  # (reported below)
+            results[seed] = error
+
+    workers = [threading.Thread(target=run, args=(seed,)) for seed in (1, 2)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert results == {1: (None, 1, True), 2: (None, 1, True)}
+
+
+def test_a_function_mode_hears_the_traced_call_as_it_hears_an_eager_one():
+    """The tracer listens beneath the modes the program pushed: a TorchFunctionMode around
+    the first (traced) call hears what it hears around an eager step."""
+    _warm_up()
+
+    def heard_in(step) -> list:
+        heard = []
+
+        class Log(runtime.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                heard.append(getattr(func, "__name__", repr(func)))
+                return func(*args, **(kwargs or {}))
+
+        with Log():
+            step()
+        return heard
+
+    _, eager_step, _ = _tiny_step()
+    _, step, _ = _tiny_step()
+    compiled = runtime.compile(step)
+    calls = [name for name in heard_in(eager_step) if name != "__get__"]
+    assert "linear" in calls and "backward" in calls and "add_" in calls
+    # (The first call: traced. Of the property reads, the tracer makes some of its own: it
+    # reads each parameter's .grad to make the optimizer's state before its step.)
+    assert [name for name in heard_in(compiled) if name != "__get__"] == calls
+    assert compiled.traces == 1
+    assert compiled.fallback_reason is None, compiled.fallback_reason

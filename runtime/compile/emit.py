@@ -11,6 +11,7 @@ comments, as generated/spec_data.py holds it: escaped for a comment by the gener
 
 from __future__ import annotations
 
+import ast
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,23 +27,62 @@ class TraceBreak(Exception):
         self.reason = reason
 
 
+# What a statement is: the passes (optimize.py) read and rewrite a line by its kind and
+# fields, never by its text.
+VALUE = "value"  # `target = expression` over arrays and numbers: its `tree` is the expression
+TENSOR = "tensor"  # the prologue's read of a tensor (`T4 = c0['x']`) or its array (`tensor`)
+GRAD_READ = "grad read"  # `r0 = T0._grad._data`: the array of `tensor`'s .grad
+GRAD_NONE = "grad none"  # `T0._grad = None`
+ACCUMULATE = "accumulate"  # `accumulate(T0, g7)`: AccumulateGrad, `grad` into `tensor`
+SET_GRAD = "set grad"  # `T0._grad = new(g7, None)`: an accumulate into an emptied .grad
+GRAD_STATE = "grad state"  # a statement that may change a .grad (`O0.zero_grad(True)`)
+STATE = "state"  # any other statement (an in-place write, a version counter's move)
+
+
 @dataclass
 class Line:
-    """One statement: `target = expression`, the names it reads, and where it came from."""
+    """One statement: `target = expression`, the names it reads, where it came from, and
+    what it is (`kind` and its fields), which the passes rewrite and `statement` prints."""
 
     target: str  # what it binds ("" for a statement that binds nothing)
     expression: str
     reads: tuple[str, ...]
     comment: str
     phase: str  # "prologue", "forward", "backward", "update", "epilogue"
-    # Filled by the optimisations: the statement as finally written.
-    text: str = ""
+    kind: str = VALUE
+    tensor: str = ""  # the Tensor's variable, for the kinds on a tensor's state
+    grad: str = ""  # the gradient's variable (ACCUMULATE, SET_GRAD)
+    copy_grad: bool = False  # ACCUMULATE: hand over a copy of `grad` (optimize.py)
+    tree: ast.Expression | None = None  # VALUE: `expression`, parsed
+    # Where a line comes from: the kernel or op it calls, and for a backward line the
+    # node whose formula wrote it and that formula, as the spec writes it.
+    op: str = ""
+    node: str = ""
+    formula: str = ""
     # A spec's `numpy:` form that its kernel computes with numpy's warnings off: written
     # where they are off (step.py), and, being pure and silent, dropped if nothing reads it.
     quiet: bool = False
     # No numpy arithmetic (a read, a version counter's move, Python floats): it cannot
     # raise numpy's warnings, so a block where they are off may run on across it.
     neutral: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind == VALUE and self.tree is None:
+            self.tree = ast.parse(self.expression, mode="eval")
+
+    def statement(self) -> str:
+        """The line as Python source."""
+        if self.kind == ACCUMULATE:
+            grad = f"{self.grad}.copy()" if self.copy_grad else self.grad
+            return f"accumulate({self.tensor}, {grad})"
+        if self.kind == SET_GRAD:
+            return f"{self.tensor}._grad = new({self.grad}, None)"
+        return f"{self.target} = {self.expression}" if self.target else self.expression
+
+    def rewrite(self, tree: ast.Expression) -> None:
+        """A VALUE line's expression replaced by `tree`."""
+        self.tree = tree
+        self.expression = ast.unparse(tree)
 
 
 @dataclass
@@ -99,8 +139,11 @@ class Source:
         return f"[{inner}]"
 
     def add(self, target: str, expression: str, reads: tuple[str, ...], comment: str,
-            phase: str) -> Line:
-        line = Line(target, expression, reads, comment, phase)
+            phase: str, kind: str | None = None, tensor: str = "") -> Line:
+        """A line; by default a VALUE when it binds a target (its expression parsed), else
+        a STATE."""
+        line = Line(target, expression, reads, comment, phase,
+                    kind or (VALUE if target else STATE), tensor)
         self.lines.append(line)
         return line
 

@@ -37,7 +37,7 @@ from runtime import grad_mode
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.autograd.function import Function
-from runtime.compile.emit import Line, Source, TraceBreak
+from runtime.compile.emit import TENSOR, Line, Source, TraceBreak
 from runtime.compile.optimize import optimize
 from runtime.compile.reads import is_plain_value
 
@@ -119,8 +119,7 @@ class Joint:
         and what the backward reads. A saved input's array is saved as its Tensor (the
         version check sees a change to it); an output's and the forward's own arrays as
         arrays. Keeps the same, as the traced call holds them, for first_result."""
-        kept = [made[name].expression.removesuffix("._data")
-                if made[name].phase == "prologue" and made[name].expression.endswith("._data")
+        kept = [made[name].tensor if made[name].kind == TENSOR and made[name].tensor
                 else name for name in saved]
         self.traced_outputs = [source.traced[name] for name in self.outputs]
         self.traced_saved = [self.tracer.owners[id(source.traced[name])] if item != name

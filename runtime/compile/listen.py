@@ -3,7 +3,7 @@ any module replaced.
 
 `listening(tracer)` pushes a `TraceMode` on the calling thread's mode stacks
 (runtime/modes.py) for one eager call of the step: as an op mode that hears the ops of the
-spec and the runtime's own steps (RUNTIME: `recording.data`, `Module.__call__`, an
+spec and the runtime's own steps (RUNTIME: `recording.write_inplace`, `Module.__call__`, an
 optimizer's `run_step`...), and as a function mode that hears the public calls (`.item()`,
 `torch.zeros`, `loss.backward()`). Another thread, or this one after the call, finds the
 stacks as they were and computes as it always does.
@@ -26,6 +26,7 @@ runs on: the tracer hears each call once.
 from __future__ import annotations
 
 import contextlib
+import dis
 import sys
 import threading
 import types
@@ -61,17 +62,19 @@ def current() -> Any:
 
 @contextlib.contextmanager
 def listening(tracer: Any) -> Iterator[None]:
-    """The tracer's mode pushed on this thread for the duration of one eager call."""
+    """The tracer's mode pushed on this thread for the duration of one eager call, under the
+    modes pushed already (a TorchFunctionMode, the profiler), which hear the step's calls
+    first, as they do when it runs eagerly."""
     mode = TraceMode(tracer)
     tracers = _local.__dict__.setdefault("tracers", [])
     tracers.append(tracer)
-    modes.push(mode)
-    modes.push(mode.public)
+    modes.push(mode, outermost=True)
+    modes.push(mode.public, outermost=True)
     try:
         yield
     finally:
-        modes.pop(mode.public)
-        modes.pop(mode)
+        modes.pop(mode.public, outermost=True)
+        modes.pop(mode, outermost=True)
         tracers.pop()
 
 
@@ -128,7 +131,11 @@ class TraceMode(modes.OpMode):
         if self.entering is not None and key == self.entering:
             self.entering = None  # the call's own check: its body runs on
             return modes.PASS
-        handler = HANDLERS.get(key) if self.tracer.broken is None else None
+        tracer = self.tracer
+        if tracer.recording:  # (which Tensor each array it may meet belongs to)
+            for value in (*args, *kwargs.values()):
+                tracer.data_seen(value)
+        handler = HANDLERS.get(key) if tracer.broken is None else None
 
         def proceed(*args: Any, **kwargs: Any) -> Any:
             return self.run(func, key, args, kwargs, facet)
@@ -172,7 +179,7 @@ class TraceMode(modes.OpMode):
         found = overlay.get(original.__name__)
         if found is not None and self.originals.get(id(found)) is original:
             return found
-        return self._copy(original, overlay)
+        return None if _writes_globals(original.__code__) else self._copy(original, overlay)
 
     def overlay(self, namespace: dict) -> dict | None:
         """A module's globals as its copies see them: `kernels` the listening namespace,
@@ -187,7 +194,8 @@ class TraceMode(modes.OpMode):
             for name in names:
                 overlay[name] = self.kernels
             for name, value in namespace.items():
-                if type(value) is types.FunctionType and value.__globals__ is namespace:
+                if type(value) is types.FunctionType and value.__globals__ is namespace and \
+                        not _writes_globals(value.__code__):
                     overlay[name] = self._copy(value, overlay)
         self.overlays[key] = overlay
         return overlay
@@ -202,6 +210,23 @@ class TraceMode(modes.OpMode):
         return copy
 
 
+_STORES = frozenset({dis.opmap["STORE_GLOBAL"], dis.opmap["DELETE_GLOBAL"]})
+_WRITES: dict[types.CodeType, bool] = {}
+
+
+def _writes_globals(code: types.CodeType) -> bool:
+    """Whether the function (or a function it defines) rebinds a global of its module
+    (`global x; x = ...`): its copy would rebind the copied globals' name instead, so it
+    runs as it is."""
+    found = _WRITES.get(code)
+    if found is None:
+        found = any(op in _STORES for op in code.co_code[::2]) or any(
+            _writes_globals(const) for const in code.co_consts
+            if type(const) is types.CodeType)
+        _WRITES[code] = found
+    return found
+
+
 class _Kernels:
     """runtime/kernels.py as a traced call's copies see it: each kernel heard by the
     tracer (`Tracer.kernel_call`), everything else the module's own."""
@@ -209,6 +234,13 @@ class _Kernels:
     def __init__(self, tracer: Any) -> None:
         self._tracer = tracer
         self._listeners: dict[str, Callable] = {}
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # (A copy that sets an attribute of the module sets the module's.)
+        if name in ("_tracer", "_listeners"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(kernels, name, value)
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(kernels, name)
@@ -229,12 +261,6 @@ class _Kernels:
 
 # -- the handlers: what the tracer does with the calls it has something to do with -------------
 # Each is handler(tracer, proceed, args, kwargs): `proceed(*args, **kwargs)` runs the call.
-
-def _data(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    if tracer.recording:
-        tracer.data_seen(args[0])
-    return modes.PASS
-
 
 def _write_inplace(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     if tracer.recording:
@@ -324,7 +350,8 @@ def _random_factory(name: str) -> Callable:
 
 def _random_fill(name: str) -> Callable:
     def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-        if not tracer.recording or not tracer.random_fill(name, args[0], args[1:], kwargs):
+        given = {k: v for k, v in kwargs.items() if v is not None}  # (the default generator)
+        if not tracer.recording or not tracer.random_fill(name, args[0], args[1:], given):
             return proceed(*args, **kwargs)
         return _paused(tracer, proceed, args, kwargs)
 
@@ -379,8 +406,6 @@ def _item(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
         except TraceBreak as stop:
             tracer.stop(stop.reason)
             return value
-    from runtime.compile.trace import _returned_at_once  # (trace imports this module)
-
     if type(value) is float and name is not None and \
             _returned_at_once(_caller_of_item(), tracer.code):
         tracer.items[id(value)] = (value, f"{name}.item()")
@@ -395,6 +420,54 @@ def _caller_of_item() -> Any:
     while frame is not None and frame.f_code is not _ITEM_CODE:
         frame = frame.f_back
     return frame.f_back if frame is not None else None
+
+
+def _returned_at_once(frame: Any, code: Any) -> bool:
+    """Whether `frame` runs the step's own code and, right after the call it is in,
+    returns its result: alone, or in tuples or lists with values loaded after it (names,
+    constants, their attributes, items and sums, their methods' results without arguments:
+    `loss.item(), (h[0].detach(), h[1].detach())`), none of which can reach it (CPython
+    3.11's bytecode; on another, False: the trace stops)."""
+    if code is None or frame.f_code is not code:
+        return False
+    instructions = list(dis.get_instructions(code))
+    # (f_lasti may point into the CALL's inline cache: the last instruction at or before.)
+    here = max((k for k, i in enumerate(instructions) if i.offset <= frame.f_lasti),
+               default=None)
+    if here is None or instructions[here].opname != "CALL":
+        return False
+    rest, pushed, index = instructions[here + 1:], 0, 0
+    while index < len(rest):
+        if rest[index].opname == "RETURN_VALUE":
+            return pushed == 0
+        step = _stack_step(rest, index, pushed)
+        if step is None:
+            return False
+        index, pushed = step
+    return False
+
+
+def _stack_step(rest: list, index: int, pushed: int) -> tuple[int, int] | None:
+    """The instruction at `index` after the call, as (next index, values loaded after the
+    call's result); None for one that could reach that result."""
+    instruction = rest[index]
+    name = instruction.opname
+    if name in ("BUILD_TUPLE", "BUILD_LIST"):
+        # Of values loaded after it only: one value for those; or of it too (and maybe
+        # of values before it): the container holds it now, and is followed instead.
+        return index + 1, pushed - instruction.arg + 1 if instruction.arg <= pushed else 0
+    if name in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF") or \
+            name == "LOAD_GLOBAL" and not instruction.arg & 1:
+        return index + 1, pushed + 1
+    if name == "LOAD_METHOD" and pushed and \
+            [(i.opname, i.arg) for i in rest[index + 1:index + 3]] == \
+            [("PRECALL", 0), ("CALL", 0)]:
+        return index + 3, pushed  # `x.item()`, `h.detach()` on a value loaded after
+    if name == "LOAD_ATTR" and pushed:
+        return index + 1, pushed  # `x.data`: one value for one
+    if name in ("BINARY_SUBSCR", "BINARY_OP") and pushed >= 2:
+        return index + 1, pushed - 1  # `hidden[0]`, `a + b`: one for two loaded after it
+    return None
 
 
 def _backward(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
@@ -494,7 +567,7 @@ RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
 
 def _handlers() -> dict[Any, Callable]:
     table: dict[Any, Callable] = {
-        recording.data: _data, recording.write_inplace: _write_inplace,
+        recording.write_inplace: _write_inplace,
         recording.rebase_history: _rebase_history,
         (Tensor.__dict__["grad"], "__set__"): _set_grad,
         (Tensor.__dict__["data"], "__set__"): _stopping("`.data =` in the step"),

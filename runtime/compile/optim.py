@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from runtime.compile.emit import GRAD_NONE, GRAD_STATE
 from runtime.compile.numbers import Number
 from runtime.optim.optimizer import Optimizer
 
@@ -160,11 +161,12 @@ def zero_grad_listener(tracer: Tracer, zero_grad: Callable) -> Callable:
                         label = tracer.parameter_names.get(id(param), name)
                         tracer.source.add("", f"{name}._grad = None", (),
                                           f"{type(self).__name__}.zero_grad: {label}.grad = "
-                                          "None", phase)
+                                          "None", phase, GRAD_NONE, name)
             else:
                 owner = tracer.source.constant(self, "O")
                 tracer.source.add("", f"{owner}.zero_grad({set_to_none!r})", (),
-                                  f"{type(self).__name__}.zero_grad: runs as in eager", phase)
+                                  f"{type(self).__name__}.zero_grad: runs as in eager", phase,
+                                  GRAD_STATE)
         tracer.paused += 1
         try:
             zero_grad(self, set_to_none)

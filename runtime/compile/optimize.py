@@ -32,17 +32,29 @@ from __future__ import annotations
 
 import ast
 import copy
-import re
 import warnings
 from typing import Any
 
 import numpy as np
 
-from runtime.compile.emit import Line, Source
+from runtime.compile.emit import (
+    ACCUMULATE,
+    GRAD_NONE,
+    GRAD_READ,
+    SET_GRAD,
+    TENSOR,
+    VALUE,
+    Line,
+    Source,
+)
+
+# The kinds of statement that read or write a .grad: what the passes know of the .grad
+# slots does not hold across them.
+_ON_GRADS = frozenset({GRAD_READ, GRAD_NONE, ACCUMULATE, SET_GRAD, "grad state"})
 
 
 def optimize(source: Source, returned: str) -> None:
-    """Rewrite `source.lines` in place (the `text` of each line)."""
+    """Rewrite `source.lines` in place (their kinds, fields and expressions)."""
     _drop_unread(source, returned)
     _fold_copies(source, returned)
     readers = _readers(source.lines, returned)
@@ -51,17 +63,12 @@ def optimize(source: Source, returned: str) -> None:
         for target in _targets(line):
             made_by[target] = line
     for line in source.lines:
-        if line.expression.startswith("accumulate(") and line.reads:
-            grad = line.reads[0]
-            if not _handed_over(grad, readers, made_by, source):
-                line.text = line.expression.replace(f", {grad})", f", {grad}.copy())")
+        if line.kind == ACCUMULATE and not _handed_over(line.grad, readers, made_by, source):
+            line.copy_grad = True
     _set_emptied_grads(source)
     _read_set_grads(source)
     _set_grads_last(source)
     _numbers_as_arrays(source)
-
-
-_COPY = re.compile(r"(\w+)\.copy\(\)")
 
 
 def _fold_copies(source: Source, returned: str) -> None:
@@ -76,11 +83,9 @@ def _fold_copies(source: Source, returned: str) -> None:
     while index < len(lines):
         line, after = lines[index], lines[index + 1] if index + 1 < len(lines) else None
         copied = _foldable_copy(source, line, after, readers)
-        if copied:
-            name = re.compile(rf"\b{line.target}\b")
-            after.expression = name.sub(copied.group(1), after.expression)
-            after.reads = tuple(copied.group(1) if r == line.target else r
-                                for r in after.reads)
+        if copied is not None:
+            after.rewrite(_Rename(line.target, copied).visit(copy.deepcopy(after.tree)))
+            after.reads = tuple(copied if r == line.target else r for r in after.reads)
             index += 1
             continue
         kept.append(line)
@@ -88,12 +93,33 @@ def _fold_copies(source: Source, returned: str) -> None:
     lines[:] = kept
 
 
+def _copied(line: Line) -> str | None:
+    """The variable a VALUE line copies (`v5.copy()`), or None."""
+    body = line.tree.body if line.kind == VALUE and line.tree is not None else None
+    if type(body) is ast.Call and not body.args and not body.keywords and \
+            type(body.func) is ast.Attribute and body.func.attr == "copy" and \
+            type(body.func.value) is ast.Name:
+        return body.func.value.id
+    return None
+
+
+class _Rename(ast.NodeTransformer):
+    """Each read of one variable as a read of another."""
+
+    def __init__(self, old: str, new: str) -> None:
+        self.old, self.new = old, new
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:  # noqa: N802 - ast's visitor names
+        return ast.Name(self.new, node.ctx) if node.id == self.old else node
+
+
 def _foldable_copy(source: Source, line: Line, after: Line | None,
-                   readers: dict[str, int]) -> re.Match | None:
-    """`line`'s copy, when it is one that `after` alone reads and may read in its place."""
-    copied = _COPY.fullmatch(line.text or line.expression)
+                   readers: dict[str, int]) -> str | None:
+    """The variable `line` copies, when `after` alone reads the copy and may read that
+    variable in its place."""
+    copied = _copied(line)
     if copied and after is not None and line.target and readers.get(line.target) == 1 \
-            and line.target in after.reads and after.target and not after.text \
+            and line.target in after.reads and after.kind == VALUE \
             and after.phase == line.phase and not line.quiet \
             and _fresh(source, after.target, line.target):
         return copied
@@ -111,55 +137,45 @@ def _set_emptied_grads(source: Source) -> None:
     """`accumulate(T, g)` as `T._grad = new(g, None)` where `T._grad` is known to be None."""
     emptied: set[str] = set()
     for line in source.lines:
-        expression = line.expression
-        if not line.target and expression.endswith("._grad = None"):
-            emptied.add(expression[:-len("._grad = None")])
-        elif expression.startswith("accumulate("):
-            tensor, _, grad = (line.text or expression)[len("accumulate("):-1].partition(", ")
-            if tensor in emptied:
-                line.text = f"{tensor}._grad = new({grad}, None)"
-            emptied.discard(tensor)
-        elif "grad" in expression:  # another zero_grad, a read: no longer known
+        if line.kind == GRAD_NONE:
+            emptied.add(line.tensor)
+        elif line.kind == ACCUMULATE:
+            if line.tensor in emptied:
+                line.kind = SET_GRAD
+            emptied.discard(line.tensor)
+        elif line.kind in _ON_GRADS:  # another zero_grad, a read: no longer known
             emptied.clear()
-
-
-_SET_GRAD = re.compile(r"(\w+)\._grad = new\((\w+), None\)")
-_GRAD_DATA = re.compile(r"(\w+)\._grad\._data")
 
 
 def _read_set_grads(source: Source) -> None:
     """`d0 = T0._grad._data` as `d0 = g7` where the step set `T0._grad = new(g7, None)`
-    (the Tensor wraps g7 itself, not a copy) and every line since binds a variable to an
-    expression that names no `.grad` and no `accumulate`. Any other line may have replaced
-    the `.grad` (a second accumulate, a zero_grad, an in-place kernel given the Tensor):
-    from there nothing is known. (A write into g7's memory through another name is seen
-    through g7 too.)"""
+    (the Tensor wraps g7 itself, not a copy) and every line since binds a variable to a
+    value or reads a tensor. Any other line may have replaced the `.grad` (a second
+    accumulate, a zero_grad, an in-place kernel given the Tensor): from there nothing is
+    known. (A write into g7's memory through another name is seen through g7 too.)"""
     known: dict[str, str] = {}  # tensor -> the variable its .grad's array is
     for line in source.lines:
-        if (set_grad := _SET_GRAD.fullmatch(line.text)) is not None:
-            known[set_grad.group(1)] = set_grad.group(2)
-            continue
-        plain = line.target and not line.text
-        read = _GRAD_DATA.fullmatch(line.expression) if plain else None
-        if read is not None and read.group(1) in known:
-            line.expression = known[read.group(1)]
+        if line.kind == SET_GRAD:
+            known[line.tensor] = line.grad
+        elif line.kind == GRAD_READ and line.tensor in known:
+            line.kind = VALUE
+            line.rewrite(ast.Expression(ast.Name(known[line.tensor], ast.Load())))
             line.reads = (line.expression,)
-        elif not plain or "grad" in line.expression or "accumulate" in line.expression:
+        elif line.kind not in (VALUE, TENSOR):
             known.clear()
 
 
 def _set_grads_last(source: Source) -> None:
-    """Each `T._grad = new(g, None)` after which no other line names a `.grad` or an
-    accumulate moved, in order, before the epilogue (phase "gradients")."""
+    """Each `T._grad = new(g, None)` after which no other line reads or writes a `.grad`
+    moved, in order, before the epilogue (phase "gradients")."""
     lines = source.lines
     moved: list[Line] = []
     clear = True  # no line after this one names a .grad (the moved ones aside)
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index]
-        statement = line.text or line.expression
-        if _SET_GRAD.fullmatch(line.text) is not None and clear:
+        if line.kind == SET_GRAD and clear:
             moved.append(lines.pop(index))
-        elif "grad" in statement or "accumulate" in statement:
+        elif line.kind in _ON_GRADS:
             clear = False
     if not moved:
         return
@@ -276,22 +292,18 @@ def _numbers_as_arrays(source: Source) -> None:
         scope.update(numbers.made)
         if not _same_array(_evaluated(tree, scope), _evaluated(rewritten, scope)):
             continue
-        line.expression = ast.unparse(rewritten)
+        line.rewrite(rewritten)
         for name, value in numbers.made.items():
             source.namespace[name] = arrays[name] = value
 
 
 def _pure_tree(line: Line, source: Source, arrays: dict[str, np.ndarray]
                ) -> ast.Expression | None:
-    """The line's expression parsed, when it is a forward or backward line that may be
+    """The line's expression, when it is a forward or backward value that may be
     evaluated on the traced values (_pure); else None."""
-    if not line.target or line.text or line.phase not in ("forward", "backward"):
+    if line.kind != VALUE or line.phase not in ("forward", "backward"):
         return None
-    try:
-        tree = ast.parse(line.expression, mode="eval")
-    except SyntaxError:  # (a statement: nothing to rewrite)
-        return None
-    return tree if _pure(tree, source, arrays) else None
+    return line.tree if _pure(line.tree, source, arrays) else None
 
 
 def _same_array(expected: np.ndarray | None, got: np.ndarray | None) -> bool:

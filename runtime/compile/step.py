@@ -547,8 +547,7 @@ def _format(source: Source, returned: str | None) -> list[str]:
     ordered += [line for line in source.lines if line.phase != "prologue"]
     frees = last_uses(ordered, returned, source) if returned is not None else {}
     frees.pop(len(ordered) - 1, None)  # (after the last line, return frees them)
-    texts = [line.text or (f"{line.target} = {line.expression}" if line.target
-                           else line.expression) for line in ordered]
+    texts = [line.statement() for line in ordered]
     silent = _silent(ordered, texts)
     body = _Body()
     for index, line in enumerate(ordered):

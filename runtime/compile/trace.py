@@ -5,8 +5,8 @@ no attribute of any module is replaced), at the places every op of the runtime p
 
 - the kernels (runtime/kernels.py), which the generated wrappers call by module attribute:
   each outermost kernel call in the forward becomes `vN = kernels.NAME(args)`;
-- `recording.data` (a wrapper unpacking its Tensor arguments), which says which Tensor an
-  array that no traced kernel made belongs to: a parameter, an input;
+- the Tensor arguments of every call it hears, which say which Tensor an array that no
+  traced kernel made belongs to: a parameter, an input;
 - `autograd.backward` (what `loss.backward()` calls): before the engine runs, the tracer
   runs the engine's own GraphTask over the loss's graph with the symbolic op namespace
   (runtime/compile/values.py), so each node's `apply` writes its lines in the engine's
@@ -25,7 +25,6 @@ gradgen's own: the trace only watches.
 
 from __future__ import annotations
 
-import dis
 import functools
 import operator
 import types
@@ -45,7 +44,17 @@ from runtime import node as node_module
 from runtime._tensor import Tensor
 from runtime.changes import Registry
 from runtime.compile import forms, reads
-from runtime.compile.emit import Source, TraceBreak, describe_array
+from runtime.compile.emit import (
+    ACCUMULATE,
+    GRAD_NONE,
+    GRAD_READ,
+    GRAD_STATE,
+    STATE,
+    TENSOR,
+    Source,
+    TraceBreak,
+    describe_array,
+)
 from runtime.compile.listen import AFTER_BACKWARD, current, listening  # noqa: F401
 from runtime.compile.numbers import Number, plain, plain_keywords
 from runtime.compile.values import SymbolicOps, Value, unwrap
@@ -88,7 +97,7 @@ class Tracer:
                 self.parameter_names.setdefault(id(value), str(key))
         self.names: dict[int, str] = {}  # id(array) -> the variable holding it
         self.keep: list[Any] = []  # every array named, alive, so that ids stay unique
-        self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor recording.data saw
+        self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor a heard call was given
         self.made: set[int] = set()  # ids of the Tensors made while tracing
         # id(a `.grad` Tensor the engine set in this step) -> its variable: after backward
         # the step may read and scale it (clip_grad_norm_), as `T0._grad`.
@@ -224,7 +233,7 @@ class Tracer:
         where = f"{holder}[{key!r}]" if isinstance(container, dict) else \
             f"{holder}.cell_contents"
         kind = "global" if isinstance(container, dict) else "free variable"
-        self.source.add(name, where, (), f"the step's {kind} {key}", "prologue")
+        self.source.add(name, where, (), f"the step's {kind} {key}", "prologue", TENSOR)
         self.sources[id(tensor)] = _getter(container, key)
         return name
 
@@ -235,7 +244,7 @@ class Tracer:
         found = self.reached[id(tensor)]
         name = self.source.fresh("T")
         holder = self.source.constant(found.container, "c")
-        self.source.add(name, found.expression(holder), (), found.path, "prologue")
+        self.source.add(name, found.expression(holder), (), found.path, "prologue", TENSOR)
         self.sources[id(tensor)] = found
         self.parameter_names.setdefault(id(tensor), found.path)
         return name
@@ -301,12 +310,12 @@ class Tracer:
             variable = self.grads[id(owner)]
             label = self.parameter_names.get(id(variable), tensor.removesuffix("._grad"))
             self.source.add(name, f"{tensor}._data", (), f"{label}.grad, as backward left it",
-                            self.phase).neutral = True
+                            self.phase, GRAD_READ, self.tensor_name(variable)).neutral = True
             return name
         name = self.bind(array, "x")
         label = self.parameter_names.get(id(owner), "")
         comment = f"input {label or tensor}: {describe_array(array)}"
-        self.source.add(name, f"{tensor}._data", (), comment, "prologue")
+        self.source.add(name, f"{tensor}._data", (), comment, "prologue", TENSOR, tensor)
         return name
 
     def held_variable(self, array: Any) -> str | None:
@@ -356,8 +365,8 @@ class Tracer:
                     break
         if name is not None and not name.startswith("a"):
             self.source.add("", f"{name}._version_counter.version += 1", (),
-                            f"{self.comment}: the version counter moves",
-                            self.phase).neutral = True
+                            f"{self.comment}: the version counter moves", self.phase,
+                            GRAD_STATE if id(tensor) in self.grads else STATE).neutral = True
 
     def value_of(self, array: Any, what: str) -> Value:
         name = self.names.get(id(array))
@@ -440,6 +449,7 @@ class Tracer:
         if isinstance(result, np.ndarray | np.generic):
             name = self.bind(result, prefix)
             self._line(name, text, reads, quiet)
+            self.source.lines[-1].op = callee.rpartition(".")[2]
             return Value(name, result, self)
         if isinstance(result, tuple | list) and result and \
                 all(isinstance(r, np.ndarray) for r in result):
@@ -609,7 +619,7 @@ class Tracer:
             self.tensors.pop(id(old), None)
         label = self.parameter_names.get(id(tensor), name)
         self.source.add("", f"{name}._grad = None", (), f"{self.phase}: {label}.grad = None",
-                        self.phase)
+                        self.phase, GRAD_NONE, name)
 
     def constant_factory(self, name: str, tensor: Tensor, kwargs: dict) -> None:
         """A tensor made in the step by a factory of CONSTANT_FACTORIES: written as a line
@@ -662,7 +672,7 @@ class Tracer:
         return True
 
     def data_seen(self, value: Any) -> None:
-        """recording.data was asked for the arrays of `value`: remember their owners."""
+        """A call was given `value`: remember the owners of its arrays."""
         if isinstance(value, Tensor):
             self.owners[id(value._data)] = value
             self.keep.append(value)
@@ -760,7 +770,7 @@ class Tracer:
         label = self.parameter_names.get(id(variable), name)
         self.comment = f"AccumulateGrad: {label}.grad"
         self.source.add("", f"accumulate({name}, {grad.name})", (grad.name,), self.comment,
-                        "backward")
+                        "backward", ACCUMULATE, name).grad = grad.name
         before = variable._grad._data.copy() if variable._grad is not None else None
         expected = grad.array.copy() if before is None else before + grad.array
         self.grads_checked.append((variable, expected))
@@ -897,6 +907,7 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
                 continue
             if line.comment == node.name():
                 line.comment = text
+                line.node, line.formula = node.name(), formula or ""
             stack.extend(line.reads)
 
 
@@ -1020,56 +1031,6 @@ def _contains_array(value: Any) -> bool:
     return False
 
 
-# -- `return loss.item()`: read from the step's bytecode -----------------------------------
-
-def _returned_at_once(frame: Any, code: Any) -> bool:
-    """Whether `frame` runs the step's own code and, right after the call it is in,
-    returns its result: alone, or in tuples or lists with values loaded after it (names,
-    constants, their attributes, items and sums, their methods' results without arguments:
-    `loss.item(), (h[0].detach(), h[1].detach())`), none of which can reach it (CPython
-    3.11's bytecode; on another, False: the trace stops)."""
-    if code is None or frame.f_code is not code:
-        return False
-    instructions = list(dis.get_instructions(code))
-    # (f_lasti may point into the CALL's inline cache: the last instruction at or before.)
-    here = max((k for k, i in enumerate(instructions) if i.offset <= frame.f_lasti),
-               default=None)
-    if here is None or instructions[here].opname != "CALL":
-        return False
-    rest, pushed, index = instructions[here + 1:], 0, 0
-    while index < len(rest):
-        if rest[index].opname == "RETURN_VALUE":
-            return pushed == 0
-        step = _stack_step(rest, index, pushed)
-        if step is None:
-            return False
-        index, pushed = step
-    return False
-
-
-def _stack_step(rest: list, index: int, pushed: int) -> tuple[int, int] | None:
-    """The instruction at `index` after the call, as (next index, values loaded after the
-    call's result); None for one that could reach that result."""
-    instruction = rest[index]
-    name = instruction.opname
-    if name in ("BUILD_TUPLE", "BUILD_LIST"):
-        # Of values loaded after it only: one value for those; or of it too (and maybe
-        # of values before it): the container holds it now, and is followed instead.
-        return index + 1, pushed - instruction.arg + 1 if instruction.arg <= pushed else 0
-    if name in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF") or \
-            name == "LOAD_GLOBAL" and not instruction.arg & 1:
-        return index + 1, pushed + 1
-    if name == "LOAD_METHOD" and pushed and \
-            [(i.opname, i.arg) for i in rest[index + 1:index + 3]] == \
-            [("PRECALL", 0), ("CALL", 0)]:
-        return index + 3, pushed  # `x.item()`, `h.detach()` on a value loaded after
-    if name == "LOAD_ATTR" and pushed:
-        return index + 1, pushed  # `x.data`: one value for one
-    if name in ("BINARY_SUBSCR", "BINARY_OP") and pushed >= 2:
-        return index + 1, pushed - 1  # `hidden[0]`, `a + b`: one for two loaded after it
-    return None
-
-
 # The global modes a compiled step depends on (see CompiledStep's guards), as where each
 # is held: grad mode (per thread), anomaly mode, the open forward-AD level, and whether
 # backward may run on arrays (engine.tensor_backward). The generated guard reads the same.
@@ -1083,6 +1044,3 @@ def grad_state() -> tuple:
     """The values of MODES now."""
     return tuple(getattr(holder, name) for holder, name in MODES)
 
-
-def unwrap_values(value: Any) -> Any:
-    return unwrap(value)

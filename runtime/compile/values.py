@@ -262,7 +262,7 @@ def kernel_for(name: str, args: tuple, kwargs: dict, result: Any) -> tuple[str, 
                     is None:
                 continue
             kernel = getattr(kernels, overload.kernel.__name__, None)
-            if getattr(kernel, "__wrapped__", kernel) is not overload.kernel:
+            if kernel is not overload.kernel:
                 return None
             args = tuple(numpy_dtype(arg) if param.type.startswith("ScalarType") else arg
                          for param, arg in zip(overload.params, args, strict=False))
