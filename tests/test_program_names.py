@@ -105,3 +105,16 @@ def test_deprecated_form_errors():
         x.add(1, x, x)
     with pytest.raises(TypeError):
         torch.ones(3).add(1, torch.ones(3), torch.ones(3))
+
+
+def test_a_modules_forward_hooks_show_as_an_ordered_dict_as_torch():
+    """The pruning tutorial prints `module._forward_pre_hooks`."""
+    shown = []
+    for lib in (torch, rt):
+        module = lib.nn.Linear(2, 2)
+        empty = repr(module._forward_pre_hooks), repr(module._forward_hooks)
+        module.register_forward_pre_hook(print)
+        hooks = module._forward_pre_hooks
+        shown.append((empty, repr(hooks).split("(")[0], list(hooks.values()) == [print]))
+    assert shown[0] == shown[1]
+    assert isinstance(rt.nn.Linear(1, 1)._forward_hooks, dict)
