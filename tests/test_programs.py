@@ -10,6 +10,7 @@ Under gradgen each program runs as a user runs it, `python -m runtime prog.py`, 
 process of its own. Under real torch they all run in one process (importing torch takes
 seconds on a loaded machine, and there are many programs), each as `python prog.py` would
 run it: as `__main__` by runpy, with its own sys.argv, in a fresh working directory,
+its hooks numbered from 0 (the pruning tutorial prints a module's hooks by number),
 with one intra-op thread (on a loaded machine torch's thread pool makes small programs
 ten times slower; tensors this small are not split between threads anyway).
 Every number the two print must agree to 1e-5 relative (1e-6 absolute, for values that
@@ -42,10 +43,12 @@ ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 TORCH_RUNNER = """
 import contextlib, io, json, os, runpy, sys, tempfile, traceback
 import torch
+import torch.utils.hooks
 torch.set_num_threads(1)
 results = {}
 for path in sys.argv[1:]:
     out = io.StringIO()
+    torch.utils.hooks.RemovableHandle.next_id = 0  # hook ids from 0, as in a fresh process
     os.chdir(tempfile.mkdtemp())
     sys.argv = [path]
     sys.path.insert(0, os.path.dirname(path))
