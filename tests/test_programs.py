@@ -134,6 +134,7 @@ MODEL_LINE = re.compile(r"^(model|net|netG|netD|rnn) *= *[A-Z]\w*\(.*\)(?:\.to\(
 EAGER_MODELS = {
     "char_rnn.py": "the cache of 8 traces is full",  # a name's length is its tensor's shape
     "lpwe_dynamic.py": "the step draws from Python's random module",
+    "dynamic_net.py": "the step draws from Python's random module",
     # nn.TransformerEncoder checks its mask's values in Python, as torch's fast path does
     "transformer_tutorial.py": "the step reads a tensor's values in Python (bool() of a tensor)",
 }
