@@ -32,6 +32,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.autograd.function": "runtime.autograd.function",
     "torch.autograd.functional": "runtime.autograd.functional",
     "torch.autograd.gradcheck": "runtime.autograd.gradcheck",
+    "torch.autograd.graph": "runtime.autograd.graph",
     "torch.autograd.profiler": "runtime.autograd.profiler",
     "torch.autograd.variable": "runtime.autograd.variable",
     "torch.cuda": "runtime.cuda",

@@ -38,7 +38,7 @@ state entry the user set as a dict of their own (`optimizer.state[p] = {...}`).
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from typing import Any
 
 
@@ -107,6 +107,16 @@ class Registry(_CountsWrites, dict):
     and forward hooks."""
 
     __slots__ = ()
+
+
+class Hooks(Registry):
+    """A module's forward hooks (or pre-hooks), shown as torch shows them, an
+    OrderedDict."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return repr(OrderedDict(self))
 
 
 class ParamGroup(Registry):

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import anomaly, changes, forward_grad
+from runtime import anomaly, changes, forward_grad, saved_tensor_hooks
 from runtime._tensor import Tensor, VersionCounter
 from runtime.anomaly import _state as _anomaly_state
 from runtime.dtypes import type_string
@@ -502,7 +502,8 @@ class SavedVariable:
     """
 
     __slots__ = ("_tensor", "_data", "_version_counter", "_saved_version", "_is_output",
-                 "_output_nr", "_requires_grad", "_freed", "_owner_name", "_fw_grad")
+                 "_output_nr", "_requires_grad", "_freed", "_owner_name", "_fw_grad",
+                 "_packed", "_unpack_hook")
 
     def __new__(cls, tensor: Any, is_output: bool) -> SavedVariable | SavedValue:
         # None (an absent optional, or a tensor not needed) or a Python number standing in
@@ -531,7 +532,11 @@ class SavedVariable:
             )
         self._version_counter = counter
         self._saved_version = counter.version
-        if is_output:
+        self._unpack_hook = None
+        hooks = saved_tensor_hooks.current()
+        if hooks is not None:  # torch.autograd.graph.saved_tensors_hooks is on
+            self._save_packed(tensor, is_output, hooks)
+        elif is_output:
             self._tensor = None
             self._data = tensor._data
             self._output_nr = tensor._output_nr
@@ -545,6 +550,23 @@ class SavedVariable:
             self._data = None
         return self
 
+    def _save_packed(self, tensor: Any, is_output: bool, hooks: tuple) -> None:
+        """Keep what the pack hook makes of the tensor, and the unpack hook to undo it."""
+        pack_hook, self._unpack_hook = hooks
+        self._tensor = self._data = self._fw_grad = None
+        self._output_nr = tensor._output_nr
+        self._requires_grad = tensor.requires_grad
+        self._owner_name = tensor.grad_fn.name() if tensor.grad_fn is not None else None
+        self._packed = pack_hook(tensor)
+
+    def _unpacked(self) -> Any:
+        """The unpack hook's tensor for what the pack hook made."""
+        tensor = self._unpack_hook(self._packed)
+        if not isinstance(tensor, Tensor):
+            raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
+                            f"got result of type {type(tensor).__name__}")
+        return tensor
+
     def unpack_data(self) -> Any:
         """The saved tensor's array, for a raw backward: the same checks as unpack."""
         if self._freed:
@@ -552,6 +574,8 @@ class SavedVariable:
         counter = self._version_counter
         if counter.version != self._saved_version:
             raise RuntimeError(self._version_error(counter.version))
+        if self._unpack_hook is not None:
+            return self._unpacked()._data
         return self._data if self._is_output else self._tensor._data
 
     def unpack(self, grad_fn: Node | None = None) -> Any:
@@ -560,6 +584,8 @@ class SavedVariable:
         counter = self._version_counter
         if counter.version != self._saved_version:
             raise RuntimeError(self._version_error(counter.version))
+        if self._unpack_hook is not None:
+            return self._unpacked()
         if not self._is_output:
             return self._tensor
         tensor = Tensor._make(self._data, None)
@@ -572,8 +598,11 @@ class SavedVariable:
         return tensor
 
     def _version_error(self, current: int) -> str:
-        data = self._data if self._is_output else self._tensor._data
-        if self._is_output:
+        if self._unpack_hook is not None:
+            data = self._unpacked()._data
+        else:
+            data = self._data if self._is_output else self._tensor._data
+        if self._is_output or self._unpack_hook is not None:
             owner = self._owner_name
         else:
             fn = self._tensor.grad_fn
@@ -595,12 +624,17 @@ class SavedVariable:
         )
 
     def _output_nr_for_message(self) -> int:
-        return self._output_nr if self._is_output else self._tensor._output_nr
+        if self._is_output or self._unpack_hook is not None:
+            return self._output_nr
+        return self._tensor._output_nr
 
     def reset_data(self) -> None:
-        """Release the tensor (PyTorch's SavedVariable::reset_data)."""
+        """Release the tensor (PyTorch's SavedVariable::reset_data), or what its pack hook
+        made of it."""
         self._tensor = None
         self._data = None
+        if self._unpack_hook is not None:
+            self._packed = None
         self._freed = True
 
 

@@ -105,3 +105,76 @@ def test_deprecated_form_errors():
         x.add(1, x, x)
     with pytest.raises(TypeError):
         torch.ones(3).add(1, torch.ones(3), torch.ones(3))
+
+
+def test_a_modules_forward_hooks_show_as_an_ordered_dict_as_torch():
+    """The pruning tutorial prints `module._forward_pre_hooks`."""
+    shown = []
+    for lib in (torch, rt):
+        module = lib.nn.Linear(2, 2)
+        empty = repr(module._forward_pre_hooks), repr(module._forward_hooks)
+        module.register_forward_pre_hook(print)
+        hooks = module._forward_pre_hooks
+        shown.append((empty, repr(hooks).split("(")[0], list(hooks.values()) == [print]))
+    assert shown[0] == shown[1]
+    assert isinstance(rt.nn.Linear(1, 1)._forward_hooks, dict)
+
+
+def _hooked_run(lib):
+    """A graph built under saved_tensors_hooks: what the hooks saw, in order, and the
+    gradients they gave."""
+    seen = []
+
+    def pack(x):
+        seen.append(("pack", x.tolist()))
+        return x * 4
+
+    def unpack(x):
+        seen.append(("unpack", x.tolist()))
+        return x / 4
+
+    a = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    b = lib.tensor([0.5, 0.25, 2.0], requires_grad=True) * 2
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = (a * b).relu().sum()
+    saved = y.grad_fn.next_functions[0][0]._saved_result.tolist()
+    y.backward()
+    return seen, saved, a.grad.tolist()
+
+
+def test_saved_tensors_hooks_pack_and_unpack_as_torch():
+    """The saved tensors tutorial: every tensor saved for backward goes through pack_hook
+    as it is saved and unpack_hook when used, in torch's order, with torch's gradients."""
+    assert _hooked_run(rt) == _hooked_run(torch)
+
+
+def test_saved_tensors_hooks_errors_and_save_on_cpu_as_torch():
+    outcomes = []
+    for lib in (torch, rt):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: "not a tensor"):
+            y = x * x
+        with pytest.raises(TypeError) as error:
+            y.sum().backward()
+        with lib.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+            with pytest.raises(RuntimeError, match="no hooks here"):
+                with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                    pass
+        w = lib.tensor([3.0, -1.0], requires_grad=True)
+        for pin_memory in (False, True):
+            with lib.autograd.graph.save_on_cpu(pin_memory=pin_memory):
+                loss = (w * w * x.detach()).sum()
+            loss.backward()
+        outcomes.append((str(error.value), w.grad.tolist()))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_data_parallel_on_a_cpu_only_torch():
+    """nn.DataParallel without an accelerator keeps and calls its module."""
+    results = []
+    for lib in (torch, rt):
+        lib.manual_seed(0)
+        model = lib.nn.DataParallel(lib.nn.Linear(2, 3), device_ids=[0])
+        results.append((repr(model), list(model.state_dict()), model.device_ids,
+                        model(lib.ones(4, 2)).tolist(), hasattr(model, "dim")))
+    assert results[0] == results[1]

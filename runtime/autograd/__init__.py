@@ -51,6 +51,11 @@ __all__ += ["NestedIOFunction", "ProfilerConfig", "ProfilerEvent", "ProfilerStat
             "SavedTensor", "enforce_grad_layout_policy"]
 # -- end of funcs' block ----------------------------------------------------------------------
 
+# -- the saved tensors' hooks (helper programs) -----------------------------------------------
+from runtime.autograd import graph  # noqa: E402
+
+__all__ += ["graph"]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

@@ -261,6 +261,10 @@ from runtime.nn.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
 
 __all__ += ["AdaptiveLogSoftmaxWithLoss"]
 
+from runtime.nn.data_parallel import DataParallel  # noqa: E402
+
+__all__ += ["DataParallel"]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

@@ -74,8 +74,8 @@ class Module:
         object.__setattr__(self, "_buffers", changes.Registry())
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", changes.Registry())
-        object.__setattr__(self, "_forward_pre_hooks", changes.Registry())
-        object.__setattr__(self, "_forward_hooks", changes.Registry())
+        object.__setattr__(self, "_forward_pre_hooks", changes.Hooks())
+        object.__setattr__(self, "_forward_hooks", changes.Hooks())
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
