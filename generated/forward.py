@@ -394,6 +394,15 @@ __all__ = [
     "fractional_max_pool2d_backward",
     "fractional_max_pool3d",
     "fractional_max_pool3d_backward",
+    "affine_grid_generator",
+    "grid_sampler_2d",
+    "grid_sampler_2d_backward",
+    "grid_sampler_3d",
+    "grid_sampler_3d_backward",
+    "_grid_sampler_2d_cpu_fallback",
+    "_grid_sampler_2d_cpu_fallback_backward",
+    "_grid_sampler_taps",
+    "_grid_sampler_taps_backward",
 ]
 
 
@@ -4014,3 +4023,93 @@ def fractional_max_pool3d_backward(grad_output_p, grad_output_t, self_p, self_t,
     result: auto_linear
     """
     return ops.fractional_max_pool3d_backward(grad_output_t, self_t, kernel_size, output_size, indices_p)
+
+
+def affine_grid_generator(theta_p, theta_t, size, align_corners, result):
+    """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry affine_grid_generator
+    result: auto_linear
+    """
+    return ops.affine_grid_generator(theta_t, size, align_corners)
+
+
+def grid_sampler_2d(input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners, result):
+    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry grid_sampler_2d
+    result: _grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_jvp(input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    """
+    return ops._grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + manual.grid_sampler_taps_jvp(ops, input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_2d_backward(grad_output_p, grad_output_t, input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners, output_mask, result0, result1):
+    """grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry grid_sampler_2d_backward
+    result0: grid_sampler_2d_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners, output_mask)[0] + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_p.shape, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    result1: grid_sampler_grid_grad_jvp(grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
+    """
+    result0_t = ops.grid_sampler_2d_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners, output_mask)[0] + manual.grid_sampler_taps_backward_jvp(ops, grad_output_p, grid_p, grid_t, input_p.shape, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    result1_t = manual.grid_sampler_grid_grad_jvp(ops, grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
+    return result0_t, result1_t
+
+
+def grid_sampler_3d(input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners, result):
+    """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry grid_sampler_3d
+    result: _grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_jvp(input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    """
+    return ops._grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + manual.grid_sampler_taps_jvp(ops, input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d_backward(grad_output_p, grad_output_t, input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners, output_mask, result0, result1):
+    """grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry grid_sampler_3d_backward
+    result0: grid_sampler_3d_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners, output_mask)[0] + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_p.shape, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    result1: grid_sampler_grid_grad_jvp(grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
+    """
+    result0_t = ops.grid_sampler_3d_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners, output_mask)[0] + manual.grid_sampler_taps_backward_jvp(ops, grad_output_p, grid_p, grid_t, input_p.shape, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    result1_t = manual.grid_sampler_grid_grad_jvp(ops, grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
+    return result0_t, result1_t
+
+
+def _grid_sampler_2d_cpu_fallback(input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners, result):
+    """_grid_sampler_2d_cpu_fallback(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_2d_cpu_fallback
+    result: _grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_jvp(input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    """
+    return ops._grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + manual.grid_sampler_taps_jvp(ops, input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+
+
+def _grid_sampler_2d_cpu_fallback_backward(grad_output_p, grad_output_t, input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners, result0, result1):
+    """_grid_sampler_2d_cpu_fallback_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _grid_sampler_2d_cpu_fallback_backward
+    result0: _grid_sampler_2d_cpu_fallback_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners)[0] + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_p.shape, [0, 0], interpolation_mode, padding_mode, align_corners)
+    result1: grid_sampler_grid_grad_jvp(grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
+    """
+    result0_t = ops._grid_sampler_2d_cpu_fallback_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners)[0] + manual.grid_sampler_taps_backward_jvp(ops, grad_output_p, grid_p, grid_t, input_p.shape, [0, 0], interpolation_mode, padding_mode, align_corners)
+    result1_t = manual.grid_sampler_grid_grad_jvp(ops, grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
+    return result0_t, result1_t
+
+
+def _grid_sampler_taps(input_p, input_t, grid_p, grid_t, order, interpolation_mode, padding_mode, align_corners, result):
+    """_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_taps
+    result: _grid_sampler_taps(input_t, grid_p, order, interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_jvp(input_p, grid_p, grid_t, order, interpolation_mode, padding_mode, align_corners)
+    """
+    return ops._grid_sampler_taps(input_t, grid_p, order, interpolation_mode, padding_mode, align_corners) + manual.grid_sampler_taps_jvp(ops, input_p, grid_p, grid_t, order, interpolation_mode, padding_mode, align_corners)
+
+
+def _grid_sampler_taps_backward(grad_output_p, grad_output_t, grid_p, grid_t, input_size, order, interpolation_mode, padding_mode, align_corners, result):
+    """_grid_sampler_taps_backward(Tensor grad_output, Tensor grid, SymInt[] input_size, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_taps_backward
+    result: _grid_sampler_taps_backward(grad_output_t, grid_p, input_size, order, interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_size, order, interpolation_mode, padding_mode, align_corners)
+    """
+    return ops._grid_sampler_taps_backward(grad_output_t, grid_p, input_size, order, interpolation_mode, padding_mode, align_corners) + manual.grid_sampler_taps_backward_jvp(ops, grad_output_p, grid_p, grid_t, input_size, order, interpolation_mode, padding_mode, align_corners)

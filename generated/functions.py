@@ -400,6 +400,15 @@ __all__ = [
     "FractionalMaxPool2DBackwardBackward0",
     "FractionalMaxPool3DBackward0",
     "FractionalMaxPool3DBackwardBackward0",
+    "AffineGridGeneratorBackward0",
+    "GridSampler2DBackward0",
+    "GridSampler2DBackwardBackward0",
+    "GridSampler3DBackward0",
+    "GridSampler3DBackwardBackward0",
+    "GridSampler2DCpuFallbackBackward0",
+    "GridSampler2DCpuFallbackBackwardBackward0",
+    "GridSamplerTapsBackward0",
+    "GridSamplerTapsBackwardBackward0",
 ]
 
 
@@ -12164,4 +12173,375 @@ class FractionalMaxPool3DBackwardBackward0(Node):
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class AffineGridGeneratorBackward0(Node):
+    """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry affine_grid_generator
+    theta: affine_grid_generator_backward(grad, size, align_corners)
+    """
+
+    __slots__ = ("_saved_size", "_saved_align_corners")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        size = self._saved_size
+        align_corners = self._saved_align_corners
+        grad_inputs = [None]
+        # theta: affine_grid_generator_backward(grad, size, align_corners)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.affine_grid_generator_backward(ops, grad, size, align_corners)
+        return grad_inputs
+
+
+class GridSampler2DBackward0(Node):
+    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry grid_sampler_2d
+    input, grid: grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "grid_", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.grid_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        input = ops.unpack(self.input_, self)
+        grid = ops.unpack(self.grid_, self)
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_inputs = [None, None]
+        # input, grid: grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = ops.grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class GridSampler2DBackwardBackward0(Node):
+    """grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry grid_sampler_2d_backward
+    grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = ("grad_output_", "input_", "grid_", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.input_.reset_data()
+        self.grid_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        grad_output = ops.unpack(self.grad_output_, self)
+        input = ops.unpack(self.input_, self)
+        grid = ops.unpack(self.grid_, self)
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_inputs = [None, None, None]
+        # grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.grid_sampler_double_backward(ops, grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class GridSampler3DBackward0(Node):
+    """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry grid_sampler_3d
+    input, grid: grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "grid_", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.grid_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        input = ops.unpack(self.input_, self)
+        grid = ops.unpack(self.grid_, self)
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_inputs = [None, None]
+        # input, grid: grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = ops.grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class GridSampler3DBackwardBackward0(Node):
+    """grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry grid_sampler_3d_backward
+    grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = ("grad_output_", "input_", "grid_", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.input_.reset_data()
+        self.grid_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        grad_output = ops.unpack(self.grad_output_, self)
+        input = ops.unpack(self.input_, self)
+        grid = ops.unpack(self.grid_, self)
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_inputs = [None, None, None]
+        # grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.grid_sampler_double_backward(ops, grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class GridSampler2DCpuFallbackBackward0(Node):
+    """_grid_sampler_2d_cpu_fallback(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_2d_cpu_fallback
+    input, grid: _grid_sampler_2d_cpu_fallback_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+    """
+
+    __slots__ = ("input_", "grid_", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.grid_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        input = ops.unpack(self.input_, self)
+        grid = ops.unpack(self.grid_, self)
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_inputs = [None, None]
+        # input, grid: _grid_sampler_2d_cpu_fallback_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = ops._grid_sampler_2d_cpu_fallback_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class GridSampler2DCpuFallbackBackwardBackward0(Node):
+    """_grid_sampler_2d_cpu_fallback_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _grid_sampler_2d_cpu_fallback_backward
+    grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = ("grad_output_", "input_", "grid_", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.input_.reset_data()
+        self.grid_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        grad_output = ops.unpack(self.grad_output_, self)
+        input = ops.unpack(self.input_, self)
+        grid = ops.unpack(self.grid_, self)
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_inputs = [None, None, None]
+        # grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.grid_sampler_double_backward(ops, grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class GridSamplerTapsBackward0(Node):
+    """_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_taps
+    input: _grid_sampler_taps_backward(grad, grid, input.shape, order, interpolation_mode, padding_mode, align_corners)
+    grid: grid_sampler_taps_grid_grad(grad, input, grid, order, interpolation_mode, padding_mode, align_corners)
+    """
+
+    __slots__ = ("grid_", "_saved_input_sym_sizes", "_saved_order", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners", "input_")
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    def release_variables(self):
+        self.grid_.reset_data()
+        self.input_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grid = ops.unpack(self.grid_, self)
+        input_sym_sizes = self._saved_input_sym_sizes
+        order = self._saved_order
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        input = ops.unpack(self.input_, self)
+        grad_inputs = [None, None]
+        # input: _grid_sampler_taps_backward(grad, grid, input.shape, order, interpolation_mode, padding_mode, align_corners)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._grid_sampler_taps_backward(grad, grid, input_sym_sizes, order, interpolation_mode, padding_mode, align_corners)
+        # grid: grid_sampler_taps_grid_grad(grad, input, grid, order, interpolation_mode, padding_mode, align_corners)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.grid_sampler_taps_grid_grad(ops, grad, input, grid, order, interpolation_mode, padding_mode, align_corners)
+        return grad_inputs
+
+
+class GridSamplerTapsBackwardBackward0(Node):
+    """_grid_sampler_taps_backward(Tensor grad_output, Tensor grid, SymInt[] input_size, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_taps_backward
+    grad_output: _grid_sampler_taps(grad, grid, order, interpolation_mode, padding_mode, align_corners)
+    grid: grid_sampler_taps_grid_grad(grad_output, grad, grid, order, interpolation_mode, padding_mode, align_corners)
+    """
+
+    __slots__ = ("grid_", "_saved_order", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners", "grad_output_")
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.grid_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grid = ops.unpack(self.grid_, self)
+        order = self._saved_order
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
+        # grad_output: _grid_sampler_taps(grad, grid, order, interpolation_mode, padding_mode, align_corners)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._grid_sampler_taps(grad, grid, order, interpolation_mode, padding_mode, align_corners)
+        # grid: grid_sampler_taps_grid_grad(grad_output, grad, grid, order, interpolation_mode, padding_mode, align_corners)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.grid_sampler_taps_grid_grad(ops, grad_output, grad, grid, order, interpolation_mode, padding_mode, align_corners)
         return grad_inputs

@@ -34,6 +34,7 @@ from generated.functions import (
     AddmmBackward0,
     AddmvBackward0,
     AddrBackward0,
+    AffineGridGeneratorBackward0,
     AliasBackward0,
     AmaxBackward0,
     AminBackward0,
@@ -131,6 +132,14 @@ from generated.functions import (
     GeluBackward0,
     GeluBackwardBackward0,
     GluBackward0,
+    GridSampler2DBackward0,
+    GridSampler2DBackwardBackward0,
+    GridSampler2DCpuFallbackBackward0,
+    GridSampler2DCpuFallbackBackwardBackward0,
+    GridSampler3DBackward0,
+    GridSampler3DBackwardBackward0,
+    GridSamplerTapsBackward0,
+    GridSamplerTapsBackwardBackward0,
     GtBackward0,
     GtBackward1,
     HardshrinkBackward0,
@@ -416,6 +425,10 @@ __all__ = [
     "_adaptive_avg_pool3d_backward",
     "_conv_depthwise2d",
     "_convolution",
+    "_grid_sampler_2d_cpu_fallback",
+    "_grid_sampler_2d_cpu_fallback_backward",
+    "_grid_sampler_taps",
+    "_grid_sampler_taps_backward",
     "_index_put_impl_",
     "_is_all_true",
     "_is_any_true",
@@ -457,6 +470,7 @@ __all__ = [
     "addmv",
     "addmv_",
     "addr",
+    "affine_grid_generator",
     "alias",
     "all",
     "amax",
@@ -566,6 +580,10 @@ __all__ = [
     "gelu",
     "gelu_backward",
     "glu",
+    "grid_sampler_2d",
+    "grid_sampler_2d_backward",
+    "grid_sampler_3d",
+    "grid_sampler_3d_backward",
     "gt",
     "hardshrink",
     "hardshrink_backward",
@@ -15704,6 +15722,259 @@ def fractional_max_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_si
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def affine_grid_generator(theta=MISSING, size=MISSING, align_corners=MISSING, **kwargs):
+    """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry affine_grid_generator
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(affine_grid_generator, (theta, size, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(theta, Tensor) or size is MISSING or align_corners is MISSING or kwargs:
+        theta, size, align_corners = _arguments.bind(OVERLOADS["affine_grid_generator"], (theta, size, align_corners,), kwargs)
+    size = recording.int_tuple(size)
+    result = recording.wrap(kernels.affine_grid_generator(recording.data(theta), size, align_corners))
+    if recording.compute_requires_grad(theta):
+        grad_fn = AffineGridGeneratorBackward0(recording.collect_next_edges(theta))
+        grad_fn._saved_size = size
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(theta):
+        with forward_grad.computing_tangents():
+            tangent = forward.affine_grid_generator(theta, forward_grad.tangent(theta), size, align_corners, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def grid_sampler_2d(input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry grid_sampler_2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(grid_sampler_2d, (input, grid, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
+        input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["grid_sampler_2d"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs)
+    result = recording.wrap(kernels.grid_sampler_2d(recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
+    if recording.compute_requires_grad(input, grid):
+        grad_fn = GridSampler2DBackward0(recording.collect_next_edges(input, grid))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward.grid_sampler_2d(input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), interpolation_mode, padding_mode, align_corners, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def grid_sampler_2d_backward(grad_output=MISSING, input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, output_mask=MISSING, **kwargs):
+    """grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry grid_sampler_2d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(grid_sampler_2d_backward, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or output_mask is MISSING or kwargs:
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask = _arguments.bind(OVERLOADS["grid_sampler_2d_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,), kwargs)
+    result0, result1 = map(recording.wrap, kernels.grid_sampler_2d_backward(recording.data(grad_output), recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners, output_mask))
+    if recording.compute_requires_grad(grad_output, input, grid):
+        grad_fn = GridSampler2DBackwardBackward0(recording.collect_next_edges(grad_output, input, grid))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward.grid_sampler_2d_backward(grad_output, forward_grad.tangent(grad_output), input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), interpolation_mode, padding_mode, align_corners, output_mask, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    return (result0, result1)
+
+
+def grid_sampler_3d(input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+    """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry grid_sampler_3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(grid_sampler_3d, (input, grid, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
+        input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["grid_sampler_3d"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs)
+    result = recording.wrap(kernels.grid_sampler_3d(recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
+    if recording.compute_requires_grad(input, grid):
+        grad_fn = GridSampler3DBackward0(recording.collect_next_edges(input, grid))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward.grid_sampler_3d(input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), interpolation_mode, padding_mode, align_corners, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def grid_sampler_3d_backward(grad_output=MISSING, input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, output_mask=MISSING, **kwargs):
+    """grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry grid_sampler_3d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(grid_sampler_3d_backward, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or output_mask is MISSING or kwargs:
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask = _arguments.bind(OVERLOADS["grid_sampler_3d_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,), kwargs)
+    result0, result1 = map(recording.wrap, kernels.grid_sampler_3d_backward(recording.data(grad_output), recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners, output_mask))
+    if recording.compute_requires_grad(grad_output, input, grid):
+        grad_fn = GridSampler3DBackwardBackward0(recording.collect_next_edges(grad_output, input, grid))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward.grid_sampler_3d_backward(grad_output, forward_grad.tangent(grad_output), input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), interpolation_mode, padding_mode, align_corners, output_mask, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    return (result0, result1)
+
+
+def _grid_sampler_2d_cpu_fallback(input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+    """_grid_sampler_2d_cpu_fallback(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_2d_cpu_fallback
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_grid_sampler_2d_cpu_fallback, (input, grid, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
+        input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_2d_cpu_fallback"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs)
+    result = recording.wrap(kernels._grid_sampler_2d_cpu_fallback(recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
+    if recording.compute_requires_grad(input, grid):
+        grad_fn = GridSampler2DCpuFallbackBackward0(recording.collect_next_edges(input, grid))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward._grid_sampler_2d_cpu_fallback(input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), interpolation_mode, padding_mode, align_corners, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _grid_sampler_2d_cpu_fallback_backward(grad_output=MISSING, input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+    """_grid_sampler_2d_cpu_fallback_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _grid_sampler_2d_cpu_fallback_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_grid_sampler_2d_cpu_fallback_backward, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_2d_cpu_fallback_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners,), kwargs)
+    result0, result1 = map(recording.wrap, kernels._grid_sampler_2d_cpu_fallback_backward(recording.data(grad_output), recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
+    if recording.compute_requires_grad(grad_output, input, grid):
+        grad_fn = GridSampler2DCpuFallbackBackwardBackward0(recording.collect_next_edges(grad_output, input, grid))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward._grid_sampler_2d_cpu_fallback_backward(grad_output, forward_grad.tangent(grad_output), input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), interpolation_mode, padding_mode, align_corners, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    return (result0, result1)
+
+
+def _grid_sampler_taps(input=MISSING, grid=MISSING, order=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+    """_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_taps
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_grid_sampler_taps, (input, grid, order, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or order is MISSING or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
+        input, grid, order, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_taps"], (input, grid, order, interpolation_mode, padding_mode, align_corners,), kwargs)
+    order = recording.int_tuple(order)
+    result = recording.wrap(kernels._grid_sampler_taps(recording.data(input), recording.data(grid), order, interpolation_mode, padding_mode, align_corners))
+    if recording.compute_requires_grad(input, grid):
+        grad_fn = GridSamplerTapsBackward0(recording.collect_next_edges(input, grid))
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_input_sym_sizes = recording.sizes(input)
+        grad_fn._saved_order = order
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        grad_fn.input_ = SavedVariable(input, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward._grid_sampler_taps(input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), order, interpolation_mode, padding_mode, align_corners, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _grid_sampler_taps_backward(grad_output=MISSING, grid=MISSING, input_size=MISSING, order=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+    """_grid_sampler_taps_backward(Tensor grad_output, Tensor grid, SymInt[] input_size, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_taps_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_grid_sampler_taps_backward, (grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(grid, Tensor) or input_size is MISSING or order is MISSING or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
+        grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_taps_backward"], (grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners,), kwargs)
+    input_size = recording.int_tuple(input_size)
+    order = recording.int_tuple(order)
+    result = recording.wrap(kernels._grid_sampler_taps_backward(recording.data(grad_output), recording.data(grid), input_size, order, interpolation_mode, padding_mode, align_corners))
+    if recording.compute_requires_grad(grad_output, grid):
+        grad_fn = GridSamplerTapsBackwardBackward0(recording.collect_next_edges(grad_output, grid))
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_order = order
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward._grid_sampler_taps_backward(grad_output, forward_grad.tangent(grad_output), grid, forward_grad.tangent(grid), input_size, order, interpolation_mode, padding_mode, align_corners, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 add = add_Tensor
 add_ = add_Tensor_
@@ -18024,6 +18295,75 @@ OVERLOADS = {
         Param("output_size", "int[3]"),
         Param("indices", "Tensor"),
     )),
+    "affine_grid_generator": Overload(affine_grid_generator, kernels.affine_grid_generator, "affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor", (
+        Param("theta", "Tensor"),
+        Param("size", "int[]"),
+        Param("align_corners", "bool"),
+    )),
+    "grid_sampler_2d": Overload(grid_sampler_2d, kernels.grid_sampler_2d, "grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+    )),
+    "grid_sampler_2d_backward": Overload(grid_sampler_2d_backward, kernels.grid_sampler_2d_backward, "grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)", (
+        Param("grad_output", "Tensor"),
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+        Param("output_mask", "bool[2]"),
+    )),
+    "grid_sampler_3d": Overload(grid_sampler_3d, kernels.grid_sampler_3d, "grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+    )),
+    "grid_sampler_3d_backward": Overload(grid_sampler_3d_backward, kernels.grid_sampler_3d_backward, "grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)", (
+        Param("grad_output", "Tensor"),
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+        Param("output_mask", "bool[2]"),
+    )),
+    "_grid_sampler_2d_cpu_fallback": Overload(_grid_sampler_2d_cpu_fallback, kernels._grid_sampler_2d_cpu_fallback, "_grid_sampler_2d_cpu_fallback(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+    )),
+    "_grid_sampler_2d_cpu_fallback_backward": Overload(_grid_sampler_2d_cpu_fallback_backward, kernels._grid_sampler_2d_cpu_fallback_backward, "_grid_sampler_2d_cpu_fallback_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> (Tensor, Tensor)", (
+        Param("grad_output", "Tensor"),
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+    )),
+    "_grid_sampler_taps": Overload(_grid_sampler_taps, kernels._grid_sampler_taps, "_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("order", "int[]"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+    )),
+    "_grid_sampler_taps_backward": Overload(_grid_sampler_taps_backward, kernels._grid_sampler_taps_backward, "_grid_sampler_taps_backward(Tensor grad_output, Tensor grid, SymInt[] input_size, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("input_size", "int[]"),
+        Param("order", "int[]"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -19251,6 +19591,33 @@ BY_NAME = {
     ),
     "fractional_max_pool3d_backward": (
         OVERLOADS["fractional_max_pool3d_backward"],
+    ),
+    "affine_grid_generator": (
+        OVERLOADS["affine_grid_generator"],
+    ),
+    "grid_sampler_2d": (
+        OVERLOADS["grid_sampler_2d"],
+    ),
+    "grid_sampler_2d_backward": (
+        OVERLOADS["grid_sampler_2d_backward"],
+    ),
+    "grid_sampler_3d": (
+        OVERLOADS["grid_sampler_3d"],
+    ),
+    "grid_sampler_3d_backward": (
+        OVERLOADS["grid_sampler_3d_backward"],
+    ),
+    "_grid_sampler_2d_cpu_fallback": (
+        OVERLOADS["_grid_sampler_2d_cpu_fallback"],
+    ),
+    "_grid_sampler_2d_cpu_fallback_backward": (
+        OVERLOADS["_grid_sampler_2d_cpu_fallback_backward"],
+    ),
+    "_grid_sampler_taps": (
+        OVERLOADS["_grid_sampler_taps"],
+    ),
+    "_grid_sampler_taps_backward": (
+        OVERLOADS["_grid_sampler_taps_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

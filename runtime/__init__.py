@@ -259,6 +259,9 @@ from runtime.nn.conv import (  # noqa: E402
 )
 
 __all__ += ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+from runtime.nn.grid_sample import grid_sampler  # noqa: E402
+
+__all__ += ["grid_sampler"]
 # -- end of nnA's block ---------------------------------------------------------------------
 
 
