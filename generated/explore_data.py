@@ -5870,6 +5870,105 @@ NODES = {
             "align_corners": "value",
         },
     },
+    "UpsampleBilinear2DAaBackward0": {
+        "entry": "_upsample_bilinear2d_aa",
+        "schema": "_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "_upsample_bilinear2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleBilinear2DAaBackwardBackward0": {
+        "entry": "_upsample_bilinear2d_aa_backward",
+        "schema": "_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "_upsample_bilinear2d_aa(grad, output_size, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleBicubic2DAaBackward0": {
+        "entry": "_upsample_bicubic2d_aa",
+        "schema": "_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "_upsample_bicubic2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleBicubic2DAaBackwardBackward0": {
+        "entry": "_upsample_bicubic2d_aa_backward",
+        "schema": "_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "_upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleLanczos2DAaBackward0": {
+        "entry": "_upsample_lanczos2d_aa",
+        "schema": "_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "_upsample_lanczos2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleLanczos2DAaBackwardBackward0": {
+        "entry": "_upsample_lanczos2d_aa_backward",
+        "schema": "_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "_upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
     "GridSamplerTapsBackward0": {
         "entry": "_grid_sampler_taps",
         "schema": "_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor",

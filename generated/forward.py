@@ -401,6 +401,12 @@ __all__ = [
     "grid_sampler_3d_backward",
     "_grid_sampler_2d_cpu_fallback",
     "_grid_sampler_2d_cpu_fallback_backward",
+    "_upsample_bilinear2d_aa",
+    "_upsample_bilinear2d_aa_backward",
+    "_upsample_bicubic2d_aa",
+    "_upsample_bicubic2d_aa_backward",
+    "_upsample_lanczos2d_aa",
+    "_upsample_lanczos2d_aa_backward",
     "_grid_sampler_taps",
     "_grid_sampler_taps_backward",
 ]
@@ -4095,6 +4101,60 @@ def _grid_sampler_2d_cpu_fallback_backward(grad_output_p, grad_output_t, input_p
     result0_t = ops._grid_sampler_2d_cpu_fallback_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners)[0] + manual.grid_sampler_taps_backward_jvp(ops, grad_output_p, grid_p, grid_t, input_p.shape, [0, 0], interpolation_mode, padding_mode, align_corners)
     result1_t = manual.grid_sampler_grid_grad_jvp(ops, grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
     return result0_t, result1_t
+
+
+def _upsample_bilinear2d_aa(self_p, self_t, output_size, align_corners, scales_h, scales_w, result):
+    """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bilinear2d_aa
+    result: auto_linear
+    """
+    return ops._upsample_bilinear2d_aa(self_t, output_size, align_corners, scales_h, scales_w)
+
+
+def _upsample_bilinear2d_aa_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales_h, scales_w, result):
+    """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bilinear2d_aa_backward
+    result: auto_linear
+    """
+    return ops._upsample_bilinear2d_aa_backward(grad_output_t, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+def _upsample_bicubic2d_aa(self_p, self_t, output_size, align_corners, scales_h, scales_w, result):
+    """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bicubic2d_aa
+    result: auto_linear
+    """
+    return ops._upsample_bicubic2d_aa(self_t, output_size, align_corners, scales_h, scales_w)
+
+
+def _upsample_bicubic2d_aa_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales_h, scales_w, result):
+    """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bicubic2d_aa_backward
+    result: auto_linear
+    """
+    return ops._upsample_bicubic2d_aa_backward(grad_output_t, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+def _upsample_lanczos2d_aa(self_p, self_t, output_size, align_corners, scales_h, scales_w, result):
+    """_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_lanczos2d_aa
+    result: auto_linear
+    """
+    return ops._upsample_lanczos2d_aa(self_t, output_size, align_corners, scales_h, scales_w)
+
+
+def _upsample_lanczos2d_aa_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales_h, scales_w, result):
+    """_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_lanczos2d_aa_backward
+    result: auto_linear
+    """
+    return ops._upsample_lanczos2d_aa_backward(grad_output_t, output_size, input_size, align_corners, scales_h, scales_w)
 
 
 def _grid_sampler_taps(input_p, input_t, grid_p, grid_t, order, interpolation_mode, padding_mode, align_corners, result):

@@ -407,6 +407,12 @@ __all__ = [
     "GridSampler3DBackwardBackward0",
     "GridSampler2DCpuFallbackBackward0",
     "GridSampler2DCpuFallbackBackwardBackward0",
+    "UpsampleBilinear2DAaBackward0",
+    "UpsampleBilinear2DAaBackwardBackward0",
+    "UpsampleBicubic2DAaBackward0",
+    "UpsampleBicubic2DAaBackwardBackward0",
+    "UpsampleLanczos2DAaBackward0",
+    "UpsampleLanczos2DAaBackwardBackward0",
     "GridSamplerTapsBackward0",
     "GridSamplerTapsBackwardBackward0",
 ]
@@ -12461,6 +12467,147 @@ class GridSampler2DCpuFallbackBackwardBackward0(Node):
                 grad_inputs[1] = results[1]
             if grad_input_mask[2]:
                 grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class UpsampleBilinear2DAaBackward0(Node):
+    """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bilinear2d_aa
+    self: _upsample_bilinear2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: _upsample_bilinear2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_bilinear2d_aa_backward(grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleBilinear2DAaBackwardBackward0(Node):
+    """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bilinear2d_aa_backward
+    grad_output: _upsample_bilinear2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: _upsample_bilinear2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_bilinear2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleBicubic2DAaBackward0(Node):
+    """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bicubic2d_aa
+    self: _upsample_bicubic2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: _upsample_bicubic2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_bicubic2d_aa_backward(grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleBicubic2DAaBackwardBackward0(Node):
+    """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bicubic2d_aa_backward
+    grad_output: _upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: _upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleLanczos2DAaBackward0(Node):
+    """_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_lanczos2d_aa
+    self: _upsample_lanczos2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: _upsample_lanczos2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_lanczos2d_aa_backward(grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleLanczos2DAaBackwardBackward0(Node):
+    """_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_lanczos2d_aa_backward
+    grad_output: _upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: _upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)
         return grad_inputs
 
 

@@ -379,10 +379,16 @@ from generated.functions import (
     UnsafeViewBackward0,
     UnsqueezeBackward0,
     UnsqueezeBackward1,
+    UpsampleBicubic2DAaBackward0,
+    UpsampleBicubic2DAaBackwardBackward0,
     UpsampleBicubic2DBackward0,
     UpsampleBicubic2DBackwardBackward0,
+    UpsampleBilinear2DAaBackward0,
+    UpsampleBilinear2DAaBackwardBackward0,
     UpsampleBilinear2DBackward0,
     UpsampleBilinear2DBackwardBackward0,
+    UpsampleLanczos2DAaBackward0,
+    UpsampleLanczos2DAaBackwardBackward0,
     UpsampleLinear1DBackward0,
     UpsampleLinear1DBackwardBackward0,
     UpsampleNearest1DBackward0,
@@ -445,6 +451,12 @@ __all__ = [
     "_softmax_backward_data",
     "_to_copy",
     "_unsafe_view",
+    "_upsample_bicubic2d_aa",
+    "_upsample_bicubic2d_aa_backward",
+    "_upsample_bilinear2d_aa",
+    "_upsample_bilinear2d_aa_backward",
+    "_upsample_lanczos2d_aa",
+    "_upsample_lanczos2d_aa_backward",
     "_upsample_nearest_exact1d",
     "_upsample_nearest_exact1d_backward",
     "_upsample_nearest_exact2d",
@@ -15916,6 +15928,174 @@ def _grid_sampler_2d_cpu_fallback_backward(grad_output=MISSING, input=MISSING, g
     return (result0, result1)
 
 
+def _upsample_bilinear2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+    """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bilinear2d_aa
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_bilinear2d_aa, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bilinear2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._upsample_bilinear2d_aa(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleBilinear2DAaBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_bilinear2d_aa(self_, forward_grad.tangent(self_), output_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_bilinear2d_aa_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+    """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bilinear2d_aa_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_bilinear2d_aa_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bilinear2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels._upsample_bilinear2d_aa_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleBilinear2DAaBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_bilinear2d_aa_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_bicubic2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+    """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bicubic2d_aa
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_bicubic2d_aa, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bicubic2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._upsample_bicubic2d_aa(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleBicubic2DAaBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_bicubic2d_aa(self_, forward_grad.tangent(self_), output_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_bicubic2d_aa_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+    """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bicubic2d_aa_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_bicubic2d_aa_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bicubic2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels._upsample_bicubic2d_aa_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleBicubic2DAaBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_bicubic2d_aa_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_lanczos2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+    """_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_lanczos2d_aa
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_lanczos2d_aa, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_lanczos2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._upsample_lanczos2d_aa(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(self_):
+        grad_fn = UpsampleLanczos2DAaBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_lanczos2d_aa(self_, forward_grad.tangent(self_), output_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_lanczos2d_aa_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+    """_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_lanczos2d_aa_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_lanczos2d_aa_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_lanczos2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels._upsample_lanczos2d_aa_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    if recording.compute_requires_grad(grad_output):
+        grad_fn = UpsampleLanczos2DAaBackwardBackward0(recording.collect_next_edges(grad_output))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_lanczos2d_aa_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
 def _grid_sampler_taps(input=MISSING, grid=MISSING, order=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
     """_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 
@@ -18347,6 +18527,51 @@ OVERLOADS = {
         Param("padding_mode", "int"),
         Param("align_corners", "bool"),
     )),
+    "_upsample_bilinear2d_aa": Overload(_upsample_bilinear2d_aa, kernels._upsample_bilinear2d_aa, "_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_bilinear2d_aa_backward": Overload(_upsample_bilinear2d_aa_backward, kernels._upsample_bilinear2d_aa_backward, "_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_bicubic2d_aa": Overload(_upsample_bicubic2d_aa, kernels._upsample_bicubic2d_aa, "_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_bicubic2d_aa_backward": Overload(_upsample_bicubic2d_aa_backward, kernels._upsample_bicubic2d_aa_backward, "_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_lanczos2d_aa": Overload(_upsample_lanczos2d_aa, kernels._upsample_lanczos2d_aa, "_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_lanczos2d_aa_backward": Overload(_upsample_lanczos2d_aa_backward, kernels._upsample_lanczos2d_aa_backward, "_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
     "_grid_sampler_taps": Overload(_grid_sampler_taps, kernels._grid_sampler_taps, "_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (
         Param("input", "Tensor"),
         Param("grid", "Tensor"),
@@ -19612,6 +19837,24 @@ BY_NAME = {
     ),
     "_grid_sampler_2d_cpu_fallback_backward": (
         OVERLOADS["_grid_sampler_2d_cpu_fallback_backward"],
+    ),
+    "_upsample_bilinear2d_aa": (
+        OVERLOADS["_upsample_bilinear2d_aa"],
+    ),
+    "_upsample_bilinear2d_aa_backward": (
+        OVERLOADS["_upsample_bilinear2d_aa_backward"],
+    ),
+    "_upsample_bicubic2d_aa": (
+        OVERLOADS["_upsample_bicubic2d_aa"],
+    ),
+    "_upsample_bicubic2d_aa_backward": (
+        OVERLOADS["_upsample_bicubic2d_aa_backward"],
+    ),
+    "_upsample_lanczos2d_aa": (
+        OVERLOADS["_upsample_lanczos2d_aa"],
+    ),
+    "_upsample_lanczos2d_aa_backward": (
+        OVERLOADS["_upsample_lanczos2d_aa_backward"],
     ),
     "_grid_sampler_taps": (
         OVERLOADS["_grid_sampler_taps"],

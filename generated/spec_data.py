@@ -1403,6 +1403,24 @@ FORMULAS = {
         1: "input: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
         2: "grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
     },
+    "UpsampleBilinear2DAaBackward0": {
+        0: "self: _upsample_bilinear2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleBilinear2DAaBackwardBackward0": {
+        0: "grad_output: _upsample_bilinear2d_aa(grad, output_size, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleBicubic2DAaBackward0": {
+        0: "self: _upsample_bicubic2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleBicubic2DAaBackwardBackward0": {
+        0: "grad_output: _upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleLanczos2DAaBackward0": {
+        0: "self: _upsample_lanczos2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleLanczos2DAaBackwardBackward0": {
+        0: "grad_output: _upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)",
+    },
     "GridSamplerTapsBackward0": {
         0: "input: _grid_sampler_taps_backward(grad, grid, input.shape, order, interpolation_mode, padding_mode, align_corners)",
         1: "grid: grid_sampler_taps_grid_grad(grad, input, grid, order, interpolation_mode, padding_mode, align_corners)",

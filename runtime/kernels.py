@@ -6345,6 +6345,8 @@ _UPSAMPLE_DTYPE_OP = {
     ("linear", 2): "upsample_bilinear2d_channels_last",
     ("linear", 3): "compute_indices_weights_linear",
     ("cubic", 2): "compute_indices_weights_cubic",
+    **{(f"aa-{kind}", 2): "compute_index_ranges_weights"
+       for kind in ("linear", "cubic", "lanczos")},
 }
 
 
@@ -6447,6 +6449,9 @@ def _upsample_taps(kind: str, in_sizes, out_sizes, scales, align_corners, dtype,
                                       shortcuts))
         elif kind == "linear":
             taps.append(_linear_taps(in_size, out_size, scale, align_corners, dtype))
+        elif kind.startswith("aa-"):
+            taps.append(_antialias_taps(kind[3:], in_size, out_size, scale, align_corners,
+                                        dtype))
         else:
             taps.append(_cubic_taps(in_size, out_size, scale, align_corners, dtype))
     return taps
@@ -7691,3 +7696,80 @@ def affine_grid_generator(theta, size, align_corners):
     base = _affine_base_grid(size, align_corners, dtype)
     grid = np.matmul(base[None], np.swapaxes(theta, 1, 2).astype(dtype))
     return np.ascontiguousarray(grid.reshape([size[0], *size[2:], len(size) - 2]), theta.dtype)
+
+
+
+# Antialiased resizing (torch's _upsample_*2d_aa, PIL's filters): each output reads every
+# input under its filter's support, stretched by the scale when shrinking, with the
+# weights normalised to sum to one. Separable, so it runs through _upsample's taps.
+
+def _antialias_filter(kind: str, x):
+    x = np.abs(x)
+    if kind == "linear":
+        return np.where(x < 1, 1 - x, 0)
+    if kind == "cubic":  # Keys' cubic with a = -0.5, as PIL
+        a = -0.5
+        near = ((a + 2) * x - (a + 3)) * x * x + 1
+        far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return np.where(x < 1, near, np.where(x < 2, far, 0))
+    # Lanczos-3: sinc(x) sinc(x / 3) inside |x| < 3
+    return np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0)
+
+
+_ANTIALIAS_SIZE = {"linear": 2, "cubic": 4, "lanczos": 6}
+
+
+def _antialias_taps(kind: str, in_size: int, out_size: int, scale, align_corners,
+                    dtype) -> list:
+    """Output i centred at s (i + 0.5) reads the inputs from int(centre - support + 0.5)
+    to int(centre + support + 0.5) (clipped to the input), weighted by the filter at
+    (j - centre + 0.5) / max(s, 1) and normalised; as taps (index, weight), the unused
+    ones with weight zero."""
+    s = builtins.float(_upsample_scale(in_size, out_size, scale, align_corners, dtype))
+    support = _ANTIALIAS_SIZE[kind] * 0.5 * (s if s >= 1.0 else 1.0)
+    width = math.ceil(support) * 2 + 1
+    invscale = 1.0 / s if s >= 1.0 else 1.0
+    index = np.zeros((width, out_size), np.int64)
+    weight = np.zeros((width, out_size), dtype)
+    for i in range(out_size):
+        centre = s * (i + 0.5)
+        low = builtins.max(builtins.int(centre - support + 0.5), 0)
+        size = builtins.min(builtins.max(builtins.min(builtins.int(centre + support + 0.5),
+                                                      in_size) - low, 0), width)
+        values = _antialias_filter(kind, (np.arange(size) + low - centre + 0.5) * invscale)
+        total = values.sum()
+        if total != 0:
+            values = values / total
+        index[:size, i] = np.arange(size) + low
+        weight[:size, i] = values
+    return [(index[j], weight[j]) for j in range(width)]
+
+
+def _upsample_bilinear2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+    return _upsample(self, output_size, [scales_h, scales_w], "aa-linear", align_corners)
+
+
+def _upsample_bicubic2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+    return _upsample(self, output_size, [scales_h, scales_w], "aa-cubic", align_corners)
+
+
+def _upsample_lanczos2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+    return _upsample(self, output_size, [scales_h, scales_w], "aa-lanczos", align_corners)
+
+
+def _upsample_bilinear2d_aa_backward(grad_output, output_size, input_size, align_corners,
+                                     scales_h=None, scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales_h, scales_w],
+                              "aa-linear", align_corners)
+
+
+def _upsample_bicubic2d_aa_backward(grad_output, output_size, input_size, align_corners,
+                                    scales_h=None, scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales_h, scales_w],
+                              "aa-cubic", align_corners)
+
+
+def _upsample_lanczos2d_aa_backward(grad_output, output_size, input_size, align_corners,
+                                    scales_h=None, scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales_h, scales_w],
+                              "aa-lanczos", align_corners)

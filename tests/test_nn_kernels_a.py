@@ -312,3 +312,56 @@ def test_align_corners_warning(function: str) -> None:
             getattr(library.nn.functional, function)(*args)
         messages.append([str(w.message) for w in caught])
     assert messages[1] == messages[0] and messages[0]
+
+
+# -- antialiased resizing ---------------------------------------------------------------------
+
+RESIZES = [("bilinear", {"size": (4, 5)}), ("bicubic", {"size": (4, 5)}),
+           ("lanczos", {"size": (4, 5)}), ("bilinear", {"size": (4, 5), "align_corners": True}),
+           ("bicubic", {"scale_factor": 0.4}), ("lanczos", {"scale_factor": (0.5, 1.7)}),
+           ("bicubic", {"size": (12, 3), "align_corners": True})]
+
+
+@pytest.mark.parametrize(("mode", "options"), RESIZES,
+                         ids=[f"{m}-{i}" for i, (m, _) in enumerate(RESIZES)])
+def test_antialiased_interpolate_against_torch(mode: str, options: dict) -> None:
+    data = np.random.default_rng(0).standard_normal((2, 3, 9, 7))
+    results = []
+    for library in (torch, runtime):
+        x = library.tensor(data, requires_grad=True)
+        y = library.nn.functional.interpolate(x, mode=mode, antialias=True, **options)
+        y.backward(library.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape))))
+        results.append((y.detach().numpy(), x.grad.numpy(), y.grad_fn.name()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-12, atol=1e-12)
+    assert results[1][2] == results[0][2]
+
+
+def _nn(library: object, name: str) -> object:
+    """torch keeps its internal nn ops in torch._C._nn; gradgen in its top namespace."""
+    return getattr(library._C._nn if library is torch else library, name)
+
+
+RESIZE_CALLS = [
+    lambda m: m.nn.functional.interpolate(m.ones(1, 1, 4, 4), size=(2, 2), mode="lanczos"),
+    lambda m: m.nn.functional.interpolate(m.ones(1, 1, 4, 4), size=(2, 2), mode="lanczos",
+                                          antialias=True, align_corners=True),
+    lambda m: m.nn.functional.interpolate(m.ones(1, 4, 4), size=(2,), mode="linear",
+                                          antialias=True),
+    lambda m: m.nn.functional.interpolate(m.ones(1, 1, 4, 4), size=(2, 2), antialias=True),
+    lambda m: m.nn.functional.interpolate(m.ones(1, 1, 4, 4, 4), size=(2, 3, 2), mode="area"),
+    lambda m: _nn(m, "_upsample_bilinear2d_aa")(m.ones(1, 1, 5, 6), None, False, [0.5, 0.7]),
+    lambda m: _nn(m, "_upsample_bicubic2d_aa")(m.ones(1, 1, 5, 6), [2, 3], False, [0.5, 0.7]),
+    lambda m: _nn(m, "_upsample_lanczos2d_aa")(m.ones(1, 1, 5, 6), None, False, None),
+    lambda m: _nn(m, "_upsample_bilinear2d_aa")(m.ones(1, 1, 5, 6), [2, 3], False),
+    lambda m: _nn(m, "_upsample_bilinear2d_aa")(m.ones(1, 1, 4, 4, dtype=m.int64), [2, 3], False),
+    lambda m: _nn(m, "_upsample_bicubic2d_aa")(m.ones(1, 4, 4), [2, 3], False),
+    lambda m: _nn(m, "_upsample_lanczos2d_aa")(m.ones(1, 0, 4, 4), [2, 3], False),
+    lambda m: _nn(m, "_upsample_lanczos2d_aa")(m.ones(1, 1, 4, 4), [0, 3], False),
+    lambda m: _nn(m, "_upsample_lanczos2d_aa")(m.ones(0, 1, 4, 4), [2, 3], False),
+]
+
+
+@pytest.mark.parametrize("call", RESIZE_CALLS, ids=[str(i) for i in range(len(RESIZE_CALLS))])
+def test_resize_call_against_torch(call) -> None:
+    assert _outcome(call, runtime) == _outcome(call, torch)
