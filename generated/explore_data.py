@@ -5870,6 +5870,43 @@ NODES = {
             "align_corners": "value",
         },
     },
+    "MaxPool2DBackward0": {
+        "entry": "max_pool2d",
+        "schema": "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+        "formulas": (
+            ("self", "max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode)"),
+        ),
+        "result": (
+            ("result", "max_pool_double_backward(self_t, max_pool2d_with_indices(self_p, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "kernel_size": "value",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+            "ceil_mode": "value",
+        },
+    },
+    "MaxPool2DBackwardBackward0": {
+        "entry": "max_pool2d_backward",
+        "schema": "max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+        "formulas": (
+            ("grad_output", "max_pool_double_backward(grad, max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "max_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, dilation, ceil_mode)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "kernel_size": "value",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+            "ceil_mode": "value",
+        },
+    },
     "UpsampleBilinear2DAaBackward0": {
         "entry": "_upsample_bilinear2d_aa",
         "schema": "_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",

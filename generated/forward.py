@@ -401,6 +401,8 @@ __all__ = [
     "grid_sampler_3d_backward",
     "_grid_sampler_2d_cpu_fallback",
     "_grid_sampler_2d_cpu_fallback_backward",
+    "max_pool2d",
+    "max_pool2d_backward",
     "_upsample_bilinear2d_aa",
     "_upsample_bilinear2d_aa_backward",
     "_upsample_bicubic2d_aa",
@@ -4101,6 +4103,24 @@ def _grid_sampler_2d_cpu_fallback_backward(grad_output_p, grad_output_t, input_p
     result0_t = ops._grid_sampler_2d_cpu_fallback_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners)[0] + manual.grid_sampler_taps_backward_jvp(ops, grad_output_p, grid_p, grid_t, input_p.shape, [0, 0], interpolation_mode, padding_mode, align_corners)
     result1_t = manual.grid_sampler_grid_grad_jvp(ops, grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
     return result0_t, result1_t
+
+
+def max_pool2d(self_p, self_t, kernel_size, stride, padding, dilation, ceil_mode, result):
+    """max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+
+    derivatives.yaml, entry max_pool2d
+    result: max_pool_double_backward(self_t, max_pool2d_with_indices(self_p, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)
+    """
+    return manual.max_pool_double_backward(ops, self_t, ops.max_pool2d_with_indices(self_p, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)
+
+
+def max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, stride, padding, dilation, ceil_mode, result):
+    """max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+
+    derivatives.yaml, entry max_pool2d_backward
+    result: max_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, dilation, ceil_mode)
+    """
+    return ops.max_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def _upsample_bilinear2d_aa(self_p, self_t, output_size, align_corners, scales_h, scales_w, result):

@@ -407,6 +407,8 @@ __all__ = [
     "GridSampler3DBackwardBackward0",
     "GridSampler2DCpuFallbackBackward0",
     "GridSampler2DCpuFallbackBackwardBackward0",
+    "MaxPool2DBackward0",
+    "MaxPool2DBackwardBackward0",
     "UpsampleBilinear2DAaBackward0",
     "UpsampleBilinear2DAaBackwardBackward0",
     "UpsampleBicubic2DAaBackward0",
@@ -12467,6 +12469,74 @@ class GridSampler2DCpuFallbackBackwardBackward0(Node):
                 grad_inputs[1] = results[1]
             if grad_input_mask[2]:
                 grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class MaxPool2DBackward0(Node):
+    """max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+
+    derivatives.yaml, entry max_pool2d
+    self: max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_ceil_mode")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        ceil_mode = self._saved_ceil_mode
+        grad_inputs = [None]
+        # self: max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.max_pool2d_backward(grad, self_, kernel_size, stride, padding, dilation, ceil_mode)
+        return grad_inputs
+
+
+class MaxPool2DBackwardBackward0(Node):
+    """max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+
+    derivatives.yaml, entry max_pool2d_backward
+    grad_output: max_pool_double_backward(grad, max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_ceil_mode")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        ceil_mode = self._saved_ceil_mode
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, ops.max_pool2d_with_indices(self_, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
         return grad_inputs
 
 

@@ -212,6 +212,8 @@ from generated.functions import (
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
+    MaxPool2DBackward0,
+    MaxPool2DBackwardBackward0,
     MaxPool2DWithIndicesBackward0,
     MaxPool2DWithIndicesBackwardBackward0,
     MaxPool3DWithIndicesBackward0,
@@ -662,6 +664,8 @@ __all__ = [
     "masked_scatter",
     "masked_select",
     "max",
+    "max_pool2d",
+    "max_pool2d_backward",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
     "max_pool3d_with_indices",
@@ -15928,6 +15932,70 @@ def _grid_sampler_2d_cpu_fallback_backward(grad_output=MISSING, input=MISSING, g
     return (result0, result1)
 
 
+def max_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False, **kwargs):
+    """max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+
+    derivatives.yaml, entry max_pool2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d, (self_, kernel_size, stride, padding, dilation, ceil_mode), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
+        self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool2d"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.max_pool2d(recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MaxPool2DBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_ceil_mode = ceil_mode
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_pool2d(self_, forward_grad.tangent(self_), kernel_size, stride, padding, dilation, ceil_mode, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False, **kwargs):
+    """max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+
+    derivatives.yaml, entry max_pool2d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
+        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool2d_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.max_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
+    if recording.compute_requires_grad(grad_output, self_):
+        grad_fn = MaxPool2DBackwardBackward0(recording.collect_next_edges(grad_output, self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_ceil_mode = ceil_mode
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_pool2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, stride, padding, dilation, ceil_mode, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
 def _upsample_bilinear2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
     """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
@@ -18527,6 +18595,23 @@ OVERLOADS = {
         Param("padding_mode", "int"),
         Param("align_corners", "bool"),
     )),
+    "max_pool2d": Overload(max_pool2d, kernels.max_pool2d, "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]", has_default=True),
+        Param("padding", "int[2]", has_default=True),
+        Param("dilation", "int[2]", has_default=True),
+        Param("ceil_mode", "bool", has_default=True),
+    )),
+    "max_pool2d_backward": Overload(max_pool2d_backward, kernels.max_pool2d_backward, "max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]", has_default=True),
+        Param("padding", "int[2]", has_default=True),
+        Param("dilation", "int[2]", has_default=True),
+        Param("ceil_mode", "bool", has_default=True),
+    )),
     "_upsample_bilinear2d_aa": Overload(_upsample_bilinear2d_aa, kernels._upsample_bilinear2d_aa, "_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
         Param("self_", "Tensor"),
         Param("output_size", "int[2]"),
@@ -19837,6 +19922,12 @@ BY_NAME = {
     ),
     "_grid_sampler_2d_cpu_fallback_backward": (
         OVERLOADS["_grid_sampler_2d_cpu_fallback_backward"],
+    ),
+    "max_pool2d": (
+        OVERLOADS["max_pool2d"],
+    ),
+    "max_pool2d_backward": (
+        OVERLOADS["max_pool2d_backward"],
     ),
     "_upsample_bilinear2d_aa": (
         OVERLOADS["_upsample_bilinear2d_aa"],

@@ -1403,6 +1403,13 @@ FORMULAS = {
         1: "input: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
         2: "grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
     },
+    "MaxPool2DBackward0": {
+        0: "self: max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode)",
+    },
+    "MaxPool2DBackwardBackward0": {
+        0: "grad_output: max_pool_double_backward(grad, max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)",
+        1: "self: zeros_like(self)",
+    },
     "UpsampleBilinear2DAaBackward0": {
         0: "self: _upsample_bilinear2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)",
     },

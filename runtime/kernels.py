@@ -7773,3 +7773,24 @@ def _upsample_lanczos2d_aa_backward(grad_output, output_size, input_size, align_
                                     scales_h=None, scales_w=None):
     return _upsample_backward(grad_output, output_size, input_size, [scales_h, scales_w],
                               "aa-lanczos", align_corners)
+
+
+# max_pool2d without indices (torch's MPS kernel; on the CPU torch records
+# max_pool2d_with_indices instead): the values, and a backward that finds the maxima again.
+
+def max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+@silent
+def max_pool2d_backward(grad_output, self, kernel_size, stride=(), padding=0, dilation=1,
+                        ceil_mode=False):
+    """Each window's gradient added to the element its maximum came from (the first of
+    equal maxima), found again in self."""
+    _, indices = max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
+                                         ceil_mode)
+    if grad_output.shape != indices.shape:
+        raise RuntimeError(f"Expected grad_output of size {list(indices.shape)}, but got "
+                           f"{list(grad_output.shape)}")
+    return max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding,
+                                            dilation, ceil_mode, indices)

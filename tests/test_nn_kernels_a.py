@@ -365,3 +365,20 @@ RESIZE_CALLS = [
 @pytest.mark.parametrize("call", RESIZE_CALLS, ids=[str(i) for i in range(len(RESIZE_CALLS))])
 def test_resize_call_against_torch(call) -> None:
     assert _outcome(call, runtime) == _outcome(call, torch)
+
+
+def test_max_pool2d_op_against_torch() -> None:
+    """The spec's max_pool2d (torch's MPS kernel) gives torch's CPU values, and its backward
+    op the gradient torch's max_pool2d_with_indices gives."""
+    from generated import ops
+
+    data = np.random.default_rng(0).standard_normal((2, 3, 7, 6))
+    args = ([3, 2], [2, 1], [1, 1], [2, 1], True)
+    theirs = torch.ops.aten.max_pool2d(torch.tensor(data, requires_grad=True), *args)
+    ours = ops.max_pool2d(runtime.tensor(data, requires_grad=True), *args)
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+    x = torch.tensor(data, requires_grad=True)
+    cotangent = np.random.default_rng(1).standard_normal(tuple(theirs.shape))
+    torch.ops.aten.max_pool2d(x, *args).backward(torch.tensor(cotangent))
+    grad = ops.max_pool2d_backward(runtime.tensor(cotangent), runtime.tensor(data), *args)
+    np.testing.assert_allclose(grad.numpy(), x.grad.numpy(), rtol=1e-12)
