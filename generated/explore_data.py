@@ -6262,4 +6262,301 @@ NODES = {
             "self_": "tensor",
         },
     },
+    "AffineGridGeneratorBackward0": {
+        "entry": "affine_grid_generator",
+        "schema": "affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor",
+        "formulas": (
+            ("theta", "affine_grid_generator_backward(grad, size, align_corners)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "size": "value",
+            "align_corners": "value",
+        },
+    },
+    "GridSampler2DBackward0": {
+        "entry": "grid_sampler_2d",
+        "schema": "grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor",
+        "formulas": (
+            ("input, grid", "grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "_grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_jvp(input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "grid": "tensor",
+            "interpolation_mode": "value",
+            "padding_mode": "value",
+            "align_corners": "value",
+        },
+    },
+    "GridSampler2DBackwardBackward0": {
+        "entry": "grid_sampler_2d_backward",
+        "schema": "grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)",
+        "formulas": (
+            ("grad_output, input, grid", "grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "grid_sampler_2d_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners, output_mask)[0] + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_p.shape, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)", ""),
+            ("result1", "grid_sampler_grid_grad_jvp(grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)", ""),
+        ),
+        "saved": {
+            "grad_output": "tensor",
+            "input": "tensor",
+            "grid": "tensor",
+            "interpolation_mode": "value",
+            "padding_mode": "value",
+            "align_corners": "value",
+        },
+    },
+    "GridSampler3DBackward0": {
+        "entry": "grid_sampler_3d",
+        "schema": "grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor",
+        "formulas": (
+            ("input, grid", "grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "_grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_jvp(input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "grid": "tensor",
+            "interpolation_mode": "value",
+            "padding_mode": "value",
+            "align_corners": "value",
+        },
+    },
+    "GridSampler3DBackwardBackward0": {
+        "entry": "grid_sampler_3d_backward",
+        "schema": "grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)",
+        "formulas": (
+            ("grad_output, input, grid", "grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "grid_sampler_3d_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners, output_mask)[0] + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_p.shape, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)", ""),
+            ("result1", "grid_sampler_grid_grad_jvp(grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)", ""),
+        ),
+        "saved": {
+            "grad_output": "tensor",
+            "input": "tensor",
+            "grid": "tensor",
+            "interpolation_mode": "value",
+            "padding_mode": "value",
+            "align_corners": "value",
+        },
+    },
+    "GridSampler2DCpuFallbackBackward0": {
+        "entry": "_grid_sampler_2d_cpu_fallback",
+        "schema": "_grid_sampler_2d_cpu_fallback(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor",
+        "formulas": (
+            ("input, grid", "_grid_sampler_2d_cpu_fallback_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners)"),
+        ),
+        "result": (
+            ("result", "_grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_jvp(input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "grid": "tensor",
+            "interpolation_mode": "value",
+            "padding_mode": "value",
+            "align_corners": "value",
+        },
+    },
+    "GridSampler2DCpuFallbackBackwardBackward0": {
+        "entry": "_grid_sampler_2d_cpu_fallback_backward",
+        "schema": "_grid_sampler_2d_cpu_fallback_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> (Tensor, Tensor)",
+        "formulas": (
+            ("grad_output, input, grid", "grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "_grid_sampler_2d_cpu_fallback_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners)[0] + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_p.shape, [0, 0], interpolation_mode, padding_mode, align_corners)", ""),
+            ("result1", "grid_sampler_grid_grad_jvp(grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)", ""),
+        ),
+        "saved": {
+            "grad_output": "tensor",
+            "input": "tensor",
+            "grid": "tensor",
+            "interpolation_mode": "value",
+            "padding_mode": "value",
+            "align_corners": "value",
+        },
+    },
+    "MaxPool2DBackward0": {
+        "entry": "max_pool2d",
+        "schema": "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+        "formulas": (
+            ("self", "max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode)"),
+        ),
+        "result": (
+            ("result", "max_pool_double_backward(self_t, max_pool2d_with_indices(self_p, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "kernel_size": "value",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+            "ceil_mode": "value",
+        },
+    },
+    "MaxPool2DBackwardBackward0": {
+        "entry": "max_pool2d_backward",
+        "schema": "max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+        "formulas": (
+            ("grad_output", "max_pool_double_backward(grad, max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)"),
+            ("self", "zeros_like(self)"),
+        ),
+        "result": (
+            ("result", "max_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, dilation, ceil_mode)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "kernel_size": "value",
+            "stride": "value",
+            "padding": "value",
+            "dilation": "value",
+            "ceil_mode": "value",
+        },
+    },
+    "UpsampleBilinear2DAaBackward0": {
+        "entry": "_upsample_bilinear2d_aa",
+        "schema": "_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "_upsample_bilinear2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleBilinear2DAaBackwardBackward0": {
+        "entry": "_upsample_bilinear2d_aa_backward",
+        "schema": "_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "_upsample_bilinear2d_aa(grad, output_size, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleBicubic2DAaBackward0": {
+        "entry": "_upsample_bicubic2d_aa",
+        "schema": "_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "_upsample_bicubic2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleBicubic2DAaBackwardBackward0": {
+        "entry": "_upsample_bicubic2d_aa_backward",
+        "schema": "_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "_upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleLanczos2DAaBackward0": {
+        "entry": "_upsample_lanczos2d_aa",
+        "schema": "_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("self", "_upsample_lanczos2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "self_sym_sizes": "sizes",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "UpsampleLanczos2DAaBackwardBackward0": {
+        "entry": "_upsample_lanczos2d_aa_backward",
+        "schema": "_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "_upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "output_size": "value",
+            "align_corners": "value",
+            "scales_h": "value",
+            "scales_w": "value",
+        },
+    },
+    "GridSamplerTapsBackward0": {
+        "entry": "_grid_sampler_taps",
+        "schema": "_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor",
+        "formulas": (
+            ("input", "_grid_sampler_taps_backward(grad, grid, input.shape, order, interpolation_mode, padding_mode, align_corners)"),
+            ("grid", "grid_sampler_taps_grid_grad(grad, input, grid, order, interpolation_mode, padding_mode, align_corners)"),
+        ),
+        "result": (
+            ("result", "_grid_sampler_taps(input_t, grid_p, order, interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_jvp(input_p, grid_p, grid_t, order, interpolation_mode, padding_mode, align_corners)", ""),
+        ),
+        "saved": {
+            "grid": "tensor",
+            "input_sym_sizes": "sizes",
+            "order": "value",
+            "interpolation_mode": "value",
+            "padding_mode": "value",
+            "align_corners": "value",
+            "input": "tensor",
+        },
+    },
+    "GridSamplerTapsBackwardBackward0": {
+        "entry": "_grid_sampler_taps_backward",
+        "schema": "_grid_sampler_taps_backward(Tensor grad_output, Tensor grid, SymInt[] input_size, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor",
+        "formulas": (
+            ("grad_output", "_grid_sampler_taps(grad, grid, order, interpolation_mode, padding_mode, align_corners)"),
+            ("grid", "grid_sampler_taps_grid_grad(grad_output, grad, grid, order, interpolation_mode, padding_mode, align_corners)"),
+        ),
+        "result": (
+            ("result", "_grid_sampler_taps_backward(grad_output_t, grid_p, input_size, order, interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_size, order, interpolation_mode, padding_mode, align_corners)", ""),
+        ),
+        "saved": {
+            "grid": "tensor",
+            "order": "value",
+            "interpolation_mode": "value",
+            "padding_mode": "value",
+            "align_corners": "value",
+            "grad_output": "tensor",
+        },
+    },
 }

@@ -419,6 +419,23 @@ __all__ = [
     "_lazy_clone",
     "_reshape_alias",
     "slice_inverse",
+    "affine_grid_generator",
+    "grid_sampler_2d",
+    "grid_sampler_2d_backward",
+    "grid_sampler_3d",
+    "grid_sampler_3d_backward",
+    "_grid_sampler_2d_cpu_fallback",
+    "_grid_sampler_2d_cpu_fallback_backward",
+    "max_pool2d",
+    "max_pool2d_backward",
+    "_upsample_bilinear2d_aa",
+    "_upsample_bilinear2d_aa_backward",
+    "_upsample_bicubic2d_aa",
+    "_upsample_bicubic2d_aa_backward",
+    "_upsample_lanczos2d_aa",
+    "_upsample_lanczos2d_aa_backward",
+    "_grid_sampler_taps",
+    "_grid_sampler_taps_backward",
 ]
 
 
@@ -4276,3 +4293,165 @@ def slice_inverse(self_p, self_t, src_p, src_t, dim, start, end, step, result):
     result: auto_linear
     """
     return ops.slice_inverse(self_t, src_t, dim, start, end, step)
+
+
+def affine_grid_generator(theta_p, theta_t, size, align_corners, result):
+    """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry affine_grid_generator
+    result: auto_linear
+    """
+    return ops.affine_grid_generator(theta_t, size, align_corners)
+
+
+def grid_sampler_2d(input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners, result):
+    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry grid_sampler_2d
+    result: _grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_jvp(input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    """
+    return ops._grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + manual.grid_sampler_taps_jvp(ops, input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_2d_backward(grad_output_p, grad_output_t, input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners, output_mask, result0, result1):
+    """grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry grid_sampler_2d_backward
+    result0: grid_sampler_2d_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners, output_mask)[0] + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_p.shape, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    result1: grid_sampler_grid_grad_jvp(grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
+    """
+    result0_t = ops.grid_sampler_2d_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners, output_mask)[0] + manual.grid_sampler_taps_backward_jvp(ops, grad_output_p, grid_p, grid_t, input_p.shape, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    result1_t = manual.grid_sampler_grid_grad_jvp(ops, grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
+    return result0_t, result1_t
+
+
+def grid_sampler_3d(input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners, result):
+    """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry grid_sampler_3d
+    result: _grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_jvp(input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    """
+    return ops._grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + manual.grid_sampler_taps_jvp(ops, input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d_backward(grad_output_p, grad_output_t, input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners, output_mask, result0, result1):
+    """grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry grid_sampler_3d_backward
+    result0: grid_sampler_3d_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners, output_mask)[0] + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_p.shape, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    result1: grid_sampler_grid_grad_jvp(grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
+    """
+    result0_t = ops.grid_sampler_3d_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners, output_mask)[0] + manual.grid_sampler_taps_backward_jvp(ops, grad_output_p, grid_p, grid_t, input_p.shape, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    result1_t = manual.grid_sampler_grid_grad_jvp(ops, grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
+    return result0_t, result1_t
+
+
+def _grid_sampler_2d_cpu_fallback(input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners, result):
+    """_grid_sampler_2d_cpu_fallback(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_2d_cpu_fallback
+    result: _grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_jvp(input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+    """
+    return ops._grid_sampler_taps(input_t, grid_p, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners) + manual.grid_sampler_taps_jvp(ops, input_p, grid_p, grid_t, [0] * grid_p.shape[-1], interpolation_mode, padding_mode, align_corners)
+
+
+def _grid_sampler_2d_cpu_fallback_backward(grad_output_p, grad_output_t, input_p, input_t, grid_p, grid_t, interpolation_mode, padding_mode, align_corners, result0, result1):
+    """_grid_sampler_2d_cpu_fallback_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _grid_sampler_2d_cpu_fallback_backward
+    result0: _grid_sampler_2d_cpu_fallback_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners)[0] + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_p.shape, [0, 0], interpolation_mode, padding_mode, align_corners)
+    result1: grid_sampler_grid_grad_jvp(grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
+    """
+    result0_t = ops._grid_sampler_2d_cpu_fallback_backward(grad_output_t, input_p, grid_p, interpolation_mode, padding_mode, align_corners)[0] + manual.grid_sampler_taps_backward_jvp(ops, grad_output_p, grid_p, grid_t, input_p.shape, [0, 0], interpolation_mode, padding_mode, align_corners)
+    result1_t = manual.grid_sampler_grid_grad_jvp(ops, grad_output_p, input_p, grid_p, grad_output_t, input_t, grid_t, interpolation_mode, padding_mode, align_corners)
+    return result0_t, result1_t
+
+
+def max_pool2d(self_p, self_t, kernel_size, stride, padding, dilation, ceil_mode, result):
+    """max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+
+    derivatives.yaml, entry max_pool2d
+    result: max_pool_double_backward(self_t, max_pool2d_with_indices(self_p, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)
+    """
+    return manual.max_pool_double_backward(ops, self_t, ops.max_pool2d_with_indices(self_p, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)
+
+
+def max_pool2d_backward(grad_output_p, grad_output_t, self_p, self_t, kernel_size, stride, padding, dilation, ceil_mode, result):
+    """max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+
+    derivatives.yaml, entry max_pool2d_backward
+    result: max_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, dilation, ceil_mode)
+    """
+    return ops.max_pool2d_backward(grad_output_t, self_p, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def _upsample_bilinear2d_aa(self_p, self_t, output_size, align_corners, scales_h, scales_w, result):
+    """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bilinear2d_aa
+    result: auto_linear
+    """
+    return ops._upsample_bilinear2d_aa(self_t, output_size, align_corners, scales_h, scales_w)
+
+
+def _upsample_bilinear2d_aa_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales_h, scales_w, result):
+    """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bilinear2d_aa_backward
+    result: auto_linear
+    """
+    return ops._upsample_bilinear2d_aa_backward(grad_output_t, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+def _upsample_bicubic2d_aa(self_p, self_t, output_size, align_corners, scales_h, scales_w, result):
+    """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bicubic2d_aa
+    result: auto_linear
+    """
+    return ops._upsample_bicubic2d_aa(self_t, output_size, align_corners, scales_h, scales_w)
+
+
+def _upsample_bicubic2d_aa_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales_h, scales_w, result):
+    """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bicubic2d_aa_backward
+    result: auto_linear
+    """
+    return ops._upsample_bicubic2d_aa_backward(grad_output_t, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+def _upsample_lanczos2d_aa(self_p, self_t, output_size, align_corners, scales_h, scales_w, result):
+    """_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_lanczos2d_aa
+    result: auto_linear
+    """
+    return ops._upsample_lanczos2d_aa(self_t, output_size, align_corners, scales_h, scales_w)
+
+
+def _upsample_lanczos2d_aa_backward(grad_output_p, grad_output_t, output_size, input_size, align_corners, scales_h, scales_w, result):
+    """_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_lanczos2d_aa_backward
+    result: auto_linear
+    """
+    return ops._upsample_lanczos2d_aa_backward(grad_output_t, output_size, input_size, align_corners, scales_h, scales_w)
+
+
+def _grid_sampler_taps(input_p, input_t, grid_p, grid_t, order, interpolation_mode, padding_mode, align_corners, result):
+    """_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_taps
+    result: _grid_sampler_taps(input_t, grid_p, order, interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_jvp(input_p, grid_p, grid_t, order, interpolation_mode, padding_mode, align_corners)
+    """
+    return ops._grid_sampler_taps(input_t, grid_p, order, interpolation_mode, padding_mode, align_corners) + manual.grid_sampler_taps_jvp(ops, input_p, grid_p, grid_t, order, interpolation_mode, padding_mode, align_corners)
+
+
+def _grid_sampler_taps_backward(grad_output_p, grad_output_t, grid_p, grid_t, input_size, order, interpolation_mode, padding_mode, align_corners, result):
+    """_grid_sampler_taps_backward(Tensor grad_output, Tensor grid, SymInt[] input_size, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_taps_backward
+    result: _grid_sampler_taps_backward(grad_output_t, grid_p, input_size, order, interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_size, order, interpolation_mode, padding_mode, align_corners)
+    """
+    return ops._grid_sampler_taps_backward(grad_output_t, grid_p, input_size, order, interpolation_mode, padding_mode, align_corners) + manual.grid_sampler_taps_backward_jvp(ops, grad_output_p, grid_p, grid_t, input_size, order, interpolation_mode, padding_mode, align_corners)

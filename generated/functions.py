@@ -432,6 +432,23 @@ __all__ = [
     "LazyCloneBackward0",
     "ReshapeAliasBackward0",
     "SliceInverseBackward0",
+    "AffineGridGeneratorBackward0",
+    "GridSampler2DBackward0",
+    "GridSampler2DBackwardBackward0",
+    "GridSampler3DBackward0",
+    "GridSampler3DBackwardBackward0",
+    "GridSampler2DCpuFallbackBackward0",
+    "GridSampler2DCpuFallbackBackwardBackward0",
+    "MaxPool2DBackward0",
+    "MaxPool2DBackwardBackward0",
+    "UpsampleBilinear2DAaBackward0",
+    "UpsampleBilinear2DAaBackwardBackward0",
+    "UpsampleBicubic2DAaBackward0",
+    "UpsampleBicubic2DAaBackwardBackward0",
+    "UpsampleLanczos2DAaBackward0",
+    "UpsampleLanczos2DAaBackwardBackward0",
+    "GridSamplerTapsBackward0",
+    "GridSamplerTapsBackwardBackward0",
 ]
 
 
@@ -13488,4 +13505,584 @@ class SliceInverseBackward0(Node):
         # src: slice_scatter(grad, zeros_like(self), dim, start, end, step)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops.slice_scatter(grad, manual.zeros_like(ops, self_), dim, start, end, step)
+        return grad_inputs
+
+
+class AffineGridGeneratorBackward0(Node):
+    """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry affine_grid_generator
+    theta: affine_grid_generator_backward(grad, size, align_corners)
+    """
+
+    __slots__ = ("_saved_size", "_saved_align_corners")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        size = self._saved_size
+        align_corners = self._saved_align_corners
+        grad_inputs = [None]
+        # theta: affine_grid_generator_backward(grad, size, align_corners)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.affine_grid_generator_backward(ops, grad, size, align_corners)
+        return grad_inputs
+
+
+class GridSampler2DBackward0(Node):
+    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry grid_sampler_2d
+    input, grid: grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "grid_", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.grid_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        input = ops.unpack(self.input_, self)
+        grid = ops.unpack(self.grid_, self)
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_inputs = [None, None]
+        # input, grid: grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = ops.grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class GridSampler2DBackwardBackward0(Node):
+    """grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry grid_sampler_2d_backward
+    grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = ("grad_output_", "input_", "grid_", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.input_.reset_data()
+        self.grid_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        grad_output = ops.unpack(self.grad_output_, self)
+        input = ops.unpack(self.input_, self)
+        grid = ops.unpack(self.grid_, self)
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_inputs = [None, None, None]
+        # grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.grid_sampler_double_backward(ops, grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class GridSampler3DBackward0(Node):
+    """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry grid_sampler_3d
+    input, grid: grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "grid_", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.grid_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        input = ops.unpack(self.input_, self)
+        grid = ops.unpack(self.grid_, self)
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_inputs = [None, None]
+        # input, grid: grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = ops.grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class GridSampler3DBackwardBackward0(Node):
+    """grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry grid_sampler_3d_backward
+    grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = ("grad_output_", "input_", "grid_", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.input_.reset_data()
+        self.grid_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        grad_output = ops.unpack(self.grad_output_, self)
+        input = ops.unpack(self.input_, self)
+        grid = ops.unpack(self.grid_, self)
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_inputs = [None, None, None]
+        # grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.grid_sampler_double_backward(ops, grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class GridSampler2DCpuFallbackBackward0(Node):
+    """_grid_sampler_2d_cpu_fallback(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_2d_cpu_fallback
+    input, grid: _grid_sampler_2d_cpu_fallback_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+    """
+
+    __slots__ = ("input_", "grid_", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.grid_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        input = ops.unpack(self.input_, self)
+        grid = ops.unpack(self.grid_, self)
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_inputs = [None, None]
+        # input, grid: _grid_sampler_2d_cpu_fallback_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = ops._grid_sampler_2d_cpu_fallback_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class GridSampler2DCpuFallbackBackwardBackward0(Node):
+    """_grid_sampler_2d_cpu_fallback_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _grid_sampler_2d_cpu_fallback_backward
+    grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+    """
+
+    __slots__ = ("grad_output_", "input_", "grid_", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.input_.reset_data()
+        self.grid_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        grad_output = ops.unpack(self.grad_output_, self)
+        input = ops.unpack(self.input_, self)
+        grid = ops.unpack(self.grid_, self)
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_inputs = [None, None, None]
+        # grad_output, input, grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.grid_sampler_double_backward(ops, grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class MaxPool2DBackward0(Node):
+    """max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+
+    derivatives.yaml, entry max_pool2d
+    self: max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_ceil_mode")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        ceil_mode = self._saved_ceil_mode
+        grad_inputs = [None]
+        # self: max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.max_pool2d_backward(grad, self_, kernel_size, stride, padding, dilation, ceil_mode)
+        return grad_inputs
+
+
+class MaxPool2DBackwardBackward0(Node):
+    """max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+
+    derivatives.yaml, entry max_pool2d_backward
+    grad_output: max_pool_double_backward(grad, max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)
+    self: zeros_like(self)
+    """
+
+    __slots__ = ("self_", "_saved_kernel_size", "_saved_stride", "_saved_padding", "_saved_dilation", "_saved_ceil_mode")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        kernel_size = self._saved_kernel_size
+        stride = self._saved_stride
+        padding = self._saved_padding
+        dilation = self._saved_dilation
+        ceil_mode = self._saved_ceil_mode
+        grad_inputs = [None, None]
+        # grad_output: max_pool_double_backward(grad, max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.max_pool_double_backward(ops, grad, ops.max_pool2d_with_indices(self_, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)
+        # self: zeros_like(self)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, self_)
+        return grad_inputs
+
+
+class UpsampleBilinear2DAaBackward0(Node):
+    """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bilinear2d_aa
+    self: _upsample_bilinear2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: _upsample_bilinear2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_bilinear2d_aa_backward(grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleBilinear2DAaBackwardBackward0(Node):
+    """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bilinear2d_aa_backward
+    grad_output: _upsample_bilinear2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: _upsample_bilinear2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_bilinear2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleBicubic2DAaBackward0(Node):
+    """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bicubic2d_aa
+    self: _upsample_bicubic2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: _upsample_bicubic2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_bicubic2d_aa_backward(grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleBicubic2DAaBackwardBackward0(Node):
+    """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bicubic2d_aa_backward
+    grad_output: _upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: _upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleLanczos2DAaBackward0(Node):
+    """_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_lanczos2d_aa
+    self: _upsample_lanczos2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_self_sym_sizes", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        self_sym_sizes = self._saved_self_sym_sizes
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # self: _upsample_lanczos2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_lanczos2d_aa_backward(grad, output_size, self_sym_sizes, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class UpsampleLanczos2DAaBackwardBackward0(Node):
+    """_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_lanczos2d_aa_backward
+    grad_output: _upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+    """
+
+    __slots__ = ("_saved_output_size", "_saved_align_corners", "_saved_scales_h", "_saved_scales_w")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        output_size = self._saved_output_size
+        align_corners = self._saved_align_corners
+        scales_h = self._saved_scales_h
+        scales_w = self._saved_scales_w
+        grad_inputs = [None]
+        # grad_output: _upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)
+        return grad_inputs
+
+
+class GridSamplerTapsBackward0(Node):
+    """_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_taps
+    input: _grid_sampler_taps_backward(grad, grid, input.shape, order, interpolation_mode, padding_mode, align_corners)
+    grid: grid_sampler_taps_grid_grad(grad, input, grid, order, interpolation_mode, padding_mode, align_corners)
+    """
+
+    __slots__ = ("grid_", "_saved_input_sym_sizes", "_saved_order", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners", "input_")
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    def release_variables(self):
+        self.grid_.reset_data()
+        self.input_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grid = ops.unpack(self.grid_, self)
+        input_sym_sizes = self._saved_input_sym_sizes
+        order = self._saved_order
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        input = ops.unpack(self.input_, self)
+        grad_inputs = [None, None]
+        # input: _grid_sampler_taps_backward(grad, grid, input.shape, order, interpolation_mode, padding_mode, align_corners)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._grid_sampler_taps_backward(grad, grid, input_sym_sizes, order, interpolation_mode, padding_mode, align_corners)
+        # grid: grid_sampler_taps_grid_grad(grad, input, grid, order, interpolation_mode, padding_mode, align_corners)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.grid_sampler_taps_grid_grad(ops, grad, input, grid, order, interpolation_mode, padding_mode, align_corners)
+        return grad_inputs
+
+
+class GridSamplerTapsBackwardBackward0(Node):
+    """_grid_sampler_taps_backward(Tensor grad_output, Tensor grid, SymInt[] input_size, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_taps_backward
+    grad_output: _grid_sampler_taps(grad, grid, order, interpolation_mode, padding_mode, align_corners)
+    grid: grid_sampler_taps_grid_grad(grad_output, grad, grid, order, interpolation_mode, padding_mode, align_corners)
+    """
+
+    __slots__ = ("grid_", "_saved_order", "_saved_interpolation_mode", "_saved_padding_mode", "_saved_align_corners", "grad_output_")
+
+    @property
+    def _saved_grid(self):
+        return self.grid_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    def release_variables(self):
+        self.grid_.reset_data()
+        self.grad_output_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grid = ops.unpack(self.grid_, self)
+        order = self._saved_order
+        interpolation_mode = self._saved_interpolation_mode
+        padding_mode = self._saved_padding_mode
+        align_corners = self._saved_align_corners
+        grad_output = ops.unpack(self.grad_output_, self)
+        grad_inputs = [None, None]
+        # grad_output: _grid_sampler_taps(grad, grid, order, interpolation_mode, padding_mode, align_corners)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._grid_sampler_taps(grad, grid, order, interpolation_mode, padding_mode, align_corners)
+        # grid: grid_sampler_taps_grid_grad(grad_output, grad, grid, order, interpolation_mode, padding_mode, align_corners)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.grid_sampler_taps_grid_grad(ops, grad_output, grad, grid, order, interpolation_mode, padding_mode, align_corners)
         return grad_inputs

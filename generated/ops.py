@@ -34,6 +34,7 @@ from generated.functions import (
     AddmmBackward0,
     AddmvBackward0,
     AddrBackward0,
+    AffineGridGeneratorBackward0,
     AliasBackward0,
     AmaxBackward0,
     AminBackward0,
@@ -143,6 +144,14 @@ from generated.functions import (
     GeluBackwardBackward0,
     GluBackward0,
     GluBackwardBackward0,
+    GridSampler2DBackward0,
+    GridSampler2DBackwardBackward0,
+    GridSampler2DCpuFallbackBackward0,
+    GridSampler2DCpuFallbackBackwardBackward0,
+    GridSampler3DBackward0,
+    GridSampler3DBackwardBackward0,
+    GridSamplerTapsBackward0,
+    GridSamplerTapsBackwardBackward0,
     GtBackward0,
     GtBackward1,
     HardshrinkBackward0,
@@ -220,6 +229,8 @@ from generated.functions import (
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
+    MaxPool2DBackward0,
+    MaxPool2DBackwardBackward0,
     MaxPool2DWithIndicesBackward0,
     MaxPool2DWithIndicesBackwardBackward0,
     MaxPool3DWithIndicesBackward0,
@@ -402,10 +413,16 @@ from generated.functions import (
     UnsafeViewBackward0,
     UnsqueezeBackward0,
     UnsqueezeBackward1,
+    UpsampleBicubic2DAaBackward0,
+    UpsampleBicubic2DAaBackwardBackward0,
     UpsampleBicubic2DBackward0,
     UpsampleBicubic2DBackwardBackward0,
+    UpsampleBilinear2DAaBackward0,
+    UpsampleBilinear2DAaBackwardBackward0,
     UpsampleBilinear2DBackward0,
     UpsampleBilinear2DBackwardBackward0,
+    UpsampleLanczos2DAaBackward0,
+    UpsampleLanczos2DAaBackwardBackward0,
     UpsampleLinear1DBackward0,
     UpsampleLinear1DBackwardBackward0,
     UpsampleNearest1DBackward0,
@@ -454,6 +471,10 @@ __all__ = [
     "_conv_depthwise2d",
     "_convolution",
     "_euclidean_dist",
+    "_grid_sampler_2d_cpu_fallback",
+    "_grid_sampler_2d_cpu_fallback_backward",
+    "_grid_sampler_taps",
+    "_grid_sampler_taps_backward",
     "_index_put_impl_",
     "_is_all_true",
     "_is_any_true",
@@ -477,6 +498,12 @@ __all__ = [
     "_softmax_backward_data",
     "_to_copy",
     "_unsafe_view",
+    "_upsample_bicubic2d_aa",
+    "_upsample_bicubic2d_aa_backward",
+    "_upsample_bilinear2d_aa",
+    "_upsample_bilinear2d_aa_backward",
+    "_upsample_lanczos2d_aa",
+    "_upsample_lanczos2d_aa_backward",
     "_upsample_nearest_exact1d",
     "_upsample_nearest_exact1d_backward",
     "_upsample_nearest_exact2d",
@@ -502,6 +529,7 @@ __all__ = [
     "addmv",
     "addmv_",
     "addr",
+    "affine_grid_generator",
     "alias",
     "all",
     "amax",
@@ -617,6 +645,10 @@ __all__ = [
     "gelu_backward",
     "glu",
     "glu_backward",
+    "grid_sampler_2d",
+    "grid_sampler_2d_backward",
+    "grid_sampler_3d",
+    "grid_sampler_3d_backward",
     "gt",
     "hardshrink",
     "hardshrink_backward",
@@ -687,6 +719,8 @@ __all__ = [
     "masked_scatter",
     "masked_select",
     "max",
+    "max_pool2d",
+    "max_pool2d_backward",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
     "max_pool3d_with_indices",
@@ -16755,6 +16789,491 @@ def slice_inverse(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def affine_grid_generator(theta=MISSING, size=MISSING, align_corners=MISSING, **kwargs):
+    """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry affine_grid_generator
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(affine_grid_generator, (theta, size, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(theta, Tensor) or size is MISSING or align_corners is MISSING or kwargs:
+        theta, size, align_corners = _arguments.bind(OVERLOADS["affine_grid_generator"], (theta, size, align_corners,), kwargs)
+    size = recording.int_tuple(size)
+    result = recording.wrap(kernels.affine_grid_generator(recording.data(theta), size, align_corners))
+    if _grad_state.enabled and (isinstance(theta, Tensor) and (theta._requires_grad or theta.grad_fn is not None)):
+        grad_fn = AffineGridGeneratorBackward0((gradient_edge(theta),))
+        grad_fn._saved_size = size
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(theta):
+        with forward_grad.computing_tangents():
+            tangent = forward.affine_grid_generator(theta, forward_grad.tangent(theta), size, align_corners, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def grid_sampler_2d(input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+    """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry grid_sampler_2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(grid_sampler_2d, (input, grid, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
+        input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["grid_sampler_2d"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs)
+    result = recording.wrap(kernels.grid_sampler_2d(recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
+    if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
+        grad_fn = GridSampler2DBackward0((gradient_edge(input), gradient_edge(grid)))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward.grid_sampler_2d(input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), interpolation_mode, padding_mode, align_corners, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def grid_sampler_2d_backward(grad_output=MISSING, input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, output_mask=MISSING, **kwargs):
+    """grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry grid_sampler_2d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(grid_sampler_2d_backward, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or output_mask is MISSING or kwargs:
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask = _arguments.bind(OVERLOADS["grid_sampler_2d_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,), kwargs)
+    result0, result1 = map(recording.wrap, kernels.grid_sampler_2d_backward(recording.data(grad_output), recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners, output_mask))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
+        grad_fn = GridSampler2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(input), gradient_edge(grid)))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward.grid_sampler_2d_backward(grad_output, forward_grad.tangent(grad_output), input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), interpolation_mode, padding_mode, align_corners, output_mask, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    return (result0, result1)
+
+
+def grid_sampler_3d(input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+    """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry grid_sampler_3d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(grid_sampler_3d, (input, grid, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
+        input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["grid_sampler_3d"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs)
+    result = recording.wrap(kernels.grid_sampler_3d(recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
+    if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
+        grad_fn = GridSampler3DBackward0((gradient_edge(input), gradient_edge(grid)))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward.grid_sampler_3d(input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), interpolation_mode, padding_mode, align_corners, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def grid_sampler_3d_backward(grad_output=MISSING, input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, output_mask=MISSING, **kwargs):
+    """grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry grid_sampler_3d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(grid_sampler_3d_backward, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or output_mask is MISSING or kwargs:
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask = _arguments.bind(OVERLOADS["grid_sampler_3d_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,), kwargs)
+    result0, result1 = map(recording.wrap, kernels.grid_sampler_3d_backward(recording.data(grad_output), recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners, output_mask))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
+        grad_fn = GridSampler3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(input), gradient_edge(grid)))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward.grid_sampler_3d_backward(grad_output, forward_grad.tangent(grad_output), input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), interpolation_mode, padding_mode, align_corners, output_mask, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    return (result0, result1)
+
+
+def _grid_sampler_2d_cpu_fallback(input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+    """_grid_sampler_2d_cpu_fallback(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_2d_cpu_fallback
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_grid_sampler_2d_cpu_fallback, (input, grid, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
+        input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_2d_cpu_fallback"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs)
+    result = recording.wrap(kernels._grid_sampler_2d_cpu_fallback(recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
+    if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
+        grad_fn = GridSampler2DCpuFallbackBackward0((gradient_edge(input), gradient_edge(grid)))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward._grid_sampler_2d_cpu_fallback(input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), interpolation_mode, padding_mode, align_corners, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _grid_sampler_2d_cpu_fallback_backward(grad_output=MISSING, input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+    """_grid_sampler_2d_cpu_fallback_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _grid_sampler_2d_cpu_fallback_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_grid_sampler_2d_cpu_fallback_backward, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_2d_cpu_fallback_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners,), kwargs)
+    result0, result1 = map(recording.wrap, kernels._grid_sampler_2d_cpu_fallback_backward(recording.data(grad_output), recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
+        grad_fn = GridSampler2DCpuFallbackBackwardBackward0((gradient_edge(grad_output), gradient_edge(input), gradient_edge(grid)))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward._grid_sampler_2d_cpu_fallback_backward(grad_output, forward_grad.tangent(grad_output), input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), interpolation_mode, padding_mode, align_corners, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    return (result0, result1)
+
+
+def max_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False, **kwargs):
+    """max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+
+    derivatives.yaml, entry max_pool2d
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d, (self_, kernel_size, stride, padding, dilation, ceil_mode), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
+        self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool2d"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.max_pool2d(recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MaxPool2DBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_ceil_mode = ceil_mode
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_pool2d(self_, forward_grad.tangent(self_), kernel_size, stride, padding, dilation, ceil_mode, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False, **kwargs):
+    """max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
+
+    derivatives.yaml, entry max_pool2d_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(max_pool2d_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
+        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool2d_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
+    kernel_size = recording.int_tuple(kernel_size)
+    stride = recording.int_tuple(stride)
+    padding = recording.int_tuple(padding)
+    dilation = recording.int_tuple(dilation)
+    result = recording.wrap(kernels.max_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MaxPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_kernel_size = kernel_size
+        grad_fn._saved_stride = stride
+        grad_fn._saved_padding = padding
+        grad_fn._saved_dilation = dilation
+        grad_fn._saved_ceil_mode = ceil_mode
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.max_pool2d_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), kernel_size, stride, padding, dilation, ceil_mode, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_bilinear2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+    """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bilinear2d_aa
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_bilinear2d_aa, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bilinear2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._upsample_bilinear2d_aa(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleBilinear2DAaBackward0((gradient_edge(self_),))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_bilinear2d_aa(self_, forward_grad.tangent(self_), output_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_bilinear2d_aa_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+    """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bilinear2d_aa_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_bilinear2d_aa_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bilinear2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels._upsample_bilinear2d_aa_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleBilinear2DAaBackwardBackward0((gradient_edge(grad_output),))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_bilinear2d_aa_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_bicubic2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+    """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bicubic2d_aa
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_bicubic2d_aa, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bicubic2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._upsample_bicubic2d_aa(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleBicubic2DAaBackward0((gradient_edge(self_),))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_bicubic2d_aa(self_, forward_grad.tangent(self_), output_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_bicubic2d_aa_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+    """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_bicubic2d_aa_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_bicubic2d_aa_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bicubic2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels._upsample_bicubic2d_aa_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleBicubic2DAaBackwardBackward0((gradient_edge(grad_output),))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_bicubic2d_aa_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_lanczos2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+    """_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_lanczos2d_aa
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_lanczos2d_aa, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_lanczos2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    result = recording.wrap(kernels._upsample_lanczos2d_aa(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UpsampleLanczos2DAaBackward0((gradient_edge(self_),))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_lanczos2d_aa(self_, forward_grad.tangent(self_), output_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _upsample_lanczos2d_aa_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+    """_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
+
+    derivatives.yaml, entry _upsample_lanczos2d_aa_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_upsample_lanczos2d_aa_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_lanczos2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+    output_size = recording.int_tuple(output_size)
+    input_size = recording.int_tuple(input_size)
+    result = recording.wrap(kernels._upsample_lanczos2d_aa_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = UpsampleLanczos2DAaBackwardBackward0((gradient_edge(grad_output),))
+        grad_fn._saved_output_size = output_size
+        grad_fn._saved_align_corners = align_corners
+        grad_fn._saved_scales_h = scales_h
+        grad_fn._saved_scales_w = scales_w
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward._upsample_lanczos2d_aa_backward(grad_output, forward_grad.tangent(grad_output), output_size, input_size, align_corners, scales_h, scales_w, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _grid_sampler_taps(input=MISSING, grid=MISSING, order=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+    """_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_taps
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_grid_sampler_taps, (input, grid, order, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or order is MISSING or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
+        input, grid, order, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_taps"], (input, grid, order, interpolation_mode, padding_mode, align_corners,), kwargs)
+    order = recording.int_tuple(order)
+    result = recording.wrap(kernels._grid_sampler_taps(recording.data(input), recording.data(grid), order, interpolation_mode, padding_mode, align_corners))
+    if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
+        grad_fn = GridSamplerTapsBackward0((gradient_edge(input), gradient_edge(grid)))
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_input_sym_sizes = recording.sizes(input)
+        grad_fn._saved_order = order
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        grad_fn.input_ = SavedVariable(input, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward._grid_sampler_taps(input, forward_grad.tangent(input), grid, forward_grad.tangent(grid), order, interpolation_mode, padding_mode, align_corners, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _grid_sampler_taps_backward(grad_output=MISSING, grid=MISSING, input_size=MISSING, order=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+    """_grid_sampler_taps_backward(Tensor grad_output, Tensor grid, SymInt[] input_size, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
+
+    derivatives.yaml, entry _grid_sampler_taps_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_grid_sampler_taps_backward, (grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(grid, Tensor) or input_size is MISSING or order is MISSING or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
+        grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_taps_backward"], (grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners,), kwargs)
+    input_size = recording.int_tuple(input_size)
+    order = recording.int_tuple(order)
+    result = recording.wrap(kernels._grid_sampler_taps_backward(recording.data(grad_output), recording.data(grid), input_size, order, interpolation_mode, padding_mode, align_corners))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
+        grad_fn = GridSamplerTapsBackwardBackward0((gradient_edge(grad_output), gradient_edge(grid)))
+        grad_fn.grid_ = SavedVariable(grid, False)
+        grad_fn._saved_order = order
+        grad_fn._saved_interpolation_mode = interpolation_mode
+        grad_fn._saved_padding_mode = padding_mode
+        grad_fn._saved_align_corners = align_corners
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, grid):
+        with forward_grad.computing_tangents():
+            tangent = forward._grid_sampler_taps_backward(grad_output, forward_grad.tangent(grad_output), grid, forward_grad.tangent(grid), input_size, order, interpolation_mode, padding_mode, align_corners, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 add = add_Tensor
 add_ = add_Tensor_
@@ -19286,6 +19805,137 @@ OVERLOADS = {
         Param("end", "int?", has_default=True),
         Param("step", "int", has_default=True),
     )),
+    "affine_grid_generator": Overload(affine_grid_generator, kernels.affine_grid_generator, "affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor", (
+        Param("theta", "Tensor"),
+        Param("size", "int[]"),
+        Param("align_corners", "bool"),
+    )),
+    "grid_sampler_2d": Overload(grid_sampler_2d, kernels.grid_sampler_2d, "grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+    )),
+    "grid_sampler_2d_backward": Overload(grid_sampler_2d_backward, kernels.grid_sampler_2d_backward, "grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)", (
+        Param("grad_output", "Tensor"),
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+        Param("output_mask", "bool[2]"),
+    )),
+    "grid_sampler_3d": Overload(grid_sampler_3d, kernels.grid_sampler_3d, "grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+    )),
+    "grid_sampler_3d_backward": Overload(grid_sampler_3d_backward, kernels.grid_sampler_3d_backward, "grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)", (
+        Param("grad_output", "Tensor"),
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+        Param("output_mask", "bool[2]"),
+    )),
+    "_grid_sampler_2d_cpu_fallback": Overload(_grid_sampler_2d_cpu_fallback, kernels._grid_sampler_2d_cpu_fallback, "_grid_sampler_2d_cpu_fallback(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+    )),
+    "_grid_sampler_2d_cpu_fallback_backward": Overload(_grid_sampler_2d_cpu_fallback_backward, kernels._grid_sampler_2d_cpu_fallback_backward, "_grid_sampler_2d_cpu_fallback_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> (Tensor, Tensor)", (
+        Param("grad_output", "Tensor"),
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+    )),
+    "max_pool2d": Overload(max_pool2d, kernels.max_pool2d, "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]", has_default=True),
+        Param("padding", "int[2]", has_default=True),
+        Param("dilation", "int[2]", has_default=True),
+        Param("ceil_mode", "bool", has_default=True),
+    )),
+    "max_pool2d_backward": Overload(max_pool2d_backward, kernels.max_pool2d_backward, "max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("self_", "Tensor"),
+        Param("kernel_size", "int[2]"),
+        Param("stride", "int[2]", has_default=True),
+        Param("padding", "int[2]", has_default=True),
+        Param("dilation", "int[2]", has_default=True),
+        Param("ceil_mode", "bool", has_default=True),
+    )),
+    "_upsample_bilinear2d_aa": Overload(_upsample_bilinear2d_aa, kernels._upsample_bilinear2d_aa, "_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_bilinear2d_aa_backward": Overload(_upsample_bilinear2d_aa_backward, kernels._upsample_bilinear2d_aa_backward, "_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_bicubic2d_aa": Overload(_upsample_bicubic2d_aa, kernels._upsample_bicubic2d_aa, "_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_bicubic2d_aa_backward": Overload(_upsample_bicubic2d_aa_backward, kernels._upsample_bicubic2d_aa_backward, "_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_lanczos2d_aa": Overload(_upsample_lanczos2d_aa, kernels._upsample_lanczos2d_aa, "_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_upsample_lanczos2d_aa_backward": Overload(_upsample_lanczos2d_aa_backward, kernels._upsample_lanczos2d_aa_backward, "_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output_size", "int[2]"),
+        Param("input_size", "int[4]"),
+        Param("align_corners", "bool"),
+        Param("scales_h", "float?", has_default=True),
+        Param("scales_w", "float?", has_default=True),
+    )),
+    "_grid_sampler_taps": Overload(_grid_sampler_taps, kernels._grid_sampler_taps, "_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("order", "int[]"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+    )),
+    "_grid_sampler_taps_backward": Overload(_grid_sampler_taps_backward, kernels._grid_sampler_taps_backward, "_grid_sampler_taps_backward(Tensor grad_output, Tensor grid, SymInt[] input_size, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("grid", "Tensor"),
+        Param("input_size", "int[]"),
+        Param("order", "int[]"),
+        Param("interpolation_mode", "int"),
+        Param("padding_mode", "int"),
+        Param("align_corners", "bool"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -20601,6 +21251,57 @@ BY_NAME = {
     ),
     "slice_inverse": (
         OVERLOADS["slice_inverse"],
+    ),
+    "affine_grid_generator": (
+        OVERLOADS["affine_grid_generator"],
+    ),
+    "grid_sampler_2d": (
+        OVERLOADS["grid_sampler_2d"],
+    ),
+    "grid_sampler_2d_backward": (
+        OVERLOADS["grid_sampler_2d_backward"],
+    ),
+    "grid_sampler_3d": (
+        OVERLOADS["grid_sampler_3d"],
+    ),
+    "grid_sampler_3d_backward": (
+        OVERLOADS["grid_sampler_3d_backward"],
+    ),
+    "_grid_sampler_2d_cpu_fallback": (
+        OVERLOADS["_grid_sampler_2d_cpu_fallback"],
+    ),
+    "_grid_sampler_2d_cpu_fallback_backward": (
+        OVERLOADS["_grid_sampler_2d_cpu_fallback_backward"],
+    ),
+    "max_pool2d": (
+        OVERLOADS["max_pool2d"],
+    ),
+    "max_pool2d_backward": (
+        OVERLOADS["max_pool2d_backward"],
+    ),
+    "_upsample_bilinear2d_aa": (
+        OVERLOADS["_upsample_bilinear2d_aa"],
+    ),
+    "_upsample_bilinear2d_aa_backward": (
+        OVERLOADS["_upsample_bilinear2d_aa_backward"],
+    ),
+    "_upsample_bicubic2d_aa": (
+        OVERLOADS["_upsample_bicubic2d_aa"],
+    ),
+    "_upsample_bicubic2d_aa_backward": (
+        OVERLOADS["_upsample_bicubic2d_aa_backward"],
+    ),
+    "_upsample_lanczos2d_aa": (
+        OVERLOADS["_upsample_lanczos2d_aa"],
+    ),
+    "_upsample_lanczos2d_aa_backward": (
+        OVERLOADS["_upsample_lanczos2d_aa_backward"],
+    ),
+    "_grid_sampler_taps": (
+        OVERLOADS["_grid_sampler_taps"],
+    ),
+    "_grid_sampler_taps_backward": (
+        OVERLOADS["_grid_sampler_taps_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -1504,4 +1504,67 @@ FORMULAS = {
         0: "self: slice(grad, dim, start, end, step)",
         1: "src: slice_scatter(grad, zeros_like(self), dim, start, end, step)",
     },
+    "AffineGridGeneratorBackward0": {
+        0: "theta: affine_grid_generator_backward(grad, size, align_corners)",
+    },
+    "GridSampler2DBackward0": {
+        0: "input: grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+        1: "grid: grid_sampler_2d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+    },
+    "GridSampler2DBackwardBackward0": {
+        0: "grad_output: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+        1: "input: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+        2: "grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+    },
+    "GridSampler3DBackward0": {
+        0: "input: grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+        1: "grid: grid_sampler_3d_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+    },
+    "GridSampler3DBackwardBackward0": {
+        0: "grad_output: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+        1: "input: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+        2: "grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+    },
+    "GridSampler2DCpuFallbackBackward0": {
+        0: "input: _grid_sampler_2d_cpu_fallback_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners)",
+        1: "grid: _grid_sampler_2d_cpu_fallback_backward(grad, input, grid, interpolation_mode, padding_mode, align_corners)",
+    },
+    "GridSampler2DCpuFallbackBackwardBackward0": {
+        0: "grad_output: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+        1: "input: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+        2: "grid: grid_sampler_double_backward(grads[0], grads[1], grad_output, input, grid, interpolation_mode, padding_mode, align_corners, grad_input_mask)",
+    },
+    "MaxPool2DBackward0": {
+        0: "self: max_pool2d_backward(grad, self, kernel_size, stride, padding, dilation, ceil_mode)",
+    },
+    "MaxPool2DBackwardBackward0": {
+        0: "grad_output: max_pool_double_backward(grad, max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[1], 2)",
+        1: "self: zeros_like(self)",
+    },
+    "UpsampleBilinear2DAaBackward0": {
+        0: "self: _upsample_bilinear2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleBilinear2DAaBackwardBackward0": {
+        0: "grad_output: _upsample_bilinear2d_aa(grad, output_size, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleBicubic2DAaBackward0": {
+        0: "self: _upsample_bicubic2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleBicubic2DAaBackwardBackward0": {
+        0: "grad_output: _upsample_bicubic2d_aa(grad, output_size, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleLanczos2DAaBackward0": {
+        0: "self: _upsample_lanczos2d_aa_backward(grad, output_size, self.shape, align_corners, scales_h, scales_w)",
+    },
+    "UpsampleLanczos2DAaBackwardBackward0": {
+        0: "grad_output: _upsample_lanczos2d_aa(grad, output_size, align_corners, scales_h, scales_w)",
+    },
+    "GridSamplerTapsBackward0": {
+        0: "input: _grid_sampler_taps_backward(grad, grid, input.shape, order, interpolation_mode, padding_mode, align_corners)",
+        1: "grid: grid_sampler_taps_grid_grad(grad, input, grid, order, interpolation_mode, padding_mode, align_corners)",
+    },
+    "GridSamplerTapsBackwardBackward0": {
+        0: "grad_output: _grid_sampler_taps(grad, grid, order, interpolation_mode, padding_mode, align_corners)",
+        1: "grid: grid_sampler_taps_grid_grad(grad_output, grad, grid, order, interpolation_mode, padding_mode, align_corners)",
+    },
 }

@@ -259,6 +259,14 @@ from runtime.nn.conv import (  # noqa: E402
 )
 
 __all__ += ["conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+from runtime.nn.grid_sample import grid_sampler  # noqa: E402
+
+# the antialiased resizes with their .vec overloads
+from runtime.nn.upsampling import _upsample_bicubic2d_aa as _upsample_bicubic2d_aa  # noqa: E402
+from runtime.nn.upsampling import _upsample_bilinear2d_aa as _upsample_bilinear2d_aa  # noqa: E402
+from runtime.nn.upsampling import _upsample_lanczos2d_aa as _upsample_lanczos2d_aa  # noqa: E402
+
+__all__ += ["grid_sampler"]
 # -- end of nnA's block ---------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import itertools
 import math
 import warnings
 from fractions import Fraction
@@ -6719,6 +6720,8 @@ _UPSAMPLE_DTYPE_OP = {
     ("linear", 2): "upsample_bilinear2d_channels_last",
     ("linear", 3): "compute_indices_weights_linear",
     ("cubic", 2): "compute_indices_weights_cubic",
+    **{(f"aa-{kind}", 2): "compute_index_ranges_weights"
+       for kind in ("linear", "cubic", "lanczos")},
 }
 
 
@@ -6821,6 +6824,9 @@ def _upsample_taps(kind: str, in_sizes, out_sizes, scales, align_corners, dtype,
                                       shortcuts))
         elif kind == "linear":
             taps.append(_linear_taps(in_size, out_size, scale, align_corners, dtype))
+        elif kind.startswith("aa-"):
+            taps.append(_antialias_taps(kind[3:], in_size, out_size, scale, align_corners,
+                                        dtype))
         else:
             taps.append(_cubic_taps(in_size, out_size, scale, align_corners, dtype))
     return taps
@@ -7927,3 +7933,428 @@ def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
     src is that tensor; gradgen has no shared storage, so it writes self into src's slice
     (the same values in that case)."""
     return slice_scatter(src, self, dim, start, end, step)
+
+
+# -- grid sampling and affine grids -----------------------------------------------------------
+# grid_sampler reads the input at the points a grid gives (in [-1, 1] per spatial dim, x
+# first: width, then height, then depth), each point a weighted sum over "taps": the 2 (or
+# 2 x 2 x 2) corners of its cell for bilinear, the nearest element, or 4 x 4 elements for
+# bicubic. Each tap is a product of one weight per dim, so the gradients in the grid are
+# the weights' derivatives times the coordinate's (the unnormalisation's scale, and 0 or
+# +-1 where border or reflection padding clips or folds it).
+
+_BILINEAR, _NEAREST, _BICUBIC = 0, 1, 2
+_ZEROS, _BORDER, _REFLECTION = 0, 1, 2
+_CUBIC_A = -0.75
+
+
+def _unnormalize(coord, size: int, align_corners: bool):
+    """A grid coordinate in [-1, 1] as an input position, and d position / d coordinate."""
+    if align_corners:
+        return (coord + 1) / 2 * (size - 1), (size - 1) / 2
+    return ((coord + 1) * size - 1) / 2, size / 2
+
+
+def _clip(position, size: int):
+    """Border padding: the position clipped into the input, and its derivative (0 where
+    clipped, at the bounds too)."""
+    inside = (position > 0) & (position < size - 1)
+    return np.clip(position, 0, size - 1), inside.astype(position.dtype)
+
+
+def _reflect(position, twice_low: int, twice_high: int):
+    """Reflection padding: the position folded back between low and high, and its
+    derivative (+1 or -1)."""
+    if twice_low == twice_high:
+        return np.zeros_like(position), np.zeros_like(position)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    shifted = position - low
+    sign = np.where(shifted < 0, -1.0, 1.0)
+    distance = np.abs(shifted)
+    extra = np.fmod(distance, span)
+    flips = np.floor(distance / span)
+    even = np.fmod(flips, 2) == 0
+    return (np.where(even, extra + low, span - extra + low).astype(position.dtype),
+            np.where(even, sign, -sign).astype(position.dtype))
+
+
+def _pad_position(position, size: int, padding_mode: int, align_corners: bool):
+    """torch's compute_coordinates: the position after border or reflection padding, and
+    its derivative."""
+    if padding_mode == _BORDER:
+        return _clip(position, size)
+    if padding_mode == _REFLECTION:
+        low, high = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        folded, slope = _reflect(position, low, high)
+        clipped, inner = _clip(folded, size)
+        return clipped, slope * inner
+    return position, np.ones_like(position)
+
+
+def _cubic_weights(t):
+    """The 4 cubic convolution weights (A = -0.75) at fraction t, each as its value and
+    its first three derivatives in t (a cubic's fourth is zero)."""
+    a = _CUBIC_A
+
+    def near(x):  # |x| <= 1
+        return [((a + 2) * x - (a + 3)) * x * x + 1, (3 * (a + 2) * x - 2 * (a + 3)) * x,
+                6 * (a + 2) * x - 2 * (a + 3), 6 * (a + 2) + 0 * x]
+
+    def far(x):  # 1 < |x| < 2
+        return [((a * x - 5 * a) * x + 8 * a) * x - 4 * a, (3 * a * x - 10 * a) * x + 8 * a,
+                6 * a * x - 10 * a, 6 * a + 0 * x]
+
+    taps = [(far(t + 1), 1), (near(t), 1), (near(1 - t), -1), (far(2 - t), -1)]
+    return [[d * sign ** n for n, d in enumerate(values)] for values, sign in taps]
+
+
+def _dim_taps(coord, size: int, mode: int, padding_mode: int, align_corners: bool):
+    """One spatial dim's taps over the grid's points: [(index, valid, [weight and its
+    first three derivatives in the position])], and d position / d coordinate."""
+    position, scale = _unnormalize(coord, size, align_corners)
+    zero = np.zeros_like(position)
+    if mode == _BICUBIC:  # the taps are padded one by one, the fraction is not
+        base = np.floor(position)
+        taps = []
+        for j, weights in enumerate(_cubic_weights(position - base)):
+            at, _ = _pad_position(base - 1 + j, size, padding_mode, align_corners)
+            taps.append((at, weights))
+        slope = zero + scale
+    else:
+        position, padded_slope = _pad_position(position, size, padding_mode, align_corners)
+        slope = padded_slope * scale
+        if mode == _NEAREST:
+            taps = [(np.rint(position), [zero + 1, zero, zero, zero])]
+        else:
+            base = np.floor(position)
+            taps = [(base, [base + 1 - position, zero - 1, zero, zero]),
+                    (base + 1, [position - base, zero + 1, zero, zero])]
+    out = []
+    for at, weights in taps:
+        valid = np.isfinite(at) & (at >= 0) & (at < size)
+        out.append((np.where(valid, at, 0).astype(np.int64), valid, weights))
+    return out, slope
+
+
+def _grid_check(input, grid, mode: int, dims: int) -> None:
+    """torch's checks of grid_sampler_2d / 3d, in its order and words."""
+    if input.dtype != grid.dtype:
+        raise RuntimeError(f"expected scalar type {_dtype_name(input)} but found "
+                           f"{_dtype_name(grid)}")
+    if input.shape[:1] != grid.shape[:1]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in "
+                           f"last dimension, but got grid with sizes {list(grid.shape)}")
+    for dim in range(2, input.ndim):
+        if input.shape[dim] == 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {dim} being empty")
+    if input.ndim != dims + 2 or grid.ndim != dims + 2:
+        raise RuntimeError(f"grid_sampler(): expected {dims + 2}D input and grid with same "
+                           f"number of dimensions, but got input with sizes "
+                           f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
+    if dims == 3 and mode == _BICUBIC:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if input.dtype.kind != "f":
+        raise NotImplementedError(f"\"grid_sampler_{dims}d_cpu_kernel_impl\" not implemented "
+                                  f"for '{_dtype_name(input)}'")
+
+
+class _GridTaps:
+    """Every tap of every grid point: its index per spatial dim, whether it lies inside the
+    input, and its weight: the product of one weight per dim, differentiated `order[k]`
+    times in grid coordinate k (the weight's derivatives in the position times the
+    position's slope in the coordinate, whose own derivative is zero almost everywhere)."""
+
+    def __init__(self, spatial, grid, mode, padding_mode, align_corners):
+        dims = grid.shape[-1]
+        per_dim, self.slopes = [], []
+        for k in range(dims):  # grid coordinate k reads spatial dim dims - 1 - k
+            taps, slope = _dim_taps(grid[..., k], spatial[dims - 1 - k], mode, padding_mode,
+                                    align_corners)
+            per_dim.append(taps)
+            self.slopes.append(slope)
+        self.dims = dims
+        self.taps = []
+        for combo in itertools.product(*per_dim):
+            valid = np.logical_and.reduce([t[1] for t in combo])
+            index = tuple(combo[k][0] for k in reversed(range(dims)))  # spatial order
+            self.taps.append((index, valid, [t[2] for t in combo]))
+        self.batch = np.arange(grid.shape[0]).reshape((-1,) + (1,) * (grid.ndim - 2))
+
+    def weight(self, weights, order):
+        total = 1
+        for k, n in enumerate(order):
+            if n > 3:
+                return 0 * weights[k][0]
+            total = total * weights[k][n] * self.slopes[k] ** n
+        return total
+
+    def read(self, array, index, valid):
+        """array (N, C, *spatial) at the tap: (N, *grid points, C), zero outside."""
+        values = np.moveaxis(array, 1, -1)[(self.batch,) + index]
+        return values * valid[..., None]
+
+
+def _taps_order(order, dims: int) -> list[int]:
+    order = [builtins.int(n) for n in order]
+    if len(order) != dims or builtins.min(order, default=0) < 0:
+        raise RuntimeError(f"_grid_sampler_taps: expected order to hold {dims} counts of "
+                           f"derivatives, but got {order}")
+    return order
+
+
+def _sample(taps: _GridTaps, values, order):
+    """sum over taps of weight (differentiated by order) times the values read:
+    (N, C, *grid points)."""
+    out = np.zeros(taps.batch.shape[:1] + taps.slopes[0].shape[1:] + values.shape[1:2],
+                   values.dtype)
+    for index, valid, weights in taps.taps:
+        out = out + taps.read(values, index, valid) * taps.weight(weights, order)[..., None]
+    return np.ascontiguousarray(np.moveaxis(out, -1, 1), values.dtype)
+
+
+def _scatter(taps: _GridTaps, grad, shape, order):
+    """_sample's adjoint: grad (N, C, *points) times each tap's weight, summed onto the input
+    position the tap reads."""
+    g = np.moveaxis(grad, 1, -1)
+    moved = np.zeros((shape[0],) + tuple(shape[2:]) + (shape[1],), grad.dtype)
+    for index, valid, weights in taps.taps:
+        np.add.at(moved, (taps.batch,) + index,
+                  g * (taps.weight(weights, order) * valid)[..., None])
+    return np.ascontiguousarray(np.moveaxis(moved, -1, 1), grad.dtype)
+
+
+@silent
+def _grid_sampler_taps(input, grid, order, interpolation_mode, padding_mode, align_corners):
+    """The input read at the grid's points with the taps' weights differentiated order[k]
+    times in grid coordinate k (order zero: grid_sampler itself)."""
+    dims = grid.shape[-1]
+    _grid_check(input, grid, interpolation_mode, dims)
+    taps = _GridTaps(input.shape[2:], grid, interpolation_mode, padding_mode, align_corners)
+    return _sample(taps, input, _taps_order(order, dims))
+
+
+@silent
+def _grid_sampler_taps_backward(grad_output, grid, input_size, order, interpolation_mode,
+                                padding_mode, align_corners):
+    """_grid_sampler_taps' adjoint in its input: grad_output spread back over the taps."""
+    dims = grid.shape[-1]
+    input_size = tuple(builtins.int(s) for s in input_size)
+    taps = _GridTaps(input_size[2:], grid, interpolation_mode, padding_mode, align_corners)
+    return _scatter(taps, grad_output, input_size, _taps_order(order, dims))
+
+
+def _grid_sampler_forward(input, grid, interpolation_mode, padding_mode, align_corners, dims):
+    _grid_check(input, grid, interpolation_mode, dims)
+    taps = _GridTaps(input.shape[2:], grid, interpolation_mode, padding_mode, align_corners)
+    return _sample(taps, input, [0] * dims)
+
+
+def _grid_sampler_grads(grad_output, input, grid, interpolation_mode, padding_mode,
+                        align_corners, output_mask, dims):
+    """grid_sampler's gradients: grad_output spread back over the taps (input), and, per
+    grid coordinate, the sum over channels of grad_output times the values read with the
+    weights differentiated in that coordinate (grid)."""
+    _grid_check(input, grid, interpolation_mode, dims)
+    taps = _GridTaps(input.shape[2:], grid, interpolation_mode, padding_mode, align_corners)
+    grad_input = _scatter(taps, grad_output, input.shape, [0] * dims) if output_mask[0] \
+        else np.zeros(input.shape, input.dtype)
+    grad_grid = np.zeros(grid.shape, grid.dtype)
+    if output_mask[1]:
+        for k in range(dims):
+            order = [1 if j == k else 0 for j in range(dims)]
+            grad_grid[..., k] = (_sample(taps, input, order) * grad_output).sum(axis=1)
+    return grad_input, np.ascontiguousarray(grad_grid, grid.dtype)
+
+
+@silent
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """The input read at the grid's points (N, H_out, W_out, 2): (N, C, H_out, W_out)."""
+    return _grid_sampler_forward(input, grid, interpolation_mode, padding_mode, align_corners, 2)
+
+
+@silent
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """The input read at the grid's points (N, D_out, H_out, W_out, 3)."""
+    return _grid_sampler_forward(input, grid, interpolation_mode, padding_mode, align_corners, 3)
+
+
+@silent
+def _grid_sampler_2d_cpu_fallback(input, grid, interpolation_mode, padding_mode, align_corners):
+    return _grid_sampler_forward(input, grid, interpolation_mode, padding_mode, align_corners, 2)
+
+
+@silent
+def grid_sampler_2d_backward(grad_output, input, grid, interpolation_mode, padding_mode,
+                             align_corners, output_mask):
+    return _grid_sampler_grads(grad_output, input, grid, interpolation_mode, padding_mode,
+                               align_corners, output_mask, 2)
+
+
+@silent
+def grid_sampler_3d_backward(grad_output, input, grid, interpolation_mode, padding_mode,
+                             align_corners, output_mask):
+    return _grid_sampler_grads(grad_output, input, grid, interpolation_mode, padding_mode,
+                               align_corners, output_mask, 3)
+
+
+@silent
+def _grid_sampler_2d_cpu_fallback_backward(grad_output, input, grid, interpolation_mode,
+                                           padding_mode, align_corners):
+    return _grid_sampler_grads(grad_output, input, grid, interpolation_mode, padding_mode,
+                               align_corners, (True, True), 2)
+
+
+def _linspace_from_neg_one(steps: int, align_corners: bool, dtype):
+    """torch's affine-grid axis: steps points from -1 to 1 (linspace's two-sided
+    arithmetic), scaled by (steps - 1) / steps without align_corners; 0 for one step."""
+    if steps <= 1:
+        return np.zeros(builtins.max(steps, 0), dtype)
+    step = (dtype.type(1) - dtype.type(-1)) / dtype.type(steps - 1)
+    i = np.arange(steps)
+    values = np.where(i < steps // 2, dtype.type(-1) + step * i.astype(dtype),
+                      dtype.type(1) - step * (steps - 1 - i).astype(dtype)).astype(dtype)
+    if not align_corners:
+        values = (values * dtype.type(steps - 1) / dtype.type(steps)).astype(dtype)
+    return values
+
+
+def _affine_base_grid(size, align_corners: bool, dtype):
+    """(prod spatial, dims + 1): each output point's (x, y[, z], 1)."""
+    spatial = list(size[2:])
+    axes = [_linspace_from_neg_one(s, align_corners, dtype) for s in reversed(spatial)]
+    mesh = np.meshgrid(*reversed(axes), indexing="ij")  # spatial order
+    columns = [m.ravel() for m in reversed(mesh)] + [np.ones(mesh[0].size, dtype)]
+    return np.stack(columns, axis=-1).astype(dtype)
+
+
+def _affine_check(theta, size, points: int) -> None:
+    """torch's errors, which come from the batched product base (N, points, dims + 1) @
+    thetaᵀ and the view of its result as (N, *spatial, dims)."""
+    if len(size) not in (4, 5):
+        raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
+    dims = len(size) - 2
+    if theta.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if theta.shape[0] != size[0] or theta.shape[2] != dims + 1:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{size[0]}, {dims + 1}] but got: [{theta.shape[0]}, "
+                           f"{theta.shape[2]}].")
+    if theta.shape[1] != dims:
+        raise RuntimeError(f"shape '{[size[0], *size[2:], dims]}' is invalid for input of size "
+                           f"{size[0] * points * theta.shape[1]}")
+
+
+@silent
+def affine_grid_generator(theta, size, align_corners):
+    """Each output point's (x, y[, z], 1) times thetaᵀ: (N, *spatial, dims)."""
+    size = [builtins.int(s) for s in size]
+    points = builtins.int(np.prod(size[2:]))
+    _affine_check(theta, size, points)
+    dtype = theta.dtype if theta.dtype.kind == "f" else np.dtype(np.float32)
+    base = _affine_base_grid(size, align_corners, dtype)
+    grid = np.matmul(base[None], np.swapaxes(theta, 1, 2).astype(dtype))
+    return np.ascontiguousarray(grid.reshape([size[0], *size[2:], len(size) - 2]), theta.dtype)
+
+
+
+# Antialiased resizing (torch's _upsample_*2d_aa, PIL's filters): each output reads every
+# input under its filter's support, stretched by the scale when shrinking, with the
+# weights normalised to sum to one. Separable, so it runs through _upsample's taps.
+
+def _antialias_filter(kind: str, x):
+    x = np.abs(x)
+    if kind == "linear":
+        return np.where(x < 1, 1 - x, 0)
+    if kind == "cubic":  # Keys' cubic with a = -0.5, as PIL
+        a = -0.5
+        near = ((a + 2) * x - (a + 3)) * x * x + 1
+        far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+        return np.where(x < 1, near, np.where(x < 2, far, 0))
+    # Lanczos-3: sinc(x) sinc(x / 3) inside |x| < 3
+    return np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0)
+
+
+_ANTIALIAS_SIZE = {"linear": 2, "cubic": 4, "lanczos": 6}
+
+
+def _antialias_taps(kind: str, in_size: int, out_size: int, scale, align_corners,
+                    dtype) -> list:
+    """Output i centred at s (i + 0.5) reads the inputs from int(centre - support + 0.5)
+    to int(centre + support + 0.5) (clipped to the input), weighted by the filter at
+    (j - centre + 0.5) / max(s, 1) and normalised; as taps (index, weight), the unused
+    ones with weight zero."""
+    s = builtins.float(_upsample_scale(in_size, out_size, scale, align_corners, dtype))
+    support = _ANTIALIAS_SIZE[kind] * 0.5 * (s if s >= 1.0 else 1.0)
+    width = math.ceil(support) * 2 + 1
+    invscale = 1.0 / s if s >= 1.0 else 1.0
+    index = np.zeros((width, out_size), np.int64)
+    weight = np.zeros((width, out_size), dtype)
+    for i in range(out_size):
+        centre = s * (i + 0.5)
+        low = builtins.max(builtins.int(centre - support + 0.5), 0)
+        size = builtins.min(builtins.max(builtins.min(builtins.int(centre + support + 0.5),
+                                                      in_size) - low, 0), width)
+        values = _antialias_filter(kind, (np.arange(size) + low - centre + 0.5) * invscale)
+        total = values.sum()
+        if total != 0:
+            values = values / total
+        index[:size, i] = np.arange(size) + low
+        weight[:size, i] = values
+    return [(index[j], weight[j]) for j in range(width)]
+
+
+def _upsample_bilinear2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+    return _upsample(self, output_size, [scales_h, scales_w], "aa-linear", align_corners)
+
+
+def _upsample_bicubic2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+    return _upsample(self, output_size, [scales_h, scales_w], "aa-cubic", align_corners)
+
+
+def _upsample_lanczos2d_aa(self, output_size, align_corners, scales_h=None, scales_w=None):
+    return _upsample(self, output_size, [scales_h, scales_w], "aa-lanczos", align_corners)
+
+
+def _upsample_bilinear2d_aa_backward(grad_output, output_size, input_size, align_corners,
+                                     scales_h=None, scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales_h, scales_w],
+                              "aa-linear", align_corners)
+
+
+def _upsample_bicubic2d_aa_backward(grad_output, output_size, input_size, align_corners,
+                                    scales_h=None, scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales_h, scales_w],
+                              "aa-cubic", align_corners)
+
+
+def _upsample_lanczos2d_aa_backward(grad_output, output_size, input_size, align_corners,
+                                    scales_h=None, scales_w=None):
+    return _upsample_backward(grad_output, output_size, input_size, [scales_h, scales_w],
+                              "aa-lanczos", align_corners)
+
+
+# max_pool2d without indices (torch's MPS kernel; on the CPU torch records
+# max_pool2d_with_indices instead): the values, and a backward that finds the maxima again.
+
+def max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    return max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+@silent
+def max_pool2d_backward(grad_output, self, kernel_size, stride=(), padding=0, dilation=1,
+                        ceil_mode=False):
+    """Each window's gradient added to the element its maximum came from (the first of
+    equal maxima), found again in self."""
+    _, indices = max_pool2d_with_indices(self, kernel_size, stride, padding, dilation,
+                                         ceil_mode)
+    if grad_output.shape != indices.shape:
+        raise RuntimeError(f"Expected grad_output of size {list(indices.shape)}, but got "
+                           f"{list(grad_output.shape)}")
+    return max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding,
+                                            dilation, ceil_mode, indices)

@@ -2003,3 +2003,135 @@ def cholesky_inverse_jvp(ops: Any, F: Any, dF: Any, X: Any, upper: bool) -> Any:
 
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"matmul", "squeeze"}))
+
+
+def _affine_axis(steps: int, align_corners: bool) -> list[float]:
+    """affine_grid's points along one dim: -1 to 1, scaled by (steps - 1) / steps without
+    align_corners (0 for a single step)."""
+    if steps <= 1:
+        return [0.0] * max(steps, 0)
+    scale = 1.0 if align_corners else (steps - 1) / steps
+    return [(-1.0 + 2.0 * i / (steps - 1)) * scale for i in range(steps)]
+
+
+def affine_grid_generator_backward(ops: Any, grad: Any, size: Sequence[int],
+                                   align_corners: bool) -> Any:
+    """affine_grid_generator is base @ thetaᵀ, base holding each output point's (x, y[, z],
+    1); so theta's gradient is gradᵀ @ base, (N, dims, dims + 1)."""
+    spatial = [int(s) for s in size[2:]]
+    axes = [_affine_axis(s, align_corners) for s in spatial]
+    rows = []
+    for point in range(math.prod(spatial)):
+        position, coords = point, []
+        for axis in reversed(axes):  # the last dim (x) varies fastest
+            coords.append(axis[position % len(axis)])
+            position //= len(axis)
+        rows.append(coords + [1.0])
+    base = ops.tensor(rows, dtype=grad.dtype)  # (points, dims + 1)
+    flat = ops.reshape(grad, [int(size[0]), len(rows), len(spatial)])
+    return ops.sum(ops.unsqueeze(flat, -1) * ops.unsqueeze(ops.unsqueeze(base, 0), 2), 1)
+
+
+def _plus_one(order: Sequence[int], k: int) -> list[int]:
+    return [n + (j == k) for j, n in enumerate(order)]
+
+
+def _coordinate(ops: Any, grid: Any, k: int) -> Any:
+    """Grid coordinate k, shaped to broadcast against (N, C, *points)."""
+    return ops.unsqueeze(ops.select(grid, -1, k), 1)
+
+
+def grid_sampler_taps_grid_grad(ops: Any, grad: Any, values: Any, grid: Any,
+                                order: Sequence[int], interpolation_mode: int,
+                                padding_mode: int, align_corners: bool) -> Any:
+    """The grid's gradient of <grad, _grid_sampler_taps(values, grid, order)>: per grid
+    coordinate k, the taps differentiated once more in k, times grad, summed over the
+    channels."""
+    return ops.stack([
+        ops.sum(ops._grid_sampler_taps(values, grid, _plus_one(order, k), interpolation_mode,
+                                       padding_mode, align_corners) * grad, 1)
+        for k in range(len(order))], -1)
+
+
+def grid_sampler_taps_jvp(ops: Any, values: Any, grid: Any, grid_t: Any, order: Sequence[int],
+                          interpolation_mode: int, padding_mode: int,
+                          align_corners: bool) -> Any:
+    """The tangent of _grid_sampler_taps(values, grid, order) for a tangent grid_t of the
+    grid: the taps differentiated once more in each coordinate, times its tangent."""
+    total = None
+    for k in range(len(order)):
+        term = ops._grid_sampler_taps(values, grid, _plus_one(order, k), interpolation_mode,
+                                      padding_mode, align_corners) * _coordinate(ops, grid_t, k)
+        total = term if total is None else total + term
+    return total
+
+
+def grid_sampler_taps_backward_jvp(ops: Any, grad_output: Any, grid: Any, grid_t: Any,
+                                   input_size: Sequence[int], order: Sequence[int],
+                                   interpolation_mode: int, padding_mode: int,
+                                   align_corners: bool) -> Any:
+    """The tangent of _grid_sampler_taps_backward(grad_output, grid, ...) for a tangent
+    grid_t of the grid."""
+    total = None
+    for k in range(len(order)):
+        term = ops._grid_sampler_taps_backward(
+            grad_output * _coordinate(ops, grid_t, k), grid, input_size, _plus_one(order, k),
+            interpolation_mode, padding_mode, align_corners)
+        total = term if total is None else total + term
+    return total
+
+
+def grid_sampler_grid_grad_jvp(ops: Any, grad_output: Any, input: Any, grid: Any,
+                               grad_output_t: Any, input_t: Any, grid_t: Any,
+                               interpolation_mode: int, padding_mode: int,
+                               align_corners: bool) -> Any:
+    """The tangent of grid_sampler's grid gradient (grid_sampler_taps_grid_grad of order
+    zero), which is linear in grad_output and in input."""
+    zero = [0] * grid.shape[-1]
+    args = (interpolation_mode, padding_mode, align_corners)
+    total = grid_sampler_taps_grid_grad(ops, grad_output_t, input, grid, zero, *args) + \
+        grid_sampler_taps_grid_grad(ops, grad_output, input_t, grid, zero, *args)
+    for k in range(len(zero)):
+        total = total + grid_sampler_taps_grid_grad(
+            ops, grad_output, input, grid, _plus_one(zero, k), *args) * \
+            ops.unsqueeze(ops.select(grid_t, -1, k), -1)
+    return total
+
+
+def grid_sampler_double_backward(ops: Any, grad_grad_input: Any, grad_grad_grid: Any,
+                                 grad_output: Any, input: Any, grid: Any,
+                                 interpolation_mode: int, padding_mode: int,
+                                 align_corners: bool, grad_input_mask: Sequence[bool]
+                                 ) -> tuple[Any, Any, Any]:
+    """grid_sampler_2d / 3d_backward's gradients in (grad_output, input, grid) for the
+    given gradients of its outputs (grad_input = the taps' adjoint on grad_output,
+    grad_grid = grid_sampler_taps_grid_grad), all through _grid_sampler_taps and its
+    adjoint with the taps differentiated once or twice, so they are differentiable again."""
+    dims = grid.shape[-1]
+    zero = [0] * dims
+    args = (interpolation_mode, padding_mode, align_corners)
+    d_output = d_input = d_grid = None
+    if grad_grad_input is not None:
+        d_output = ops._grid_sampler_taps(grad_grad_input, grid, zero, *args)
+        d_grid = grid_sampler_taps_grid_grad(ops, grad_output, grad_grad_input, grid, zero,
+                                             *args)
+    if grad_grad_grid is not None:
+        along = grid_sampler_taps_jvp(ops, input, grid, grad_grad_grid, zero, *args)
+        d_output = along if d_output is None else d_output + along
+        d_input = grid_sampler_taps_backward_jvp(ops, grad_output, grid, grad_grad_grid,
+                                                 input.shape, zero, *args)
+        for k in range(dims):
+            term = grid_sampler_taps_grid_grad(ops, grad_output, input, grid,
+                                               _plus_one(zero, k), *args) * \
+                ops.unsqueeze(ops.select(grad_grad_grid, -1, k), -1)
+            d_grid = term if d_grid is None else d_grid + term
+    results = (d_output if d_output is not None else zeros_like(ops, grad_output),
+               d_input if d_input is not None else zeros_like(ops, input),
+               d_grid if d_grid is not None else zeros_like(ops, grid))
+    return tuple(r if wanted else None for r, wanted in zip(results, grad_input_mask,
+                                                              strict=True))
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {
+    "_grid_sampler_taps", "_grid_sampler_taps_backward", "reshape", "select", "stack", "sum",
+    "tensor", "unsqueeze"}))

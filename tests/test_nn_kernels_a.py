@@ -190,3 +190,195 @@ def test_fractional_max_pool_nodes(dims: int, shape: tuple, options: dict) -> No
             assert ours == theirs
         else:
             np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+# -- grid sampling and affine grids -----------------------------------------------------------
+
+GRID_CASES = [(mode, padding, align, dims) for dims in (2, 3)
+              for mode in ("bilinear", "nearest", "bicubic") for padding in
+              ("zeros", "border", "reflection") for align in (False, True)
+              if not (dims == 3 and mode == "bicubic")]
+
+
+@pytest.mark.parametrize(("mode", "padding", "align", "dims"), GRID_CASES,
+                         ids=[f"{m}-{p}-{a}-{d}d" for m, p, a, d in GRID_CASES])
+def test_grid_sample_against_torch(mode: str, padding: str, align: bool, dims: int) -> None:
+    """Values, node, gradients of input and grid, and the second-order gradients, as torch's
+    (the grid reaches beyond [-1, 1], where the padding modes differ)."""
+    rng = np.random.default_rng(dims)
+    data = rng.standard_normal((2, 3) + (4, 5, 3)[:dims])
+    points = rng.uniform(-1.6, 1.6, (2,) + (3, 2, 2)[:dims] + (dims,))
+    cotangent = rng.standard_normal((2, 3) + (3, 2, 2)[:dims])
+    weights = [rng.standard_normal(data.shape), rng.standard_normal(points.shape)]
+    results = []
+    for library in (torch, runtime):
+        x = library.tensor(data, requires_grad=True)
+        grid = library.tensor(points, requires_grad=True)
+        y = library.nn.functional.grid_sample(x, grid, mode=mode, padding_mode=padding,
+                                              align_corners=align)
+        gx, gg = library.autograd.grad(y, (x, grid), library.tensor(cotangent),
+                                       create_graph=True)
+        total = (gx * library.tensor(weights[0])).sum() + (gg * library.tensor(weights[1])).sum()
+        second = library.autograd.grad(total, (x, grid), allow_unused=True,
+                                       materialize_grads=True)
+        results.append([y.detach().numpy(), gx.detach().numpy(), gg.detach().numpy(),
+                        *(s.numpy() for s in second), y.grad_fn.name()])
+    for ours, theirs in zip(results[1], results[0], strict=True):
+        if isinstance(ours, str):
+            assert ours == theirs
+        else:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize(("size", "align"), [
+    ((2, 3, 4, 5), False), ((2, 3, 4, 5), True), ((1, 1, 3, 1), False),
+    ((2, 1, 2, 3, 4), True), ((1, 2, 3, 2, 2), False)])
+def test_affine_grid_against_torch(size: tuple, align: bool) -> None:
+    dims = len(size) - 2
+    theta = np.random.default_rng(0).standard_normal((size[0], dims, dims + 1))
+    cotangent = np.random.default_rng(1).standard_normal((size[0], *size[2:], dims))
+    results = []
+    for library in (torch, runtime):
+        t = library.tensor(theta, requires_grad=True)
+        grid = library.nn.functional.affine_grid(t, size, align_corners=align)
+        grid.backward(library.tensor(cotangent))
+        results.append((grid.detach().numpy(), t.grad.numpy(), grid.grad_fn.name()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-12, atol=1e-12)
+    assert results[1][2] == results[0][2]
+
+
+def test_float32_grid_sampling_and_the_cpu_fallback() -> None:
+    """float32: torch.grid_sampler, torch.grid_sampler_2d and torch's float32-only CPU
+    fallback agree with torch to float32 rounding."""
+    rng = np.random.default_rng(5)
+    data = rng.standard_normal((2, 3, 5, 4)).astype(np.float32)
+    points = rng.uniform(-1.2, 1.2, (2, 3, 3, 2)).astype(np.float32)
+    for name in ("grid_sampler", "grid_sampler_2d", "_grid_sampler_2d_cpu_fallback"):
+        for mode, padding in ((0, 0), (1, 1), (2, 2)):
+            theirs = getattr(torch, name)(torch.tensor(data), torch.tensor(points), mode,
+                                          padding, False)
+            ours = getattr(runtime, name)(runtime.tensor(data), runtime.tensor(points), mode,
+                                          padding, False)
+            assert ours.dtype == runtime.float32
+            np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=2e-5, atol=2e-6)
+
+
+GRID_BAD_CALLS = [
+    lambda m: m.grid_sampler(m.ones(2, 3, 4, 5), m.ones(2, 3, 2, 2, dtype=m.float64), 0, 0,
+                             False),
+    lambda m: m.grid_sampler(m.ones(2, 3, 4, 5), m.ones(1, 3, 2, 2), 0, 0, False),
+    lambda m: m.grid_sampler(m.ones(2, 3, 4, 5), m.ones(2, 3, 2, 3), 0, 0, False),
+    lambda m: m.grid_sampler(m.ones(2, 3, 0, 5), m.ones(2, 3, 2, 2), 0, 0, False),
+    lambda m: m.grid_sampler(m.ones(2, 0, 4, 5), m.ones(2, 3, 2, 2), 0, 0, False),
+    lambda m: m.grid_sampler(m.ones(0, 3, 4, 5), m.ones(0, 3, 2, 2), 0, 0, False),
+    lambda m: m.grid_sampler(m.ones(3, 4, 5), m.ones(3, 2, 2), 0, 0, False),
+    lambda m: m.grid_sampler(m.ones(2, 3, 4, 5), m.ones(2, 3, 2, 2, 3), 0, 0, False),
+    lambda m: m.grid_sampler(m.ones(1, 2, 3, 3, 3), m.ones(1, 2, 2, 2, 3), 2, 0, False),
+    lambda m: m.grid_sampler(m.ones(2, 3, 4, 5, dtype=m.int64),
+                             m.ones(2, 3, 2, 2, dtype=m.int64), 0, 0, False),
+    lambda m: m.grid_sampler_2d(m.ones(1, 2, 3, 3, 3), m.ones(1, 2, 2, 2, 3), 0, 0, False),
+    lambda m: m.grid_sampler_3d(m.ones(2, 3, 4, 5), m.ones(2, 3, 2, 2), 0, 0, False),
+    lambda m: m.nn.functional.grid_sample(m.ones(2, 3, 4, 5), m.ones(2, 3, 2, 2), mode="x"),
+    lambda m: m.nn.functional.grid_sample(m.ones(2, 3, 4, 5), m.ones(2, 3, 2, 2),
+                                          padding_mode="x"),
+    lambda m: m.affine_grid_generator(m.ones(2, 3, 3), [2, 3, 4, 5], False),
+    lambda m: m.affine_grid_generator(m.ones(2, 2, 3), [2, 3, 4], False),
+    lambda m: m.affine_grid_generator(m.ones(3, 2, 3), [2, 3, 4, 5], False),
+    lambda m: m.nn.functional.affine_grid(m.ones(2, 2, 3, dtype=m.int64), [2, 3, 4, 5],
+                                          align_corners=False),
+    lambda m: m.nn.functional.affine_grid(m.ones(2, 3, 3), [2, 3, 4, 5], align_corners=False),
+    lambda m: m.nn.functional.affine_grid(m.ones(2, 2, 3), [2, 3, 4, 5, 6],
+                                          align_corners=False),
+    lambda m: m.nn.functional.affine_grid(m.ones(2, 2, 3), [2, 3, 4], align_corners=False),
+    lambda m: m.nn.functional.affine_grid(m.ones(2, 2, 3), [2, 3, 0, 5], align_corners=False),
+]
+
+
+@pytest.mark.parametrize("call", GRID_BAD_CALLS, ids=[str(i) for i in range(len(GRID_BAD_CALLS))])
+def test_grid_bad_call_against_torch(call) -> None:
+    assert _outcome(call, runtime) == _outcome(call, torch)
+
+
+@pytest.mark.parametrize("function", ["grid_sample", "affine_grid"])
+def test_align_corners_warning(function: str) -> None:
+    """Without align_corners both warn as torch does, with torch's message."""
+    messages = []
+    for library in (torch, runtime):
+        args = ((library.ones(1, 1, 2, 2), library.zeros(1, 1, 1, 2)) if function ==
+                "grid_sample" else (library.zeros(1, 2, 3), [1, 1, 2, 2]))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            getattr(library.nn.functional, function)(*args)
+        messages.append([str(w.message) for w in caught])
+    assert messages[1] == messages[0] and messages[0]
+
+
+# -- antialiased resizing ---------------------------------------------------------------------
+
+RESIZES = [("bilinear", {"size": (4, 5)}), ("bicubic", {"size": (4, 5)}),
+           ("lanczos", {"size": (4, 5)}), ("bilinear", {"size": (4, 5), "align_corners": True}),
+           ("bicubic", {"scale_factor": 0.4}), ("lanczos", {"scale_factor": (0.5, 1.7)}),
+           ("bicubic", {"size": (12, 3), "align_corners": True})]
+
+
+@pytest.mark.parametrize(("mode", "options"), RESIZES,
+                         ids=[f"{m}-{i}" for i, (m, _) in enumerate(RESIZES)])
+def test_antialiased_interpolate_against_torch(mode: str, options: dict) -> None:
+    data = np.random.default_rng(0).standard_normal((2, 3, 9, 7))
+    results = []
+    for library in (torch, runtime):
+        x = library.tensor(data, requires_grad=True)
+        y = library.nn.functional.interpolate(x, mode=mode, antialias=True, **options)
+        y.backward(library.tensor(np.random.default_rng(1).standard_normal(tuple(y.shape))))
+        results.append((y.detach().numpy(), x.grad.numpy(), y.grad_fn.name()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-12, atol=1e-12)
+    assert results[1][2] == results[0][2]
+
+
+def _nn(library: object, name: str) -> object:
+    """torch keeps its internal nn ops in torch._C._nn; gradgen in its top namespace."""
+    return getattr(library._C._nn if library is torch else library, name)
+
+
+RESIZE_CALLS = [
+    lambda m: m.nn.functional.interpolate(m.ones(1, 1, 4, 4), size=(2, 2), mode="lanczos"),
+    lambda m: m.nn.functional.interpolate(m.ones(1, 1, 4, 4), size=(2, 2), mode="lanczos",
+                                          antialias=True, align_corners=True),
+    lambda m: m.nn.functional.interpolate(m.ones(1, 4, 4), size=(2,), mode="linear",
+                                          antialias=True),
+    lambda m: m.nn.functional.interpolate(m.ones(1, 1, 4, 4), size=(2, 2), antialias=True),
+    lambda m: m.nn.functional.interpolate(m.ones(1, 1, 4, 4, 4), size=(2, 3, 2), mode="area"),
+    lambda m: _nn(m, "_upsample_bilinear2d_aa")(m.ones(1, 1, 5, 6), None, False, [0.5, 0.7]),
+    lambda m: _nn(m, "_upsample_bicubic2d_aa")(m.ones(1, 1, 5, 6), [2, 3], False, [0.5, 0.7]),
+    lambda m: _nn(m, "_upsample_lanczos2d_aa")(m.ones(1, 1, 5, 6), None, False, None),
+    lambda m: _nn(m, "_upsample_bilinear2d_aa")(m.ones(1, 1, 5, 6), [2, 3], False),
+    lambda m: _nn(m, "_upsample_bilinear2d_aa")(m.ones(1, 1, 4, 4, dtype=m.int64), [2, 3], False),
+    lambda m: _nn(m, "_upsample_bicubic2d_aa")(m.ones(1, 4, 4), [2, 3], False),
+    lambda m: _nn(m, "_upsample_lanczos2d_aa")(m.ones(1, 0, 4, 4), [2, 3], False),
+    lambda m: _nn(m, "_upsample_lanczos2d_aa")(m.ones(1, 1, 4, 4), [0, 3], False),
+    lambda m: _nn(m, "_upsample_lanczos2d_aa")(m.ones(0, 1, 4, 4), [2, 3], False),
+]
+
+
+@pytest.mark.parametrize("call", RESIZE_CALLS, ids=[str(i) for i in range(len(RESIZE_CALLS))])
+def test_resize_call_against_torch(call) -> None:
+    assert _outcome(call, runtime) == _outcome(call, torch)
+
+
+def test_max_pool2d_op_against_torch() -> None:
+    """The spec's max_pool2d (torch's MPS kernel) gives torch's CPU values, and its backward
+    op the gradient torch's max_pool2d_with_indices gives."""
+    from generated import ops
+
+    data = np.random.default_rng(0).standard_normal((2, 3, 7, 6))
+    args = ([3, 2], [2, 1], [1, 1], [2, 1], True)
+    theirs = torch.ops.aten.max_pool2d(torch.tensor(data, requires_grad=True), *args)
+    ours = ops.max_pool2d(runtime.tensor(data, requires_grad=True), *args)
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+    x = torch.tensor(data, requires_grad=True)
+    cotangent = np.random.default_rng(1).standard_normal(tuple(theirs.shape))
+    torch.ops.aten.max_pool2d(x, *args).backward(torch.tensor(cotangent))
+    grad = ops.max_pool2d_backward(runtime.tensor(cotangent), runtime.tensor(data), *args)
+    np.testing.assert_allclose(grad.numpy(), x.grad.numpy(), rtol=1e-12)

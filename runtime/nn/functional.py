@@ -207,6 +207,11 @@ from runtime.nn.ctc import ctc_loss  # noqa: E402
 
 __all__ += ["ctc_loss"]
 
+# issue 27, helper nnA: grid sampling
+from runtime.nn.grid_sample import affine_grid, grid_sample  # noqa: E402
+
+__all__ += ["affine_grid", "grid_sample"]
+
 
 def __getattr__(name: str) -> Any:
     raise missing_attribute(__name__, name)

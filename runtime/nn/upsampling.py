@@ -4,9 +4,10 @@ F.upsample_bilinear) and the layers Upsample, UpsamplingNearest2d, UpsamplingBil
 interpolate checks its arguments as torch.nn.functional does, turns a scale factor into an
 output size, and calls the spec op of its mode and rank (upsample_nearest2d,
 upsample_bilinear2d, ...: UpsampleNearest2DBackward0 and the like in the graph, as in
-PyTorch); mode='area' is adaptive average pooling. As torch's `.vec` overloads do, a scale
-factor gives the output size int(size * factor) and is also handed to the op, whose source
-positions then follow it (unless recompute_scale_factor=True).
+PyTorch); mode='area' is adaptive average pooling; antialias=True (and mode='lanczos')
+takes the antialiased kernels (_upsample_bilinear2d_aa, ...). As torch's `.vec` overloads
+do, a scale factor gives the output size int(size * factor) and is also handed to the op,
+whose source positions then follow it (unless recompute_scale_factor=True).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
 from runtime.nn import pooling
 from runtime.nn.module import Module
+from runtime.nn.pooling_more import adaptive_avg_pool3d
 
 __all__ = ["Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "interpolate",
            "upsample", "upsample_bilinear", "upsample_nearest"]
@@ -103,11 +105,11 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         align_corners = False
     output_size, scales = _output_size(input, size, scale_factor, mode,
                                        recompute_scale_factor)
-    if antialias:
-        if not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
-            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
-                             "modes and requires a 4-D tensor as input")
-        raise NotImplementedError("interpolate(antialias=True) is not in gradgen (yet)")
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if input.ndim == 4 and (antialias or mode == "lanczos"):
+        return _resize_antialiased(input, mode, output_size, scales, align_corners, antialias)
     _check_mode(input, mode)
     return _resize(input, mode, output_size, scales, align_corners)
 
@@ -131,6 +133,20 @@ def _output_size(input: Tensor, size: Any, scale_factor: Any, mode: str,
                          else [None] * (input.ndim - 2))
 
 
+def _resize_antialiased(input: Tensor, mode: str, output_size: list[int], scales: list,
+                        align_corners: bool, antialias: bool) -> Tensor:
+    """The antialiased kernels (_upsample_bilinear2d_aa and the like); lanczos has no other,
+    and takes neither align_corners nor antialias=False."""
+    if mode == "lanczos":
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    kernel = {"bilinear": ops._upsample_bilinear2d_aa, "bicubic": ops._upsample_bicubic2d_aa,
+              "lanczos": ops._upsample_lanczos2d_aa}[mode]
+    return kernel(input, output_size, align_corners, *scales)
+
+
 def _resize(input: Tensor, mode: str, output_size: list[int], scales: list,
             align_corners: bool | None) -> Tensor:
     """The kernel of `mode` for input's rank, run."""
@@ -140,8 +156,7 @@ def _resize(input: Tensor, mode: str, output_size: list[int], scales: list,
         return _NEAREST_EXACT_OPS[input.ndim](input, output_size, *scales)
     if mode == "area":
         if input.ndim == 5:
-            raise NotImplementedError("interpolate(mode='area') of 5-D input needs "
-                                      "adaptive_avg_pool3d, which is not in gradgen (yet)")
+            return adaptive_avg_pool3d(input, output_size)
         return {3: pooling.adaptive_avg_pool1d,
                 4: pooling.adaptive_avg_pool2d}[input.ndim](input, output_size)
     if mode == "bicubic":
@@ -213,3 +228,47 @@ class UpsamplingBilinear2d(Upsample):
     def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
+
+
+# -- the antialiased kernels' two overloads ----------------------------------------------------
+
+def _vec_sizes(input: Tensor, output_size: Any, scale_factors: Any) -> tuple[list, list]:
+    """The `.vec` overload's output size and scales: exactly one of the two is given; scale
+    factors give floor(size * factor) and are the kernel's scales too."""
+    if (output_size is None) == (scale_factors is None):
+        raise RuntimeError("Must specify exactly one of output_size and scale_factors")
+    if output_size is not None:
+        return list(output_size), [None, None]
+    factors = list(scale_factors)
+    return ([int(math.floor(float(size) * f)) for size, f in zip(input.shape[2:], factors,
+                                                                strict=False)], factors)
+
+
+def _antialiased_overloads(kernel: Any, name: str) -> Any:
+    """torch's two signatures of an antialiased resize, resolved as its argument parser does:
+    (self, output_size, align_corners, scales_h=None, scales_w=None), or `.vec`'s (input,
+    output_size, align_corners, scale_factors) -- a list fourth, or the keywords input /
+    scale_factors, choose the latter."""
+    def resize(*args: Any, **kwargs: Any) -> Tensor:
+        vec = "scale_factors" in kwargs or "input" in kwargs or (
+            len(args) == 4 and (args[3] is None or isinstance(args[3], list | tuple)))
+        if not vec:
+            return kernel(*args, **kwargs)
+        names = ("input", "output_size", "align_corners", "scale_factors")
+        bound = dict(zip(names, args, strict=False)) | kwargs
+        input = bound["input"]
+        output_size, scales = _vec_sizes(input, bound.get("output_size"),
+                                         bound.get("scale_factors"))
+        return kernel(input, output_size, bound["align_corners"], *scales)
+
+    resize.__name__ = resize.__qualname__ = name
+    resize.__doc__ = f"torch.{name} (and its .vec overload): {kernel.__doc__ or ''}"
+    return resize
+
+
+_upsample_bilinear2d_aa = _antialiased_overloads(ops._upsample_bilinear2d_aa,
+                                                 "_upsample_bilinear2d_aa")
+_upsample_bicubic2d_aa = _antialiased_overloads(ops._upsample_bicubic2d_aa,
+                                                "_upsample_bicubic2d_aa")
+_upsample_lanczos2d_aa = _antialiased_overloads(ops._upsample_lanczos2d_aa,
+                                                "_upsample_lanczos2d_aa")
