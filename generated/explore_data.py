@@ -2640,6 +2640,21 @@ NODES = {
             "save_var": "tensor",
         },
     },
+    "SafeSoftmaxBackward0": {
+        "entry": "_safe_softmax",
+        "schema": "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        "formulas": (
+            ("self", "_softmax_backward_data(grad, result, dim, self.dtype)"),
+        ),
+        "result": (
+            ("result", "_softmax_backward_data(self_t, result, dim, self_p.dtype)", ""),
+        ),
+        "saved": {
+            "result": "output",
+            "dim": "value",
+            "self_scalar_type": "scalar_type",
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

@@ -184,6 +184,7 @@ __all__ = [
     "_native_batch_norm_legit_no_training",
     "_batch_norm_with_update",
     "_batch_norm_no_update",
+    "_safe_softmax",
     "constant_pad_nd",
     "leaky_relu_",
     "reflection_pad1d",
@@ -1979,6 +1980,15 @@ def _batch_norm_no_update(input_p, input_t, weight_p, weight_t, bias_p, bias_t, 
     """
     result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)
     return result0_t, None, None, None
+
+
+def _safe_softmax(self_p, self_t, dim, dtype, result):
+    """_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry _safe_softmax
+    result: _softmax_backward_data(self_t, result, dim, self_p.dtype)
+    """
+    return ops._softmax_backward_data(self_t, result, dim, self_p.dtype)
 
 
 def constant_pad_nd(self_p, self_t, pad, value, result):

@@ -190,6 +190,7 @@ __all__ = [
     "BatchNormNoUpdateBackward0",
     "NativeBatchNormBackwardBackward0",
     "BatchNormBackwardBackward0",
+    "SafeSoftmaxBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -6064,6 +6065,35 @@ class BatchNormBackwardBackward0(Node):
         # reserve: not_implemented("batch_norm_backward reserve")
         if self.should_compute_output(5):
             raise NotImplementedError("the derivative for 'batch_norm_backward reserve' is not implemented.")
+        return grad_inputs
+
+
+class SafeSoftmaxBackward0(Node):
+    """_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry _safe_softmax
+    self: _softmax_backward_data(grad, result, dim, self.dtype)
+    """
+
+    __slots__ = ("result_", "_saved_dim", "_saved_self_scalar_type")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        dim = self._saved_dim
+        self_scalar_type = self._saved_self_scalar_type
+        grad_inputs = [None]
+        # self: _softmax_backward_data(grad, result, dim, self.dtype)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._softmax_backward_data(grad, result, dim, self_scalar_type)
         return grad_inputs
 
 

@@ -278,6 +278,7 @@ from generated.functions import (
     RsqrtBackward0,
     RsubBackward0,
     RsubBackward1,
+    SafeSoftmaxBackward0,
     ScatterAddBackward0,
     ScatterBackward0,
     ScatterBackward1,
@@ -424,6 +425,7 @@ __all__ = [
     "_prelu_kernel",
     "_prelu_kernel_backward",
     "_reshape_copy",
+    "_safe_softmax",
     "_softmax",
     "_softmax_backward_data",
     "_to_copy",
@@ -7438,6 +7440,34 @@ def batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running
     if forward_grad.enabled and forward_grad.any_tangent(grad_out, input, weight, save_mean, save_var, reserve):
         forward_grad.not_implemented("batch_norm_backward")
     return (result0, result1, result2)
+
+
+def _safe_softmax(self_=MISSING, dim=MISSING, dtype=None, **kwargs):
+    """_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry _safe_softmax
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_safe_softmax, (self_, dim, dtype), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, dtype = _arguments.bind(OVERLOADS["_safe_softmax"], (self_, dim, dtype,), kwargs)
+    result = recording.wrap(kernels._safe_softmax(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = SafeSoftmaxBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._safe_softmax(self_, forward_grad.tangent(self_), dim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
 
 
 def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
@@ -16471,6 +16501,11 @@ OVERLOADS = {
         Param("output_mask", "bool[3]"),
         Param("reserve", "Tensor"),
     )),
+    "_safe_softmax": Overload(_safe_softmax, kernels._safe_softmax, "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("dtype", "ScalarType?", has_default=True),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -18193,6 +18228,9 @@ BY_NAME = {
     ),
     "batch_norm_backward": (
         OVERLOADS["batch_norm_backward"],
+    ),
+    "_safe_softmax": (
+        OVERLOADS["_safe_softmax"],
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],

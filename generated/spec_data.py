@@ -680,6 +680,9 @@ FORMULAS = {
         4: "save_var: not_implemented(\"batch_norm_backward save_var\")",
         5: "reserve: not_implemented(\"batch_norm_backward reserve\")",
     },
+    "SafeSoftmaxBackward0": {
+        0: "self: _softmax_backward_data(grad, result, dim, self.dtype)",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

@@ -63,6 +63,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "_prelu_kernel")
             raise
 
+    def _safe_softmax(self, dim=MISSING, dtype=None, **kwargs):
+        """_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._safe_softmax, (self, dim, dtype), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops._safe_softmax(self, dim, dtype) if not kwargs else ops._safe_softmax(self, dim, dtype, **_arguments.method_keywords("_safe_softmax", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "_safe_softmax")
+            raise
+
     def _to_copy(self, *, dtype=None, **kwargs):
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

@@ -2679,6 +2679,21 @@ def batch_norm_backward(grad_out, input, weight, running_mean, running_var, save
                                       save_mean, save_var, train, eps, output_mask)
 
 
+@silent
+def _safe_softmax(self, dim, dtype=None):
+    """softmax (in dtype, when given), with 0 where a whole slice is -inf (torch's softmax
+    gives NaN there): attention's rows that mask every position."""
+    values = self if dtype is None else _as(self, np.dtype(dtype))
+    axis = _softmax_input(values, dim, False)
+    if not values.size:
+        return np.empty(values.shape, values.dtype)
+    top = np.max(values, axis=axis, keepdims=True)
+    masked = top == -math.inf
+    shifted = np.exp(values - np.where(masked, 0, top))
+    result = shifted / np.sum(shifted, axis=axis, keepdims=True)
+    return _array(np.where(masked, 0, result), values.dtype)
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

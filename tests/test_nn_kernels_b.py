@@ -391,3 +391,37 @@ def test_batch_norm_public_function() -> None:
     outcome(program)
     outcome(lambda lib: lib.batch_norm(data(lib, (4, 3), 1), None, None, None, None, False,
                                        0.1, 1e-5, True))
+
+
+# -- _safe_softmax ---------------------------------------------------------------------------
+
+SAFE_SOFTMAX_CASES = {
+    "rows": ((3, 4), 1, None),
+    "first dim": ((2, 3, 4), 0, None),
+    "to float32": ((3, 4), 1, "float32"),
+    "dim out of range": ((3, 4), 2, None),
+}
+
+
+@pytest.mark.parametrize("case", SAFE_SOFTMAX_CASES, ids=str)
+def test_safe_softmax(case: str) -> None:
+    shape, dim, dtype = SAFE_SOFTMAX_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 19).requires_grad_()
+        y = lib._safe_softmax(x, dim, dtype=None if dtype is None else getattr(lib, dtype))
+        return y.grad_fn.name(), y, lib.autograd.grad((y * y).sum(), x)
+    outcome(program)
+
+
+def test_safe_softmax_of_masked_rows() -> None:
+    def program(lib: Any) -> Any:
+        inf = float("inf")
+        x = lib.tensor([[1.0, 2.0, -inf], [-inf, -inf, -inf]], dtype=lib.float64,
+                       requires_grad=True)
+        y = lib._safe_softmax(x, 1)
+        return y, lib.autograd.grad((y * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum(),
+                                    x)
+    outcome(program)
+    outcome(lambda lib: lib._safe_softmax(lib.tensor([1, 2]), 0))
+    outcome(lambda lib: lib._safe_softmax(lib.tensor([1, 2]), 0, dtype=lib.float32))

@@ -274,6 +274,8 @@ def _gradgen_callable(op: Any) -> Callable | None:
 
 def _by_name(op: Any) -> Callable | None:
     name = op.name
+    if name.startswith("torch.ops.aten."):  # an ATen op by its overload: gradgen's spec op
+        return getattr(runtime, name.split(".")[3], None)
     if name.startswith("nn.functional."):
         return getattr(runtime_functional, name.removeprefix("nn.functional."), None)
     if "." in name:  # a function of a submodule: linalg.solve, special.erfcx, fft.fft
