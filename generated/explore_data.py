@@ -2655,6 +2655,40 @@ NODES = {
             "self_scalar_type": "scalar_type",
         },
     },
+    "MultiMarginLossBackward0": {
+        "entry": "multi_margin_loss",
+        "schema": "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor",
+        "formulas": (
+            ("self", "multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)"),
+        ),
+        "result": (
+            ("result", "multi_margin_loss_jvp(self_t, self_p, target_p, p, margin, weight_p, reduction)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "target": "tensor",
+            "p": "value",
+            "margin": "value",
+            "weight": "tensor",
+            "reduction": "value",
+        },
+    },
+    "MultilabelMarginLossBackward0": {
+        "entry": "multilabel_margin_loss_forward",
+        "schema": "multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)",
+        "formulas": (
+            ("self", "multilabel_margin_loss_backward(grad, self, target, reduction, is_target)"),
+        ),
+        "result": (
+            ("output", "multilabel_margin_loss_jvp(self_t, self_p, target_p, reduction, is_target)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "target": "tensor",
+            "reduction": "value",
+            "is_target": "output",
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

@@ -185,6 +185,8 @@ __all__ = [
     "_batch_norm_with_update",
     "_batch_norm_no_update",
     "_safe_softmax",
+    "multi_margin_loss",
+    "multilabel_margin_loss_forward",
     "constant_pad_nd",
     "leaky_relu_",
     "reflection_pad1d",
@@ -1989,6 +1991,25 @@ def _safe_softmax(self_p, self_t, dim, dtype, result):
     result: _softmax_backward_data(self_t, result, dim, self_p.dtype)
     """
     return ops._softmax_backward_data(self_t, result, dim, self_p.dtype)
+
+
+def multi_margin_loss(self_p, self_t, target_p, p, margin, weight_p, reduction, result):
+    """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml, entry multi_margin_loss
+    result: multi_margin_loss_jvp(self_t, self_p, target_p, p, margin, weight_p, reduction)
+    """
+    return manual.multi_margin_loss_jvp(ops, self_t, self_p, target_p, p, margin, weight_p, reduction)
+
+
+def multilabel_margin_loss_forward(self_p, self_t, target_p, reduction, output, is_target):
+    """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)
+
+    derivatives.yaml, entry multilabel_margin_loss_forward
+    output: multilabel_margin_loss_jvp(self_t, self_p, target_p, reduction, is_target)
+    """
+    output_t = manual.multilabel_margin_loss_jvp(ops, self_t, self_p, target_p, reduction, is_target)
+    return output_t, None
 
 
 def constant_pad_nd(self_p, self_t, pad, value, result):

@@ -191,6 +191,8 @@ __all__ = [
     "NativeBatchNormBackwardBackward0",
     "BatchNormBackwardBackward0",
     "SafeSoftmaxBackward0",
+    "MultiMarginLossBackward0",
+    "MultilabelMarginLossBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -6094,6 +6096,88 @@ class SafeSoftmaxBackward0(Node):
         # self: _softmax_backward_data(grad, result, dim, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._softmax_backward_data(grad, result, dim, self_scalar_type)
+        return grad_inputs
+
+
+class MultiMarginLossBackward0(Node):
+    """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml, entry multi_margin_loss
+    self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
+    """
+
+    __slots__ = ("self_", "target_", "_saved_p", "_saved_margin", "weight_", "_saved_reduction")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        p = self._saved_p
+        margin = self._saved_margin
+        weight = ops.unpack(self.weight_, self)
+        reduction = self._saved_reduction
+        grad_inputs = [None]
+        # self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.multi_margin_loss_backward(ops, grad, self_, target, p, margin, weight, reduction)
+        return grad_inputs
+
+
+class MultilabelMarginLossBackward0(Node):
+    """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)
+
+    derivatives.yaml, entry multilabel_margin_loss_forward
+    self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
+    """
+
+    __slots__ = ("self_", "target_", "_saved_reduction", "is_target_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_is_target(self):
+        return self.is_target_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+        self.is_target_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        reduction = self._saved_reduction
+        is_target = ops.unpack(self.is_target_, self)
+        grad_inputs = [None]
+        # self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.multilabel_margin_loss_backward(ops, grad, self_, target, reduction, is_target)
         return grad_inputs
 
 

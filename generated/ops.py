@@ -211,6 +211,8 @@ from generated.functions import (
     MseLossBackwardBackward0,
     MulBackward0,
     MulBackward1,
+    MultilabelMarginLossBackward0,
+    MultiMarginLossBackward0,
     MvBackward0,
     MvlgammaBackward0,
     NanmedianBackward0,
@@ -634,6 +636,8 @@ __all__ = [
     "mse_loss",
     "mse_loss_backward",
     "mul",
+    "multi_margin_loss",
+    "multilabel_margin_loss_forward",
     "mv",
     "mvlgamma",
     "nan_to_num",
@@ -817,6 +821,8 @@ _nll_loss_forward_return = namedtuple("nll_loss_forward", ["output", "total_weig
 _nll_loss2d_forward_return = namedtuple("nll_loss2d_forward", ["output", "total_weight"])
 
 _log_sigmoid_forward_return = namedtuple("log_sigmoid_forward", ["output", "buffer"])
+
+_multilabel_margin_loss_forward_return = namedtuple("multilabel_margin_loss_forward", ["output", "is_target"])
 
 _sort_return = namedtuple("sort", ["values", "indices"])
 
@@ -7468,6 +7474,64 @@ def _safe_softmax(self_=MISSING, dim=MISSING, dtype=None, **kwargs):
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
     return result
+
+
+def multi_margin_loss(self_=MISSING, target=MISSING, p=1, margin=1, weight=None, reduction=1, **kwargs):
+    """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml, entry multi_margin_loss
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(multi_margin_loss, (self_, target, p, margin, weight, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(p, NUMBER) or not isinstance(margin, NUMBER) or kwargs:
+        self_, target, p, margin, weight, reduction = _arguments.bind(OVERLOADS["multi_margin_loss"], (self_, target, p, margin, weight, reduction,), kwargs)
+    result = recording.wrap(kernels.multi_margin_loss(recording.data(self_), recording.data(target), p, margin, recording.data(weight), reduction))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MultiMarginLossBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_p = p
+        grad_fn._saved_margin = margin
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_reduction = reduction
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.multi_margin_loss(self_, forward_grad.tangent(self_), target, p, margin, weight, reduction, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def multilabel_margin_loss_forward(self_=MISSING, target=MISSING, reduction=MISSING, **kwargs):
+    """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)
+
+    derivatives.yaml, entry multilabel_margin_loss_forward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(multilabel_margin_loss_forward, (self_, target, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
+        self_, target, reduction = _arguments.bind(OVERLOADS["multilabel_margin_loss_forward"], (self_, target, reduction,), kwargs)
+    output, is_target = map(recording.wrap, kernels.multilabel_margin_loss_forward(recording.data(self_), recording.data(target), reduction))
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = MultilabelMarginLossBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        recording.set_history(output, grad_fn)
+        recording.skip_output(is_target, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.multilabel_margin_loss_forward(self_, forward_grad.tangent(self_), target, reduction, output, is_target)
+        forward_grad.set_tangents((output, is_target), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.is_target_ = SavedVariable(is_target, True)
+    return _multilabel_margin_loss_forward_return(output, is_target)
 
 
 def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
@@ -16506,6 +16570,19 @@ OVERLOADS = {
         Param("dim", "int"),
         Param("dtype", "ScalarType?", has_default=True),
     )),
+    "multi_margin_loss": Overload(multi_margin_loss, kernels.multi_margin_loss, "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("p", "Scalar", has_default=True),
+        Param("margin", "Scalar", has_default=True),
+        Param("weight", "Tensor?", has_default=True),
+        Param("reduction", "int", has_default=True),
+    )),
+    "multilabel_margin_loss_forward": Overload(multilabel_margin_loss_forward, kernels.multilabel_margin_loss_forward, "multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int"),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -18231,6 +18308,12 @@ BY_NAME = {
     ),
     "_safe_softmax": (
         OVERLOADS["_safe_softmax"],
+    ),
+    "multi_margin_loss": (
+        OVERLOADS["multi_margin_loss"],
+    ),
+    "multilabel_margin_loss_forward": (
+        OVERLOADS["multilabel_margin_loss_forward"],
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],

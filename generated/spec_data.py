@@ -683,6 +683,12 @@ FORMULAS = {
     "SafeSoftmaxBackward0": {
         0: "self: _softmax_backward_data(grad, result, dim, self.dtype)",
     },
+    "MultiMarginLossBackward0": {
+        0: "self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)",
+    },
+    "MultilabelMarginLossBackward0": {
+        0: "self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

@@ -1573,6 +1573,30 @@ class TensorMethods:
             _arguments.reword_for_method(error, "mul")
             raise
 
+    def multi_margin_loss(self, target=MISSING, p=1, margin=1, weight=None, reduction=1, **kwargs):
+        """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.multi_margin_loss, (self, target, p, margin, weight, reduction), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.multi_margin_loss(self, target, p, margin, weight, reduction) if not kwargs else ops.multi_margin_loss(self, target, p, margin, weight, reduction, **_arguments.method_keywords("multi_margin_loss", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "multi_margin_loss")
+            raise
+
+    def multilabel_margin_loss_forward(self, target=MISSING, reduction=MISSING, **kwargs):
+        """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.multilabel_margin_loss_forward, (self, target, reduction), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.multilabel_margin_loss_forward(self, target, reduction) if not kwargs else ops.multilabel_margin_loss_forward(self, target, reduction, **_arguments.method_keywords("multilabel_margin_loss_forward", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "multilabel_margin_loss_forward")
+            raise
+
     def mv(self, vec=MISSING, **kwargs):
         """mv(Tensor self, Tensor vec) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

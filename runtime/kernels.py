@@ -2694,6 +2694,99 @@ def _safe_softmax(self, dim, dtype=None):
     return _array(np.where(masked, 0, result), values.dtype)
 
 
+# The margin losses over class scores: (C) or (N, C) input, int64 class targets.
+
+def _margin_frames(self: np.ndarray) -> tuple[int, int]:
+    """(frames, classes) of a (C) or (N, C) input, or torch's error for an empty one."""
+    ndim = self.ndim
+    if not ((ndim == 2 and self.shape[1] != 0) or (ndim == 1 and self.shape[0] != 0)
+            or ndim == 0):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {list(self.shape)}")
+    if ndim <= 1:
+        return 1, 1 if ndim == 0 else self.shape[0]
+    return self.shape[0], self.shape[1]
+
+
+def _long_target(target: np.ndarray) -> None:
+    if target.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_dtype_name(target)}")
+
+
+def _margin_reduce(loss: np.ndarray, reduction: int, shape: tuple, dtype: np.dtype) -> Any:
+    if reduction == _NONE:
+        return _array(loss.reshape(shape), dtype)
+    return _array(np.mean(loss) if reduction == _MEAN else np.sum(loss), dtype)
+
+
+@silent
+def multi_margin_loss(self, target, p=1, margin=1, weight=None, reduction=_MEAN):
+    """Σ_{j≠y} max(0, margin - x[y] + x[j])^p (times weight[y]) / C per sample."""
+    frames, classes = _margin_frames(self)
+    _long_target(target)
+    if target.ndim > 1 or target.size != frames:
+        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to "
+                           "the number of input samples (batch size). Expected target size "
+                           f"[{frames}], but got {list(target.shape)}. Input has shape "
+                           f"{list(self.shape)}.")
+    if weight is not None and (weight.ndim > 1 or weight.size != classes):
+        raise RuntimeError(f"inconsistent weight size, expected {classes} but got "
+                           f"{list(weight.shape)}")
+    if p not in (1, 2):
+        raise RuntimeError("only p == 1 and p == 2 supported")
+    labels = target.reshape(frames)
+    if np.any((labels < 0) | (labels >= classes)):
+        raise RuntimeError("target out of range")
+    scores = self.reshape(frames, classes)
+    rows = np.arange(frames)
+    hinge = np.maximum(margin - scores[rows, labels][:, None] + scores, 0)
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * weight[labels][:, None]
+    hinge[rows, labels] = 0
+    loss = np.sum(hinge, axis=1) / classes
+    return _margin_reduce(loss, reduction, target.shape, self.dtype)
+
+
+def _listed_classes(labels: np.ndarray, classes: int) -> np.ndarray:
+    """How often each class is listed in each row's targets, up to the row's first -1."""
+    valid = np.cumsum(labels < 0, axis=1) == 0
+    counts = np.zeros(labels.shape[:1] + (classes,))
+    for column in range(labels.shape[1]):
+        listed = valid[:, column]
+        counts[np.nonzero(listed)[0], labels[listed, column]] += 1
+    return counts
+
+
+@silent
+def multilabel_margin_loss_forward(self, target, reduction):
+    """(loss, is_target): Σ_j Σ_i max(0, 1 - (x[j] - x[i])) / C per sample over the target
+    classes j (those listed in target up to its first -1) and the others i; is_target marks
+    the target classes with 1 (in self's dtype)."""
+    frames, classes = _margin_frames(self)
+    _long_target(target)
+    if self.ndim <= 1:
+        if target.ndim > 1 or target.size != classes:
+            raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of "
+                               f"size: {list(self.shape)}")
+    elif target.ndim != 2 or target.shape[0] != frames or target.shape[1] != classes:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(self.shape)}")
+    labels = target.reshape(frames, classes)
+    if np.any((labels < -1) | (labels >= classes)):
+        raise RuntimeError("argument #2 'target' is out of range")
+    counts = _listed_classes(labels, classes)
+    is_target = (counts > 0).astype(self.dtype)
+    pairs = counts[:, :, None] * (counts == 0)[:, None, :]
+    scores = self.reshape(frames, classes)
+    hinge = np.maximum(1 - scores[:, :, None] + scores[:, None, :], 0)
+    loss = np.sum(hinge * pairs, axis=(1, 2)) / classes
+    shape = (frames,) if self.ndim > 1 else ()
+    return (_margin_reduce(loss, reduction, shape, self.dtype),
+            _array(is_target.reshape(target.shape), self.dtype))
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

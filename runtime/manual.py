@@ -886,6 +886,93 @@ def _filled(ops: Any, value: Any, like: Any) -> Any:
     return zeros_like(ops, like)
 
 
+def _per_sample_grad(ops: Any, grad: Any, frames: int, reduction: int) -> Any:
+    """A margin loss's incoming gradient as a (frames, 1) column (or one number)."""
+    if reduction == 0:
+        return ops.reshape(grad, [frames, 1])
+    return grad * (1.0 / frames) if reduction == 1 else grad
+
+
+def multi_margin_loss_backward(ops: Any, grad: Any, self: Any, target: Any, p: Any,
+                               margin: Any, weight: Any, reduction: int) -> Any:
+    """multi_margin_loss's gradient: each class j ≠ y whose hinge z = margin - x[y] + x[j] is
+    positive gets p z^(p-1) (times weight[y]) / C, and y minus their sum; made of ops, so
+    it is differentiable again."""
+    classes = self.shape[-1] if self.ndim else 1
+    frames = ops.numel(self) // classes if self.ndim else 1
+    scores = ops.reshape(self, [frames, classes])
+    labels = ops.reshape(target, [frames, 1])
+    hinge = margin - ops.gather(scores, 1, labels) + scores
+    others = labels != ops.arange(classes)
+    slope = ops.where(ops.logical_and(hinge > 0, others), hinge * 2 if p == 2 else 1, 0)
+    if weight is not None:
+        slope = slope * ops.reshape(ops.index_select(weight, 0, ops.reshape(labels, [-1])),
+                                    [frames, 1])
+    slope = slope * _per_sample_grad(ops, grad, frames, reduction) * (1.0 / classes)
+    result = slope - ops.where(others, 0, 1) * ops.sum(slope, [1], True)
+    return ops.reshape(result, self.shape)
+
+
+def multilabel_margin_loss_backward(ops: Any, grad: Any, self: Any, target: Any,
+                                    reduction: int, is_target: Any) -> Any:
+    """multilabel_margin_loss's gradient: for each target class j (as often as target lists
+    it) and other class i with 1 - x[j] + x[i] > 0, -1/C to x[j] and +1/C to x[i]."""
+    classes = self.shape[-1] if self.ndim else 1
+    frames = ops.numel(self) // classes if self.ndim else 1
+    scores = ops.reshape(self, [frames, classes])
+    labels = ops.reshape(target, [frames, classes])
+    valid = ops.cumsum(ops.where(labels < 0, 1, 0), 1) == 0
+    listed = ops.logical_and(ops.unsqueeze(labels, 2) == ops.arange(classes),
+                             ops.unsqueeze(valid, 2))
+    counts = ops.sum(ops.where(listed, 1.0, 0.0), [1])
+    others = 1 - ops.reshape(is_target, [frames, classes])
+    hinge = 1 - ops.unsqueeze(scores, 2) + ops.unsqueeze(scores, 1)
+    pairs = (ops.where(hinge > 0, 1.0, 0.0) * ops.unsqueeze(counts, 2)
+             * ops.unsqueeze(others, 1))
+    scale = _per_sample_grad(ops, grad, frames, reduction) * (1.0 / classes)
+    result = (ops.sum(pairs, [1]) - ops.sum(pairs, [2])) * scale
+    return ops.reshape(result, self.shape)
+
+
+def _margin_jvp(ops: Any, slopes: Any, self_t: Any, shape: Sequence[int],
+                reduction: int) -> Any:
+    """A margin loss's tangent: each sample's slopes (its gradient for an incoming 1) times
+    the tangent, summed per sample, then reduced as the loss is."""
+    classes = self_t.shape[-1] if self_t.ndim else 1
+    frames = ops.numel(self_t) // classes if self_t.ndim else 1
+    per_sample = ops.sum(ops.reshape(slopes * self_t, [frames, classes]), [1])
+    if reduction == 0:
+        return ops.reshape(per_sample, list(shape))
+    total = ops.sum(per_sample)
+    return total * (1.0 / frames) if reduction == 1 else total
+
+
+def _ones_per_sample(ops: Any, self: Any) -> Any:
+    classes = self.shape[-1] if self.ndim else 1
+    frames = ops.numel(self) // classes if self.ndim else 1
+    return ops.sum(ops.reshape(self, [frames, classes]) * 0, [1]) + 1
+
+
+def multi_margin_loss_jvp(ops: Any, self_t: Any, self_p: Any, target: Any, p: Any, margin: Any,
+                          weight: Any, reduction: int) -> Any:
+    """multi_margin_loss's tangent, from its per-sample slopes."""
+    slopes = multi_margin_loss_backward(ops, _ones_per_sample(ops, self_p), self_p, target, p,
+                                        margin, weight, 0)
+    return _margin_jvp(ops, slopes, self_t, target.shape, reduction)
+
+
+def multilabel_margin_loss_jvp(ops: Any, self_t: Any, self_p: Any, target: Any, reduction: int,
+                               is_target: Any) -> Any:
+    """multilabel_margin_loss's tangent, from its per-sample slopes."""
+    slopes = multilabel_margin_loss_backward(ops, _ones_per_sample(ops, self_p), self_p, target,
+                                             0, is_target)
+    shape = [self_p.shape[0]] if self_p.ndim > 1 else []
+    return _margin_jvp(ops, slopes, self_t, shape, reduction)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"gather", "index_select"}))
+
+
 def _glu_halves(ops: Any, self: Any, dim: int) -> tuple[Any, Any]:
     half = self.shape[dim] // 2
     return (ops.slice(self, dim, 0, half, 1),

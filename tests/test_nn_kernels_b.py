@@ -425,3 +425,55 @@ def test_safe_softmax_of_masked_rows() -> None:
     outcome(program)
     outcome(lambda lib: lib._safe_softmax(lib.tensor([1, 2]), 0))
     outcome(lambda lib: lib._safe_softmax(lib.tensor([1, 2]), 0, dtype=lib.float32))
+
+
+# -- multi_margin_loss, multilabel_margin_loss_forward -----------------------------------
+
+MULTI_MARGIN_CASES = {
+    "mean": ((3, 4), [0, 3, 1], {}),
+    "p 2, none": ((3, 4), [2, 2, 0], {"p": 2, "margin": 0.5, "reduction": "none"}),
+    "weight, sum": ((3, 4), [1, 0, 3], {"weight": True, "reduction": "sum"}),
+    "one sample": ((5,), [2], {"margin": 2.0, "reduction": "none"}),
+    "target out of range": ((3, 4), [0, 4, 1], {}),
+    "target size": ((3, 4), [0, 1], {}),
+    "weight size": ((3, 4), [0, 1, 2], {"weight": "short"}),
+    "empty input": ((0,), [0], {}),
+}
+
+
+@pytest.mark.parametrize("case", MULTI_MARGIN_CASES, ids=str)
+def test_multi_margin_loss(case: str) -> None:
+    shape, labels, kwargs = MULTI_MARGIN_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 20).requires_grad_()
+        options = dict(kwargs)
+        if "weight" in options:
+            options["weight"] = data(lib, (4 if options["weight"] is True else 3,), 21).abs()
+        loss = lib.nn.functional.multi_margin_loss(x, lib.tensor(labels), **options)
+        (grad,) = lib.autograd.grad((loss * 1.5).sum(), x, create_graph=True)
+        return loss.grad_fn.name(), loss, grad
+    outcome(program)
+
+
+MULTILABEL_CASES = {
+    "mean": ((3, 4), [[0, 3, -1, 0], [1, 2, 0, -1], [2, -1, 1, 1]], "mean"),
+    "none": ((2, 3), [[1, 1, -1], [0, 2, 1]], "none"),
+    "one sample": ((4,), [3, 0, -1, 1], "sum"),
+    "out of range": ((2, 3), [[1, 3, -1], [0, 2, 1]], "mean"),
+    "target size": ((2, 3), [[1, 2], [0, 2]], "mean"),
+}
+
+
+@pytest.mark.parametrize("case", MULTILABEL_CASES, ids=str)
+def test_multilabel_margin_loss(case: str) -> None:
+    shape, labels, reduction = MULTILABEL_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 22).requires_grad_()
+        target = lib.tensor(labels)
+        loss = lib.nn.functional.multilabel_margin_loss(x, target, reduction=reduction)
+        (grad,) = lib.autograd.grad((loss * 1.5).sum(), x)
+        forward = aten(lib, "multilabel_margin_loss_forward")(x.detach(), target, 1)
+        return loss.grad_fn.name(), loss, grad, forward
+    outcome(program)
