@@ -2689,6 +2689,17 @@ NODES = {
             "is_target": "output",
         },
     },
+    "EmbeddingRenormBackward0": {
+        "entry": "embedding_renorm_",
+        "schema": "embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)",
+        "formulas": (
+            ("self", "not_implemented(\"embedding_renorm\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

@@ -193,6 +193,7 @@ __all__ = [
     "SafeSoftmaxBackward0",
     "MultiMarginLossBackward0",
     "MultilabelMarginLossBackward0",
+    "EmbeddingRenormBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -6178,6 +6179,23 @@ class MultilabelMarginLossBackward0(Node):
         # self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.multilabel_margin_loss_backward(ops, grad, self_, target, reduction, is_target)
+        return grad_inputs
+
+
+class EmbeddingRenormBackward0(Node):
+    """embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
+
+    derivatives.yaml, entry embedding_renorm_
+    self: not_implemented("embedding_renorm")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("embedding_renorm")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'embedding_renorm' is not implemented.")
         return grad_inputs
 
 

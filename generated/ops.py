@@ -94,6 +94,7 @@ from generated.functions import (
     EluBackwardBackward0,
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
+    EmbeddingRenormBackward0,
     EqBackward0,
     EqBackward1,
     ErfBackward0,
@@ -526,6 +527,7 @@ __all__ = [
     "elu_backward",
     "embedding",
     "embedding_dense_backward",
+    "embedding_renorm_",
     "eq",
     "erf",
     "erf_",
@@ -7532,6 +7534,29 @@ def multilabel_margin_loss_forward(self_=MISSING, target=MISSING, reduction=MISS
     if needs_grad:
         grad_fn.is_target_ = SavedVariable(is_target, True)
     return _multilabel_margin_loss_forward_return(output, is_target)
+
+
+def embedding_renorm_(self_=MISSING, indices=MISSING, max_norm=MISSING, norm_type=MISSING, **kwargs):
+    """embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
+
+    derivatives.yaml, entry embedding_renorm_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(embedding_renorm_, (self_, indices, max_norm, norm_type), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or not isinstance(max_norm, NUMBER) or not isinstance(norm_type, NUMBER) or kwargs:
+        self_, indices, max_norm, norm_type = _arguments.bind(OVERLOADS["embedding_renorm_"], (self_, indices, max_norm, norm_type,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = EmbeddingRenormBackward0(recording.collect_next_edges(self_))
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("embedding_renorm_")
+    recording.write_inplace(self_, kernels.embedding_renorm_(recording.data(self_), recording.data(indices), max_norm, norm_type))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
 
 
 def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
@@ -16583,6 +16608,12 @@ OVERLOADS = {
         Param("target", "Tensor"),
         Param("reduction", "int"),
     )),
+    "embedding_renorm_": Overload(embedding_renorm_, kernels.embedding_renorm_, "embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor"),
+        Param("max_norm", "float"),
+        Param("norm_type", "float"),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -18314,6 +18345,9 @@ BY_NAME = {
     ),
     "multilabel_margin_loss_forward": (
         OVERLOADS["multilabel_margin_loss_forward"],
+    ),
+    "embedding_renorm_": (
+        OVERLOADS["embedding_renorm_"],
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],

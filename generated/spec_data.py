@@ -689,6 +689,9 @@ FORMULAS = {
     "MultilabelMarginLossBackward0": {
         0: "self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)",
     },
+    "EmbeddingRenormBackward0": {
+        0: "self: not_implemented(\"embedding_renorm\")",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

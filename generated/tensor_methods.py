@@ -765,6 +765,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "dot")
             raise
 
+    def embedding_renorm_(self, indices=MISSING, max_norm=MISSING, norm_type=MISSING, **kwargs):
+        """embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.embedding_renorm_, (self, indices, max_norm, norm_type), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.embedding_renorm_(self, indices, max_norm, norm_type) if not kwargs else ops.embedding_renorm_(self, indices, max_norm, norm_type, **_arguments.method_keywords("embedding_renorm_", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "embedding_renorm_")
+            raise
+
     def eq(self, *args, **kwargs):
         """eq.Scalar(Tensor self, Scalar other) -> Tensor
         eq.Tensor(Tensor self, Tensor other) -> Tensor

@@ -977,8 +977,9 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
         if padding_idx < -weight.shape[0]:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = weight.shape[0] + padding_idx
-    if max_norm is not None:
-        raise NotImplementedError("gradgen's embedding does not renormalize (max_norm)")
+    if max_norm is not None:  # the rows looked up are renormalized in place first
+        with grad_mode.no_grad():
+            ops.embedding_renorm_(weight, input, max_norm, norm_type)
     if sparse:
         raise NotImplementedError("gradgen has no sparse gradients")
     return ops.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)

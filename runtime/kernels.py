@@ -2787,6 +2787,36 @@ def multilabel_margin_loss_forward(self, target, reduction):
             _array(is_target.reshape(target.shape), self.dtype))
 
 
+@silent
+def embedding_renorm_(self, indices, max_norm, norm_type):
+    """The rows of self that indices names, each scaled to norm max_norm where its
+    norm_type-norm exceeds it (by max_norm / (norm + 1e-7)); a new array, written back into
+    self by the caller."""
+    if indices.dtype not in (np.int64, np.int32):
+        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"torch.{_TYPE_NAMES.get(indices.dtype.name, 'Bool')}Tensor instead "
+                           "(while checking arguments for embedding_renorm_)")
+    if self.ndim != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {self.ndim}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "embedding_renorm_)")
+    if self.dtype.kind != "f":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_dtype_name(self)} instead.")
+    rows = np.unique(indices.reshape(-1))
+    bad = rows[(rows < -self.shape[0]) | (rows >= self.shape[0])]
+    if bad.size:
+        raise IndexError(f"select(): index {bad[0]} out of range for tensor of size "
+                         f"{list(self.shape)} at dimension 0")
+    result = self.copy()
+    if rows.size:
+        norms = _vector_norm(result[rows], float(norm_type), (1,))
+        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        result[rows] = result[rows] * scale
+    return result
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

@@ -477,3 +477,47 @@ def test_multilabel_margin_loss(case: str) -> None:
         forward = aten(lib, "multilabel_margin_loss_forward")(x.detach(), target, 1)
         return loss.grad_fn.name(), loss, grad, forward
     outcome(program)
+
+
+# -- embedding_renorm_, F.embedding's max_norm ------------------------------------------
+
+RENORM_ROWS_CASES = {
+    "2-norm": ([[0, 2], [2, 4]], 1.0, 2.0, "int64", (5, 3)),
+    "1-norm, int32 indices": ([1, 1, 3], 0.5, 1.0, "int32", (5, 3)),
+    "float indices": ([0.0, 1.0], 1.0, 2.0, "float32", (5, 3)),
+    "1-d weight": ([0, 1], 1.0, 2.0, "int64", (5,)),
+    "index out of range": ([7], 1.0, 2.0, "int64", (5, 3)),
+}
+
+
+@pytest.mark.parametrize("case", RENORM_ROWS_CASES, ids=str)
+def test_embedding_renorm_(case: str) -> None:
+    indices, max_norm, norm_type, dtype, shape = RENORM_ROWS_CASES[case]
+
+    def program(lib: Any) -> Any:
+        weight = data(lib, shape, 23) * 2
+        returned = lib.embedding_renorm_(weight, lib.tensor(indices, dtype=getattr(lib, dtype)),
+                                         max_norm, norm_type)
+        return returned is weight, weight
+    outcome(program)
+
+
+def test_embedding_renorm_has_no_derivative() -> None:
+    def program(lib: Any) -> Any:
+        weight = (data(lib, (5, 3), 24) * 2).requires_grad_()
+        renormed = lib.embedding_renorm_(weight * 1, lib.tensor([0, 2]), 1.0, 2.0)
+        return renormed.grad_fn.name(), lib.autograd.grad(renormed.sum(), weight)
+    outcome(program)
+
+
+def test_embedding_with_max_norm() -> None:
+    def program(lib: Any) -> Any:
+        weight = (data(lib, (6, 3), 25) * 2).requires_grad_()
+        indices = lib.tensor([[0, 2, 5], [2, 2, 1]])
+        out = lib.nn.functional.embedding(indices, weight, max_norm=1.5, norm_type=3.0)
+        (grad,) = lib.autograd.grad((out * out).sum(), weight)
+        return out, grad, weight.detach()
+    outcome(program)
+    module_program = (lambda lib: lib.nn.Embedding.from_pretrained(
+        data(lib, (4, 2), 26) * 3, max_norm=1.0)(lib.tensor([1, 3])))
+    outcome(module_program)
