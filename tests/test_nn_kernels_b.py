@@ -518,6 +518,8 @@ def test_embedding_with_max_norm() -> None:
         (grad,) = lib.autograd.grad((out * out).sum(), weight)
         return out, grad, weight.detach()
     outcome(program)
-    module_program = (lambda lib: lib.nn.Embedding.from_pretrained(
-        data(lib, (4, 2), 26) * 3, max_norm=1.0)(lib.tensor([1, 3])))
+
+    def module_program(lib: Any) -> Any:
+        layer = lib.nn.Embedding.from_pretrained(data(lib, (4, 2), 26) * 3, max_norm=1.0)
+        return layer(lib.tensor([1, 3])), layer.weight
     outcome(module_program)
