@@ -2700,6 +2700,29 @@ NODES = {
         "saved": {
         },
     },
+    "NativeGroupNormBackward0": {
+        "entry": "native_group_norm",
+        "schema": "native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, bias", "infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, group)", ""),
+            ("result1", "group_norm_mean_jvp(input_t, result1, group)", ""),
+            ("result2", "group_norm_invstd_jvp(input_p, input_t, result1, result2, group)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "weight": "tensor",
+            "N": "value",
+            "C": "value",
+            "HxW": "value",
+            "group": "value",
+            "eps": "value",
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

@@ -187,6 +187,7 @@ __all__ = [
     "_safe_softmax",
     "multi_margin_loss",
     "multilabel_margin_loss_forward",
+    "native_group_norm",
     "constant_pad_nd",
     "leaky_relu_",
     "reflection_pad1d",
@@ -2010,6 +2011,20 @@ def multilabel_margin_loss_forward(self_p, self_t, target_p, reduction, output, 
     """
     output_t = manual.multilabel_margin_loss_jvp(ops, self_t, self_p, target_p, reduction, is_target)
     return output_t, None
+
+
+def native_group_norm(input_p, input_t, weight_p, weight_t, bias_p, bias_t, N, C, HxW, group, eps, result0, result1, result2):
+    """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_group_norm
+    result0: group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, group)
+    result1: group_norm_mean_jvp(input_t, result1, group)
+    result2: group_norm_invstd_jvp(input_p, input_t, result1, result2, group)
+    """
+    result0_t = manual.group_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, group)
+    result1_t = manual.group_norm_mean_jvp(ops, input_t, result1, group)
+    result2_t = manual.group_norm_invstd_jvp(ops, input_p, input_t, result1, result2, group)
+    return result0_t, result1_t, result2_t
 
 
 def constant_pad_nd(self_p, self_t, pad, value, result):

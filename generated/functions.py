@@ -194,6 +194,7 @@ __all__ = [
     "MultiMarginLossBackward0",
     "MultilabelMarginLossBackward0",
     "EmbeddingRenormBackward0",
+    "NativeGroupNormBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -6196,6 +6197,62 @@ class EmbeddingRenormBackward0(Node):
         # self: not_implemented("embedding_renorm")
         if self.should_compute_output(0):
             raise NotImplementedError("the derivative for 'embedding_renorm' is not implemented.")
+        return grad_inputs
+
+
+class NativeGroupNormBackward0(Node):
+    """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_group_norm
+    input, weight, bias: infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "result1_", "result2_", "weight_", "_saved_N", "_saved_C", "_saved_HxW", "_saved_group", "_saved_eps")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        weight = ops.unpack(self.weight_, self)
+        N = self._saved_N
+        C = self._saved_C
+        HxW = self._saved_HxW
+        group = self._saved_group
+        eps = self._saved_eps
+        grad_inputs = [None, None, None]
+        # input, weight, bias: infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.infinitely_differentiable_native_group_norm_backward(ops, grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
         return grad_inputs
 
 

@@ -228,6 +228,7 @@ from generated.functions import (
     NativeBatchNormLegitNoTrainingBackward0,
     NativeDropoutBackward0,
     NativeDropoutBackwardBackward0,
+    NativeGroupNormBackward0,
     NativeLayerNormBackward0,
     NativeLayerNormBackwardBackward0,
     NeBackward0,
@@ -651,6 +652,7 @@ __all__ = [
     "native_batch_norm_backward",
     "native_dropout",
     "native_dropout_backward",
+    "native_group_norm",
     "native_layer_norm",
     "native_layer_norm_backward",
     "ne",
@@ -7557,6 +7559,42 @@ def embedding_renorm_(self_=MISSING, indices=MISSING, max_norm=MISSING, norm_typ
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     return self_
+
+
+def native_group_norm(input=MISSING, weight=MISSING, bias=MISSING, N=MISSING, C=MISSING, HxW=MISSING, group=MISSING, eps=MISSING, **kwargs):
+    """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_group_norm
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_group_norm, (input, weight, bias, N, C, HxW, group, eps), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or N is MISSING or C is MISSING or HxW is MISSING or group is MISSING or kwargs:
+        input, weight, bias, N, C, HxW, group, eps = _arguments.bind(OVERLOADS["native_group_norm"], (input, weight, bias, N, C, HxW, group, eps,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels.native_group_norm(recording.data(input), recording.data(weight), recording.data(bias), N, C, HxW, group, eps))
+    needs_grad = recording.compute_requires_grad(input, weight, bias)
+    if needs_grad:
+        grad_fn = NativeGroupNormBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_N = N
+        grad_fn._saved_C = C
+        grad_fn._saved_HxW = HxW
+        grad_fn._saved_group = group
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.set_history(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.native_group_norm(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), N, C, HxW, group, eps, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+    return (result0, result1, result2)
 
 
 def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
@@ -16614,6 +16652,16 @@ OVERLOADS = {
         Param("max_norm", "float"),
         Param("norm_type", "float"),
     )),
+    "native_group_norm": Overload(native_group_norm, kernels.native_group_norm, "native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("N", "int"),
+        Param("C", "int"),
+        Param("HxW", "int"),
+        Param("group", "int"),
+        Param("eps", "float"),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -18348,6 +18396,9 @@ BY_NAME = {
     ),
     "embedding_renorm_": (
         OVERLOADS["embedding_renorm_"],
+    ),
+    "native_group_norm": (
+        OVERLOADS["native_group_norm"],
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],

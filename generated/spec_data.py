@@ -692,6 +692,11 @@ FORMULAS = {
     "EmbeddingRenormBackward0": {
         0: "self: not_implemented(\"embedding_renorm\")",
     },
+    "NativeGroupNormBackward0": {
+        0: "input: infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)",
+        1: "weight: infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)",
+        2: "bias: infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

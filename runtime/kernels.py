@@ -2817,6 +2817,38 @@ def embedding_renorm_(self, indices, max_norm, norm_type):
     return result
 
 
+@silent
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):  # noqa: N803
+    """(output, mean, rstd): each sample's channels normalized in `group` groups by the
+    group's mean and biased variance, then scaled and shifted per channel; mean and rstd
+    (1 / sqrt(var + eps)) are (N, group)."""
+    if group <= 0 or C % group:
+        raise RuntimeError("Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={group}")
+    for name, parameter in (("weight", weight), ("bias", bias)):
+        if parameter is not None and (parameter.ndim != 1 or parameter.size != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape "
+                               f"{list(parameter.shape)} and input of shape "
+                               f"{list(input.shape)}")
+    if input.size != N * C * HxW:
+        raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    grouped = input.reshape(N, group, C // group * HxW)
+    mean = np.mean(grouped, axis=-1, keepdims=True)
+    rstd = 1.0 / np.sqrt(np.mean(np.square(grouped - mean), axis=-1, keepdims=True) + eps)
+    output = ((grouped - mean) * rstd).reshape(input.shape)
+    channel = (1, C) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        output = output * weight.reshape(channel)
+    if bias is not None:
+        output = output + bias.reshape(channel)
+    return (_array(output, input.dtype), _array(mean.reshape(N, group), input.dtype),
+            _array(rstd.reshape(N, group), input.dtype))
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

@@ -973,6 +973,90 @@ def multilabel_margin_loss_jvp(ops: Any, self_t: Any, self_p: Any, target: Any, 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"gather", "index_select"}))
 
 
+def _group_layout(ops: Any, input: Any, mean: Any, rstd: Any, group: int) -> tuple:
+    """For group norm: a function regrouping a tensor of input's shape as (N, group, D), the
+    mean over each group's D elements (kept), and mean, rstd and x̂ in that layout."""
+    batch = input.shape[0]
+
+    size = ops.numel(input) // (batch * group) if batch * group else 0
+
+    def grouped(value: Any) -> Any:
+        return ops.reshape(value, [batch, group, size])
+
+    def group_mean(value: Any) -> Any:
+        return ops.mean(value, [2], True)
+
+    mean_g = ops.reshape(mean, [batch, group, 1])
+    rstd_g = ops.reshape(rstd, [batch, group, 1])
+    return grouped, group_mean, mean_g, rstd_g, (grouped(input) - mean_g) * rstd_g
+
+
+def _channel_view(ops: Any, vector: Any, like: Any) -> Any:
+    return ops.reshape(vector, [1, like.shape[1]] + [1] * (like.ndim - 2))
+
+
+def infinitely_differentiable_native_group_norm_backward(
+        ops: Any, dY: Any, dmean: Any, drstd: Any, X: Any, mean: Any, rstd: Any,  # noqa: N803
+        gamma: Any, N: int, C: int, HxW: int, group: int, eps: float,  # noqa: N803
+        grad_input_mask: Sequence[bool]) -> tuple[Any, Any, Any]:
+    """native_group_norm's gradients of (input, weight, bias) from those of its three
+    outputs (any may be None), made of ops. For each group, x̂ = (x - mean) rstd and
+    P(v) = v - E[v] - x̂ E[x̂ v]: the output's gradient a = dY gamma gives rstd P(a), the
+    mean's dmean / D, the rstd's -drstd rstd² x̂ / D (D: the group's element count)."""
+    grouped, group_mean, _, rstd_g, normalized = _group_layout(ops, X, mean, rstd, group)
+    count = ops.numel(X) // (N * group) if N * group else 1
+    d_input = d_gamma = d_beta = None
+    if dY is not None:
+        scaled = grouped(dY if gamma is None else dY * _channel_view(ops, gamma, X))
+        d_input = rstd_g * (scaled - group_mean(scaled)
+                            - normalized * group_mean(scaled * normalized))
+        dims = [0] + list(range(2, X.ndim))
+        d_gamma = ops.sum(dY * ops.reshape(normalized, X.shape), dims)
+        d_beta = ops.sum(dY, dims)
+    if dmean is not None:
+        term = ops.reshape(dmean, [N, group, 1]) * (1.0 / count) + normalized * 0
+        d_input = term if d_input is None else d_input + term
+    if drstd is not None:
+        term = -ops.reshape(drstd, [N, group, 1]) * rstd_g * rstd_g * normalized * (1.0 / count)
+        d_input = term if d_input is None else d_input + term
+    if d_input is not None:
+        d_input = ops.reshape(d_input, X.shape)
+    return (d_input if grad_input_mask[0] else None,
+            d_gamma if grad_input_mask[1] and gamma is not None else None,
+            d_beta if grad_input_mask[2] else None)
+
+
+def group_norm_jvp(ops: Any, X_p: Any, X_t: Any, gamma_p: Any, gamma_t: Any,  # noqa: N803
+                   beta_p: Any, beta_t: Any, mean: Any, rstd: Any, group: int) -> Any:
+    """native_group_norm's output tangent: rstd P(x_t) per group, times gamma, plus x̂ gamma'
+    and beta'."""
+    grouped, group_mean, _, rstd_g, normalized = _group_layout(ops, X_p, mean, rstd, group)
+    tangent = grouped(X_t)
+    result = ops.reshape(rstd_g * (tangent - group_mean(tangent)
+                                   - normalized * group_mean(normalized * tangent)), X_p.shape)
+    if gamma_p is not None:
+        result = result * _channel_view(ops, gamma_p, X_p)
+    if gamma_t is not None:
+        result = result + ops.reshape(normalized, X_p.shape) * _channel_view(ops, gamma_t, X_p)
+    if beta_t is not None:
+        result = result + _channel_view(ops, beta_t, X_p)
+    return result
+
+
+def group_norm_mean_jvp(ops: Any, X_t: Any, mean: Any, group: int) -> Any:  # noqa: N803
+    """The mean's tangent: the mean of the input's tangent over each group."""
+    return ops.mean(ops.reshape(X_t, [X_t.shape[0], group, ops.numel(X_t) // (X_t.shape[0] * group)
+                                      if X_t.shape[0] * group else 0]), [2])
+
+
+def group_norm_invstd_jvp(ops: Any, X_p: Any, X_t: Any, mean: Any, rstd: Any,  # noqa: N803
+                          group: int) -> Any:
+    """rstd's tangent: -rstd² E[x̂ x_t] over each group."""
+    grouped, group_mean, _, rstd_g, normalized = _group_layout(ops, X_p, mean, rstd, group)
+    tangent = -rstd_g * rstd_g * group_mean(normalized * grouped(X_t))
+    return ops.reshape(tangent, list(mean.shape))
+
+
 def _glu_halves(ops: Any, self: Any, dim: int) -> tuple[Any, Any]:
     half = self.shape[dim] // 2
     return (ops.slice(self, dim, 0, half, 1),

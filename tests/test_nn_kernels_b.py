@@ -523,3 +523,45 @@ def test_embedding_with_max_norm() -> None:
         layer = lib.nn.Embedding.from_pretrained(data(lib, (4, 2), 26) * 3, max_norm=1.0)
         return layer(lib.tensor([1, 3])), layer.weight
     outcome(module_program)
+
+
+# -- native_group_norm ------------------------------------------------------------------------
+
+GROUP_NORM_CASES = {
+    "affine": ((2, 4, 3), 2, True),
+    "no affine": ((3, 6), 3, False),
+    "one group": ((2, 2, 2, 2), 1, True),
+}
+
+
+@pytest.mark.parametrize("case", GROUP_NORM_CASES, ids=str)
+def test_native_group_norm_outputs_and_derivatives(case: str) -> None:
+    """All three outputs, gradients through all three (mean and rstd have their own), and a
+    second derivative, against torch.native_group_norm."""
+    shape, group, affine = GROUP_NORM_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 27).requires_grad_()
+        channels = shape[1]
+        weight = data(lib, (channels,), 28).requires_grad_() if affine else None
+        bias = data(lib, (channels,), 29).requires_grad_() if affine else None
+        size = 1
+        for extent in shape[2:]:
+            size *= extent
+        out, mean, rstd = lib.native_group_norm(x, weight, bias, shape[0], channels, size, group,
+                                                1e-5)
+        loss = ((out * data(lib, shape, 30)).sum() + (mean * mean).sum() + rstd.sum())
+        inputs = (x, weight, bias) if affine else (x,)
+        first = lib.autograd.grad(loss, inputs, create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in first), inputs)
+        return out.grad_fn.name(), out, mean, rstd, first, second
+    outcome(program)
+
+
+def test_native_group_norm_errors() -> None:
+    outcome(lambda lib: lib.native_group_norm(data(lib, (2, 4, 3), 1), data(lib, (3,), 2), None,
+                                              2, 4, 3, 2, 1e-5))
+    outcome(lambda lib: lib.native_group_norm(data(lib, (2, 4, 3), 1), None, None, 2, 4, 3, 3,
+                                              1e-5))
+    outcome(lambda lib: lib.native_group_norm(data(lib, (2, 4, 3), 1), None, None, 2, 4, 4, 2,
+                                              1e-5))

@@ -104,10 +104,7 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
         heard = _modes.dispatch(native_group_norm, (input, weight, bias, N, C, HxW, group, eps), {})
         if heard is not _modes.PASS:
             return heard
-    grouped = input.reshape(N, group, -1)
-    mean = grouped.mean(-1)
-    rstd = ops.rsqrt(grouped.var(-1, correction=0) + eps)
-    return norm_functions.group_norm(input, group, weight, bias, eps), mean, rstd
+    return ops.native_group_norm(input, weight, bias, N, C, HxW, group, eps)
 
 
 def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
