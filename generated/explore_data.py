@@ -2723,6 +2723,25 @@ NODES = {
             "eps": "value",
         },
     },
+    "TrilinearBackward0": {
+        "entry": "_trilinear",
+        "schema": "_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor",
+        "formulas": (
+            ("i1, i2, i3", "trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "_trilinear(i1_t, i2_p, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_t, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)", ""),
+        ),
+        "saved": {
+            "i1": "tensor",
+            "i2": "tensor",
+            "i3": "tensor",
+            "expand1": "value",
+            "expand2": "value",
+            "expand3": "value",
+            "sumdim": "value",
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

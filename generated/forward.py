@@ -188,6 +188,7 @@ __all__ = [
     "multi_margin_loss",
     "multilabel_margin_loss_forward",
     "native_group_norm",
+    "_trilinear",
     "constant_pad_nd",
     "leaky_relu_",
     "reflection_pad1d",
@@ -2025,6 +2026,15 @@ def native_group_norm(input_p, input_t, weight_p, weight_t, bias_p, bias_t, N, C
     result1_t = manual.group_norm_mean_jvp(ops, input_t, result1, group)
     result2_t = manual.group_norm_invstd_jvp(ops, input_p, input_t, result1, result2, group)
     return result0_t, result1_t, result2_t
+
+
+def _trilinear(i1_p, i1_t, i2_p, i2_t, i3_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim, result):
+    """_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor
+
+    derivatives.yaml, entry _trilinear
+    result: _trilinear(i1_t, i2_p, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_t, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)
+    """
+    return ops._trilinear(i1_t, i2_p, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + ops._trilinear(i1_p, i2_t, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + ops._trilinear(i1_p, i2_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)
 
 
 def constant_pad_nd(self_p, self_t, pad, value, result):

@@ -195,6 +195,7 @@ __all__ = [
     "MultilabelMarginLossBackward0",
     "EmbeddingRenormBackward0",
     "NativeGroupNormBackward0",
+    "TrilinearBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -6247,6 +6248,56 @@ class NativeGroupNormBackward0(Node):
         if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
             grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
             results = manual.infinitely_differentiable_native_group_norm_backward(ops, grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class TrilinearBackward0(Node):
+    """_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor
+
+    derivatives.yaml, entry _trilinear
+    i1, i2, i3: trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)
+    """
+
+    __slots__ = ("i1_", "i2_", "i3_", "_saved_expand1", "_saved_expand2", "_saved_expand3", "_saved_sumdim")
+
+    @property
+    def _saved_i1(self):
+        return self.i1_.unpack()
+
+    @property
+    def _saved_i2(self):
+        return self.i2_.unpack()
+
+    @property
+    def _saved_i3(self):
+        return self.i3_.unpack()
+
+    def release_variables(self):
+        self.i1_.reset_data()
+        self.i2_.reset_data()
+        self.i3_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        i1 = ops.unpack(self.i1_, self)
+        i2 = ops.unpack(self.i2_, self)
+        i3 = ops.unpack(self.i3_, self)
+        expand1 = self._saved_expand1
+        expand2 = self._saved_expand2
+        expand3 = self._saved_expand3
+        sumdim = self._saved_sumdim
+        grad_inputs = [None, None, None]
+        # i1, i2, i3: trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.trilinear_backward(ops, grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)
             if grad_input_mask[0]:
                 grad_inputs[0] = results[0]
             if grad_input_mask[1]:

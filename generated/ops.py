@@ -356,6 +356,7 @@ from generated.functions import (
     TransposeBackward1,
     TriangularSolveBackward0,
     TrilBackward0,
+    TrilinearBackward0,
     TriuBackward0,
     TruncBackward0,
     UnbindBackward0,
@@ -433,6 +434,7 @@ __all__ = [
     "_softmax",
     "_softmax_backward_data",
     "_to_copy",
+    "_trilinear",
     "_unsafe_view",
     "_upsample_nearest_exact1d",
     "_upsample_nearest_exact1d_backward",
@@ -7595,6 +7597,39 @@ def native_group_norm(input=MISSING, weight=MISSING, bias=MISSING, N=MISSING, C=
         grad_fn.result1_ = SavedVariable(result1, True)
         grad_fn.result2_ = SavedVariable(result2, True)
     return (result0, result1, result2)
+
+
+def _trilinear(i1=MISSING, i2=MISSING, i3=MISSING, expand1=MISSING, expand2=MISSING, expand3=MISSING, sumdim=MISSING, unroll_dim=1, **kwargs):
+    """_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor
+
+    derivatives.yaml, entry _trilinear
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_trilinear, (i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(i1, Tensor) or not isinstance(i2, Tensor) or not isinstance(i3, Tensor) or expand1 is MISSING or expand2 is MISSING or expand3 is MISSING or sumdim is MISSING or kwargs:
+        i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim = _arguments.bind(OVERLOADS["_trilinear"], (i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim,), kwargs)
+    expand1 = recording.int_tuple(expand1)
+    expand2 = recording.int_tuple(expand2)
+    expand3 = recording.int_tuple(expand3)
+    sumdim = recording.int_tuple(sumdim)
+    result = recording.wrap(kernels._trilinear(recording.data(i1), recording.data(i2), recording.data(i3), expand1, expand2, expand3, sumdim, unroll_dim))
+    if recording.compute_requires_grad(i1, i2, i3):
+        grad_fn = TrilinearBackward0(recording.collect_next_edges(i1, i2, i3))
+        grad_fn.i1_ = SavedVariable(i1, False)
+        grad_fn.i2_ = SavedVariable(i2, False)
+        grad_fn.i3_ = SavedVariable(i3, False)
+        grad_fn._saved_expand1 = expand1
+        grad_fn._saved_expand2 = expand2
+        grad_fn._saved_expand3 = expand3
+        grad_fn._saved_sumdim = sumdim
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(i1, i2, i3):
+        with forward_grad.computing_tangents():
+            tangent = forward._trilinear(i1, forward_grad.tangent(i1), i2, forward_grad.tangent(i2), i3, forward_grad.tangent(i3), expand1, expand2, expand3, sumdim, unroll_dim, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
 
 
 def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
@@ -16662,6 +16697,16 @@ OVERLOADS = {
         Param("group", "int"),
         Param("eps", "float"),
     )),
+    "_trilinear": Overload(_trilinear, kernels._trilinear, "_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor", (
+        Param("i1", "Tensor"),
+        Param("i2", "Tensor"),
+        Param("i3", "Tensor"),
+        Param("expand1", "int[]"),
+        Param("expand2", "int[]"),
+        Param("expand3", "int[]"),
+        Param("sumdim", "int[]"),
+        Param("unroll_dim", "int", has_default=True),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -18399,6 +18444,9 @@ BY_NAME = {
     ),
     "native_group_norm": (
         OVERLOADS["native_group_norm"],
+    ),
+    "_trilinear": (
+        OVERLOADS["_trilinear"],
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],

@@ -2849,6 +2849,22 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):  # noqa: N803
             _array(rstd.reshape(N, group), input.dtype))
 
 
+@silent
+def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    """The product of i1, i2 and i3, each given size-1 dimensions at its expand positions
+    (so that the three line up), summed over sumdim: bilinear's kernel."""
+    dtype = result_type(i1, i2, i3)
+    expanded = [np.expand_dims(x, tuple(sorted(dims))) if dims else x
+                for x, dims in ((i1, expand1), (i2, expand2), (i3, expand3))]
+    for x in expanded[1:]:
+        if x.ndim != expanded[0].ndim:
+            raise RuntimeError("number of dimensions of the expanded tensors must match")
+    product = expanded[0] * expanded[1] * expanded[2]
+    if sumdim:
+        product = np.sum(product, axis=tuple(sumdim))
+    return _array(product, dtype)
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

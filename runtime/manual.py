@@ -1057,6 +1057,25 @@ def group_norm_invstd_jvp(ops: Any, X_p: Any, X_t: Any, mean: Any, rstd: Any,  #
     return ops.reshape(tangent, list(mean.shape))
 
 
+def trilinear_backward(ops: Any, grad: Any, i1: Any, i2: Any, i3: Any,
+                       expand1: Sequence[int], expand2: Sequence[int], expand3: Sequence[int],
+                       sumdim: Sequence[int], grad_input_mask: Sequence[bool]) -> tuple:
+    """_trilinear is linear in each input, so each one's gradient is _trilinear again: of the
+    gradient and the other two, summed over the input's own expanded dimensions (with
+    sumdim's restored as size-1 dimensions of the gradient)."""
+    grad_i1 = grad_i2 = grad_i3 = None
+    if grad_input_mask[0]:
+        grad_i1 = ops._trilinear(grad, i2, i3, sumdim, expand2, expand3, expand1)
+    if grad_input_mask[1]:
+        grad_i2 = ops._trilinear(i1, grad, i3, expand1, sumdim, expand3, expand2)
+    if grad_input_mask[2]:
+        grad_i3 = ops._trilinear(i1, i2, grad, expand1, expand2, sumdim, expand3)
+    return grad_i1, grad_i2, grad_i3
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"_trilinear"}))
+
+
 def _glu_halves(ops: Any, self: Any, dim: int) -> tuple[Any, Any]:
     half = self.shape[dim] // 2
     return (ops.slice(self, dim, 0, half, 1),

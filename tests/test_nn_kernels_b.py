@@ -565,3 +565,37 @@ def test_native_group_norm_errors() -> None:
                                               1e-5))
     outcome(lambda lib: lib.native_group_norm(data(lib, (2, 4, 3), 1), None, None, 2, 4, 4, 2,
                                               1e-5))
+
+
+# -- _trilinear, F.bilinear -----------------------------------------------------------------
+
+TRILINEAR_CASES = {
+    "bilinear layout": ((2, 3), (5, 3, 4), (2, 4), [1, 3], [0], [1, 2], [2, 3]),
+    "no sum": ((2, 3), (4,), (3,), [2], [0, 1], [0, 2], []),
+    "plain product": ((3, 2), (3, 2), (2,), [], [], [0], [1]),
+}
+
+
+@pytest.mark.parametrize("case", TRILINEAR_CASES, ids=str)
+def test_trilinear(case: str) -> None:
+    shape1, shape2, shape3, expand1, expand2, expand3, sumdim = TRILINEAR_CASES[case]
+
+    def program(lib: Any) -> Any:
+        inputs = [data(lib, shape, 31 + k).requires_grad_()
+                  for k, shape in enumerate((shape1, shape2, shape3))]
+        result = lib._trilinear(*inputs, expand1, expand2, expand3, sumdim)
+        first = lib.autograd.grad((result * result).sum(), inputs, create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in first), inputs)
+        return result.grad_fn.name(), result, first, second
+    outcome(program)
+
+
+def test_bilinear_records_trilinear() -> None:
+    def program(lib: Any) -> Any:
+        a = data(lib, (2, 2, 3), 34).requires_grad_()
+        b = data(lib, (2, 2, 4), 35).requires_grad_()
+        weight = data(lib, (5, 3, 4), 36).requires_grad_()
+        out = lib.nn.functional.bilinear(a, b, weight)
+        return (out.grad_fn.name(), out.grad_fn.next_functions[0][0].name(), out,
+                lib.autograd.grad(out.sum(), (a, b, weight)))
+    outcome(program)
