@@ -2742,6 +2742,21 @@ NODES = {
             "sumdim": "value",
         },
     },
+    "PackPaddedSequenceBackward0": {
+        "entry": "_pack_padded_sequence",
+        "schema": "_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)",
+        "formulas": (
+            ("input", "pack_padded_sequence_backward(grad, input.shape, result1, batch_first)"),
+        ),
+        "result": (
+            ("result0", "_pack_padded_sequence(input_t, lengths_p, batch_first)[0]", ""),
+        ),
+        "saved": {
+            "input_sym_sizes": "sizes",
+            "result1": "output",
+            "batch_first": "value",
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

@@ -189,6 +189,7 @@ __all__ = [
     "multilabel_margin_loss_forward",
     "native_group_norm",
     "_trilinear",
+    "_pack_padded_sequence",
     "constant_pad_nd",
     "leaky_relu_",
     "reflection_pad1d",
@@ -2035,6 +2036,16 @@ def _trilinear(i1_p, i1_t, i2_p, i2_t, i3_p, i3_t, expand1, expand2, expand3, su
     result: _trilinear(i1_t, i2_p, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_t, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)
     """
     return ops._trilinear(i1_t, i2_p, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + ops._trilinear(i1_p, i2_t, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + ops._trilinear(i1_p, i2_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)
+
+
+def _pack_padded_sequence(input_p, input_t, lengths_p, batch_first, result0, result1):
+    """_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _pack_padded_sequence
+    result0: _pack_padded_sequence(input_t, lengths_p, batch_first)[0]
+    """
+    result0_t = ops._pack_padded_sequence(input_t, lengths_p, batch_first)[0]
+    return result0_t, None
 
 
 def constant_pad_nd(self_p, self_t, pad, value, result):

@@ -196,6 +196,7 @@ __all__ = [
     "EmbeddingRenormBackward0",
     "NativeGroupNormBackward0",
     "TrilinearBackward0",
+    "PackPaddedSequenceBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -6304,6 +6305,35 @@ class TrilinearBackward0(Node):
                 grad_inputs[1] = results[1]
             if grad_input_mask[2]:
                 grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class PackPaddedSequenceBackward0(Node):
+    """_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _pack_padded_sequence
+    input: pack_padded_sequence_backward(grad, input.shape, result1, batch_first)
+    """
+
+    __slots__ = ("_saved_input_sym_sizes", "result1_", "_saved_batch_first")
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input_sym_sizes = self._saved_input_sym_sizes
+        result1 = ops.unpack(self.result1_, self)
+        batch_first = self._saved_batch_first
+        grad_inputs = [None]
+        # input: pack_padded_sequence_backward(grad, input.shape, result1, batch_first)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.pack_padded_sequence_backward(ops, grad, input_sym_sizes, result1, batch_first)
         return grad_inputs
 
 

@@ -241,6 +241,7 @@ from generated.functions import (
     NllLossBackwardBackward0,
     NormBackward0,
     NormBackward1,
+    PackPaddedSequenceBackward0,
     PdistBackward0,
     PdistBackwardBackward0,
     PermuteBackward0,
@@ -425,6 +426,7 @@ __all__ = [
     "_log_softmax_backward_data",
     "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training",
+    "_pack_padded_sequence",
     "_pdist_backward",
     "_pdist_forward",
     "_prelu_kernel",
@@ -7630,6 +7632,35 @@ def _trilinear(i1=MISSING, i2=MISSING, i3=MISSING, expand1=MISSING, expand2=MISS
             tangent = forward._trilinear(i1, forward_grad.tangent(i1), i2, forward_grad.tangent(i2), i3, forward_grad.tangent(i3), expand1, expand2, expand3, sumdim, unroll_dim, result)
         forward_grad.set_tangent(result, tangent)
     return result
+
+
+def _pack_padded_sequence(input=MISSING, lengths=MISSING, batch_first=MISSING, **kwargs):
+    """_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _pack_padded_sequence
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_pack_padded_sequence, (input, lengths, batch_first), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(lengths, Tensor) or batch_first is MISSING or kwargs:
+        input, lengths, batch_first = _arguments.bind(OVERLOADS["_pack_padded_sequence"], (input, lengths, batch_first,), kwargs)
+    result0, result1 = map(recording.wrap, kernels._pack_padded_sequence(recording.data(input), recording.data(lengths), batch_first))
+    needs_grad = recording.compute_requires_grad(input)
+    if needs_grad:
+        grad_fn = PackPaddedSequenceBackward0(recording.collect_next_edges(input))
+        grad_fn._saved_input_sym_sizes = recording.sizes(input)
+        grad_fn._saved_batch_first = batch_first
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input):
+        with forward_grad.computing_tangents():
+            tangent = forward._pack_padded_sequence(input, forward_grad.tangent(input), lengths, batch_first, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
 
 
 def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
@@ -16707,6 +16738,11 @@ OVERLOADS = {
         Param("sumdim", "int[]"),
         Param("unroll_dim", "int", has_default=True),
     )),
+    "_pack_padded_sequence": Overload(_pack_padded_sequence, kernels._pack_padded_sequence, "_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("lengths", "Tensor"),
+        Param("batch_first", "bool"),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -18447,6 +18483,9 @@ BY_NAME = {
     ),
     "_trilinear": (
         OVERLOADS["_trilinear"],
+    ),
+    "_pack_padded_sequence": (
+        OVERLOADS["_pack_padded_sequence"],
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],

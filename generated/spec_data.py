@@ -702,6 +702,9 @@ FORMULAS = {
         1: "i2: trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)",
         2: "i3: trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)",
     },
+    "PackPaddedSequenceBackward0": {
+        0: "input: pack_padded_sequence_backward(grad, input.shape, result1, batch_first)",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

@@ -2865,6 +2865,41 @@ def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
     return _array(product, dtype)
 
 
+def _pack_padded_sequence(input, lengths, batch_first):
+    """(data, batch_sizes): the rows of a padded batch (steps, batch, *) (or (batch, steps,
+    *)) that its sequences cover, time step by time step, and how many sequences each step
+    has; the lengths sorted longest first."""
+    if lengths.dtype != np.int64 or lengths.ndim != 1:
+        raise RuntimeError("'lengths' argument should be a 1D CPU int64 tensor, but got "
+                           f"{lengths.ndim}D cpu {_dtype_name(lengths)} tensor")
+    if input.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[-{builtins.max(input.ndim, 1)}, {builtins.max(input.ndim, 1) - 1}], "
+                         "but got 1)")
+    steps, batch = (input.shape[1], input.shape[0]) if batch_first else input.shape[:2]
+    if lengths.size != batch:
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
+                           f"{lengths.size} (batch_size={batch})")
+    if batch and lengths[-1] <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
+                           "element in 'lengths' that is <= 0")
+    if np.any(lengths[:-1] < lengths[1:]):
+        raise RuntimeError(
+            "`lengths` array must be sorted in decreasing order when `enforce_sorted` is "
+            "True. You can pass `enforce_sorted=False` to pack_padded_sequence and/or "
+            "pack_sequence to sidestep this requirement if you do not need ONNX "
+            "exportability.")
+    if batch and lengths[0] > steps:
+        raise RuntimeError(f"a sequence length ({int(lengths[0])}) exceeds the padded batch's "
+                           f"{steps} steps")
+    longest = int(lengths[0]) if batch else 0
+    time, sample = np.nonzero(np.arange(longest)[:, None] < lengths[None, :])
+    rows = sample * steps + time if batch_first else time * batch + sample
+    flat = input.reshape((input.shape[0] * input.shape[1],) + input.shape[2:])
+    batch_sizes = np.sum(np.arange(longest)[:, None] < lengths[None, :], axis=1)
+    return flat[rows], batch_sizes.astype(np.int64)
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

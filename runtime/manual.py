@@ -1076,6 +1076,22 @@ def trilinear_backward(ops: Any, grad: Any, i1: Any, i2: Any, i3: Any,
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"_trilinear"}))
 
 
+def pack_padded_sequence_backward(ops: Any, grad: Any, input_sizes: Sequence[int],
+                                  batch_sizes: Any, batch_first: bool) -> Any:
+    """The packed rows' gradient put back at their places in the padded batch, zeros in the
+    padding: the places are the (step, sample) pairs with sample < batch_sizes[step]."""
+    steps, batch = ((input_sizes[1], input_sizes[0]) if batch_first
+                    else (input_sizes[0], input_sizes[1]))
+    used = batch_sizes.shape[0]
+    step = ops.unsqueeze(ops.arange(used), 1)
+    sample = ops.unsqueeze(ops.arange(batch), 0)
+    covered = sample < ops.unsqueeze(batch_sizes, 1)
+    places = sample * steps + step if batch_first else step * batch + sample
+    rows = ops.masked_select(places, covered)
+    flat = ops.zeros([steps * batch, *input_sizes[2:]], dtype=grad.dtype)
+    return ops.reshape(ops.index_add(flat, 0, rows, grad), list(input_sizes))
+
+
 def _glu_halves(ops: Any, self: Any, dim: int) -> tuple[Any, Any]:
     half = self.shape[dim] // 2
     return (ops.slice(self, dim, 0, half, 1),

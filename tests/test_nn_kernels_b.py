@@ -599,3 +599,38 @@ def test_bilinear_records_trilinear() -> None:
         return (out.grad_fn.name(), out.grad_fn.next_functions[0][0].name(), out,
                 lib.autograd.grad(out.sum(), (a, b, weight)))
     outcome(program)
+
+
+# -- _pack_padded_sequence --------------------------------------------------------------------
+
+PACK_CASES = {
+    "time major": ((3, 2, 4), [3, 2], False, "int64"),
+    "batch first": ((3, 4, 2), [4, 2, 1], True, "int64"),
+    "no features": ((2, 3), [2, 2, 1], False, "int64"),
+    "unsorted": ((3, 2, 4), [2, 3], False, "int64"),
+    "zero length": ((3, 2, 4), [3, 0], False, "int64"),
+    "float lengths": ((3, 2, 4), [3, 2], False, "float32"),
+    "batch size": ((3, 2, 4), [3, 2, 1], False, "int64"),
+}
+
+
+@pytest.mark.parametrize("case", PACK_CASES, ids=str)
+def test_pack_padded_sequence_op(case: str) -> None:
+    shape, lengths, batch_first, dtype = PACK_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 37).requires_grad_()
+        packed, batch_sizes = lib._pack_padded_sequence(
+            x, lib.tensor(lengths, dtype=getattr(lib, dtype)), batch_first)
+        (grad,) = lib.autograd.grad((packed * packed).sum(), x)
+        return packed.grad_fn.name(), packed, batch_sizes, grad
+    outcome(program)
+
+
+def test_pack_padded_sequence_records_torchs_node() -> None:
+    def program(lib: Any) -> Any:
+        x = data(lib, (3, 2, 4), 38).requires_grad_()
+        packed = lib.nn.utils.rnn.pack_padded_sequence(x, [2, 3], enforce_sorted=False)
+        return (packed.data.grad_fn.name(), packed.data, packed.batch_sizes,
+                lib.autograd.grad(packed.data.sum(), x))
+    outcome(program)
