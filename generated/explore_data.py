@@ -2757,6 +2757,39 @@ NODES = {
             "batch_first": "value",
         },
     },
+    "ThnnFusedLstmCellBackward0": {
+        "entry": "_thnn_fused_lstm_cell",
+        "schema": "_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input_gates, hidden_gates, cx, input_bias, hidden_bias", "thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "input_gates": "tensor",
+            "hidden_gates": "tensor",
+            "input_bias": "tensor",
+            "hidden_bias": "tensor",
+            "cx": "tensor",
+            "result1": "output",
+        },
+    },
+    "ThnnFusedGruCellBackward0": {
+        "entry": "_thnn_fused_gru_cell",
+        "schema": "_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)",
+        "formulas": (
+            ("input_gates, hidden_gates, hx, input_bias, hidden_bias", "thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "input_gates": "tensor",
+            "hidden_gates": "tensor",
+            "hx": "tensor",
+            "input_bias": "tensor",
+            "hidden_bias": "tensor",
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

@@ -197,6 +197,8 @@ __all__ = [
     "NativeGroupNormBackward0",
     "TrilinearBackward0",
     "PackPaddedSequenceBackward0",
+    "ThnnFusedLstmCellBackward0",
+    "ThnnFusedGruCellBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -6334,6 +6336,135 @@ class PackPaddedSequenceBackward0(Node):
         # input: pack_padded_sequence_backward(grad, input.shape, result1, batch_first)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.pack_padded_sequence_backward(ops, grad, input_sym_sizes, result1, batch_first)
+        return grad_inputs
+
+
+class ThnnFusedLstmCellBackward0(Node):
+    """_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _thnn_fused_lstm_cell
+    input_gates, hidden_gates, cx, input_bias, hidden_bias: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)
+    """
+
+    __slots__ = ("input_gates_", "hidden_gates_", "input_bias_", "hidden_bias_", "cx_", "result1_")
+
+    @property
+    def _saved_input_gates(self):
+        return self.input_gates_.unpack()
+
+    @property
+    def _saved_hidden_gates(self):
+        return self.hidden_gates_.unpack()
+
+    @property
+    def _saved_input_bias(self):
+        return self.input_bias_.unpack()
+
+    @property
+    def _saved_hidden_bias(self):
+        return self.hidden_bias_.unpack()
+
+    @property
+    def _saved_cx(self):
+        return self.cx_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.input_gates_.reset_data()
+        self.hidden_gates_.reset_data()
+        self.input_bias_.reset_data()
+        self.hidden_bias_.reset_data()
+        self.cx_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        input_gates = ops.unpack(self.input_gates_, self)
+        hidden_gates = ops.unpack(self.hidden_gates_, self)
+        input_bias = ops.unpack(self.input_bias_, self)
+        hidden_bias = ops.unpack(self.hidden_bias_, self)
+        cx = ops.unpack(self.cx_, self)
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None, None, None, None, None]
+        # input_gates, hidden_gates, cx, input_bias, hidden_bias: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(3) or self.should_compute_output(4)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(3), self.should_compute_output(4))
+            results = manual.thnn_differentiable_lstm_cell_backward(ops, grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+            if grad_input_mask[3]:
+                grad_inputs[3] = results[3]
+            if grad_input_mask[4]:
+                grad_inputs[4] = results[4]
+        return grad_inputs
+
+
+class ThnnFusedGruCellBackward0(Node):
+    """_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _thnn_fused_gru_cell
+    input_gates, hidden_gates, hx, input_bias, hidden_bias: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)
+    """
+
+    __slots__ = ("input_gates_", "hidden_gates_", "hx_", "input_bias_", "hidden_bias_")
+
+    @property
+    def _saved_input_gates(self):
+        return self.input_gates_.unpack()
+
+    @property
+    def _saved_hidden_gates(self):
+        return self.hidden_gates_.unpack()
+
+    @property
+    def _saved_hx(self):
+        return self.hx_.unpack()
+
+    @property
+    def _saved_input_bias(self):
+        return self.input_bias_.unpack()
+
+    @property
+    def _saved_hidden_bias(self):
+        return self.hidden_bias_.unpack()
+
+    def release_variables(self):
+        self.input_gates_.reset_data()
+        self.hidden_gates_.reset_data()
+        self.hx_.reset_data()
+        self.input_bias_.reset_data()
+        self.hidden_bias_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input_gates = ops.unpack(self.input_gates_, self)
+        hidden_gates = ops.unpack(self.hidden_gates_, self)
+        hx = ops.unpack(self.hx_, self)
+        input_bias = ops.unpack(self.input_bias_, self)
+        hidden_bias = ops.unpack(self.hidden_bias_, self)
+        grad_inputs = [None, None, None, None, None]
+        # input_gates, hidden_gates, hx, input_bias, hidden_bias: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(3) or self.should_compute_output(4)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(3), self.should_compute_output(4))
+            results = manual.thnn_differentiable_gru_cell_backward(ops, grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+            if grad_input_mask[3]:
+                grad_inputs[3] = results[3]
+            if grad_input_mask[4]:
+                grad_inputs[4] = results[4]
         return grad_inputs
 
 

@@ -347,6 +347,8 @@ from generated.functions import (
     TanhBackwardBackward0,
     TBackward0,
     TBackward1,
+    ThnnFusedGruCellBackward0,
+    ThnnFusedLstmCellBackward0,
     ThresholdBackward0,
     ThresholdBackward1,
     ThresholdBackwardBackward0,
@@ -435,6 +437,8 @@ __all__ = [
     "_safe_softmax",
     "_softmax",
     "_softmax_backward_data",
+    "_thnn_fused_gru_cell",
+    "_thnn_fused_lstm_cell",
     "_to_copy",
     "_trilinear",
     "_unsafe_view",
@@ -7660,6 +7664,60 @@ def _pack_padded_sequence(input=MISSING, lengths=MISSING, batch_first=MISSING, *
     # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def _thnn_fused_lstm_cell(input_gates=MISSING, hidden_gates=MISSING, cx=MISSING, input_bias=None, hidden_bias=None, **kwargs):
+    """_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _thnn_fused_lstm_cell
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_thnn_fused_lstm_cell, (input_gates, hidden_gates, cx, input_bias, hidden_bias), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input_gates, Tensor) or not isinstance(hidden_gates, Tensor) or not isinstance(cx, Tensor) or kwargs:
+        input_gates, hidden_gates, cx, input_bias, hidden_bias = _arguments.bind(OVERLOADS["_thnn_fused_lstm_cell"], (input_gates, hidden_gates, cx, input_bias, hidden_bias,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels._thnn_fused_lstm_cell(recording.data(input_gates), recording.data(hidden_gates), recording.data(cx), recording.data(input_bias), recording.data(hidden_bias)))
+    if recording.compute_requires_grad(input_gates, hidden_gates, cx, input_bias, hidden_bias):
+        grad_fn = ThnnFusedLstmCellBackward0(recording.collect_next_edges(input_gates, hidden_gates, cx, input_bias, hidden_bias))
+        grad_fn.input_gates_ = SavedVariable(input_gates, False)
+        grad_fn.hidden_gates_ = SavedVariable(hidden_gates, False)
+        grad_fn.input_bias_ = SavedVariable(input_bias, False)
+        grad_fn.hidden_bias_ = SavedVariable(hidden_bias, False)
+        grad_fn.cx_ = SavedVariable(cx, False)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+        grad_fn.result1_ = SavedVariable(result1, True)
+    if forward_grad.enabled and forward_grad.any_tangent(input_gates, hidden_gates, cx, input_bias, hidden_bias):
+        forward_grad.not_implemented("_thnn_fused_lstm_cell")
+    return (result0, result1, result2)
+
+
+def _thnn_fused_gru_cell(input_gates=MISSING, hidden_gates=MISSING, hx=MISSING, input_bias=None, hidden_bias=None, **kwargs):
+    """_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _thnn_fused_gru_cell
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_thnn_fused_gru_cell, (input_gates, hidden_gates, hx, input_bias, hidden_bias), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input_gates, Tensor) or not isinstance(hidden_gates, Tensor) or not isinstance(hx, Tensor) or kwargs:
+        input_gates, hidden_gates, hx, input_bias, hidden_bias = _arguments.bind(OVERLOADS["_thnn_fused_gru_cell"], (input_gates, hidden_gates, hx, input_bias, hidden_bias,), kwargs)
+    result0, result1 = map(recording.wrap, kernels._thnn_fused_gru_cell(recording.data(input_gates), recording.data(hidden_gates), recording.data(hx), recording.data(input_bias), recording.data(hidden_bias)))
+    if recording.compute_requires_grad(input_gates, hidden_gates, hx, input_bias, hidden_bias):
+        grad_fn = ThnnFusedGruCellBackward0(recording.collect_next_edges(input_gates, hidden_gates, hx, input_bias, hidden_bias))
+        grad_fn.input_gates_ = SavedVariable(input_gates, False)
+        grad_fn.hidden_gates_ = SavedVariable(hidden_gates, False)
+        grad_fn.hx_ = SavedVariable(hx, False)
+        grad_fn.input_bias_ = SavedVariable(input_bias, False)
+        grad_fn.hidden_bias_ = SavedVariable(hidden_bias, False)
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input_gates, hidden_gates, hx, input_bias, hidden_bias):
+        forward_grad.not_implemented("_thnn_fused_gru_cell")
     return (result0, result1)
 
 
@@ -16743,6 +16801,20 @@ OVERLOADS = {
         Param("lengths", "Tensor"),
         Param("batch_first", "bool"),
     )),
+    "_thnn_fused_lstm_cell": Overload(_thnn_fused_lstm_cell, kernels._thnn_fused_lstm_cell, "_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)", (
+        Param("input_gates", "Tensor"),
+        Param("hidden_gates", "Tensor"),
+        Param("cx", "Tensor"),
+        Param("input_bias", "Tensor?", has_default=True),
+        Param("hidden_bias", "Tensor?", has_default=True),
+    )),
+    "_thnn_fused_gru_cell": Overload(_thnn_fused_gru_cell, kernels._thnn_fused_gru_cell, "_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)", (
+        Param("input_gates", "Tensor"),
+        Param("hidden_gates", "Tensor"),
+        Param("hx", "Tensor"),
+        Param("input_bias", "Tensor?", has_default=True),
+        Param("hidden_bias", "Tensor?", has_default=True),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -18486,6 +18558,12 @@ BY_NAME = {
     ),
     "_pack_padded_sequence": (
         OVERLOADS["_pack_padded_sequence"],
+    ),
+    "_thnn_fused_lstm_cell": (
+        OVERLOADS["_thnn_fused_lstm_cell"],
+    ),
+    "_thnn_fused_gru_cell": (
+        OVERLOADS["_thnn_fused_gru_cell"],
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],

@@ -705,6 +705,20 @@ FORMULAS = {
     "PackPaddedSequenceBackward0": {
         0: "input: pack_padded_sequence_backward(grad, input.shape, result1, batch_first)",
     },
+    "ThnnFusedLstmCellBackward0": {
+        0: "input_gates: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)",
+        1: "hidden_gates: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)",
+        2: "cx: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)",
+        3: "input_bias: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)",
+        4: "hidden_bias: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)",
+    },
+    "ThnnFusedGruCellBackward0": {
+        0: "input_gates: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)",
+        1: "hidden_gates: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)",
+        2: "hx: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)",
+        3: "input_bias: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)",
+        4: "hidden_bias: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

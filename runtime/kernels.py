@@ -2900,6 +2900,54 @@ def _pack_padded_sequence(input, lengths, batch_first):
     return flat[rows], batch_sizes.astype(np.int64)
 
 
+# The fused recurrent cells (torch runs them on CUDA only; gradgen on numpy): the gate
+# pre-activations come in computed (input @ w_ih.T and hx @ w_hh.T), biases apart.
+
+def _cell_gates(input_gates, hidden_gates, input_bias, hidden_bias, chunks):
+    if input_gates.shape != hidden_gates.shape:
+        raise RuntimeError(f"_thnn_fused cell: input_gates of shape {list(input_gates.shape)} "
+                           f"and hidden_gates of shape {list(hidden_gates.shape)} differ")
+    if input_gates.ndim != 2 or input_gates.shape[1] % chunks:
+        raise RuntimeError(f"_thnn_fused cell: expected gates of shape (batch, {chunks} * "
+                           f"hidden), got {list(input_gates.shape)}")
+    if input_bias is not None:
+        input_gates = input_gates + input_bias
+    if hidden_bias is not None:
+        hidden_gates = hidden_gates + hidden_bias
+    return input_gates, hidden_gates
+
+
+@silent
+def _thnn_fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
+    """(hy, cy, workspace): i, f, o = sigmoid and g = tanh of the summed gates' four chunks,
+    cy = f cx + i g, hy = o tanh(cy); workspace holds the activated gates."""
+    inputs, hidden = _cell_gates(input_gates, hidden_gates, input_bias, hidden_bias, 4)
+    ingate, forgetgate, cellgate, outgate = np.split(inputs + hidden, 4, axis=1)
+    ingate, forgetgate, outgate = _sigmoid(ingate), _sigmoid(forgetgate), _sigmoid(outgate)
+    cellgate = np.tanh(cellgate)
+    cy = forgetgate * cx + ingate * cellgate
+    hy = outgate * np.tanh(cy)
+    workspace = np.concatenate([ingate, forgetgate, cellgate, outgate], axis=1)
+    dtype = input_gates.dtype
+    return _array(hy, dtype), _array(cy, dtype), _array(workspace, dtype)
+
+
+@silent
+def _thnn_fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
+    """(hy, workspace): r = sigmoid(i_r + h_r), z = sigmoid(i_z + h_z),
+    n = tanh(i_n + r h_n), hy = n + z (hx - n); workspace holds r, z, n, hx and h_n."""
+    inputs, hidden = _cell_gates(input_gates, hidden_gates, input_bias, hidden_bias, 3)
+    input_r, input_z, input_n = np.split(inputs, 3, axis=1)
+    hidden_r, hidden_z, hidden_n = np.split(hidden, 3, axis=1)
+    resetgate = _sigmoid(input_r + hidden_r)
+    inputgate = _sigmoid(input_z + hidden_z)
+    newgate = np.tanh(input_n + resetgate * hidden_n)
+    hy = newgate + inputgate * (hx - newgate)
+    workspace = np.concatenate([resetgate, inputgate, newgate, hx, hidden_n], axis=1)
+    dtype = input_gates.dtype
+    return _array(hy, dtype), _array(workspace, dtype)
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

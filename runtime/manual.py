@@ -1092,6 +1092,69 @@ def pack_padded_sequence_backward(ops: Any, grad: Any, input_sizes: Sequence[int
     return ops.reshape(ops.index_add(flat, 0, rows, grad), list(input_sizes))
 
 
+def _summed_gates(ops: Any, input_gates: Any, hidden_gates: Any, input_bias: Any,
+                  hidden_bias: Any) -> tuple[Any, Any]:
+    if input_bias is not None:
+        input_gates = input_gates + input_bias
+    if hidden_bias is not None:
+        hidden_gates = hidden_gates + hidden_bias
+    return input_gates, hidden_gates
+
+
+def _chunks(ops: Any, value: Any, count: int) -> list:
+    size = value.shape[1] // count
+    return [ops.slice(value, 1, k * size, (k + 1) * size, 1) for k in range(count)]
+
+
+def thnn_differentiable_lstm_cell_backward(ops: Any, grad_hy: Any, grad_cy: Any,
+                                           input_gates: Any, hidden_gates: Any,
+                                           input_bias: Any, hidden_bias: Any, cx: Any,
+                                           cy: Any) -> tuple:
+    """The fused LSTM cell's gradients (input_gates, hidden_gates, cx, input_bias,
+    hidden_bias), made of ops: the gates recomputed, hy = o tanh(cy) and
+    cy = f cx + i g differentiated back through the activations."""
+    inputs, hidden = _summed_gates(ops, input_gates, hidden_gates, input_bias, hidden_bias)
+    ingate, forgetgate, cellgate, outgate = _chunks(ops, inputs + hidden, 4)
+    ingate, forgetgate, outgate = (ops.sigmoid(ingate), ops.sigmoid(forgetgate),
+                                   ops.sigmoid(outgate))
+    cellgate = ops.tanh(cellgate)
+    tanh_cy = ops.tanh(cy)
+    grad_cell = zeros_like(ops, cy)
+    grad_out = zeros_like(ops, cy)
+    if grad_hy is not None:
+        grad_out = grad_hy * tanh_cy * outgate * (1 - outgate)
+        grad_cell = grad_hy * outgate * (1 - tanh_cy * tanh_cy)
+    if grad_cy is not None:
+        grad_cell = grad_cell + grad_cy
+    grad_in = grad_cell * cellgate * ingate * (1 - ingate)
+    grad_forget = grad_cell * cx * forgetgate * (1 - forgetgate)
+    grad_candidate = grad_cell * ingate * (1 - cellgate * cellgate)
+    grad_gates = ops.cat([grad_in, grad_forget, grad_candidate, grad_out], 1)
+    grad_bias = ops.sum(grad_gates, [0]) if input_bias is not None else None
+    return grad_gates, grad_gates, grad_cell * forgetgate, grad_bias, grad_bias
+
+
+def thnn_differentiable_gru_cell_backward(ops: Any, grad_hy: Any, input_gates: Any,
+                                          hidden_gates: Any, hx: Any, input_bias: Any,
+                                          hidden_bias: Any) -> tuple:
+    """The fused GRU cell's gradients (input_gates, hidden_gates, hx, input_bias,
+    hidden_bias), made of ops: r, z, n recomputed and hy = n + z (hx - n) differentiated."""
+    inputs, hidden = _summed_gates(ops, input_gates, hidden_gates, input_bias, hidden_bias)
+    input_r, input_z, input_n = _chunks(ops, inputs, 3)
+    hidden_r, hidden_z, hidden_n = _chunks(ops, hidden, 3)
+    resetgate = ops.sigmoid(input_r + hidden_r)
+    inputgate = ops.sigmoid(input_z + hidden_z)
+    newgate = ops.tanh(input_n + resetgate * hidden_n)
+    grad_new = grad_hy * (1 - inputgate) * (1 - newgate * newgate)
+    grad_update = grad_hy * (hx - newgate) * inputgate * (1 - inputgate)
+    grad_reset = grad_new * hidden_n * resetgate * (1 - resetgate)
+    grad_inputs = ops.cat([grad_reset, grad_update, grad_new], 1)
+    grad_hidden = ops.cat([grad_reset, grad_update, grad_new * resetgate], 1)
+    grad_input_bias = ops.sum(grad_inputs, [0]) if input_bias is not None else None
+    grad_hidden_bias = ops.sum(grad_hidden, [0]) if hidden_bias is not None else None
+    return grad_inputs, grad_hidden, grad_hy * inputgate, grad_input_bias, grad_hidden_bias
+
+
 def _glu_halves(ops: Any, self: Any, dim: int) -> tuple[Any, Any]:
     half = self.shape[dim] // 2
     return (ops.slice(self, dim, 0, half, 1),

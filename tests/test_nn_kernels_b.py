@@ -634,3 +634,59 @@ def test_pack_padded_sequence_records_torchs_node() -> None:
         return (packed.data.grad_fn.name(), packed.data, packed.batch_sizes,
                 lib.autograd.grad(packed.data.sum(), x))
     outcome(program)
+
+
+# -- _thnn_fused_lstm_cell, _thnn_fused_gru_cell (CUDA-only in torch: compared with torch's
+# lstm_cell / gru_cell of the same weights, whose gates these take precomputed) ------------
+
+def _cell_inputs(lib: Any, gates: int, hidden: int = 3) -> tuple:
+    x = data(lib, (2, 4), 39).requires_grad_()
+    hx = data(lib, (2, hidden), 40).requires_grad_()
+    cx = data(lib, (2, hidden), 41).requires_grad_()
+    w_ih = data(lib, (gates * hidden, 4), 42).requires_grad_()
+    w_hh = data(lib, (gates * hidden, hidden), 43).requires_grad_()
+    b_ih = data(lib, (gates * hidden,), 44).requires_grad_()
+    b_hh = data(lib, (gates * hidden,), 45).requires_grad_()
+    return x, hx, cx, w_ih, w_hh, b_ih, b_hh
+
+
+def _lstm_step(lib: Any) -> Any:
+    x, hx, cx, w_ih, w_hh, b_ih, b_hh = inputs = _cell_inputs(lib, 4)
+    if lib is torch:
+        hy, cy = torch.lstm_cell(x, (hx, cx), w_ih, w_hh, b_ih, b_hh)
+    else:
+        hy, cy, _ = runtime._thnn_fused_lstm_cell(x.mm(w_ih.t()), hx.mm(w_hh.t()), cx, b_ih,
+                                                  b_hh)
+    loss = (hy * data(lib, (2, 3), 46)).sum() + (cy * cy).sum()
+    first = lib.autograd.grad(loss, inputs, create_graph=True)
+    second = lib.autograd.grad(sum((g * g).sum() for g in first), inputs)
+    return hy, cy, first, second
+
+
+def _gru_step(lib: Any) -> Any:
+    x, hx, _, w_ih, w_hh, b_ih, b_hh = _cell_inputs(lib, 3)
+    inputs = (x, hx, w_ih, w_hh, b_ih, b_hh)
+    if lib is torch:
+        hy = torch.gru_cell(x, hx, w_ih, w_hh, b_ih, b_hh)
+    else:
+        hy, _ = runtime._thnn_fused_gru_cell(x.mm(w_ih.t()), hx.mm(w_hh.t()), hx, b_ih, b_hh)
+    first = lib.autograd.grad((hy * data(lib, (2, 3), 47)).sum(), inputs, create_graph=True)
+    second = lib.autograd.grad(sum((g * g).sum() for g in first), inputs)
+    return hy, first, second
+
+
+@pytest.mark.parametrize("step", [_lstm_step, _gru_step], ids=["lstm", "gru"])
+def test_fused_cells_agree_with_torchs_cells(step: Any) -> None:
+    close(step, rtol=1e-10, atol=1e-12)
+
+
+def test_fused_cells_nodes_and_workspace() -> None:
+    x, hx, cx, w_ih, w_hh, b_ih, b_hh = _cell_inputs(runtime, 4)
+    hy, cy, workspace = runtime._thnn_fused_lstm_cell(x.mm(w_ih.t()), hx.mm(w_hh.t()), cx)
+    assert hy.grad_fn.name() == "ThnnFusedLstmCellBackward0" and cy.grad_fn is hy.grad_fn
+    assert tuple(workspace.shape) == (2, 12) and not workspace.requires_grad
+    hy, workspace = runtime._thnn_fused_gru_cell(x.mm(w_ih[:9].t()), hx.mm(w_hh[:9].t()), hx)
+    assert hy.grad_fn.name() == "ThnnFusedGruCellBackward0"
+    assert tuple(workspace.shape) == (2, 15) and not workspace.requires_grad
+    with pytest.raises(RuntimeError):
+        runtime._thnn_fused_gru_cell(runtime.zeros(2, 9), runtime.zeros(2, 6), runtime.zeros(2, 3))
