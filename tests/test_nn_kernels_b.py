@@ -690,3 +690,55 @@ def test_fused_cells_nodes_and_workspace() -> None:
     assert tuple(workspace.shape) == (2, 15) and not workspace.requires_grad
     with pytest.raises(RuntimeError):
         runtime._thnn_fused_gru_cell(runtime.zeros(2, 9), runtime.zeros(2, 6), runtime.zeros(2, 3))
+
+
+# -- torch.lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell ----------------------------------
+
+CELL_CALLS = {
+    "lstm": lambda lib, x, hx, cx, w: lib.lstm_cell(x, (hx, cx), w(4, 4), w(4, 3), w(4), w(4)),
+    "lstm, no bias": lambda lib, x, hx, cx, w: lib.lstm_cell(x, (hx, cx), w(4, 4), w(4, 3)),
+    "gru": lambda lib, x, hx, cx, w: lib.gru_cell(x, hx, w(3, 4), w(3, 3), w(3), w(3)),
+    "tanh": lambda lib, x, hx, cx, w: lib.rnn_tanh_cell(x, hx, w(1, 4), w(1, 3), w(1), w(1)),
+    "relu": lambda lib, x, hx, cx, w: lib.rnn_relu_cell(x, hx, w(1, 4), w(1, 3)),
+    "input size": lambda lib, x, hx, cx, w: lib.gru_cell(x, hx, w(3, 5), w(3, 3)),
+    "hidden size": lambda lib, x, hx, cx, w: lib.rnn_tanh_cell(x, hx, w(1, 4), w(1, 2)),
+    "batch": lambda lib, x, hx, cx, w: lib.rnn_relu_cell(x[:1], hx, w(1, 4), w(1, 3)),
+    "one state": lambda lib, x, hx, cx, w: lib.lstm_cell(x, (hx,), w(4, 4), w(4, 3)),
+    "1-d input": lambda lib, x, hx, cx, w: lib.rnn_tanh_cell(x[0], hx[0], w(1, 4), w(1, 3)),
+}
+
+
+@pytest.mark.parametrize("case", CELL_CALLS, ids=str)
+def test_functional_cells(case: str) -> None:
+    def program(lib: Any) -> Any:
+        x = data(lib, (2, 4), 48).requires_grad_()
+        hx = data(lib, (2, 3), 49).requires_grad_()
+        cx = data(lib, (2, 3), 50).requires_grad_()
+        seeds = iter(range(51, 60))
+
+        def weight(gates: int, columns: int | None = None) -> Any:
+            shape = (gates * 3,) if columns is None else (gates * 3, columns)
+            return data(lib, shape, next(seeds)).requires_grad_()
+        result = CELL_CALLS[case](lib, x, hx, cx, weight)
+        outputs = result if isinstance(result, tuple) else (result,)
+        loss = sum((o * o).sum() for o in outputs)
+        return ([o.grad_fn.name() for o in outputs], outputs,
+                lib.autograd.grad(loss, (x, hx, cx), allow_unused=True))
+    outcome(program)
+
+
+CELL_ERRORS = {
+    "weight_hh rows": lambda lib: lib.lstm_cell(
+        lib.ones(2, 4), (lib.ones(2, 3), lib.ones(2, 3)), lib.ones(12, 4), lib.ones(11, 3)),
+    "input before weights": lambda lib: lib.lstm_cell(
+        lib.ones(2, 4), (lib.ones(2, 3), lib.ones(2, 3)), lib.ones(12, 5), lib.ones(11, 3)),
+    "batch before weights": lambda lib: lib.gru_cell(
+        lib.ones(2, 4), lib.ones(3, 3), lib.ones(9, 4), lib.ones(9, 2)),
+    "weight_ih rows": lambda lib: lib.gru_cell(
+        lib.ones(2, 4), lib.ones(2, 3), lib.ones(8, 4), lib.ones(9, 3)),
+}
+
+
+@pytest.mark.parametrize("case", CELL_ERRORS, ids=str)
+def test_functional_cell_errors(case: str) -> None:
+    outcome(CELL_ERRORS[case])

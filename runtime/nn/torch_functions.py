@@ -16,10 +16,11 @@ from runtime import composite
 from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.nn import activation_more, ctc, loss_functions, nonlinear, norm_functions
+from runtime.nn.rnn_cells import gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell
 
 __all__ = [
     "batch_norm", "bilinear", "cdist", "cosine_embedding_loss", "ctc_loss", "group_norm",
-    "hinge_embedding_loss",
+    "gru_cell", "hinge_embedding_loss", "lstm_cell", "rnn_relu_cell", "rnn_tanh_cell",
     "instance_norm", "margin_ranking_loss", "native_group_norm", "pairwise_distance", "pdist",
     "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_",
     "triplet_margin_loss",
