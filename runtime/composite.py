@@ -1463,6 +1463,15 @@ def kl_div(input: Any, target: Any, size_average: bool | None = None,
                 "KL div math definition.'mean' will be changed to behave the same as "
                 "'batchmean' in the next major release.", stacklevel=2)
         enum = _reduction("sum" if reduction == "batchmean" else reduction)
+    loss = aten_kl_div(input, target, enum, log_target)
+    if reduction == "batchmean" and input.ndim != 0:
+        loss = loss / input.shape[0]
+    return loss
+
+
+def aten_kl_div(input: Any, target: Any, reduction: int, log_target: bool) -> Any:
+    """ATen's kl_div (torch.kl_div): the loss per element, reduced by at::Reduction's int."""
+    enum = reduction
     if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
@@ -1475,8 +1484,6 @@ def kl_div(input: Any, target: Any, size_average: bool | None = None,
         loss = loss.mean()
     elif enum == 2:
         loss = loss.sum()
-    if reduction == "batchmean" and input.ndim != 0:
-        loss = loss / input.shape[0]
     return loss
 
 

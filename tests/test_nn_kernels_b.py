@@ -742,3 +742,41 @@ CELL_ERRORS = {
 @pytest.mark.parametrize("case", CELL_ERRORS, ids=str)
 def test_functional_cell_errors(case: str) -> None:
     outcome(CELL_ERRORS[case])
+
+
+# -- torch.kl_div, torch.frobenius_norm ------------------------------------------------------
+
+KL_DIV_CASES = {"default (none)": (None, False), "mean": (1, False), "sum, log target": (2, True),
+                "none, log target": (0, True)}
+
+
+@pytest.mark.parametrize("case", KL_DIV_CASES, ids=str)
+def test_torch_kl_div(case: str) -> None:
+    reduction, log_target = KL_DIV_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, (2, 4, 3), 60).requires_grad_()
+        target = data(lib, (2, 4, 3), 61).softmax(-1)
+        if log_target:
+            target = target.log()
+        args = (x.log_softmax(-1), target) + (() if reduction is None else (reduction,))
+        loss = lib.kl_div(*args, log_target=log_target)
+        return loss.grad_fn.name(), loss, lib.autograd.grad(loss.sum(), x)
+    outcome(program)
+    outcome(lambda lib: lib.kl_div(lib.ones(3, dtype=lib.int64), lib.ones(3)))
+
+
+FROBENIUS_CASES = {"one dim": ([1], False), "two dims, kept": ([1, 2], True), "none": ([], False),
+                   "three": ([0, 1, 2], False), "out of range": ([5], False),
+                   "repeated": ([1, 1], False)}
+
+
+@pytest.mark.parametrize("case", FROBENIUS_CASES, ids=str)
+def test_torch_frobenius_norm(case: str) -> None:
+    dims, keepdim = FROBENIUS_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, (2, 4, 3), 62).requires_grad_()
+        result = lib.frobenius_norm(x, dims, keepdim)
+        return result.grad_fn.name(), result, lib.autograd.grad(result.sum(), x)
+    outcome(program)
