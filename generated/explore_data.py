@@ -2655,6 +2655,20 @@ NODES = {
             "self_scalar_type": "scalar_type",
         },
     },
+    "MaskedSoftmaxBackward0": {
+        "entry": "_masked_softmax",
+        "schema": "_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor",
+        "formulas": (
+            ("self", "masked_softmax_backward(grad, result, mask, dim)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "result": "output",
+            "mask": "tensor",
+            "dim": "value",
+        },
+    },
     "MultiMarginLossBackward0": {
         "entry": "multi_margin_loss",
         "schema": "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor",

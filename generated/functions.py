@@ -191,6 +191,7 @@ __all__ = [
     "NativeBatchNormBackwardBackward0",
     "BatchNormBackwardBackward0",
     "SafeSoftmaxBackward0",
+    "MaskedSoftmaxBackward0",
     "MultiMarginLossBackward0",
     "MultilabelMarginLossBackward0",
     "EmbeddingRenormBackward0",
@@ -6102,6 +6103,40 @@ class SafeSoftmaxBackward0(Node):
         # self: _softmax_backward_data(grad, result, dim, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._softmax_backward_data(grad, result, dim, self_scalar_type)
+        return grad_inputs
+
+
+class MaskedSoftmaxBackward0(Node):
+    """_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor
+
+    derivatives.yaml, entry _masked_softmax
+    self: masked_softmax_backward(grad, result, mask, dim)
+    """
+
+    __slots__ = ("result_", "mask_", "_saved_dim")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_mask(self):
+        return self.mask_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.mask_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        mask = ops.unpack(self.mask_, self)
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: masked_softmax_backward(grad, result, mask, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.masked_softmax_backward(ops, grad, result, mask, dim)
         return grad_inputs
 
 

@@ -194,6 +194,7 @@ from generated.functions import (
     MaskedFillBackward1,
     MaskedScatterBackward0,
     MaskedSelectBackward0,
+    MaskedSoftmaxBackward0,
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
@@ -426,6 +427,7 @@ __all__ = [
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_masked_softmax",
     "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training",
     "_pack_padded_sequence",
@@ -7485,6 +7487,29 @@ def _safe_softmax(self_=MISSING, dim=MISSING, dtype=None, **kwargs):
     # torchgen's order: outputs are saved after their tangents are set
     if needs_grad:
         grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def _masked_softmax(self_=MISSING, mask=MISSING, dim=None, mask_type=None, **kwargs):
+    """_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor
+
+    derivatives.yaml, entry _masked_softmax
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_masked_softmax, (self_, mask, dim, mask_type), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or kwargs:
+        self_, mask, dim, mask_type = _arguments.bind(OVERLOADS["_masked_softmax"], (self_, mask, dim, mask_type,), kwargs)
+    result = recording.wrap(kernels._masked_softmax(recording.data(self_), recording.data(mask), dim, mask_type))
+    if recording.compute_requires_grad(self_):
+        grad_fn = MaskedSoftmaxBackward0(recording.collect_next_edges(self_))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("_masked_softmax")
     return result
 
 
@@ -16757,6 +16782,12 @@ OVERLOADS = {
         Param("dim", "int"),
         Param("dtype", "ScalarType?", has_default=True),
     )),
+    "_masked_softmax": Overload(_masked_softmax, kernels._masked_softmax, "_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mask", "Tensor"),
+        Param("dim", "int?", has_default=True),
+        Param("mask_type", "int?", has_default=True),
+    )),
     "multi_margin_loss": Overload(multi_margin_loss, kernels.multi_margin_loss, "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor", (
         Param("self_", "Tensor"),
         Param("target", "Tensor"),
@@ -18540,6 +18571,9 @@ BY_NAME = {
     ),
     "_safe_softmax": (
         OVERLOADS["_safe_softmax"],
+    ),
+    "_masked_softmax": (
+        OVERLOADS["_masked_softmax"],
     ),
     "multi_margin_loss": (
         OVERLOADS["multi_margin_loss"],

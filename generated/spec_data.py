@@ -683,6 +683,9 @@ FORMULAS = {
     "SafeSoftmaxBackward0": {
         0: "self: _softmax_backward_data(grad, result, dim, self.dtype)",
     },
+    "MaskedSoftmaxBackward0": {
+        0: "self: masked_softmax_backward(grad, result, mask, dim)",
+    },
     "MultiMarginLossBackward0": {
         0: "self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)",
     },

@@ -39,6 +39,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "_is_any_true")
             raise
 
+    def _masked_softmax(self, mask=MISSING, dim=None, mask_type=None, **kwargs):
+        """_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._masked_softmax, (self, mask, dim, mask_type), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops._masked_softmax(self, mask, dim, mask_type) if not kwargs else ops._masked_softmax(self, mask, dim, mask_type, **_arguments.method_keywords("_masked_softmax", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "_masked_softmax")
+            raise
+
     def _pdist_forward(self, p=2, **kwargs):
         """_pdist_forward(Tensor self, float p=2) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

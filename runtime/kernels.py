@@ -2694,6 +2694,27 @@ def _safe_softmax(self, dim, dtype=None):
     return _array(np.where(masked, 0, result), values.dtype)
 
 
+@silent
+def _masked_softmax(self, mask, dim=None, mask_type=None):
+    """softmax along dim (the last by default) with the positions mask marks True left out
+    (a slice masked throughout is NaN, as torch's CPU kernel gives it). mask has self's
+    shape; or, for a 4-d (B, H, L, L) self, mask_type 0 takes an (L, L) mask and 1 a (B, L)
+    one."""
+    if mask.dtype != np.bool_:
+        raise RuntimeError("Mask should be a boolean tensor")
+    if self.ndim == 4 and mask.ndim == 2 and mask_type in (0, 1):
+        mask = mask[None, None] if mask_type == 0 else mask[:, None, None, :]
+        _broadcastable(self, mask)
+        mask = np.broadcast_to(mask, self.shape)
+    elif mask.shape != self.shape:
+        raise RuntimeError("For mask_type == 2 mask shape should match input shape")
+    axis = _wrap_dim(-1 if dim is None else dim, self.ndim)
+    _floats_only("masked_softmax", self)
+    masked = np.where(mask, -math.inf, self)
+    shifted = np.exp(masked - np.max(masked, axis=axis, keepdims=True))
+    return _array(shifted / np.sum(shifted, axis=axis, keepdims=True), self.dtype)
+
+
 # The margin losses over class scores: (C) or (N, C) input, int64 class targets.
 
 def _margin_frames(self: np.ndarray) -> tuple[int, int]:

@@ -1155,6 +1155,17 @@ def thnn_differentiable_gru_cell_backward(ops: Any, grad_hy: Any, input_gates: A
     return grad_inputs, grad_hidden, grad_hy * inputgate, grad_input_bias, grad_hidden_bias
 
 
+def masked_softmax_backward(ops: Any, grad: Any, result: Any, mask: Any, dim: Any) -> Any:
+    """_masked_softmax's gradient: softmax's, result (grad - sum(grad result)), and 0 at the
+    masked positions; the mask must have the gradient's shape (torch's check: a broadcast
+    mask_type 0 or 1 mask has no backward)."""
+    if tuple(mask.shape) != tuple(grad.shape):
+        raise RuntimeError("Mask shape should match grad shape")
+    dim = -1 if dim is None else dim
+    inner = ops.sum(ops.where(mask, 0, grad * result), [dim], True)
+    return ops.where(mask, 0, result * (grad - inner))
+
+
 def _glu_halves(ops: Any, self: Any, dim: int) -> tuple[Any, Any]:
     half = self.shape[dim] // 2
     return (ops.slice(self, dim, 0, half, 1),

@@ -780,3 +780,39 @@ def test_torch_frobenius_norm(case: str) -> None:
         result = lib.frobenius_norm(x, dims, keepdim)
         return result.grad_fn.name(), result, lib.autograd.grad(result.sum(), x)
     outcome(program)
+
+
+# -- _masked_softmax ---------------------------------------------------------------------------
+
+def _mask(lib: Any, shape: tuple, seed: int) -> Any:
+    return lib.tensor(np.random.default_rng(seed).random(shape) > 0.6)
+
+
+MASKED_SOFTMAX_CASES = {
+    "last dim": ((2, 3, 4), (2, 3, 4), None, None),
+    "dim 1": ((2, 3, 4), (2, 3, 4), 1, None),
+    "type 2": ((2, 3, 4), (2, 3, 4), None, 2),
+    "shape": ((2, 3, 4), (3, 4), None, None),
+    "type 0 (broadcast, forward only)": ((2, 2, 3, 3), (3, 3), None, 0),
+    "type 1 (broadcast, forward only)": ((2, 2, 3, 3), (2, 3), None, 1),
+    "dim out of range": ((2, 3, 4), (2, 3, 4), 3, None),
+}
+
+
+@pytest.mark.parametrize("case", MASKED_SOFTMAX_CASES, ids=str)
+def test_masked_softmax(case: str) -> None:
+    shape, mask_shape, dim, mask_type = MASKED_SOFTMAX_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 63).requires_grad_()
+        mask = _mask(lib, mask_shape, 64)
+        y = lib._masked_softmax(x, mask, dim, mask_type)
+        weights = data(lib, shape, 65)
+        # a slice masked throughout is NaN in both: compare with NaN as 0
+        (grad,) = lib.autograd.grad((y.nan_to_num(0.0) * weights).sum(), x)
+        return y.grad_fn.name(), y.nan_to_num(0.0), grad
+    outcome(program)
+
+
+def test_masked_softmax_refuses_a_float_mask() -> None:
+    outcome(lambda lib: lib._masked_softmax(data(lib, (2, 3), 1), data(lib, (2, 3), 2)))
