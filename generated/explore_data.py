@@ -2669,6 +2669,37 @@ NODES = {
             "dim": "value",
         },
     },
+    "SegmentReduceBackward0": {
+        "entry": "segment_reduce",
+        "schema": "segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor",
+        "formulas": (
+            ("data", "_segment_reduce_backward(grad, result, data, reduce, lengths=lengths, offsets=offsets, axis=axis, initial=initial)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "result": "output",
+            "data": "tensor",
+            "reduce": "value",
+            "lengths": "tensor",
+            "offsets": "tensor",
+            "axis": "value",
+            "initial": "value",
+        },
+    },
+    "SegmentReduceBackwardBackward0": {
+        "entry": "_segment_reduce_backward",
+        "schema": "_segment_reduce_backward(Tensor grad_output, Tensor output, Tensor data, str reduce, *, Tensor? lengths=None, Tensor? offsets=None, int axis=0, Scalar? initial=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "not_implemented(\"_segment_reduce_backward\")"),
+            ("output", "not_implemented(\"_segment_reduce_backward\")"),
+            ("data", "not_implemented(\"_segment_reduce_backward\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
     "MultiMarginLossBackward0": {
         "entry": "multi_margin_loss",
         "schema": "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor",

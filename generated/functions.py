@@ -192,6 +192,8 @@ __all__ = [
     "BatchNormBackwardBackward0",
     "SafeSoftmaxBackward0",
     "MaskedSoftmaxBackward0",
+    "SegmentReduceBackward0",
+    "SegmentReduceBackwardBackward0",
     "MultiMarginLossBackward0",
     "MultilabelMarginLossBackward0",
     "EmbeddingRenormBackward0",
@@ -6137,6 +6139,79 @@ class MaskedSoftmaxBackward0(Node):
         # self: masked_softmax_backward(grad, result, mask, dim)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.masked_softmax_backward(ops, grad, result, mask, dim)
+        return grad_inputs
+
+
+class SegmentReduceBackward0(Node):
+    """segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor
+
+    derivatives.yaml, entry segment_reduce
+    data: _segment_reduce_backward(grad, result, data, reduce, lengths=lengths, offsets=offsets, axis=axis, initial=initial)
+    """
+
+    __slots__ = ("result_", "data_", "_saved_reduce", "lengths_", "offsets_", "_saved_axis", "_saved_initial")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_data(self):
+        return self.data_.unpack()
+
+    @property
+    def _saved_lengths(self):
+        return self.lengths_.unpack()
+
+    @property
+    def _saved_offsets(self):
+        return self.offsets_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.data_.reset_data()
+        self.lengths_.reset_data()
+        self.offsets_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        data = ops.unpack(self.data_, self)
+        reduce = self._saved_reduce
+        lengths = ops.unpack(self.lengths_, self)
+        offsets = ops.unpack(self.offsets_, self)
+        axis = self._saved_axis
+        initial = self._saved_initial
+        grad_inputs = [None]
+        # data: _segment_reduce_backward(grad, result, data, reduce, lengths=lengths, offsets=offsets, axis=axis, initial=initial)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._segment_reduce_backward(grad, result, data, reduce, lengths=lengths, offsets=offsets, axis=axis, initial=initial)
+        return grad_inputs
+
+
+class SegmentReduceBackwardBackward0(Node):
+    """_segment_reduce_backward(Tensor grad_output, Tensor output, Tensor data, str reduce, *, Tensor? lengths=None, Tensor? offsets=None, int axis=0, Scalar? initial=None) -> Tensor
+
+    derivatives.yaml, entry _segment_reduce_backward
+    grad_output: not_implemented("_segment_reduce_backward")
+    output: not_implemented("_segment_reduce_backward")
+    data: not_implemented("_segment_reduce_backward")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None, None, None]
+        # grad_output: not_implemented("_segment_reduce_backward")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for '_segment_reduce_backward' is not implemented.")
+        # output: not_implemented("_segment_reduce_backward")
+        if self.should_compute_output(1):
+            raise NotImplementedError("the derivative for '_segment_reduce_backward' is not implemented.")
+        # data: not_implemented("_segment_reduce_backward")
+        if self.should_compute_output(2):
+            raise NotImplementedError("the derivative for '_segment_reduce_backward' is not implemented.")
         return grad_inputs
 
 

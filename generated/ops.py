@@ -288,6 +288,8 @@ from generated.functions import (
     ScatterAddBackward0,
     ScatterBackward0,
     ScatterBackward1,
+    SegmentReduceBackward0,
+    SegmentReduceBackwardBackward0,
     SelectBackward0,
     SelectBackwardBackward0,
     SelectScatterBackward0,
@@ -437,6 +439,7 @@ __all__ = [
     "_prelu_kernel_backward",
     "_reshape_copy",
     "_safe_softmax",
+    "_segment_reduce_backward",
     "_softmax",
     "_softmax_backward_data",
     "_thnn_fused_gru_cell",
@@ -712,6 +715,7 @@ __all__ = [
     "rsub",
     "scatter",
     "scatter_add",
+    "segment_reduce",
     "select",
     "select_backward",
     "select_scatter",
@@ -7510,6 +7514,53 @@ def _masked_softmax(self_=MISSING, mask=MISSING, dim=None, mask_type=None, **kwa
         grad_fn.result_ = SavedVariable(result, True)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("_masked_softmax")
+    return result
+
+
+def segment_reduce(data=MISSING, reduce=MISSING, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None, **kwargs):
+    """segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor
+
+    derivatives.yaml, entry segment_reduce
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(segment_reduce, (data, reduce), {"lengths": lengths, "indices": indices, "offsets": offsets, "axis": axis, "unsafe": unsafe, "initial": initial, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs:
+        data, reduce, lengths, indices, offsets, axis, unsafe, initial = _arguments.bind(OVERLOADS["segment_reduce"], (data, reduce, lengths, indices, offsets, axis, unsafe, initial,), kwargs)
+    result = recording.wrap(kernels.segment_reduce(recording.data(data), reduce, recording.data(lengths), recording.data(indices), recording.data(offsets), axis, unsafe, initial))
+    if recording.compute_requires_grad(data):
+        grad_fn = SegmentReduceBackward0(recording.collect_next_edges(data))
+        grad_fn.data_ = SavedVariable(data, False)
+        grad_fn._saved_reduce = reduce
+        grad_fn.lengths_ = SavedVariable(lengths, False)
+        grad_fn.offsets_ = SavedVariable(offsets, False)
+        grad_fn._saved_axis = axis
+        grad_fn._saved_initial = initial
+        recording.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(data):
+        forward_grad.not_implemented("segment_reduce")
+    return result
+
+
+def _segment_reduce_backward(grad_output=MISSING, output=MISSING, data=MISSING, reduce=MISSING, *, lengths=None, offsets=None, axis=0, initial=None, **kwargs):
+    """_segment_reduce_backward(Tensor grad_output, Tensor output, Tensor data, str reduce, *, Tensor? lengths=None, Tensor? offsets=None, int axis=0, Scalar? initial=None) -> Tensor
+
+    derivatives.yaml, entry _segment_reduce_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_segment_reduce_backward, (grad_output, output, data, reduce), {"lengths": lengths, "offsets": offsets, "axis": axis, "initial": initial, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs:
+        grad_output, output, data, reduce, lengths, offsets, axis, initial = _arguments.bind(OVERLOADS["_segment_reduce_backward"], (grad_output, output, data, reduce, lengths, offsets, axis, initial,), kwargs)
+    result = recording.wrap(kernels._segment_reduce_backward(recording.data(grad_output), recording.data(output), recording.data(data), reduce, recording.data(lengths), recording.data(offsets), axis, initial))
+    if recording.compute_requires_grad(grad_output, output, data):
+        grad_fn = SegmentReduceBackwardBackward0(recording.collect_next_edges(grad_output, output, data))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, output, data):
+        forward_grad.not_implemented("_segment_reduce_backward")
     return result
 
 
@@ -16788,6 +16839,26 @@ OVERLOADS = {
         Param("dim", "int?", has_default=True),
         Param("mask_type", "int?", has_default=True),
     )),
+    "segment_reduce": Overload(segment_reduce, kernels.segment_reduce, "segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor", (
+        Param("data", "Tensor"),
+        Param("reduce", "str"),
+        Param("lengths", "Tensor?", has_default=True, keyword_only=True),
+        Param("indices", "Tensor?", has_default=True, keyword_only=True),
+        Param("offsets", "Tensor?", has_default=True, keyword_only=True),
+        Param("axis", "int", has_default=True, keyword_only=True),
+        Param("unsafe", "bool", has_default=True, keyword_only=True),
+        Param("initial", "Scalar?", has_default=True, keyword_only=True),
+    )),
+    "_segment_reduce_backward": Overload(_segment_reduce_backward, kernels._segment_reduce_backward, "_segment_reduce_backward(Tensor grad_output, Tensor output, Tensor data, str reduce, *, Tensor? lengths=None, Tensor? offsets=None, int axis=0, Scalar? initial=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output", "Tensor"),
+        Param("data", "Tensor"),
+        Param("reduce", "str"),
+        Param("lengths", "Tensor?", has_default=True, keyword_only=True),
+        Param("offsets", "Tensor?", has_default=True, keyword_only=True),
+        Param("axis", "int", has_default=True, keyword_only=True),
+        Param("initial", "Scalar?", has_default=True, keyword_only=True),
+    )),
     "multi_margin_loss": Overload(multi_margin_loss, kernels.multi_margin_loss, "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor", (
         Param("self_", "Tensor"),
         Param("target", "Tensor"),
@@ -18574,6 +18645,12 @@ BY_NAME = {
     ),
     "_masked_softmax": (
         OVERLOADS["_masked_softmax"],
+    ),
+    "segment_reduce": (
+        OVERLOADS["segment_reduce"],
+    ),
+    "_segment_reduce_backward": (
+        OVERLOADS["_segment_reduce_backward"],
     ),
     "multi_margin_loss": (
         OVERLOADS["multi_margin_loss"],

@@ -2715,6 +2715,108 @@ def _masked_softmax(self, mask, dim=None, mask_type=None):
     return _array(shifted / np.sum(shifted, axis=axis, keepdims=True), self.dtype)
 
 
+# segment_reduce: data reduced over consecutive segments along axis, their lengths given
+# per leading index (lengths has data's dimensions up to axis, then the segments).
+
+_SEGMENT_REDUCTIONS = ("sum", "prod", "mean", "max", "min")
+_SEGMENT_EMPTY = {"sum": 0.0, "prod": 1.0, "mean": math.nan, "max": -math.inf,
+                  "min": math.inf}
+
+
+def _segment_lengths(data: np.ndarray, reduce: str, lengths: Any, offsets: Any, axis: int,
+                     unsafe: bool) -> tuple[np.ndarray, int]:
+    """The segments' lengths as (leading..., S), and axis made non-negative."""
+    if reduce not in _SEGMENT_REDUCTIONS and reduce not in ("amax", "amin"):
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    axis = _wrap_dim(axis, data.ndim)
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    given = lengths if lengths is not None else offsets
+    if given.dtype.kind not in "iu":
+        kernel = "lengths" if lengths is not None else "offsets"
+        raise NotImplementedError(f'"_segment_reduce_{kernel}_cpu_kernel1" not implemented '
+                                  f"for '{_dtype_name(given)}'")
+    if given.ndim - 1 != axis:
+        raise RuntimeError("segment_reduce(): Expected axis to be the last dimension of "
+                           f"{'lengths' if lengths is not None else 'offsets'} but got {axis}.")
+    lengths = given if lengths is not None else np.diff(given, axis=-1)
+    if not unsafe and np.any(np.sum(lengths, axis=-1) != data.shape[axis]):
+        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum "
+                           "to data.size(lengths.dim()-1) when !unsafe.")
+    return lengths, axis
+
+
+def _segments(lengths: np.ndarray) -> Any:
+    """(leading index, segment index, start, end) of every segment."""
+    starts = np.cumsum(lengths, axis=-1) - lengths
+    for lead in np.ndindex(*lengths.shape[:-1]):
+        for segment in range(lengths.shape[-1]):
+            start = int(starts[lead + (segment,)])
+            yield lead, segment, start, start + int(lengths[lead + (segment,)])
+
+
+@silent
+def segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=0,
+                   unsafe=False, initial=None):
+    """Each segment of data along axis reduced to one value: sum, prod, mean, max (amax) or
+    min (amin), starting from initial when given (an empty segment gives initial, or the
+    reduction's identity; mean's is NaN)."""
+    lengths, axis = _segment_lengths(data, reduce, lengths, offsets, axis, unsafe)
+    reduce = {"amax": "max", "amin": "min"}.get(reduce, reduce)
+    shape = data.shape[:axis] + (lengths.shape[-1],) + data.shape[axis + 1:]
+    result = np.empty(shape, data.dtype)
+    for lead, segment, start, end in _segments(lengths):
+        piece = data[lead + (slice(start, end),)]
+        result[lead + (segment,)] = _segment_value(piece, reduce, initial)
+    return result
+
+
+def _segment_value(piece: np.ndarray, reduce: str, initial: Any) -> Any:
+    if not piece.shape[0]:
+        return _SEGMENT_EMPTY[reduce] if initial is None else initial
+    if reduce == "mean":  # torch divides initial + sum by the length
+        return (np.sum(piece, axis=0) + (0 if initial is None else initial)) / piece.shape[0]
+    value = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[reduce](piece, axis=0)
+    if initial is None:
+        return value
+    combine = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+    return combine[reduce](value, initial)
+
+
+@silent
+def _segment_reduce_backward(grad_output, output, data, reduce, lengths=None, offsets=None,
+                             axis=0, initial=None):
+    """segment_reduce's gradient for data: sum's passes to every element, mean's divided by
+    the count, max's and min's shared by the elements equal to the result, prod's the
+    product of the segment's other elements (and initial)."""
+    lengths, axis = _segment_lengths(data, reduce, lengths, offsets, axis, True)
+    reduce = {"amax": "max", "amin": "min"}.get(reduce, reduce)
+    result = np.zeros(data.shape, data.dtype)
+    for lead, segment, start, end in _segments(lengths):
+        if end == start:
+            continue
+        piece = data[lead + (slice(start, end),)]
+        grad = grad_output[lead + (segment,)]
+        result[lead + (slice(start, end),)] = _segment_grad(piece, grad,
+                                                            output[lead + (segment,)], reduce,
+                                                            initial)
+    return result
+
+
+def _segment_grad(piece: np.ndarray, grad: Any, value: Any, reduce: str, initial: Any) -> Any:
+    if reduce == "sum":
+        return np.broadcast_to(grad, piece.shape)
+    if reduce == "mean":
+        return np.broadcast_to(grad / piece.shape[0], piece.shape)
+    if reduce in ("max", "min"):
+        hits = piece == value
+        return np.where(hits, grad / np.maximum(np.sum(hits, axis=0), 1), 0)
+    others = np.stack([np.prod(np.delete(piece, i, axis=0), axis=0)
+                       for i in range(piece.shape[0])])
+    return grad * others * (1 if initial is None else initial)
+
+
 # The margin losses over class scores: (C) or (N, C) input, int64 class targets.
 
 def _margin_frames(self: np.ndarray) -> tuple[int, int]:

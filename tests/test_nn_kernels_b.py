@@ -816,3 +816,35 @@ def test_masked_softmax(case: str) -> None:
 
 def test_masked_softmax_refuses_a_float_mask() -> None:
     outcome(lambda lib: lib._masked_softmax(data(lib, (2, 3), 1), data(lib, (2, 3), 2)))
+
+
+# -- segment_reduce, _segment_reduce_backward ----------------------------------------------
+
+SEGMENT_CASES = {
+    reduce: (reduce, {"lengths": [[2, 0, 3], [1, 1, 3]]}) for reduce in
+    ("sum", "mean", "max", "min", "prod", "amax")
+}
+SEGMENT_CASES.update({
+    "offsets, initial": ("max", {"offsets": [[0, 2, 2, 5], [0, 1, 2, 5]], "initial": 0.5}),
+    "prod, initial": ("prod", {"lengths": [[2, 3], [4, 1]], "initial": 2.0}),
+    "bad reduce": ("median", {"lengths": [[2, 3], [1, 4]]}),
+    "lengths sum": ("sum", {"lengths": [[2, 2], [2, 2]]}),
+    "no lengths": ("sum", {}),
+    "float lengths": ("sum", {"lengths": [[2.0, 3.0], [1.0, 4.0]]}),
+    "lengths rank": ("sum", {"lengths": [2, 3]}),
+})
+
+
+@pytest.mark.parametrize("case", SEGMENT_CASES, ids=str)
+def test_segment_reduce(case: str) -> None:
+    reduce, given = SEGMENT_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, (2, 5), 66)
+        x = lib.where(x.abs() < 0.3, lib.zeros(()).double(), x).requires_grad_()
+        kwargs = {k: lib.tensor(v) if isinstance(v, list) else v for k, v in given.items()}
+        y = lib.segment_reduce(x, reduce, axis=1, **kwargs)
+        finite = y.nan_to_num(0.0, 0.0, 0.0)
+        (grad,) = lib.autograd.grad((finite * data(lib, tuple(y.shape), 67)).sum(), x)
+        return y.grad_fn.name(), finite, grad
+    outcome(program)

@@ -272,8 +272,12 @@ def _gradgen_callable(op: Any) -> Callable | None:
     return _by_name(op)
 
 
+# OpInfo entries named otherwise than the function they test
+_OPINFO_FUNCTIONS = {"_segment_reduce": "segment_reduce"}
+
+
 def _by_name(op: Any) -> Callable | None:
-    name = op.name
+    name = _OPINFO_FUNCTIONS.get(op.name, op.name)
     if name.startswith("torch.ops.aten."):  # an ATen op by its overload: gradgen's spec op
         return getattr(runtime, name.split(".")[3], None)
     if name.startswith("nn.functional."):
