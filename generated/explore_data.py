@@ -2640,6 +2640,201 @@ NODES = {
             "save_var": "tensor",
         },
     },
+    "SafeSoftmaxBackward0": {
+        "entry": "_safe_softmax",
+        "schema": "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+        "formulas": (
+            ("self", "_softmax_backward_data(grad, result, dim, self.dtype)"),
+        ),
+        "result": (
+            ("result", "_softmax_backward_data(self_t, result, dim, self_p.dtype)", ""),
+        ),
+        "saved": {
+            "result": "output",
+            "dim": "value",
+            "self_scalar_type": "scalar_type",
+        },
+    },
+    "MaskedSoftmaxBackward0": {
+        "entry": "_masked_softmax",
+        "schema": "_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor",
+        "formulas": (
+            ("self", "masked_softmax_backward(grad, result, mask, dim)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "result": "output",
+            "mask": "tensor",
+            "dim": "value",
+        },
+    },
+    "SegmentReduceBackward0": {
+        "entry": "segment_reduce",
+        "schema": "segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor",
+        "formulas": (
+            ("data", "_segment_reduce_backward(grad, result, data, reduce, lengths=lengths, offsets=offsets, axis=axis, initial=initial)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "result": "output",
+            "data": "tensor",
+            "reduce": "value",
+            "lengths": "tensor",
+            "offsets": "tensor",
+            "axis": "value",
+            "initial": "value",
+        },
+    },
+    "SegmentReduceBackwardBackward0": {
+        "entry": "_segment_reduce_backward",
+        "schema": "_segment_reduce_backward(Tensor grad_output, Tensor output, Tensor data, str reduce, *, Tensor? lengths=None, Tensor? offsets=None, int axis=0, Scalar? initial=None) -> Tensor",
+        "formulas": (
+            ("grad_output", "not_implemented(\"_segment_reduce_backward\")"),
+            ("output", "not_implemented(\"_segment_reduce_backward\")"),
+            ("data", "not_implemented(\"_segment_reduce_backward\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "MultiMarginLossBackward0": {
+        "entry": "multi_margin_loss",
+        "schema": "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor",
+        "formulas": (
+            ("self", "multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)"),
+        ),
+        "result": (
+            ("result", "multi_margin_loss_jvp(self_t, self_p, target_p, p, margin, weight_p, reduction)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "target": "tensor",
+            "p": "value",
+            "margin": "value",
+            "weight": "tensor",
+            "reduction": "value",
+        },
+    },
+    "MultilabelMarginLossBackward0": {
+        "entry": "multilabel_margin_loss_forward",
+        "schema": "multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)",
+        "formulas": (
+            ("self", "multilabel_margin_loss_backward(grad, self, target, reduction, is_target)"),
+        ),
+        "result": (
+            ("output", "multilabel_margin_loss_jvp(self_t, self_p, target_p, reduction, is_target)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "target": "tensor",
+            "reduction": "value",
+            "is_target": "output",
+        },
+    },
+    "EmbeddingRenormBackward0": {
+        "entry": "embedding_renorm_",
+        "schema": "embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)",
+        "formulas": (
+            ("self", "not_implemented(\"embedding_renorm\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "NativeGroupNormBackward0": {
+        "entry": "native_group_norm",
+        "schema": "native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input, weight, bias", "infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)"),
+        ),
+        "result": (
+            ("result0", "group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, group)", ""),
+            ("result1", "group_norm_mean_jvp(input_t, result1, group)", ""),
+            ("result2", "group_norm_invstd_jvp(input_p, input_t, result1, result2, group)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "result1": "output",
+            "result2": "output",
+            "weight": "tensor",
+            "N": "value",
+            "C": "value",
+            "HxW": "value",
+            "group": "value",
+            "eps": "value",
+        },
+    },
+    "TrilinearBackward0": {
+        "entry": "_trilinear",
+        "schema": "_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor",
+        "formulas": (
+            ("i1, i2, i3", "trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "_trilinear(i1_t, i2_p, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_t, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)", ""),
+        ),
+        "saved": {
+            "i1": "tensor",
+            "i2": "tensor",
+            "i3": "tensor",
+            "expand1": "value",
+            "expand2": "value",
+            "expand3": "value",
+            "sumdim": "value",
+        },
+    },
+    "PackPaddedSequenceBackward0": {
+        "entry": "_pack_padded_sequence",
+        "schema": "_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)",
+        "formulas": (
+            ("input", "pack_padded_sequence_backward(grad, input.shape, result1, batch_first)"),
+        ),
+        "result": (
+            ("result0", "_pack_padded_sequence(input_t, lengths_p, batch_first)[0]", ""),
+        ),
+        "saved": {
+            "input_sym_sizes": "sizes",
+            "result1": "output",
+            "batch_first": "value",
+        },
+    },
+    "ThnnFusedLstmCellBackward0": {
+        "entry": "_thnn_fused_lstm_cell",
+        "schema": "_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("input_gates, hidden_gates, cx, input_bias, hidden_bias", "thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "input_gates": "tensor",
+            "hidden_gates": "tensor",
+            "input_bias": "tensor",
+            "hidden_bias": "tensor",
+            "cx": "tensor",
+            "result1": "output",
+        },
+    },
+    "ThnnFusedGruCellBackward0": {
+        "entry": "_thnn_fused_gru_cell",
+        "schema": "_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)",
+        "formulas": (
+            ("input_gates, hidden_gates, hx, input_bias, hidden_bias", "thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "input_gates": "tensor",
+            "hidden_gates": "tensor",
+            "hx": "tensor",
+            "input_bias": "tensor",
+            "hidden_bias": "tensor",
+        },
+    },
     "ConstantPadNdBackward0": {
         "entry": "constant_pad_nd",
         "schema": "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",

@@ -184,6 +184,12 @@ __all__ = [
     "_native_batch_norm_legit_no_training",
     "_batch_norm_with_update",
     "_batch_norm_no_update",
+    "_safe_softmax",
+    "multi_margin_loss",
+    "multilabel_margin_loss_forward",
+    "native_group_norm",
+    "_trilinear",
+    "_pack_padded_sequence",
     "constant_pad_nd",
     "leaky_relu_",
     "reflection_pad1d",
@@ -2037,6 +2043,67 @@ def _batch_norm_no_update(input_p, input_t, weight_p, weight_t, bias_p, bias_t, 
     """
     result0_t = manual.batch_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_t, running_mean_p, running_var_p, False, eps)
     return result0_t, None, None, None
+
+
+def _safe_softmax(self_p, self_t, dim, dtype, result):
+    """_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry _safe_softmax
+    result: _softmax_backward_data(self_t, result, dim, self_p.dtype)
+    """
+    return ops._softmax_backward_data(self_t, result, dim, self_p.dtype)
+
+
+def multi_margin_loss(self_p, self_t, target_p, p, margin, weight_p, reduction, result):
+    """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml, entry multi_margin_loss
+    result: multi_margin_loss_jvp(self_t, self_p, target_p, p, margin, weight_p, reduction)
+    """
+    return manual.multi_margin_loss_jvp(ops, self_t, self_p, target_p, p, margin, weight_p, reduction)
+
+
+def multilabel_margin_loss_forward(self_p, self_t, target_p, reduction, output, is_target):
+    """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)
+
+    derivatives.yaml, entry multilabel_margin_loss_forward
+    output: multilabel_margin_loss_jvp(self_t, self_p, target_p, reduction, is_target)
+    """
+    output_t = manual.multilabel_margin_loss_jvp(ops, self_t, self_p, target_p, reduction, is_target)
+    return output_t, None
+
+
+def native_group_norm(input_p, input_t, weight_p, weight_t, bias_p, bias_t, N, C, HxW, group, eps, result0, result1, result2):
+    """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_group_norm
+    result0: group_norm_jvp(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, group)
+    result1: group_norm_mean_jvp(input_t, result1, group)
+    result2: group_norm_invstd_jvp(input_p, input_t, result1, result2, group)
+    """
+    result0_t = manual.group_norm_jvp(ops, input_p, input_t, weight_p, weight_t, bias_p, bias_t, result1, result2, group)
+    result1_t = manual.group_norm_mean_jvp(ops, input_t, result1, group)
+    result2_t = manual.group_norm_invstd_jvp(ops, input_p, input_t, result1, result2, group)
+    return result0_t, result1_t, result2_t
+
+
+def _trilinear(i1_p, i1_t, i2_p, i2_t, i3_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim, result):
+    """_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor
+
+    derivatives.yaml, entry _trilinear
+    result: _trilinear(i1_t, i2_p, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_t, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + _trilinear(i1_p, i2_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)
+    """
+    return ops._trilinear(i1_t, i2_p, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + ops._trilinear(i1_p, i2_t, i3_p, expand1, expand2, expand3, sumdim, unroll_dim) + ops._trilinear(i1_p, i2_p, i3_t, expand1, expand2, expand3, sumdim, unroll_dim)
+
+
+def _pack_padded_sequence(input_p, input_t, lengths_p, batch_first, result0, result1):
+    """_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _pack_padded_sequence
+    result0: _pack_padded_sequence(input_t, lengths_p, batch_first)[0]
+    """
+    result0_t = ops._pack_padded_sequence(input_t, lengths_p, batch_first)[0]
+    return result0_t, None
 
 
 def constant_pad_nd(self_p, self_t, pad, value, result):

@@ -190,6 +190,18 @@ __all__ = [
     "BatchNormNoUpdateBackward0",
     "NativeBatchNormBackwardBackward0",
     "BatchNormBackwardBackward0",
+    "SafeSoftmaxBackward0",
+    "MaskedSoftmaxBackward0",
+    "SegmentReduceBackward0",
+    "SegmentReduceBackwardBackward0",
+    "MultiMarginLossBackward0",
+    "MultilabelMarginLossBackward0",
+    "EmbeddingRenormBackward0",
+    "NativeGroupNormBackward0",
+    "TrilinearBackward0",
+    "PackPaddedSequenceBackward0",
+    "ThnnFusedLstmCellBackward0",
+    "ThnnFusedGruCellBackward0",
     "ConstantPadNdBackward0",
     "LeakyReluBackward1",
     "ReflectionPad1DBackward0",
@@ -6122,6 +6134,505 @@ class BatchNormBackwardBackward0(Node):
         # reserve: not_implemented("batch_norm_backward reserve")
         if self.should_compute_output(5):
             raise NotImplementedError("the derivative for 'batch_norm_backward reserve' is not implemented.")
+        return grad_inputs
+
+
+class SafeSoftmaxBackward0(Node):
+    """_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry _safe_softmax
+    self: _softmax_backward_data(grad, result, dim, self.dtype)
+    """
+
+    __slots__ = ("result_", "_saved_dim", "_saved_self_scalar_type")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        dim = self._saved_dim
+        self_scalar_type = self._saved_self_scalar_type
+        grad_inputs = [None]
+        # self: _softmax_backward_data(grad, result, dim, self.dtype)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._softmax_backward_data(grad, result, dim, self_scalar_type)
+        return grad_inputs
+
+
+class MaskedSoftmaxBackward0(Node):
+    """_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor
+
+    derivatives.yaml, entry _masked_softmax
+    self: masked_softmax_backward(grad, result, mask, dim)
+    """
+
+    __slots__ = ("result_", "mask_", "_saved_dim")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_mask(self):
+        return self.mask_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.mask_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        mask = ops.unpack(self.mask_, self)
+        dim = self._saved_dim
+        grad_inputs = [None]
+        # self: masked_softmax_backward(grad, result, mask, dim)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.masked_softmax_backward(ops, grad, result, mask, dim)
+        return grad_inputs
+
+
+class SegmentReduceBackward0(Node):
+    """segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor
+
+    derivatives.yaml, entry segment_reduce
+    data: _segment_reduce_backward(grad, result, data, reduce, lengths=lengths, offsets=offsets, axis=axis, initial=initial)
+    """
+
+    __slots__ = ("result_", "data_", "_saved_reduce", "lengths_", "offsets_", "_saved_axis", "_saved_initial")
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    @property
+    def _saved_data(self):
+        return self.data_.unpack()
+
+    @property
+    def _saved_lengths(self):
+        return self.lengths_.unpack()
+
+    @property
+    def _saved_offsets(self):
+        return self.offsets_.unpack()
+
+    def release_variables(self):
+        self.result_.reset_data()
+        self.data_.reset_data()
+        self.lengths_.reset_data()
+        self.offsets_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        data = ops.unpack(self.data_, self)
+        reduce = self._saved_reduce
+        lengths = ops.unpack(self.lengths_, self)
+        offsets = ops.unpack(self.offsets_, self)
+        axis = self._saved_axis
+        initial = self._saved_initial
+        grad_inputs = [None]
+        # data: _segment_reduce_backward(grad, result, data, reduce, lengths=lengths, offsets=offsets, axis=axis, initial=initial)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._segment_reduce_backward(grad, result, data, reduce, lengths=lengths, offsets=offsets, axis=axis, initial=initial)
+        return grad_inputs
+
+
+class SegmentReduceBackwardBackward0(Node):
+    """_segment_reduce_backward(Tensor grad_output, Tensor output, Tensor data, str reduce, *, Tensor? lengths=None, Tensor? offsets=None, int axis=0, Scalar? initial=None) -> Tensor
+
+    derivatives.yaml, entry _segment_reduce_backward
+    grad_output: not_implemented("_segment_reduce_backward")
+    output: not_implemented("_segment_reduce_backward")
+    data: not_implemented("_segment_reduce_backward")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None, None, None]
+        # grad_output: not_implemented("_segment_reduce_backward")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for '_segment_reduce_backward' is not implemented.")
+        # output: not_implemented("_segment_reduce_backward")
+        if self.should_compute_output(1):
+            raise NotImplementedError("the derivative for '_segment_reduce_backward' is not implemented.")
+        # data: not_implemented("_segment_reduce_backward")
+        if self.should_compute_output(2):
+            raise NotImplementedError("the derivative for '_segment_reduce_backward' is not implemented.")
+        return grad_inputs
+
+
+class MultiMarginLossBackward0(Node):
+    """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml, entry multi_margin_loss
+    self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
+    """
+
+    __slots__ = ("self_", "target_", "_saved_p", "_saved_margin", "weight_", "_saved_reduction")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        p = self._saved_p
+        margin = self._saved_margin
+        weight = ops.unpack(self.weight_, self)
+        reduction = self._saved_reduction
+        grad_inputs = [None]
+        # self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.multi_margin_loss_backward(ops, grad, self_, target, p, margin, weight, reduction)
+        return grad_inputs
+
+
+class MultilabelMarginLossBackward0(Node):
+    """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)
+
+    derivatives.yaml, entry multilabel_margin_loss_forward
+    self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
+    """
+
+    __slots__ = ("self_", "target_", "_saved_reduction", "is_target_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_target(self):
+        return self.target_.unpack()
+
+    @property
+    def _saved_is_target(self):
+        return self.is_target_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.target_.reset_data()
+        self.is_target_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        target = ops.unpack(self.target_, self)
+        reduction = self._saved_reduction
+        is_target = ops.unpack(self.is_target_, self)
+        grad_inputs = [None]
+        # self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.multilabel_margin_loss_backward(ops, grad, self_, target, reduction, is_target)
+        return grad_inputs
+
+
+class EmbeddingRenormBackward0(Node):
+    """embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
+
+    derivatives.yaml, entry embedding_renorm_
+    self: not_implemented("embedding_renorm")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("embedding_renorm")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'embedding_renorm' is not implemented.")
+        return grad_inputs
+
+
+class NativeGroupNormBackward0(Node):
+    """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_group_norm
+    input, weight, bias: infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "result1_", "result2_", "weight_", "_saved_N", "_saved_C", "_saved_HxW", "_saved_group", "_saved_eps")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    @property
+    def _saved_result2(self):
+        return self.result2_.unpack(self)
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.result1_.reset_data()
+        self.result2_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        input = ops.unpack(self.input_, self)
+        result1 = ops.unpack(self.result1_, self)
+        result2 = ops.unpack(self.result2_, self)
+        weight = ops.unpack(self.weight_, self)
+        N = self._saved_N
+        C = self._saved_C
+        HxW = self._saved_HxW
+        group = self._saved_group
+        eps = self._saved_eps
+        grad_inputs = [None, None, None]
+        # input, weight, bias: infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.infinitely_differentiable_native_group_norm_backward(ops, grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class TrilinearBackward0(Node):
+    """_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor
+
+    derivatives.yaml, entry _trilinear
+    i1, i2, i3: trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)
+    """
+
+    __slots__ = ("i1_", "i2_", "i3_", "_saved_expand1", "_saved_expand2", "_saved_expand3", "_saved_sumdim")
+
+    @property
+    def _saved_i1(self):
+        return self.i1_.unpack()
+
+    @property
+    def _saved_i2(self):
+        return self.i2_.unpack()
+
+    @property
+    def _saved_i3(self):
+        return self.i3_.unpack()
+
+    def release_variables(self):
+        self.i1_.reset_data()
+        self.i2_.reset_data()
+        self.i3_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        i1 = ops.unpack(self.i1_, self)
+        i2 = ops.unpack(self.i2_, self)
+        i3 = ops.unpack(self.i3_, self)
+        expand1 = self._saved_expand1
+        expand2 = self._saved_expand2
+        expand3 = self._saved_expand3
+        sumdim = self._saved_sumdim
+        grad_inputs = [None, None, None]
+        # i1, i2, i3: trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.trilinear_backward(ops, grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class PackPaddedSequenceBackward0(Node):
+    """_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _pack_padded_sequence
+    input: pack_padded_sequence_backward(grad, input.shape, result1, batch_first)
+    """
+
+    __slots__ = ("_saved_input_sym_sizes", "result1_", "_saved_batch_first")
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input_sym_sizes = self._saved_input_sym_sizes
+        result1 = ops.unpack(self.result1_, self)
+        batch_first = self._saved_batch_first
+        grad_inputs = [None]
+        # input: pack_padded_sequence_backward(grad, input.shape, result1, batch_first)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.pack_padded_sequence_backward(ops, grad, input_sym_sizes, result1, batch_first)
+        return grad_inputs
+
+
+class ThnnFusedLstmCellBackward0(Node):
+    """_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _thnn_fused_lstm_cell
+    input_gates, hidden_gates, cx, input_bias, hidden_bias: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)
+    """
+
+    __slots__ = ("input_gates_", "hidden_gates_", "input_bias_", "hidden_bias_", "cx_", "result1_")
+
+    @property
+    def _saved_input_gates(self):
+        return self.input_gates_.unpack()
+
+    @property
+    def _saved_hidden_gates(self):
+        return self.hidden_gates_.unpack()
+
+    @property
+    def _saved_input_bias(self):
+        return self.input_bias_.unpack()
+
+    @property
+    def _saved_hidden_bias(self):
+        return self.hidden_bias_.unpack()
+
+    @property
+    def _saved_cx(self):
+        return self.cx_.unpack()
+
+    @property
+    def _saved_result1(self):
+        return self.result1_.unpack(self)
+
+    def release_variables(self):
+        self.input_gates_.reset_data()
+        self.hidden_gates_.reset_data()
+        self.input_bias_.reset_data()
+        self.hidden_bias_.reset_data()
+        self.cx_.reset_data()
+        self.result1_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        input_gates = ops.unpack(self.input_gates_, self)
+        hidden_gates = ops.unpack(self.hidden_gates_, self)
+        input_bias = ops.unpack(self.input_bias_, self)
+        hidden_bias = ops.unpack(self.hidden_bias_, self)
+        cx = ops.unpack(self.cx_, self)
+        result1 = ops.unpack(self.result1_, self)
+        grad_inputs = [None, None, None, None, None]
+        # input_gates, hidden_gates, cx, input_bias, hidden_bias: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(3) or self.should_compute_output(4)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(3), self.should_compute_output(4))
+            results = manual.thnn_differentiable_lstm_cell_backward(ops, grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+            if grad_input_mask[3]:
+                grad_inputs[3] = results[3]
+            if grad_input_mask[4]:
+                grad_inputs[4] = results[4]
+        return grad_inputs
+
+
+class ThnnFusedGruCellBackward0(Node):
+    """_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _thnn_fused_gru_cell
+    input_gates, hidden_gates, hx, input_bias, hidden_bias: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)
+    """
+
+    __slots__ = ("input_gates_", "hidden_gates_", "hx_", "input_bias_", "hidden_bias_")
+
+    @property
+    def _saved_input_gates(self):
+        return self.input_gates_.unpack()
+
+    @property
+    def _saved_hidden_gates(self):
+        return self.hidden_gates_.unpack()
+
+    @property
+    def _saved_hx(self):
+        return self.hx_.unpack()
+
+    @property
+    def _saved_input_bias(self):
+        return self.input_bias_.unpack()
+
+    @property
+    def _saved_hidden_bias(self):
+        return self.hidden_bias_.unpack()
+
+    def release_variables(self):
+        self.input_gates_.reset_data()
+        self.hidden_gates_.reset_data()
+        self.hx_.reset_data()
+        self.input_bias_.reset_data()
+        self.hidden_bias_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = any(g is not None for g in grads)
+        input_gates = ops.unpack(self.input_gates_, self)
+        hidden_gates = ops.unpack(self.hidden_gates_, self)
+        hx = ops.unpack(self.hx_, self)
+        input_bias = ops.unpack(self.input_bias_, self)
+        hidden_bias = ops.unpack(self.hidden_bias_, self)
+        grad_inputs = [None, None, None, None, None]
+        # input_gates, hidden_gates, hx, input_bias, hidden_bias: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2) or self.should_compute_output(3) or self.should_compute_output(4)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2), self.should_compute_output(3), self.should_compute_output(4))
+            results = manual.thnn_differentiable_gru_cell_backward(ops, grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+            if grad_input_mask[3]:
+                grad_inputs[3] = results[3]
+            if grad_input_mask[4]:
+                grad_inputs[4] = results[4]
         return grad_inputs
 
 

@@ -111,6 +111,7 @@ from generated.functions import (
     EluBackwardBackward0,
     EmbeddingBackward0,
     EmbeddingDenseBackwardBackward0,
+    EmbeddingRenormBackward0,
     EqBackward0,
     EqBackward1,
     ErfBackward0,
@@ -226,6 +227,7 @@ from generated.functions import (
     MaskedFillBackward1,
     MaskedScatterBackward0,
     MaskedSelectBackward0,
+    MaskedSoftmaxBackward0,
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
@@ -251,6 +253,8 @@ from generated.functions import (
     MseLossBackwardBackward0,
     MulBackward0,
     MulBackward1,
+    MultilabelMarginLossBackward0,
+    MultiMarginLossBackward0,
     MvBackward0,
     MvlgammaBackward0,
     NanmedianBackward0,
@@ -265,6 +269,7 @@ from generated.functions import (
     NativeBatchNormLegitNoTrainingBackward0,
     NativeDropoutBackward0,
     NativeDropoutBackwardBackward0,
+    NativeGroupNormBackward0,
     NativeLayerNormBackward0,
     NativeLayerNormBackwardBackward0,
     NeBackward0,
@@ -277,6 +282,7 @@ from generated.functions import (
     NllLossBackwardBackward0,
     NormBackward0,
     NormBackward1,
+    PackPaddedSequenceBackward0,
     PdistBackward0,
     PdistBackwardBackward0,
     PermuteBackward0,
@@ -320,10 +326,13 @@ from generated.functions import (
     RsqrtBackward0,
     RsubBackward0,
     RsubBackward1,
+    SafeSoftmaxBackward0,
     ScatterAddBackward0,
     ScatterBackward0,
     ScatterBackward1,
     ScatterReduceBackward0,
+    SegmentReduceBackward0,
+    SegmentReduceBackwardBackward0,
     SelectBackward0,
     SelectBackwardBackward0,
     SelectScatterBackward0,
@@ -393,6 +402,8 @@ from generated.functions import (
     TanhBackwardBackward0,
     TBackward0,
     TBackward1,
+    ThnnFusedGruCellBackward0,
+    ThnnFusedLstmCellBackward0,
     ThresholdBackward0,
     ThresholdBackward1,
     ThresholdBackwardBackward0,
@@ -403,6 +414,7 @@ from generated.functions import (
     TransposeBackward1,
     TriangularSolveBackward0,
     TrilBackward0,
+    TrilinearBackward0,
     TriuBackward0,
     TruncBackward0,
     UnbindBackward0,
@@ -485,18 +497,25 @@ __all__ = [
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_masked_softmax",
     "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training",
+    "_pack_padded_sequence",
     "_pdist_backward",
     "_pdist_forward",
     "_prelu_kernel",
     "_prelu_kernel_backward",
     "_reshape_copy",
+    "_safe_softmax",
+    "_segment_reduce_backward",
     "_slow_conv2d_backward",
     "_slow_conv2d_forward",
     "_softmax",
     "_softmax_backward_data",
+    "_thnn_fused_gru_cell",
+    "_thnn_fused_lstm_cell",
     "_to_copy",
+    "_trilinear",
     "_unsafe_view",
     "_upsample_bicubic2d_aa",
     "_upsample_bicubic2d_aa_backward",
@@ -610,6 +629,7 @@ __all__ = [
     "elu_backward",
     "embedding",
     "embedding_dense_backward",
+    "embedding_renorm_",
     "eq",
     "erf",
     "erf_",
@@ -738,6 +758,8 @@ __all__ = [
     "mse_loss",
     "mse_loss_backward",
     "mul",
+    "multi_margin_loss",
+    "multilabel_margin_loss_forward",
     "mv",
     "mvlgamma",
     "nan_to_num",
@@ -749,6 +771,7 @@ __all__ = [
     "native_batch_norm_backward",
     "native_dropout",
     "native_dropout_backward",
+    "native_group_norm",
     "native_layer_norm",
     "native_layer_norm_backward",
     "ne",
@@ -799,6 +822,7 @@ __all__ = [
     "scatter",
     "scatter_add",
     "scatter_reduce",
+    "segment_reduce",
     "select",
     "select_backward",
     "select_scatter",
@@ -928,6 +952,8 @@ _nll_loss_forward_return = namedtuple("nll_loss_forward", ["output", "total_weig
 _nll_loss2d_forward_return = namedtuple("nll_loss2d_forward", ["output", "total_weight"])
 
 _log_sigmoid_forward_return = namedtuple("log_sigmoid_forward", ["output", "buffer"])
+
+_multilabel_margin_loss_forward_return = namedtuple("multilabel_margin_loss_forward", ["output", "is_target"])
 
 _sort_return = namedtuple("sort", ["values", "indices"])
 
@@ -7557,6 +7583,337 @@ def batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running
     if forward_grad.enabled and forward_grad.any_tangent(grad_out, input, weight, save_mean, save_var, reserve):
         forward_grad.not_implemented("batch_norm_backward")
     return (result0, result1, result2)
+
+
+def _safe_softmax(self_=MISSING, dim=MISSING, dtype=None, **kwargs):
+    """_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
+
+    derivatives.yaml, entry _safe_softmax
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_safe_softmax, (self_, dim, dtype), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, dtype = _arguments.bind(OVERLOADS["_safe_softmax"], (self_, dim, dtype,), kwargs)
+    result = recording.wrap(kernels._safe_softmax(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = SafeSoftmaxBackward0((gradient_edge(self_),))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._safe_softmax(self_, forward_grad.tangent(self_), dim, dtype, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def _masked_softmax(self_=MISSING, mask=MISSING, dim=None, mask_type=None, **kwargs):
+    """_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor
+
+    derivatives.yaml, entry _masked_softmax
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_masked_softmax, (self_, mask, dim, mask_type), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or kwargs:
+        self_, mask, dim, mask_type = _arguments.bind(OVERLOADS["_masked_softmax"], (self_, mask, dim, mask_type,), kwargs)
+    result = recording.wrap(kernels._masked_softmax(recording.data(self_), recording.data(mask), dim, mask_type))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MaskedSoftmaxBackward0((gradient_edge(self_),))
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn._saved_dim = dim
+        recording.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("_masked_softmax")
+    return result
+
+
+def segment_reduce(data=MISSING, reduce=MISSING, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None, **kwargs):
+    """segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor
+
+    derivatives.yaml, entry segment_reduce
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(segment_reduce, (data, reduce), {"lengths": lengths, "indices": indices, "offsets": offsets, "axis": axis, "unsafe": unsafe, "initial": initial, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs:
+        data, reduce, lengths, indices, offsets, axis, unsafe, initial = _arguments.bind(OVERLOADS["segment_reduce"], (data, reduce, lengths, indices, offsets, axis, unsafe, initial,), kwargs)
+    result = recording.wrap(kernels.segment_reduce(recording.data(data), reduce, recording.data(lengths), recording.data(indices), recording.data(offsets), axis, unsafe, initial))
+    if _grad_state.enabled and (isinstance(data, Tensor) and (data._requires_grad or data.grad_fn is not None)):
+        grad_fn = SegmentReduceBackward0((gradient_edge(data),))
+        grad_fn.data_ = SavedVariable(data, False)
+        grad_fn._saved_reduce = reduce
+        grad_fn.lengths_ = SavedVariable(lengths, False)
+        grad_fn.offsets_ = SavedVariable(offsets, False)
+        grad_fn._saved_axis = axis
+        grad_fn._saved_initial = initial
+        recording.set_history(result, grad_fn)
+        grad_fn.result_ = SavedVariable(result, True)
+    if forward_grad.enabled and forward_grad.any_tangent(data):
+        forward_grad.not_implemented("segment_reduce")
+    return result
+
+
+def _segment_reduce_backward(grad_output=MISSING, output=MISSING, data=MISSING, reduce=MISSING, *, lengths=None, offsets=None, axis=0, initial=None, **kwargs):
+    """_segment_reduce_backward(Tensor grad_output, Tensor output, Tensor data, str reduce, *, Tensor? lengths=None, Tensor? offsets=None, int axis=0, Scalar? initial=None) -> Tensor
+
+    derivatives.yaml, entry _segment_reduce_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_segment_reduce_backward, (grad_output, output, data, reduce), {"lengths": lengths, "offsets": offsets, "axis": axis, "initial": initial, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs:
+        grad_output, output, data, reduce, lengths, offsets, axis, initial = _arguments.bind(OVERLOADS["_segment_reduce_backward"], (grad_output, output, data, reduce, lengths, offsets, axis, initial,), kwargs)
+    result = recording.wrap(kernels._segment_reduce_backward(recording.data(grad_output), recording.data(output), recording.data(data), reduce, recording.data(lengths), recording.data(offsets), axis, initial))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None) or isinstance(data, Tensor) and (data._requires_grad or data.grad_fn is not None)):
+        grad_fn = SegmentReduceBackwardBackward0((gradient_edge(grad_output), gradient_edge(output), gradient_edge(data)))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output, output, data):
+        forward_grad.not_implemented("_segment_reduce_backward")
+    return result
+
+
+def multi_margin_loss(self_=MISSING, target=MISSING, p=1, margin=1, weight=None, reduction=1, **kwargs):
+    """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor
+
+    derivatives.yaml, entry multi_margin_loss
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(multi_margin_loss, (self_, target, p, margin, weight, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(p, NUMBER) or not isinstance(margin, NUMBER) or kwargs:
+        self_, target, p, margin, weight, reduction = _arguments.bind(OVERLOADS["multi_margin_loss"], (self_, target, p, margin, weight, reduction,), kwargs)
+    result = recording.wrap(kernels.multi_margin_loss(recording.data(self_), recording.data(target), p, margin, recording.data(weight), reduction))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = MultiMarginLossBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_p = p
+        grad_fn._saved_margin = margin
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_reduction = reduction
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.multi_margin_loss(self_, forward_grad.tangent(self_), target, p, margin, weight, reduction, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def multilabel_margin_loss_forward(self_=MISSING, target=MISSING, reduction=MISSING, **kwargs):
+    """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)
+
+    derivatives.yaml, entry multilabel_margin_loss_forward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(multilabel_margin_loss_forward, (self_, target, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
+        self_, target, reduction = _arguments.bind(OVERLOADS["multilabel_margin_loss_forward"], (self_, target, reduction,), kwargs)
+    output, is_target = map(recording.wrap, kernels.multilabel_margin_loss_forward(recording.data(self_), recording.data(target), reduction))
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = MultilabelMarginLossBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.target_ = SavedVariable(target, False)
+        grad_fn._saved_reduction = reduction
+        recording.set_history(output, grad_fn)
+        recording.skip_output(is_target, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.multilabel_margin_loss_forward(self_, forward_grad.tangent(self_), target, reduction, output, is_target)
+        forward_grad.set_tangents((output, is_target), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.is_target_ = SavedVariable(is_target, True)
+    return _multilabel_margin_loss_forward_return(output, is_target)
+
+
+def embedding_renorm_(self_=MISSING, indices=MISSING, max_norm=MISSING, norm_type=MISSING, **kwargs):
+    """embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
+
+    derivatives.yaml, entry embedding_renorm_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(embedding_renorm_, (self_, indices, max_norm, norm_type), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or not isinstance(max_norm, NUMBER) or not isinstance(norm_type, NUMBER) or kwargs:
+        self_, indices, max_norm, norm_type = _arguments.bind(OVERLOADS["embedding_renorm_"], (self_, indices, max_norm, norm_type,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = EmbeddingRenormBackward0((gradient_edge(self_),))
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("embedding_renorm_")
+    recording.write_inplace(self_, kernels.embedding_renorm_(recording.data(self_), recording.data(indices), max_norm, norm_type))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    return self_
+
+
+def native_group_norm(input=MISSING, weight=MISSING, bias=MISSING, N=MISSING, C=MISSING, HxW=MISSING, group=MISSING, eps=MISSING, **kwargs):
+    """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry native_group_norm
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(native_group_norm, (input, weight, bias, N, C, HxW, group, eps), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or N is MISSING or C is MISSING or HxW is MISSING or group is MISSING or kwargs:
+        input, weight, bias, N, C, HxW, group, eps = _arguments.bind(OVERLOADS["native_group_norm"], (input, weight, bias, N, C, HxW, group, eps,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels.native_group_norm(recording.data(input), recording.data(weight), recording.data(bias), N, C, HxW, group, eps))
+    needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
+    if needs_grad:
+        grad_fn = NativeGroupNormBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn._saved_N = N
+        grad_fn._saved_C = C
+        grad_fn._saved_HxW = HxW
+        grad_fn._saved_group = group
+        grad_fn._saved_eps = eps
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.set_history(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.native_group_norm(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), N, C, HxW, group, eps, result0, result1, result2)
+        forward_grad.set_tangents((result0, result1, result2), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+        grad_fn.result2_ = SavedVariable(result2, True)
+    return (result0, result1, result2)
+
+
+def _trilinear(i1=MISSING, i2=MISSING, i3=MISSING, expand1=MISSING, expand2=MISSING, expand3=MISSING, sumdim=MISSING, unroll_dim=1, **kwargs):
+    """_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor
+
+    derivatives.yaml, entry _trilinear
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_trilinear, (i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(i1, Tensor) or not isinstance(i2, Tensor) or not isinstance(i3, Tensor) or expand1 is MISSING or expand2 is MISSING or expand3 is MISSING or sumdim is MISSING or kwargs:
+        i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim = _arguments.bind(OVERLOADS["_trilinear"], (i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim,), kwargs)
+    expand1 = recording.int_tuple(expand1)
+    expand2 = recording.int_tuple(expand2)
+    expand3 = recording.int_tuple(expand3)
+    sumdim = recording.int_tuple(sumdim)
+    result = recording.wrap(kernels._trilinear(recording.data(i1), recording.data(i2), recording.data(i3), expand1, expand2, expand3, sumdim, unroll_dim))
+    if _grad_state.enabled and (isinstance(i1, Tensor) and (i1._requires_grad or i1.grad_fn is not None) or isinstance(i2, Tensor) and (i2._requires_grad or i2.grad_fn is not None) or isinstance(i3, Tensor) and (i3._requires_grad or i3.grad_fn is not None)):
+        grad_fn = TrilinearBackward0((gradient_edge(i1), gradient_edge(i2), gradient_edge(i3)))
+        grad_fn.i1_ = SavedVariable(i1, False)
+        grad_fn.i2_ = SavedVariable(i2, False)
+        grad_fn.i3_ = SavedVariable(i3, False)
+        grad_fn._saved_expand1 = expand1
+        grad_fn._saved_expand2 = expand2
+        grad_fn._saved_expand3 = expand3
+        grad_fn._saved_sumdim = sumdim
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(i1, i2, i3):
+        with forward_grad.computing_tangents():
+            tangent = forward._trilinear(i1, forward_grad.tangent(i1), i2, forward_grad.tangent(i2), i3, forward_grad.tangent(i3), expand1, expand2, expand3, sumdim, unroll_dim, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _pack_padded_sequence(input=MISSING, lengths=MISSING, batch_first=MISSING, **kwargs):
+    """_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _pack_padded_sequence
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_pack_padded_sequence, (input, lengths, batch_first), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(lengths, Tensor) or batch_first is MISSING or kwargs:
+        input, lengths, batch_first = _arguments.bind(OVERLOADS["_pack_padded_sequence"], (input, lengths, batch_first,), kwargs)
+    result0, result1 = map(recording.wrap, kernels._pack_padded_sequence(recording.data(input), recording.data(lengths), batch_first))
+    needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None))
+    if needs_grad:
+        grad_fn = PackPaddedSequenceBackward0((gradient_edge(input),))
+        grad_fn._saved_input_sym_sizes = recording.sizes(input)
+        grad_fn._saved_batch_first = batch_first
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input):
+        with forward_grad.computing_tangents():
+            tangent = forward._pack_padded_sequence(input, forward_grad.tangent(input), lengths, batch_first, result0, result1)
+        forward_grad.set_tangents((result0, result1), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result1_ = SavedVariable(result1, True)
+    return (result0, result1)
+
+
+def _thnn_fused_lstm_cell(input_gates=MISSING, hidden_gates=MISSING, cx=MISSING, input_bias=None, hidden_bias=None, **kwargs):
+    """_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _thnn_fused_lstm_cell
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_thnn_fused_lstm_cell, (input_gates, hidden_gates, cx, input_bias, hidden_bias), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input_gates, Tensor) or not isinstance(hidden_gates, Tensor) or not isinstance(cx, Tensor) or kwargs:
+        input_gates, hidden_gates, cx, input_bias, hidden_bias = _arguments.bind(OVERLOADS["_thnn_fused_lstm_cell"], (input_gates, hidden_gates, cx, input_bias, hidden_bias,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels._thnn_fused_lstm_cell(recording.data(input_gates), recording.data(hidden_gates), recording.data(cx), recording.data(input_bias), recording.data(hidden_bias)))
+    if _grad_state.enabled and (isinstance(input_gates, Tensor) and (input_gates._requires_grad or input_gates.grad_fn is not None) or isinstance(hidden_gates, Tensor) and (hidden_gates._requires_grad or hidden_gates.grad_fn is not None) or isinstance(cx, Tensor) and (cx._requires_grad or cx.grad_fn is not None) or isinstance(input_bias, Tensor) and (input_bias._requires_grad or input_bias.grad_fn is not None) or isinstance(hidden_bias, Tensor) and (hidden_bias._requires_grad or hidden_bias.grad_fn is not None)):
+        grad_fn = ThnnFusedLstmCellBackward0((gradient_edge(input_gates), gradient_edge(hidden_gates), gradient_edge(cx), gradient_edge(input_bias), gradient_edge(hidden_bias)))
+        grad_fn.input_gates_ = SavedVariable(input_gates, False)
+        grad_fn.hidden_gates_ = SavedVariable(hidden_gates, False)
+        grad_fn.input_bias_ = SavedVariable(input_bias, False)
+        grad_fn.hidden_bias_ = SavedVariable(hidden_bias, False)
+        grad_fn.cx_ = SavedVariable(cx, False)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+        grad_fn.result1_ = SavedVariable(result1, True)
+    if forward_grad.enabled and forward_grad.any_tangent(input_gates, hidden_gates, cx, input_bias, hidden_bias):
+        forward_grad.not_implemented("_thnn_fused_lstm_cell")
+    return (result0, result1, result2)
+
+
+def _thnn_fused_gru_cell(input_gates=MISSING, hidden_gates=MISSING, hx=MISSING, input_bias=None, hidden_bias=None, **kwargs):
+    """_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _thnn_fused_gru_cell
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_thnn_fused_gru_cell, (input_gates, hidden_gates, hx, input_bias, hidden_bias), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input_gates, Tensor) or not isinstance(hidden_gates, Tensor) or not isinstance(hx, Tensor) or kwargs:
+        input_gates, hidden_gates, hx, input_bias, hidden_bias = _arguments.bind(OVERLOADS["_thnn_fused_gru_cell"], (input_gates, hidden_gates, hx, input_bias, hidden_bias,), kwargs)
+    result0, result1 = map(recording.wrap, kernels._thnn_fused_gru_cell(recording.data(input_gates), recording.data(hidden_gates), recording.data(hx), recording.data(input_bias), recording.data(hidden_bias)))
+    if _grad_state.enabled and (isinstance(input_gates, Tensor) and (input_gates._requires_grad or input_gates.grad_fn is not None) or isinstance(hidden_gates, Tensor) and (hidden_gates._requires_grad or hidden_gates.grad_fn is not None) or isinstance(hx, Tensor) and (hx._requires_grad or hx.grad_fn is not None) or isinstance(input_bias, Tensor) and (input_bias._requires_grad or input_bias.grad_fn is not None) or isinstance(hidden_bias, Tensor) and (hidden_bias._requires_grad or hidden_bias.grad_fn is not None)):
+        grad_fn = ThnnFusedGruCellBackward0((gradient_edge(input_gates), gradient_edge(hidden_gates), gradient_edge(hx), gradient_edge(input_bias), gradient_edge(hidden_bias)))
+        grad_fn.input_gates_ = SavedVariable(input_gates, False)
+        grad_fn.hidden_gates_ = SavedVariable(hidden_gates, False)
+        grad_fn.hx_ = SavedVariable(hx, False)
+        grad_fn.input_bias_ = SavedVariable(input_bias, False)
+        grad_fn.hidden_bias_ = SavedVariable(hidden_bias, False)
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input_gates, hidden_gates, hx, input_bias, hidden_bias):
+        forward_grad.not_implemented("_thnn_fused_gru_cell")
+    return (result0, result1)
 
 
 def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
@@ -18320,6 +18677,95 @@ OVERLOADS = {
         Param("output_mask", "bool[3]"),
         Param("reserve", "Tensor"),
     )),
+    "_safe_softmax": Overload(_safe_softmax, kernels._safe_softmax, "_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("dtype", "ScalarType?", has_default=True),
+    )),
+    "_masked_softmax": Overload(_masked_softmax, kernels._masked_softmax, "_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mask", "Tensor"),
+        Param("dim", "int?", has_default=True),
+        Param("mask_type", "int?", has_default=True),
+    )),
+    "segment_reduce": Overload(segment_reduce, kernels.segment_reduce, "segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor", (
+        Param("data", "Tensor"),
+        Param("reduce", "str"),
+        Param("lengths", "Tensor?", has_default=True, keyword_only=True),
+        Param("indices", "Tensor?", has_default=True, keyword_only=True),
+        Param("offsets", "Tensor?", has_default=True, keyword_only=True),
+        Param("axis", "int", has_default=True, keyword_only=True),
+        Param("unsafe", "bool", has_default=True, keyword_only=True),
+        Param("initial", "Scalar?", has_default=True, keyword_only=True),
+    )),
+    "_segment_reduce_backward": Overload(_segment_reduce_backward, kernels._segment_reduce_backward, "_segment_reduce_backward(Tensor grad_output, Tensor output, Tensor data, str reduce, *, Tensor? lengths=None, Tensor? offsets=None, int axis=0, Scalar? initial=None) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("output", "Tensor"),
+        Param("data", "Tensor"),
+        Param("reduce", "str"),
+        Param("lengths", "Tensor?", has_default=True, keyword_only=True),
+        Param("offsets", "Tensor?", has_default=True, keyword_only=True),
+        Param("axis", "int", has_default=True, keyword_only=True),
+        Param("initial", "Scalar?", has_default=True, keyword_only=True),
+    )),
+    "multi_margin_loss": Overload(multi_margin_loss, kernels.multi_margin_loss, "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("p", "Scalar", has_default=True),
+        Param("margin", "Scalar", has_default=True),
+        Param("weight", "Tensor?", has_default=True),
+        Param("reduction", "int", has_default=True),
+    )),
+    "multilabel_margin_loss_forward": Overload(multilabel_margin_loss_forward, kernels.multilabel_margin_loss_forward, "multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)", (
+        Param("self_", "Tensor"),
+        Param("target", "Tensor"),
+        Param("reduction", "int"),
+    )),
+    "embedding_renorm_": Overload(embedding_renorm_, kernels.embedding_renorm_, "embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor"),
+        Param("max_norm", "float"),
+        Param("norm_type", "float"),
+    )),
+    "native_group_norm": Overload(native_group_norm, kernels.native_group_norm, "native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor?"),
+        Param("bias", "Tensor?"),
+        Param("N", "int"),
+        Param("C", "int"),
+        Param("HxW", "int"),
+        Param("group", "int"),
+        Param("eps", "float"),
+    )),
+    "_trilinear": Overload(_trilinear, kernels._trilinear, "_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor", (
+        Param("i1", "Tensor"),
+        Param("i2", "Tensor"),
+        Param("i3", "Tensor"),
+        Param("expand1", "int[]"),
+        Param("expand2", "int[]"),
+        Param("expand3", "int[]"),
+        Param("sumdim", "int[]"),
+        Param("unroll_dim", "int", has_default=True),
+    )),
+    "_pack_padded_sequence": Overload(_pack_padded_sequence, kernels._pack_padded_sequence, "_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)", (
+        Param("input", "Tensor"),
+        Param("lengths", "Tensor"),
+        Param("batch_first", "bool"),
+    )),
+    "_thnn_fused_lstm_cell": Overload(_thnn_fused_lstm_cell, kernels._thnn_fused_lstm_cell, "_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)", (
+        Param("input_gates", "Tensor"),
+        Param("hidden_gates", "Tensor"),
+        Param("cx", "Tensor"),
+        Param("input_bias", "Tensor?", has_default=True),
+        Param("hidden_bias", "Tensor?", has_default=True),
+    )),
+    "_thnn_fused_gru_cell": Overload(_thnn_fused_gru_cell, kernels._thnn_fused_gru_cell, "_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)", (
+        Param("input_gates", "Tensor"),
+        Param("hidden_gates", "Tensor"),
+        Param("hx", "Tensor"),
+        Param("input_bias", "Tensor?", has_default=True),
+        Param("hidden_bias", "Tensor?", has_default=True),
+    )),
     "constant_pad_nd": Overload(constant_pad_nd, kernels.constant_pad_nd, "constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", (
         Param("self_", "Tensor"),
         Param("pad", "int[]"),
@@ -20456,6 +20902,42 @@ BY_NAME = {
     ),
     "batch_norm_backward": (
         OVERLOADS["batch_norm_backward"],
+    ),
+    "_safe_softmax": (
+        OVERLOADS["_safe_softmax"],
+    ),
+    "_masked_softmax": (
+        OVERLOADS["_masked_softmax"],
+    ),
+    "segment_reduce": (
+        OVERLOADS["segment_reduce"],
+    ),
+    "_segment_reduce_backward": (
+        OVERLOADS["_segment_reduce_backward"],
+    ),
+    "multi_margin_loss": (
+        OVERLOADS["multi_margin_loss"],
+    ),
+    "multilabel_margin_loss_forward": (
+        OVERLOADS["multilabel_margin_loss_forward"],
+    ),
+    "embedding_renorm_": (
+        OVERLOADS["embedding_renorm_"],
+    ),
+    "native_group_norm": (
+        OVERLOADS["native_group_norm"],
+    ),
+    "_trilinear": (
+        OVERLOADS["_trilinear"],
+    ),
+    "_pack_padded_sequence": (
+        OVERLOADS["_pack_padded_sequence"],
+    ),
+    "_thnn_fused_lstm_cell": (
+        OVERLOADS["_thnn_fused_lstm_cell"],
+    ),
+    "_thnn_fused_gru_cell": (
+        OVERLOADS["_thnn_fused_gru_cell"],
     ),
     "constant_pad_nd": (
         OVERLOADS["constant_pad_nd"],

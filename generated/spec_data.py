@@ -680,6 +680,56 @@ FORMULAS = {
         4: "save_var: not_implemented(\"batch_norm_backward save_var\")",
         5: "reserve: not_implemented(\"batch_norm_backward reserve\")",
     },
+    "SafeSoftmaxBackward0": {
+        0: "self: _softmax_backward_data(grad, result, dim, self.dtype)",
+    },
+    "MaskedSoftmaxBackward0": {
+        0: "self: masked_softmax_backward(grad, result, mask, dim)",
+    },
+    "SegmentReduceBackward0": {
+        0: "data: _segment_reduce_backward(grad, result, data, reduce, lengths=lengths, offsets=offsets, axis=axis, initial=initial)",
+    },
+    "SegmentReduceBackwardBackward0": {
+        0: "grad_output: not_implemented(\"_segment_reduce_backward\")",
+        1: "output: not_implemented(\"_segment_reduce_backward\")",
+        2: "data: not_implemented(\"_segment_reduce_backward\")",
+    },
+    "MultiMarginLossBackward0": {
+        0: "self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)",
+    },
+    "MultilabelMarginLossBackward0": {
+        0: "self: multilabel_margin_loss_backward(grad, self, target, reduction, is_target)",
+    },
+    "EmbeddingRenormBackward0": {
+        0: "self: not_implemented(\"embedding_renorm\")",
+    },
+    "NativeGroupNormBackward0": {
+        0: "input: infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)",
+        1: "weight: infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)",
+        2: "bias: infinitely_differentiable_native_group_norm_backward(grads[0], grads[1], grads[2], input, result1, result2, weight, N, C, HxW, group, eps, grad_input_mask)",
+    },
+    "TrilinearBackward0": {
+        0: "i1: trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)",
+        1: "i2: trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)",
+        2: "i3: trilinear_backward(grad, i1, i2, i3, expand1, expand2, expand3, sumdim, grad_input_mask)",
+    },
+    "PackPaddedSequenceBackward0": {
+        0: "input: pack_padded_sequence_backward(grad, input.shape, result1, batch_first)",
+    },
+    "ThnnFusedLstmCellBackward0": {
+        0: "input_gates: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)",
+        1: "hidden_gates: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)",
+        2: "cx: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)",
+        3: "input_bias: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)",
+        4: "hidden_bias: thnn_differentiable_lstm_cell_backward(grads[0], grads[1], input_gates, hidden_gates, input_bias, hidden_bias, cx, result1)",
+    },
+    "ThnnFusedGruCellBackward0": {
+        0: "input_gates: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)",
+        1: "hidden_gates: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)",
+        2: "hx: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)",
+        3: "input_bias: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)",
+        4: "hidden_bias: thnn_differentiable_gru_cell_backward(grad, input_gates, hidden_gates, hx, input_bias, hidden_bias)",
+    },
     "ConstantPadNdBackward0": {
         0: "self: constant_pad_nd_backward(grad, pad)",
     },

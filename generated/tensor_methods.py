@@ -51,6 +51,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "_lazy_clone")
             raise
 
+    def _masked_softmax(self, mask=MISSING, dim=None, mask_type=None, **kwargs):
+        """_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._masked_softmax, (self, mask, dim, mask_type), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops._masked_softmax(self, mask, dim, mask_type) if not kwargs else ops._masked_softmax(self, mask, dim, mask_type, **_arguments.method_keywords("_masked_softmax", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "_masked_softmax")
+            raise
+
     def _pdist_forward(self, p=2, **kwargs):
         """_pdist_forward(Tensor self, float p=2) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -73,6 +85,18 @@ class TensorMethods:
             return ops._prelu_kernel(self, weight) if not kwargs else ops._prelu_kernel(self, weight, **_arguments.method_keywords("_prelu_kernel", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "_prelu_kernel")
+            raise
+
+    def _safe_softmax(self, dim=MISSING, dtype=None, **kwargs):
+        """_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods._safe_softmax, (self, dim, dtype), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops._safe_softmax(self, dim, dtype) if not kwargs else ops._safe_softmax(self, dim, dtype, **_arguments.method_keywords("_safe_softmax", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "_safe_softmax")
             raise
 
     def _to_copy(self, *, dtype=None, **kwargs):
@@ -808,6 +832,18 @@ class TensorMethods:
             return ops.dot(self, tensor) if not kwargs else ops.dot(self, tensor, **_arguments.method_keywords("dot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "dot")
+            raise
+
+    def embedding_renorm_(self, indices=MISSING, max_norm=MISSING, norm_type=MISSING, **kwargs):
+        """embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.embedding_renorm_, (self, indices, max_norm, norm_type), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.embedding_renorm_(self, indices, max_norm, norm_type) if not kwargs else ops.embedding_renorm_(self, indices, max_norm, norm_type, **_arguments.method_keywords("embedding_renorm_", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "embedding_renorm_")
             raise
 
     def eq(self, *args, **kwargs):
@@ -1652,6 +1688,30 @@ class TensorMethods:
             return ops.mul_Tensor(self, other) if not kwargs else ops.mul_Tensor(self, other, **_arguments.method_keywords("mul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "mul")
+            raise
+
+    def multi_margin_loss(self, target=MISSING, p=1, margin=1, weight=None, reduction=1, **kwargs):
+        """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.multi_margin_loss, (self, target, p, margin, weight, reduction), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.multi_margin_loss(self, target, p, margin, weight, reduction) if not kwargs else ops.multi_margin_loss(self, target, p, margin, weight, reduction, **_arguments.method_keywords("multi_margin_loss", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "multi_margin_loss")
+            raise
+
+    def multilabel_margin_loss_forward(self, target=MISSING, reduction=MISSING, **kwargs):
+        """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.multilabel_margin_loss_forward, (self, target, reduction), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.multilabel_margin_loss_forward(self, target, reduction) if not kwargs else ops.multilabel_margin_loss_forward(self, target, reduction, **_arguments.method_keywords("multilabel_margin_loss_forward", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "multilabel_margin_loss_forward")
             raise
 
     def mv(self, vec=MISSING, **kwargs):

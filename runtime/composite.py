@@ -977,46 +977,14 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
         if padding_idx < -weight.shape[0]:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx = weight.shape[0] + padding_idx
-    if max_norm is not None:
-        with grad_mode.no_grad():  # as torch: the rows are renormalized in place, unrecorded
-            embedding_renorm_(weight, input.contiguous(), max_norm, norm_type)
+    if max_norm is not None:  # the rows looked up are renormalized in place first
+        with grad_mode.no_grad():
+            ops.embedding_renorm_(weight, input, max_norm, norm_type)
     if sparse:
         raise NotImplementedError("gradgen has no sparse gradients")
     return ops.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-def embedding_renorm_(input: Any, indices: Any, max_norm: float, norm_type: float) -> Any:
-    """Scale each row of `input` (an embedding's weight) that `indices` names and whose
-    norm_type-norm exceeds max_norm down to max_norm (over norm + 1e-7, as torch), in place."""
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(embedding_renorm_, (input, indices, max_norm, norm_type), {})
-        if heard is not _modes.PASS:
-            return heard
-    where = "(while checking arguments for embedding_renorm_)"
-    if input.ndim != 2:
-        raise RuntimeError(f"Expected 2-dimensional tensor, but got {input.ndim}-dimensional "
-                           f"tensor for argument #1 'self' {where}")
-    if indices.dtype not in (dtypes.int64, dtypes.int32):
-        raise RuntimeError(f"Expected tensor for argument #2 'indices' to have one of the "
-                           f"following scalar types: Long, Int; but got {indices.type()} "
-                           f"instead {where}")
-    if input.requires_grad and input.grad_fn is None and grad_mode.is_grad_enabled():
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    size = input.shape[0]
-    for row in np.unique(indices._data.reshape(-1)).tolist():
-        if not -size <= row < size:
-            raise IndexError(f"select(): index {row} out of range for tensor of size "
-                             f"{list(input.shape)} at dimension 0")
-        norm = input[row].norm(norm_type).item()
-        if norm > max_norm:  # the scale in double, the product in the weight's dtype
-            data = input._data
-            data[row] *= np.asarray(max_norm / (norm + 1e-7), data.dtype)
-    input._version_counter.version += 1  # one in-place op, however many rows it scaled
-    return input
-
-
-__all__ += ["embedding_renorm_"]
 
 
 def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
@@ -1497,6 +1465,15 @@ def kl_div(input: Any, target: Any, size_average: bool | None = None,
                 "KL div math definition.'mean' will be changed to behave the same as "
                 "'batchmean' in the next major release.")
         enum = _reduction("sum" if reduction == "batchmean" else reduction)
+    loss = aten_kl_div(input, target, enum, log_target)
+    if reduction == "batchmean" and input.ndim != 0:
+        loss = loss / input.shape[0]
+    return loss
+
+
+def aten_kl_div(input: Any, target: Any, reduction: int, log_target: bool) -> Any:
+    """ATen's kl_div (torch.kl_div): the loss per element, reduced by at::Reduction's int."""
+    enum = reduction
     if not (input.dtype.is_floating_point and target.dtype.is_floating_point):
         raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
@@ -1509,8 +1486,6 @@ def kl_div(input: Any, target: Any, size_average: bool | None = None,
         loss = loss.mean()
     elif enum == 2:
         loss = loss.sum()
-    if reduction == "batchmean" and input.ndim != 0:
-        loss = loss / input.shape[0]
     return loss
 
 

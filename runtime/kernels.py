@@ -2681,6 +2681,398 @@ def batch_norm_backward(grad_out, input, weight, running_mean, running_var, save
                                       save_mean, save_var, train, eps, output_mask)
 
 
+@silent
+def _safe_softmax(self, dim, dtype=None):
+    """softmax (in dtype, when given), with 0 where a whole slice is -inf (torch's softmax
+    gives NaN there): attention's rows that mask every position."""
+    values = self if dtype is None else _as(self, np.dtype(dtype))
+    axis = _softmax_input(values, dim, False)
+    if not values.size:
+        return np.empty(values.shape, values.dtype)
+    top = np.max(values, axis=axis, keepdims=True)
+    masked = top == -math.inf
+    shifted = np.exp(values - np.where(masked, 0, top))
+    result = shifted / np.sum(shifted, axis=axis, keepdims=True)
+    return _array(np.where(masked, 0, result), values.dtype)
+
+
+@silent
+def _masked_softmax(self, mask, dim=None, mask_type=None):
+    """softmax along dim (the last by default) with the positions mask marks True left out
+    (a slice masked throughout is NaN, as torch's CPU kernel gives it). mask has self's
+    shape; or, for a 4-d (B, H, L, L) self, mask_type 0 takes an (L, L) mask and 1 a (B, L)
+    one."""
+    if mask.dtype != np.bool_:
+        raise RuntimeError("Mask should be a boolean tensor")
+    if self.ndim == 4 and mask.ndim == 2 and mask_type in (0, 1):
+        mask = mask[None, None] if mask_type == 0 else mask[:, None, None, :]
+        _broadcastable(self, mask)
+        mask = np.broadcast_to(mask, self.shape)
+    elif mask.shape != self.shape:
+        raise RuntimeError("For mask_type == 2 mask shape should match input shape")
+    axis = _wrap_dim(-1 if dim is None else dim, self.ndim)
+    _floats_only("masked_softmax", self)
+    masked = np.where(mask, -math.inf, self)
+    shifted = np.exp(masked - np.max(masked, axis=axis, keepdims=True))
+    return _array(shifted / np.sum(shifted, axis=axis, keepdims=True), self.dtype)
+
+
+# segment_reduce: data reduced over consecutive segments along axis, their lengths given
+# per leading index (lengths has data's dimensions up to axis, then the segments).
+
+_SEGMENT_REDUCTIONS = ("sum", "prod", "mean", "max", "min")
+_SEGMENT_EMPTY = {"sum": 0.0, "prod": 1.0, "mean": math.nan, "max": -math.inf,
+                  "min": math.inf}
+
+
+def _segment_lengths(data: np.ndarray, reduce: str, lengths: Any, offsets: Any, axis: int,
+                     unsafe: bool) -> tuple[np.ndarray, int]:
+    """The segments' lengths as (leading..., S), and axis made non-negative."""
+    if reduce not in _SEGMENT_REDUCTIONS and reduce not in ("amax", "amin"):
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    axis = _wrap_dim(axis, data.ndim)
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    given = lengths if lengths is not None else offsets
+    if given.dtype.kind not in "iu":
+        kernel = "lengths" if lengths is not None else "offsets"
+        raise NotImplementedError(f'"_segment_reduce_{kernel}_cpu_kernel1" not implemented '
+                                  f"for '{_dtype_name(given)}'")
+    if given.ndim - 1 != axis:
+        raise RuntimeError("segment_reduce(): Expected axis to be the last dimension of "
+                           f"{'lengths' if lengths is not None else 'offsets'} but got {axis}.")
+    lengths = given if lengths is not None else np.diff(given, axis=-1)
+    if not unsafe and np.any(np.sum(lengths, axis=-1) != data.shape[axis]):
+        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum "
+                           "to data.size(lengths.dim()-1) when !unsafe.")
+    return lengths, axis
+
+
+def _segments(lengths: np.ndarray) -> Any:
+    """(leading index, segment index, start, end) of every segment."""
+    starts = np.cumsum(lengths, axis=-1) - lengths
+    for lead in np.ndindex(*lengths.shape[:-1]):
+        for segment in range(lengths.shape[-1]):
+            start = int(starts[lead + (segment,)])
+            yield lead, segment, start, start + int(lengths[lead + (segment,)])
+
+
+@silent
+def segment_reduce(data, reduce, lengths=None, indices=None, offsets=None, axis=0,
+                   unsafe=False, initial=None):
+    """Each segment of data along axis reduced to one value: sum, prod, mean, max (amax) or
+    min (amin), starting from initial when given (an empty segment gives initial, or the
+    reduction's identity; mean's is NaN)."""
+    lengths, axis = _segment_lengths(data, reduce, lengths, offsets, axis, unsafe)
+    reduce = {"amax": "max", "amin": "min"}.get(reduce, reduce)
+    shape = data.shape[:axis] + (lengths.shape[-1],) + data.shape[axis + 1:]
+    result = np.empty(shape, data.dtype)
+    for lead, segment, start, end in _segments(lengths):
+        piece = data[lead + (slice(start, end),)]
+        result[lead + (segment,)] = _segment_value(piece, reduce, initial)
+    return result
+
+
+def _segment_value(piece: np.ndarray, reduce: str, initial: Any) -> Any:
+    if not piece.shape[0]:
+        return _SEGMENT_EMPTY[reduce] if initial is None else initial
+    if reduce == "mean":  # torch divides initial + sum by the length
+        return (np.sum(piece, axis=0) + (0 if initial is None else initial)) / piece.shape[0]
+    value = {"sum": np.sum, "prod": np.prod, "max": np.max, "min": np.min}[reduce](piece, axis=0)
+    if initial is None:
+        return value
+    combine = {"sum": np.add, "prod": np.multiply, "max": np.maximum, "min": np.minimum}
+    return combine[reduce](value, initial)
+
+
+@silent
+def _segment_reduce_backward(grad_output, output, data, reduce, lengths=None, offsets=None,
+                             axis=0, initial=None):
+    """segment_reduce's gradient for data: sum's passes to every element, mean's divided by
+    the count, max's and min's shared by the elements equal to the result, prod's the
+    product of the segment's other elements (and initial)."""
+    lengths, axis = _segment_lengths(data, reduce, lengths, offsets, axis, True)
+    reduce = {"amax": "max", "amin": "min"}.get(reduce, reduce)
+    result = np.zeros(data.shape, data.dtype)
+    for lead, segment, start, end in _segments(lengths):
+        if end == start:
+            continue
+        piece = data[lead + (slice(start, end),)]
+        grad = grad_output[lead + (segment,)]
+        result[lead + (slice(start, end),)] = _segment_grad(piece, grad,
+                                                            output[lead + (segment,)], reduce,
+                                                            initial)
+    return result
+
+
+def _segment_grad(piece: np.ndarray, grad: Any, value: Any, reduce: str, initial: Any) -> Any:
+    if reduce == "sum":
+        return np.broadcast_to(grad, piece.shape)
+    if reduce == "mean":
+        return np.broadcast_to(grad / piece.shape[0], piece.shape)
+    if reduce in ("max", "min"):
+        hits = piece == value
+        return np.where(hits, grad / np.maximum(np.sum(hits, axis=0), 1), 0)
+    others = np.stack([np.prod(np.delete(piece, i, axis=0), axis=0)
+                       for i in range(piece.shape[0])])
+    return grad * others * (1 if initial is None else initial)
+
+
+# The margin losses over class scores: (C) or (N, C) input, int64 class targets.
+
+def _margin_frames(self: np.ndarray) -> tuple[int, int]:
+    """(frames, classes) of a (C) or (N, C) input, or torch's error for an empty one."""
+    ndim = self.ndim
+    if not ((ndim == 2 and self.shape[1] != 0) or (ndim == 1 and self.shape[0] != 0)
+            or ndim == 0):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
+                           f"but got: {list(self.shape)}")
+    if ndim <= 1:
+        return 1, 1 if ndim == 0 else self.shape[0]
+    return self.shape[0], self.shape[1]
+
+
+def _long_target(target: np.ndarray) -> None:
+    if target.dtype != np.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_dtype_name(target)}")
+
+
+def _margin_reduce(loss: np.ndarray, reduction: int, shape: tuple, dtype: np.dtype) -> Any:
+    if reduction == _NONE:
+        return _array(loss.reshape(shape), dtype)
+    return _array(np.mean(loss) if reduction == _MEAN else np.sum(loss), dtype)
+
+
+@silent
+def multi_margin_loss(self, target, p=1, margin=1, weight=None, reduction=_MEAN):
+    """Σ_{j≠y} max(0, margin - x[y] + x[j])^p (times weight[y]) / C per sample."""
+    frames, classes = _margin_frames(self)
+    _long_target(target)
+    if target.ndim > 1 or target.size != frames:
+        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to "
+                           "the number of input samples (batch size). Expected target size "
+                           f"[{frames}], but got {list(target.shape)}. Input has shape "
+                           f"{list(self.shape)}.")
+    if weight is not None and (weight.ndim > 1 or weight.size != classes):
+        raise RuntimeError(f"inconsistent weight size, expected {classes} but got "
+                           f"{list(weight.shape)}")
+    if p not in (1, 2):
+        raise RuntimeError("only p == 1 and p == 2 supported")
+    labels = target.reshape(frames)
+    if np.any((labels < 0) | (labels >= classes)):
+        raise RuntimeError("target out of range")
+    scores = self.reshape(frames, classes)
+    rows = np.arange(frames)
+    hinge = np.maximum(margin - scores[rows, labels][:, None] + scores, 0)
+    if p == 2:
+        hinge = hinge * hinge
+    if weight is not None:
+        hinge = hinge * weight[labels][:, None]
+    hinge[rows, labels] = 0
+    loss = np.sum(hinge, axis=1) / classes
+    return _margin_reduce(loss, reduction, target.shape, self.dtype)
+
+
+def _listed_classes(labels: np.ndarray, classes: int) -> np.ndarray:
+    """How often each class is listed in each row's targets, up to the row's first -1."""
+    valid = np.cumsum(labels < 0, axis=1) == 0
+    counts = np.zeros(labels.shape[:1] + (classes,))
+    for column in range(labels.shape[1]):
+        listed = valid[:, column]
+        counts[np.nonzero(listed)[0], labels[listed, column]] += 1
+    return counts
+
+
+@silent
+def multilabel_margin_loss_forward(self, target, reduction):
+    """(loss, is_target): Σ_j Σ_i max(0, 1 - (x[j] - x[i])) / C per sample over the target
+    classes j (those listed in target up to its first -1) and the others i; is_target marks
+    the target classes with 1 (in self's dtype)."""
+    frames, classes = _margin_frames(self)
+    _long_target(target)
+    if self.ndim <= 1:
+        if target.ndim > 1 or target.size != classes:
+            raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of "
+                               f"size: {list(self.shape)}")
+    elif target.ndim != 2 or target.shape[0] != frames or target.shape[1] != classes:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(self.shape)}")
+    labels = target.reshape(frames, classes)
+    if np.any((labels < -1) | (labels >= classes)):
+        raise RuntimeError("argument #2 'target' is out of range")
+    counts = _listed_classes(labels, classes)
+    is_target = (counts > 0).astype(self.dtype)
+    pairs = counts[:, :, None] * (counts == 0)[:, None, :]
+    scores = self.reshape(frames, classes)
+    hinge = np.maximum(1 - scores[:, :, None] + scores[:, None, :], 0)
+    loss = np.sum(hinge * pairs, axis=(1, 2)) / classes
+    shape = (frames,) if self.ndim > 1 else ()
+    return (_margin_reduce(loss, reduction, shape, self.dtype),
+            _array(is_target.reshape(target.shape), self.dtype))
+
+
+@silent
+def embedding_renorm_(self, indices, max_norm, norm_type):
+    """The rows of self that indices names, each scaled to norm max_norm where its
+    norm_type-norm exceeds it (by max_norm / (norm + 1e-7)); a new array, written back into
+    self by the caller."""
+    if indices.dtype not in (np.int64, np.int32):
+        raise RuntimeError("Expected tensor for argument #2 'indices' to have one of the "
+                           "following scalar types: Long, Int; but got "
+                           f"torch.{_TYPE_NAMES.get(indices.dtype.name, 'Bool')}Tensor instead "
+                           "(while checking arguments for embedding_renorm_)")
+    if self.ndim != 2:
+        raise RuntimeError(f"Expected 2-dimensional tensor, but got {self.ndim}-dimensional "
+                           "tensor for argument #1 'self' (while checking arguments for "
+                           "embedding_renorm_)")
+    if self.dtype.kind != "f":
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_dtype_name(self)} instead.")
+    rows = np.unique(indices.reshape(-1))
+    bad = rows[(rows < -self.shape[0]) | (rows >= self.shape[0])]
+    if bad.size:
+        raise IndexError(f"select(): index {bad[0]} out of range for tensor of size "
+                         f"{list(self.shape)} at dimension 0")
+    result = self.copy()
+    if rows.size:
+        norms = _vector_norm(result[rows], float(norm_type), (1,))
+        scale = np.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        result[rows] = result[rows] * scale
+    return result
+
+
+@silent
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):  # noqa: N803
+    """(output, mean, rstd): each sample's channels normalized in `group` groups by the
+    group's mean and biased variance, then scaled and shifted per channel; mean and rstd
+    (1 / sqrt(var + eps)) are (N, group)."""
+    if group <= 0 or C % group:
+        raise RuntimeError("Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={group}")
+    for name, parameter in (("weight", weight), ("bias", bias)):
+        if parameter is not None and (parameter.ndim != 1 or parameter.size != C):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape "
+                               f"{list(parameter.shape)} and input of shape "
+                               f"{list(input.shape)}")
+    if input.size != N * C * HxW:
+        raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.  "
+                           "(Could this error message be improved?  If so, please report an "
+                           "enhancement request to PyTorch.)")
+    grouped = input.reshape(N, group, C // group * HxW)
+    mean = np.mean(grouped, axis=-1, keepdims=True)
+    rstd = 1.0 / np.sqrt(np.mean(np.square(grouped - mean), axis=-1, keepdims=True) + eps)
+    output = ((grouped - mean) * rstd).reshape(input.shape)
+    channel = (1, C) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        output = output * weight.reshape(channel)
+    if bias is not None:
+        output = output + bias.reshape(channel)
+    return (_array(output, input.dtype), _array(mean.reshape(N, group), input.dtype),
+            _array(rstd.reshape(N, group), input.dtype))
+
+
+@silent
+def _trilinear(i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim=1):
+    """The product of i1, i2 and i3, each given size-1 dimensions at its expand positions
+    (so that the three line up), summed over sumdim: bilinear's kernel."""
+    dtype = result_type(i1, i2, i3)
+    expanded = [np.expand_dims(x, tuple(sorted(dims))) if dims else x
+                for x, dims in ((i1, expand1), (i2, expand2), (i3, expand3))]
+    for x in expanded[1:]:
+        if x.ndim != expanded[0].ndim:
+            raise RuntimeError("number of dimensions of the expanded tensors must match")
+    product = expanded[0] * expanded[1] * expanded[2]
+    if sumdim:
+        product = np.sum(product, axis=tuple(sumdim))
+    return _array(product, dtype)
+
+
+def _pack_padded_sequence(input, lengths, batch_first):
+    """(data, batch_sizes): the rows of a padded batch (steps, batch, *) (or (batch, steps,
+    *)) that its sequences cover, time step by time step, and how many sequences each step
+    has; the lengths sorted longest first."""
+    if lengths.dtype != np.int64 or lengths.ndim != 1:
+        raise RuntimeError("'lengths' argument should be a 1D CPU int64 tensor, but got "
+                           f"{lengths.ndim}D cpu {_dtype_name(lengths)} tensor")
+    if input.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[-{builtins.max(input.ndim, 1)}, {builtins.max(input.ndim, 1) - 1}], "
+                         "but got 1)")
+    steps, batch = (input.shape[1], input.shape[0]) if batch_first else input.shape[:2]
+    if lengths.size != batch:
+        raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got "
+                           f"{lengths.size} (batch_size={batch})")
+    if batch and lengths[-1] <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
+                           "element in 'lengths' that is <= 0")
+    if np.any(lengths[:-1] < lengths[1:]):
+        raise RuntimeError(
+            "`lengths` array must be sorted in decreasing order when `enforce_sorted` is "
+            "True. You can pass `enforce_sorted=False` to pack_padded_sequence and/or "
+            "pack_sequence to sidestep this requirement if you do not need ONNX "
+            "exportability.")
+    if batch and lengths[0] > steps:
+        raise RuntimeError(f"a sequence length ({int(lengths[0])}) exceeds the padded batch's "
+                           f"{steps} steps")
+    longest = int(lengths[0]) if batch else 0
+    time, sample = np.nonzero(np.arange(longest)[:, None] < lengths[None, :])
+    rows = sample * steps + time if batch_first else time * batch + sample
+    flat = input.reshape((input.shape[0] * input.shape[1],) + input.shape[2:])
+    batch_sizes = np.sum(np.arange(longest)[:, None] < lengths[None, :], axis=1)
+    return flat[rows], batch_sizes.astype(np.int64)
+
+
+# The fused recurrent cells (torch runs them on CUDA only; gradgen on numpy): the gate
+# pre-activations come in computed (input @ w_ih.T and hx @ w_hh.T), biases apart.
+
+def _cell_gates(input_gates, hidden_gates, input_bias, hidden_bias, chunks):
+    if input_gates.shape != hidden_gates.shape:
+        raise RuntimeError(f"_thnn_fused cell: input_gates of shape {list(input_gates.shape)} "
+                           f"and hidden_gates of shape {list(hidden_gates.shape)} differ")
+    if input_gates.ndim != 2 or input_gates.shape[1] % chunks:
+        raise RuntimeError(f"_thnn_fused cell: expected gates of shape (batch, {chunks} * "
+                           f"hidden), got {list(input_gates.shape)}")
+    if input_bias is not None:
+        input_gates = input_gates + input_bias
+    if hidden_bias is not None:
+        hidden_gates = hidden_gates + hidden_bias
+    return input_gates, hidden_gates
+
+
+@silent
+def _thnn_fused_lstm_cell(input_gates, hidden_gates, cx, input_bias=None, hidden_bias=None):
+    """(hy, cy, workspace): i, f, o = sigmoid and g = tanh of the summed gates' four chunks,
+    cy = f cx + i g, hy = o tanh(cy); workspace holds the activated gates."""
+    inputs, hidden = _cell_gates(input_gates, hidden_gates, input_bias, hidden_bias, 4)
+    ingate, forgetgate, cellgate, outgate = np.split(inputs + hidden, 4, axis=1)
+    ingate, forgetgate, outgate = _sigmoid(ingate), _sigmoid(forgetgate), _sigmoid(outgate)
+    cellgate = np.tanh(cellgate)
+    cy = forgetgate * cx + ingate * cellgate
+    hy = outgate * np.tanh(cy)
+    workspace = np.concatenate([ingate, forgetgate, cellgate, outgate], axis=1)
+    dtype = input_gates.dtype
+    return _array(hy, dtype), _array(cy, dtype), _array(workspace, dtype)
+
+
+@silent
+def _thnn_fused_gru_cell(input_gates, hidden_gates, hx, input_bias=None, hidden_bias=None):
+    """(hy, workspace): r = sigmoid(i_r + h_r), z = sigmoid(i_z + h_z),
+    n = tanh(i_n + r h_n), hy = n + z (hx - n); workspace holds r, z, n, hx and h_n."""
+    inputs, hidden = _cell_gates(input_gates, hidden_gates, input_bias, hidden_bias, 3)
+    input_r, input_z, input_n = np.split(inputs, 3, axis=1)
+    hidden_r, hidden_z, hidden_n = np.split(hidden, 3, axis=1)
+    resetgate = _sigmoid(input_r + hidden_r)
+    inputgate = _sigmoid(input_z + hidden_z)
+    newgate = np.tanh(input_n + resetgate * hidden_n)
+    hy = newgate + inputgate * (hx - newgate)
+    workspace = np.concatenate([resetgate, inputgate, newgate, hx, hidden_n], axis=1)
+    dtype = input_gates.dtype
+    return _array(hy, dtype), _array(workspace, dtype)
+
+
 def constant_pad_nd(self, pad, value=0):
     """Pad the last len(pad) / 2 dimensions with `value`: pad[0], pad[1] before and after
     the last one, pad[2], pad[3] the one before it, ...; a negative amount crops."""

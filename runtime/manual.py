@@ -893,6 +893,286 @@ def _filled(ops: Any, value: Any, like: Any) -> Any:
     return zeros_like(ops, like)
 
 
+def _per_sample_grad(ops: Any, grad: Any, frames: int, reduction: int) -> Any:
+    """A margin loss's incoming gradient as a (frames, 1) column (or one number)."""
+    if reduction == 0:
+        return ops.reshape(grad, [frames, 1])
+    return grad * (1.0 / frames) if reduction == 1 else grad
+
+
+def multi_margin_loss_backward(ops: Any, grad: Any, self: Any, target: Any, p: Any,
+                               margin: Any, weight: Any, reduction: int) -> Any:
+    """multi_margin_loss's gradient: each class j ≠ y whose hinge z = margin - x[y] + x[j] is
+    positive gets p z^(p-1) (times weight[y]) / C, and y minus their sum; made of ops, so
+    it is differentiable again."""
+    classes = self.shape[-1] if self.ndim else 1
+    frames = ops.numel(self) // classes if self.ndim else 1
+    scores = ops.reshape(self, [frames, classes])
+    labels = ops.reshape(target, [frames, 1])
+    hinge = margin - ops.gather(scores, 1, labels) + scores
+    others = labels != ops.arange(classes)
+    slope = ops.where(ops.logical_and(hinge > 0, others), hinge * 2 if p == 2 else 1, 0)
+    if weight is not None:
+        slope = slope * ops.reshape(ops.index_select(weight, 0, ops.reshape(labels, [-1])),
+                                    [frames, 1])
+    slope = slope * _per_sample_grad(ops, grad, frames, reduction) * (1.0 / classes)
+    result = slope - ops.where(others, 0, 1) * ops.sum(slope, [1], True)
+    return ops.reshape(result, self.shape)
+
+
+def multilabel_margin_loss_backward(ops: Any, grad: Any, self: Any, target: Any,
+                                    reduction: int, is_target: Any) -> Any:
+    """multilabel_margin_loss's gradient: for each target class j (as often as target lists
+    it) and other class i with 1 - x[j] + x[i] > 0, -1/C to x[j] and +1/C to x[i]."""
+    classes = self.shape[-1] if self.ndim else 1
+    frames = ops.numel(self) // classes if self.ndim else 1
+    scores = ops.reshape(self, [frames, classes])
+    labels = ops.reshape(target, [frames, classes])
+    valid = ops.cumsum(ops.where(labels < 0, 1, 0), 1) == 0
+    listed = ops.logical_and(ops.unsqueeze(labels, 2) == ops.arange(classes),
+                             ops.unsqueeze(valid, 2))
+    counts = ops.sum(ops.where(listed, 1.0, 0.0), [1])
+    others = 1 - ops.reshape(is_target, [frames, classes])
+    hinge = 1 - ops.unsqueeze(scores, 2) + ops.unsqueeze(scores, 1)
+    pairs = (ops.where(hinge > 0, 1.0, 0.0) * ops.unsqueeze(counts, 2)
+             * ops.unsqueeze(others, 1))
+    scale = _per_sample_grad(ops, grad, frames, reduction) * (1.0 / classes)
+    result = (ops.sum(pairs, [1]) - ops.sum(pairs, [2])) * scale
+    return ops.reshape(result, self.shape)
+
+
+def _margin_jvp(ops: Any, slopes: Any, self_t: Any, shape: Sequence[int],
+                reduction: int) -> Any:
+    """A margin loss's tangent: each sample's slopes (its gradient for an incoming 1) times
+    the tangent, summed per sample, then reduced as the loss is."""
+    classes = self_t.shape[-1] if self_t.ndim else 1
+    frames = ops.numel(self_t) // classes if self_t.ndim else 1
+    per_sample = ops.sum(ops.reshape(slopes * self_t, [frames, classes]), [1])
+    if reduction == 0:
+        return ops.reshape(per_sample, list(shape))
+    total = ops.sum(per_sample)
+    return total * (1.0 / frames) if reduction == 1 else total
+
+
+def _ones_per_sample(ops: Any, self: Any) -> Any:
+    classes = self.shape[-1] if self.ndim else 1
+    frames = ops.numel(self) // classes if self.ndim else 1
+    return ops.sum(ops.reshape(self, [frames, classes]) * 0, [1]) + 1
+
+
+def multi_margin_loss_jvp(ops: Any, self_t: Any, self_p: Any, target: Any, p: Any, margin: Any,
+                          weight: Any, reduction: int) -> Any:
+    """multi_margin_loss's tangent, from its per-sample slopes."""
+    slopes = multi_margin_loss_backward(ops, _ones_per_sample(ops, self_p), self_p, target, p,
+                                        margin, weight, 0)
+    return _margin_jvp(ops, slopes, self_t, target.shape, reduction)
+
+
+def multilabel_margin_loss_jvp(ops: Any, self_t: Any, self_p: Any, target: Any, reduction: int,
+                               is_target: Any) -> Any:
+    """multilabel_margin_loss's tangent, from its per-sample slopes."""
+    slopes = multilabel_margin_loss_backward(ops, _ones_per_sample(ops, self_p), self_p, target,
+                                             0, is_target)
+    shape = [self_p.shape[0]] if self_p.ndim > 1 else []
+    return _margin_jvp(ops, slopes, self_t, shape, reduction)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"gather", "index_select"}))
+
+
+def _group_layout(ops: Any, input: Any, mean: Any, rstd: Any, group: int) -> tuple:
+    """For group norm: a function regrouping a tensor of input's shape as (N, group, D), the
+    mean over each group's D elements (kept), and mean, rstd and x̂ in that layout."""
+    batch = input.shape[0]
+
+    size = ops.numel(input) // (batch * group) if batch * group else 0
+
+    def grouped(value: Any) -> Any:
+        return ops.reshape(value, [batch, group, size])
+
+    def group_mean(value: Any) -> Any:
+        return ops.mean(value, [2], True)
+
+    mean_g = ops.reshape(mean, [batch, group, 1])
+    rstd_g = ops.reshape(rstd, [batch, group, 1])
+    return grouped, group_mean, mean_g, rstd_g, (grouped(input) - mean_g) * rstd_g
+
+
+def _channel_view(ops: Any, vector: Any, like: Any) -> Any:
+    return ops.reshape(vector, [1, like.shape[1]] + [1] * (like.ndim - 2))
+
+
+def infinitely_differentiable_native_group_norm_backward(
+        ops: Any, dY: Any, dmean: Any, drstd: Any, X: Any, mean: Any, rstd: Any,  # noqa: N803
+        gamma: Any, N: int, C: int, HxW: int, group: int, eps: float,  # noqa: N803
+        grad_input_mask: Sequence[bool]) -> tuple[Any, Any, Any]:
+    """native_group_norm's gradients of (input, weight, bias) from those of its three
+    outputs (any may be None), made of ops. For each group, x̂ = (x - mean) rstd and
+    P(v) = v - E[v] - x̂ E[x̂ v]: the output's gradient a = dY gamma gives rstd P(a), the
+    mean's dmean / D, the rstd's -drstd rstd² x̂ / D (D: the group's element count)."""
+    grouped, group_mean, _, rstd_g, normalized = _group_layout(ops, X, mean, rstd, group)
+    count = ops.numel(X) // (N * group) if N * group else 1
+    d_input = d_gamma = d_beta = None
+    if dY is not None:
+        scaled = grouped(dY if gamma is None else dY * _channel_view(ops, gamma, X))
+        d_input = rstd_g * (scaled - group_mean(scaled)
+                            - normalized * group_mean(scaled * normalized))
+        dims = [0] + list(range(2, X.ndim))
+        d_gamma = ops.sum(dY * ops.reshape(normalized, X.shape), dims)
+        d_beta = ops.sum(dY, dims)
+    if dmean is not None:
+        term = ops.reshape(dmean, [N, group, 1]) * (1.0 / count) + normalized * 0
+        d_input = term if d_input is None else d_input + term
+    if drstd is not None:
+        term = -ops.reshape(drstd, [N, group, 1]) * rstd_g * rstd_g * normalized * (1.0 / count)
+        d_input = term if d_input is None else d_input + term
+    if d_input is not None:
+        d_input = ops.reshape(d_input, X.shape)
+    return (d_input if grad_input_mask[0] else None,
+            d_gamma if grad_input_mask[1] and gamma is not None else None,
+            d_beta if grad_input_mask[2] else None)
+
+
+def group_norm_jvp(ops: Any, X_p: Any, X_t: Any, gamma_p: Any, gamma_t: Any,  # noqa: N803
+                   beta_p: Any, beta_t: Any, mean: Any, rstd: Any, group: int) -> Any:
+    """native_group_norm's output tangent: rstd P(x_t) per group, times gamma, plus x̂ gamma'
+    and beta'."""
+    grouped, group_mean, _, rstd_g, normalized = _group_layout(ops, X_p, mean, rstd, group)
+    tangent = grouped(X_t)
+    result = ops.reshape(rstd_g * (tangent - group_mean(tangent)
+                                   - normalized * group_mean(normalized * tangent)), X_p.shape)
+    if gamma_p is not None:
+        result = result * _channel_view(ops, gamma_p, X_p)
+    if gamma_t is not None:
+        result = result + ops.reshape(normalized, X_p.shape) * _channel_view(ops, gamma_t, X_p)
+    if beta_t is not None:
+        result = result + _channel_view(ops, beta_t, X_p)
+    return result
+
+
+def group_norm_mean_jvp(ops: Any, X_t: Any, mean: Any, group: int) -> Any:  # noqa: N803
+    """The mean's tangent: the mean of the input's tangent over each group."""
+    return ops.mean(ops.reshape(X_t, [X_t.shape[0], group, ops.numel(X_t) // (X_t.shape[0] * group)
+                                      if X_t.shape[0] * group else 0]), [2])
+
+
+def group_norm_invstd_jvp(ops: Any, X_p: Any, X_t: Any, mean: Any, rstd: Any,  # noqa: N803
+                          group: int) -> Any:
+    """rstd's tangent: -rstd² E[x̂ x_t] over each group."""
+    grouped, group_mean, _, rstd_g, normalized = _group_layout(ops, X_p, mean, rstd, group)
+    tangent = -rstd_g * rstd_g * group_mean(normalized * grouped(X_t))
+    return ops.reshape(tangent, list(mean.shape))
+
+
+def trilinear_backward(ops: Any, grad: Any, i1: Any, i2: Any, i3: Any,
+                       expand1: Sequence[int], expand2: Sequence[int], expand3: Sequence[int],
+                       sumdim: Sequence[int], grad_input_mask: Sequence[bool]) -> tuple:
+    """_trilinear is linear in each input, so each one's gradient is _trilinear again: of the
+    gradient and the other two, summed over the input's own expanded dimensions (with
+    sumdim's restored as size-1 dimensions of the gradient)."""
+    grad_i1 = grad_i2 = grad_i3 = None
+    if grad_input_mask[0]:
+        grad_i1 = ops._trilinear(grad, i2, i3, sumdim, expand2, expand3, expand1)
+    if grad_input_mask[1]:
+        grad_i2 = ops._trilinear(i1, grad, i3, expand1, sumdim, expand3, expand2)
+    if grad_input_mask[2]:
+        grad_i3 = ops._trilinear(i1, i2, grad, expand1, expand2, sumdim, expand3)
+    return grad_i1, grad_i2, grad_i3
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"_trilinear"}))
+
+
+def pack_padded_sequence_backward(ops: Any, grad: Any, input_sizes: Sequence[int],
+                                  batch_sizes: Any, batch_first: bool) -> Any:
+    """The packed rows' gradient put back at their places in the padded batch, zeros in the
+    padding: the places are the (step, sample) pairs with sample < batch_sizes[step]."""
+    steps, batch = ((input_sizes[1], input_sizes[0]) if batch_first
+                    else (input_sizes[0], input_sizes[1]))
+    used = batch_sizes.shape[0]
+    step = ops.unsqueeze(ops.arange(used), 1)
+    sample = ops.unsqueeze(ops.arange(batch), 0)
+    covered = sample < ops.unsqueeze(batch_sizes, 1)
+    places = sample * steps + step if batch_first else step * batch + sample
+    rows = ops.masked_select(places, covered)
+    flat = ops.zeros([steps * batch, *input_sizes[2:]], dtype=grad.dtype)
+    return ops.reshape(ops.index_add(flat, 0, rows, grad), list(input_sizes))
+
+
+def _summed_gates(ops: Any, input_gates: Any, hidden_gates: Any, input_bias: Any,
+                  hidden_bias: Any) -> tuple[Any, Any]:
+    if input_bias is not None:
+        input_gates = input_gates + input_bias
+    if hidden_bias is not None:
+        hidden_gates = hidden_gates + hidden_bias
+    return input_gates, hidden_gates
+
+
+def _chunks(ops: Any, value: Any, count: int) -> list:
+    size = value.shape[1] // count
+    return [ops.slice(value, 1, k * size, (k + 1) * size, 1) for k in range(count)]
+
+
+def thnn_differentiable_lstm_cell_backward(ops: Any, grad_hy: Any, grad_cy: Any,
+                                           input_gates: Any, hidden_gates: Any,
+                                           input_bias: Any, hidden_bias: Any, cx: Any,
+                                           cy: Any) -> tuple:
+    """The fused LSTM cell's gradients (input_gates, hidden_gates, cx, input_bias,
+    hidden_bias), made of ops: the gates recomputed, hy = o tanh(cy) and
+    cy = f cx + i g differentiated back through the activations."""
+    inputs, hidden = _summed_gates(ops, input_gates, hidden_gates, input_bias, hidden_bias)
+    ingate, forgetgate, cellgate, outgate = _chunks(ops, inputs + hidden, 4)
+    ingate, forgetgate, outgate = (ops.sigmoid(ingate), ops.sigmoid(forgetgate),
+                                   ops.sigmoid(outgate))
+    cellgate = ops.tanh(cellgate)
+    tanh_cy = ops.tanh(cy)
+    grad_cell = zeros_like(ops, cy)
+    grad_out = zeros_like(ops, cy)
+    if grad_hy is not None:
+        grad_out = grad_hy * tanh_cy * outgate * (1 - outgate)
+        grad_cell = grad_hy * outgate * (1 - tanh_cy * tanh_cy)
+    if grad_cy is not None:
+        grad_cell = grad_cell + grad_cy
+    grad_in = grad_cell * cellgate * ingate * (1 - ingate)
+    grad_forget = grad_cell * cx * forgetgate * (1 - forgetgate)
+    grad_candidate = grad_cell * ingate * (1 - cellgate * cellgate)
+    grad_gates = ops.cat([grad_in, grad_forget, grad_candidate, grad_out], 1)
+    grad_bias = ops.sum(grad_gates, [0]) if input_bias is not None else None
+    return grad_gates, grad_gates, grad_cell * forgetgate, grad_bias, grad_bias
+
+
+def thnn_differentiable_gru_cell_backward(ops: Any, grad_hy: Any, input_gates: Any,
+                                          hidden_gates: Any, hx: Any, input_bias: Any,
+                                          hidden_bias: Any) -> tuple:
+    """The fused GRU cell's gradients (input_gates, hidden_gates, hx, input_bias,
+    hidden_bias), made of ops: r, z, n recomputed and hy = n + z (hx - n) differentiated."""
+    inputs, hidden = _summed_gates(ops, input_gates, hidden_gates, input_bias, hidden_bias)
+    input_r, input_z, input_n = _chunks(ops, inputs, 3)
+    hidden_r, hidden_z, hidden_n = _chunks(ops, hidden, 3)
+    resetgate = ops.sigmoid(input_r + hidden_r)
+    inputgate = ops.sigmoid(input_z + hidden_z)
+    newgate = ops.tanh(input_n + resetgate * hidden_n)
+    grad_new = grad_hy * (1 - inputgate) * (1 - newgate * newgate)
+    grad_update = grad_hy * (hx - newgate) * inputgate * (1 - inputgate)
+    grad_reset = grad_new * hidden_n * resetgate * (1 - resetgate)
+    grad_inputs = ops.cat([grad_reset, grad_update, grad_new], 1)
+    grad_hidden = ops.cat([grad_reset, grad_update, grad_new * resetgate], 1)
+    grad_input_bias = ops.sum(grad_inputs, [0]) if input_bias is not None else None
+    grad_hidden_bias = ops.sum(grad_hidden, [0]) if hidden_bias is not None else None
+    return grad_inputs, grad_hidden, grad_hy * inputgate, grad_input_bias, grad_hidden_bias
+
+
+def masked_softmax_backward(ops: Any, grad: Any, result: Any, mask: Any, dim: Any) -> Any:
+    """_masked_softmax's gradient: softmax's, result (grad - sum(grad result)), and 0 at the
+    masked positions; the mask must have the gradient's shape (torch's check: a broadcast
+    mask_type 0 or 1 mask has no backward)."""
+    if tuple(mask.shape) != tuple(grad.shape):
+        raise RuntimeError("Mask shape should match grad shape")
+    dim = -1 if dim is None else dim
+    inner = ops.sum(ops.where(mask, 0, grad * result), [dim], True)
+    return ops.where(mask, 0, result * (grad - inner))
+
+
 def _glu_halves(ops: Any, self: Any, dim: int) -> tuple[Any, Any]:
     half = self.shape[dim] // 2
     return (ops.slice(self, dim, 0, half, 1),

@@ -391,3 +391,460 @@ def test_batch_norm_public_function() -> None:
     outcome(program)
     outcome(lambda lib: lib.batch_norm(data(lib, (4, 3), 1), None, None, None, None, False,
                                        0.1, 1e-5, True))
+
+
+# -- _safe_softmax ---------------------------------------------------------------------------
+
+SAFE_SOFTMAX_CASES = {
+    "rows": ((3, 4), 1, None),
+    "first dim": ((2, 3, 4), 0, None),
+    "to float32": ((3, 4), 1, "float32"),
+    "dim out of range": ((3, 4), 2, None),
+}
+
+
+@pytest.mark.parametrize("case", SAFE_SOFTMAX_CASES, ids=str)
+def test_safe_softmax(case: str) -> None:
+    shape, dim, dtype = SAFE_SOFTMAX_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 19).requires_grad_()
+        y = lib._safe_softmax(x, dim, dtype=None if dtype is None else getattr(lib, dtype))
+        return y.grad_fn.name(), y, lib.autograd.grad((y * y).sum(), x)
+    outcome(program)
+
+
+def test_safe_softmax_of_masked_rows() -> None:
+    def program(lib: Any) -> Any:
+        inf = float("inf")
+        x = lib.tensor([[1.0, 2.0, -inf], [-inf, -inf, -inf]], dtype=lib.float64,
+                       requires_grad=True)
+        y = lib._safe_softmax(x, 1)
+        return y, lib.autograd.grad((y * lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64)).sum(),
+                                    x)
+    outcome(program)
+    outcome(lambda lib: lib._safe_softmax(lib.tensor([1, 2]), 0))
+    outcome(lambda lib: lib._safe_softmax(lib.tensor([1, 2]), 0, dtype=lib.float32))
+
+
+# -- multi_margin_loss, multilabel_margin_loss_forward -----------------------------------
+
+MULTI_MARGIN_CASES = {
+    "mean": ((3, 4), [0, 3, 1], {}),
+    "p 2, none": ((3, 4), [2, 2, 0], {"p": 2, "margin": 0.5, "reduction": "none"}),
+    "weight, sum": ((3, 4), [1, 0, 3], {"weight": True, "reduction": "sum"}),
+    "one sample": ((5,), [2], {"margin": 2.0, "reduction": "none"}),
+    "target out of range": ((3, 4), [0, 4, 1], {}),
+    "target size": ((3, 4), [0, 1], {}),
+    "weight size": ((3, 4), [0, 1, 2], {"weight": "short"}),
+    "empty input": ((0,), [0], {}),
+}
+
+
+@pytest.mark.parametrize("case", MULTI_MARGIN_CASES, ids=str)
+def test_multi_margin_loss(case: str) -> None:
+    shape, labels, kwargs = MULTI_MARGIN_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 20).requires_grad_()
+        options = dict(kwargs)
+        if "weight" in options:
+            options["weight"] = data(lib, (4 if options["weight"] is True else 3,), 21).abs()
+        loss = lib.nn.functional.multi_margin_loss(x, lib.tensor(labels), **options)
+        (grad,) = lib.autograd.grad((loss * 1.5).sum(), x, create_graph=True)
+        return loss.grad_fn.name(), loss, grad
+    outcome(program)
+
+
+MULTILABEL_CASES = {
+    "mean": ((3, 4), [[0, 3, -1, 0], [1, 2, 0, -1], [2, -1, 1, 1]], "mean"),
+    "none": ((2, 3), [[1, 1, -1], [0, 2, 1]], "none"),
+    "one sample": ((4,), [3, 0, -1, 1], "sum"),
+    "out of range": ((2, 3), [[1, 3, -1], [0, 2, 1]], "mean"),
+    "target size": ((2, 3), [[1, 2], [0, 2]], "mean"),
+}
+
+
+@pytest.mark.parametrize("case", MULTILABEL_CASES, ids=str)
+def test_multilabel_margin_loss(case: str) -> None:
+    shape, labels, reduction = MULTILABEL_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 22).requires_grad_()
+        target = lib.tensor(labels)
+        loss = lib.nn.functional.multilabel_margin_loss(x, target, reduction=reduction)
+        (grad,) = lib.autograd.grad((loss * 1.5).sum(), x)
+        forward = aten(lib, "multilabel_margin_loss_forward")(x.detach(), target, 1)
+        return loss.grad_fn.name(), loss, grad, forward
+    outcome(program)
+
+
+# -- embedding_renorm_, F.embedding's max_norm ------------------------------------------
+
+RENORM_ROWS_CASES = {
+    "2-norm": ([[0, 2], [2, 4]], 1.0, 2.0, "int64", (5, 3)),
+    "1-norm, int32 indices": ([1, 1, 3], 0.5, 1.0, "int32", (5, 3)),
+    "float indices": ([0.0, 1.0], 1.0, 2.0, "float32", (5, 3)),
+    "1-d weight": ([0, 1], 1.0, 2.0, "int64", (5,)),
+    "index out of range": ([7], 1.0, 2.0, "int64", (5, 3)),
+}
+
+
+@pytest.mark.parametrize("case", RENORM_ROWS_CASES, ids=str)
+def test_embedding_renorm_(case: str) -> None:
+    indices, max_norm, norm_type, dtype, shape = RENORM_ROWS_CASES[case]
+
+    def program(lib: Any) -> Any:
+        weight = data(lib, shape, 23) * 2
+        returned = lib.embedding_renorm_(weight, lib.tensor(indices, dtype=getattr(lib, dtype)),
+                                         max_norm, norm_type)
+        return returned is weight, weight
+    outcome(program)
+
+
+def test_embedding_renorm_has_no_derivative() -> None:
+    def program(lib: Any) -> Any:
+        weight = (data(lib, (5, 3), 24) * 2).requires_grad_()
+        renormed = lib.embedding_renorm_(weight * 1, lib.tensor([0, 2]), 1.0, 2.0)
+        return renormed.grad_fn.name(), lib.autograd.grad(renormed.sum(), weight)
+    outcome(program)
+
+
+def test_embedding_with_max_norm() -> None:
+    def program(lib: Any) -> Any:
+        weight = (data(lib, (6, 3), 25) * 2).requires_grad_()
+        indices = lib.tensor([[0, 2, 5], [2, 2, 1]])
+        out = lib.nn.functional.embedding(indices, weight, max_norm=1.5, norm_type=3.0)
+        (grad,) = lib.autograd.grad((out * out).sum(), weight)
+        return out, grad, weight.detach()
+    outcome(program)
+
+    def module_program(lib: Any) -> Any:
+        layer = lib.nn.Embedding.from_pretrained(data(lib, (4, 2), 26) * 3, max_norm=1.0)
+        return layer(lib.tensor([1, 3])), layer.weight
+    outcome(module_program)
+
+
+# -- native_group_norm ------------------------------------------------------------------------
+
+GROUP_NORM_CASES = {
+    "affine": ((2, 4, 3), 2, True),
+    "no affine": ((3, 6), 3, False),
+    "one group": ((2, 2, 2, 2), 1, True),
+}
+
+
+@pytest.mark.parametrize("case", GROUP_NORM_CASES, ids=str)
+def test_native_group_norm_outputs_and_derivatives(case: str) -> None:
+    """All three outputs, gradients through all three (mean and rstd have their own), and a
+    second derivative, against torch.native_group_norm."""
+    shape, group, affine = GROUP_NORM_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 27).requires_grad_()
+        channels = shape[1]
+        weight = data(lib, (channels,), 28).requires_grad_() if affine else None
+        bias = data(lib, (channels,), 29).requires_grad_() if affine else None
+        size = 1
+        for extent in shape[2:]:
+            size *= extent
+        out, mean, rstd = lib.native_group_norm(x, weight, bias, shape[0], channels, size, group,
+                                                1e-5)
+        loss = ((out * data(lib, shape, 30)).sum() + (mean * mean).sum() + rstd.sum())
+        inputs = (x, weight, bias) if affine else (x,)
+        first = lib.autograd.grad(loss, inputs, create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in first), inputs)
+        return out.grad_fn.name(), out, mean, rstd, first, second
+    outcome(program)
+
+
+def test_native_group_norm_errors() -> None:
+    outcome(lambda lib: lib.native_group_norm(data(lib, (2, 4, 3), 1), data(lib, (3,), 2), None,
+                                              2, 4, 3, 2, 1e-5))
+    outcome(lambda lib: lib.native_group_norm(data(lib, (2, 4, 3), 1), None, None, 2, 4, 3, 3,
+                                              1e-5))
+    outcome(lambda lib: lib.native_group_norm(data(lib, (2, 4, 3), 1), None, None, 2, 4, 4, 2,
+                                              1e-5))
+
+
+# -- _trilinear, F.bilinear -----------------------------------------------------------------
+
+TRILINEAR_CASES = {
+    "bilinear layout": ((2, 3), (5, 3, 4), (2, 4), [1, 3], [0], [1, 2], [2, 3]),
+    "no sum": ((2, 3), (4,), (3,), [2], [0, 1], [0, 2], []),
+    "plain product": ((3, 2), (3, 2), (2,), [], [], [0], [1]),
+}
+
+
+@pytest.mark.parametrize("case", TRILINEAR_CASES, ids=str)
+def test_trilinear(case: str) -> None:
+    shape1, shape2, shape3, expand1, expand2, expand3, sumdim = TRILINEAR_CASES[case]
+
+    def program(lib: Any) -> Any:
+        inputs = [data(lib, shape, 31 + k).requires_grad_()
+                  for k, shape in enumerate((shape1, shape2, shape3))]
+        result = lib._trilinear(*inputs, expand1, expand2, expand3, sumdim)
+        first = lib.autograd.grad((result * result).sum(), inputs, create_graph=True)
+        second = lib.autograd.grad(sum((g * g).sum() for g in first), inputs)
+        return result.grad_fn.name(), result, first, second
+    outcome(program)
+
+
+def test_bilinear_records_trilinear() -> None:
+    def program(lib: Any) -> Any:
+        a = data(lib, (2, 2, 3), 34).requires_grad_()
+        b = data(lib, (2, 2, 4), 35).requires_grad_()
+        weight = data(lib, (5, 3, 4), 36).requires_grad_()
+        out = lib.nn.functional.bilinear(a, b, weight)
+        return (out.grad_fn.name(), out.grad_fn.next_functions[0][0].name(), out,
+                lib.autograd.grad(out.sum(), (a, b, weight)))
+    outcome(program)
+
+
+# -- _pack_padded_sequence --------------------------------------------------------------------
+
+PACK_CASES = {
+    "time major": ((3, 2, 4), [3, 2], False, "int64"),
+    "batch first": ((3, 4, 2), [4, 2, 1], True, "int64"),
+    "no features": ((2, 3), [2, 2, 1], False, "int64"),
+    "unsorted": ((3, 2, 4), [2, 3], False, "int64"),
+    "zero length": ((3, 2, 4), [3, 0], False, "int64"),
+    "float lengths": ((3, 2, 4), [3, 2], False, "float32"),
+    "batch size": ((3, 2, 4), [3, 2, 1], False, "int64"),
+}
+
+
+@pytest.mark.parametrize("case", PACK_CASES, ids=str)
+def test_pack_padded_sequence_op(case: str) -> None:
+    shape, lengths, batch_first, dtype = PACK_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 37).requires_grad_()
+        packed, batch_sizes = lib._pack_padded_sequence(
+            x, lib.tensor(lengths, dtype=getattr(lib, dtype)), batch_first)
+        (grad,) = lib.autograd.grad((packed * packed).sum(), x)
+        return packed.grad_fn.name(), packed, batch_sizes, grad
+    outcome(program)
+
+
+def test_pack_padded_sequence_records_torchs_node() -> None:
+    def program(lib: Any) -> Any:
+        x = data(lib, (3, 2, 4), 38).requires_grad_()
+        packed = lib.nn.utils.rnn.pack_padded_sequence(x, [2, 3], enforce_sorted=False)
+        return (packed.data.grad_fn.name(), packed.data, packed.batch_sizes,
+                lib.autograd.grad(packed.data.sum(), x))
+    outcome(program)
+
+
+# -- _thnn_fused_lstm_cell, _thnn_fused_gru_cell (CUDA-only in torch: compared with torch's
+# lstm_cell / gru_cell of the same weights, whose gates these take precomputed) ------------
+
+def _cell_inputs(lib: Any, gates: int, hidden: int = 3) -> tuple:
+    x = data(lib, (2, 4), 39).requires_grad_()
+    hx = data(lib, (2, hidden), 40).requires_grad_()
+    cx = data(lib, (2, hidden), 41).requires_grad_()
+    w_ih = data(lib, (gates * hidden, 4), 42).requires_grad_()
+    w_hh = data(lib, (gates * hidden, hidden), 43).requires_grad_()
+    b_ih = data(lib, (gates * hidden,), 44).requires_grad_()
+    b_hh = data(lib, (gates * hidden,), 45).requires_grad_()
+    return x, hx, cx, w_ih, w_hh, b_ih, b_hh
+
+
+def _lstm_step(lib: Any) -> Any:
+    x, hx, cx, w_ih, w_hh, b_ih, b_hh = inputs = _cell_inputs(lib, 4)
+    if lib is torch:
+        hy, cy = torch.lstm_cell(x, (hx, cx), w_ih, w_hh, b_ih, b_hh)
+    else:
+        hy, cy, _ = runtime._thnn_fused_lstm_cell(x.mm(w_ih.t()), hx.mm(w_hh.t()), cx, b_ih,
+                                                  b_hh)
+    loss = (hy * data(lib, (2, 3), 46)).sum() + (cy * cy).sum()
+    first = lib.autograd.grad(loss, inputs, create_graph=True)
+    second = lib.autograd.grad(sum((g * g).sum() for g in first), inputs)
+    return hy, cy, first, second
+
+
+def _gru_step(lib: Any) -> Any:
+    x, hx, _, w_ih, w_hh, b_ih, b_hh = _cell_inputs(lib, 3)
+    inputs = (x, hx, w_ih, w_hh, b_ih, b_hh)
+    if lib is torch:
+        hy = torch.gru_cell(x, hx, w_ih, w_hh, b_ih, b_hh)
+    else:
+        hy, _ = runtime._thnn_fused_gru_cell(x.mm(w_ih.t()), hx.mm(w_hh.t()), hx, b_ih, b_hh)
+    first = lib.autograd.grad((hy * data(lib, (2, 3), 47)).sum(), inputs, create_graph=True)
+    second = lib.autograd.grad(sum((g * g).sum() for g in first), inputs)
+    return hy, first, second
+
+
+@pytest.mark.parametrize("step", [_lstm_step, _gru_step], ids=["lstm", "gru"])
+def test_fused_cells_agree_with_torchs_cells(step: Any) -> None:
+    close(step, rtol=1e-10, atol=1e-12)
+
+
+def test_fused_cells_nodes_and_workspace() -> None:
+    x, hx, cx, w_ih, w_hh, b_ih, b_hh = _cell_inputs(runtime, 4)
+    hy, cy, workspace = runtime._thnn_fused_lstm_cell(x.mm(w_ih.t()), hx.mm(w_hh.t()), cx)
+    assert hy.grad_fn.name() == "ThnnFusedLstmCellBackward0" and cy.grad_fn is hy.grad_fn
+    assert tuple(workspace.shape) == (2, 12) and not workspace.requires_grad
+    hy, workspace = runtime._thnn_fused_gru_cell(x.mm(w_ih[:9].t()), hx.mm(w_hh[:9].t()), hx)
+    assert hy.grad_fn.name() == "ThnnFusedGruCellBackward0"
+    assert tuple(workspace.shape) == (2, 15) and not workspace.requires_grad
+    with pytest.raises(RuntimeError):
+        runtime._thnn_fused_gru_cell(runtime.zeros(2, 9), runtime.zeros(2, 6), runtime.zeros(2, 3))
+
+
+# -- torch.lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell ----------------------------------
+
+CELL_CALLS = {
+    "lstm": lambda lib, x, hx, cx, w: lib.lstm_cell(x, (hx, cx), w(4, 4), w(4, 3), w(4), w(4)),
+    "lstm, no bias": lambda lib, x, hx, cx, w: lib.lstm_cell(x, (hx, cx), w(4, 4), w(4, 3)),
+    "gru": lambda lib, x, hx, cx, w: lib.gru_cell(x, hx, w(3, 4), w(3, 3), w(3), w(3)),
+    "tanh": lambda lib, x, hx, cx, w: lib.rnn_tanh_cell(x, hx, w(1, 4), w(1, 3), w(1), w(1)),
+    "relu": lambda lib, x, hx, cx, w: lib.rnn_relu_cell(x, hx, w(1, 4), w(1, 3)),
+    "input size": lambda lib, x, hx, cx, w: lib.gru_cell(x, hx, w(3, 5), w(3, 3)),
+    "hidden size": lambda lib, x, hx, cx, w: lib.rnn_tanh_cell(x, hx, w(1, 4), w(1, 2)),
+    "batch": lambda lib, x, hx, cx, w: lib.rnn_relu_cell(x[:1], hx, w(1, 4), w(1, 3)),
+    "one state": lambda lib, x, hx, cx, w: lib.lstm_cell(x, (hx,), w(4, 4), w(4, 3)),
+    "1-d input": lambda lib, x, hx, cx, w: lib.rnn_tanh_cell(x[0], hx[0], w(1, 4), w(1, 3)),
+}
+
+
+@pytest.mark.parametrize("case", CELL_CALLS, ids=str)
+def test_functional_cells(case: str) -> None:
+    def program(lib: Any) -> Any:
+        x = data(lib, (2, 4), 48).requires_grad_()
+        hx = data(lib, (2, 3), 49).requires_grad_()
+        cx = data(lib, (2, 3), 50).requires_grad_()
+        seeds = iter(range(51, 60))
+
+        def weight(gates: int, columns: int | None = None) -> Any:
+            shape = (gates * 3,) if columns is None else (gates * 3, columns)
+            return data(lib, shape, next(seeds)).requires_grad_()
+        result = CELL_CALLS[case](lib, x, hx, cx, weight)
+        outputs = result if isinstance(result, tuple) else (result,)
+        loss = sum((o * o).sum() for o in outputs)
+        return ([o.grad_fn.name() for o in outputs], outputs,
+                lib.autograd.grad(loss, (x, hx, cx), allow_unused=True))
+    outcome(program)
+
+
+CELL_ERRORS = {
+    "weight_hh rows": lambda lib: lib.lstm_cell(
+        lib.ones(2, 4), (lib.ones(2, 3), lib.ones(2, 3)), lib.ones(12, 4), lib.ones(11, 3)),
+    "input before weights": lambda lib: lib.lstm_cell(
+        lib.ones(2, 4), (lib.ones(2, 3), lib.ones(2, 3)), lib.ones(12, 5), lib.ones(11, 3)),
+    "batch before weights": lambda lib: lib.gru_cell(
+        lib.ones(2, 4), lib.ones(3, 3), lib.ones(9, 4), lib.ones(9, 2)),
+    "weight_ih rows": lambda lib: lib.gru_cell(
+        lib.ones(2, 4), lib.ones(2, 3), lib.ones(8, 4), lib.ones(9, 3)),
+}
+
+
+@pytest.mark.parametrize("case", CELL_ERRORS, ids=str)
+def test_functional_cell_errors(case: str) -> None:
+    outcome(CELL_ERRORS[case])
+
+
+# -- torch.kl_div, torch.frobenius_norm ------------------------------------------------------
+
+KL_DIV_CASES = {"default (none)": (None, False), "mean": (1, False), "sum, log target": (2, True),
+                "none, log target": (0, True)}
+
+
+@pytest.mark.parametrize("case", KL_DIV_CASES, ids=str)
+def test_torch_kl_div(case: str) -> None:
+    reduction, log_target = KL_DIV_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, (2, 4, 3), 60).requires_grad_()
+        target = data(lib, (2, 4, 3), 61).softmax(-1)
+        if log_target:
+            target = target.log()
+        args = (x.log_softmax(-1), target) + (() if reduction is None else (reduction,))
+        loss = lib.kl_div(*args, log_target=log_target)
+        return loss.grad_fn.name(), loss, lib.autograd.grad(loss.sum(), x)
+    outcome(program)
+    outcome(lambda lib: lib.kl_div(lib.ones(3, dtype=lib.int64), lib.ones(3)))
+
+
+FROBENIUS_CASES = {"one dim": ([1], False), "two dims, kept": ([1, 2], True), "none": ([], False),
+                   "three": ([0, 1, 2], False), "out of range": ([5], False),
+                   "repeated": ([1, 1], False)}
+
+
+@pytest.mark.parametrize("case", FROBENIUS_CASES, ids=str)
+def test_torch_frobenius_norm(case: str) -> None:
+    dims, keepdim = FROBENIUS_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, (2, 4, 3), 62).requires_grad_()
+        result = lib.frobenius_norm(x, dims, keepdim)
+        return result.grad_fn.name(), result, lib.autograd.grad(result.sum(), x)
+    outcome(program)
+
+
+# -- _masked_softmax ---------------------------------------------------------------------------
+
+def _mask(lib: Any, shape: tuple, seed: int) -> Any:
+    return lib.tensor(np.random.default_rng(seed).random(shape) > 0.6)
+
+
+MASKED_SOFTMAX_CASES = {
+    "last dim": ((2, 3, 4), (2, 3, 4), None, None),
+    "dim 1": ((2, 3, 4), (2, 3, 4), 1, None),
+    "type 2": ((2, 3, 4), (2, 3, 4), None, 2),
+    "shape": ((2, 3, 4), (3, 4), None, None),
+    "type 0 (broadcast, forward only)": ((2, 2, 3, 3), (3, 3), None, 0),
+    "type 1 (broadcast, forward only)": ((2, 2, 3, 3), (2, 3), None, 1),
+    "dim out of range": ((2, 3, 4), (2, 3, 4), 3, None),
+}
+
+
+@pytest.mark.parametrize("case", MASKED_SOFTMAX_CASES, ids=str)
+def test_masked_softmax(case: str) -> None:
+    shape, mask_shape, dim, mask_type = MASKED_SOFTMAX_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, shape, 63).requires_grad_()
+        mask = _mask(lib, mask_shape, 64)
+        y = lib._masked_softmax(x, mask, dim, mask_type)
+        weights = data(lib, shape, 65)
+        # a slice masked throughout is NaN in both: compare with NaN as 0
+        (grad,) = lib.autograd.grad((y.nan_to_num(0.0) * weights).sum(), x)
+        return y.grad_fn.name(), y.nan_to_num(0.0), grad
+    outcome(program)
+
+
+def test_masked_softmax_refuses_a_float_mask() -> None:
+    outcome(lambda lib: lib._masked_softmax(data(lib, (2, 3), 1), data(lib, (2, 3), 2)))
+
+
+# -- segment_reduce, _segment_reduce_backward ----------------------------------------------
+
+SEGMENT_CASES = {
+    reduce: (reduce, {"lengths": [[2, 0, 3], [1, 1, 3]]}) for reduce in
+    ("sum", "mean", "max", "min", "prod", "amax")
+}
+SEGMENT_CASES.update({
+    "offsets, initial": ("max", {"offsets": [[0, 2, 2, 5], [0, 1, 2, 5]], "initial": 0.5}),
+    "prod, initial": ("prod", {"lengths": [[2, 3], [4, 1]], "initial": 2.0}),
+    "bad reduce": ("median", {"lengths": [[2, 3], [1, 4]]}),
+    "lengths sum": ("sum", {"lengths": [[2, 2], [2, 2]]}),
+    "no lengths": ("sum", {}),
+    "float lengths": ("sum", {"lengths": [[2.0, 3.0], [1.0, 4.0]]}),
+    "lengths rank": ("sum", {"lengths": [2, 3]}),
+})
+
+
+@pytest.mark.parametrize("case", SEGMENT_CASES, ids=str)
+def test_segment_reduce(case: str) -> None:
+    reduce, given = SEGMENT_CASES[case]
+
+    def program(lib: Any) -> Any:
+        x = data(lib, (2, 5), 66)
+        x = lib.where(x.abs() < 0.3, lib.zeros(()).double(), x).requires_grad_()
+        kwargs = {k: lib.tensor(v) if isinstance(v, list) else v for k, v in given.items()}
+        y = lib.segment_reduce(x, reduce, axis=1, **kwargs)
+        finite = y.nan_to_num(0.0, 0.0, 0.0)
+        (grad,) = lib.autograd.grad((finite * data(lib, tuple(y.shape), 67)).sum(), x)
+        return y.grad_fn.name(), finite, grad
+    outcome(program)

@@ -87,6 +87,9 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
                          lambda sample: not isinstance(sample.input, torch.Tensor))
        for name in ("__radd__", "__rmul__", "__ror__", "__rpow__", "__rsub__", "__rand__",
                     "__rxor__", "__rdiv__", "__rmatmul__", "__rmod__")},
+    ("nn.functional.embedding", "", "*"): (
+        "gradgen has no sparse gradients (sparse=True raises NotImplementedError)",
+        lambda sample: sample.kwargs.get("sparse", False)),
     **{(name, "", "*"): ("gradgen has no memory formats: channels_last is not a layout it has",
                          lambda sample: sample.kwargs.get("memory_format") is
                          torch.channels_last)
@@ -262,8 +265,14 @@ def _gradgen_callable(op: Any) -> Callable | None:
     return _by_name(op)
 
 
+# OpInfo entries named otherwise than the function they test
+_OPINFO_FUNCTIONS = {"_segment_reduce": "segment_reduce"}
+
+
 def _by_name(op: Any) -> Callable | None:
-    name = op.name
+    name = _OPINFO_FUNCTIONS.get(op.name, op.name)
+    if name.startswith("torch.ops.aten."):  # an ATen op by its overload: gradgen's spec op
+        return getattr(runtime, name.split(".")[3], None)
     if name.startswith("nn.functional."):
         return getattr(runtime_functional, name.removeprefix("nn.functional."), None)
     if "." in name:  # a function of a submodule: linalg.solve, special.erfcx, fft.fft

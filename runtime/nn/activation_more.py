@@ -268,7 +268,10 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     if bias is not None and bias.shape[-1] != weight.shape[0]:
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
                            f"{bias.shape[-1]} but expected {weight.shape[0]}")
-    output = composite.einsum("...i,oij,...j->...o", input1, weight, input2)
+    # as torch: the batch flattened, one _trilinear, the batch shape put back
+    output = ops._trilinear(input1.reshape(-1, input1.shape[-1]), weight,
+                            input2.reshape(-1, input2.shape[-1]), [1, 3], [0], [1, 2], [2, 3])
+    output = output.reshape(*input1.shape[:-1], weight.shape[0])
     return output if bias is None else output + bias
 
 

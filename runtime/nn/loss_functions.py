@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from generated import ops
-from runtime import composite, dtypes, factories, kernels
+from runtime import composite, factories, kernels
 from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.grad_mode import no_grad
@@ -279,28 +279,6 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
 
 # -- multi-class and multi-label margin losses ----------------------------------------------------
 
-def _check_margin_input(input: Tensor) -> tuple[int, int]:
-    """(frames, classes) of a (C) or (N, C) input, or torch's error for an empty one."""
-    ndims = input.dim()
-    if not ((ndims == 2 and input.shape[1] != 0) or (ndims == 1 and input.shape[0] != 0)
-            or ndims == 0):
-        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, "
-                           f"but got: {_list(input)}")
-    if ndims <= 1:
-        return 1, 1 if ndims == 0 else input.shape[0]
-    return input.shape[0], input.shape[1]
-
-
-def _check_long(target: Tensor) -> None:
-    """Class-index targets must be int64, as torch's margin kernels read them."""
-    if target.dtype is not dtypes.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_type_name(target)}")
-
-
-def _type_name(tensor: Tensor) -> str:
-    return kernels._dtype_name(tensor.detach().numpy())
-
-
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average: bool | None = None,
                       reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -316,29 +294,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
-    frames, classes = _check_margin_input(input)
-    _check_long(target)
-    if target.dim() > 1 or target.numel() != frames:
-        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to "
-                           "the number of input samples (batch size). Expected target size "
-                           f"[{frames}], but got {_list(target)}. Input has shape "
-                           f"{_list(input)}.")
-    if weight is not None and (weight.dim() > 1 or weight.numel() != classes):
-        raise RuntimeError(f"inconsistent weight size, expected {classes} but got "
-                           f"{_list(weight)}")
-    labels = target.numpy().reshape(frames).astype(np.int64)
-    if np.any((labels < 0) | (labels >= classes)):
-        raise RuntimeError("target out of range")
-    scores = input.reshape(frames, classes)
-    index = factories.from_numpy(labels.reshape(frames, 1))
-    hinge = (margin - ops.gather(scores, 1, index) + scores).clamp_min(0)
-    if p == 2:
-        hinge = hinge * hinge
-    if weight is not None:
-        hinge = hinge * ops.index_select(weight, 0, index.reshape(-1)).unsqueeze(1)
-    others = labels[:, None] != np.arange(classes)[None, :]
-    loss = (hinge * factories.from_numpy(others).to(input.dtype)).sum(1) / classes
-    return loss.reshape(target.shape) if enum == 0 else _reduce(loss, enum)
+    return ops.multi_margin_loss(input, target, p, margin, weight, enum)
 
 
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
@@ -351,31 +307,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
         if heard is not _modes.PASS:
             return heard
     enum = composite._reduction(reduction, size_average, reduce)
-    frames, classes = _check_margin_input(input)
-    _check_long(target)
-    if input.dim() <= 1:
-        if target.dim() > 1 or target.numel() != classes:
-            raise RuntimeError(f"inconsistent target size: {_list(target)} for input of size: "
-                               f"{_list(input)}")
-    elif target.dim() != 2 or target.shape[0] != frames or target.shape[1] != classes:
-        raise RuntimeError(f"inconsistent target size: {_list(target)} for input of size: "
-                           f"{_list(input)}")
-    labels = target.numpy().reshape(frames, classes).astype(np.int64)
-    if np.any((labels < -1) | (labels >= classes)):
-        raise RuntimeError("argument #2 'target' is out of range")
-    counts = np.zeros((frames, classes))  # how often each class is listed as a target
-    for row, listed in enumerate(labels):
-        for label in listed:
-            if label < 0:
-                break
-            counts[row, label] += 1
-    pairs = counts[:, :, None] * (counts == 0)[:, None, :]
-    scores = input.reshape(frames, classes)
-    hinge = (1 - scores.unsqueeze(2) + scores.unsqueeze(1)).clamp_min(0)
-    loss = (hinge * factories.from_numpy(pairs).to(input.dtype)).sum((1, 2)) / classes
-    if enum == 0:
-        return loss if input.dim() > 1 else loss.reshape(())
-    return _reduce(loss, enum)
+    return ops.multilabel_margin_loss_forward(input, target, enum)[0]
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,

@@ -58,15 +58,8 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {weight_shape} and "
                                f"input of shape {list(input.shape)}")
-    grouped = input.reshape(batch, num_groups, channels // num_groups * math.prod(input.shape[2:]))
-    mean = grouped.mean(-1, keepdim=True)
-    variance = grouped.var(-1, correction=0, keepdim=True)
-    output = ((grouped - mean) * ops.rsqrt(variance + eps)).reshape(input.shape)
-    if weight is not None:
-        output = output * _channel_view(weight, input.dim())
-    if bias is not None:
-        output = output + _channel_view(bias, input.dim())
-    return output
+    return ops.native_group_norm(input, weight, bias, batch, channels,
+                                 math.prod(input.shape[2:]), num_groups, eps)[0]
 
 
 def instance_norm(input: Tensor, running_mean: Tensor | None = None,

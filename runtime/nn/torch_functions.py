@@ -9,6 +9,7 @@ so do these."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from generated import ops
@@ -16,10 +17,12 @@ from runtime import composite
 from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.nn import activation_more, ctc, loss_functions, nonlinear, norm_functions
+from runtime.nn.rnn_cells import gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell
 
 __all__ = [
-    "batch_norm", "bilinear", "cdist", "cosine_embedding_loss", "ctc_loss", "group_norm",
-    "hinge_embedding_loss",
+    "batch_norm", "bilinear", "cdist", "cosine_embedding_loss", "ctc_loss", "frobenius_norm",
+    "group_norm", "gru_cell", "hinge_embedding_loss", "kl_div", "lstm_cell", "rnn_relu_cell",
+    "rnn_tanh_cell",
     "instance_norm", "margin_ranking_loss", "native_group_norm", "pairwise_distance", "pdist",
     "poisson_nll_loss", "prelu", "rms_norm", "rrelu", "rrelu_", "selu", "selu_",
     "triplet_margin_loss",
@@ -104,10 +107,7 @@ def native_group_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
         heard = _modes.dispatch(native_group_norm, (input, weight, bias, N, C, HxW, group, eps), {})
         if heard is not _modes.PASS:
             return heard
-    grouped = input.reshape(N, group, -1)
-    mean = grouped.mean(-1)
-    rstd = ops.rsqrt(grouped.var(-1, correction=0) + eps)
-    return norm_functions.group_norm(input, group, weight, bias, eps), mean, rstd
+    return ops.native_group_norm(input, weight, bias, N, C, HxW, group, eps)
 
 
 def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
@@ -122,6 +122,40 @@ def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
             return heard
     return composite.aten_batch_norm(input, weight, bias, running_mean, running_var, training,
                                      momentum, eps)
+
+
+def kl_div(input: Tensor, target: Tensor, reduction: int = 0, *,
+           log_target: bool = False) -> Tensor:
+    """torch.kl_div: F.kl_div with at::Reduction's int (none by default, as torch's binding
+    reads it) and no batchmean."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(kl_div, (input, target, reduction), {"log_target": log_target})
+        if heard is not _modes.PASS:
+            return heard
+    return composite.aten_kl_div(input, target, reduction, log_target)
+
+
+_FROBENIUS_WARNED = []
+
+
+def frobenius_norm(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    """The 2-norm over at most two dimensions (deprecated in torch, which warns once: use
+    linalg.vector_norm); norm.ScalarOpt_dim does the work (NormBackward1, as torch's)."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(frobenius_norm, (input, dim, keepdim), {})
+        if heard is not _modes.PASS:
+            return heard
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    if len(dims) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions "
+                           "instead.")
+    if not _FROBENIUS_WARNED:
+        _FROBENIUS_WARNED.append(True)
+        warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT "
+                      "compatibility. It will be removed in a future PyTorch release. Please "
+                      "use `linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning,
+                      stacklevel=2)
+    return ops.OVERLOADS["norm.ScalarOpt_dim"].wrapper(input, 2, dims, keepdim)
 
 
 def instance_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,

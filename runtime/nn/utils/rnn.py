@@ -124,12 +124,8 @@ def _pack_padded(input: Tensor, lengths: np.ndarray, batch_first: bool) -> tuple
     """(data, batch_sizes) of a padded input whose lengths are sorted longest first."""
     batch = input.shape[0 if batch_first else 1]
     _check_lengths(lengths, batch)
-    rows = _packed_rows(lengths, input.shape[1 if batch_first else 0], batch, batch_first)
-    flat = input.reshape(input.shape[0] * input.shape[1], *input.shape[2:])
-    data = flat[factories.tensor(rows, dtype=dtypes.int64)]
-    steps = np.arange(int(lengths[0]))
-    batch_sizes = (steps[:, None] < lengths[None, :]).sum(1)
-    return data, factories.tensor(batch_sizes, dtype=dtypes.int64)
+    return ops._pack_padded_sequence(input, factories.tensor(lengths, dtype=dtypes.int64),
+                                     batch_first)
 
 
 def pack_padded_sequence(input: Tensor, lengths: Any, batch_first: bool = False,
