@@ -128,7 +128,8 @@ OUT_NOT_YET = OUT_NOT_YET | {"nan_to_num"}
 OUT_OVERLOADS = OUT_OVERLOADS | {"scatter_reduce.two", "sub.Scalar", "div.Scalar_mode"}
 OUT_DTYPE_RULES.update({"scatter_reduce.two": "same"})
 # (their public functions are hand-written, or their out dtype rules not yet written)
-OUT_NOT_YET = OUT_NOT_YET | {"aminmax", "cholesky", "cholesky_inverse", "histc", "mode"}
+OUT_NOT_YET = OUT_NOT_YET | {"aminmax", "bernoulli", "cholesky", "cholesky_inverse", "histc",
+                           "index_reduce", "mode"}
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
