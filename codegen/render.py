@@ -132,7 +132,8 @@ OUT_DTYPE_RULES["renorm"] = "same"
 OUT_OVERLOADS = OUT_OVERLOADS | {"scatter_reduce.two", "sub.Scalar", "div.Scalar_mode"}
 OUT_DTYPE_RULES.update({"scatter_reduce.two": "same"})
 # (their public functions are hand-written, or their out dtype rules not yet written)
-OUT_NOT_YET = OUT_NOT_YET | {"aminmax", "cholesky", "cholesky_inverse", "histc", "mode"}
+OUT_NOT_YET = OUT_NOT_YET | {"aminmax", "bernoulli", "cholesky", "cholesky_inverse", "histc",
+                           "index_reduce", "mode"}
 
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -224,10 +225,13 @@ def grad_setup(info: OpInfo) -> list[str]:
     for i, name in enumerate(outputs):
         if f"grad_{name}" in used:
             lines.append(f"grad_{name} = grads[{i}]")
-    # A Tensor[] return has one gradient per tensor of the list, as several returns do.
-    if len(outputs) > 1 or info.schema.returns[0].type.is_tensor_list:
+    # Only formulas read it (not `grad` passed on, not not_implemented). A Tensor[] return
+    # has one gradient per tensor of the list, as several returns do.
+    if not any(d.not_implemented is None and d.code != "grad" for d in info.derivatives):
+        pass
+    elif len(outputs) > 1 or info.schema.returns[0].type.is_tensor_list:
         lines.append("any_grad_defined = any(g is not None for g in grads)")
-    elif any(d.not_implemented is None and d.code != "grad" for d in info.derivatives):
+    else:
         lines.append("any_grad_defined = grads[0] is not None")
     return lines
 

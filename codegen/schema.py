@@ -24,7 +24,8 @@ import re
 from dataclasses import dataclass
 
 # Base types and the suffixes they may carry.
-BASE_TYPES = ("Tensor", "int", "SymInt", "float", "bool", "Scalar", "ScalarType", "str")
+BASE_TYPES = ("Tensor", "int", "SymInt", "float", "bool", "Scalar", "ScalarType", "str",
+              "Generator")
 # Matched with fullmatch, in ASCII: a `$` would let a final newline through, and `\d` or
 # `\w` would take digits and letters of any script into generated code.
 _TYPE_RE = re.compile(
@@ -213,6 +214,9 @@ def parse_type(text: str, column: int = 0) -> Type:
             f"unknown type {base!r}{hint}; expected one of {', '.join(BASE_TYPES)}", column
         )
     size = match["size"]
+    if base == "Generator" and (match["list"] is not None or match["optional"] is None):
+        raise SchemaError("a Generator argument is `Generator? generator=None`: optional, "
+                          "one, the default generator when None", column)
     if match["alias"] and base != "Tensor":
         raise SchemaError(f"only Tensor types take an alias annotation, not {base!r}", column)
     return Type(

@@ -6754,4 +6754,226 @@ NODES = {
             "grad_output": "tensor",
         },
     },
+    "UniformBackward0": {
+        "entry": "uniform_",
+        "schema": "uniform_(Tensor(a!) self, float low=0, float to=1, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "NormalBackward0": {
+        "entry": "normal_",
+        "schema": "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "BernoulliBackward0": {
+        "entry": "bernoulli",
+        "schema": "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "auto_element_wise", "zeros_like(self_t)"),
+        ),
+        "saved": {
+        },
+    },
+    "BernoulliBackward1": {
+        "entry": "bernoulli_.Tensor",
+        "schema": "bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+            ("p", "zeros_like(p)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+            "p": "tensor",
+        },
+    },
+    "BernoulliBackward2": {
+        "entry": "bernoulli_.float",
+        "schema": "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "ExponentialBackward0": {
+        "entry": "exponential_",
+        "schema": "exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "IndexReduceBackward0": {
+        "entry": "index_reduce",
+        "schema": "index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor",
+        "formulas": (
+            ("self, source", "index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)"),
+        ),
+        "result": (
+            ("result", "index_reduce_jvp(self_p, self_t, dim, index_p, source_p, source_t, reduce, include_self, result)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "dim": "value",
+            "index": "tensor",
+            "source": "tensor",
+            "reduce": "value",
+            "include_self": "value",
+            "result": "output",
+        },
+    },
+    "UniqueBackward0": {
+        "entry": "_unique",
+        "schema": "_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)",
+        "formulas": (
+            ("self", "not_implemented(\"_unique\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "Unique2Backward0": {
+        "entry": "_unique2",
+        "schema": "_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("self", "not_implemented(\"_unique2\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "UniqueDimBackward0": {
+        "entry": "unique_dim",
+        "schema": "unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("self", "not_implemented(\"unique_dim\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "UniqueConsecutiveBackward0": {
+        "entry": "unique_consecutive",
+        "schema": "unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("self", "not_implemented(\"unique_consecutive\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "UniqueDimConsecutiveBackward0": {
+        "entry": "unique_dim_consecutive",
+        "schema": "unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("self", "not_implemented(\"unique_dim_consecutive\")"),
+        ),
+        "result": (
+        ),
+        "saved": {
+        },
+    },
+    "MaskedScatterBackwardBackward0": {
+        "entry": "masked_scatter_backward",
+        "schema": "masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor",
+        "formulas": (
+            ("grad_output", "zeros_like(grad_output).masked_scatter(mask, grad)"),
+        ),
+        "result": (
+            ("result", "masked_scatter_backward(grad_output_t, mask_p, sizes)", ""),
+        ),
+        "saved": {
+            "grad_output": "tensor",
+            "mask": "tensor",
+        },
+    },
+    "UnsafeIndexBackward0": {
+        "entry": "_unsafe_index.Tensor",
+        "schema": "_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
+        "formulas": (
+            ("self", "index_backward(grad, self.shape, indices)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "self_sym_sizes": "sizes",
+            "indices": "tensor_list",
+        },
+    },
+    "UnsafeIndexPutBackward0": {
+        "entry": "_unsafe_index_put",
+        "schema": "_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor",
+        "formulas": (
+            ("self", "grad if accumulate else _unsafe_index_put(grad, indices, zeros_like(values), False)"),
+            ("values", "_unsafe_index(grad, indices)"),
+        ),
+        "result": (
+            ("result", "_unsafe_index_put(self_t, indices_p, values_t, accumulate)", ""),
+        ),
+        "saved": {
+            "accumulate": "value",
+            "indices": "tensor_list",
+            "values": "tensor",
+        },
+    },
+    "UnsafeMaskedIndexBackward0": {
+        "entry": "_unsafe_masked_index",
+        "schema": "_unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor",
+        "formulas": (
+            ("self", "unsafe_masked_index_backward(grad, self.shape, mask, indices)"),
+        ),
+        "result": (
+            ("result", "_unsafe_masked_index(self_t, mask_p, indices_p, 0)", ""),
+        ),
+        "saved": {
+            "self_sym_sizes": "sizes",
+            "mask": "tensor",
+            "indices": "tensor_list",
+        },
+    },
+    "UnsafeMaskedIndexPutAccumulateBackward0": {
+        "entry": "_unsafe_masked_index_put_accumulate",
+        "schema": "_unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor",
+        "formulas": (
+            ("self", "grad"),
+            ("values", "_unsafe_masked_index(grad, mask, indices, 0)"),
+        ),
+        "result": (
+            ("result", "_unsafe_masked_index_put_accumulate(self_t, mask_p, indices_p, values_t)", ""),
+        ),
+        "saved": {
+            "mask": "tensor",
+            "indices": "tensor_list",
+        },
+    },
 }

@@ -442,6 +442,18 @@ __all__ = [
     "_upsample_lanczos2d_aa_backward",
     "_grid_sampler_taps",
     "_grid_sampler_taps_backward",
+    "uniform_",
+    "normal_",
+    "bernoulli",
+    "bernoulli__Tensor",
+    "bernoulli__float",
+    "exponential_",
+    "index_reduce",
+    "masked_scatter_backward",
+    "_unsafe_index_Tensor",
+    "_unsafe_index_put",
+    "_unsafe_masked_index",
+    "_unsafe_masked_index_put_accumulate",
 ]
 
 
@@ -4522,3 +4534,111 @@ def _grid_sampler_taps_backward(grad_output_p, grad_output_t, grid_p, grid_t, in
     result: _grid_sampler_taps_backward(grad_output_t, grid_p, input_size, order, interpolation_mode, padding_mode, align_corners) + grid_sampler_taps_backward_jvp(grad_output_p, grid_p, grid_t, input_size, order, interpolation_mode, padding_mode, align_corners)
     """
     return ops._grid_sampler_taps_backward(grad_output_t, grid_p, input_size, order, interpolation_mode, padding_mode, align_corners) + manual.grid_sampler_taps_backward_jvp(ops, grad_output_p, grid_p, grid_t, input_size, order, interpolation_mode, padding_mode, align_corners)
+
+
+def uniform_(self_p, self_t, low, to, generator, result):
+    """uniform_(Tensor(a!) self, float low=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry uniform_
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def normal_(self_p, self_t, mean, std, generator, result):
+    """normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry normal_
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def bernoulli(self_p, self_t, generator, result):
+    """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry bernoulli
+    result: auto_element_wise, from self: zeros_like(grad)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def bernoulli__Tensor(self_p, self_t, p_p, p_t, generator, result):
+    """bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry bernoulli_.Tensor
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def bernoulli__float(self_p, self_t, p, generator, result):
+    """bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry bernoulli_.float
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def exponential_(self_p, self_t, lambd, generator, result):
+    """exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry exponential_
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def index_reduce(self_p, self_t, dim, index_p, source_p, source_t, reduce, include_self, result):
+    """index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
+
+    derivatives.yaml, entry index_reduce
+    result: index_reduce_jvp(self_p, self_t, dim, index_p, source_p, source_t, reduce, include_self, result)
+    """
+    return manual.index_reduce_jvp(ops, self_p, self_t, dim, index_p, source_p, source_t, reduce, include_self, result)
+
+
+def masked_scatter_backward(grad_output_p, grad_output_t, mask_p, sizes, result):
+    """masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor
+
+    derivatives.yaml, entry masked_scatter_backward
+    result: masked_scatter_backward(grad_output_t, mask_p, sizes)
+    """
+    return ops.masked_scatter_backward(grad_output_t, mask_p, sizes)
+
+
+def _unsafe_index_Tensor(self_p, self_t, indices_p, result):
+    """_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+
+    derivatives.yaml, entry _unsafe_index.Tensor
+    result: auto_linear
+    """
+    return ops._unsafe_index_Tensor(self_t, indices_p)
+
+
+def _unsafe_index_put(self_p, self_t, indices_p, values_p, values_t, accumulate, result):
+    """_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+
+    derivatives.yaml, entry _unsafe_index_put
+    result: _unsafe_index_put(self_t, indices_p, values_t, accumulate)
+    """
+    return ops._unsafe_index_put(self_t, indices_p, values_t, accumulate)
+
+
+def _unsafe_masked_index(self_p, self_t, mask_p, indices_p, fill, result):
+    """_unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor
+
+    derivatives.yaml, entry _unsafe_masked_index
+    result: _unsafe_masked_index(self_t, mask_p, indices_p, 0)
+    """
+    return ops._unsafe_masked_index(self_t, mask_p, indices_p, 0)
+
+
+def _unsafe_masked_index_put_accumulate(self_p, self_t, mask_p, indices_p, values_p, values_t, result):
+    """_unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor
+
+    derivatives.yaml, entry _unsafe_masked_index_put_accumulate
+    result: _unsafe_masked_index_put_accumulate(self_t, mask_p, indices_p, values_t)
+    """
+    return ops._unsafe_masked_index_put_accumulate(self_t, mask_p, indices_p, values_t)

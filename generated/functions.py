@@ -461,6 +461,23 @@ __all__ = [
     "UpsampleLanczos2DAaBackwardBackward0",
     "GridSamplerTapsBackward0",
     "GridSamplerTapsBackwardBackward0",
+    "UniformBackward0",
+    "NormalBackward0",
+    "BernoulliBackward0",
+    "BernoulliBackward1",
+    "BernoulliBackward2",
+    "ExponentialBackward0",
+    "IndexReduceBackward0",
+    "UniqueBackward0",
+    "Unique2Backward0",
+    "UniqueDimBackward0",
+    "UniqueConsecutiveBackward0",
+    "UniqueDimConsecutiveBackward0",
+    "MaskedScatterBackwardBackward0",
+    "UnsafeIndexBackward0",
+    "UnsafeIndexPutBackward0",
+    "UnsafeMaskedIndexBackward0",
+    "UnsafeMaskedIndexPutAccumulateBackward0",
 ]
 
 
@@ -10819,7 +10836,7 @@ class MaskedScatterBackward0(Node):
             grad_inputs[0] = ops.masked_fill(grad, mask, 0)
         # source: masked_scatter_backward(grad, mask, source.shape)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.masked_scatter_backward(ops, grad, mask, source_sym_sizes)
+            grad_inputs[1] = ops.masked_scatter_backward(grad, mask, source_sym_sizes)
         return grad_inputs
 
 
@@ -14596,4 +14613,438 @@ class GridSamplerTapsBackwardBackward0(Node):
         # grid: grid_sampler_taps_grid_grad(grad_output, grad, grid, order, interpolation_mode, padding_mode, align_corners)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = manual.grid_sampler_taps_grid_grad(ops, grad_output, grad, grid, order, interpolation_mode, padding_mode, align_corners)
+        return grad_inputs
+
+
+class UniformBackward0(Node):
+    """uniform_(Tensor(a!) self, float low=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry uniform_
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class NormalBackward0(Node):
+    """normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry normal_
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class BernoulliBackward0(Node):
+    """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry bernoulli
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class BernoulliBackward1(Node):
+    """bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry bernoulli_.Tensor
+    self: zeros_like(grad)
+    p: zeros_like(p)
+    """
+
+    __slots__ = ("p_",)
+
+    @property
+    def _saved_p(self):
+        return self.p_.unpack()
+
+    def release_variables(self):
+        self.p_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        p = ops.unpack(self.p_, self)
+        grad_inputs = [None, None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        # p: zeros_like(p)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = manual.zeros_like(ops, p)
+        return grad_inputs
+
+
+class BernoulliBackward2(Node):
+    """bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry bernoulli_.float
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class ExponentialBackward0(Node):
+    """exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry exponential_
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class IndexReduceBackward0(Node):
+    """index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
+
+    derivatives.yaml, entry index_reduce
+    self, source: index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)
+    """
+
+    __slots__ = ("self_", "_saved_dim", "index_", "source_", "_saved_reduce", "_saved_include_self", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_index(self):
+        return self.index_.unpack()
+
+    @property
+    def _saved_source(self):
+        return self.source_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.index_.reset_data()
+        self.source_.reset_data()
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        dim = self._saved_dim
+        index = ops.unpack(self.index_, self)
+        source = ops.unpack(self.source_, self)
+        reduce = self._saved_reduce
+        include_self = self._saved_include_self
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # self, source: index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.index_reduce_backward(ops, grad, self_, dim, index, source, reduce, include_self, result)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class UniqueBackward0(Node):
+    """_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _unique
+    self: not_implemented("_unique")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("_unique")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for '_unique' is not implemented.")
+        return grad_inputs
+
+
+class Unique2Backward0(Node):
+    """_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _unique2
+    self: not_implemented("_unique2")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("_unique2")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for '_unique2' is not implemented.")
+        return grad_inputs
+
+
+class UniqueDimBackward0(Node):
+    """unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry unique_dim
+    self: not_implemented("unique_dim")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("unique_dim")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'unique_dim' is not implemented.")
+        return grad_inputs
+
+
+class UniqueConsecutiveBackward0(Node):
+    """unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry unique_consecutive
+    self: not_implemented("unique_consecutive")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("unique_consecutive")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'unique_consecutive' is not implemented.")
+        return grad_inputs
+
+
+class UniqueDimConsecutiveBackward0(Node):
+    """unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry unique_dim_consecutive
+    self: not_implemented("unique_dim_consecutive")
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad_inputs = [None]
+        # self: not_implemented("unique_dim_consecutive")
+        if self.should_compute_output(0):
+            raise NotImplementedError("the derivative for 'unique_dim_consecutive' is not implemented.")
+        return grad_inputs
+
+
+class MaskedScatterBackwardBackward0(Node):
+    """masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor
+
+    derivatives.yaml, entry masked_scatter_backward
+    grad_output: zeros_like(grad_output).masked_scatter(mask, grad)
+    """
+
+    __slots__ = ("grad_output_", "mask_")
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_mask(self):
+        return self.mask_.unpack()
+
+    def release_variables(self):
+        self.grad_output_.reset_data()
+        self.mask_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_output = ops.unpack(self.grad_output_, self)
+        mask = ops.unpack(self.mask_, self)
+        grad_inputs = [None]
+        # grad_output: zeros_like(grad_output).masked_scatter(mask, grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.masked_scatter(manual.zeros_like(ops, grad_output), mask, grad)
+        return grad_inputs
+
+
+class UnsafeIndexBackward0(Node):
+    """_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+
+    derivatives.yaml, entry _unsafe_index.Tensor
+    self: index_backward(grad, self.shape, indices)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "indices_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
+        # self: index_backward(grad, self.shape, indices)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.index_backward(ops, grad, self_sym_sizes, indices)
+        return grad_inputs
+
+
+class UnsafeIndexPutBackward0(Node):
+    """_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+
+    derivatives.yaml, entry _unsafe_index_put
+    self: grad if accumulate else _unsafe_index_put(grad, indices, zeros_like(values), False)
+    values: _unsafe_index(grad, indices)
+    """
+
+    __slots__ = ("_saved_accumulate", "indices_", "values_")
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    @property
+    def _saved_values(self):
+        return self.values_.unpack()
+
+    def release_variables(self):
+        self.indices_.reset_data()
+        self.values_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        accumulate = self._saved_accumulate
+        indices = ops.unpack(self.indices_, self)
+        values = ops.unpack(self.values_, self)
+        grad_inputs = [None, None]
+        # self: grad if accumulate else _unsafe_index_put(grad, indices, zeros_like(values), False)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = grad if accumulate else ops._unsafe_index_put(grad, indices, manual.zeros_like(ops, values), False)
+        # values: _unsafe_index(grad, indices)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops._unsafe_index(grad, indices)
+        return grad_inputs
+
+
+class UnsafeMaskedIndexBackward0(Node):
+    """_unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor
+
+    derivatives.yaml, entry _unsafe_masked_index
+    self: unsafe_masked_index_backward(grad, self.shape, mask, indices)
+    """
+
+    __slots__ = ("_saved_self_sym_sizes", "mask_", "indices_")
+
+    @property
+    def _saved_mask(self):
+        return self.mask_.unpack()
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    def release_variables(self):
+        self.mask_.reset_data()
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_sym_sizes = self._saved_self_sym_sizes
+        mask = ops.unpack(self.mask_, self)
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None]
+        # self: unsafe_masked_index_backward(grad, self.shape, mask, indices)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.unsafe_masked_index_backward(ops, grad, self_sym_sizes, mask, indices)
+        return grad_inputs
+
+
+class UnsafeMaskedIndexPutAccumulateBackward0(Node):
+    """_unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor
+
+    derivatives.yaml, entry _unsafe_masked_index_put_accumulate
+    self: grad
+    values: _unsafe_masked_index(grad, mask, indices, 0)
+    """
+
+    __slots__ = ("mask_", "indices_")
+
+    @property
+    def _saved_mask(self):
+        return self.mask_.unpack()
+
+    @property
+    def _saved_indices(self):
+        return self.indices_.unpack()
+
+    def release_variables(self):
+        self.mask_.reset_data()
+        self.indices_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        mask = ops.unpack(self.mask_, self)
+        indices = ops.unpack(self.indices_, self)
+        grad_inputs = [None, None]
+        # self: grad
+        if self.should_compute_output(0):
+            grad_inputs[0] = grad
+        # values: _unsafe_masked_index(grad, mask, indices, 0)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops._unsafe_masked_index(grad, mask, indices, 0)
         return grad_inputs

@@ -55,6 +55,9 @@ from generated.functions import (
     BatchNormBackwardBackward0,
     BatchNormNoUpdateBackward0,
     BatchNormWithUpdateBackward0,
+    BernoulliBackward0,
+    BernoulliBackward1,
+    BernoulliBackward2,
     BinaryCrossEntropyBackward0,
     BinaryCrossEntropyBackwardBackward0,
     BinaryCrossEntropyWithLogitsBackward0,
@@ -122,6 +125,7 @@ from generated.functions import (
     ExpandBackward0,
     ExpBackward0,
     Expm1Backward0,
+    ExponentialBackward0,
     FillBackward0,
     FillBackward1,
     FillBackward2,
@@ -176,6 +180,7 @@ from generated.functions import (
     IndexFillBackward1,
     IndexPutBackward0,
     IndexPutImplBackward0,
+    IndexReduceBackward0,
     IndexSelectBackward0,
     KthvalueBackward0,
     LazyCloneBackward0,
@@ -226,6 +231,7 @@ from generated.functions import (
     MaskedFillBackward0,
     MaskedFillBackward1,
     MaskedScatterBackward0,
+    MaskedScatterBackwardBackward0,
     MaskedSelectBackward0,
     MaskedSoftmaxBackward0,
     MaxBackward0,
@@ -280,6 +286,7 @@ from generated.functions import (
     NllLoss2DBackwardBackward0,
     NllLossBackward0,
     NllLossBackwardBackward0,
+    NormalBackward0,
     NormBackward0,
     NormBackward1,
     PackPaddedSequenceBackward0,
@@ -420,6 +427,16 @@ from generated.functions import (
     UnbindBackward0,
     UnfoldBackward0,
     UnfoldBackwardBackward0,
+    UniformBackward0,
+    Unique2Backward0,
+    UniqueBackward0,
+    UniqueConsecutiveBackward0,
+    UniqueDimBackward0,
+    UniqueDimConsecutiveBackward0,
+    UnsafeIndexBackward0,
+    UnsafeIndexPutBackward0,
+    UnsafeMaskedIndexBackward0,
+    UnsafeMaskedIndexPutAccumulateBackward0,
     UnsafeSplitBackward0,
     UnsafeSplitWithSizesBackward0,
     UnsafeViewBackward0,
@@ -516,6 +533,12 @@ __all__ = [
     "_thnn_fused_lstm_cell",
     "_to_copy",
     "_trilinear",
+    "_unique",
+    "_unique2",
+    "_unsafe_index",
+    "_unsafe_index_put",
+    "_unsafe_masked_index",
+    "_unsafe_masked_index_put_accumulate",
     "_unsafe_view",
     "_upsample_bicubic2d_aa",
     "_upsample_bicubic2d_aa_backward",
@@ -573,6 +596,7 @@ __all__ = [
     "avg_pool3d_backward",
     "baddbmm",
     "batch_norm_backward",
+    "bernoulli",
     "binary_cross_entropy",
     "binary_cross_entropy_backward",
     "binary_cross_entropy_with_logits",
@@ -691,6 +715,7 @@ __all__ = [
     "index_copy",
     "index_fill",
     "index_put",
+    "index_reduce",
     "index_select",
     "isnan",
     "kthvalue",
@@ -737,6 +762,7 @@ __all__ = [
     "lu_unpack",
     "masked_fill",
     "masked_scatter",
+    "masked_scatter_backward",
     "masked_select",
     "max",
     "max_pool2d",
@@ -17631,7 +17657,472 @@ def _grid_sampler_taps_backward(grad_output=MISSING, grid=MISSING, input_size=MI
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def uniform_(self_=MISSING, low=0, to=1, *, generator=None, **kwargs):
+    """uniform_(Tensor(a!) self, float low=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry uniform_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(uniform_, (self_, low, to), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(low, NUMBER) or not isinstance(to, NUMBER) or kwargs:
+        self_, low, to, generator = _arguments.bind(OVERLOADS["uniform_"], (self_, low, to, generator,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = UniformBackward0((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.uniform_(recording.data(self_), low, to, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.uniform_(original_self, forward_grad.tangent(self_), low, to, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def normal_(self_=MISSING, mean=0, std=1, *, generator=None, **kwargs):
+    """normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry normal_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(normal_, (self_, mean, std), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mean, NUMBER) or not isinstance(std, NUMBER) or kwargs:
+        self_, mean, std, generator = _arguments.bind(OVERLOADS["normal_"], (self_, mean, std, generator,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = NormalBackward0((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.normal_(recording.data(self_), mean, std, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.normal_(original_self, forward_grad.tangent(self_), mean, std, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def bernoulli(self_=MISSING, *, generator=None, **kwargs):
+    """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
+
+    derivatives.yaml, entry bernoulli
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bernoulli, (self_,), {"generator": generator, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, generator = _arguments.bind(OVERLOADS["bernoulli"], (self_, generator,), kwargs)
+    result = recording.wrap(kernels.bernoulli(recording.data(self_), generator))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = BernoulliBackward0((gradient_edge(self_),))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.bernoulli(self_, forward_grad.tangent(self_), generator, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def bernoulli__Tensor(self_=MISSING, p=MISSING, *, generator=None, **kwargs):
+    """bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry bernoulli_.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bernoulli__Tensor, (self_, p), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, Tensor) or kwargs:
+        self_, p, generator = _arguments.bind(OVERLOADS["bernoulli_.Tensor"], (self_, p, generator,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(p, Tensor) and (p._requires_grad or p.grad_fn is not None))
+    if needs_grad:
+        grad_fn = BernoulliBackward1((gradient_edge(self_), gradient_edge(p)))
+        grad_fn.p_ = SavedVariable(p, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, p)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.bernoulli__Tensor(recording.data(self_), recording.data(p), generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.bernoulli__Tensor(original_self, forward_grad.tangent(self_), p, forward_grad.tangent(p), generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def bernoulli__float(self_=MISSING, p=0.5, *, generator=None, **kwargs):
+    """bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry bernoulli_.float
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bernoulli__float, (self_, p), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
+        self_, p, generator = _arguments.bind(OVERLOADS["bernoulli_.float"], (self_, p, generator,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = BernoulliBackward2((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.bernoulli__float(recording.data(self_), p, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.bernoulli__float(original_self, forward_grad.tangent(self_), p, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def exponential_(self_=MISSING, lambd=1, *, generator=None, **kwargs):
+    """exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry exponential_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(exponential_, (self_, lambd), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
+        self_, lambd, generator = _arguments.bind(OVERLOADS["exponential_"], (self_, lambd, generator,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = ExponentialBackward0((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.exponential_(recording.data(self_), lambd, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.exponential_(original_self, forward_grad.tangent(self_), lambd, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def index_reduce(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+    """index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
+
+    derivatives.yaml, entry index_reduce
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_reduce, (self_, dim, index, source, reduce), {"include_self": include_self, **kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
+        self_, dim, index, source, reduce, include_self = _arguments.bind(OVERLOADS["index_reduce"], (self_, dim, index, source, reduce, include_self,), kwargs)
+    result = recording.wrap(kernels.index_reduce(recording.data(self_), dim, recording.data(index), recording.data(source), reduce, include_self))
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
+    if needs_grad:
+        grad_fn = IndexReduceBackward0((gradient_edge(self_), gradient_edge(source)))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.source_ = SavedVariable(source, False)
+        grad_fn._saved_reduce = reduce
+        grad_fn._saved_include_self = include_self
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, source):
+        with forward_grad.computing_tangents():
+            tangent = forward.index_reduce(self_, forward_grad.tangent(self_), dim, index, source, forward_grad.tangent(source), reduce, include_self, result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def index_reduce_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+    """In-place index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
+
+    derivatives.yaml, entry index_reduce
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(index_reduce_, (self_, dim, index, source, reduce), {"include_self": include_self, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
+        self_, dim, index, source, reduce, include_self = _arguments.bind(OVERLOADS["index_reduce"], (self_, dim, index, source, reduce, include_self,), kwargs, inplace=True)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
+    if needs_grad:
+        grad_fn = IndexReduceBackward0((gradient_edge(self_), gradient_edge(source)))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn._saved_dim = dim
+        grad_fn.index_ = SavedVariable(index, False)
+        grad_fn.source_ = SavedVariable(source, False)
+        grad_fn._saved_reduce = reduce
+        grad_fn._saved_include_self = include_self
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.index_reduce(recording.data(self_), dim, recording.data(index), recording.data(source), reduce, include_self))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.index_reduce(original_self, forward_grad.tangent(self_), dim, index, source, forward_grad.tangent(source), reduce, include_self, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
+    return self_
+
+
+def _unique(self_=MISSING, sorted=True, return_inverse=False, **kwargs):
+    """_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)
+
+    derivatives.yaml, entry _unique
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_unique, (self_, sorted, return_inverse), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, sorted, return_inverse = _arguments.bind(OVERLOADS["_unique"], (self_, sorted, return_inverse,), kwargs)
+    result0, result1 = map(recording.wrap, kernels._unique(recording.data(self_), sorted, return_inverse))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UniqueBackward0((gradient_edge(self_),))
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("_unique")
+    return (result0, result1)
+
+
+def _unique2(self_=MISSING, sorted=True, return_inverse=False, return_counts=False, **kwargs):
+    """_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry _unique2
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_unique2, (self_, sorted, return_inverse, return_counts), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, sorted, return_inverse, return_counts = _arguments.bind(OVERLOADS["_unique2"], (self_, sorted, return_inverse, return_counts,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels._unique2(recording.data(self_), sorted, return_inverse, return_counts))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = Unique2Backward0((gradient_edge(self_),))
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("_unique2")
+    return (result0, result1, result2)
+
+
+def unique_dim(self_=MISSING, dim=MISSING, sorted=True, return_inverse=False, return_counts=False, **kwargs):
+    """unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry unique_dim
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unique_dim, (self_, dim, sorted, return_inverse, return_counts), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, sorted, return_inverse, return_counts = _arguments.bind(OVERLOADS["unique_dim"], (self_, dim, sorted, return_inverse, return_counts,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels.unique_dim(recording.data(self_), dim, sorted, return_inverse, return_counts))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UniqueDimBackward0((gradient_edge(self_),))
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("unique_dim")
+    return (result0, result1, result2)
+
+
+def unique_consecutive(self_=MISSING, return_inverse=False, return_counts=False, dim=None, **kwargs):
+    """unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry unique_consecutive
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unique_consecutive, (self_, return_inverse, return_counts, dim), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        self_, return_inverse, return_counts, dim = _arguments.bind(OVERLOADS["unique_consecutive"], (self_, return_inverse, return_counts, dim,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels.unique_consecutive(recording.data(self_), return_inverse, return_counts, dim))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UniqueConsecutiveBackward0((gradient_edge(self_),))
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("unique_consecutive")
+    return (result0, result1, result2)
+
+
+def unique_dim_consecutive(self_=MISSING, dim=MISSING, return_inverse=False, return_counts=False, **kwargs):
+    """unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry unique_dim_consecutive
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(unique_dim_consecutive, (self_, dim, return_inverse, return_counts), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
+        self_, dim, return_inverse, return_counts = _arguments.bind(OVERLOADS["unique_dim_consecutive"], (self_, dim, return_inverse, return_counts,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels.unique_dim_consecutive(recording.data(self_), dim, return_inverse, return_counts))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UniqueDimConsecutiveBackward0((gradient_edge(self_),))
+        recording.set_history(result0, grad_fn)
+        recording.skip_output(result1, grad_fn)
+        recording.skip_output(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("unique_dim_consecutive")
+    return (result0, result1, result2)
+
+
+def masked_scatter_backward(grad_output=MISSING, mask=MISSING, sizes=MISSING, **kwargs):
+    """masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor
+
+    derivatives.yaml, entry masked_scatter_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(masked_scatter_backward, (grad_output, mask, sizes), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or sizes is MISSING or kwargs:
+        grad_output, mask, sizes = _arguments.bind(OVERLOADS["masked_scatter_backward"], (grad_output, mask, sizes,), kwargs)
+    sizes = recording.int_tuple(sizes)
+    result = recording.wrap(kernels.masked_scatter_backward(recording.data(grad_output), recording.data(mask), sizes))
+    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
+        grad_fn = MaskedScatterBackwardBackward0((gradient_edge(grad_output),))
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.mask_ = SavedVariable(mask, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(grad_output):
+        with forward_grad.computing_tangents():
+            tangent = forward.masked_scatter_backward(grad_output, forward_grad.tangent(grad_output), mask, sizes, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _unsafe_index_Tensor(self_=MISSING, indices=MISSING, **kwargs):
+    """_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+
+    derivatives.yaml, entry _unsafe_index.Tensor
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_unsafe_index_Tensor, (self_, indices), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or indices is MISSING or kwargs:
+        self_, indices = _arguments.bind(OVERLOADS["_unsafe_index.Tensor"], (self_, indices,), kwargs)
+    result = recording.wrap(kernels._unsafe_index_Tensor(recording.data(self_), recording.data(indices)))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UnsafeIndexBackward0((gradient_edge(self_),))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._unsafe_index_Tensor(self_, forward_grad.tangent(self_), indices, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _unsafe_index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
+    """_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
+
+    derivatives.yaml, entry _unsafe_index_put
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_unsafe_index_put, (self_, indices, values, accumulate), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
+        self_, indices, values, accumulate = _arguments.bind(OVERLOADS["_unsafe_index_put"], (self_, indices, values, accumulate,), kwargs)
+    result = recording.wrap(kernels._unsafe_index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None)):
+        grad_fn = UnsafeIndexPutBackward0((gradient_edge(self_), gradient_edge(values)))
+        grad_fn._saved_accumulate = accumulate
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        grad_fn.values_ = SavedVariable(values, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, values):
+        with forward_grad.computing_tangents():
+            tangent = forward._unsafe_index_put(self_, forward_grad.tangent(self_), indices, values, forward_grad.tangent(values), accumulate, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _unsafe_masked_index(self_=MISSING, mask=MISSING, indices=MISSING, fill=MISSING, **kwargs):
+    """_unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor
+
+    derivatives.yaml, entry _unsafe_masked_index
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_unsafe_masked_index, (self_, mask, indices, fill), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(fill, NUMBER) or indices is MISSING or kwargs:
+        self_, mask, indices, fill = _arguments.bind(OVERLOADS["_unsafe_masked_index"], (self_, mask, indices, fill,), kwargs)
+    result = recording.wrap(kernels._unsafe_masked_index(recording.data(self_), recording.data(mask), recording.data(indices), fill))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = UnsafeMaskedIndexBackward0((gradient_edge(self_),))
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn.mask_ = SavedVariable(mask, False)
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._unsafe_masked_index(self_, forward_grad.tangent(self_), mask, indices, fill, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _unsafe_masked_index_put_accumulate(self_=MISSING, mask=MISSING, indices=MISSING, values=MISSING, **kwargs):
+    """_unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor
+
+    derivatives.yaml, entry _unsafe_masked_index_put_accumulate
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_unsafe_masked_index_put_accumulate, (self_, mask, indices, values), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
+        self_, mask, indices, values = _arguments.bind(OVERLOADS["_unsafe_masked_index_put_accumulate"], (self_, mask, indices, values,), kwargs)
+    result = recording.wrap(kernels._unsafe_masked_index_put_accumulate(recording.data(self_), recording.data(mask), recording.data(indices), recording.data(values)))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None)):
+        grad_fn = UnsafeMaskedIndexPutAccumulateBackward0((gradient_edge(self_), gradient_edge(values)))
+        grad_fn.mask_ = SavedVariable(mask, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.indices_ = SavedVariableList(indices, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, values):
+        with forward_grad.computing_tangents():
+            tangent = forward._unsafe_masked_index_put_accumulate(self_, forward_grad.tangent(self_), mask, indices, values, forward_grad.tangent(values), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
+_unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
 add_ = add_Tensor_
 bitwise_and = bitwise_and_Tensor
@@ -17660,6 +18151,7 @@ unsafe_split = unsafe_split_Tensor
 where = where_self
 # A function bound to one overload answers to torch's name (what a mode sees: `add`).
 _slow_conv2d_backward_output_mask.__name__ = _slow_conv2d_backward_output_mask.__qualname__ = "_slow_conv2d_backward"
+_unsafe_index_Tensor.__name__ = _unsafe_index_Tensor.__qualname__ = "_unsafe_index"
 add_Tensor.__name__ = add_Tensor.__qualname__ = "add"
 add_Tensor_.__name__ = add_Tensor_.__qualname__ = "add_"
 bitwise_and_Tensor.__name__ = bitwise_and_Tensor.__qualname__ = "bitwise_and"
@@ -20382,6 +20874,102 @@ OVERLOADS = {
         Param("padding_mode", "int"),
         Param("align_corners", "bool"),
     )),
+    "uniform_": Overload(uniform_, kernels.uniform_, "uniform_(Tensor(a!) self, float low=0, float to=1, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("low", "float", has_default=True),
+        Param("to", "float", has_default=True),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "normal_": Overload(normal_, kernels.normal_, "normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("mean", "float", has_default=True),
+        Param("std", "float", has_default=True),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "bernoulli": Overload(bernoulli, kernels.bernoulli, "bernoulli(Tensor self, *, Generator? generator=None) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "bernoulli_.Tensor": Overload(bernoulli__Tensor, kernels.bernoulli__Tensor, "bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("p", "Tensor"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "bernoulli_.float": Overload(bernoulli__float, kernels.bernoulli__float, "bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("p", "float", has_default=True),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "exponential_": Overload(exponential_, kernels.exponential_, "exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("lambd", "float", has_default=True),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "index_reduce": Overload(index_reduce, kernels.index_reduce, "index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("index", "Tensor"),
+        Param("source", "Tensor"),
+        Param("reduce", "str"),
+        Param("include_self", "bool", has_default=True, keyword_only=True),
+    )),
+    "_unique": Overload(_unique, kernels._unique, "_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("sorted", "bool", has_default=True),
+        Param("return_inverse", "bool", has_default=True),
+    )),
+    "_unique2": Overload(_unique2, kernels._unique2, "_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("sorted", "bool", has_default=True),
+        Param("return_inverse", "bool", has_default=True),
+        Param("return_counts", "bool", has_default=True),
+    )),
+    "unique_dim": Overload(unique_dim, kernels.unique_dim, "unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("sorted", "bool", has_default=True),
+        Param("return_inverse", "bool", has_default=True),
+        Param("return_counts", "bool", has_default=True),
+    )),
+    "unique_consecutive": Overload(unique_consecutive, kernels.unique_consecutive, "unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("return_inverse", "bool", has_default=True),
+        Param("return_counts", "bool", has_default=True),
+        Param("dim", "int?", has_default=True),
+    )),
+    "unique_dim_consecutive": Overload(unique_dim_consecutive, kernels.unique_dim_consecutive, "unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("dim", "int"),
+        Param("return_inverse", "bool", has_default=True),
+        Param("return_counts", "bool", has_default=True),
+    )),
+    "masked_scatter_backward": Overload(masked_scatter_backward, kernels.masked_scatter_backward, "masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor", (
+        Param("grad_output", "Tensor"),
+        Param("mask", "Tensor"),
+        Param("sizes", "int[]"),
+    )),
+    "_unsafe_index.Tensor": Overload(_unsafe_index_Tensor, kernels._unsafe_index_Tensor, "_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor?[]"),
+    )),
+    "_unsafe_index_put": Overload(_unsafe_index_put, kernels._unsafe_index_put, "_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("indices", "Tensor?[]"),
+        Param("values", "Tensor"),
+        Param("accumulate", "bool", has_default=True),
+    )),
+    "_unsafe_masked_index": Overload(_unsafe_masked_index, kernels._unsafe_masked_index, "_unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mask", "Tensor"),
+        Param("indices", "Tensor?[]"),
+        Param("fill", "Scalar"),
+    )),
+    "_unsafe_masked_index_put_accumulate": Overload(_unsafe_masked_index_put_accumulate, kernels._unsafe_masked_index_put_accumulate, "_unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("mask", "Tensor"),
+        Param("indices", "Tensor?[]"),
+        Param("values", "Tensor"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -21785,6 +22373,46 @@ BY_NAME = {
     "_grid_sampler_taps_backward": (
         OVERLOADS["_grid_sampler_taps_backward"],
     ),
+    "uniform_": (
+        OVERLOADS["uniform_"],
+    ),
+    "normal_": (
+        OVERLOADS["normal_"],
+    ),
+    "bernoulli": (
+        OVERLOADS["bernoulli"],
+    ),
+    "bernoulli_": (
+        OVERLOADS["bernoulli_.Tensor"],
+        OVERLOADS["bernoulli_.float"],
+    ),
+    "exponential_": (
+        OVERLOADS["exponential_"],
+    ),
+    "index_reduce": (
+        OVERLOADS["index_reduce"],
+    ),
+    "_unique": (
+        OVERLOADS["_unique"],
+    ),
+    "_unique2": (
+        OVERLOADS["_unique2"],
+    ),
+    "masked_scatter_backward": (
+        OVERLOADS["masked_scatter_backward"],
+    ),
+    "_unsafe_index": (
+        OVERLOADS["_unsafe_index.Tensor"],
+    ),
+    "_unsafe_index_put": (
+        OVERLOADS["_unsafe_index_put"],
+    ),
+    "_unsafe_masked_index": (
+        OVERLOADS["_unsafe_masked_index"],
+    ),
+    "_unsafe_masked_index_put_accumulate": (
+        OVERLOADS["_unsafe_masked_index_put_accumulate"],
+    ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),
     ),
@@ -22089,6 +22717,9 @@ BY_NAME = {
     ),
     "scatter_reduce_": (
         OVERLOADS["scatter_reduce.two"]._replace(wrapper=scatter_reduce_two_, kernel=None),
+    ),
+    "index_reduce_": (
+        OVERLOADS["index_reduce"]._replace(wrapper=index_reduce_, kernel=None),
     ),
 }
 
@@ -22613,6 +23244,15 @@ def ne_(*args, **kwargs):
         if heard is not _modes.PASS:
             return heard
     return _arguments.call("ne_", BY_NAME["ne_"], args, kwargs)
+
+
+def bernoulli_(*args, **kwargs):
+    """Picks the overload of bernoulli_ that the arguments match, as PyTorch's binding does."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bernoulli_, args, kwargs)
+        if heard is not _modes.PASS:
+            return heard
+    return _arguments.call("bernoulli_", BY_NAME["bernoulli_"], args, kwargs)
 
 
 def div_(*args, **kwargs):

@@ -1617,4 +1617,59 @@ FORMULAS = {
         0: "grad_output: _grid_sampler_taps(grad, grid, order, interpolation_mode, padding_mode, align_corners)",
         1: "grid: grid_sampler_taps_grid_grad(grad_output, grad, grid, order, interpolation_mode, padding_mode, align_corners)",
     },
+    "UniformBackward0": {
+        0: "self: zeros_like(grad)",
+    },
+    "NormalBackward0": {
+        0: "self: zeros_like(grad)",
+    },
+    "BernoulliBackward0": {
+        0: "self: zeros_like(grad)",
+    },
+    "BernoulliBackward1": {
+        0: "self: zeros_like(grad)",
+        1: "p: zeros_like(p)",
+    },
+    "BernoulliBackward2": {
+        0: "self: zeros_like(grad)",
+    },
+    "ExponentialBackward0": {
+        0: "self: zeros_like(grad)",
+    },
+    "IndexReduceBackward0": {
+        0: "self: index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)",
+        1: "source: index_reduce_backward(grad, self, dim, index, source, reduce, include_self, result)",
+    },
+    "UniqueBackward0": {
+        0: "self: not_implemented(\"_unique\")",
+    },
+    "Unique2Backward0": {
+        0: "self: not_implemented(\"_unique2\")",
+    },
+    "UniqueDimBackward0": {
+        0: "self: not_implemented(\"unique_dim\")",
+    },
+    "UniqueConsecutiveBackward0": {
+        0: "self: not_implemented(\"unique_consecutive\")",
+    },
+    "UniqueDimConsecutiveBackward0": {
+        0: "self: not_implemented(\"unique_dim_consecutive\")",
+    },
+    "MaskedScatterBackwardBackward0": {
+        0: "grad_output: zeros_like(grad_output).masked_scatter(mask, grad)",
+    },
+    "UnsafeIndexBackward0": {
+        0: "self: index_backward(grad, self.shape, indices)",
+    },
+    "UnsafeIndexPutBackward0": {
+        0: "self: grad if accumulate else _unsafe_index_put(grad, indices, zeros_like(values), False)",
+        1: "values: _unsafe_index(grad, indices)",
+    },
+    "UnsafeMaskedIndexBackward0": {
+        0: "self: unsafe_masked_index_backward(grad, self.shape, mask, indices)",
+    },
+    "UnsafeMaskedIndexPutAccumulateBackward0": {
+        0: "self: grad",
+        1: "values: _unsafe_masked_index(grad, mask, indices, 0)",
+    },
 }

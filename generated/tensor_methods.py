@@ -462,6 +462,20 @@ class TensorMethods:
             _arguments.reword_for_method(error, "baddbmm")
             raise
 
+    def bernoulli_(self, *args, **kwargs):
+        """bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
+        bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
+        """
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.bernoulli_, (self, *args), {**kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.bernoulli_(self, *args, **kwargs)
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "bernoulli_")
+            raise
+
     def bitwise_and(self, other=MISSING, **kwargs):
         """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -958,6 +972,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "expm1")
             raise
 
+    def exponential_(self, lambd=1, *, generator=None, **kwargs):
+        """exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.exponential_, (self, lambd), {"generator": generator, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.exponential_(self, lambd, generator=generator) if not kwargs else ops.exponential_(self, lambd, generator=generator, **_arguments.method_keywords("exponential_", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "exponential_")
+            raise
+
     def fill_(self, *args, **kwargs):
         """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
         fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
@@ -1260,6 +1286,18 @@ class TensorMethods:
             return ops.index_put(self, indices, values, accumulate) if not kwargs else ops.index_put(self, indices, values, accumulate, **_arguments.method_keywords("index_put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_put")
+            raise
+
+    def index_reduce(self, dim=MISSING, index=MISSING, source=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+        """index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_reduce, (self, dim, index, source, reduce), {"include_self": include_self, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.index_reduce(self, dim, index, source, reduce, include_self=include_self) if not kwargs else ops.index_reduce(self, dim, index, source, reduce, include_self=include_self, **_arguments.method_keywords("index_reduce", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "index_reduce")
             raise
 
     def index_select(self, dim=MISSING, index=MISSING, **kwargs):
@@ -1838,6 +1876,18 @@ class TensorMethods:
             return ops.nextafter(self, other) if not kwargs else ops.nextafter(self, other, **_arguments.method_keywords("nextafter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "nextafter")
+            raise
+
+    def normal_(self, mean=0, std=1, *, generator=None, **kwargs):
+        """normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.normal_, (self, mean, std), {"generator": generator, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.normal_(self, mean, std, generator=generator) if not kwargs else ops.normal_(self, mean, std, generator=generator, **_arguments.method_keywords("normal_", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "normal_")
             raise
 
     def one_hot(self, num_classes=-1, **kwargs):
@@ -2475,6 +2525,18 @@ class TensorMethods:
             return ops.unfold(self, dimension, size, step) if not kwargs else ops.unfold(self, dimension, size, step, **_arguments.method_keywords("unfold", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "unfold")
+            raise
+
+    def uniform_(self, low=0, to=1, *, generator=None, **kwargs):
+        """uniform_(Tensor(a!) self, float low=0, float to=1, *, Generator? generator=None) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.uniform_, (self, low, to), {"generator": generator, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.uniform_(self, low, to, generator=generator) if not kwargs else ops.uniform_(self, low, to, generator=generator, **_arguments.method_keywords("uniform_", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "uniform_")
             raise
 
     def unsafe_split(self, split_size=MISSING, dim=0, **kwargs):
@@ -3198,6 +3260,18 @@ class TensorMethods:
             return ops.index_put_(self, indices, values, accumulate) if not kwargs else ops.index_put_(self, indices, values, accumulate, **_arguments.method_keywords("index_put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_put_")
+            raise
+
+    def index_reduce_(self, dim=MISSING, index=MISSING, source=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+        """In-place index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.index_reduce_, (self, dim, index, source, reduce), {"include_self": include_self, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.index_reduce_(self, dim, index, source, reduce, include_self=include_self) if not kwargs else ops.index_reduce_(self, dim, index, source, reduce, include_self=include_self, **_arguments.method_keywords("index_reduce", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "index_reduce_")
             raise
 
     def ldexp_(self, other=MISSING, **kwargs):

@@ -582,6 +582,8 @@ def _matches(param: Param, value: Any, strict: bool, tensor_types: tuple = ()) -
     if kind == "ScalarType":  # on arrays, an array's own dtype (numpy's) is one too
         return isinstance(value, dtypes.dtype) or bool(tensor_types) and isinstance(value,
                                                                                    np.dtype)
+    if kind == "Generator":
+        return isinstance(value, Generator)
     return False
 
 

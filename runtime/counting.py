@@ -66,27 +66,7 @@ def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0, *,
     """A histogram of `bins` equal bins over [min, max] (the data's range when both are 0);
     values outside are left out, and max falls in the last bin."""
     _check_tensor("histc", input)
-    data = input._data
-    if data.dtype.kind != "f":
-        raise NotImplementedError(f'"histogram_cpu" not implemented for \'{_type_name(data)}\'')
-    if bins <= 0:
-        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-    low, high = data.dtype.type(min), data.dtype.type(max)
-    if low == high and data.size:
-        low, high = data.min(), data.max()
-    if low == high:
-        low, high = low - 1, high + 1
-    if low > high:
-        raise RuntimeError("torch.histc: max must be larger than min")
-    if not (np.isfinite(low) and np.isfinite(high)):
-        raise RuntimeError(f"torch.histc: range of [{low}, {high}] is not finite")
-    values = data.reshape(-1)
-    values = values[(values >= low) & (values <= high)]
-    with np.errstate(all="ignore"):
-        index = ((values - low) * bins / (high - low)).astype(np.int64)
-    index = np.minimum(index, bins - 1)
-    counts = np.bincount(index, minlength=bins).astype(data.dtype)
-    return _new(counts)
+    return _new(kernels.histc(input._data, bins, min, max))
 
 
 def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False,
@@ -188,16 +168,10 @@ def unique(input: Any, sorted: bool = True, return_inverse: bool = False,  # noq
     and how often each occurs. NaNs are all distinct, as in torch. (torch records a node
     whose backward is not implemented; gradgen's result has no history.)"""
     _check_tensor("unique", input)
-    data = input._data
     if dim is None:
-        values, inverse, counts = np.unique(data.reshape(-1), return_inverse=True,
-                                            return_counts=True, equal_nan=False)
-        inverse = inverse.reshape(data.shape)
+        values, inverse, counts = kernels._unique2(input._data, sorted, True, True)
     else:
-        axis = kernels._wrap_dim(dim, data.ndim)
-        values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True,
-                                            axis=axis, equal_nan=False)
-        inverse = inverse.reshape(-1)
+        values, inverse, counts = kernels.unique_dim(input._data, dim, sorted, True, True)
     return _unique_result(values, inverse, counts, return_inverse, return_counts)
 
 
@@ -205,22 +179,8 @@ def unique_consecutive(input: Any, return_inverse: bool = False, return_counts: 
                        dim: int | None = None) -> Any:
     """Each run of equal consecutive elements (or slices along dim) kept once."""
     _check_tensor("unique_consecutive", input)
-    data = input._data
-    axis = 0 if dim is None else kernels._wrap_dim(dim, data.ndim)
-    rows = data.reshape(-1) if dim is None else np.moveaxis(data, axis, 0)
-    if rows.shape[0] == 0:
-        return _unique_result(data.reshape(0) if dim is None else data, np.zeros(0, np.int64),
-                              np.zeros(0, np.int64), return_inverse, return_counts)
-    flat = rows.reshape(rows.shape[0], -1)
-    starts = np.concatenate([[True], np.any(flat[1:] != flat[:-1], axis=1)])
-    inverse = np.cumsum(starts) - 1
-    counts = np.diff(np.append(np.flatnonzero(starts), rows.shape[0]))
-    kept = rows[starts]
-    values = kept if dim is None else np.moveaxis(kept, 0, axis)
-    if dim is None:
-        inverse = inverse.reshape(data.shape)
-    return _unique_result(np.ascontiguousarray(values), inverse, counts, return_inverse,
-                          return_counts)
+    values, inverse, counts = kernels.unique_consecutive(input._data, True, True, dim)
+    return _unique_result(values, inverse, counts, return_inverse, return_counts)
 
 
 # -- element-wise, without a gradient ----------------------------------------------------------

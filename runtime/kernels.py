@@ -1599,6 +1599,14 @@ def index_put(self, indices, values, accumulate=False):
     key = _index_key(self, indices)
     values = _as(values, self.dtype)
     result = np.array(self, copy=True)
+    target = result[key].shape
+    try:
+        fits = np.broadcast_shapes(np.shape(values), target) == target
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(np.shape(values))} "
+                           f"cannot be broadcast to indexing result of shape {list(target)}")
     if accumulate:
         np.add.at(result, key, values)
     else:
@@ -8750,3 +8758,273 @@ def max_pool2d_backward(grad_output, self, kernel_size, stride=(), padding=0, di
                            f"{list(grad_output.shape)}")
     return max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding,
                                             dilation, ceil_mode, indices)
+# The in-place random ops of torch's spec (uniform_, normal_, bernoulli_, exponential_):
+# torch's checks and messages, then the numbers drawn as torch's CPU kernels draw them
+# (runtime/sampling.py), placed in self's memory order. `generator` None: the default one.
+
+_C_TYPES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "bool": "bool", "uint8": "unsigned char"}
+
+
+def _drawing(generator: Any, op: str) -> Any:
+    """The generator to draw from; anything but a Generator is torch's TypeError."""
+    if generator is None:
+        return _generator[0]
+    if not hasattr(generator, "draw32"):
+        raise TypeError(f"{op}(): argument 'generator' must be torch.Generator, not "
+                        f"{type(generator).__name__}")
+    return generator
+
+
+def _number_text(value: float) -> str:
+    """A number as torch's C++ messages print it (`2`, `0.5`)."""
+    return format(value, "g")
+
+
+def _floats_for_random(self: np.ndarray, kernel: str) -> None:
+    if self.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_name(self)}'")
+
+
+def _check_uniform_bounds(self: np.ndarray, from_: float, to: float) -> None:
+    _floats_for_random(self, "check_uniform_bounds")
+    info = np.finfo(self.dtype)
+    lowest, highest = float(info.min), float(info.max)
+    for name, value in (("from", from_), ("to", to)):
+        if not lowest <= value <= highest:
+            raise RuntimeError(f"{name} is out of bounds for {_C_TYPES[self.dtype.name]}")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={_number_text(from_)} > to={_number_text(to)}")
+    if to - from_ > highest:
+        raise RuntimeError(
+            f"uniform_ expects to-from <= std::numeric_limits<{_dtype_name(self)}>::max(), "
+            f"but found to={_number_text(to)} and from={_number_text(from_)} which result "
+            "in to-from to exceed the limit")
+
+
+def uniform_(self, low=0.0, to=1.0, generator=None):
+    """U(low, to) in self's memory order (torch's `from` is `low`: a Python keyword)."""
+    _check_uniform_bounds(self, low, to)
+    if not self.size:
+        return self
+    values = sampling.uniform(_drawing(generator, "uniform_"), self.size, self.dtype, low, to)
+    return sampling.place(values, self, self.dtype)
+
+
+def normal_(self, mean=0.0, std=1.0, generator=None):
+    if not std >= 0.0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_number_text(std)}")
+    if not self.size:
+        return self
+    _floats_for_random(self, "normal_kernel_cpu")
+    values = sampling.normal(_drawing(generator, "normal_"), self.size, self.dtype, mean, std,
+                             contiguous=self.flags.c_contiguous)
+    return sampling.place(values, self, self.dtype)
+
+
+def bernoulli__float(self, p=0.5, generator=None):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_number_text(p)}")
+    if not self.size:
+        return self
+    drawn = sampling.bernoulli_scalar(_drawing(generator, "bernoulli_"), self.size, p)
+    return sampling.place(drawn, self, self.dtype)
+
+
+def bernoulli__Tensor(self, p, generator=None):
+    if not self.size:
+        return self
+    _floats_for_random(p, "bernoulli_tensor_cpu_p_")
+    if np.any((p < 0) | (p > 1)):
+        raise RuntimeError(
+            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
+            "message be improved?  If so, please report an enhancement request to PyTorch.)")
+    try:
+        probabilities = np.broadcast_to(p, self.shape)
+    except ValueError:
+        raise RuntimeError(f"bernoulli_: p of shape {list(p.shape)} does not broadcast to "
+                           f"self's shape {list(self.shape)}") from None
+    in_order = np.ascontiguousarray(probabilities.transpose(sampling.memory_order(self)))
+    drawn = sampling.bernoulli_tensor(_drawing(generator, "bernoulli_"), in_order)
+    return sampling.place(drawn, self, self.dtype)
+
+
+def bernoulli(self, generator=None):
+    """0/1 in self's dtype, 1 with probability self[i]: bernoulli_ of a fresh tensor."""
+    return bernoulli__Tensor(np.empty(self.shape, self.dtype), self, generator)
+
+
+def exponential_(self, lambd=1.0, generator=None):
+    if not lambd > 0.0:
+        raise RuntimeError(
+            f"exponential_ expects lambda > 0.0, but found lambda={_number_text(lambd)}")
+    if self.dtype.kind != "f":
+        raise RuntimeError(
+            "Exponential distribution is a continuous probability distribution. dtype must be "
+            f"a floating point but you specified {_dtype_name(self)}")
+    if not self.size:
+        return self
+    drawn = sampling.exponential(_drawing(generator, "exponential_"), self.size, lambd)
+    return sampling.place(drawn, self, self.dtype)
+
+
+def _index_as_scatter(self: np.ndarray, dim: int, index: np.ndarray,
+                      source: np.ndarray) -> np.ndarray:
+    """index_reduce's checks, then its vector index as the scatter index of source's shape
+    (each slice of source along dim goes to the slice of self its index names)."""
+    if index.dtype.kind not in "iu":
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{_dtype_name(index)}")
+    if index.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: {_dtype_name(index)} and size: "
+                         f"{list(index.shape)}")
+    dim = _wrap_dim(dim, self.ndim)
+    if self.ndim != source.ndim or builtins.any(
+            a != b for d, (a, b) in enumerate(zip(self.shape, source.shape, strict=True))
+            if d != dim):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(self.shape)} "
+                           f"source.shape = {list(source.shape)}")
+    count = source.shape[dim] if source.ndim else 1
+    if index.size != count:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.size}) should be equal "
+                           f"to source.size(dim): ({count}), for dim: {dim}")
+    _same_dtype(self, source, "index_reduce_(): self ({self}) and source ({source}) must have "
+                "the same scalar type")
+    size = self.shape[dim] if self.ndim else 1
+    if np.any((index < 0) | (index >= size)):
+        raise IndexError("index out of range in self")
+    shape = [1] * source.ndim
+    if source.ndim:
+        shape[dim] = -1
+    return np.broadcast_to(index.reshape(shape), source.shape).astype(np.int64)
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    """torch's TORCH_WARN_ONCE: the first call in the process warns, later ones do not."""
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warn_at_caller(message)
+
+
+def index_reduce(self, dim, index, source, reduce, include_self=True):
+    """Each slice of source along dim reduced into the slice of self its index names (prod,
+    mean, amax, amin): scatter_reduce with the index spread over the slice."""
+    _warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.")
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    spread = _index_as_scatter(self, dim, index, source)
+    return scatter_reduce_two(self, dim, spread, source, reduce, include_self)
+
+
+# The unique family: torch's entries have no derivative (not_implemented). NaNs are all
+# distinct, as in torch.
+
+_NO_INDICES = np.zeros(0, np.int64)
+
+
+def _unique_flat(self: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    values, inverse, counts = np.unique(self.reshape(-1), return_inverse=True,
+                                        return_counts=True, equal_nan=False)
+    return values, inverse.reshape(self.shape).astype(np.int64), counts.astype(np.int64)
+
+
+def _unique(self, sorted=True, return_inverse=False):
+    """The distinct elements, sorted (torch's CPU kernel sorts whatever `sorted` says), and
+    where each element went (empty unless asked)."""
+    values, inverse, _ = _unique_flat(self)
+    return values, inverse if return_inverse else _NO_INDICES
+
+
+def _unique2(self, sorted=True, return_inverse=False, return_counts=False):
+    values, inverse, counts = _unique_flat(self)
+    return (values, inverse if return_inverse else _NO_INDICES,
+            counts if return_counts else _NO_INDICES)
+
+
+def unique_dim(self, dim, sorted=True, return_inverse=False, return_counts=False):
+    """The distinct slices along dim, sorted, with where each slice went and how often each
+    occurs (torch gives those two whatever the flags say)."""
+    axis = _wrap_dim(dim, self.ndim)
+    values, inverse, counts = np.unique(self, return_inverse=True, return_counts=True,
+                                        axis=axis, equal_nan=False)
+    return values, inverse.reshape(-1).astype(np.int64), counts.astype(np.int64)
+
+
+def _consecutive_runs(self: np.ndarray, axis: int | None) -> tuple:
+    """(kept, inverse, counts) of the runs of equal consecutive elements (slices)."""
+    rows = self.reshape(-1) if axis is None else np.moveaxis(self, axis, 0)
+    if rows.shape[0] == 0:
+        return self.reshape(0) if axis is None else self, _NO_INDICES, _NO_INDICES
+    flat = rows.reshape(rows.shape[0], -1)
+    starts = np.concatenate([[True], np.any(flat[1:] != flat[:-1], axis=1)])
+    inverse = (np.cumsum(starts) - 1).astype(np.int64)
+    counts = np.diff(np.append(np.flatnonzero(starts), rows.shape[0])).astype(np.int64)
+    kept = rows[starts]
+    values = kept if axis is None else np.moveaxis(kept, 0, axis)
+    return np.ascontiguousarray(values), inverse, counts
+
+
+def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+    """Each run of equal consecutive elements (slices along dim) kept once; without dim,
+    where each element went and the run lengths are empty unless asked."""
+    if dim is not None:
+        return unique_dim_consecutive(self, dim, return_inverse, return_counts)
+    values, inverse, counts = _consecutive_runs(self, None)
+    return (values, inverse.reshape(self.shape) if return_inverse else _NO_INDICES,
+            counts if return_counts else _NO_INDICES)
+
+
+def unique_dim_consecutive(self, dim, return_inverse=False, return_counts=False):
+    return _consecutive_runs(self, _wrap_dim(dim, self.ndim))
+
+
+@silent
+def masked_scatter_backward(grad_output, mask, sizes):
+    """masked_scatter's gradient for source: grad_output where mask is true, in order, then
+    zeros for the elements of source that were not used, in source's shape (`sizes`)."""
+    grad_output, mask = np.broadcast_arrays(grad_output, mask)
+    selected = grad_output[mask]
+    total = math.prod(sizes)
+    if selected.size > total:  # torch views the selected values as `sizes`
+        raise RuntimeError(f"shape '{list(sizes)}' is invalid for input of size "
+                           f"{selected.size}")
+    result = np.zeros(total, grad_output.dtype)
+    result[:selected.size] = selected
+    return result.reshape(tuple(sizes))
+
+
+# The unsafe indexing ops (torch's decompositions of upsampling and padding): index and
+# index_put, and their masked forms, where an index that the mask hides may be out of range
+# (it is clamped into range and its value not used).
+
+def _unsafe_index_Tensor(self, indices):
+    return index_Tensor(self, indices)
+
+
+def _unsafe_index_put(self, indices, values, accumulate=False):
+    return index_put(self, indices, values, accumulate)
+
+
+def _clamped(self: np.ndarray, indices: list) -> list:
+    return [None if index is None else np.clip(index, -self.shape[d], self.shape[d] - 1)
+            for d, index in enumerate(indices)]
+
+
+def _unsafe_masked_index(self, mask, indices, fill):
+    """self[indices] where mask is true, fill elsewhere."""
+    picked = index_Tensor(self, _clamped(self, indices))
+    return np.where(mask, picked, fill).astype(self.dtype)
+
+
+@silent
+def _unsafe_masked_index_put_accumulate(self, mask, indices, values):
+    """self with values added at indices, where mask is true."""
+    kept = np.where(mask, values, 0).astype(values.dtype)
+    return index_put(self, _clamped(self, indices), kept, True)

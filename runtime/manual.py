@@ -19,7 +19,7 @@ NAMESPACE_NAMES = (
     "_index_put_impl_", "abs", "amax", "arange", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "cat", "cumsum", "embedding",
     "embedding_dense_backward", "exp", "expand", "flip", "index_add", "log", "logcumsumexp",
-    "logical_and", "logical_or", "masked_select", "mean", "mm", "numel", "ones_like", "permute",
+    "logical_and", "logical_or", "mean", "mm", "numel", "ones_like", "permute",
     "pow", "prod", "reshape", "scatter_add", "select", "sigmoid", "sign", "slice",
     "slice_backward", "stack", "sum", "t", "tanh", "tensor", "threshold_backward", "to",
     "unsqueeze", "view", "where", "zeros", "zeros_like",
@@ -91,16 +91,6 @@ def logcumsumexp_jvp(ops: Any, self_p: Any, self_t: Any, dim: int) -> Any:
     """The tangent of logcumsumexp: a running softmax-weighted sum of self_t."""
     shifted = ops.exp(self_p - ops.amax(self_p, [dim], True))
     return ops.cumsum(shifted * self_t, dim) / (ops.cumsum(shifted, dim) + 1e-13)
-
-
-def masked_scatter_backward(ops: Any, grad: Any, mask: Any, sizes: Sequence[int]) -> Any:
-    """source's gradient: grad where mask is true, in order, then zeros for the elements of
-    source that were not used, in source's shape."""
-    selected = ops.masked_select(grad, mask)
-    missing = math.prod(sizes) - ops.numel(selected)
-    if missing > 0:
-        selected = ops.cat([selected, ops.zeros(missing, dtype=grad.dtype)])
-    return ops.view(selected, sizes)
 
 
 def gelu_double_backward(ops: Any, grad: Any, grad_output: Any, self: Any,
@@ -2415,3 +2405,33 @@ def grid_sampler_double_backward(ops: Any, grad_grad_input: Any, grad_grad_grid:
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {
     "_grid_sampler_taps", "_grid_sampler_taps_backward", "reshape", "select", "stack", "sum",
     "tensor", "unsqueeze"}))
+def _spread_index(ops: Any, index: Any, dim: int, source: Any) -> Any:
+    """index_reduce's vector index as the scatter index of source's shape."""
+    if source.ndim == 0:
+        return index
+    shape = [-1 if d == dim % source.ndim else 1 for d in range(source.ndim)]
+    return ops.expand(ops.reshape(index, shape), list(source.shape))
+
+
+def index_reduce_backward(ops: Any, grad: Any, self: Any, dim: int, index: Any, source: Any,
+                          reduce: str, include_self: bool, result: Any) -> tuple[Any, Any]:
+    """index_reduce's gradients: scatter_reduce's, with the index spread over each slice."""
+    return scatter_reduce_backward(ops, grad, self, dim, _spread_index(ops, index, dim, source),
+                                   source, reduce, include_self, result)
+
+
+def index_reduce_jvp(ops: Any, self_p: Any, self_t: Any, dim: int, index: Any, source_p: Any,
+                     source_t: Any, reduce: str, include_self: bool, result: Any) -> Any:
+    """index_reduce's tangent: scatter_reduce's, with the index spread over each slice."""
+    return scatter_reduce_jvp(ops, self_p, self_t, dim, _spread_index(ops, index, dim, source_p),
+                              source_p, source_t, reduce, include_self, result)
+
+
+def unsafe_masked_index_backward(ops: Any, grad: Any, sizes: Sequence[int], mask: Any,
+                                 indices: Sequence[Any]) -> Any:
+    """_unsafe_masked_index's gradient: grad added, where mask is true, at indices of zeros
+    of self's shape (torch's _unsafe_masked_index_put_accumulate(grad.new_zeros(...)))."""
+    return ops._unsafe_masked_index_put_accumulate(_zeros(ops, sizes, grad), mask, indices, grad)
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"_unsafe_masked_index_put_accumulate"}))

@@ -3,10 +3,11 @@ randint, randperm, normal, bernoulli, multinomial, the `*_like` factories, and
 Tensor.uniform_, normal_, bernoulli_, exponential_, random_.
 
 runtime.sampling draws the numbers in the order torch's kernels write a tensor's memory;
-this module checks arguments as torch does and puts the numbers in place. The in-place
-methods write through copy_, so they follow its rules: under grad mode a leaf that
-requires grad refuses them, and a tensor with history gets CopyBackwards where PyTorch
-records NormalBackward0 and its kin (no gradient reaches the old values either way).
+this module checks arguments as torch does and puts the numbers in place. Tensor's
+uniform_, normal_, bernoulli_ and exponential_ are the spec's ops (their kernels in
+runtime/kernels.py), which record torch's nodes (UniformBackward0, ...); the functions of
+those names here, for callers of this module, and random_ write through copy_, so a tensor
+with history gets CopyBackwards (no gradient reaches the old values either way).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from generated.signatures import SIGNATURES
-from runtime import dtypes, factories, sampling
+from runtime import dtypes, factories, kernels, sampling
 from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import _C_TYPE_NAMES, Tensor, _scalar_type_name
@@ -79,48 +80,50 @@ def _write(self: Tensor, values: np.ndarray) -> Tensor:
 
 def uniform_(self: Tensor, from_: float = 0.0, to: float = 1.0, *,
              generator: Generator | None = None) -> Tensor:
-    """Fill with U(from_, to) (torch's `from` and `to`)."""
+    """Fill with U(from_, to) (torch's `from` and `to`): the spec's kernel, through copy_."""
     if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
-        heard = _modes.dispatch(uniform_, (self, from_, to),
-                                         {"generator": generator}, _modes.RUNTIME)
+        heard = _modes.dispatch(uniform_, (self, from_, to), {"generator": generator},
+                                _modes.RUNTIME)
         if heard is not _modes.PASS:
             return heard
-    _require_float(self._data, "check_uniform_bounds")
-    info = np.finfo(self._data.dtype)
-    lowest, highest = float(info.min), float(info.max)
-    c_type = _C_TYPE_NAMES[self._data.dtype.name]
-    for name, value in (("from", from_), ("to", to)):
-        if not lowest <= value <= highest:
-            raise RuntimeError(f"{name} is out of bounds for {c_type}")
-    if from_ > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
-                           f"from={_number(from_)} > to={_number(to)}")
-    if to - from_ > highest:
-        raise RuntimeError(
-            f"uniform_ expects to-from <= std::numeric_limits<{_scalar_type_name(self._data)}"
-            f">::max(), but found to={_number(to)} and from={_number(from_)} which result in "
-            "to-from to exceed the limit")
-    if self.numel() == 0:
-        return self
-    values = sampling.uniform(_generator(generator), self.numel(), self._data.dtype, from_, to)
-    return _write(self, values)
+    return _write_drawn(self, kernels.uniform_(self._data, from_, to, _generator(generator)))
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *,
             generator: Generator | None = None) -> Tensor:
     """Fill with N(mean, std²)."""
     if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
-        heard = _modes.dispatch(normal_, (self, mean, std),
-                                         {"generator": generator}, _modes.RUNTIME)
+        heard = _modes.dispatch(normal_, (self, mean, std), {"generator": generator},
+                                _modes.RUNTIME)
         if heard is not _modes.PASS:
             return heard
-    _check_std(std)
-    if self.numel() == 0:
-        return self
-    _require_float(self._data, "normal_kernel_cpu")
-    values = sampling.normal(_generator(generator), self.numel(), self._data.dtype, mean, std,
-                             contiguous=self.is_contiguous())
-    return _write(self, values)
+    return _write_drawn(self, kernels.normal_(self._data, mean, std, _generator(generator)))
+
+
+def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
+    """Set each element to 1 with probability p (a number, or a tensor of probabilities
+    broadcast to self's shape), else 0."""
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(bernoulli_, (self, p), {"generator": generator},
+                                _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
+    if isinstance(p, Tensor):
+        drawn = kernels.bernoulli__Tensor(self._data, p._data, _generator(generator))
+    else:
+        drawn = kernels.bernoulli__float(self._data, p, _generator(generator))
+    return _write_drawn(self, drawn)
+
+
+def exponential_(self: Tensor, lambd: float = 1.0, *,
+                 generator: Generator | None = None) -> Tensor:
+    """Fill with Exp(lambd): density lambd·exp(-lambd·x)."""
+    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
+        heard = _modes.dispatch(exponential_, (self, lambd), {"generator": generator},
+                                _modes.RUNTIME)
+        if heard is not _modes.PASS:
+            return heard
+    return _write_drawn(self, kernels.exponential_(self._data, lambd, _generator(generator)))
 
 
 def _check_std(std: float) -> None:
@@ -128,57 +131,12 @@ def _check_std(std: float) -> None:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_number(std)}")
 
 
-def bernoulli_(self: Tensor, p: Any = 0.5, *, generator: Generator | None = None) -> Tensor:
-    """Set each element to 1 with probability p (a number, or a tensor of probabilities
-    broadcast to self's shape), else 0."""
-    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
-        heard = _modes.dispatch(bernoulli_, (self, p), {"generator": generator}, _modes.RUNTIME)
-        if heard is not _modes.PASS:
-            return heard
-    if isinstance(p, Tensor):
-        return _bernoulli_tensor_(self, p, _generator(generator))
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_number(p)}")
+def _write_drawn(self: Tensor, drawn: Any) -> Tensor:
+    """A kernel's draws (already in self's layout) written into self through copy_; an
+    empty tensor draws nothing and is returned as it is."""
     if self.numel() == 0:
         return self
-    return _write(self, sampling.bernoulli_scalar(_generator(generator), self.numel(), p))
-
-
-def _bernoulli_tensor_(self: Tensor, p: Tensor, generator: Generator) -> Tensor:
-    if self.numel() == 0:
-        return self
-    _require_float(p._data, "bernoulli_tensor_cpu_p_")
-    if np.any((p._data < 0) | (p._data > 1)):
-        raise RuntimeError(
-            "Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error "
-            "message be improved?  If so, please report an enhancement request to PyTorch.)")
-    try:
-        probabilities = np.broadcast_to(p._data, self.shape)
-    except ValueError:
-        raise RuntimeError(f"bernoulli_: p of shape {list(p.shape)} does not broadcast to "
-                           f"self's shape {list(self.shape)}") from None
-    in_order = probabilities.transpose(sampling.memory_order(self._data))
-    return _write(self, sampling.bernoulli_tensor(generator, np.ascontiguousarray(in_order)))
-
-
-def exponential_(self: Tensor, lambd: float = 1.0, *,
-                 generator: Generator | None = None) -> Tensor:
-    """Fill with Exp(lambd): density lambd·exp(-lambd·x)."""
-    if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
-        heard = _modes.dispatch(exponential_, (self, lambd),
-                                         {"generator": generator}, _modes.RUNTIME)
-        if heard is not _modes.PASS:
-            return heard
-    if not lambd > 0.0:
-        raise RuntimeError(
-            f"exponential_ expects lambda > 0.0, but found lambda={_number(lambd)}")
-    if self._data.dtype.kind != "f":
-        raise RuntimeError(
-            "Exponential distribution is a continuous probability distribution. dtype must be "
-            f"a floating point but you specified {_scalar_type_name(self._data)}")
-    if self.numel() == 0:
-        return self
-    return _write(self, sampling.exponential(_generator(generator), self.numel(), lambd))
+    return self.copy_(Tensor._make(drawn, None))
 
 
 _UNSET: Any = object()
@@ -622,18 +580,11 @@ class RandomMethods:
 
     __slots__ = ()
 
-    uniform_ = uniform_
-    normal_ = normal_
-    bernoulli_ = bernoulli_
-    exponential_ = exponential_
+    # (uniform_, normal_, bernoulli_ and exponential_ are the spec's methods, which record
+    # torch's nodes; these functions serve the module-level callers)
     random_ = random_
 
-    def bernoulli(self, p: float | None = None, *, generator: Generator | None = None) -> Any:
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(RandomMethods.bernoulli, (self, p), {"generator": generator})
-            if heard is not _modes.PASS:
-                return heard
-        return bernoulli(self, p, generator=generator)
+    # (Tensor.bernoulli is runtime/tensor_functions.py's: without p, the spec's op)
 
     def multinomial(self, num_samples: int, replacement: bool = False, *,
                     generator: Generator | None = None) -> Any:

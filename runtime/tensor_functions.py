@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import arguments, dtypes, factories, kernels, linalg
+from runtime import arguments, dtypes, factories, kernels, linalg, random_ops
 from runtime import modes as _modes
 from runtime._tensor import Size, Tensor
 from runtime._warn import warn_at_caller
@@ -34,8 +34,8 @@ __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadc
            "meshgrid", "tril_indices", "triu_indices", "can_cast", "promote_types",
            "result_type", "isneginf", "isposinf", "isreal", "signbit", "repeat_interleave",
            "cross", "trapezoid", "trapz", "cumulative_trapezoid", "vander", "matrix_power",
-           "aminmax", "block_diag", "svd", "qr", "lu", "lu_solve", "cholesky", "quantile",
-           "nanquantile"]
+           "aminmax", "bernoulli", "block_diag", "svd", "qr", "lu", "lu_solve", "cholesky",
+           "quantile", "nanquantile"]
 
 
 def _check_tensor(name: str, value: Any, argument: str = "input", position: int = 1) -> None:
@@ -833,6 +833,18 @@ def matrix_power(input: Any, n: int) -> Any:
     return result
 
 
+def bernoulli(input: Any, p: float | None = None, *, generator: Any = None) -> Any:
+    """0/1 samples in input's dtype, 1 with probability input[i]: the spec's op (its node
+    BernoulliBackward0, as torch's); with a number p, each with probability p."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(bernoulli, (input, p), {"generator": generator})
+        if heard is not _modes.PASS:
+            return heard
+    if p is None:
+        return ops.bernoulli(input, generator=generator)
+    return random_ops.bernoulli(input, p, generator=generator)
+
+
 def block_diag(*tensors: Any) -> Any:
     """The tensors as the blocks of a block-diagonal matrix: torch's Python function, which
     takes them one by one and calls the spec's op on the list."""
@@ -1317,6 +1329,13 @@ class FunctionMethods:
 
     def aminmax(self, *, dim: int | None = None, keepdim: bool = False) -> Any:
         return aminmax(self, dim=dim, keepdim=keepdim)
+
+    def bernoulli(self, p: float | None = None, *, generator: Any = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(FunctionMethods.bernoulli, (self, p), {"generator": generator})
+            if heard is not _modes.PASS:
+                return heard
+        return bernoulli(self, p, generator=generator)
 
     def polygamma(self, n: int) -> Any:
         """x.polygamma(n): torch.polygamma(n, x), n first as in torch's function."""

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import runtime
-from tests.oracle import same, values
+from tests.oracle import observe, same, same_outcome, values
 
 RNG = np.random.default_rng(7)
 SELF = RNG.standard_normal((3, 4))
@@ -249,5 +249,178 @@ def test_slice_inverse_of_a_slice():
     def program(lib):
         base = lib.arange(15.0).reshape(5, 3)
         return repr(values(lib.slice_inverse(base[1:3], base, 0, 1, 3)))
+
+    same(program)
+
+
+# -- the in-place random ops: torch's numbers, nodes and errors -------------------------------
+
+@pytest.mark.parametrize("draw", [
+    lambda lib, x: x.uniform_(),
+    lambda lib, x: x.uniform_(-2, 3),
+    lambda lib, x: x.normal_(),
+    lambda lib, x: x.normal_(1.5, 0.25),
+    lambda lib, x: x.bernoulli_(),
+    lambda lib, x: x.bernoulli_(0.3),
+    lambda lib, x: x.bernoulli_(lib.linspace(0, 1, 20).reshape(4, 5)),
+    lambda lib, x: x.exponential_(),
+    lambda lib, x: x.exponential_(2.5),
+    lambda lib, x: x.t().uniform_(),
+    lambda lib, x: x.double().normal_(),
+    lambda lib, x: lib.bernoulli(lib.linspace(0, 1, 20).reshape(4, 5)),
+])
+def test_random_ops_draw_torchs_numbers(draw):
+    def program(lib):
+        lib.manual_seed(11)
+        first = draw(lib, lib.empty(4, 5))
+        generator = lib.Generator().manual_seed(5)
+        second = lib.empty(3, 7).uniform_(generator=generator)
+        return repr(values([first, second, lib.rand(2)]))
+
+    same(program)
+
+
+@pytest.mark.parametrize("call, node", [
+    (lambda lib, y: y.uniform_(), "UniformBackward0"),
+    (lambda lib, y: y.normal_(), "NormalBackward0"),
+    (lambda lib, y: y.bernoulli_(0.5), "BernoulliBackward2"),
+    (lambda lib, y: y.bernoulli_(lib.full((3,), 0.5)), "BernoulliBackward1"),
+    (lambda lib, y: y.exponential_(), "ExponentialBackward0"),
+    (lambda lib, y: lib.bernoulli(y.clamp(0, 1)), "BernoulliBackward0"),
+])
+def test_random_ops_nodes_and_zero_gradients(call, node):
+    def program(lib):
+        x = lib.tensor([0.2, 0.5, 0.9], requires_grad=True)
+        y = call(lib, x * 1.0)
+        y.sum().backward()
+        return y.grad_fn.name(), repr(values(x.grad))
+
+    assert same(program)[0][1][0] == node
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.empty(3).uniform_(2, 1),
+    lambda lib: lib.empty(3, dtype=lib.int64).uniform_(),
+    lambda lib: lib.empty(3).normal_(0, -1),
+    lambda lib: lib.empty(3, dtype=lib.int64).normal_(),
+    lambda lib: lib.empty(3).bernoulli_(1.5),
+    lambda lib: lib.empty(3).bernoulli_(lib.tensor([0.5, 2.0, 0.1])),
+    lambda lib: lib.empty(3).bernoulli_(lib.tensor([1, 0, 1])),
+    lambda lib: lib.empty(3).exponential_(0),
+    lambda lib: lib.empty(3, dtype=lib.int64).exponential_(),
+    lambda lib: lib.empty(3).uniform_(generator=3),
+    lambda lib: lib.tensor([1.0], requires_grad=True).uniform_(),
+    lambda lib: lib.empty(0).normal_(),
+])
+def test_random_ops_errors(call):
+    same(lambda lib: repr(values(call(lib))))
+
+
+# -- index_reduce -----------------------------------------------------------------------------
+
+INDEX_SELF = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]
+INDEX_SOURCE = [[10.0, 20.0, 30.0], [1.0, 2.0, 3.0]]
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce_values_and_gradients(reduce, include_self):
+    def program(lib):
+        x = lib.tensor(INDEX_SELF, dtype=lib.float64, requires_grad=True)
+        s = lib.tensor(INDEX_SOURCE, dtype=lib.float64, requires_grad=True)
+        y = x.index_reduce(0, lib.tensor([2, 2]), s, reduce, include_self=include_self)
+        (y * lib.arange(9.0, dtype=lib.float64).reshape(3, 3)).sum().backward()
+        return repr(values([y, x.grad, s.grad])), y.grad_fn.name()
+
+    assert same_outcome(program)[1][1] == "IndexReduceBackward0"
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x, i, s: lib.index_reduce(x, 0, i, s, "sum"),
+    lambda lib, x, i, s: lib.index_reduce(x, 0, i.float(), s, "prod"),
+    lambda lib, x, i, s: lib.index_reduce(x, 0, lib.tensor([5, 0]), s, "prod"),
+    lambda lib, x, i, s: lib.index_reduce(x, 0, lib.tensor([[0]]), s, "prod"),
+    lambda lib, x, i, s: lib.index_reduce(x, 0, i, s[:1], "prod"),
+    lambda lib, x, i, s: lib.index_reduce(x, 0, i, s.double(), "prod"),
+    lambda lib, x, i, s: lib.index_reduce(x, 2, i, s, "prod"),
+    lambda lib, x, i, s: lib.index_reduce(x, 0, lib.tensor([-1, 0]), s, "prod"),
+    lambda lib, x, i, s: lib.index_reduce(x.long(), 0, i, s.long(), "mean"),
+    lambda lib, x, i, s: lib.index_reduce(x, 0, i, s[:, :2], "prod"),
+    lambda lib, x, i, s: x.clone().index_reduce_(1, lib.tensor([0, 0, 2]), s.t(), "amax"),
+])
+def test_index_reduce_cases(call):
+    same_outcome(lambda lib: repr(values(call(lib, lib.tensor(INDEX_SELF), lib.tensor([2, 0]),
+                                              lib.tensor(INDEX_SOURCE)))))
+
+
+# -- the unique family ------------------------------------------------------------------------
+
+UNIQUE_ROWS = [[3.0, 1.0, 3.0], [2.0, 1.0, 2.0], [3.0, 1.0, 3.0]]
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib._unique(x, return_inverse=True),
+    lambda lib, x: lib._unique(x, False, False),
+    lambda lib, x: lib._unique2(x, True, True, True),
+    lambda lib, x: lib._unique2(lib.tensor([float("nan"), float("nan"), 1.0]), True, True, True),
+    lambda lib, x: lib.unique(x, dim=1, return_inverse=True, return_counts=True),
+    lambda lib, x: lib.unique(x.long(), return_counts=True),
+    lambda lib, x: lib.unique_consecutive(lib.tensor([1, 1, 2, 2, 3, 1, 1]), True, True),
+    lambda lib, x: lib.unique_consecutive(x, True, True, 0),
+    lambda lib, x: x.unique_consecutive(dim=1, return_counts=True),
+    lambda lib, x: lib.unique_consecutive(lib.zeros(0), True, True),
+])
+def test_unique_family(call):
+    same(lambda lib: repr(values(call(lib, lib.tensor(UNIQUE_ROWS)))))
+
+
+def test_unique_has_no_derivative():
+    def program(lib):
+        x = lib.tensor([1.0, 2.0, 1.0], requires_grad=True)
+        result = lib._unique2(x)
+        name = result[0].grad_fn.name()
+        result[0].sum().backward()
+        return name
+
+    same(program)
+
+
+# -- masked_scatter_backward and the unsafe indexing ops -------------------------------------
+
+@pytest.mark.parametrize("sizes", [[12], [3, 5], [2, 2]])
+def test_masked_scatter_backward(sizes):
+    """torch binds it in torch.ops.aten only; gradgen as a function, as its other backward
+    ops."""
+    def program(op, lib):
+        x = lib.tensor(SELF, dtype=lib.float32)
+        return values(op(x, x > 0, sizes))
+
+    expected = observe(lambda lib: program(torch.ops.aten.masked_scatter_backward, lib), torch)
+    actual = observe(lambda lib: program(runtime.masked_scatter_backward, lib), runtime)
+    assert repr(actual) == repr(expected)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib._unsafe_index(x, [lib.tensor([0, 2, 0])]),
+    lambda lib, x: lib._unsafe_index(x, [lib.tensor([1, 0]), lib.tensor([[1, 0], [3, 3]])]),
+    lambda lib, x: lib._unsafe_index_put(x, [lib.tensor([0, 0])], lib.tensor([5.0]), True),
+    lambda lib, x: lib._unsafe_index_put(x, [lib.tensor([0, 1])], lib.ones(3, 4)),
+    lambda lib, x: lib._unsafe_masked_index(
+        x, lib.tensor([[True], [False], [True]]), [lib.tensor([[0], [9], [2]])], -1.0),
+    lambda lib, x: lib._unsafe_masked_index_put_accumulate(
+        x, lib.tensor([[True], [False], [True]]), [lib.tensor([[0], [9], [2]])],
+        lib.ones(3, 1, 4)),
+])
+def test_unsafe_indexing(call):
+    same(lambda lib: repr(values(call(lib, lib.tensor(SELF, dtype=lib.float32)))))
+
+
+def test_unsafe_masked_index_gradient():
+    def program(lib):
+        x = lib.tensor(SELF, requires_grad=True)
+        y = lib._unsafe_masked_index(x, lib.tensor([[True], [False], [True]]),
+                                     [lib.tensor([[0], [9], [2]])], 0.5)
+        (y * lib.arange(12.0, dtype=lib.float64).reshape(3, 1, 4)).sum().backward()
+        return repr(values([y, x.grad])), y.grad_fn.name()
 
     same(program)
