@@ -61,6 +61,9 @@ from generated.functions import (
     ClampMinBackward0,
     ClampMinBackward1,
     CloneBackward0,
+    ComplexBackward0,
+    ConjBackward0,
+    ConjPhysicalBackward0,
     ConstantPadNdBackward0,
     ConvolutionBackward0,
     ConvolutionBackwardBackward0,
@@ -98,6 +101,9 @@ from generated.functions import (
     ExpandBackward0,
     ExpBackward0,
     Expm1Backward0,
+    FftC2CBackward0,
+    FftC2RBackward0,
+    FftR2CBackward0,
     FillBackward0,
     FillBackward1,
     FillBackward2,
@@ -227,6 +233,7 @@ from generated.functions import (
     PermuteBackward0,
     PixelShuffleBackward0,
     PixelUnshuffleBackward0,
+    PolarBackward0,
     PolygammaBackward0,
     PowBackward0,
     PowBackward1,
@@ -366,6 +373,8 @@ from generated.functions import (
     VarBackward0,
     VarMeanBackward0,
     VdotBackward0,
+    ViewAsComplexBackward0,
+    ViewAsRealBackward0,
     ViewBackward0,
     WeightNormInterfaceBackward0,
     WhereBackward0,
@@ -385,6 +394,11 @@ from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList
 __all__ = [
     "_adaptive_avg_pool2d",
     "_adaptive_avg_pool2d_backward",
+    "_conj",
+    "_conj_physical",
+    "_fft_c2c",
+    "_fft_c2r",
+    "_fft_r2c",
     "_index_put_impl_",
     "_is_all_true",
     "_is_any_true",
@@ -464,6 +478,7 @@ __all__ = [
     "clamp_min",
     "clamp_min_",
     "clone",
+    "complex",
     "constant_pad_nd",
     "convolution",
     "convolution_backward",
@@ -623,6 +638,7 @@ __all__ = [
     "permute",
     "pixel_shuffle",
     "pixel_unshuffle",
+    "polar",
     "polygamma",
     "pow",
     "prod",
@@ -764,6 +780,8 @@ __all__ = [
     "upsample_trilinear3d_backward",
     "vdot",
     "view",
+    "view_as_complex",
+    "view_as_real",
     "where",
     "xlogy",
     "xlogy_",
@@ -841,6 +859,8 @@ def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = AddBackward0(recording.collect_next_edges(self_, other))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -865,6 +885,8 @@ def add_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
         grad_fn = AddBackward0(recording.collect_next_edges(self_, other))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -920,6 +942,8 @@ def sub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
     if recording.compute_requires_grad(self_, other):
         grad_fn = SubBackward0(recording.collect_next_edges(self_, other))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -944,6 +968,8 @@ def sub_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     needs_grad = recording.compute_requires_grad(self_, other)
     if needs_grad:
         grad_fn = SubBackward0(recording.collect_next_edges(self_, other))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -1022,7 +1048,9 @@ def mul_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if recording.compute_requires_grad(self_, other):
         grad_fn = MulBackward0(recording.collect_next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -1047,7 +1075,9 @@ def mul_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if needs_grad:
         grad_fn = MulBackward0(recording.collect_next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False) if grad_fn.should_compute_output(0) else NOT_SAVED
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
+        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1079,6 +1109,7 @@ def mul_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if recording.compute_requires_grad(self_):
         grad_fn = MulBackward1(recording.collect_next_edges(self_))
         grad_fn._saved_other = other
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1104,6 +1135,7 @@ def div_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if recording.compute_requires_grad(self_, other):
         grad_fn = DivBackward0(recording.collect_next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn.should_compute_output(1) else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1129,6 +1161,7 @@ def div_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if needs_grad:
         grad_fn = DivBackward0(recording.collect_next_edges(self_, other))
         grad_fn.other_ = SavedVariable(other, False)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn.should_compute_output(1) else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -1160,6 +1193,7 @@ def div_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if recording.compute_requires_grad(self_):
         grad_fn = DivBackward1(recording.collect_next_edges(self_))
         grad_fn._saved_other = other
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -13001,13 +13035,18 @@ def sgn(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs)
     result = recording.wrap(kernels.sgn(recording.data(self_)))
-    if recording.compute_requires_grad(self_):
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
         grad_fn = SgnBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
             tangent = forward.sgn(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
     return result
 
 
@@ -13026,6 +13065,7 @@ def sgn_(self_=MISSING, **kwargs):
     needs_grad = recording.compute_requires_grad(self_)
     if needs_grad:
         grad_fn = SgnBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -13036,6 +13076,9 @@ def sgn_(self_=MISSING, **kwargs):
         with forward_grad.computing_tangents():
             tangent = forward.sgn(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
     return self_
 
 
@@ -13135,6 +13178,7 @@ def angle(self_=MISSING, **kwargs):
     result = recording.wrap(kernels.angle(recording.data(self_)))
     if recording.compute_requires_grad(self_):
         grad_fn = AngleBackward0(recording.collect_next_edges(self_))
+        grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -14844,6 +14888,220 @@ def hardswish_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
         with forward_grad.computing_tangents():
             tangent = forward.hardswish_backward(grad_output, forward_grad.tangent(grad_output), self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _conj_physical(self_=MISSING, **kwargs):
+    """_conj_physical(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _conj_physical
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_conj_physical, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["_conj_physical"], (self_,), kwargs)
+    result = recording.wrap(kernels._conj_physical(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ConjPhysicalBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._conj_physical(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def view_as_real(self_=MISSING, **kwargs):
+    """view_as_real(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml, entry view_as_real
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(view_as_real, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["view_as_real"], (self_,), kwargs)
+    result = recording.as_view(self_, kernels.view_as_real(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ViewAsRealBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.view_as_real(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def view_as_complex(self_=MISSING, **kwargs):
+    """view_as_complex(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml, entry view_as_complex
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(view_as_complex, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["view_as_complex"], (self_,), kwargs)
+    result = recording.as_view(self_, kernels.view_as_complex(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ViewAsComplexBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.view_as_complex(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def complex(real=MISSING, imag=MISSING, **kwargs):
+    """complex(Tensor real, Tensor imag) -> Tensor
+
+    derivatives.yaml, entry complex
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(complex, (real, imag), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(real, Tensor) or not isinstance(imag, Tensor) or kwargs:
+        real, imag = _arguments.bind(OVERLOADS["complex"], (real, imag,), kwargs)
+    result = recording.wrap(kernels.complex(recording.data(real), recording.data(imag)))
+    if recording.compute_requires_grad(real, imag):
+        grad_fn = ComplexBackward0(recording.collect_next_edges(real, imag))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(real, imag):
+        with forward_grad.computing_tangents():
+            tangent = forward.complex(real, forward_grad.tangent(real), imag, forward_grad.tangent(imag), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def polar(abs=MISSING, angle=MISSING, **kwargs):
+    """polar(Tensor abs, Tensor angle) -> Tensor
+
+    derivatives.yaml, entry polar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(polar, (abs, angle), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(abs, Tensor) or not isinstance(angle, Tensor) or kwargs:
+        abs, angle = _arguments.bind(OVERLOADS["polar"], (abs, angle,), kwargs)
+    result = recording.wrap(kernels.polar(recording.data(abs), recording.data(angle)))
+    needs_grad = recording.compute_requires_grad(abs, angle)
+    if needs_grad:
+        grad_fn = PolarBackward0(recording.collect_next_edges(abs, angle))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(abs, angle):
+        with forward_grad.computing_tangents():
+            tangent = forward.polar(abs, forward_grad.tangent(abs), angle, forward_grad.tangent(angle), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def _conj(self_=MISSING, **kwargs):
+    """_conj(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _conj
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_conj, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["_conj"], (self_,), kwargs)
+    result = recording.wrap(kernels._conj(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = ConjBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._conj(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _fft_r2c(self_=MISSING, dim=MISSING, normalization=MISSING, onesided=MISSING, **kwargs):
+    """_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
+
+    derivatives.yaml, entry _fft_r2c
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_fft_r2c, (self_, dim, normalization, onesided), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or onesided is MISSING or kwargs:
+        self_, dim, normalization, onesided = _arguments.bind(OVERLOADS["_fft_r2c"], (self_, dim, normalization, onesided,), kwargs)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels._fft_r2c(recording.data(self_), dim, normalization, onesided))
+    if recording.compute_requires_grad(self_):
+        grad_fn = FftR2CBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_normalization = normalization
+        grad_fn._saved_onesided = onesided
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._fft_r2c(self_, forward_grad.tangent(self_), dim, normalization, onesided, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _fft_c2r(self_=MISSING, dim=MISSING, normalization=MISSING, last_dim_size=MISSING, **kwargs):
+    """_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
+
+    derivatives.yaml, entry _fft_c2r
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_fft_c2r, (self_, dim, normalization, last_dim_size), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or last_dim_size is MISSING or kwargs:
+        self_, dim, normalization, last_dim_size = _arguments.bind(OVERLOADS["_fft_c2r"], (self_, dim, normalization, last_dim_size,), kwargs)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels._fft_c2r(recording.data(self_), dim, normalization, last_dim_size))
+    if recording.compute_requires_grad(self_):
+        grad_fn = FftC2RBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_normalization = normalization
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._fft_c2r(self_, forward_grad.tangent(self_), dim, normalization, last_dim_size, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _fft_c2c(self_=MISSING, dim=MISSING, normalization=MISSING, is_forward=MISSING, **kwargs):
+    """_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool is_forward) -> Tensor
+
+    derivatives.yaml, entry _fft_c2c
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_fft_c2c, (self_, dim, normalization, is_forward), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or is_forward is MISSING or kwargs:
+        self_, dim, normalization, is_forward = _arguments.bind(OVERLOADS["_fft_c2c"], (self_, dim, normalization, is_forward,), kwargs)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels._fft_c2c(recording.data(self_), dim, normalization, is_forward))
+    if recording.compute_requires_grad(self_):
+        grad_fn = FftC2CBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_normalization = normalization
+        grad_fn._saved_is_forward = is_forward
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._fft_c2c(self_, forward_grad.tangent(self_), dim, normalization, is_forward, result)
         forward_grad.set_tangent(result, tangent)
     return result
 
@@ -16956,6 +17214,44 @@ OVERLOADS = {
         Param("grad_output", "Tensor"),
         Param("self_", "Tensor"),
     )),
+    "_conj_physical": Overload(_conj_physical, kernels._conj_physical, "_conj_physical(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "view_as_real": Overload(view_as_real, kernels.view_as_real, "view_as_real(Tensor(a) self) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+    )),
+    "view_as_complex": Overload(view_as_complex, kernels.view_as_complex, "view_as_complex(Tensor(a) self) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+    )),
+    "complex": Overload(complex, kernels.complex, "complex(Tensor real, Tensor imag) -> Tensor", (
+        Param("real", "Tensor"),
+        Param("imag", "Tensor"),
+    )),
+    "polar": Overload(polar, kernels.polar, "polar(Tensor abs, Tensor angle) -> Tensor", (
+        Param("abs", "Tensor"),
+        Param("angle", "Tensor"),
+    )),
+    "_conj": Overload(_conj, kernels._conj, "_conj(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "_fft_r2c": Overload(_fft_r2c, kernels._fft_r2c, "_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[]"),
+        Param("normalization", "int"),
+        Param("onesided", "bool"),
+    )),
+    "_fft_c2r": Overload(_fft_c2r, kernels._fft_c2r, "_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[]"),
+        Param("normalization", "int"),
+        Param("last_dim_size", "int"),
+    )),
+    "_fft_c2c": Overload(_fft_c2c, kernels._fft_c2c, "_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool is_forward) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[]"),
+        Param("normalization", "int"),
+        Param("is_forward", "bool"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -18102,6 +18398,33 @@ BY_NAME = {
     ),
     "hardswish_backward": (
         OVERLOADS["hardswish_backward"],
+    ),
+    "_conj_physical": (
+        OVERLOADS["_conj_physical"],
+    ),
+    "view_as_real": (
+        OVERLOADS["view_as_real"],
+    ),
+    "view_as_complex": (
+        OVERLOADS["view_as_complex"],
+    ),
+    "complex": (
+        OVERLOADS["complex"],
+    ),
+    "polar": (
+        OVERLOADS["polar"],
+    ),
+    "_conj": (
+        OVERLOADS["_conj"],
+    ),
+    "_fft_r2c": (
+        OVERLOADS["_fft_r2c"],
+    ),
+    "_fft_c2r": (
+        OVERLOADS["_fft_c2r"],
+    ),
+    "_fft_c2c": (
+        OVERLOADS["_fft_c2c"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -250,6 +250,12 @@ __all__ += ["alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
             "norm_except_dim"]
 # -- end of nnB's block ---------------------------------------------------------------------
 
+# -- issue 28, helper complex: the complex dtypes -------------------------------------------------
+from runtime.dtypes import cdouble, cfloat, chalf, complex32, complex64, complex128  # noqa: E402
+
+__all__ += ["complex64", "complex128", "cfloat", "cdouble", "complex32", "chalf"]
+# -- end of complex's block -----------------------------------------------------------------------
+
 
 def __getattr__(name: str) -> _Any:
     if name == "explore":  # gradgen's own, not torch's: imported when first asked for
