@@ -4704,6 +4704,20 @@ NODES = {
             "eigenvectors": "output",
         },
     },
+    "LinalgEigBackward0": {
+        "entry": "linalg_eig",
+        "schema": "linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)",
+        "formulas": (
+            ("self", "handle_r_to_c(self.dtype, linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False))"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_scalar_type": "scalar_type",
+            "eigenvalues": "output",
+            "eigenvectors": "output",
+        },
+    },
     "LinalgQrBackward0": {
         "entry": "linalg_qr",
         "schema": "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)",

@@ -333,6 +333,7 @@ __all__ = [
     "LuUnpackBackward0",
     "LinalgSvdBackward0",
     "LinalgEighBackward0",
+    "LinalgEigBackward0",
     "LinalgQrBackward0",
     "LinalgMatrixExpBackward0",
     "LinalgCrossBackward0",
@@ -10089,6 +10090,39 @@ class LinalgEighBackward0(Node):
         # A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.linalg_eig_backward(ops, grads[0], grads[1], eigenvalues, eigenvectors, True)
+        return grad_inputs
+
+
+class LinalgEigBackward0(Node):
+    """linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
+
+    derivatives.yaml, entry linalg_eig
+    self: handle_r_to_c(self.dtype, linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False))
+    """
+
+    __slots__ = ("_saved_self_scalar_type", "eigenvalues_", "eigenvectors_")
+
+    @property
+    def _saved_eigenvalues(self):
+        return self.eigenvalues_.unpack(self)
+
+    @property
+    def _saved_eigenvectors(self):
+        return self.eigenvectors_.unpack(self)
+
+    def release_variables(self):
+        self.eigenvalues_.reset_data()
+        self.eigenvectors_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        self_scalar_type = self._saved_self_scalar_type
+        eigenvalues = ops.unpack(self.eigenvalues_, self)
+        eigenvectors = ops.unpack(self.eigenvectors_, self)
+        grad_inputs = [None]
+        # self: handle_r_to_c(self.dtype, linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.handle_r_to_c(ops, self_scalar_type, manual.linalg_eig_backward(ops, grads[0], grads[1], eigenvalues, eigenvectors, False))
         return grad_inputs
 
 

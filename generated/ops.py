@@ -157,6 +157,7 @@ from generated.functions import (
     LinalgCholeskyExBackward0,
     LinalgCrossBackward0,
     LinalgDetBackward0,
+    LinalgEigBackward0,
     LinalgEighBackward0,
     LinalgInvExBackward0,
     LinalgLstsqBackward0,
@@ -568,6 +569,7 @@ __all__ = [
     "lgamma",
     "linalg_cholesky_ex",
     "linalg_cross",
+    "linalg_eig",
     "linalg_inv_ex",
     "linalg_lstsq",
     "linalg_lu",
@@ -837,6 +839,8 @@ _lu_unpack_return = namedtuple("lu_unpack", ["P", "L", "U"])
 __linalg_svd_return = namedtuple("_linalg_svd", ["U", "S", "Vh"])
 
 __linalg_eigh_return = namedtuple("_linalg_eigh", ["eigenvalues", "eigenvectors"])
+
+_linalg_eig_return = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
 
 _linalg_qr_return = namedtuple("linalg_qr", ["Q", "R"])
 
@@ -13831,6 +13835,30 @@ def _linalg_eigh(A=MISSING, UPLO="L", compute_v=True, **kwargs):
     return __linalg_eigh_return(eigenvalues, eigenvectors)
 
 
+def linalg_eig(self_=MISSING, **kwargs):
+    """linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
+
+    derivatives.yaml, entry linalg_eig
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_eig, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["linalg_eig"], (self_,), kwargs)
+    eigenvalues, eigenvectors = map(recording.wrap, kernels.linalg_eig(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = LinalgEigBackward0(recording.collect_next_edges(self_))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        recording.set_history(eigenvalues, grad_fn)
+        recording.set_history(eigenvectors, grad_fn)
+        grad_fn.eigenvalues_ = SavedVariable(eigenvalues, True)
+        grad_fn.eigenvectors_ = SavedVariable(eigenvectors, True)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("linalg_eig")
+    return _linalg_eig_return(eigenvalues, eigenvectors)
+
+
 def linalg_qr(A=MISSING, mode="reduced", **kwargs):
     """linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)
 
@@ -16981,6 +17009,9 @@ OVERLOADS = {
         Param("UPLO", "str", has_default=True),
         Param("compute_v", "bool", has_default=True),
     )),
+    "linalg_eig": Overload(linalg_eig, kernels.linalg_eig, "linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)", (
+        Param("self_", "Tensor"),
+    )),
     "linalg_qr": Overload(linalg_qr, kernels.linalg_qr, "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", (
         Param("A", "Tensor"),
         Param("mode", "str", has_default=True),
@@ -18278,6 +18309,9 @@ BY_NAME = {
     ),
     "_linalg_eigh": (
         OVERLOADS["_linalg_eigh"],
+    ),
+    "linalg_eig": (
+        OVERLOADS["linalg_eig"],
     ),
     "linalg_qr": (
         OVERLOADS["linalg_qr"],

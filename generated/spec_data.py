@@ -1137,6 +1137,9 @@ FORMULAS = {
     "LinalgEighBackward0": {
         0: "A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)",
     },
+    "LinalgEigBackward0": {
+        0: "self: handle_r_to_c(self.dtype, linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False))",
+    },
     "LinalgQrBackward0": {
         0: "A: linalg_qr_backward(grad_Q, grad_R, Q, R, mode)",
     },

@@ -3044,7 +3044,7 @@ def _square_matrices(A: np.ndarray, name: str) -> None:
     """linalg's checks on A: floats, at least 2 dimensions, square."""
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if A.dtype.kind != "f" or A.dtype == np.float16:
+    if A.dtype.kind not in "fc" or A.dtype == np.float16:
         label = _dtype_label(A)
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {label}")
@@ -5832,7 +5832,7 @@ def _floating_matrices(A: np.ndarray, name: str, argument: str = "A") -> None:
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor {argument} must have at least 2 "
                            "dimensions.")
-    if A.dtype.kind != "f":
+    if A.dtype.kind not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {_dtype_label(A)}")
 
@@ -6246,6 +6246,30 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None):
 
 
 @silent
+def linalg_eig(self):
+    """(eigenvalues, eigenvectors as unit columns) of square matrices, both complex (LAPACK's
+    geev through numpy, as torch's CPU kernel)."""
+    eig_checks("linalg.eig", self)
+    values, vectors = quietly(np.linalg.eig, self)
+    dtype = self.dtype if self.dtype.kind == "c" else complex_of(self.dtype)
+    return values.astype(dtype), vectors.astype(dtype)
+
+
+def eig_checks(name: str, A: np.ndarray) -> None:
+    """torch's errors for linalg.eig and linalg.eigvals."""
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.dtype.kind not in "fc":
+        raise RuntimeError(f"Unknown Complex ScalarType for {_TYPE_NAMES[A.dtype.name]}")
+    if A.dtype == np.float16:
+        complex_of(A.dtype)  # refused with gradgen's reason
+    if not np.isfinite(A).all():
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+
+
 def _linalg_eigh(A, UPLO="L", compute_v=True):
     """(eigenvalues ascending, eigenvectors as columns) of the symmetric matrix A's UPLO
     triangle."""

@@ -1523,10 +1523,28 @@ def linalg_svd_jvp(ops: Any, dA: Any, U: Any, S: Any, Vh: Any, full_matrices: bo
     return dU, dS, _mT(ops, dV)
 
 
+def _eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any) -> Any:
+    """A = V diag(L) V⁻¹ (complex): V⁻ᴴ (gA) Vᴴ, gA = (Vᴴ gV, its diagonal's real part
+    projected out) / conj(E), with gL on its diagonal (torch's linalg_eig_backward)."""
+    Vh = ops.transpose(conj(ops, V), -2, -1)
+    if gV is None:
+        return ops.linalg_solve_ex(Vh, ops.unsqueeze(gL, -1) * Vh)[0]
+    VhgV = ops.matmul(Vh, gV)
+    real_diagonal = _real_part(ops, _diagonal(ops, VhgV))
+    VhgV = VhgV - ops.matmul(Vh, V * ops.unsqueeze(real_diagonal, -2))
+    gA = VhgV / _gaps(ops, conj(ops, L))
+    if gL is not None:
+        gA = gA - _diag_embed(ops, _diagonal(ops, gA)) + _diag_embed(ops, gL)
+    return ops.linalg_solve_ex(Vh, ops.matmul(gA, Vh))[0]
+
+
 def linalg_eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any, is_hermitian: bool) -> Any:
-    """A = V diag(L) Vᵀ (symmetric): V (diag(gL) + skew(Vᵀ gV) / 2E) Vᵀ."""
+    """A = V diag(L) Vᵀ (symmetric): V (diag(gL) + skew(Vᵀ gV) / 2E) Vᵀ; a general A's
+    is _eig_backward's."""
+    if gL is None and gV is None:
+        return None
     if not is_hermitian:
-        raise NotImplementedError("linalg.eig: gradgen has no complex dtypes")
+        return _eig_backward(ops, gL, gV, L, V)
     if gV is None:
         return None if gL is None else ops.matmul(V * ops.unsqueeze(gL, -2), _mT(ops, V))
     gA = 0.5 * _skew(ops, ops.matmul(_mT(ops, V), gV)) / _gaps(ops, L)

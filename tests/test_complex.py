@@ -352,3 +352,48 @@ def test_grad_fn_names() -> None:
                                             _leaf(lib, [1.0], lib.float64)),
                                 lib.polar(_leaf(lib, [1.0], lib.float64),
                                           _leaf(lib, [1.0], lib.float64)))])
+
+
+# -- torch.linalg.eig, eigvals -----------------------------------------------------------------
+
+_A = [[2.0, 1.0, 0.5], [0.3, -1.0, 2.0], [1.0, 0.2, 0.7]]  # real, with complex eigenvalues
+_B = [[4.0, 1.0], [2.0, 3.0]]  # real eigenvalues
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: list(lib.linalg.eig(lib.tensor(_A, dtype=lib.float64))),
+    lambda lib: list(lib.linalg.eig(lib.tensor(_B))),
+    lambda lib: list(lib.linalg.eig(lib.tensor(_A, dtype=lib.float64) * (1 + 0.5j))),
+    lambda lib: lib.linalg.eigvals(lib.tensor(_A, dtype=lib.float64)),
+    lambda lib: lib.linalg.eigvals(lib.stack([lib.tensor(_B), lib.tensor(_B).t()])),
+])
+def test_eig_values(program: Any) -> None:
+    close(program, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.linalg.eig(lib.ones(3)),
+    lambda lib: lib.linalg.eig(lib.ones(2, 3)),
+    lambda lib: lib.linalg.eigvals(lib.ones(2, 3)),
+    lambda lib: lib.linalg.eig(lib.ones(2, 2, dtype=lib.int64)),
+    lambda lib: lib.linalg.eig(lib.tensor([[1.0, float("nan")], [0.0, 1.0]])),
+])
+def test_eig_errors(program: Any) -> None:
+    same_outcome(lambda lib: program(lib)[0].tolist())
+
+
+def _eig_loss(lib: Any, A: Any) -> Any:
+    """A real loss invariant under the eigenvectors' phases (torch refuses others)."""
+    values, vectors = lib.linalg.eig(A)
+    return (lib.view_as_real(values) ** 2).sum() + (vectors.abs() ** 3).sum()
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: (lambda A: _grads(lib, _eig_loss(lib, A), A))(_leaf(lib, _A, lib.float64)),
+    lambda lib: (lambda A: _grads(lib, _eig_loss(lib, A), A))(
+        _leaf(lib, [[1 + 1j, 2 - 1j], [0.5j, -1 + 0.25j]])),
+    lambda lib: (lambda A: _grads(lib, lib.view_as_real(lib.linalg.eigvals(A)).pow(3).sum(), A))(
+        _leaf(lib, _A, lib.float64)),
+])
+def test_eig_gradients(program: Any) -> None:
+    close(program, rtol=1e-6, atol=1e-8)

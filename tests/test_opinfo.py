@@ -352,7 +352,7 @@ def _leaves(value: Any, kind: type) -> list:
 
 def _to_numpy(value: Any) -> Any:
     if isinstance(value, torch.Tensor | runtime.Tensor):
-        return value.detach().numpy()
+        return value.detach().resolve_conj().numpy()  # (torch's lazy conjugates resolved)
     return value
 
 
@@ -462,7 +462,9 @@ def _check_forward(op: Any, dtype: torch.dtype, left_out: Callable[[Any], bool])
     for index, sample in _samples(op, dtype, False, left_out):
         want = _call_torch(op, sample)
         got = _call_gradgen(op, sample, requires_grad=False)
-        loose = dtype == torch.float32
+        # float32 inputs, or integers promoted to float32 / complex64 results
+        loose = dtype == torch.float32 or any(
+            t.dtype in (torch.float32, torch.complex64) for t in _leaves(want, torch.Tensor))
         assert_same(got, want, f"sample {index}: {sample.summary()}",
                     rtol=1e-5 if loose else 1e-7, atol=1e-5 if loose else 1e-7)
 
@@ -487,13 +489,21 @@ def _differentiable(value: Any, kind: type) -> list:
 
 
 def _cotangents(outputs: list, seed: int) -> list[np.ndarray]:
+    """One weight per output element (per real and imaginary part of a complex one)."""
     generator = np.random.default_rng(seed)
-    return [generator.standard_normal(tuple(o.shape)) for o in outputs]
+    return [generator.standard_normal(tuple(o.shape) + ((2,) if o.dtype.is_complex else ()))
+            for o in outputs]
+
+
+def _real_view(library: Any, output: Any) -> Any:
+    """A complex output as its (real, imaginary) parts, the loss being real."""
+    return library.view_as_real(output.resolve_conj()) if output.dtype.is_complex else output
 
 
 def _reverse(library: Any, inputs: list, outputs: list, create_graph: bool) -> list:
     weights = [library.tensor(c, dtype=library.float64) for c in _cotangents(outputs, 1)]
-    total = sum((o * w).sum() for o, w in zip(outputs, weights, strict=True))
+    total = sum((_real_view(library, o) * w).sum()
+                for o, w in zip(outputs, weights, strict=True))
     return list(library.autograd.grad(total, inputs, allow_unused=True,
                                       create_graph=create_graph))
 
@@ -529,7 +539,7 @@ def _array(tensor: Any) -> np.ndarray | None:
         return None
     if isinstance(tensor, torch.Tensor) and tensor._is_zerotensor():
         return np.zeros(tuple(tensor.shape))
-    return tensor.detach().numpy()
+    return tensor.detach().resolve_conj().numpy()
 
 
 def _check_gradients(op: Any, order: int, left_out: Callable[[Any], bool]) -> None:
@@ -672,6 +682,11 @@ COMPILED_NOT_YET = {
     "lu": "the compiled step's generated code fails on lu's samples: not yet investigated",
     "matrix_exp": "the compiled backward returns a gradient of the wrong shape: not yet "
                   "investigated",
+    **{name: "runtime.compile does not yet carry the gradient of a complex output (the "
+             "compiled call's outputs do not require grad): not yet investigated"
+       for name in ("complex", "view_as_complex", "fft.fft", "fft.fft2", "fft.fftn", "fft.rfft",
+                    "fft.rfft2", "fft.rfftn", "fft.ifft", "fft.ifft2", "fft.ifftn", "fft.ihfft",
+                    "fft.ihfft2", "fft.ihfftn")},
 }
 
 
