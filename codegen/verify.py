@@ -416,7 +416,7 @@ def _torch_forward_checks(run: _Run, torch_outputs: list) -> list[Check]:
     checks = []
     if not run.sample.flags.get("random"):
         for i, (ours, theirs) in enumerate(zip(run.outputs, torch_outputs, strict=False)):
-            error = _error(ours._data, theirs.detach().resolve_conj().numpy())
+            error = _error(ours._data, _plain(theirs.detach()).numpy())
             checks.append(run.check("forward", f"output {i}", error, error <= 1e-9 or error < RTOL))
     if run.diff_outputs and run.leaves:
         ours_name = run.outputs[run.diff_outputs[0]].grad_fn.name()
@@ -545,7 +545,7 @@ def _torch_grad_checks(run: _Run, torch_outputs: list, torch_leaves: list,
     checks = []
     for leaf_name, ours, t in zip(run.leaf_names, analytic, theirs, strict=True):
         # (torch's gradient known to be zero is a ZeroTensor, which needs force= for numpy)
-        error = _error(ours._data, t.resolve_conj().numpy(force=t._is_zerotensor()))
+        error = _error(ours._data, _plain(t).numpy(force=t._is_zerotensor()))
         checks.append(run.check("torch grad", leaf_name, error, error < RTOL))
     return checks
 
@@ -575,6 +575,12 @@ def _jvp(kwargs: dict, call: Callable, leaves: list, tangents: dict[int, np.ndar
             result.append(np.zeros(outputs[i].shape) if tangent is None
                           else tangent._data.astype(_wide(tangent._data.dtype)))
     return result
+
+
+def _plain(tensor: Any) -> Any:
+    """A torch tensor with its lazy conjugate and negative bits resolved (numpy() refuses
+    them), as gradgen's values always are."""
+    return tensor.resolve_conj().resolve_neg()
 
 
 def _wide(dtype: np.dtype) -> type:
@@ -609,8 +615,8 @@ def _torch_jvp(info: OpInfo, sample: Sample, tangents: dict[int, np.ndarray],
             # torch gives a ZeroTensor (which refuses .numpy()) for a tangent known to be 0
             result.append(np.zeros(tuple(outputs[i].shape))
                           if tangent is None or tangent._is_zerotensor()
-                          else tangent.detach().resolve_conj().numpy().astype(
-                              _wide(tangent.detach().resolve_conj().numpy().dtype)))
+                          else _plain(tangent.detach()).numpy().astype(
+                              _wide(_plain(tangent.detach()).numpy().dtype)))
     return result
 
 

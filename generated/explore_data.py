@@ -5403,6 +5403,18 @@ NODES = {
         "saved": {
         },
     },
+    "NegViewBackward0": {
+        "entry": "_neg_view",
+        "schema": "_neg_view(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad.neg()"),
+        ),
+        "result": (
+            ("result", "_neg_view(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
     "FftR2CBackward0": {
         "entry": "_fft_r2c",
         "schema": "_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor",

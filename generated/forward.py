@@ -373,6 +373,7 @@ __all__ = [
     "complex",
     "polar",
     "_conj",
+    "_neg_view",
     "_fft_r2c",
     "_fft_c2r",
     "_fft_c2c",
@@ -3798,6 +3799,15 @@ def _conj(self_p, self_t, result):
     result: self_t.conj()
     """
     return ops.conj(self_t)
+
+
+def _neg_view(self_p, self_t, result):
+    """_neg_view(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _neg_view
+    result: _neg_view(self_t)
+    """
+    return ops._neg_view(self_t)
 
 
 def _fft_r2c(self_p, self_t, dim, normalization, onesided, result):

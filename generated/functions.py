@@ -380,6 +380,7 @@ __all__ = [
     "ComplexBackward0",
     "PolarBackward0",
     "ConjBackward0",
+    "NegViewBackward0",
     "FftR2CBackward0",
     "FftC2RBackward0",
     "FftC2CBackward0",
@@ -11336,6 +11337,25 @@ class ConjBackward0(Node):
         # self: grad.conj()
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops.conj(grad)
+        return grad_inputs
+
+
+class NegViewBackward0(Node):
+    """_neg_view(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _neg_view
+    self: grad.neg()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: grad.neg()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.neg(grad)
         return grad_inputs
 
 

@@ -224,6 +224,7 @@ from generated.functions import (
     NeBackward0,
     NeBackward1,
     NegBackward0,
+    NegViewBackward0,
     NextafterBackward0,
     NllLoss2DBackward0,
     NllLoss2DBackwardBackward0,
@@ -409,6 +410,7 @@ __all__ = [
     "_linalg_svd",
     "_log_softmax",
     "_log_softmax_backward_data",
+    "_neg_view",
     "_reshape_copy",
     "_softmax",
     "_softmax_backward_data",
@@ -15056,6 +15058,28 @@ def _conj(self_=MISSING, **kwargs):
     return result
 
 
+def _neg_view(self_=MISSING, **kwargs):
+    """_neg_view(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _neg_view
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_neg_view, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["_neg_view"], (self_,), kwargs)
+    result = recording.wrap(kernels._neg_view(recording.data(self_)))
+    if recording.compute_requires_grad(self_):
+        grad_fn = NegViewBackward0(recording.collect_next_edges(self_))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._neg_view(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
 def _fft_r2c(self_=MISSING, dim=MISSING, normalization=MISSING, onesided=MISSING, **kwargs):
     """_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
 
@@ -17265,6 +17289,9 @@ OVERLOADS = {
     "_conj": Overload(_conj, kernels._conj, "_conj(Tensor self) -> Tensor", (
         Param("self_", "Tensor"),
     )),
+    "_neg_view": Overload(_neg_view, kernels._neg_view, "_neg_view(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
     "_fft_r2c": Overload(_fft_r2c, kernels._fft_r2c, "_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor", (
         Param("self_", "Tensor"),
         Param("dim", "int[]"),
@@ -18450,6 +18477,9 @@ BY_NAME = {
     ),
     "_conj": (
         OVERLOADS["_conj"],
+    ),
+    "_neg_view": (
+        OVERLOADS["_neg_view"],
     ),
     "_fft_r2c": (
         OVERLOADS["_fft_r2c"],

@@ -1287,6 +1287,9 @@ FORMULAS = {
     "ConjBackward0": {
         0: "self: grad.conj()",
     },
+    "NegViewBackward0": {
+        0: "self: grad.neg()",
+    },
     "FftR2CBackward0": {
         0: "self: fft_r2c_backward(grad, dim, normalization, onesided, self.shape[dim[-1]])",
     },

@@ -3914,6 +3914,10 @@ def _conj(self):
     return np.conjugate(self)
 
 
+def _neg_view(self):
+    return np.negative(self)
+
+
 # -- the discrete Fourier transforms (torch's _fft_r2c, _fft_c2r, _fft_c2c) ------------------
 # Each transforms over `dim`, unnormalised, then scales by torch's `normalization`: 0 none,
 # 1 by 1 / sqrt(n), 2 by 1 / n, n the number of points of the (real-side) signal.
