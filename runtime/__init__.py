@@ -252,8 +252,9 @@ __all__ += ["alpha_dropout", "alpha_dropout_", "feature_alpha_dropout",
 
 # -- issue 28, helper complex: the complex dtypes -------------------------------------------------
 from runtime.dtypes import cdouble, cfloat, chalf, complex32, complex64, complex128  # noqa: E402
+from runtime.fft import stft  # noqa: E402
 
-__all__ += ["complex64", "complex128", "cfloat", "cdouble", "complex32", "chalf"]
+__all__ += ["complex64", "complex128", "cfloat", "cdouble", "complex32", "chalf", "stft"]
 # -- end of complex's block -----------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ forward transform; "ortho" both by 1 / sqrt(n)).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from generated import ops
@@ -389,3 +390,124 @@ def __getattr__(name: str) -> Any:
     if name == "Tensor":  # torch.fft re-exports torch.Tensor
         return Tensor
     raise missing_attribute(__name__, name)
+
+
+# -- the short-time Fourier transform (torch.stft) ----------------------------------------------
+
+_warned_rectangular = False  # torch gives this warning once per process
+
+
+def _stft_call(input: Tensor, n_fft: int, hop_length: int, win_length: int, window: Any,
+               normalized: bool, onesided: Any, return_complex: Any) -> str:
+    """How torch's stft errors describe the call (the input after its centre padding)."""
+    shape = ", ".join(str(size) for size in input.shape)
+    described = "None" if window is None else \
+        f"{dtypes.type_string(window._data)}{{{list(window.shape)}}}"
+    flags = ["None" if v is None else str(int(v)) for v in (onesided, return_complex)]
+    return (f"stft({dtypes.type_string(input._data)}[{shape}], n_fft={n_fft}, "
+            f"hop_length={hop_length}, win_length={win_length}, window={described}, "
+            f"normalized={int(normalized)}, onesided={flags[0]}, return_complex={flags[1]}, "
+            "align_to_window=None)")
+
+
+def _reflect_pad(input: Tensor, pad: int) -> Tensor:
+    """The last dim extended by `pad` mirrored values at each end (the ends not repeated)."""
+    if pad == 0:
+        return input
+    length = input.shape[-1]
+    if pad >= length:
+        raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                           f"input dimension, but got: padding ({pad}, {pad}) at dimension "
+                           f"{input.ndim - 1} of input {list(input.shape)}")
+    left = input.narrow(-1, 1, pad).flip(-1)
+    right = input.narrow(-1, length - pad - 1, pad).flip(-1)
+    return ops.cat([left, input, right], -1)
+
+
+def _stft_checks(input: Tensor, n_fft: int, hop_length: int, win_length: int,
+                 window: Any, describe: Any) -> None:
+    length = input.shape[-1]
+    if not 0 < n_fft <= length:
+        raise RuntimeError(f"{describe()} : expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+    if hop_length <= 0:
+        raise RuntimeError(f"{describe()} : expected hop_length > 0, but got "
+                           f"hop_length={hop_length}")
+    if not 0 < win_length <= n_fft:
+        raise RuntimeError(f"{describe()} : expected 0 < win_length <= n_fft, but got "
+                           f"win_length={win_length}")
+    if window is not None and (window.ndim != 1 or window.shape[0] != win_length):
+        raise RuntimeError(f"{describe()} : expected a 1D window tensor of size equal to "
+                           f"win_length={win_length}, but got window with size "
+                           f"{list(window.shape)}")
+
+
+def _stft_window(window: Any, n_fft: int, win_length: int, dtype: Any) -> Any:
+    """The window, zero-padded on both sides to n_fft; None for the rectangular default."""
+    global _warned_rectangular
+    if window is None:
+        if not _warned_rectangular:
+            _warned_rectangular = True
+            warnings.warn(
+                "A window was not provided. A rectangular window will be applied,which is "
+                "known to cause spectral leakage. Other windows such as torch.hann_window or "
+                "torch.hamming_window are recommended to reduce spectral leakage.To suppress "
+                "this warning and use a rectangular window, explicitly set "
+                "`window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=3)
+        if win_length == n_fft:
+            return None
+        window = factories.ones(win_length, dtype=dtype)
+    if win_length < n_fft:
+        left = (n_fft - win_length) // 2
+        window = ops.cat([factories.zeros(left, dtype=window.dtype), window,
+                          factories.zeros(n_fft - win_length - left, dtype=window.dtype)])
+    return window
+
+
+def stft(input: Any, n_fft: int, hop_length: Any = None, win_length: Any = None,
+         window: Any = None, center: bool = True, pad_mode: str = "reflect",
+         normalized: bool = False, onesided: Any = None, return_complex: Any = None,
+         align_to_window: Any = None) -> Any:
+    """The short-time Fourier transform: the transforms of windowed frames of n_fft
+    samples, hop_length apart, as (freq, frames) (a batch first for a 2-d input)."""
+    _check_input("stft", input)
+    if return_complex is None and not (input.dtype.is_complex or
+                                       window is not None and window.dtype.is_complex):
+        raise RuntimeError("stft requires the return_complex parameter be given for real "
+                           "inputs, and will further require that return_complex=True in a "
+                           "future PyTorch release.")
+    hop_length = n_fft // 4 if hop_length is None else hop_length
+    win_length = n_fft if win_length is None else win_length
+    if center and input.ndim:
+        if pad_mode != "reflect":
+            raise NotImplementedError(f"stft: gradgen pads the centre with 'reflect' only, "
+                                      f"not {pad_mode!r}")
+        input = _reflect_pad(input, n_fft // 2)
+
+    def describe() -> str:
+        return _stft_call(input, n_fft, hop_length, win_length, window, normalized, onesided,
+                          return_complex)
+
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"{describe()} : expected a 1D or 2D tensor")
+    _stft_checks(input, n_fft, hop_length, win_length, window, describe)
+    batched = input if input.ndim == 2 else input.unsqueeze(0)
+    frames = _promoted(batched).unfold(-1, n_fft, hop_length)
+    window = _stft_window(window, n_fft, win_length, frames.dtype)
+    if window is not None:
+        frames = frames * window
+    mode = 1 if normalized else 0
+    if frames.dtype.is_complex:
+        out = ops._fft_c2c(frames, [2], mode, True)
+    else:
+        out = ops._fft_r2c(frames, [2], mode, True if onesided is None else onesided)
+    out = out.transpose(1, 2)
+    if input.ndim == 1:
+        out = out.squeeze(0)
+    if return_complex is False:
+        warnings.warn("stft with return_complex=False is deprecated. In a future pytorch "
+                      "release, stft will return complex tensors for all inputs, and "
+                      "return_complex=False will raise an error.\nNote: you can still call "
+                      "torch.view_as_real on the complex output to recover the old return "
+                      "format.", UserWarning, stacklevel=2)
+        return ops.view_as_real(out)
+    return out

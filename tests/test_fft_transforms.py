@@ -161,3 +161,52 @@ def test_every_torch_fft_name() -> None:
     public = [n for n in dir(torch.fft) if not n.startswith("_") and callable(getattr(torch.fft, n))
               and n != "Tensor"]
     assert [n for n in public if not hasattr(runtime.fft, n)] == []
+
+
+# -- torch.stft ----------------------------------------------------------------------------------
+
+def _signal(lib: Any, *shape: int) -> Any:
+    return lib.tensor(np.random.default_rng(3).standard_normal(shape), dtype=lib.float64)
+
+
+STFT_CASES = [
+    lambda lib: lib.stft(_signal(lib, 20), 8, return_complex=True),
+    lambda lib: lib.stft(_signal(lib, 2, 21), 4, hop_length=3, return_complex=True),
+    lambda lib: lib.stft(_signal(lib, 20), 8, window=lib.hann_window(6, dtype=lib.float64),
+                         win_length=6, return_complex=True),
+    lambda lib: lib.stft(_signal(lib, 20), 8, center=False, return_complex=True),
+    lambda lib: lib.stft(_signal(lib, 20), 8, onesided=False, normalized=True,
+                         return_complex=True),
+    lambda lib: lib.stft(_signal(lib, 20), 8, win_length=5, hop_length=1, return_complex=True),
+    lambda lib: lib.stft(_signal(lib, 20) * (1 + 0.5j), 8, return_complex=True),
+    lambda lib: lib.stft(_signal(lib, 20).float(), 16, return_complex=True),
+]
+
+
+@pytest.mark.parametrize("program", STFT_CASES)
+def test_stft_values(program: Any) -> None:
+    close(program, rtol=1e-6, atol=1e-6)
+
+
+def test_stft_real_output_warns_and_views_as_real() -> None:
+    same_outcome(lambda lib: lib.stft(_signal(lib, 12), 4, return_complex=False).shape)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.stft(_signal(lib, 20), 8),
+    lambda lib: lib.stft(_signal(lib, 20), 30, center=False, return_complex=True),
+    lambda lib: lib.stft(_signal(lib, 20), 8, win_length=9, return_complex=True),
+    lambda lib: lib.stft(_signal(lib, 20), 8, hop_length=0, return_complex=True),
+    lambda lib: lib.stft(_signal(lib, 1, 1, 20), 8, return_complex=True),
+])
+def test_stft_errors(program: Any) -> None:
+    same_outcome(lambda lib: program(lib).tolist())
+
+
+@pytest.mark.parametrize("args", [{}, {"hop_length": 3, "normalized": True},
+                                  {"win_length": 6, "center": False}])
+def test_stft_gradients(args: dict) -> None:
+    def program(lib: Any) -> Any:
+        x = _signal(lib, 2, 20).requires_grad_()
+        return lib.autograd.grad(_loss(lib, lib.stft(x, 8, return_complex=True, **args)), x)[0]
+    close(program, rtol=1e-8, atol=1e-8)
