@@ -3896,6 +3896,8 @@ def view_as_complex(self):
         complex_of(self.dtype)  # complex32: refused with gradgen's reason
     if self.ndim == 0 or self.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
+    if self.size == 0:  # (numpy's strides of an empty array mean nothing)
+        return np.empty(self.shape[:-1], complex_of(self.dtype))
     if self.strides[-1] != self.itemsize:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if builtins.any(stride % (2 * self.itemsize) for stride in self.strides[:-1]):
