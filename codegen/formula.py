@@ -36,7 +36,7 @@ ALLOWED_BUILTINS = frozenset({"len", "int", "float", "tuple", "list", "range", "
 # Tensor methods that the runtime defines by hand (not in the spec) and formulas may call.
 CORE_TENSOR_METHODS = frozenset({"size", "dim", "numel", "detach", "sum_to_size", "expand_as",
                                  "reshape", "view_as", "contiguous", "type_as", "to",
-                                 "is_contiguous"})
+                                 "is_contiguous", "conj"})
 
 _FORBIDDEN = {
     ast.Lambda: "a lambda",

@@ -810,7 +810,12 @@ def _auto_element_wise(
                 node.id = f"{node.id}_p"
             return node
 
-    return ast.unparse(ToForward().visit(parse_expression(backward.formula)))
+    derived = ast.unparse(ToForward().visit(parse_expression(backward.formula)))
+    if "conj" not in backward.formula:
+        return derived  # a formula for real values: the tangent goes in as grad did
+    # torchgen's complex form: (the backward formula of conj(tangent)) conjugated, which
+    # for an analytic function is the tangent times the derivative
+    return f"({derived.replace(f'{name}_t', f'{name}_t.conj()')}).conj()"
 
 
 # -- the node, what it saves, the view --------------------------------------------------------

@@ -118,6 +118,8 @@ def _tensor_value(spec: Any, rng: np.random.Generator) -> np.ndarray:
         dtypes = {"int64": np.int64, "int32": np.int32, "bool": np.bool_}
         return np.array(_thaw(values), dtype=dtypes.get(spec.get("dtype"), np.float64))
     shape = tuple(_thaw(spec.get("shape", ())))
+    if spec.get("complex"):
+        return np.asarray(rng.standard_normal(shape) + 1j * rng.standard_normal(shape))
     if "int" in spec:
         low, high = _thaw(spec["int"])
         return rng.integers(low, high, shape).astype(np.int64)
@@ -189,12 +191,12 @@ def _make_runtime_args(info: OpInfo, sample: Sample) -> tuple[dict, list]:
         arg = info.schema.argument(name)
         if arg.type.is_tensor_list:
             tensors = [None if v is None else
-                       runtime.tensor(v, requires_grad=name in wanted and v.dtype.kind == "f")
+                       runtime.tensor(v, requires_grad=name in wanted and v.dtype.kind in "fc")
                        for v in value]
             leaves.extend(t for t in tensors if t is not None and t.requires_grad)
             kwargs[local_name(name)] = tensors
         elif arg.type.is_tensor and isinstance(value, np.ndarray):
-            floating = value.dtype.kind == "f"
+            floating = value.dtype.kind in "fc"
             tensor = runtime.tensor(value, requires_grad=floating and (
                 name in wanted or name in _unimplemented(info)))
             if floating and name in wanted:
@@ -216,7 +218,7 @@ def _make_torch_args(info: OpInfo, sample: Sample) -> tuple[list, dict, list]:
     def convert(name: str, value: Any) -> Any:
         if isinstance(value, np.ndarray):
             tensor = torch.tensor(value)
-            if value.dtype.kind == "f" and (name in wanted or name in _unimplemented(info)):
+            if value.dtype.kind in "fc" and (name in wanted or name in _unimplemented(info)):
                 tensor.requires_grad_(True)
                 if name in wanted:
                     leaves.append(tensor)
@@ -300,6 +302,9 @@ def run_torch(info: OpInfo, sample: Sample) -> tuple[list, list]:
 # -- the checks -------------------------------------------------------------------------------
 
 def _error(actual: np.ndarray, expected: np.ndarray) -> float:
+    if np.iscomplexobj(actual) or np.iscomplexobj(expected):  # both parts compared
+        return max(_error(np.real(actual), np.real(expected)),
+                   _error(np.imag(actual), np.imag(expected)))
     actual = np.asarray(actual, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
     if actual.shape != expected.shape:
@@ -317,12 +322,15 @@ def _differentiable_outputs(info: OpInfo, outputs: list) -> list[int]:
     if len(info.schema.returns) == 1 and info.schema.returns[0].type.is_list:
         return list(range(len(outputs)))
     return [i for i, d in enumerate(info.output_differentiability)
-            if d and i < len(outputs) and outputs[i].dtype.is_floating_point]
+            if d and i < len(outputs) and (outputs[i].dtype.is_floating_point
+                                           or outputs[i].dtype.is_complex)]
 
 
 def _cotangents(outputs: list, indices: list[int], seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
-    return [rng.standard_normal(outputs[i].shape) for i in indices]
+    return [rng.standard_normal(outputs[i].shape) + 1j * rng.standard_normal(outputs[i].shape)
+            if outputs[i].dtype.is_complex else rng.standard_normal(outputs[i].shape)
+            for i in indices]
 
 
 def _vjp_numeric(objective: Callable[[], float], leaf_arrays: list[np.ndarray]) -> list:
@@ -408,7 +416,7 @@ def _torch_forward_checks(run: _Run, torch_outputs: list) -> list[Check]:
     checks = []
     if not run.sample.flags.get("random"):
         for i, (ours, theirs) in enumerate(zip(run.outputs, torch_outputs, strict=False)):
-            error = _error(ours._data, theirs.detach().numpy())
+            error = _error(ours._data, _plain(theirs.detach()).numpy())
             checks.append(run.check("forward", f"output {i}", error, error <= 1e-9 or error < RTOL))
     if run.diff_outputs and run.leaves:
         ours_name = run.outputs[run.diff_outputs[0]].grad_fn.name()
@@ -537,7 +545,7 @@ def _torch_grad_checks(run: _Run, torch_outputs: list, torch_leaves: list,
     checks = []
     for leaf_name, ours, t in zip(run.leaf_names, analytic, theirs, strict=True):
         # (torch's gradient known to be zero is a ZeroTensor, which needs force= for numpy)
-        error = _error(ours._data, t.numpy(force=t._is_zerotensor()))
+        error = _error(ours._data, _plain(t).numpy(force=t._is_zerotensor()))
         checks.append(run.check("torch grad", leaf_name, error, error < RTOL))
     return checks
 
@@ -565,8 +573,19 @@ def _jvp(kwargs: dict, call: Callable, leaves: list, tangents: dict[int, np.ndar
         for i in diff_outputs:
             tangent = forward_ad.unpack_dual(outputs[i]).tangent
             result.append(np.zeros(outputs[i].shape) if tangent is None
-                          else tangent._data.astype(np.float64))
+                          else tangent._data.astype(_wide(tangent._data.dtype)))
     return result
+
+
+def _plain(tensor: Any) -> Any:
+    """A torch tensor with its lazy conjugate and negative bits resolved (numpy() refuses
+    them), as gradgen's values always are."""
+    return tensor.resolve_conj().resolve_neg()
+
+
+def _wide(dtype: np.dtype) -> type:
+    """float64, or complex128 for a complex dtype: what tangents are compared in."""
+    return np.complex128 if dtype.kind == "c" else np.float64
 
 
 def _torch_jvp(info: OpInfo, sample: Sample, tangents: dict[int, np.ndarray],
@@ -596,7 +615,8 @@ def _torch_jvp(info: OpInfo, sample: Sample, tangents: dict[int, np.ndarray],
             # torch gives a ZeroTensor (which refuses .numpy()) for a tangent known to be 0
             result.append(np.zeros(tuple(outputs[i].shape))
                           if tangent is None or tangent._is_zerotensor()
-                          else tangent.detach().numpy().astype(np.float64))
+                          else _plain(tangent.detach()).numpy().astype(
+                              _wide(_plain(tangent.detach()).numpy().dtype)))
     return result
 
 
@@ -629,7 +649,9 @@ def _forward_mode(run: _Run, cotangents: list[np.ndarray], vjps: list[np.ndarray
     kwargs, call, diff_outputs = run.kwargs, run.call, run.diff_outputs
     checks = []
     rng = np.random.default_rng(sample.index + 13)
-    directions = [rng.standard_normal(leaf.shape) for leaf in leaves]
+    directions = [rng.standard_normal(leaf.shape) + 1j * rng.standard_normal(leaf.shape)
+                  if leaf.dtype.is_complex else rng.standard_normal(leaf.shape)
+                  for leaf in leaves]
     cases = [(name, {k: directions[k]}) for k, name in enumerate(run.leaf_names)]
     if len(leaves) > 1:
         cases.append(("all", dict(enumerate(directions))))
@@ -649,10 +671,12 @@ def _forward_mode(run: _Run, cotangents: list[np.ndarray], vjps: list[np.ndarray
             numeric = _directional_difference(call, kwargs, leaves, tangents, diff_outputs)
             error = _error(flat, np.concatenate([n.reshape(-1) for n in numeric]))
             add("jvp fd", label, error, error < RTOL * 10)
-        # <u, J v> against <Jᵀ u, v>, scaled by the size of the terms summed.
-        forward_terms = np.concatenate([(u * o).reshape(-1) for u, o in
+        # <u, J v> against <Jᵀ u, v>, scaled by the size of the terms summed (for complex
+        # values the real inner product Re(conj(a) b), under which torch's gradient is J^H u).
+        forward_terms = np.concatenate([np.real(np.conj(u) * o).reshape(-1) for u, o in
                                         zip(cotangents, ours, strict=True)])
-        reverse_terms = np.concatenate([(vjps[k] * t).reshape(-1) for k, t in tangents.items()])
+        reverse_terms = np.concatenate([np.real(np.conj(vjps[k]) * t).reshape(-1)
+                                        for k, t in tangents.items()])
         scale = ATOL / RTOL + max(np.abs(forward_terms).sum(), np.abs(reverse_terms).sum())
         error = abs(forward_terms.sum() - reverse_terms.sum()) / scale
         if not sample.flags.get("no_jvp_rev"):
@@ -672,8 +696,8 @@ def _leaf_names(info: OpInfo, sample: Sample) -> list[str]:
         if arg.name not in wanted or value is None:
             continue
         if arg.type.is_tensor_list:
-            names.extend(f"{arg.name}[{i}]" for i, v in enumerate(value) if v.dtype.kind == "f")
-        elif isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            names.extend(f"{arg.name}[{i}]" for i, v in enumerate(value) if v.dtype.kind in "fc")
+        elif isinstance(value, np.ndarray) and value.dtype.kind in "fc":
             names.append(arg.name)
     return names
 

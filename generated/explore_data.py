@@ -16,13 +16,15 @@ NODES = {
         "entry": "add.Tensor",
         "schema": "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         "formulas": (
-            ("self", "grad"),
-            ("other", "maybe_multiply(grad, alpha)"),
+            ("self", "handle_r_to_c(self.dtype, grad)"),
+            ("other", "handle_r_to_c(other.dtype, maybe_multiply(grad, alpha))"),
         ),
         "result": (
             ("result", "self_t + maybe_multiply(other_t, alpha)", ""),
         ),
         "saved": {
+            "self_scalar_type": "scalar_type",
+            "other_scalar_type": "scalar_type",
             "alpha": "value",
         },
     },
@@ -42,13 +44,15 @@ NODES = {
         "entry": "sub.Tensor",
         "schema": "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
         "formulas": (
-            ("self", "grad"),
-            ("other", "maybe_multiply(-grad, alpha)"),
+            ("self", "handle_r_to_c(self.dtype, grad)"),
+            ("other", "handle_r_to_c(other.dtype, maybe_multiply(-grad, alpha))"),
         ),
         "result": (
             ("result", "self_t - maybe_multiply(other_t, alpha)", ""),
         ),
         "saved": {
+            "self_scalar_type": "scalar_type",
+            "other_scalar_type": "scalar_type",
             "alpha": "value",
         },
     },
@@ -83,42 +87,46 @@ NODES = {
         "entry": "mul.Tensor",
         "schema": "mul.Tensor(Tensor self, Tensor other) -> Tensor",
         "formulas": (
-            ("self", "grad * other"),
-            ("other", "grad * self"),
+            ("self", "mul_tensor_backward(grad, other, self.dtype)"),
+            ("other", "mul_tensor_backward(grad, self, other.dtype)"),
         ),
         "result": (
             ("result", "other_t * self_p + self_t * other_p", ""),
         ),
         "saved": {
             "other": "tensor",
+            "self_scalar_type": "scalar_type",
             "self_": "tensor",
+            "other_scalar_type": "scalar_type",
         },
     },
     "MulBackward1": {
         "entry": "mul.Scalar",
         "schema": "mul.Scalar(Tensor self, Scalar other) -> Tensor",
         "formulas": (
-            ("self", "grad * other"),
+            ("self", "mul_tensor_backward(grad, other, self.dtype)"),
         ),
         "result": (
             ("result", "self_t * other", ""),
         ),
         "saved": {
             "other": "value",
+            "self_scalar_type": "scalar_type",
         },
     },
     "DivBackward0": {
         "entry": "div.Tensor",
         "schema": "div.Tensor(Tensor self, Tensor other) -> Tensor",
         "formulas": (
-            ("self", "grad / other"),
-            ("other", "-grad * self / (other * other)"),
+            ("self", "div_tensor_self_backward(grad, other, self.dtype)"),
+            ("other", "div_tensor_other_backward(grad, self, other)"),
         ),
         "result": (
             ("result", "(self_t - other_t * result) / other_p", ""),
         ),
         "saved": {
             "other": "tensor",
+            "self_scalar_type": "scalar_type",
             "self_": "tensor",
         },
     },
@@ -126,13 +134,14 @@ NODES = {
         "entry": "div.Scalar",
         "schema": "div.Scalar(Tensor self, Scalar other) -> Tensor",
         "formulas": (
-            ("self", "grad / other"),
+            ("self", "div_tensor_self_backward(grad, other, self.dtype)"),
         ),
         "result": (
             ("result", "self_t / other", ""),
         ),
         "saved": {
             "other": "value",
+            "self_scalar_type": "scalar_type",
         },
     },
     "DivBackward2": {
@@ -170,7 +179,7 @@ NODES = {
             ("self", "pow_backward(grad, self, exponent)"),
         ),
         "result": (
-            ("result", "auto_element_wise", "pow_backward(self_t, self_p, exponent)"),
+            ("result", "pow_backward(self_t.conj(), self_p, exponent).conj()", ""),
         ),
         "saved": {
             "self_": "tensor",
@@ -212,10 +221,10 @@ NODES = {
         "entry": "reciprocal",
         "schema": "reciprocal(Tensor self) -> Tensor",
         "formulas": (
-            ("self", "-grad * (result * result)"),
+            ("self", "-grad * (result * result).conj()"),
         ),
         "result": (
-            ("result", "auto_element_wise", "-self_t * (result * result)"),
+            ("result", "auto_element_wise", "(-self_t.conj() * (result * result).conj()).conj()"),
         ),
         "saved": {
             "result": "output",
@@ -225,10 +234,10 @@ NODES = {
         "entry": "exp",
         "schema": "exp(Tensor self) -> Tensor",
         "formulas": (
-            ("self", "grad * result"),
+            ("self", "grad * result.conj()"),
         ),
         "result": (
-            ("result", "auto_element_wise", "self_t * result"),
+            ("result", "auto_element_wise", "(self_t.conj() * result.conj()).conj()"),
         ),
         "saved": {
             "result": "output",
@@ -251,10 +260,10 @@ NODES = {
         "entry": "log",
         "schema": "log(Tensor self) -> Tensor",
         "formulas": (
-            ("self", "grad / self"),
+            ("self", "grad / self.conj()"),
         ),
         "result": (
-            ("result", "auto_element_wise", "self_t / self_p"),
+            ("result", "auto_element_wise", "(self_t.conj() / self_p.conj()).conj()"),
         ),
         "saved": {
             "self_": "tensor",
@@ -277,10 +286,10 @@ NODES = {
         "entry": "sqrt",
         "schema": "sqrt(Tensor self) -> Tensor",
         "formulas": (
-            ("self", "grad / (2 * result)"),
+            ("self", "grad / (2 * result.conj())"),
         ),
         "result": (
-            ("result", "auto_element_wise", "self_t / (2 * result)"),
+            ("result", "auto_element_wise", "(self_t.conj() / (2 * result.conj())).conj()"),
         ),
         "saved": {
             "result": "output",
@@ -530,10 +539,10 @@ NODES = {
         "entry": "abs",
         "schema": "abs(Tensor self) -> Tensor",
         "formulas": (
-            ("self", "grad * self.sign()"),
+            ("self", "grad * self.sgn()"),
         ),
         "result": (
-            ("result", "auto_element_wise", "self_t * self_p.sign()"),
+            ("result", "handle_r_to_c(result.dtype, self_t.conj() * self_p.sgn())", ""),
         ),
         "saved": {
             "self_": "tensor",
@@ -1344,7 +1353,7 @@ NODES = {
         "entry": "_to_copy",
         "schema": "_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor",
         "formulas": (
-            ("self", "grad.to(self.dtype)"),
+            ("self", "handle_r_to_c(self.dtype, grad).to(self.dtype)"),
         ),
         "result": (
             ("result", "_to_copy(self_t, dtype=dtype)", ""),
@@ -4856,12 +4865,14 @@ NODES = {
         "entry": "sgn",
         "schema": "sgn(Tensor self) -> Tensor",
         "formulas": (
-            ("self", "zeros_like(grad)"),
+            ("self", "sgn_backward(self, grad, result)"),
         ),
         "result": (
-            ("result", "auto_element_wise", "zeros_like(self_t)"),
+            ("result", "sgn_backward(self_p, self_t, result)", ""),
         ),
         "saved": {
+            "self_": "tensor",
+            "result": "output",
         },
     },
     "LogcumsumexpBackward0": {
@@ -4898,12 +4909,13 @@ NODES = {
         "entry": "angle",
         "schema": "angle(Tensor self) -> Tensor",
         "formulas": (
-            ("self", "zeros_like(grad)"),
+            ("self", "angle_backward(grad, self)"),
         ),
         "result": (
-            ("result", "auto_element_wise", "zeros_like(self_t)"),
+            ("result", "handle_r_to_c(result.dtype, angle_backward(self_t.conj(), self_p).conj())", ""),
         ),
         "saved": {
+            "self_": "tensor",
         },
     },
     "FrexpBackward0": {
@@ -5195,6 +5207,20 @@ NODES = {
             ("eigenvalues, eigenvectors", "linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)", ""),
         ),
         "saved": {
+            "eigenvalues": "output",
+            "eigenvectors": "output",
+        },
+    },
+    "LinalgEigBackward0": {
+        "entry": "linalg_eig",
+        "schema": "linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)",
+        "formulas": (
+            ("self", "handle_r_to_c(self.dtype, linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False))"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_scalar_type": "scalar_type",
             "eigenvalues": "output",
             "eigenvectors": "output",
         },
@@ -6974,6 +7000,137 @@ NODES = {
         "saved": {
             "mask": "tensor",
             "indices": "tensor_list",
+        },
+    },
+    "ConjPhysicalBackward0": {
+        "entry": "_conj_physical",
+        "schema": "_conj_physical(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "_conj_physical(grad)"),
+        ),
+        "result": (
+            ("result", "_conj_physical(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "ViewAsRealBackward0": {
+        "entry": "view_as_real",
+        "schema": "view_as_real(Tensor(a) self) -> Tensor(a)",
+        "formulas": (
+            ("self", "view_as_complex(grad.contiguous())"),
+        ),
+        "result": (
+            ("result", "view_as_real(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "ViewAsComplexBackward0": {
+        "entry": "view_as_complex",
+        "schema": "view_as_complex(Tensor(a) self) -> Tensor(a)",
+        "formulas": (
+            ("self", "view_as_real(grad.contiguous())"),
+        ),
+        "result": (
+            ("result", "view_as_complex(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "ComplexBackward0": {
+        "entry": "complex",
+        "schema": "complex(Tensor real, Tensor imag) -> Tensor",
+        "formulas": (
+            ("real", "select(view_as_real(grad), -1, 0)"),
+            ("imag", "select(view_as_real(grad), -1, 1)"),
+        ),
+        "result": (
+            ("result", "complex(real_t, imag_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "PolarBackward0": {
+        "entry": "polar",
+        "schema": "polar(Tensor abs, Tensor angle) -> Tensor",
+        "formulas": (
+            ("abs, angle", "polar_backward(grad, result)"),
+        ),
+        "result": (
+            ("result", "complex(abs_t * angle_p.cos() - angle_t * abs_p * angle_p.sin(), abs_t * angle_p.sin() + angle_t * abs_p * angle_p.cos())", ""),
+        ),
+        "saved": {
+            "result": "output",
+        },
+    },
+    "ConjBackward0": {
+        "entry": "_conj",
+        "schema": "_conj(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad.conj()"),
+        ),
+        "result": (
+            ("result", "self_t.conj()", ""),
+        ),
+        "saved": {
+        },
+    },
+    "NegViewBackward0": {
+        "entry": "_neg_view",
+        "schema": "_neg_view(Tensor self) -> Tensor",
+        "formulas": (
+            ("self", "grad.neg()"),
+        ),
+        "result": (
+            ("result", "_neg_view(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "FftR2CBackward0": {
+        "entry": "_fft_r2c",
+        "schema": "_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor",
+        "formulas": (
+            ("self", "fft_r2c_backward(grad, dim, normalization, onesided, self.shape[dim[-1]])"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "dim": "value",
+            "normalization": "value",
+            "onesided": "value",
+            "self_sym_sizes": "sizes",
+        },
+    },
+    "FftC2RBackward0": {
+        "entry": "_fft_c2r",
+        "schema": "_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor",
+        "formulas": (
+            ("self", "fft_c2r_backward(grad, dim, normalization)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "dim": "value",
+            "normalization": "value",
+        },
+    },
+    "FftC2CBackward0": {
+        "entry": "_fft_c2c",
+        "schema": "_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool is_forward) -> Tensor",
+        "formulas": (
+            ("self", "_fft_c2c(grad, dim, normalization, not is_forward)"),
+        ),
+        "result": (
+            ("result", "auto_linear", ""),
+        ),
+        "saved": {
+            "dim": "value",
+            "normalization": "value",
+            "is_forward": "value",
         },
     },
 }

@@ -454,6 +454,16 @@ __all__ = [
     "_unsafe_index_put",
     "_unsafe_masked_index",
     "_unsafe_masked_index_put_accumulate",
+    "_conj_physical",
+    "view_as_real",
+    "view_as_complex",
+    "complex",
+    "polar",
+    "_conj",
+    "_neg_view",
+    "_fft_r2c",
+    "_fft_c2r",
+    "_fft_c2c",
 ]
 
 
@@ -588,9 +598,9 @@ def pow_Tensor_Scalar(self_p, self_t, exponent, result):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
     derivatives.yaml, entry pow.Tensor_Scalar
-    result: auto_element_wise, from self: pow_backward(grad, self, exponent)
+    result: pow_backward(self_t.conj(), self_p, exponent).conj()
     """
-    return manual.pow_backward(ops, self_t, self_p, exponent)
+    return ops.conj(manual.pow_backward(ops, ops.conj(self_t), self_p, exponent))
 
 
 def pow_Tensor_Tensor(self_p, self_t, exponent_p, exponent_t, result):
@@ -615,18 +625,18 @@ def reciprocal(self_p, self_t, result):
     """reciprocal(Tensor self) -> Tensor
 
     derivatives.yaml, entry reciprocal
-    result: auto_element_wise, from self: -grad * (result * result)
+    result: auto_element_wise, from self: -grad * (result * result).conj()
     """
-    return -self_t * (result * result)
+    return ops.conj(-ops.conj(self_t) * ops.conj(result * result))
 
 
 def exp(self_p, self_t, result):
     """exp(Tensor self) -> Tensor
 
     derivatives.yaml, entry exp
-    result: auto_element_wise, from self: grad * result
+    result: auto_element_wise, from self: grad * result.conj()
     """
-    return self_t * result
+    return ops.conj(ops.conj(self_t) * ops.conj(result))
 
 
 def expm1(self_p, self_t, result):
@@ -642,9 +652,9 @@ def log(self_p, self_t, result):
     """log(Tensor self) -> Tensor
 
     derivatives.yaml, entry log
-    result: auto_element_wise, from self: grad / self
+    result: auto_element_wise, from self: grad / self.conj()
     """
-    return self_t / self_p
+    return ops.conj(ops.conj(self_t) / ops.conj(self_p))
 
 
 def log1p(self_p, self_t, result):
@@ -660,9 +670,9 @@ def sqrt(self_p, self_t, result):
     """sqrt(Tensor self) -> Tensor
 
     derivatives.yaml, entry sqrt
-    result: auto_element_wise, from self: grad / (2 * result)
+    result: auto_element_wise, from self: grad / (2 * result.conj())
     """
-    return self_t / (2 * result)
+    return ops.conj(ops.conj(self_t) / (2 * ops.conj(result)))
 
 
 def rsqrt(self_p, self_t, result):
@@ -822,9 +832,9 @@ def abs(self_p, self_t, result):
     """abs(Tensor self) -> Tensor
 
     derivatives.yaml, entry abs
-    result: auto_element_wise, from self: grad * self.sign()
+    result: handle_r_to_c(result.dtype, self_t.conj() * self_p.sgn())
     """
-    return self_t * ops.sign(self_p)
+    return manual.handle_r_to_c(ops, result.dtype, ops.conj(self_t) * ops.sgn(self_p))
 
 
 def sign(self_p, self_t, result):
@@ -3388,9 +3398,9 @@ def sgn(self_p, self_t, result):
     """sgn(Tensor self) -> Tensor
 
     derivatives.yaml, entry sgn
-    result: auto_element_wise, from self: zeros_like(grad)
+    result: sgn_backward(self_p, self_t, result)
     """
-    return manual.zeros_like(ops, self_t)
+    return manual.sgn_backward(ops, self_p, self_t, result)
 
 
 def logcumsumexp(self_p, self_t, dim, result):
@@ -3415,9 +3425,9 @@ def angle(self_p, self_t, result):
     """angle(Tensor self) -> Tensor
 
     derivatives.yaml, entry angle
-    result: auto_element_wise, from self: zeros_like(grad)
+    result: handle_r_to_c(result.dtype, angle_backward(self_t.conj(), self_p).conj())
     """
-    return manual.zeros_like(ops, self_t)
+    return manual.handle_r_to_c(ops, result.dtype, ops.conj(manual.angle_backward(ops, ops.conj(self_t), self_p)))
 
 
 def frexp_Tensor(self_p, self_t, mantissa, exponent):
@@ -4642,3 +4652,93 @@ def _unsafe_masked_index_put_accumulate(self_p, self_t, mask_p, indices_p, value
     result: _unsafe_masked_index_put_accumulate(self_t, mask_p, indices_p, values_t)
     """
     return ops._unsafe_masked_index_put_accumulate(self_t, mask_p, indices_p, values_t)
+
+
+def _conj_physical(self_p, self_t, result):
+    """_conj_physical(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _conj_physical
+    result: _conj_physical(self_t)
+    """
+    return ops._conj_physical(self_t)
+
+
+def view_as_real(self_p, self_t, result):
+    """view_as_real(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml, entry view_as_real
+    result: view_as_real(self_t)
+    """
+    return ops.view_as_real(self_t)
+
+
+def view_as_complex(self_p, self_t, result):
+    """view_as_complex(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml, entry view_as_complex
+    result: view_as_complex(self_t)
+    """
+    return ops.view_as_complex(self_t)
+
+
+def complex(real_p, real_t, imag_p, imag_t, result):
+    """complex(Tensor real, Tensor imag) -> Tensor
+
+    derivatives.yaml, entry complex
+    result: complex(real_t, imag_t)
+    """
+    return ops.complex(real_t, imag_t)
+
+
+def polar(abs_p, abs_t, angle_p, angle_t, result):
+    """polar(Tensor abs, Tensor angle) -> Tensor
+
+    derivatives.yaml, entry polar
+    result: complex(abs_t * angle_p.cos() - angle_t * abs_p * angle_p.sin(), abs_t * angle_p.sin() + angle_t * abs_p * angle_p.cos())
+    """
+    return ops.complex(abs_t * ops.cos(angle_p) - angle_t * abs_p * ops.sin(angle_p), abs_t * ops.sin(angle_p) + angle_t * abs_p * ops.cos(angle_p))
+
+
+def _conj(self_p, self_t, result):
+    """_conj(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _conj
+    result: self_t.conj()
+    """
+    return ops.conj(self_t)
+
+
+def _neg_view(self_p, self_t, result):
+    """_neg_view(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _neg_view
+    result: _neg_view(self_t)
+    """
+    return ops._neg_view(self_t)
+
+
+def _fft_r2c(self_p, self_t, dim, normalization, onesided, result):
+    """_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
+
+    derivatives.yaml, entry _fft_r2c
+    result: auto_linear
+    """
+    return ops._fft_r2c(self_t, dim, normalization, onesided)
+
+
+def _fft_c2r(self_p, self_t, dim, normalization, last_dim_size, result):
+    """_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
+
+    derivatives.yaml, entry _fft_c2r
+    result: auto_linear
+    """
+    return ops._fft_c2r(self_t, dim, normalization, last_dim_size)
+
+
+def _fft_c2c(self_p, self_t, dim, normalization, is_forward, result):
+    """_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool is_forward) -> Tensor
+
+    derivatives.yaml, entry _fft_c2c
+    result: auto_linear
+    """
+    return ops._fft_c2c(self_t, dim, normalization, is_forward)

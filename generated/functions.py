@@ -363,6 +363,7 @@ __all__ = [
     "LuUnpackBackward0",
     "LinalgSvdBackward0",
     "LinalgEighBackward0",
+    "LinalgEigBackward0",
     "LinalgQrBackward0",
     "LinalgMatrixExpBackward0",
     "LinalgCrossBackward0",
@@ -478,6 +479,16 @@ __all__ = [
     "UnsafeIndexPutBackward0",
     "UnsafeMaskedIndexBackward0",
     "UnsafeMaskedIndexPutAccumulateBackward0",
+    "ConjPhysicalBackward0",
+    "ViewAsRealBackward0",
+    "ViewAsComplexBackward0",
+    "ComplexBackward0",
+    "PolarBackward0",
+    "ConjBackward0",
+    "NegViewBackward0",
+    "FftR2CBackward0",
+    "FftC2RBackward0",
+    "FftC2CBackward0",
 ]
 
 
@@ -485,23 +496,25 @@ class AddBackward0(Node):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry add.Tensor
-    self: grad
-    other: maybe_multiply(grad, alpha)
+    self: handle_r_to_c(self.dtype, grad)
+    other: handle_r_to_c(other.dtype, maybe_multiply(grad, alpha))
     """
 
-    __slots__ = ("_saved_alpha",)
+    __slots__ = ("_saved_self_scalar_type", "_saved_other_scalar_type", "_saved_alpha")
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
+        self_scalar_type = self._saved_self_scalar_type
+        other_scalar_type = self._saved_other_scalar_type
         alpha = self._saved_alpha
         grad_inputs = [None, None]
-        # self: grad
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad
-        # other: maybe_multiply(grad, alpha)
+        # self: handle_r_to_c(self.dtype, grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.handle_r_to_c(ops, self_scalar_type, grad)
+        # other: handle_r_to_c(other.dtype, maybe_multiply(grad, alpha))
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.maybe_multiply(ops, grad, alpha)
+            grad_inputs[1] = manual.handle_r_to_c(ops, other_scalar_type, manual.maybe_multiply(ops, grad, alpha))
         return grad_inputs
 
 
@@ -527,23 +540,25 @@ class SubBackward0(Node):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry sub.Tensor
-    self: grad
-    other: maybe_multiply(-grad, alpha)
+    self: handle_r_to_c(self.dtype, grad)
+    other: handle_r_to_c(other.dtype, maybe_multiply(-grad, alpha))
     """
 
-    __slots__ = ("_saved_alpha",)
+    __slots__ = ("_saved_self_scalar_type", "_saved_other_scalar_type", "_saved_alpha")
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
+        self_scalar_type = self._saved_self_scalar_type
+        other_scalar_type = self._saved_other_scalar_type
         alpha = self._saved_alpha
         grad_inputs = [None, None]
-        # self: grad
-        if self.should_compute_output(0):
-            grad_inputs[0] = grad
-        # other: maybe_multiply(-grad, alpha)
+        # self: handle_r_to_c(self.dtype, grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.handle_r_to_c(ops, self_scalar_type, grad)
+        # other: handle_r_to_c(other.dtype, maybe_multiply(-grad, alpha))
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = manual.maybe_multiply(ops, -grad, alpha)
+            grad_inputs[1] = manual.handle_r_to_c(ops, other_scalar_type, manual.maybe_multiply(ops, -grad, alpha))
         return grad_inputs
 
 
@@ -595,11 +610,11 @@ class MulBackward0(Node):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry mul.Tensor
-    self: grad * other
-    other: grad * self
+    self: mul_tensor_backward(grad, other, self.dtype)
+    other: mul_tensor_backward(grad, self, other.dtype)
     """
 
-    __slots__ = ("other_", "self_")
+    __slots__ = ("other_", "_saved_self_scalar_type", "self_", "_saved_other_scalar_type")
 
     @property
     def _saved_other(self):
@@ -617,14 +632,16 @@ class MulBackward0(Node):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         other = ops.unpack(self.other_, self)
+        self_scalar_type = self._saved_self_scalar_type
         self_ = ops.unpack(self.self_, self)
+        other_scalar_type = self._saved_other_scalar_type
         grad_inputs = [None, None]
-        # self: grad * other
+        # self: mul_tensor_backward(grad, other, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * other
-        # other: grad * self
+            grad_inputs[0] = manual.mul_tensor_backward(ops, grad, other, self_scalar_type)
+        # other: mul_tensor_backward(grad, self, other.dtype)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = grad * self_
+            grad_inputs[1] = manual.mul_tensor_backward(ops, grad, self_, other_scalar_type)
         return grad_inputs
 
 
@@ -632,19 +649,20 @@ class MulBackward1(Node):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry mul.Scalar
-    self: grad * other
+    self: mul_tensor_backward(grad, other, self.dtype)
     """
 
-    __slots__ = ("_saved_other",)
+    __slots__ = ("_saved_other", "_saved_self_scalar_type")
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         other = self._saved_other
+        self_scalar_type = self._saved_self_scalar_type
         grad_inputs = [None]
-        # self: grad * other
+        # self: mul_tensor_backward(grad, other, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * other
+            grad_inputs[0] = manual.mul_tensor_backward(ops, grad, other, self_scalar_type)
         return grad_inputs
 
 
@@ -652,11 +670,11 @@ class DivBackward0(Node):
     """div.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry div.Tensor
-    self: grad / other
-    other: -grad * self / (other * other)
+    self: div_tensor_self_backward(grad, other, self.dtype)
+    other: div_tensor_other_backward(grad, self, other)
     """
 
-    __slots__ = ("other_", "self_")
+    __slots__ = ("other_", "_saved_self_scalar_type", "self_")
 
     @property
     def _saved_other(self):
@@ -674,14 +692,15 @@ class DivBackward0(Node):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         other = ops.unpack(self.other_, self)
+        self_scalar_type = self._saved_self_scalar_type
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None, None]
-        # self: grad / other
+        # self: div_tensor_self_backward(grad, other, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad / other
-        # other: -grad * self / (other * other)
+            grad_inputs[0] = manual.div_tensor_self_backward(ops, grad, other, self_scalar_type)
+        # other: div_tensor_other_backward(grad, self, other)
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = -grad * self_ / (other * other)
+            grad_inputs[1] = manual.div_tensor_other_backward(ops, grad, self_, other)
         return grad_inputs
 
 
@@ -689,19 +708,20 @@ class DivBackward1(Node):
     """div.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry div.Scalar
-    self: grad / other
+    self: div_tensor_self_backward(grad, other, self.dtype)
     """
 
-    __slots__ = ("_saved_other",)
+    __slots__ = ("_saved_other", "_saved_self_scalar_type")
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         other = self._saved_other
+        self_scalar_type = self._saved_self_scalar_type
         grad_inputs = [None]
-        # self: grad / other
+        # self: div_tensor_self_backward(grad, other, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad / other
+            grad_inputs[0] = manual.div_tensor_self_backward(ops, grad, other, self_scalar_type)
         return grad_inputs
 
 
@@ -871,7 +891,7 @@ class ReciprocalBackward0(Node):
     """reciprocal(Tensor self) -> Tensor
 
     derivatives.yaml, entry reciprocal
-    self: -grad * (result * result)
+    self: -grad * (result * result).conj()
     """
 
     __slots__ = ("result_",)
@@ -888,9 +908,9 @@ class ReciprocalBackward0(Node):
         any_grad_defined = grads[0] is not None
         result = ops.unpack(self.result_, self)
         grad_inputs = [None]
-        # self: -grad * (result * result)
+        # self: -grad * (result * result).conj()
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = -grad * (result * result)
+            grad_inputs[0] = -grad * ops.conj(result * result)
         return grad_inputs
 
 
@@ -898,7 +918,7 @@ class ExpBackward0(Node):
     """exp(Tensor self) -> Tensor
 
     derivatives.yaml, entry exp
-    self: grad * result
+    self: grad * result.conj()
     """
 
     __slots__ = ("result_",)
@@ -915,9 +935,9 @@ class ExpBackward0(Node):
         any_grad_defined = grads[0] is not None
         result = ops.unpack(self.result_, self)
         grad_inputs = [None]
-        # self: grad * result
+        # self: grad * result.conj()
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * result
+            grad_inputs[0] = grad * ops.conj(result)
         return grad_inputs
 
 
@@ -952,7 +972,7 @@ class LogBackward0(Node):
     """log(Tensor self) -> Tensor
 
     derivatives.yaml, entry log
-    self: grad / self
+    self: grad / self.conj()
     """
 
     __slots__ = ("self_",)
@@ -969,9 +989,9 @@ class LogBackward0(Node):
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None]
-        # self: grad / self
+        # self: grad / self.conj()
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad / self_
+            grad_inputs[0] = grad / ops.conj(self_)
         return grad_inputs
 
 
@@ -1006,7 +1026,7 @@ class SqrtBackward0(Node):
     """sqrt(Tensor self) -> Tensor
 
     derivatives.yaml, entry sqrt
-    self: grad / (2 * result)
+    self: grad / (2 * result.conj())
     """
 
     __slots__ = ("result_",)
@@ -1023,9 +1043,9 @@ class SqrtBackward0(Node):
         any_grad_defined = grads[0] is not None
         result = ops.unpack(self.result_, self)
         grad_inputs = [None]
-        # self: grad / (2 * result)
+        # self: grad / (2 * result.conj())
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad / (2 * result)
+            grad_inputs[0] = grad / (2 * ops.conj(result))
         return grad_inputs
 
 
@@ -1549,7 +1569,7 @@ class AbsBackward0(Node):
     """abs(Tensor self) -> Tensor
 
     derivatives.yaml, entry abs
-    self: grad * self.sign()
+    self: grad * self.sgn()
     """
 
     __slots__ = ("self_",)
@@ -1566,9 +1586,9 @@ class AbsBackward0(Node):
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None]
-        # self: grad * self.sign()
+        # self: grad * self.sgn()
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * ops.sign(self_)
+            grad_inputs[0] = grad * ops.sgn(self_)
         return grad_inputs
 
 
@@ -3187,7 +3207,7 @@ class ToCopyBackward0(Node):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry _to_copy
-    self: grad.to(self.dtype)
+    self: handle_r_to_c(self.dtype, grad).to(self.dtype)
     """
 
     __slots__ = ("_saved_self_scalar_type",)
@@ -3197,9 +3217,9 @@ class ToCopyBackward0(Node):
         any_grad_defined = grads[0] is not None
         self_scalar_type = self._saved_self_scalar_type
         grad_inputs = [None]
-        # self: grad.to(self.dtype)
+        # self: handle_r_to_c(self.dtype, grad).to(self.dtype)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.to(grad, self_scalar_type)
+            grad_inputs[0] = ops.to(manual.handle_r_to_c(ops, self_scalar_type, grad), self_scalar_type)
         return grad_inputs
 
 
@@ -10759,18 +10779,32 @@ class SgnBackward0(Node):
     """sgn(Tensor self) -> Tensor
 
     derivatives.yaml, entry sgn
-    self: zeros_like(grad)
+    self: sgn_backward(self, grad, result)
     """
 
-    __slots__ = ()
+    __slots__ = ("self_", "result_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.result_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        result = ops.unpack(self.result_, self)
         grad_inputs = [None]
-        # self: zeros_like(grad)
+        # self: sgn_backward(self, grad, result)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.zeros_like(ops, grad)
+            grad_inputs[0] = manual.sgn_backward(ops, self_, grad, result)
         return grad_inputs
 
 
@@ -10844,18 +10878,26 @@ class AngleBackward0(Node):
     """angle(Tensor self) -> Tensor
 
     derivatives.yaml, entry angle
-    self: zeros_like(grad)
+    self: angle_backward(grad, self)
     """
 
-    __slots__ = ()
+    __slots__ = ("self_",)
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
         grad_inputs = [None]
-        # self: zeros_like(grad)
+        # self: angle_backward(grad, self)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = manual.zeros_like(ops, grad)
+            grad_inputs[0] = manual.angle_backward(ops, grad, self_)
         return grad_inputs
 
 
@@ -11562,6 +11604,39 @@ class LinalgEighBackward0(Node):
         # A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = manual.linalg_eig_backward(ops, grads[0], grads[1], eigenvalues, eigenvectors, True)
+        return grad_inputs
+
+
+class LinalgEigBackward0(Node):
+    """linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
+
+    derivatives.yaml, entry linalg_eig
+    self: handle_r_to_c(self.dtype, linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False))
+    """
+
+    __slots__ = ("_saved_self_scalar_type", "eigenvalues_", "eigenvectors_")
+
+    @property
+    def _saved_eigenvalues(self):
+        return self.eigenvalues_.unpack(self)
+
+    @property
+    def _saved_eigenvectors(self):
+        return self.eigenvectors_.unpack(self)
+
+    def release_variables(self):
+        self.eigenvalues_.reset_data()
+        self.eigenvectors_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        self_scalar_type = self._saved_self_scalar_type
+        eigenvalues = ops.unpack(self.eigenvalues_, self)
+        eigenvectors = ops.unpack(self.eigenvectors_, self)
+        grad_inputs = [None]
+        # self: handle_r_to_c(self.dtype, linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False))
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.handle_r_to_c(ops, self_scalar_type, manual.linalg_eig_backward(ops, grads[0], grads[1], eigenvalues, eigenvectors, False))
         return grad_inputs
 
 
@@ -15047,4 +15122,220 @@ class UnsafeMaskedIndexPutAccumulateBackward0(Node):
         # values: _unsafe_masked_index(grad, mask, indices, 0)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops._unsafe_masked_index(grad, mask, indices, 0)
+        return grad_inputs
+
+
+class ConjPhysicalBackward0(Node):
+    """_conj_physical(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _conj_physical
+    self: _conj_physical(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: _conj_physical(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._conj_physical(grad)
+        return grad_inputs
+
+
+class ViewAsRealBackward0(Node):
+    """view_as_real(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml, entry view_as_real
+    self: view_as_complex(grad.contiguous())
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: view_as_complex(grad.contiguous())
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.view_as_complex(ops.contiguous(grad))
+        return grad_inputs
+
+
+class ViewAsComplexBackward0(Node):
+    """view_as_complex(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml, entry view_as_complex
+    self: view_as_real(grad.contiguous())
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: view_as_real(grad.contiguous())
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.view_as_real(ops.contiguous(grad))
+        return grad_inputs
+
+
+class ComplexBackward0(Node):
+    """complex(Tensor real, Tensor imag) -> Tensor
+
+    derivatives.yaml, entry complex
+    real: select(view_as_real(grad), -1, 0)
+    imag: select(view_as_real(grad), -1, 1)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None, None]
+        # real: select(view_as_real(grad), -1, 0)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.select(ops.view_as_real(grad), -1, 0)
+        # imag: select(view_as_real(grad), -1, 1)
+        if any_grad_defined and self.should_compute_output(1):
+            grad_inputs[1] = ops.select(ops.view_as_real(grad), -1, 1)
+        return grad_inputs
+
+
+class PolarBackward0(Node):
+    """polar(Tensor abs, Tensor angle) -> Tensor
+
+    derivatives.yaml, entry polar
+    abs, angle: polar_backward(grad, result)
+    """
+
+    __slots__ = ("result_",)
+
+    @property
+    def _saved_result(self):
+        return self.result_.unpack(self)
+
+    def release_variables(self):
+        self.result_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        result = ops.unpack(self.result_, self)
+        grad_inputs = [None, None]
+        # abs, angle: polar_backward(grad, result)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.polar_backward(ops, grad, result)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class ConjBackward0(Node):
+    """_conj(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _conj
+    self: grad.conj()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: grad.conj()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.conj(grad)
+        return grad_inputs
+
+
+class NegViewBackward0(Node):
+    """_neg_view(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _neg_view
+    self: grad.neg()
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: grad.neg()
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops.neg(grad)
+        return grad_inputs
+
+
+class FftR2CBackward0(Node):
+    """_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
+
+    derivatives.yaml, entry _fft_r2c
+    self: fft_r2c_backward(grad, dim, normalization, onesided, self.shape[dim[-1]])
+    """
+
+    __slots__ = ("_saved_dim", "_saved_normalization", "_saved_onesided", "_saved_self_sym_sizes")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        normalization = self._saved_normalization
+        onesided = self._saved_onesided
+        self_sym_sizes = self._saved_self_sym_sizes
+        grad_inputs = [None]
+        # self: fft_r2c_backward(grad, dim, normalization, onesided, self.shape[dim[-1]])
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.fft_r2c_backward(ops, grad, dim, normalization, onesided, self_sym_sizes[dim[-1]])
+        return grad_inputs
+
+
+class FftC2RBackward0(Node):
+    """_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
+
+    derivatives.yaml, entry _fft_c2r
+    self: fft_c2r_backward(grad, dim, normalization)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_normalization")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        normalization = self._saved_normalization
+        grad_inputs = [None]
+        # self: fft_c2r_backward(grad, dim, normalization)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.fft_c2r_backward(ops, grad, dim, normalization)
+        return grad_inputs
+
+
+class FftC2CBackward0(Node):
+    """_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool is_forward) -> Tensor
+
+    derivatives.yaml, entry _fft_c2c
+    self: _fft_c2c(grad, dim, normalization, not is_forward)
+    """
+
+    __slots__ = ("_saved_dim", "_saved_normalization", "_saved_is_forward")
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        dim = self._saved_dim
+        normalization = self._saved_normalization
+        is_forward = self._saved_is_forward
+        grad_inputs = [None]
+        # self: _fft_c2c(grad, dim, normalization, not is_forward)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = ops._fft_c2c(grad, dim, normalization, not is_forward)
         return grad_inputs

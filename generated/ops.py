@@ -81,6 +81,9 @@ from generated.functions import (
     ClampMinBackward1,
     CloneBackward0,
     Col2ImBackward0,
+    ComplexBackward0,
+    ConjBackward0,
+    ConjPhysicalBackward0,
     ConstantPadNdBackward0,
     ConvDepthwise2DBackward0,
     ConvDepthwise3DBackward0,
@@ -126,6 +129,9 @@ from generated.functions import (
     ExpBackward0,
     Expm1Backward0,
     ExponentialBackward0,
+    FftC2CBackward0,
+    FftC2RBackward0,
+    FftR2CBackward0,
     FillBackward0,
     FillBackward1,
     FillBackward2,
@@ -198,6 +204,7 @@ from generated.functions import (
     LinalgCholeskyExBackward0,
     LinalgCrossBackward0,
     LinalgDetBackward0,
+    LinalgEigBackward0,
     LinalgEighBackward0,
     LinalgInvExBackward0,
     LinalgLstsqBackward0,
@@ -281,6 +288,7 @@ from generated.functions import (
     NeBackward0,
     NeBackward1,
     NegBackward0,
+    NegViewBackward0,
     NextafterBackward0,
     NllLoss2DBackward0,
     NllLoss2DBackwardBackward0,
@@ -295,6 +303,7 @@ from generated.functions import (
     PermuteBackward0,
     PixelShuffleBackward0,
     PixelUnshuffleBackward0,
+    PolarBackward0,
     PolygammaBackward0,
     PolygammaBackward1,
     PowBackward0,
@@ -471,6 +480,8 @@ from generated.functions import (
     VarBackward0,
     VarMeanBackward0,
     VdotBackward0,
+    ViewAsComplexBackward0,
+    ViewAsRealBackward0,
     ViewBackward0,
     WeightNormInterfaceBackward0,
     WhereBackward0,
@@ -497,9 +508,14 @@ __all__ = [
     "_batch_norm_with_update",
     "_cdist_backward",
     "_cdist_forward",
+    "_conj",
+    "_conj_physical",
     "_conv_depthwise2d",
     "_convolution",
     "_euclidean_dist",
+    "_fft_c2c",
+    "_fft_c2r",
+    "_fft_r2c",
     "_grid_sampler_2d_cpu_fallback",
     "_grid_sampler_2d_cpu_fallback_backward",
     "_grid_sampler_taps",
@@ -517,6 +533,7 @@ __all__ = [
     "_masked_softmax",
     "_native_batch_norm_legit",
     "_native_batch_norm_legit_no_training",
+    "_neg_view",
     "_pack_padded_sequence",
     "_pdist_backward",
     "_pdist_forward",
@@ -623,6 +640,7 @@ __all__ = [
     "clamp_min_",
     "clone",
     "col2im",
+    "complex",
     "constant_pad_nd",
     "conv_depthwise3d",
     "conv_tbc",
@@ -729,6 +747,7 @@ __all__ = [
     "lgamma",
     "linalg_cholesky_ex",
     "linalg_cross",
+    "linalg_eig",
     "linalg_inv_ex",
     "linalg_lstsq",
     "linalg_lu",
@@ -813,6 +832,7 @@ __all__ = [
     "permute",
     "pixel_shuffle",
     "pixel_unshuffle",
+    "polar",
     "polygamma",
     "pow",
     "prod",
@@ -963,6 +983,8 @@ __all__ = [
     "upsample_trilinear3d_backward",
     "vdot",
     "view",
+    "view_as_complex",
+    "view_as_real",
     "where",
     "xlogy",
     "xlogy_",
@@ -1021,6 +1043,8 @@ __linalg_svd_return = namedtuple("_linalg_svd", ["U", "S", "Vh"])
 
 __linalg_eigh_return = namedtuple("_linalg_eigh", ["eigenvalues", "eigenvectors"])
 
+_linalg_eig_return = namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+
 _linalg_qr_return = namedtuple("linalg_qr", ["Q", "R"])
 
 _linalg_lstsq_return = namedtuple("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
@@ -1048,6 +1072,8 @@ def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = AddBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1072,6 +1098,8 @@ def add_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = AddBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -1127,6 +1155,8 @@ def sub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = SubBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1151,6 +1181,8 @@ def sub_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = SubBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -1229,7 +1261,9 @@ def mul_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = MulBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -1254,7 +1288,9 @@ def mul_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if needs_grad:
         grad_fn = MulBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1286,6 +1322,7 @@ def mul_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MulBackward1((gradient_edge(self_),))
         grad_fn._saved_other = other
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1311,6 +1348,7 @@ def div_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = DivBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1336,6 +1374,7 @@ def div_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if needs_grad:
         grad_fn = DivBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -1367,6 +1406,7 @@ def div_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = DivBackward1((gradient_edge(self_),))
         grad_fn._saved_other = other
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -14087,13 +14127,18 @@ def sgn(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs)
     result = recording.wrap(kernels.sgn(recording.data(self_)))
-    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
         grad_fn = SgnBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
             tangent = forward.sgn(self_, forward_grad.tangent(self_), result)
         forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
     return result
 
 
@@ -14112,6 +14157,7 @@ def sgn_(self_=MISSING, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SgnBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
@@ -14122,6 +14168,9 @@ def sgn_(self_=MISSING, **kwargs):
         with forward_grad.computing_tangents():
             tangent = forward.sgn(original_self, forward_grad.tangent(self_), self_)
         forward_grad.set_tangent_inplace(self_, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(self_, True)
     return self_
 
 
@@ -14221,6 +14270,7 @@ def angle(self_=MISSING, **kwargs):
     result = recording.wrap(kernels.angle(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AngleBackward0((gradient_edge(self_),))
+        grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -14871,6 +14921,30 @@ def _linalg_eigh(A=MISSING, UPLO="L", compute_v=True, **kwargs):
         grad_fn.eigenvalues_ = SavedVariable(eigenvalues, True)
         grad_fn.eigenvectors_ = SavedVariable(eigenvectors, True)
     return __linalg_eigh_return(eigenvalues, eigenvectors)
+
+
+def linalg_eig(self_=MISSING, **kwargs):
+    """linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
+
+    derivatives.yaml, entry linalg_eig
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linalg_eig, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["linalg_eig"], (self_,), kwargs)
+    eigenvalues, eigenvectors = map(recording.wrap, kernels.linalg_eig(recording.data(self_)))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = LinalgEigBackward0((gradient_edge(self_),))
+        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        recording.set_history(eigenvalues, grad_fn)
+        recording.set_history(eigenvectors, grad_fn)
+        grad_fn.eigenvalues_ = SavedVariable(eigenvalues, True)
+        grad_fn.eigenvectors_ = SavedVariable(eigenvectors, True)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        forward_grad.not_implemented("linalg_eig")
+    return _linalg_eig_return(eigenvalues, eigenvectors)
 
 
 def linalg_qr(A=MISSING, mode="reduced", **kwargs):
@@ -18121,6 +18195,242 @@ def _unsafe_masked_index_put_accumulate(self_=MISSING, mask=MISSING, indices=MIS
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def _conj_physical(self_=MISSING, **kwargs):
+    """_conj_physical(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _conj_physical
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_conj_physical, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["_conj_physical"], (self_,), kwargs)
+    result = recording.wrap(kernels._conj_physical(recording.data(self_)))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ConjPhysicalBackward0((gradient_edge(self_),))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._conj_physical(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def view_as_real(self_=MISSING, **kwargs):
+    """view_as_real(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml, entry view_as_real
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(view_as_real, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["view_as_real"], (self_,), kwargs)
+    result = recording.as_view(self_, kernels.view_as_real(recording.data(self_)))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ViewAsRealBackward0((gradient_edge(self_),))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.view_as_real(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def view_as_complex(self_=MISSING, **kwargs):
+    """view_as_complex(Tensor(a) self) -> Tensor(a)
+
+    derivatives.yaml, entry view_as_complex
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(view_as_complex, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["view_as_complex"], (self_,), kwargs)
+    result = recording.as_view(self_, kernels.view_as_complex(recording.data(self_)))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ViewAsComplexBackward0((gradient_edge(self_),))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.view_as_complex(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def complex(real=MISSING, imag=MISSING, **kwargs):
+    """complex(Tensor real, Tensor imag) -> Tensor
+
+    derivatives.yaml, entry complex
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(complex, (real, imag), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(real, Tensor) or not isinstance(imag, Tensor) or kwargs:
+        real, imag = _arguments.bind(OVERLOADS["complex"], (real, imag,), kwargs)
+    result = recording.wrap(kernels.complex(recording.data(real), recording.data(imag)))
+    if _grad_state.enabled and (isinstance(real, Tensor) and (real._requires_grad or real.grad_fn is not None) or isinstance(imag, Tensor) and (imag._requires_grad or imag.grad_fn is not None)):
+        grad_fn = ComplexBackward0((gradient_edge(real), gradient_edge(imag)))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(real, imag):
+        with forward_grad.computing_tangents():
+            tangent = forward.complex(real, forward_grad.tangent(real), imag, forward_grad.tangent(imag), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def polar(abs=MISSING, angle=MISSING, **kwargs):
+    """polar(Tensor abs, Tensor angle) -> Tensor
+
+    derivatives.yaml, entry polar
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(polar, (abs, angle), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(abs, Tensor) or not isinstance(angle, Tensor) or kwargs:
+        abs, angle = _arguments.bind(OVERLOADS["polar"], (abs, angle,), kwargs)
+    result = recording.wrap(kernels.polar(recording.data(abs), recording.data(angle)))
+    needs_grad = _grad_state.enabled and (isinstance(abs, Tensor) and (abs._requires_grad or abs.grad_fn is not None) or isinstance(angle, Tensor) and (angle._requires_grad or angle.grad_fn is not None))
+    if needs_grad:
+        grad_fn = PolarBackward0((gradient_edge(abs), gradient_edge(angle)))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(abs, angle):
+        with forward_grad.computing_tangents():
+            tangent = forward.polar(abs, forward_grad.tangent(abs), angle, forward_grad.tangent(angle), result)
+        forward_grad.set_tangent(result, tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
+        grad_fn.result_ = SavedVariable(result, True)
+    return result
+
+
+def _conj(self_=MISSING, **kwargs):
+    """_conj(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _conj
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_conj, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["_conj"], (self_,), kwargs)
+    result = recording.wrap(kernels._conj(recording.data(self_)))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = ConjBackward0((gradient_edge(self_),))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._conj(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _neg_view(self_=MISSING, **kwargs):
+    """_neg_view(Tensor self) -> Tensor
+
+    derivatives.yaml, entry _neg_view
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_neg_view, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or kwargs:
+        (self_,) = _arguments.bind(OVERLOADS["_neg_view"], (self_,), kwargs)
+    result = recording.wrap(kernels._neg_view(recording.data(self_)))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = NegViewBackward0((gradient_edge(self_),))
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._neg_view(self_, forward_grad.tangent(self_), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _fft_r2c(self_=MISSING, dim=MISSING, normalization=MISSING, onesided=MISSING, **kwargs):
+    """_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
+
+    derivatives.yaml, entry _fft_r2c
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_fft_r2c, (self_, dim, normalization, onesided), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or onesided is MISSING or kwargs:
+        self_, dim, normalization, onesided = _arguments.bind(OVERLOADS["_fft_r2c"], (self_, dim, normalization, onesided,), kwargs)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels._fft_r2c(recording.data(self_), dim, normalization, onesided))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = FftR2CBackward0((gradient_edge(self_),))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_normalization = normalization
+        grad_fn._saved_onesided = onesided
+        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._fft_r2c(self_, forward_grad.tangent(self_), dim, normalization, onesided, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _fft_c2r(self_=MISSING, dim=MISSING, normalization=MISSING, last_dim_size=MISSING, **kwargs):
+    """_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
+
+    derivatives.yaml, entry _fft_c2r
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_fft_c2r, (self_, dim, normalization, last_dim_size), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or last_dim_size is MISSING or kwargs:
+        self_, dim, normalization, last_dim_size = _arguments.bind(OVERLOADS["_fft_c2r"], (self_, dim, normalization, last_dim_size,), kwargs)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels._fft_c2r(recording.data(self_), dim, normalization, last_dim_size))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = FftC2RBackward0((gradient_edge(self_),))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_normalization = normalization
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._fft_c2r(self_, forward_grad.tangent(self_), dim, normalization, last_dim_size, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def _fft_c2c(self_=MISSING, dim=MISSING, normalization=MISSING, is_forward=MISSING, **kwargs):
+    """_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool is_forward) -> Tensor
+
+    derivatives.yaml, entry _fft_c2c
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(_fft_c2c, (self_, dim, normalization, is_forward), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or is_forward is MISSING or kwargs:
+        self_, dim, normalization, is_forward = _arguments.bind(OVERLOADS["_fft_c2c"], (self_, dim, normalization, is_forward,), kwargs)
+    dim = recording.int_tuple(dim)
+    result = recording.wrap(kernels._fft_c2c(recording.data(self_), dim, normalization, is_forward))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+        grad_fn = FftC2CBackward0((gradient_edge(self_),))
+        grad_fn._saved_dim = dim
+        grad_fn._saved_normalization = normalization
+        grad_fn._saved_is_forward = is_forward
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward._fft_c2c(self_, forward_grad.tangent(self_), dim, normalization, is_forward, result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -20227,6 +20537,9 @@ OVERLOADS = {
         Param("UPLO", "str", has_default=True),
         Param("compute_v", "bool", has_default=True),
     )),
+    "linalg_eig": Overload(linalg_eig, kernels.linalg_eig, "linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)", (
+        Param("self_", "Tensor"),
+    )),
     "linalg_qr": Overload(linalg_qr, kernels.linalg_qr, "linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", (
         Param("A", "Tensor"),
         Param("mode", "str", has_default=True),
@@ -20969,6 +21282,47 @@ OVERLOADS = {
         Param("mask", "Tensor"),
         Param("indices", "Tensor?[]"),
         Param("values", "Tensor"),
+    )),
+    "_conj_physical": Overload(_conj_physical, kernels._conj_physical, "_conj_physical(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "view_as_real": Overload(view_as_real, kernels.view_as_real, "view_as_real(Tensor(a) self) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+    )),
+    "view_as_complex": Overload(view_as_complex, kernels.view_as_complex, "view_as_complex(Tensor(a) self) -> Tensor(a)", (
+        Param("self_", "Tensor"),
+    )),
+    "complex": Overload(complex, kernels.complex, "complex(Tensor real, Tensor imag) -> Tensor", (
+        Param("real", "Tensor"),
+        Param("imag", "Tensor"),
+    )),
+    "polar": Overload(polar, kernels.polar, "polar(Tensor abs, Tensor angle) -> Tensor", (
+        Param("abs", "Tensor"),
+        Param("angle", "Tensor"),
+    )),
+    "_conj": Overload(_conj, kernels._conj, "_conj(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "_neg_view": Overload(_neg_view, kernels._neg_view, "_neg_view(Tensor self) -> Tensor", (
+        Param("self_", "Tensor"),
+    )),
+    "_fft_r2c": Overload(_fft_r2c, kernels._fft_r2c, "_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[]"),
+        Param("normalization", "int"),
+        Param("onesided", "bool"),
+    )),
+    "_fft_c2r": Overload(_fft_c2r, kernels._fft_c2r, "_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[]"),
+        Param("normalization", "int"),
+        Param("last_dim_size", "int"),
+    )),
+    "_fft_c2c": Overload(_fft_c2c, kernels._fft_c2c, "_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool is_forward) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("dim", "int[]"),
+        Param("normalization", "int"),
+        Param("is_forward", "bool"),
     )),
 }
 
@@ -22088,6 +22442,9 @@ BY_NAME = {
     "_linalg_eigh": (
         OVERLOADS["_linalg_eigh"],
     ),
+    "linalg_eig": (
+        OVERLOADS["linalg_eig"],
+    ),
     "linalg_qr": (
         OVERLOADS["linalg_qr"],
     ),
@@ -22412,6 +22769,36 @@ BY_NAME = {
     ),
     "_unsafe_masked_index_put_accumulate": (
         OVERLOADS["_unsafe_masked_index_put_accumulate"],
+    ),
+    "_conj_physical": (
+        OVERLOADS["_conj_physical"],
+    ),
+    "view_as_real": (
+        OVERLOADS["view_as_real"],
+    ),
+    "view_as_complex": (
+        OVERLOADS["view_as_complex"],
+    ),
+    "complex": (
+        OVERLOADS["complex"],
+    ),
+    "polar": (
+        OVERLOADS["polar"],
+    ),
+    "_conj": (
+        OVERLOADS["_conj"],
+    ),
+    "_neg_view": (
+        OVERLOADS["_neg_view"],
+    ),
+    "_fft_r2c": (
+        OVERLOADS["_fft_r2c"],
+    ),
+    "_fft_c2r": (
+        OVERLOADS["_fft_c2r"],
+    ),
+    "_fft_c2c": (
+        OVERLOADS["_fft_c2c"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

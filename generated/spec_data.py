@@ -57,15 +57,15 @@ NUMPY_FORMS = {
 
 FORMULAS = {
     "AddBackward0": {
-        0: "self: grad",
-        1: "other: maybe_multiply(grad, alpha)",
+        0: "self: handle_r_to_c(self.dtype, grad)",
+        1: "other: handle_r_to_c(other.dtype, maybe_multiply(grad, alpha))",
     },
     "AddBackward1": {
         0: "self: grad",
     },
     "SubBackward0": {
-        0: "self: grad",
-        1: "other: maybe_multiply(-grad, alpha)",
+        0: "self: handle_r_to_c(self.dtype, grad)",
+        1: "other: handle_r_to_c(other.dtype, maybe_multiply(-grad, alpha))",
     },
     "RsubBackward0": {
         0: "self: maybe_multiply(-grad, alpha)",
@@ -75,18 +75,18 @@ FORMULAS = {
         0: "self: maybe_multiply(-grad, alpha)",
     },
     "MulBackward0": {
-        0: "self: grad * other",
-        1: "other: grad * self",
+        0: "self: mul_tensor_backward(grad, other, self.dtype)",
+        1: "other: mul_tensor_backward(grad, self, other.dtype)",
     },
     "MulBackward1": {
-        0: "self: grad * other",
+        0: "self: mul_tensor_backward(grad, other, self.dtype)",
     },
     "DivBackward0": {
-        0: "self: grad / other",
-        1: "other: -grad * self / (other * other)",
+        0: "self: div_tensor_self_backward(grad, other, self.dtype)",
+        1: "other: div_tensor_other_backward(grad, self, other)",
     },
     "DivBackward1": {
-        0: "self: grad / other",
+        0: "self: div_tensor_self_backward(grad, other, self.dtype)",
     },
     "DivBackward2": {
         0: "self: grad / other if rounding_mode is None else zeros_like(grad)",
@@ -106,22 +106,22 @@ FORMULAS = {
         0: "exponent: pow_backward_exponent(grad, self, exponent, result)",
     },
     "ReciprocalBackward0": {
-        0: "self: -grad * (result * result)",
+        0: "self: -grad * (result * result).conj()",
     },
     "ExpBackward0": {
-        0: "self: grad * result",
+        0: "self: grad * result.conj()",
     },
     "Expm1Backward0": {
         0: "self: grad * (result + 1)",
     },
     "LogBackward0": {
-        0: "self: grad / self",
+        0: "self: grad / self.conj()",
     },
     "Log1PBackward0": {
         0: "self: grad / (self + 1)",
     },
     "SqrtBackward0": {
-        0: "self: grad / (2 * result)",
+        0: "self: grad / (2 * result.conj())",
     },
     "RsqrtBackward0": {
         0: "self: -0.5 * grad * result.pow(3)",
@@ -181,7 +181,7 @@ FORMULAS = {
         1: "self: zeros_like(grad)",
     },
     "AbsBackward0": {
-        0: "self: grad * self.sign()",
+        0: "self: grad * self.sgn()",
     },
     "SignBackward0": {
         0: "self: zeros_like(grad)",
@@ -369,7 +369,7 @@ FORMULAS = {
         0: "self: unsqueeze_to(grad, dim, self.shape)",
     },
     "ToCopyBackward0": {
-        0: "self: grad.to(self.dtype)",
+        0: "self: handle_r_to_c(self.dtype, grad).to(self.dtype)",
     },
     "CloneBackward0": {
         0: "self: grad",
@@ -1195,7 +1195,7 @@ FORMULAS = {
         0: "self: copysign_tensor_self_backward(grad, self, result)",
     },
     "SgnBackward0": {
-        0: "self: zeros_like(grad)",
+        0: "self: sgn_backward(self, grad, result)",
     },
     "LogcumsumexpBackward0": {
         0: "self: logcumsumexp_backward(grad, self, result, dim)",
@@ -1205,7 +1205,7 @@ FORMULAS = {
         1: "source: masked_scatter_backward(grad, mask, source.shape)",
     },
     "AngleBackward0": {
-        0: "self: zeros_like(grad)",
+        0: "self: angle_backward(grad, self)",
     },
     "FrexpBackward0": {
         0: "self: grad / exponent.exp2()",
@@ -1273,6 +1273,9 @@ FORMULAS = {
     },
     "LinalgEighBackward0": {
         0: "A: linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, True)",
+    },
+    "LinalgEigBackward0": {
+        0: "self: handle_r_to_c(self.dtype, linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False))",
     },
     "LinalgQrBackward0": {
         0: "A: linalg_qr_backward(grad_Q, grad_R, Q, R, mode)",
@@ -1671,5 +1674,37 @@ FORMULAS = {
     "UnsafeMaskedIndexPutAccumulateBackward0": {
         0: "self: grad",
         1: "values: _unsafe_masked_index(grad, mask, indices, 0)",
+    },
+    "ConjPhysicalBackward0": {
+        0: "self: _conj_physical(grad)",
+    },
+    "ViewAsRealBackward0": {
+        0: "self: view_as_complex(grad.contiguous())",
+    },
+    "ViewAsComplexBackward0": {
+        0: "self: view_as_real(grad.contiguous())",
+    },
+    "ComplexBackward0": {
+        0: "real: select(view_as_real(grad), -1, 0)",
+        1: "imag: select(view_as_real(grad), -1, 1)",
+    },
+    "PolarBackward0": {
+        0: "abs: polar_backward(grad, result)",
+        1: "angle: polar_backward(grad, result)",
+    },
+    "ConjBackward0": {
+        0: "self: grad.conj()",
+    },
+    "NegViewBackward0": {
+        0: "self: grad.neg()",
+    },
+    "FftR2CBackward0": {
+        0: "self: fft_r2c_backward(grad, dim, normalization, onesided, self.shape[dim[-1]])",
+    },
+    "FftC2RBackward0": {
+        0: "self: fft_c2r_backward(grad, dim, normalization)",
+    },
+    "FftC2CBackward0": {
+        0: "self: _fft_c2c(grad, dim, normalization, not is_forward)",
     },
 }

@@ -300,6 +300,12 @@ from runtime.lobpcg import lobpcg  # noqa: E402
 
 __all__ += ["lobpcg"]
 # -- end of names' block --------------------------------------------------------------------
+# -- issue 28, helper complex: the complex dtypes -------------------------------------------------
+from runtime.dtypes import cdouble, cfloat, chalf, complex32, complex64, complex128  # noqa: E402
+from runtime.fft import stft  # noqa: E402
+
+__all__ += ["complex64", "complex128", "cfloat", "cdouble", "complex32", "chalf", "stft"]
+# -- end of complex's block -----------------------------------------------------------------------
 
 
 def __getattr__(name: str) -> _Any:

@@ -187,7 +187,7 @@ class Tensor:
                 return
         if self.grad_fn is not None:
             raise RuntimeError(_requires_grad_leaf_error(value))
-        if value and not self.dtype.is_floating_point:
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         if value and self._version_counter.inference and not is_inference_mode_enabled():
             raise RuntimeError("Setting requires_grad=True on inference tensor outside "
@@ -583,21 +583,28 @@ class Tensor:
             heard = _modes.dispatch(Tensor.__float__, (self,), {})
             if heard is not _modes.PASS:
                 return heard
-        return float(self._number())
+        return float(_real_number(self._number(), "double"))
+
+    def __complex__(self) -> complex:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(Tensor.__complex__, (self,), {})
+            if heard is not _modes.PASS:
+                return heard
+        return complex(self._number())
 
     def __int__(self) -> int:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
             heard = _modes.dispatch(Tensor.__int__, (self,), {})
             if heard is not _modes.PASS:
                 return heard
-        return int(self._number())
+        return int(_real_number(self._number(), "int64_t"))
 
     def __index__(self) -> int:
         if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
             heard = _modes.dispatch(Tensor.__index__, (self,), {}, _modes.RUNTIME)
             if heard is not _modes.PASS:
                 return heard
-        if self.dtype.is_floating_point or self._data.size != 1:
+        if self._data.dtype.kind in "fc" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self._data.item())
 
@@ -618,6 +625,16 @@ class Tensor:
                                  "needs a copy, and copy=False was asked")
             return array.astype(dtype)
         return array.copy() if copy else array
+
+
+def _real_number(value: Any, c_type: str) -> Any:
+    """A complex element given to float() or int(): its real part when its imaginary part
+    is zero, else torch's error."""
+    if isinstance(value, complex):
+        if value.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {c_type} without overflow")
+        return value.real
+    return value
 
 
 def _scalar_type_name(array: np.ndarray) -> str:

@@ -84,7 +84,13 @@ _OTHER_DTYPES: dict[str, type[np.generic]] = {
     "int64": np.int64,
     "bool": np.bool_,
 }
-_NUMPY_DTYPES = {**_FLOAT_DTYPES, **_OTHER_DTYPES}
+_COMPLEX_DTYPES: dict[str, type[np.generic]] = {
+    "complex64": np.complex64,
+    "complex128": np.complex128,
+}
+_NUMPY_DTYPES = {**_FLOAT_DTYPES, **_OTHER_DTYPES, **_COMPLEX_DTYPES}
+# The complex dtype torch leaves unnamed beside each default float dtype.
+_DEFAULT_COMPLEX = {"float32": "complex64", "float64": "complex128", "float16": "complex32"}
 
 # Dtypes that torch never names in the repr of a non-empty tensor (besides the default float).
 _IMPLIED_DTYPES = ("int64", "bool")
@@ -138,6 +144,22 @@ class _Formatter:
         return self._render(value).rjust(self.width)
 
 
+class _ComplexFormatter:
+    """Two formatters, one chosen from the real parts and one from the imaginary parts, as
+    torch prints a complex tensor: `1.0000+2.0000j`, the imaginary part's padding dropped."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.real = _Formatter(values.real, is_float=True)
+        self.imag = _Formatter(values.imag, is_float=True)
+        # what a row's line-filling counts per element: both widths, the sign and the `j`
+        self.width = self.real.width + self.imag.width + 1
+
+    def format(self, value: complex) -> str:
+        real = self.real.format(value.real)
+        imag = (self.imag.format(value.imag) + "j").lstrip()
+        return real + imag if imag[0] in "+-" else real + "+" + imag
+
+
 def _shown_items(
     length: int, summarize: bool, render: Callable[[int], str], ellipsis: str
 ) -> list[str]:
@@ -158,7 +180,7 @@ def _summary_values(data: np.ndarray) -> np.ndarray:
     return data[np.ix_(*kept)]
 
 
-def _format_row(row: np.ndarray, indent: int, summarize: bool, formatter: _Formatter) -> str:
+def _format_row(row: np.ndarray, indent: int, summarize: bool, formatter: Any) -> str:
     """Format a 1-D array, wrapping it over several lines when it exceeds the line width."""
     values = row.tolist()
     items = _shown_items(len(values), summarize, lambda i: formatter.format(values[i]), " ...")
@@ -167,7 +189,7 @@ def _format_row(row: np.ndarray, indent: int, summarize: bool, formatter: _Forma
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
 
 
-def _format_block(data: np.ndarray, indent: int, summarize: bool, formatter: _Formatter) -> str:
+def _format_block(data: np.ndarray, indent: int, summarize: bool, formatter: Any) -> str:
     """Format an array of any rank; ``indent`` is the column of its opening bracket."""
     if data.ndim == 0:
         return formatter.format(data.item())
@@ -228,12 +250,12 @@ def format_tensor(
         show_dtype = dtype_name != default_float_dtype
     else:
         summarize = values.size > PRINT_OPTS.threshold
-        formatter = _Formatter(
-            _summary_values(values) if summarize else values,
-            is_float=dtype_name in _FLOAT_DTYPES,
-        )
+        shown = _summary_values(values) if summarize else values
+        formatter: Any = _ComplexFormatter(shown) if dtype_name in _COMPLEX_DTYPES \
+            else _Formatter(shown, is_float=dtype_name in _FLOAT_DTYPES)
         body = _format_block(values, indent, summarize, formatter)
-        show_dtype = dtype_name != default_float_dtype and dtype_name not in _IMPLIED_DTYPES
+        show_dtype = dtype_name not in (default_float_dtype, *_IMPLIED_DTYPES,
+                                        _DEFAULT_COMPLEX[default_float_dtype])
     if show_dtype:
         extra.append(f"dtype=torch.{dtype_name}")
 

@@ -119,7 +119,11 @@ def _python_name(param: Param) -> str:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, Number) and not isinstance(value, complex)
+    return isinstance(value, Number)
+
+
+def _is_real_number(value: Any) -> bool:
+    return isinstance(value, Number) and not isinstance(value, complex | np.complexfloating)
 
 
 def _stands_for_number(value: Any, integral: bool = False) -> bool:
@@ -288,7 +292,7 @@ def _renamed(kwargs: dict, renames: dict[str, str], given: list[str]) -> dict:
 # where the binding takes a wrapped number, a Python int or float (bool is an int) too; and
 # for a Scalar or float parameter, a Python number. Anything else (np.float32, None, a
 # 0-dim tensor for a Scalar) is decided by `check_arguments`.
-TENSOR_OR_NUMBER = (Tensor, int, float)
+TENSOR_OR_NUMBER = (Tensor, int, float, complex)
 NUMBER = (int, float)
 NUMBER_OR_NONE = (int, float, type(None))
 
@@ -376,7 +380,8 @@ def _argument_problem(param: Param, value: Any, numbers_fit: bool) -> str | None
         fits = isinstance(value, Tensor) or (numbers_fit and param.number and _is_number(value))
         return None if fits else "Tensor"
     if kind in _NUMBER_KINDS:
-        fits = _is_number(value) or (value is None and kind.endswith("?")) \
+        fits = (_is_number(value) if kind.startswith("Scalar") else _is_real_number(value)) \
+            or (value is None and kind.endswith("?")) \
             or _stands_for_number(value)
         return None if fits else _NUMBER_KINDS[kind]
     return None if isinstance(value, list | tuple) else "tuple of Tensors"
@@ -534,7 +539,8 @@ def _matches_number(kind: str, value: Any, strict: bool) -> bool | None:
     """Whether `value` fits a number parameter (None: `kind` is no number type). In the
     loose pass, a 0-dim tensor may stand for one, as in PyTorch's parser."""
     if kind in ("Scalar", "float"):
-        fits = _is_number(value) and not (kind == "float" and isinstance(value, bool))
+        fits = _is_number(value) if kind == "Scalar" else (
+            _is_real_number(value) and not isinstance(value, bool))
         return fits or not strict and _stands_for_number(value)
     if kind == "int":
         fits = isinstance(value, int) and not isinstance(value, bool)

@@ -118,7 +118,7 @@ def to(self: Any, *args: Any, **kwargs: Any) -> Any:
     if (dtype is None or dtype is self.dtype) and not copy:
         return self
     dtype = self.dtype if dtype is None else dtype
-    source = self if dtype.is_floating_point else self.detach()
+    source = self if dtype.is_floating_point or dtype.is_complex else self.detach()
     return ops._to_copy(source, dtype=dtype)
 
 

@@ -8,14 +8,33 @@ from runtime import kernels
 
 
 class dtype:  # noqa: N801 - PyTorch's name
-    __slots__ = ("name", "numpy", "is_floating_point", "itemsize", "_type_string")
+    __slots__ = ("name", "numpy", "is_floating_point", "is_complex", "itemsize", "_type_string")
 
     def __init__(self, name: str, numpy_dtype: type, is_floating_point: bool, type_string: str):
         self.name = name
         self.numpy = np.dtype(numpy_dtype)
         self.is_floating_point = is_floating_point
+        self.is_complex = self.numpy.kind == "c"
         self.itemsize = self.numpy.itemsize
         self._type_string = type_string
+
+    @property
+    def is_signed(self) -> bool:
+        return self.name not in ("bool", "uint8")
+
+    def to_real(self) -> dtype:
+        """The real dtype of a complex one's parts (complex64 -> float32); a real dtype
+        gives itself."""
+        return _REAL_OF.get(self.name, self)
+
+    def to_complex(self) -> dtype:
+        """The complex dtype with parts of this float dtype (float32 -> complex64)."""
+        if self.is_complex:
+            return self
+        if self.name not in _COMPLEX_OF:
+            name = _SCALAR_NAMES.get(self.name, self.name)
+            raise RuntimeError(f"Unknown Complex ScalarType for {name}")
+        return _COMPLEX_OF[self.name]
 
     def __repr__(self) -> str:
         return f"torch.{self.name}"
@@ -42,6 +61,12 @@ int = int32  # noqa: A001 - torch.int
 # differently (numpy in float16, torch in float32), so sums of many halves may differ.
 float16 = dtype("float16", np.float16, True, "torch.HalfTensor")
 half = float16
+# Complex numbers: numpy's complex64 and complex128 hold two float32 / float64 parts, as
+# torch's do.
+complex64 = dtype("complex64", np.complex64, False, "torch.ComplexFloatTensor")
+complex128 = dtype("complex128", np.complex128, False, "torch.ComplexDoubleTensor")
+cfloat = complex64
+cdouble = complex128
 
 
 class _NoArithmetic(dtype):
@@ -52,7 +77,8 @@ class _NoArithmetic(dtype):
 
     def __init__(self, name: str, itemsize: int, type_string: str, why: str):
         self.name = name
-        self.is_floating_point = True
+        self.is_floating_point = name != "complex32"
+        self.is_complex = name == "complex32"
         self.itemsize = itemsize
         self._type_string = type_string
         self._why = why
@@ -66,8 +92,17 @@ bfloat16 = _NoArithmetic("bfloat16", 2, "torch.BFloat16Tensor",
                          "gradgen has no bfloat16 arithmetic: numpy has no bfloat16 type. Use "
                          "torch.float16 or torch.float32 instead.")
 
+complex32 = _NoArithmetic("complex32", 4, "torch.ComplexHalfTensor",
+                          "gradgen has no complex32 arithmetic: numpy has no complex type with "
+                          "float16 parts. Use torch.complex64 or torch.complex128 instead.")
+chalf = complex32
+
 _BY_NUMPY = {d.numpy: d for d in (float32, float64, float16, int64, int32, bool_, uint8, int8,
-                                   int16)}
+                                   int16, complex64, complex128)}
+_REAL_OF = {"complex64": float32, "complex128": float64, "complex32": float16}
+_COMPLEX_OF = {"float32": complex64, "float64": complex128, "float16": complex32}
+_SCALAR_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte",
+                 "int8": "Char", "int16": "Short", "bfloat16": "BFloat16"}
 
 _default_float = [float32]
 
@@ -81,6 +116,12 @@ def from_numpy(numpy_dtype: np.dtype) -> dtype:
 
 def get_default_dtype() -> dtype:
     return _default_float[0]
+
+
+def get_default_complex_dtype() -> dtype:
+    """The complex dtype of Python complex numbers: complex64 under the default float32,
+    complex128 under float64."""
+    return _COMPLEX_OF[_default_float[0].name]
 
 
 def set_default_dtype(d: dtype) -> None:
@@ -97,13 +138,12 @@ def type_string(array: np.ndarray) -> str:
 
 
 # Tensor type names of dtypes gradgen lacks: `x.type("torch.HalfTensor")` names one.
-_OTHER_TYPE_STRINGS = ("torch.ByteTensor", "torch.ComplexFloatTensor",
-                       "torch.ComplexDoubleTensor")
+_OTHER_TYPE_STRINGS = ("torch.ByteTensor",)
 
 
 def from_type_string(name: str) -> dtype:
     """The dtype of a tensor type name, `torch.FloatTensor` -> float32 (for Tensor.type)."""
-    for candidate in (*_BY_NUMPY.values(), bfloat16):  # bfloat16: its use says why not
+    for candidate in (*_BY_NUMPY.values(), bfloat16, complex32):  # their use says why not
         if candidate._type_string == name:
             return candidate
     if name.startswith("torch.cuda."):

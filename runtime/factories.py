@@ -131,7 +131,7 @@ def dtype_of(value: Any) -> dtypes.dtype | None:
     if value is None or isinstance(value, dtypes.dtype):
         return value
     if value is complex:
-        raise TypeError("gradgen has no complex dtypes (torch.complex128)")
+        return dtypes.complex128
     return _PYTHON_DTYPES[value]
 
 
@@ -188,7 +188,7 @@ def checked_fill_value(value: Any, numpy_dtype: np.dtype) -> Any:
         return value
     if isinstance(value, int) and not -(2**63) <= value < 2**64:
         raise OverflowError("int too big to convert")  # beyond any C integer Scalar
-    if isinstance(value, bool) or numpy_dtype.kind == "b":
+    if isinstance(value, bool) or numpy_dtype.kind in "bc":
         return value
     lowest, highest = _RANGES[numpy_dtype]
     if numpy_dtype.kind in "iu":
@@ -219,10 +219,10 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
     Python floats become `dtype` when one is asked for (so float64 data keeps its
     precision), else the default dtype. Data numpy cannot make a number array of (ragged
     lists, None, strings) gets torch's own message (`_check_data`)."""
-    if isinstance(data, np.generic) and data.dtype.kind in "biuf":
+    if isinstance(data, np.generic) and data.dtype.kind in "biufc":
         data = np.asarray(data)  # a numpy scalar keeps its dtype, as an array does
     if isinstance(data, np.ndarray):
-        if data.dtype.kind == "f" and data.dtype.itemsize > 8:
+        if data.dtype.kind in "fc" and data.dtype.itemsize > 8 * (1 + (data.dtype.kind == "c")):
             raise TypeError(f"gradgen has no dtype for numpy {data.dtype}")
         return np.array(data, dtype=np.int64 if data.dtype.kind in "iu" and data.dtype not in (
             np.int32, np.int64, np.uint8, np.int8, np.int16) else data.dtype)
@@ -230,7 +230,7 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
         array = np.array(data)
     except ValueError:  # ragged: numpy refuses it
         array = None
-    if array is None or array.dtype.kind not in "biuf" or array.dtype == _UINT64:
+    if array is None or array.dtype.kind not in "biufc" or array.dtype == _UINT64:
         _check_items(data)
         _check_data(data, _data_shape(data), 0)
         raise ValueError("Overflow when unpacking long long")  # ints beyond int64: numpy
@@ -245,6 +245,10 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
         # (quietly: 1e40 in float32 is inf, as in torch, without numpy's overflow warning)
         return quietly(array.astype,
                        (dtype if dtype is not None else dtypes.get_default_dtype()).numpy)
+    if array.dtype.kind == "c":  # Python complex numbers: the default complex dtype
+        if dtype is not None:
+            return array  # as complex128: tensor() casts them to the dtype
+        return array.astype(dtypes.get_default_complex_dtype().numpy)
     raise TypeError(f"tensor(): unsupported data of numpy dtype {array.dtype}")
 
 
@@ -274,7 +278,7 @@ def _check_items(data: Any) -> None:
     if _is_sequence(data):
         for item in data:
             _check_items(item)
-    elif not isinstance(data, int | float | np.generic):
+    elif not isinstance(data, int | float | complex | np.generic):
         raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
@@ -442,7 +446,7 @@ def _fill_dtype(value: Any, dtype: dtypes.dtype | None) -> np.dtype:
     if isinstance(value, int):
         return np.dtype(np.int64)
     if isinstance(value, complex):
-        raise TypeError("gradgen has no complex dtypes: a complex fill value needs one")
+        return dtypes.get_default_complex_dtype().numpy
     return dtypes.get_default_dtype().numpy
 
 

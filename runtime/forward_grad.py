@@ -159,7 +159,7 @@ def _forget(key: int, dead: weakref.ref) -> None:
 
 def set_tangent(tensor: Tensor, new: Tensor | None) -> None:
     """Make `new` the tangent of an op's output; outputs that are not floating get none."""
-    if new is None or not tensor.dtype.is_floating_point:
+    if new is None or not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         return
     if not isinstance(new, Tensor):
         raise TypeError(f"a forward formula gave a {type(new).__name__}, not a Tensor")
@@ -180,7 +180,7 @@ def set_tangent_inplace(tensor: Tensor, new: Tensor | None) -> None:
     matching view of) its base's tangent. Where neither works (a tangent that is recorded
     by reverse mode, or not writable), the new tangent replaces the old.
     """
-    if new is None or not tensor.dtype.is_floating_point:
+    if new is None or not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         return
     old = tensor._fw_grad
     if new is old:
@@ -205,7 +205,7 @@ def _view_of_base_tangent(view: Tensor) -> Tensor | None:
     """The part of the base's tangent (zeros if it had none) that `view`'s data is of its
     base's data; None when the two are laid out differently."""
     base = view._base
-    if not base.dtype.is_floating_point:
+    if not (base.dtype.is_floating_point or base.dtype.is_complex):
         return None
     base_tangent = base._fw_grad
     if base_tangent is None:

@@ -26,7 +26,10 @@ from runtime import cpu_math, sampling
 from runtime._warn import warn_at_caller
 
 _DEFAULT_FLOAT = np.float32
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+_DEFAULT_COMPLEX = np.dtype(np.complex64)  # the complex dtype of the default float's parts
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_COMPLEX_OF = {np.dtype(np.float16): None, np.dtype(np.float32): np.dtype(np.complex64),
+               np.dtype(np.float64): np.dtype(np.complex128)}
 
 
 # Floating-point warnings (0 * inf, 1 / 0, overflow) are silenced in the kernels, as torch
@@ -93,8 +96,9 @@ def silent(kernel: Any) -> Any:
 
 def default_float(dtype: np.dtype) -> None:
     """Set the dtype integers promote to in float ops (torch.set_default_dtype)."""
-    global _DEFAULT_FLOAT
+    global _DEFAULT_FLOAT, _DEFAULT_COMPLEX
     _DEFAULT_FLOAT = dtype
+    _DEFAULT_COMPLEX = _COMPLEX_OF[np.dtype(dtype)]
 
 
 def _category(value: Any) -> int:
@@ -104,7 +108,32 @@ def _category(value: Any) -> int:
         return 0
     if isinstance(value, int):
         return 1
-    return 2
+    return 3 if isinstance(value, builtins.complex) else 2
+
+
+def complex_of(dtype: np.dtype) -> np.dtype:
+    """The complex dtype whose parts are `dtype` (float32 -> complex64); torch's complex32
+    (float16 parts) has no numpy type, and is refused."""
+    result = _COMPLEX_OF.get(dtype)
+    if result is None:
+        raise TypeError("gradgen has no complex32 arithmetic: numpy has no complex type with "
+                        "float16 parts. Use torch.complex64 or torch.complex128 instead.")
+    return result
+
+
+def _combine(higher: np.dtype, lower: np.dtype) -> np.dtype:
+    """torch's combine_categories: the result of a higher tier (dimensioned arrays over
+    0-dim ones over Python numbers) unless the lower one is of a higher category; a float
+    meeting a lower tier's complex keeps its precision (float64[3] * 1j is complex128)."""
+    if higher.kind == "c":
+        return higher
+    if lower.kind == "c":
+        return complex_of(higher) if higher.kind == "f" else lower
+    if higher.kind == "f":
+        return higher
+    if higher.kind == "b" or lower.kind == "f":
+        return promote_types([higher, lower])
+    return higher
 
 
 def sum_to(data: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -120,12 +149,18 @@ def sum_to(data: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return summed.reshape(shape)
 
 
-def _promote_types(dtypes: list[np.dtype]) -> np.dtype:
+def promote_types(dtypes: list[np.dtype]) -> np.dtype:
     """torch.promote_types: a higher category wins whatever the size (float32 with int64 is
     float32, where numpy says float64); within a category, the wider type."""
     result = dtypes[0]
     for dtype in dtypes[1:]:
-        if _CATEGORY[dtype.kind] > _CATEGORY[result.kind]:
+        if dtype == result:
+            continue
+        if result.kind == "c" and dtype.kind == "f" or result.kind == "f" and dtype.kind == "c":
+            # a float meets a complex: the complex of the wider parts (float64 with complex64
+            # is complex128)
+            result = np.promote_types(result, dtype)
+        elif _CATEGORY[dtype.kind] > _CATEGORY[result.kind]:
             result = dtype
         elif _CATEGORY[dtype.kind] == _CATEGORY[result.kind]:
             result = np.promote_types(result, dtype)
@@ -164,33 +199,34 @@ def result_type(*operands: Any) -> np.dtype:
 
 def _result_type_by_tiers(operands: tuple) -> np.dtype:
     """result_type's general case: dimensioned arrays, 0-dim arrays, Python numbers, each
-    tier promoted within, a lower tier counting only when of a higher category."""
+    tier promoted within, then combined as torch's combine_categories does."""
     tiers: list[list[Any]] = [[], [], []]
     for value in operands:
         if isinstance(value, np.ndarray):
             tiers[0 if value.ndim else 1].append(value.dtype)
         elif value is not None:
             tiers[2].append(value)
-    result: np.dtype | None = None
+    results: list[np.dtype | None] = [None, None, None]
     for tier, values in enumerate(tiers):
         if not values:
             continue
         if tier < 2:
-            candidate = _promote_types(values)
+            results[tier] = promote_types(values)
         else:
             category = builtins.max(_category(v) for v in values)
-            candidate = np.dtype([np.bool_, np.int64, _DEFAULT_FLOAT][category])
-        if result is None:
-            result = candidate
-        elif _CATEGORY[candidate.kind] > _CATEGORY[result.kind]:
-            result = candidate if tier < 2 or candidate.kind != "f" else np.dtype(_DEFAULT_FLOAT)
+            results[tier] = np.dtype([np.bool_, np.int64, _DEFAULT_FLOAT, _DEFAULT_COMPLEX]
+                                     [category])
+    result: np.dtype | None = None
+    for candidate in reversed(results):
+        if candidate is not None:
+            result = candidate if result is None else _combine(candidate, result)
     return result if result is not None else np.dtype(_DEFAULT_FLOAT)
 
 
 def _float_type(*operands: Any) -> np.dtype:
     """The result dtype of an op that always gives floats (exp, div, ...)."""
     dtype = result_type(*operands)
-    return dtype if dtype.kind == "f" else np.dtype(_DEFAULT_FLOAT)
+    return dtype if dtype.kind in "fc" else np.dtype(_DEFAULT_FLOAT)
 
 
 def _as(value: Any, dtype: np.dtype) -> Any:
@@ -221,6 +257,7 @@ def _array(value: Any, dtype: np.dtype) -> np.ndarray:
 
 # PyTorch's names of the scalar types, as its messages spell them.
 _TYPE_NAMES = {"float64": "Double", "float32": "Float", "int64": "Long", "int32": "Int",
+               "complex64": "ComplexFloat", "complex128": "ComplexDouble",
                "bool": "Bool", "int16": "Short", "int8": "Char"}
 
 
@@ -518,6 +555,8 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 
 def sigmoid(self):
+    if self.dtype.kind == "c":
+        return _unary_float(lambda z: 1 / (1 + np.exp(-z)), self)
     return _unary_float(_sigmoid, self)
 
 
@@ -572,6 +611,7 @@ def gelu_backward(grad_output, self, approximate="none"):
 
 
 def relu(self):
+    _no_complex_error(NotImplementedError, "clamp is not supported for complex types", self)
     if self.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")
     return np.maximum(self, 0).astype(self.dtype, copy=False)
@@ -636,12 +676,17 @@ def abs(self):  # noqa: A001 - the op's name
 
 def angle(self):
     """The argument of a real number: pi below zero, 0 otherwise (NaN stays NaN); integers
-    give the default float."""
+    give the default float; of a complex number, its argument in its parts' dtype."""
+    if self.dtype.kind == "c":
+        return np.angle(self)
     return _unary_float(lambda x: np.where(x < 0, x.dtype.type(math.pi),
                                            np.where(np.isnan(x), x, x.dtype.type(0))), self)
 
 
 def sign(self):
+    if self.dtype.kind == "c":
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
+                           "numbers. Please use torch.sgn instead.")
     if self.dtype.kind == "f":  # sign(nan) is 0 in PyTorch, nan in numpy
         return np.sign(np.where(np.isnan(self), 0, self)).astype(self.dtype, copy=False)
     if self.dtype == np.bool_:  # numpy has no bool sign; a bool is its own sign
@@ -676,6 +721,7 @@ def _no_bool_clamp(self: Any, kernel: str, *bounds: Any) -> None:
 
 
 def clamp(self, min=None, max=None):
+    _no_complex_error(NotImplementedError, "clamp is not supported for complex types", self)
     if min is not None or max is not None:
         _no_bool_clamp(self, "clamp_scalar_cpu" if min is not None and max is not None
                        else "clamp_min_scalar_cpu" if min is not None else "clamp_max_scalar_cpu",
@@ -684,6 +730,7 @@ def clamp(self, min=None, max=None):
 
 
 def clamp_min(self, min):
+    _no_complex_error(NotImplementedError, "clamp is not supported for complex types", self)
     _no_bool_clamp(self, "clamp_min_scalar_cpu", min)
     return _clamp(self, min, None)
 
@@ -693,6 +740,7 @@ def clamp_min_Tensor(self, min):
 
 
 def clamp_max(self, max):
+    _no_complex_error(NotImplementedError, "clamp is not supported for complex types", self)
     _no_bool_clamp(self, "clamp_max_scalar_cpu", max)
     return _clamp(self, None, max)
 
@@ -702,11 +750,13 @@ def clamp_max_Tensor(self, max):
 
 
 def maximum(self, other):
+    _no_complex_error(RuntimeError, "maximum not implemented for complex tensors.", self, other)
     a, b = _binary(self, other)
     return _array(np.maximum(a, b), a.dtype)
 
 
 def minimum(self, other):
+    _no_complex_error(RuntimeError, "minimum not implemented for complex tensors.", self, other)
     a, b = _binary(self, other)
     return _array(np.minimum(a, b), a.dtype)
 
@@ -805,7 +855,28 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(result)
 
 
+def no_complex(name: str, *operands: Any) -> None:
+    """torch's NotImplementedError for a kernel it has no complex version of."""
+    for value in operands:
+        if isinstance(value, np.ndarray | np.generic | builtins.complex) and \
+                np.result_type(value).kind == "c":
+            raise NotImplementedError(f'"{name}" not implemented for '
+                                      f"'{_TYPE_NAMES[result_type(*operands).name]}'")
+
+
+def _no_complex_error(kind: type, message: str, *operands: Any) -> None:
+    """`kind(message)` when an operand is complex."""
+    if builtins.any(isinstance(v, np.ndarray) and v.dtype.kind == "c" for v in operands):
+        raise kind(message)
+
+
+_ORDERED = {np.greater_equal: "ge_cpu", np.greater: "gt_cpu", np.less_equal: "le_cpu",
+            np.less: "lt_cpu"}
+
+
 def _compare(function: Any, self: Any, other: Any) -> np.ndarray:
+    if function in _ORDERED:
+        no_complex(_ORDERED[function], self, other)
     a, b = _binary(self, other)
     try:
         return _array(function(a, b), np.bool_)
@@ -933,7 +1004,7 @@ def _broadcastable(a: Any, b: Any) -> None:
 
 def _bitwise(ufunc: np.ufunc, name: str, *operands: Any) -> np.ndarray:
     dtype = result_type(*operands)
-    if dtype.kind == "f":
+    if dtype.kind in "fc":
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_TYPE_NAMES[dtype.name]}\'')
     return _array(ufunc(*(_as(o, dtype) for o in operands)), dtype)
 
@@ -982,7 +1053,7 @@ def _sum_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
 
 def _mean_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
     out = array.dtype if dtype is None else np.dtype(dtype)
-    if out.kind != "f":
+    if out.kind not in "fc":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {_scalar_type_name(out)}"
@@ -992,7 +1063,8 @@ def _mean_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
 
 def _scalar_type_name(dtype: np.dtype) -> str:
     return {"f4": "Float", "f8": "Double", "i8": "Long", "i4": "Int", "b1": "Bool",
-            "i2": "Short", "i1": "Char", "u1": "Byte", "f2": "Half"}[np.dtype(dtype).str[1:]]
+            "i2": "Short", "i1": "Char", "u1": "Byte", "f2": "Half",
+            "c8": "ComplexFloat", "c16": "ComplexDouble"}[np.dtype(dtype).str[1:]]
 
 
 def _float_input(array: np.ndarray) -> np.ndarray:
@@ -1041,12 +1113,14 @@ _DIM_HINT = " Specify the reduction dim with the 'dim' argument."
 
 
 def amax(self, dim=(), keepdim=False):
+    no_complex("max_values_cpu", self)
     axes = _axes(dim, self.ndim)
     _check_nonempty(self, axes, "amax", _DIM_HINT)
     return np.amax(self, axis=axes, keepdims=keepdim)
 
 
 def amin(self, dim=(), keepdim=False):
+    no_complex("min_values_cpu", self)
     axes = _axes(dim, self.ndim)
     _check_nonempty(self, axes, "amin", _DIM_HINT)
     return np.amin(self, axis=axes, keepdims=keepdim)
@@ -1055,6 +1129,7 @@ def amin(self, dim=(), keepdim=False):
 def _select(self: np.ndarray, dim: int, keepdim: bool, pick,
             name: str) -> tuple[np.ndarray, np.ndarray]:
     """(values, indices) of max.dim / min.dim; ties pick the first index, NaN wins."""
+    _no_complex_error(RuntimeError, f"{name}(): does not support complex input", self)
     axis = _axes(dim, self.ndim)
     _check_nonempty(self, axis, name)
     if not axis:  # a 0-dim tensor: the value itself, at index 0
@@ -1071,6 +1146,7 @@ def max_dim(self, dim, keepdim=False):
 
 
 def max(self):  # noqa: A001 - the op's name
+    no_complex("max_all", self)
     _check_nonempty(self, _axes(None, self.ndim), "max", _DIM_HINT)
     return np.asarray(np.max(self))
 
@@ -1080,6 +1156,7 @@ def min_dim(self, dim, keepdim=False):
 
 
 def min(self):  # noqa: A001 - the op's name
+    no_complex("min_all", self)
     _check_nonempty(self, _axes(None, self.ndim), "min", _DIM_HINT)
     return np.asarray(np.min(self))
 
@@ -1124,6 +1201,7 @@ def all_dims(self, dim=None, keepdim=False):
 
 
 def argmax(self, dim=None, keepdim=False):
+    _no_complex_error(RuntimeError, "argmax(): does not support complex input", self)
     if self.dtype == np.bool_:
         raise RuntimeError("argmax(): does not support bool input")
     if dim is None:
@@ -1134,6 +1212,7 @@ def argmax(self, dim=None, keepdim=False):
 
 
 def argmin(self, dim=None, keepdim=False):
+    _no_complex_error(RuntimeError, "argmin(): does not support complex input", self)
     if self.dtype == np.bool_:
         raise RuntimeError("argmin(): does not support bool input")
     if dim is None:
@@ -1332,6 +1411,10 @@ def squeeze__dims(self, dim):
 
 
 def _to_copy(self, dtype=None):
+    if dtype is not None and self.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        warn_at_caller("Casting complex values to real discards the imaginary part",
+                       UserWarning)
+        return np.array(self.real, dtype=dtype, copy=True)
     return np.array(self, dtype=self.dtype if dtype is None else dtype, copy=True)
 
 
@@ -1777,7 +1860,8 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
 
 
 _C_TYPE_NAMES = {"f4": "float", "f8": "double", "i8": "long int", "i4": "int", "b1": "bool",
-                 "i2": "short int", "i1": "signed char"}
+                 "i2": "short int", "i1": "signed char",
+                 "c8": "c10::complex<float>", "c16": "c10::complex<double>"}
 
 
 def _check_same_dtype(a: np.ndarray, b: np.ndarray, message: str) -> None:
@@ -3370,6 +3454,7 @@ def _sorted_along(self: np.ndarray, dim: int, descending: bool) -> tuple[np.ndar
 
 
 def sort(self, dim=-1, descending=False):
+    _no_complex_error(RuntimeError, " Sort does not support complex dtypes on CPU", self)
     return _sorted_along(self, dim, descending)
 
 
@@ -3733,7 +3818,7 @@ def _square_matrices(A: np.ndarray, name: str) -> None:
     """linalg's checks on A: floats, at least 2 dimensions, square."""
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if A.dtype.kind != "f" or A.dtype == np.float16:
+    if A.dtype.kind not in "fc" or A.dtype == np.float16:
         label = _dtype_label(A)
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {label}")
@@ -4540,9 +4625,150 @@ def sinc(self):
     return _unary_float(function, self)
 
 
+@silent
 def sgn(self):
-    """For real tensors torch's sgn is sign (0 at nan and at -0.)."""
+    """For real tensors torch's sgn is sign (0 at nan and at -0.); for complex ones z / |z|,
+    0 at 0."""
+    if self.dtype.kind == "c":
+        size = np.abs(self)
+        return np.where(size == 0, 0, self / np.where(size == 0, 1, size)).astype(self.dtype)
     return sign(self)
+
+
+# -- complex numbers -------------------------------------------------------------------------
+
+_REAL_PARTS = {np.dtype(np.complex64): np.dtype(np.float32),
+               np.dtype(np.complex128): np.dtype(np.float64)}
+_FLOAT_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
+
+
+def _conj_physical(self):
+    return np.conjugate(self)
+
+
+def conj_physical_(self):
+    np.conjugate(self, out=self)
+
+
+def view_as_real(self):
+    """The complex array's parts as a last dimension of two (real, imaginary): a view."""
+    if self.dtype.kind != "c":
+        raise RuntimeError("view_as_real is only supported for complex tensors")
+    part = _REAL_PARTS[self.dtype]
+    return np.lib.stride_tricks.as_strided(self.real, (*self.shape, 2),
+                                           (*self.strides, part.itemsize))
+
+
+def view_as_complex(self):
+    """A float array whose last dimension holds (real, imaginary) pairs, as complex numbers:
+    a view."""
+    if self.dtype.kind != "f" or self.dtype == np.float16:
+        name = _FLOAT_NAMES.get(self.dtype.name) or _scalar_type_name(self.dtype)
+        if self.dtype != np.float16:
+            raise RuntimeError("view_as_complex is only supported for half, float and double "
+                               f"tensors, but got a tensor of scalar type: {name}")
+        complex_of(self.dtype)  # complex32: refused with gradgen's reason
+    if self.ndim == 0 or self.shape[-1] != 2:
+        raise RuntimeError("Tensor must have a last dimension of size 2")
+    if self.size == 0:  # (numpy's strides of an empty array mean nothing)
+        return np.empty(self.shape[:-1], complex_of(self.dtype))
+    if self.strides[-1] != self.itemsize:
+        raise RuntimeError("Tensor must have a last dimension with stride 1")
+    if builtins.any(stride % (2 * self.itemsize) for stride in self.strides[:-1]):
+        raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    return np.lib.stride_tricks.as_strided(_complex_start(self), self.shape[:-1],
+                                           self.strides[:-1])
+
+
+def _complex_start(self: np.ndarray) -> np.ndarray:
+    """A one-element complex view at the first (real, imaginary) pair of `self`."""
+    return self[(0,) * (self.ndim - 1)].view(complex_of(self.dtype)) if self.size \
+        else np.empty(0, complex_of(self.dtype))
+
+
+def _conj(self):
+    return np.conjugate(self)
+
+
+def _neg_view(self):
+    return np.negative(self)
+
+
+# -- the discrete Fourier transforms (torch's _fft_r2c, _fft_c2r, _fft_c2c) ------------------
+# Each transforms over `dim`, unnormalised, then scales by torch's `normalization`: 0 none,
+# 1 by 1 / sqrt(n), 2 by 1 / n, n the number of points of the (real-side) signal.
+
+def _fft_dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    return tuple(_wrap_dim(d, ndim) for d in dim)
+
+
+def _fft_scaled(result: np.ndarray, normalization: int, points: int,
+                dtype: np.dtype) -> np.ndarray:
+    if normalization == 1:
+        result = result / math.sqrt(points) if points else result
+    elif normalization == 2:
+        result = result / points if points else result
+    return result.astype(dtype, copy=False)
+
+
+def _fft_points(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
+    return int(np.prod([shape[d] for d in dims], dtype=np.int64))
+
+
+@silent
+def _fft_r2c(self, dim, normalization, onesided):
+    """The transform of a real array; `onesided`: the last of `dim` keeps n // 2 + 1."""
+    dims = _fft_dims(dim, self.ndim)
+    out = complex_of(self.dtype)
+    if onesided:
+        result = np.fft.rfftn(self, axes=dims)
+    else:
+        result = np.fft.fftn(self, axes=dims)
+    return _fft_scaled(result, normalization, _fft_points(self.shape, dims), out)
+
+
+@silent
+def _fft_c2r(self, dim, normalization, last_dim_size):
+    """The inverse of a onesided transform: a real array whose last of `dim` has
+    last_dim_size points (the input's half spectrum, Hermitian-completed)."""
+    dims = _fft_dims(dim, self.ndim)
+    sizes = [self.shape[d] for d in dims[:-1]] + [last_dim_size]
+    result = np.fft.irfftn(self, s=sizes, axes=dims, norm="forward")  # unnormalised
+    return _fft_scaled(result, normalization, _fft_points(result.shape, dims),
+                       _REAL_PARTS[self.dtype])
+
+
+@silent
+def _fft_c2c(self, dim, normalization, is_forward):
+    """The transform (`is_forward`) or the unnormalised inverse of a complex array."""
+    dims = _fft_dims(dim, self.ndim)
+    if is_forward:
+        result = np.fft.fftn(self, axes=dims)
+    else:
+        result = np.fft.ifftn(self, axes=dims, norm="forward")  # unnormalised
+    return _fft_scaled(result, normalization, _fft_points(self.shape, dims), self.dtype)
+
+
+def complex(real, imag):  # noqa: A001 - the op's name
+    """real + i imag, for two float arrays of one dtype (broadcast)."""
+    kinds = (real.dtype.kind, imag.dtype.kind)
+    if kinds != ("f", "f"):
+        raise RuntimeError("Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_scalar_type_name(real.dtype)} and {_scalar_type_name(imag.dtype)}")
+    if real.dtype != imag.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_FLOAT_NAMES[real.dtype.name]} but "
+                           f"got scalar type {_FLOAT_NAMES[imag.dtype.name]} for second argument")
+    shape = broadcast_shapes(real.shape, imag.shape)
+    result = np.empty(shape, complex_of(real.dtype))
+    result.real = real
+    result.imag = imag
+    return result
+
+
+@silent
+def polar(abs, angle):  # noqa: A002 - the schema's names
+    """abs (cos angle + i sin angle)."""
+    return complex(abs * np.cos(angle), abs * np.sin(angle))
 
 
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
@@ -6386,7 +6612,7 @@ def _floating_matrices(A: np.ndarray, name: str, argument: str = "A") -> None:
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor {argument} must have at least 2 "
                            "dimensions.")
-    if A.dtype.kind != "f":
+    if A.dtype.kind not in "fc":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {_dtype_label(A)}")
 
@@ -6803,6 +7029,30 @@ def _linalg_svd(A, full_matrices=False, compute_uv=True, driver=None):
 
 
 @silent
+def linalg_eig(self):
+    """(eigenvalues, eigenvectors as unit columns) of square matrices, both complex (LAPACK's
+    geev through numpy, as torch's CPU kernel)."""
+    eig_checks("linalg.eig", self)
+    values, vectors = quietly(np.linalg.eig, self)
+    dtype = self.dtype if self.dtype.kind == "c" else complex_of(self.dtype)
+    return values.astype(dtype), vectors.astype(dtype)
+
+
+def eig_checks(name: str, A: np.ndarray) -> None:
+    """torch's errors for linalg.eig and linalg.eigvals."""
+    if A.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    if A.dtype.kind not in "fc":
+        raise RuntimeError(f"Unknown Complex ScalarType for {_TYPE_NAMES[A.dtype.name]}")
+    if A.dtype == np.float16:
+        complex_of(A.dtype)  # refused with gradgen's reason
+    if not np.isfinite(A).all():
+        raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
+
+
 def _linalg_eigh(A, UPLO="L", compute_v=True):
     """(eigenvalues ascending, eigenvectors as columns) of the symmetric matrix A's UPLO
     triangle."""
@@ -8263,7 +8513,7 @@ def block_diag(tensors):
     if not tensors:  # torch's empty result: one row, no columns
         return np.zeros((1, 0), np.float32)
     blocks = [np.reshape(t, (1, -1) if t.ndim < 2 else t.shape) for t in tensors]
-    dtype = _promote_types([t.dtype for t in tensors])
+    dtype = promote_types([t.dtype for t in tensors])
     rows = builtins.sum(b.shape[0] for b in blocks)
     result = np.zeros((rows, builtins.sum(b.shape[1] for b in blocks)), dtype)
     row = column = 0

@@ -24,7 +24,8 @@ from runtime.aliases import missing_attribute
 from runtime.kernels import LinAlgError
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex",
+           "eigvalsh", "eig", "eigvals", "householder_product", "inv", "inv_ex", "ldl_factor",
+           "ldl_factor_ex",
            "ldl_solve", "lstsq", "lu", "lu_factor",
            "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
@@ -293,6 +294,27 @@ def svdvals(A: Any, *, driver: Any = None) -> Any:
             return heard
     _tensors("linalg_svdvals", A=A)
     return ops._linalg_svd(A, False, True, driver=driver)[1]
+
+
+def eig(A: Any) -> Any:
+    """The eigenvalues and eigenvectors (unit columns) of square matrices, complex."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eig, (A,), {})
+        if heard is not _modes.PASS:
+            return heard
+    _tensors("linalg_eig", A=A)
+    return ops.linalg_eig(A)
+
+
+def eigvals(A: Any) -> Any:
+    """The eigenvalues of square matrices, complex."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(eigvals, (A,), {})
+        if heard is not _modes.PASS:
+            return heard
+    _tensors("linalg_eigvals", A=A)
+    kernels.eig_checks("linalg.eigvals", A._data)
+    return ops.linalg_eig(A)[0]
 
 
 def eigh(A: Any, UPLO: str = "L") -> Any:

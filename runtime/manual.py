@@ -16,14 +16,115 @@ from typing import Any
 
 # What the helpers call through `ops`; every namespace must provide them.
 NAMESPACE_NAMES = (
-    "_index_put_impl_", "abs", "amax", "arange", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "cat", "cumsum", "embedding",
-    "embedding_dense_backward", "exp", "expand", "flip", "index_add", "log", "logcumsumexp",
-    "logical_and", "logical_or", "mean", "mm", "numel", "ones_like", "permute",
-    "pow", "prod", "reshape", "scatter_add", "select", "sigmoid", "sign", "slice",
-    "slice_backward", "stack", "sum", "t", "tanh", "tensor", "threshold_backward", "to",
-    "unsqueeze", "view", "where", "zeros", "zeros_like",
+    "_conj_physical", "_fft_c2c", "_fft_r2c", "_index_put_impl_", "_linalg_det", "_linalg_svd",
+    "abs", "all", "amax", "any", "arange", "binary_cross_entropy",
+    "binary_cross_entropy_with_logits", "cat", "cholesky_solve", "conj", "constant_pad_nd",
+    "convolution", "convolution_backward", "cos", "cumsum", "digamma", "elu_backward",
+    "embedding", "embedding_dense_backward", "eq", "exp", "expand", "eye", "flip", "gather",
+    "i0", "index_add", "index_fill", "is_contiguous", "linalg_lu_solve", "linalg_matrix_exp",
+    "linalg_pinv", "linalg_solve_ex", "linalg_solve_triangular", "log", "logcumsumexp",
+    "logical_and", "logical_or", "lt", "lu_unpack", "masked_select", "matmul", "mean", "mm",
+    "numel", "ones_like", "permute", "pow", "prod", "put", "reshape", "scatter_add", "select",
+    "sgn", "sigmoid", "sign", "sin", "slice", "slice_backward", "soft_margin_loss_backward",
+    "special_i0e", "squeeze", "stack", "sum", "t", "tanh", "tensor", "threshold_backward", "to",
+    "transpose", "triangular_solve", "tril", "triu", "unsqueeze", "view", "view_as_real",
+    "where", "zeros", "zeros_like",
 )
+
+# -- complex values ---------------------------------------------------------------------------
+# A gradient of a complex input is, as torch's, the conjugate Wirtinger derivative times two:
+# for an analytic f, grad * conj(f'(z)). On real values each `conj` is the value itself.
+
+def _complex_dtype(dtype: Any) -> bool:
+    """Whether a dtype (gradgen's, numpy's or torch's) is complex."""
+    return getattr(dtype, "is_complex", None) is True or getattr(dtype, "kind", None) == "c"
+
+
+def _is_complex(value: Any) -> bool:
+    dtype = getattr(value, "dtype", None)
+    return isinstance(value, complex) if dtype is None else _complex_dtype(dtype)
+
+
+def conj(ops: Any, value: Any) -> Any:
+    """The conjugate of a tensor or of a Python number (a Scalar argument)."""
+    if isinstance(value, Number):
+        return value.conjugate() if isinstance(value, complex) else value
+    return ops.conj(value) if _is_complex(value) else value
+
+
+def handle_r_to_c(ops: Any, self_dtype: Any, gradient: Any) -> Any:
+    """A complex gradient of a real input: its real part (the input moves along reals)."""
+    if gradient is None or _complex_dtype(self_dtype) or not _is_complex(gradient):
+        return gradient
+    return ops.select(ops.view_as_real(gradient), -1, 0)
+
+
+def mul_tensor_backward(ops: Any, grad: Any, other: Any, self_dtype: Any) -> Any:
+    """mul's gradient for one factor: grad times the other's conjugate."""
+    return handle_r_to_c(ops, self_dtype, grad * conj(ops, other))
+
+
+def div_tensor_self_backward(ops: Any, grad: Any, other: Any, self_dtype: Any) -> Any:
+    """div's gradient for the dividend: grad over the divisor's conjugate."""
+    return handle_r_to_c(ops, self_dtype, grad / conj(ops, other))
+
+
+def div_tensor_other_backward(ops: Any, grad: Any, self: Any, other: Any) -> Any:
+    """div's gradient for the divisor: -grad times conj(self / other / other)."""
+    return handle_r_to_c(ops, other.dtype, -grad * conj(ops, (self / other) / other))
+
+
+def angle_backward(ops: Any, grad: Any, self: Any) -> Any:
+    """angle's gradient: i grad z / |z|^2 (0 at 0) for a complex z; zero for a real one."""
+    if not _is_complex(self):
+        return ops.zeros_like(self)
+    size = ops.abs(self)
+    return ops.where(size == 0, 0, grad * self / (size * size) * 1j)
+
+
+def sgn_backward(ops: Any, self: Any, grad: Any, result: Any) -> Any:
+    """sgn's gradient: for a complex z, (grad - Re(grad conj(sgn z)) sgn z) / |z| (0 at 0);
+    zero for a real one."""
+    if not _is_complex(self):
+        return ops.zeros_like(grad)
+    size = ops.abs(self)
+    along = ops.select(ops.view_as_real(grad * ops.conj(result)), -1, 0)
+    return ops.where(size == 0, 0, (grad - along * result) / ops.where(size == 0, 1, size))
+
+
+def _real_part(ops: Any, value: Any) -> Any:
+    return ops.select(ops.view_as_real(value), -1, 0)
+
+
+def fft_r2c_backward(ops: Any, grad: Any, dim: Sequence[int], normalization: int,
+                     onesided: bool, last_dim_size: int) -> Any:
+    """_fft_r2c's gradient: the inverse (unnormalised, then scaled as the forward was)
+    complex transform of grad, its real part. A onesided forward dropped the upper half of
+    its last dimension: it comes back as zeros first."""
+    if onesided:
+        last = dim[-1] % grad.ndim
+        missing = last_dim_size - grad.shape[last]
+        if missing > 0:
+            shape = list(grad.shape)
+            shape[last] = missing
+            grad = ops.cat([grad, ops.zeros(shape, dtype=grad.dtype)], last)
+    return _real_part(ops, ops._fft_c2c(grad, dim, normalization, False))
+
+
+def fft_c2r_backward(ops: Any, grad: Any, dim: Sequence[int], normalization: int) -> Any:
+    """_fft_c2r's gradient: the onesided real transform of grad, with the entries whose
+    mirror images the forward filled in by symmetry counted twice."""
+    gradient = ops._fft_r2c(grad, dim, normalization, True)
+    last = dim[-1] % grad.ndim
+    half = gradient.shape[last]
+    doubled = grad.shape[last] - half
+    if doubled <= 0:
+        return gradient
+    factor = [1.0] + [2.0] * doubled + [1.0] * (half - 1 - doubled)
+    shape = [1] * grad.ndim
+    shape[last] = half
+    return gradient * ops.reshape(ops.tensor(factor, dtype=grad.dtype), shape)
+
 
 # -- elementwise ------------------------------------------------------------------------------
 
@@ -36,7 +137,7 @@ def pow_backward(ops: Any, grad: Any, self: Any, exponent: Any) -> Any:
     """d/dx x**e = e * x**(e-1); zero when e == 0 (not NaN at x == 0)."""
     if exponent == 0:
         return zeros_like(ops, self)
-    return grad * (exponent * ops.pow(self, exponent - 1))
+    return grad * conj(ops, exponent * ops.pow(self, exponent - 1))
 
 
 def pow_backward_self(ops: Any, grad: Any, self: Any, exponent: Any) -> Any:
@@ -125,6 +226,15 @@ def clamp_backward(ops: Any, grad: Any, self: Any, min: Any, max: Any) -> Any:
     else:
         inside = ops.logical_and(self >= min, self <= max)
     return ops.where(inside, grad, 0)
+
+
+def polar_backward(ops: Any, grad: Any, result: Any) -> tuple[Any, Any]:
+    """polar's gradients, as torch's polar_backward: for the modulus the real part of
+    conj(grad) sgn(result), for the angle the real part of conj(grad) i result."""
+    grad_conj = ops._conj_physical(grad)
+    grad_abs = ops.select(ops.view_as_real(grad_conj * ops.sgn(result)), -1, 0)
+    grad_angle = ops.select(ops.view_as_real(grad_conj * (result * 1j)), -1, 0)
+    return grad_abs, grad_angle
 
 
 def clamp_backward_min_max(ops: Any, grad: Any, self: Any, min: Any, max: Any,
@@ -724,6 +834,7 @@ def mm_mat1_backward(ops: Any, grad: Any, mat2: Any, sizes: Sequence[int],
                      strides: Sequence[int], alpha: Any) -> Any:
     """The gradient of mat1 in mat1 @ mat2, computed in mat1's layout (as PyTorch does):
     for a transposed mat1, (mat2 gradᵀ)ᵀ comes out contiguous once transposed back."""
+    mat2 = conj(ops, mat2)
     if _column_major(sizes, strides):
         return maybe_multiply(ops, ops.t(ops.mm(mat2, ops.t(grad))), alpha)
     return maybe_multiply(ops, ops.mm(grad, ops.t(mat2)), alpha)
@@ -733,6 +844,7 @@ def mm_mat2_backward(ops: Any, grad: Any, mat1: Any, sizes: Sequence[int],
                      strides: Sequence[int], alpha: Any) -> Any:
     """The gradient of mat2 in mat1 @ mat2, computed in mat2's layout: for nn.Linear's
     `weight.t()`, (gradᵀ mat1)ᵀ, so the weight's gradient is contiguous like the weight."""
+    mat1 = conj(ops, mat1)
     if _column_major(sizes, strides):
         return maybe_multiply(ops, ops.t(ops.mm(ops.t(grad), mat1)), alpha)
     return maybe_multiply(ops, ops.mm(ops.t(mat1), grad), alpha)
@@ -1863,10 +1975,28 @@ def linalg_svd_jvp(ops: Any, dA: Any, U: Any, S: Any, Vh: Any, full_matrices: bo
     return dU, dS, _mT(ops, dV)
 
 
+def _eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any) -> Any:
+    """A = V diag(L) V⁻¹ (complex): V⁻ᴴ (gA) Vᴴ, gA = (Vᴴ gV, its diagonal's real part
+    projected out) / conj(E), with gL on its diagonal (torch's linalg_eig_backward)."""
+    Vh = ops.transpose(conj(ops, V), -2, -1)
+    if gV is None:
+        return ops.linalg_solve_ex(Vh, ops.unsqueeze(gL, -1) * Vh)[0]
+    VhgV = ops.matmul(Vh, gV)
+    real_diagonal = _real_part(ops, _diagonal(ops, VhgV))
+    VhgV = VhgV - ops.matmul(Vh, V * ops.unsqueeze(real_diagonal, -2))
+    gA = VhgV / _gaps(ops, conj(ops, L))
+    if gL is not None:
+        gA = gA - _diag_embed(ops, _diagonal(ops, gA)) + _diag_embed(ops, gL)
+    return ops.linalg_solve_ex(Vh, ops.matmul(gA, Vh))[0]
+
+
 def linalg_eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any, is_hermitian: bool) -> Any:
-    """A = V diag(L) Vᵀ (symmetric): V (diag(gL) + skew(Vᵀ gV) / 2E) Vᵀ."""
+    """A = V diag(L) Vᵀ (symmetric): V (diag(gL) + skew(Vᵀ gV) / 2E) Vᵀ; a general A's
+    is _eig_backward's."""
+    if gL is None and gV is None:
+        return None
     if not is_hermitian:
-        raise NotImplementedError("linalg.eig: gradgen has no complex dtypes")
+        return _eig_backward(ops, gL, gV, L, V)
     if gV is None:
         return None if gL is None else ops.matmul(V * ops.unsqueeze(gL, -2), _mT(ops, V))
     gA = 0.5 * _skew(ops, ops.matmul(_mT(ops, V), gV)) / _gaps(ops, L)

@@ -100,6 +100,13 @@ class ArrayOps:
         return self
 
     @staticmethod
+    def conj(self: Any) -> Any:
+        """The conjugate of a complex array; a real one (or a real number) is its own."""
+        if isinstance(self, np.ndarray):
+            return np.conjugate(self) if self.dtype.kind == "c" else self
+        return self.conjugate() if isinstance(self, complex) else self
+
+    @staticmethod
     def is_contiguous(self: Any) -> bool:
         return self.flags.c_contiguous
 

@@ -12,6 +12,7 @@ set on Tensor by runtime/methods.py.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -74,13 +75,13 @@ def is_same_size(input: Any, other: Any) -> bool:
 
 
 def is_complex(input: Any) -> bool:
-    """gradgen has no complex dtype: False."""
+    """Whether the dtype is complex64 or complex128."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(is_complex, (input,), {})
         if heard is not _modes.PASS:
             return heard
     _check_tensor("is_complex", input)
-    return False
+    return input.dtype.is_complex
 
 
 def is_conj(input: Any) -> bool:
@@ -90,7 +91,7 @@ def is_conj(input: Any) -> bool:
         if heard is not _modes.PASS:
             return heard
     _check_tensor("is_conj", input)
-    return False
+    return _marked(input)
 
 
 def is_neg(input: Any) -> bool:
@@ -122,16 +123,43 @@ def get_device(input: Any) -> int:
     return -1
 
 
-# -- a real tensor, given again ----------------------------------------------------------------
+# -- a real tensor, given again; a complex one conjugated --------------------------------------
+
+# The tensors torch would mark with its lazy conjugate bit (x.conj() of a complex x). numpy has
+# no lazy conjugate: such a tensor holds its conjugated values, and only its `is_conj()` says
+# it was made so (a write into it does not reach the tensor it conjugates, where torch's does).
+# Kept by id (a Tensor's == is elementwise), each with a weak reference that drops it.
+_CONJUGATED: dict[int, weakref.ref] = {}
+
+
+def _marked(tensor: Any) -> bool:
+    ref = _CONJUGATED.get(id(tensor))
+    return ref is not None and ref() is tensor
+
+
+def _mark(tensor: Any) -> None:
+    key = id(tensor)
+    _CONJUGATED[key] = weakref.ref(tensor, lambda _: _CONJUGATED.pop(key, None))
+
+
+def _conjugated(input: Any, marked: bool) -> Any:
+    """The conjugate of a complex tensor, with its gradient (the gradient's conjugate),
+    marked as torch's lazy conjugate when `marked`."""
+    result = ops._conj(input) if marked else ops._conj_physical(input)
+    if marked and not _marked(input):
+        _mark(result)
+    return result
+
 
 def conj(input: Any) -> Any:
-    """The conjugate: a real tensor is its own, the tensor itself."""
+    """The conjugate: a real tensor is its own, the tensor itself; a complex one's is marked
+    (`is_conj()`) as torch's lazy conjugate is."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(conj, (input,), {})
         if heard is not _modes.PASS:
             return heard
     _check_tensor("conj", input)
-    return input
+    return _conjugated(input, True) if input.dtype.is_complex else input
 
 
 def resolve_conj(input: Any) -> Any:
@@ -140,7 +168,7 @@ def resolve_conj(input: Any) -> Any:
         if heard is not _modes.PASS:
             return heard
     _check_tensor("resolve_conj", input)
-    return input
+    return input.clone() if _marked(input) else input
 
 
 def resolve_neg(input: Any) -> Any:
@@ -159,7 +187,7 @@ def conj_physical(input: Any) -> Any:
         if heard is not _modes.PASS:
             return heard
     _check_tensor("conj_physical", input)
-    return input
+    return _conjugated(input, False) if input.dtype.is_complex else input
 
 
 def conj_physical_(input: Any) -> Any:
@@ -171,6 +199,9 @@ def conj_physical_(input: Any) -> Any:
             return heard
     _check_tensor("conj_physical_", input)
     recording.check_inplace(input)
+    if input.dtype.is_complex:  # written in place; no node is recorded for it
+        np.conjugate(input._data, out=input._data)
+        recording.increment_version(input)
     return input
 
 
@@ -180,7 +211,7 @@ def real(input: Any) -> Any:
         if heard is not _modes.PASS:
             return heard
     _check_tensor("real", input)
-    return input
+    return ops.select(ops.view_as_real(input), -1, 0) if input.dtype.is_complex else input
 
 
 def imag(input: Any) -> Any:
@@ -189,6 +220,8 @@ def imag(input: Any) -> Any:
         if heard is not _modes.PASS:
             return heard
     _check_tensor("imag", input)
+    if input.dtype.is_complex:
+        return ops.select(ops.view_as_real(input), -1, 1)
     raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
 
@@ -405,14 +438,14 @@ class AttributeMethods:
             heard = _modes.dispatch(AttributeMethods.is_complex, (self,), {})
             if heard is not _modes.PASS:
                 return heard
-        return False
+        return self.dtype.is_complex
 
     def is_conj(self) -> bool:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
             heard = _modes.dispatch(AttributeMethods.is_conj, (self,), {})
             if heard is not _modes.PASS:
                 return heard
-        return False
+        return _marked(self)
 
     def is_neg(self) -> bool:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -486,6 +519,29 @@ class AttributeMethods:
                 return heard
         return self.ndim
 
+    def cfloat(self, memory_format: Any = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.cfloat, (self, memory_format), {})
+            if heard is not _modes.PASS:
+                return heard
+        return self.to(dtypes.complex64)
+
+    def cdouble(self, memory_format: Any = None) -> Any:
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.cdouble, (self, memory_format), {})
+            if heard is not _modes.PASS:
+                return heard
+        return self.to(dtypes.complex128)
+
+    def chalf(self, memory_format: Any = None) -> Any:
+        """x.to(torch.complex32), which gradgen refuses with its reason (numpy has no complex
+        type of float16 parts)."""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(AttributeMethods.chalf, (self, memory_format), {})
+            if heard is not _modes.PASS:
+                return heard
+        return self.to(dtypes.complex32)
+
     def byte(self, memory_format: Any = None) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
             heard = _modes.dispatch(AttributeMethods.byte, (self, memory_format), {})
@@ -526,14 +582,14 @@ class AttributeMethods:
             heard = _modes.dispatch(AttributeMethods.conj, (self,), {})
             if heard is not _modes.PASS:
                 return heard
-        return self
+        return conj(self)
 
     def conj_physical(self) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
             heard = _modes.dispatch(AttributeMethods.conj_physical, (self,), {})
             if heard is not _modes.PASS:
                 return heard
-        return self
+        return conj_physical(self)
 
     def conj_physical_(self) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -547,7 +603,7 @@ class AttributeMethods:
             heard = _modes.dispatch(AttributeMethods.resolve_conj, (self,), {})
             if heard is not _modes.PASS:
                 return heard
-        return self
+        return resolve_conj(self)
 
     def resolve_neg(self) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -558,7 +614,7 @@ class AttributeMethods:
 
     @property
     def real(self) -> Any:
-        return self
+        return real(self)
 
     @property
     def imag(self) -> Any:

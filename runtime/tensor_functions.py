@@ -1027,7 +1027,7 @@ def cholesky(input: Any, upper: bool = False, *, out: Any = None) -> Any:
 # -- types -------------------------------------------------------------------------------------
 
 def _category(d: Any) -> int:
-    return 0 if d is dtypes.bool_ else 2 if d.is_floating_point else 1
+    return 0 if d is dtypes.bool_ else 3 if d.is_complex else 2 if d.is_floating_point else 1
 
 
 def can_cast(from_: Any, to: Any) -> bool:
@@ -1055,7 +1055,9 @@ def promote_types(type1: Any, type2: Any) -> Any:
         if not isinstance(value, dtypes.dtype):
             raise TypeError(f"promote_types(): argument 'type{position}' (position "
                             f"{position}) must be torch.dtype, not {arguments.type_name(value)}")
-    if _category(type1) != _category(type2):  # bool < integers < floats: the higher wins
+    if {_category(type1), _category(type2)} == {2, 3}:  # complex of the wider parts
+        return dtypes.from_numpy(kernels.promote_types([type1.numpy, type2.numpy]))
+    if _category(type1) != _category(type2):  # bool < integers < floats < complex
         return type1 if _category(type1) > _category(type2) else type2
     return dtypes.from_numpy(np.promote_types(type1.numpy, type2.numpy))
 

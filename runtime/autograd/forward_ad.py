@@ -70,10 +70,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
     if level is None and forward_grad.current_level() < 0:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
                            "make sure to enter_dual_level() first.")
-    if not tensor.dtype.is_floating_point:
+    if not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         raise ValueError(f"Expected primal to be floating point or complex, but got: "
                          f"{tensor.dtype}")
-    if not tangent.dtype.is_floating_point:
+    if not (tangent.dtype.is_floating_point or tangent.dtype.is_complex):
         raise ValueError(f"Expected tangent to be floating point or complex, but got: "
                          f"{tangent.dtype}")
     _check_level(level, "_make_dual")

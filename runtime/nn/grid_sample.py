@@ -9,12 +9,12 @@ checks, warnings and messages.
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from generated import ops
 from runtime import modes as _modes
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 
 __all__ = ["affine_grid", "grid_sample", "grid_sampler"]
 
@@ -54,7 +54,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warn_at_caller(_ALIGN_WARNING)
         align_corners = False
     return grid_sampler(input, grid, _MODES[mode], _PADDING_MODES[padding_mode], align_corners)
 
@@ -85,16 +85,15 @@ def affine_grid(theta: Tensor, size: Any, align_corners: bool | None = None) -> 
         if heard is not _modes.PASS:
             return heard
     if align_corners is None:
-        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        warn_at_caller(_ALIGN_WARNING)
         align_corners = False
     if not theta.dtype.is_floating_point:
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
     spatial = _affine_spatial(theta, size)
     if align_corners and min(spatial) == 1:
-        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
-                      "grids when align_corners=True. This is not an intended use case of "
-                      "affine_grid. See the documentation of affine_grid for details.",
-                      stacklevel=2)
+        warn_at_caller("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                       "grids when align_corners=True. This is not an intended use case of "
+                       "affine_grid. See the documentation of affine_grid for details.")
     elif min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
     return ops.affine_grid_generator(theta, list(size), align_corners)

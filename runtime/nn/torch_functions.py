@@ -9,13 +9,13 @@ so do these."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from generated import ops
 from runtime import composite
 from runtime import modes as _modes
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.nn import activation_more, ctc, loss_functions, nonlinear, norm_functions
 from runtime.nn.rnn_cells import gru_cell, lstm_cell, rnn_relu_cell, rnn_tanh_cell
 
@@ -151,10 +151,9 @@ def frobenius_norm(input: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
                            "instead.")
     if not _FROBENIUS_WARNED:
         _FROBENIUS_WARNED.append(True)
-        warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT "
-                      "compatibility. It will be removed in a future PyTorch release. Please "
-                      "use `linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning,
-                      stacklevel=2)
+        warn_at_caller("at::frobenius_norm is deprecated and it is just left for JIT "
+                       "compatibility. It will be removed in a future PyTorch release. Please "
+                       "use `linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning)
     return ops.OVERLOADS["norm.ScalarOpt_dim"].wrapper(input, 2, dims, keepdim)
 
 
