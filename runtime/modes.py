@@ -28,11 +28,12 @@ thread) `dispatch` looks at the calling thread's two stacks:
   the explorer's recording are op modes.
 
 - runtime modes (an op mode with `hears_runtime`, runtime.compile's tracer): they also
-  hear the runtime's own steps that no public call or op makes, through the same check
-  with the flag RUNTIME (`recording.write_inplace`, `Module.__call__`, an
-  optimizer's `run_step`, `out.write`...), and, through `notify`, what just happened
-  (`recording.wrap` made a Tensor of a kernel's result, `set_history` gave it a node).
-  The innermost such mode hears them, and stays on its stack meanwhile.
+  hear the public calls that are not ops and that no function mode heard, and the
+  runtime's own steps that no public call or op makes, through the same check with the
+  flag RUNTIME (`recording.write_inplace`, `Module.__call__`, an optimizer's `run_step`,
+  `out.write`...), and, through `notify`, what just happened (`recording.wrap` made a
+  Tensor of a kernel's result, `set_history` gave it a node). The innermost such mode
+  hears them, and stays on its stack meanwhile.
 
 Each call that no mode of the thread hears gets PASS back and runs as usual.
 
@@ -169,7 +170,7 @@ def dispatch(func: Callable, args: tuple, kwargs: dict, heard_by: int = PUBLIC) 
             return mode.hear(func, args, kwargs)
         finally:
             stack.append(mode)
-    if heard_by & RUNTIME:
+    if heard_by & RUNTIME or heard_by == PUBLIC:  # (a public call no function mode heard)
         for mode in reversed(_stacks.op):
             if mode.hears_runtime:
                 return mode.hear_runtime(func, args, kwargs)

@@ -320,3 +320,23 @@ def test_a_function_mode_hears_the_traced_call_as_it_hears_an_eager_one():
     assert [name for name in heard_in(compiled) if name != "__get__"] == calls
     assert compiled.traces == 1
     assert compiled.fallback_reason is None, compiled.fallback_reason
+
+
+def test_the_profiler_hears_the_ops_of_the_traced_call_as_of_an_eager_one():
+    """The profiler (an op mode) around a step's first, traced call records the ops an
+    eager step records: the tracer hears them beneath it."""
+    _warm_up()
+
+    def ops_in(step) -> list:
+        with runtime.profiler.profile() as prof:
+            step()
+        return sorted((event.key, event.count) for event in prof.key_averages()
+                      if event.key.startswith("aten::"))
+
+    _, eager_step, _ = _tiny_step()
+    _, step, _ = _tiny_step()
+    compiled = runtime.compile(step)
+    expected = ops_in(eager_step)
+    assert ("aten::addmm", 2) in expected
+    assert ops_in(compiled) == expected  # (the first call: traced)
+    assert compiled.fallback_reason is None, compiled.fallback_reason

@@ -1,12 +1,13 @@
 """The tracer as a mode: how one traced call hears what the step does, with no attribute of
 any module replaced.
 
-`listening(tracer)` pushes a `TraceMode` on the calling thread's mode stacks
-(runtime/modes.py) for one eager call of the step: as an op mode that hears the ops of the
-spec and the runtime's own steps (RUNTIME: `recording.write_inplace`, `Module.__call__`, an
-optimizer's `run_step`...), and as a function mode that hears the public calls (`.item()`,
-`torch.zeros`, `loss.backward()`). Another thread, or this one after the call, finds the
-stacks as they were and computes as it always does.
+`listening(tracer)` pushes a `TraceMode` on the calling thread's stack of op modes
+(runtime/modes.py), beneath the modes there already, for one eager call of the step: a
+runtime mode, it hears the ops of the spec, the public calls no function mode heard
+(`.item()`, `torch.zeros`, `loss.backward()`) and the runtime's own steps (RUNTIME:
+`recording.write_inplace`, `Module.__call__`, an optimizer's `run_step`...). Another
+thread, or this one after the call, finds the stacks as they were and computes as it
+always does.
 
 Each call heard runs on with the mode still pushed, so the calls it makes are heard too:
 
@@ -69,24 +70,11 @@ def listening(tracer: Any) -> Iterator[None]:
     tracers = _local.__dict__.setdefault("tracers", [])
     tracers.append(tracer)
     modes.push(mode, outermost=True)
-    modes.push(mode.public, outermost=True)
     try:
         yield
     finally:
-        modes.pop(mode.public, outermost=True)
         modes.pop(mode, outermost=True)
         tracers.pop()
-
-
-class _Public:
-    """The tracer's face on the stack of function modes: the public calls it hears."""
-
-    def __init__(self, mode: TraceMode) -> None:
-        self.mode = mode
-
-    def __torch_function__(self, func: Callable, types: tuple, args: tuple = (),
-                           kwargs: dict | None = None) -> Any:
-        return self.mode.heard(func, args, kwargs or {}, self)
 
 
 class TraceMode(modes.OpMode):
@@ -96,7 +84,6 @@ class TraceMode(modes.OpMode):
         if not HANDLERS:
             HANDLERS.update(_handlers())
         self.tracer = tracer
-        self.public = _Public(self)
         self.entering: Any = None  # the key of the call whose body is about to start
         self.kernels = _Kernels(tracer)
         self.overlays: dict[int, dict | None] = {}  # id(a module's globals) -> the copy's
@@ -125,8 +112,8 @@ class TraceMode(modes.OpMode):
             tracer.version_moved(args[0])
 
     def heard(self, func: Callable, args: tuple, kwargs: dict, facet: Any) -> Any:
-        """A call heard by `facet` (taken off its stack meanwhile; None: heard as a
-        runtime step, on the stack still)."""
+        """A call heard as an op (`facet`, the mode, taken off its stack meanwhile) or as a
+        runtime step or public call (`facet` None: on the stack still)."""
         key = self.key(func)
         if self.entering is not None and key == self.entering:
             self.entering = None  # the call's own check: its body runs on
@@ -153,8 +140,8 @@ class TraceMode(modes.OpMode):
         return self.originals.get(id(func), func)
 
     def run(self, func: Callable, key: Any, args: tuple, kwargs: dict, facet: Any) -> Any:
-        """Run the call on, heard again by both faces of the mode: as the copy of its
-        function that hears its kernels when the trace records."""
+        """Run the call on, with the mode on its stack (the calls it makes are heard): as
+        the copy of its function that hears its kernels when the trace records."""
         target = self.copy_of(func) if self.tracer.recording else None
         entering, self.entering = self.entering, key
         if facet is not None:
