@@ -289,7 +289,6 @@ from generated.functions import (
     ScatterBackward0,
     ScatterBackward1,
     SegmentReduceBackward0,
-    SegmentReduceBackwardBackward0,
     SelectBackward0,
     SelectBackwardBackward0,
     SelectScatterBackward0,
@@ -7556,11 +7555,6 @@ def _segment_reduce_backward(grad_output=MISSING, output=MISSING, data=MISSING, 
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs:
         grad_output, output, data, reduce, lengths, offsets, axis, initial = _arguments.bind(OVERLOADS["_segment_reduce_backward"], (grad_output, output, data, reduce, lengths, offsets, axis, initial,), kwargs)
     result = recording.wrap(kernels._segment_reduce_backward(recording.data(grad_output), recording.data(output), recording.data(data), reduce, recording.data(lengths), recording.data(offsets), axis, initial))
-    if recording.compute_requires_grad(grad_output, output, data):
-        grad_fn = SegmentReduceBackwardBackward0(recording.collect_next_edges(grad_output, output, data))
-        recording.set_history(result, grad_fn)
-    if forward_grad.enabled and forward_grad.any_tangent(grad_output, output, data):
-        forward_grad.not_implemented("_segment_reduce_backward")
     return result
 
 

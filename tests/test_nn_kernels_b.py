@@ -848,3 +848,14 @@ def test_segment_reduce(case: str) -> None:
         (grad,) = lib.autograd.grad((finite * data(lib, tuple(y.shape), 67)).sum(), x)
         return y.grad_fn.name(), finite, grad
     outcome(program)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "prod"])
+def test_segment_reduce_backward_op(reduce: str) -> None:
+    def program(lib: Any) -> Any:
+        x = data(lib, (5, 3), 68)
+        lengths = lib.tensor([2, 0, 3])
+        output = lib.segment_reduce(x, reduce, lengths=lengths)
+        return aten(lib, "_segment_reduce_backward")(
+            data(lib, (3, 3), 69), output, x, reduce, lengths=lengths, initial=None)
+    outcome(program)
