@@ -2696,19 +2696,6 @@ NODES = {
             "initial": "value",
         },
     },
-    "SegmentReduceBackwardBackward0": {
-        "entry": "_segment_reduce_backward",
-        "schema": "_segment_reduce_backward(Tensor grad_output, Tensor output, Tensor data, str reduce, *, Tensor? lengths=None, Tensor? offsets=None, int axis=0, Scalar? initial=None) -> Tensor",
-        "formulas": (
-            ("grad_output", "not_implemented(\"_segment_reduce_backward\")"),
-            ("output", "not_implemented(\"_segment_reduce_backward\")"),
-            ("data", "not_implemented(\"_segment_reduce_backward\")"),
-        ),
-        "result": (
-        ),
-        "saved": {
-        },
-    },
     "MultiMarginLossBackward0": {
         "entry": "multi_margin_loss",
         "schema": "multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor",

@@ -193,7 +193,6 @@ __all__ = [
     "SafeSoftmaxBackward0",
     "MaskedSoftmaxBackward0",
     "SegmentReduceBackward0",
-    "SegmentReduceBackwardBackward0",
     "MultiMarginLossBackward0",
     "MultilabelMarginLossBackward0",
     "EmbeddingRenormBackward0",
@@ -6282,31 +6281,6 @@ class SegmentReduceBackward0(Node):
         # data: _segment_reduce_backward(grad, result, data, reduce, lengths=lengths, offsets=offsets, axis=axis, initial=initial)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._segment_reduce_backward(grad, result, data, reduce, lengths=lengths, offsets=offsets, axis=axis, initial=initial)
-        return grad_inputs
-
-
-class SegmentReduceBackwardBackward0(Node):
-    """_segment_reduce_backward(Tensor grad_output, Tensor output, Tensor data, str reduce, *, Tensor? lengths=None, Tensor? offsets=None, int axis=0, Scalar? initial=None) -> Tensor
-
-    derivatives.yaml, entry _segment_reduce_backward
-    grad_output: not_implemented("_segment_reduce_backward")
-    output: not_implemented("_segment_reduce_backward")
-    data: not_implemented("_segment_reduce_backward")
-    """
-
-    __slots__ = ()
-
-    def apply(self, grads, ops=tensor_ops):
-        grad_inputs = [None, None, None]
-        # grad_output: not_implemented("_segment_reduce_backward")
-        if self.should_compute_output(0):
-            raise NotImplementedError("the derivative for '_segment_reduce_backward' is not implemented.")
-        # output: not_implemented("_segment_reduce_backward")
-        if self.should_compute_output(1):
-            raise NotImplementedError("the derivative for '_segment_reduce_backward' is not implemented.")
-        # data: not_implemented("_segment_reduce_backward")
-        if self.should_compute_output(2):
-            raise NotImplementedError("the derivative for '_segment_reduce_backward' is not implemented.")
         return grad_inputs
 
 

@@ -348,7 +348,6 @@ from generated.functions import (
     ScatterBackward1,
     ScatterReduceBackward0,
     SegmentReduceBackward0,
-    SegmentReduceBackwardBackward0,
     SelectBackward0,
     SelectBackwardBackward0,
     SelectScatterBackward0,
@@ -7741,11 +7740,6 @@ def _segment_reduce_backward(grad_output=MISSING, output=MISSING, data=MISSING, 
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs:
         grad_output, output, data, reduce, lengths, offsets, axis, initial = _arguments.bind(OVERLOADS["_segment_reduce_backward"], (grad_output, output, data, reduce, lengths, offsets, axis, initial,), kwargs)
     result = recording.wrap(kernels._segment_reduce_backward(recording.data(grad_output), recording.data(output), recording.data(data), reduce, recording.data(lengths), recording.data(offsets), axis, initial))
-    if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None) or isinstance(data, Tensor) and (data._requires_grad or data.grad_fn is not None)):
-        grad_fn = SegmentReduceBackwardBackward0((gradient_edge(grad_output), gradient_edge(output), gradient_edge(data)))
-        recording.set_history(result, grad_fn)
-    if forward_grad.enabled and forward_grad.any_tangent(grad_output, output, data):
-        forward_grad.not_implemented("_segment_reduce_backward")
     return result
 
 

@@ -689,11 +689,6 @@ FORMULAS = {
     "SegmentReduceBackward0": {
         0: "data: _segment_reduce_backward(grad, result, data, reduce, lengths=lengths, offsets=offsets, axis=axis, initial=initial)",
     },
-    "SegmentReduceBackwardBackward0": {
-        0: "grad_output: not_implemented(\"_segment_reduce_backward\")",
-        1: "output: not_implemented(\"_segment_reduce_backward\")",
-        2: "data: not_implemented(\"_segment_reduce_backward\")",
-    },
     "MultiMarginLossBackward0": {
         0: "self: multi_margin_loss_backward(grad, self, target, p, margin, weight, reduction)",
     },

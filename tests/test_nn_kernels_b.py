@@ -848,3 +848,23 @@ def test_segment_reduce(case: str) -> None:
         (grad,) = lib.autograd.grad((finite * data(lib, tuple(y.shape), 67)).sum(), x)
         return y.grad_fn.name(), finite, grad
     outcome(program)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mean", "max", "prod"])
+def test_segment_reduce_backward_op(reduce: str) -> None:
+    def program(lib: Any) -> Any:
+        x = data(lib, (5, 3), 68)
+        lengths = lib.tensor([2, 0, 3])
+        output = lib.segment_reduce(x, reduce, lengths=lengths)
+        return aten(lib, "_segment_reduce_backward")(
+            data(lib, (3, 3), 69), output, x, reduce, lengths=lengths, initial=None)
+    outcome(program)
+
+
+def test_embedding_bag_with_max_norm() -> None:
+    def program(lib: Any) -> Any:
+        weight = (data(lib, (6, 3), 70) * 2).requires_grad_()
+        out = lib.nn.functional.embedding_bag(lib.tensor([0, 2, 5, 2, 1]), weight,
+                                              lib.tensor([0, 2]), max_norm=1.2, mode="sum")
+        return out, lib.autograd.grad((out * out).sum(), weight), weight.detach()
+    outcome(program)

@@ -93,6 +93,11 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
     ("nn.functional.embedding", "", "*"): (
         "gradgen has no sparse gradients (sparse=True raises NotImplementedError)",
         lambda sample: sample.kwargs.get("sparse", False)),
+    ("nn.functional.embedding_bag", "", "*"): (
+        "gradgen's embedding_bag has no scale_grad_by_freq or sparse gradients (it raises "
+        "NotImplementedError)",
+        lambda sample: sample.kwargs.get("sparse", False)
+        or sample.kwargs.get("scale_grad_by_freq", False)),
     **{(name, "", "*"): ("gradgen has no memory formats: channels_last is not a layout it has",
                          lambda sample: sample.kwargs.get("memory_format") is
                          torch.channels_last)

@@ -372,9 +372,9 @@ def _check_embedding_bag(input: Tensor, weight: Tensor, per_sample_weights: Any,
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
             "GitHub.")
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("gradgen's embedding_bag has no max_norm, "
-                                  "scale_grad_by_freq or sparse gradients")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("gradgen's embedding_bag has no scale_grad_by_freq or "
+                                  "sparse gradients")
 
 
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
@@ -397,6 +397,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         weight, input = input, weight
     _check_embedding_bag(input, weight, per_sample_weights, mode,
                          (max_norm, scale_grad_by_freq, sparse))
+    if max_norm is not None:  # as torch's: the rows input names renormalized in place first
+        with no_grad():
+            ops.embedding_renorm_(weight, input, max_norm, norm_type)
     indices, bounds, sample_weights = _bags(input, offsets, include_last_offset,
                                             per_sample_weights)
     ids = indices.numpy().astype(np.int64)
