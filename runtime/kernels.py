@@ -3994,6 +3994,7 @@ def complex(real, imag):  # noqa: A001 - the op's name
 @silent
 def polar(abs, angle):  # noqa: A002 - the schema's names
     """abs (cos angle + i sin angle)."""
+    broadcast_shapes(np.shape(abs), np.shape(angle))  # torch's error where they do not
     return complex(abs * np.cos(angle), abs * np.sin(angle))
 
 
