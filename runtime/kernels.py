@@ -6277,6 +6277,7 @@ def eig_checks(name: str, A: np.ndarray) -> None:
         raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
 
 
+@silent
 def _linalg_eigh(A, UPLO="L", compute_v=True):
     """(eigenvalues ascending, eigenvectors as columns) of the symmetric matrix A's UPLO
     triangle."""
