@@ -4768,6 +4768,7 @@ def complex(real, imag):  # noqa: A001 - the op's name
 @silent
 def polar(abs, angle):  # noqa: A002 - the schema's names
     """abs (cos angle + i sin angle)."""
+    broadcast_shapes(np.shape(abs), np.shape(angle))  # torch's error where they do not
     return complex(abs * np.cos(angle), abs * np.sin(angle))
 
 
@@ -7053,6 +7054,7 @@ def eig_checks(name: str, A: np.ndarray) -> None:
         raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
 
 
+@silent
 def _linalg_eigh(A, UPLO="L", compute_v=True):
     """(eigenvalues ascending, eigenvectors as columns) of the symmetric matrix A's UPLO
     triangle."""

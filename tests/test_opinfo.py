@@ -707,7 +707,8 @@ COMPILED_NOT_YET = {
                   "investigated",
     **{name: "runtime.compile does not yet carry the gradient of a complex output (the "
              "compiled call's outputs do not require grad): not yet investigated"
-       for name in ("complex", "view_as_complex", "fft.fft", "fft.fft2", "fft.fftn", "fft.rfft",
+       for name in ("complex", "view_as_complex", "polar", "cfloat", "cdouble", "fft.fft",
+                    "fft.fft2", "fft.fftn", "fft.rfft",
                     "fft.rfft2", "fft.rfftn", "fft.ifft", "fft.ifft2", "fft.ifftn", "fft.ihfft",
                     "fft.ihfft2", "fft.ihfftn")},
 }
