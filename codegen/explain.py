@@ -246,7 +246,10 @@ def _formulas_section(info: OpInfo) -> str:
 
 
 def _attribute_name(attr: SavedAttribute) -> str:
-    """PyTorch's name for it on grad_fn: `_saved_self`, `_saved_self_sym_sizes`."""
+    """PyTorch's name for it on grad_fn: `_saved_self`, `_saved_self_sym_sizes` (a dtype
+    is kept without one, as torch keeps it)."""
+    if attr.kind is SavedKind.SCALAR_TYPE:
+        return f"(none: kept as _kept_{attr.name})"
     return f"_saved_{attr.source if attr.is_saved_variable else attr.name}"
 
 

@@ -170,6 +170,8 @@ def _field(attr: SavedAttribute) -> str:
     """The slot a node stores a saved attribute in."""
     if attr.is_saved_variable:
         return f"{attr.source}_"
+    if attr.kind is SavedKind.SCALAR_TYPE:  # torch keeps a dtype with no `_saved_` property
+        return f"_kept_{attr.name}"
     return f"_saved_{attr.name}"
 
 

@@ -499,13 +499,13 @@ class AddBackward0(Node):
     other: handle_r_to_c(other.dtype, maybe_multiply(grad, alpha))
     """
 
-    __slots__ = ("_saved_self_scalar_type", "_saved_other_scalar_type", "_saved_alpha")
+    __slots__ = ("_kept_self_scalar_type", "_kept_other_scalar_type", "_saved_alpha")
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_scalar_type = self._saved_self_scalar_type
-        other_scalar_type = self._saved_other_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
+        other_scalar_type = self._kept_other_scalar_type
         alpha = self._saved_alpha
         grad_inputs = [None, None]
         # self: handle_r_to_c(self.dtype, grad)
@@ -543,13 +543,13 @@ class SubBackward0(Node):
     other: handle_r_to_c(other.dtype, maybe_multiply(-grad, alpha))
     """
 
-    __slots__ = ("_saved_self_scalar_type", "_saved_other_scalar_type", "_saved_alpha")
+    __slots__ = ("_kept_self_scalar_type", "_kept_other_scalar_type", "_saved_alpha")
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_scalar_type = self._saved_self_scalar_type
-        other_scalar_type = self._saved_other_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
+        other_scalar_type = self._kept_other_scalar_type
         alpha = self._saved_alpha
         grad_inputs = [None, None]
         # self: handle_r_to_c(self.dtype, grad)
@@ -613,7 +613,7 @@ class MulBackward0(Node):
     other: mul_tensor_backward(grad, self, other.dtype)
     """
 
-    __slots__ = ("other_", "_saved_self_scalar_type", "self_", "_saved_other_scalar_type")
+    __slots__ = ("other_", "_kept_self_scalar_type", "self_", "_kept_other_scalar_type")
 
     @property
     def _saved_other(self):
@@ -631,9 +631,9 @@ class MulBackward0(Node):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         other = ops.unpack(self.other_, self)
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
         self_ = ops.unpack(self.self_, self)
-        other_scalar_type = self._saved_other_scalar_type
+        other_scalar_type = self._kept_other_scalar_type
         grad_inputs = [None, None]
         # self: mul_tensor_backward(grad, other, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
@@ -651,13 +651,13 @@ class MulBackward1(Node):
     self: mul_tensor_backward(grad, other, self.dtype)
     """
 
-    __slots__ = ("_saved_other", "_saved_self_scalar_type")
+    __slots__ = ("_saved_other", "_kept_self_scalar_type")
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         other = self._saved_other
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
         grad_inputs = [None]
         # self: mul_tensor_backward(grad, other, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
@@ -673,7 +673,7 @@ class DivBackward0(Node):
     other: div_tensor_other_backward(grad, self, other)
     """
 
-    __slots__ = ("other_", "_saved_self_scalar_type", "self_")
+    __slots__ = ("other_", "_kept_self_scalar_type", "self_")
 
     @property
     def _saved_other(self):
@@ -691,7 +691,7 @@ class DivBackward0(Node):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         other = ops.unpack(self.other_, self)
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None, None]
         # self: div_tensor_self_backward(grad, other, self.dtype)
@@ -710,13 +710,13 @@ class DivBackward1(Node):
     self: div_tensor_self_backward(grad, other, self.dtype)
     """
 
-    __slots__ = ("_saved_other", "_saved_self_scalar_type")
+    __slots__ = ("_saved_other", "_kept_self_scalar_type")
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         other = self._saved_other
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
         grad_inputs = [None]
         # self: div_tensor_self_backward(grad, other, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
@@ -3209,12 +3209,12 @@ class ToCopyBackward0(Node):
     self: handle_r_to_c(self.dtype, grad).to(self.dtype)
     """
 
-    __slots__ = ("_saved_self_scalar_type",)
+    __slots__ = ("_kept_self_scalar_type",)
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
         grad_inputs = [None]
         # self: handle_r_to_c(self.dtype, grad).to(self.dtype)
         if any_grad_defined and self.should_compute_output(0):
@@ -4025,7 +4025,7 @@ class SoftmaxBackward0(Node):
     self: _softmax_backward_data(grad, result, dim, self.dtype)
     """
 
-    __slots__ = ("result_", "_saved_dim", "_saved_self_scalar_type")
+    __slots__ = ("result_", "_saved_dim", "_kept_self_scalar_type")
 
     @property
     def _saved_result(self):
@@ -4039,7 +4039,7 @@ class SoftmaxBackward0(Node):
         any_grad_defined = grads[0] is not None
         result = ops.unpack(self.result_, self)
         dim = self._saved_dim
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
         grad_inputs = [None]
         # self: _softmax_backward_data(grad, result, dim, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
@@ -4054,7 +4054,7 @@ class LogSoftmaxBackward0(Node):
     self: _log_softmax_backward_data(grad, result, dim, self.dtype)
     """
 
-    __slots__ = ("result_", "_saved_dim", "_saved_self_scalar_type")
+    __slots__ = ("result_", "_saved_dim", "_kept_self_scalar_type")
 
     @property
     def _saved_result(self):
@@ -4068,7 +4068,7 @@ class LogSoftmaxBackward0(Node):
         any_grad_defined = grads[0] is not None
         result = ops.unpack(self.result_, self)
         dim = self._saved_dim
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
         grad_inputs = [None]
         # self: _log_softmax_backward_data(grad, result, dim, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
@@ -6180,7 +6180,7 @@ class SafeSoftmaxBackward0(Node):
     self: _softmax_backward_data(grad, result, dim, self.dtype)
     """
 
-    __slots__ = ("result_", "_saved_dim", "_saved_self_scalar_type")
+    __slots__ = ("result_", "_saved_dim", "_kept_self_scalar_type")
 
     @property
     def _saved_result(self):
@@ -6194,7 +6194,7 @@ class SafeSoftmaxBackward0(Node):
         any_grad_defined = grads[0] is not None
         result = ops.unpack(self.result_, self)
         dim = self._saved_dim
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
         grad_inputs = [None]
         # self: _softmax_backward_data(grad, result, dim, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
@@ -7062,13 +7062,13 @@ class CumsumBackward0(Node):
     self: grad.to(self.dtype) if self.ndim == 0 else grad.to(self.dtype).flip([dim]).cumsum(dim).flip([dim])
     """
 
-    __slots__ = ("_saved_self_dim", "_saved_self_scalar_type", "_saved_dim")
+    __slots__ = ("_saved_self_dim", "_kept_self_scalar_type", "_saved_dim")
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_dim = self._saved_self_dim
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
         dim = self._saved_dim
         grad_inputs = [None]
         # self: grad.to(self.dtype) if self.ndim == 0 else grad.to(self.dtype).flip([dim]).cumsum(dim).flip([dim])
@@ -7084,7 +7084,7 @@ class CumprodBackward0(Node):
     self: grad.to(self.dtype) if self.numel() <= 1 else (grad.to(self.dtype).transpose(dim, -1).unsqueeze(-2) * ((ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).tril(-1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * self.transpose(dim, -1).unsqueeze(-2)).triu(1) + (ones_like(self.transpose(dim, -1)).unsqueeze(-1) * ones_like(self.transpose(dim, -1)).unsqueeze(-2)).tril().triu()).cumprod(-1)).triu().sum(-1).transpose(dim, -1)
     """
 
-    __slots__ = ("_saved_self_sym_numel", "_saved_self_scalar_type", "_saved_dim", "self_")
+    __slots__ = ("_saved_self_sym_numel", "_kept_self_scalar_type", "_saved_dim", "self_")
 
     @property
     def _saved_self(self):
@@ -7097,7 +7097,7 @@ class CumprodBackward0(Node):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_sym_numel = self._saved_self_sym_numel
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
         dim = self._saved_dim
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None]
@@ -10534,7 +10534,7 @@ class NansumBackward0(Node):
     self: nansum_backward(grad.to(self.dtype), self, dim, keepdim)
     """
 
-    __slots__ = ("_saved_self_scalar_type", "self_", "_saved_dim", "_saved_keepdim")
+    __slots__ = ("_kept_self_scalar_type", "self_", "_saved_dim", "_saved_keepdim")
 
     @property
     def _saved_self(self):
@@ -10546,7 +10546,7 @@ class NansumBackward0(Node):
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
         self_ = ops.unpack(self.self_, self)
         dim = self._saved_dim
         keepdim = self._saved_keepdim
@@ -11588,7 +11588,7 @@ class LinalgEigBackward0(Node):
     self: handle_r_to_c(self.dtype, linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False))
     """
 
-    __slots__ = ("_saved_self_scalar_type", "eigenvalues_", "eigenvectors_")
+    __slots__ = ("_kept_self_scalar_type", "eigenvalues_", "eigenvectors_")
 
     @property
     def _saved_eigenvalues(self):
@@ -11604,7 +11604,7 @@ class LinalgEigBackward0(Node):
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = any(g is not None for g in grads)
-        self_scalar_type = self._saved_self_scalar_type
+        self_scalar_type = self._kept_self_scalar_type
         eigenvalues = ops.unpack(self.eigenvalues_, self)
         eigenvectors = ops.unpack(self.eigenvectors_, self)
         grad_inputs = [None]

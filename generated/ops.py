@@ -1071,8 +1071,8 @@ def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = AddBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
-        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_other_scalar_type = recording.scalar_type(other)
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1097,8 +1097,8 @@ def add_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = AddBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
-        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_other_scalar_type = recording.scalar_type(other)
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -1154,8 +1154,8 @@ def sub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = SubBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
-        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_other_scalar_type = recording.scalar_type(other)
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1180,8 +1180,8 @@ def sub_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = SubBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
-        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_other_scalar_type = recording.scalar_type(other)
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -1260,9 +1260,9 @@ def mul_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = MulBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
-        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
+        grad_fn._kept_other_scalar_type = recording.scalar_type(other)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -1287,9 +1287,9 @@ def mul_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if needs_grad:
         grad_fn = MulBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
-        grad_fn._saved_other_scalar_type = recording.scalar_type(other)
+        grad_fn._kept_other_scalar_type = recording.scalar_type(other)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1321,7 +1321,7 @@ def mul_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MulBackward1((gradient_edge(self_),))
         grad_fn._saved_other = other
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1347,7 +1347,7 @@ def div_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = DivBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1373,7 +1373,7 @@ def div_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     if needs_grad:
         grad_fn = DivBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -1405,7 +1405,7 @@ def div_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = DivBackward1((gradient_edge(self_),))
         grad_fn._saved_other = other
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -5149,7 +5149,7 @@ def _to_copy(self_=MISSING, *, dtype=None, **kwargs):
     result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ToCopyBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -6081,7 +6081,7 @@ def _softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None, **k
     if needs_grad:
         grad_fn = SoftmaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -6111,7 +6111,7 @@ def _log_softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None,
     if needs_grad:
         grad_fn = LogSoftmaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -7666,7 +7666,7 @@ def _safe_softmax(self_=MISSING, dim=MISSING, dtype=None, **kwargs):
     if needs_grad:
         grad_fn = SafeSoftmaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -8349,7 +8349,7 @@ def cumsum(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CumsumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_dim = recording.dim(self_)
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -8375,7 +8375,7 @@ def cumsum_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     if needs_grad:
         grad_fn = CumsumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_dim = recording.dim(self_)
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -8408,7 +8408,7 @@ def cumprod(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CumprodBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_numel = recording.numel(self_)
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -8435,7 +8435,7 @@ def cumprod_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     if needs_grad:
         grad_fn = CumprodBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_numel = recording.numel(self_)
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         grad_fn._saved_dim = dim
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -13788,7 +13788,7 @@ def nansum(self_=MISSING, dim=None, keepdim=False, *, dtype=None, out=None, **kw
     result = recording.wrap(kernels.nansum(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NansumBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
@@ -14931,7 +14931,7 @@ def linalg_eig(self_=MISSING, **kwargs):
     eigenvalues, eigenvectors = map(recording.wrap, kernels.linalg_eig(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LinalgEigBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(eigenvalues, grad_fn)
         recording.set_history(eigenvectors, grad_fn)
         grad_fn.eigenvalues_ = SavedVariable(eigenvalues, True)

@@ -16,19 +16,21 @@ from typing import Any
 
 # What the helpers call through `ops`; every namespace must provide them.
 NAMESPACE_NAMES = (
-    "_conj_physical", "_fft_c2c", "_fft_r2c", "_index_put_impl_", "_linalg_det", "_linalg_svd",
-    "abs", "all", "amax", "any", "arange", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "cat", "cholesky_solve", "conj", "constant_pad_nd",
-    "convolution", "convolution_backward", "cos", "cumsum", "digamma", "elu_backward",
-    "embedding", "embedding_dense_backward", "eq", "exp", "expand", "eye", "flip", "gather",
-    "i0", "index_add", "index_fill", "is_contiguous", "linalg_lu_solve", "linalg_matrix_exp",
-    "linalg_pinv", "linalg_solve_ex", "linalg_solve_triangular", "log", "logcumsumexp",
-    "logical_and", "logical_or", "lt", "lu_unpack", "masked_select", "matmul", "mean", "mm",
-    "numel", "ones_like", "permute", "pow", "prod", "put", "reshape", "scatter_add", "select",
+    "_conj_physical", "_fft_c2c", "_fft_r2c", "_grid_sampler_taps", "_grid_sampler_taps_backward",
+    "_index_put_impl_", "_linalg_det", "_linalg_svd", "_trilinear",
+    "_unsafe_masked_index_put_accumulate", "abs", "all", "amax", "any", "arange",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cat", "cholesky_solve", "conj",
+    "constant_pad_nd", "convolution", "convolution_backward", "cos", "cumsum", "digamma",
+    "elu_backward", "embedding", "embedding_dense_backward", "eq", "exp", "expand", "eye", "flip",
+    "gather", "huber_loss_backward", "i0", "index_add", "index_fill", "index_select",
+    "is_contiguous", "linalg_lu_solve", "linalg_matrix_exp", "linalg_pinv", "linalg_solve_ex",
+    "linalg_solve_triangular", "log", "logcumsumexp", "logical_and", "logical_or", "lt",
+    "lu_unpack", "masked_select", "matmul", "mean", "mm", "numel", "ones_like", "permute", "pow",
+    "prod", "put", "reciprocal", "reshape", "scatter", "scatter_add", "scatter_reduce", "select",
     "sgn", "sigmoid", "sign", "sin", "slice", "slice_backward", "soft_margin_loss_backward",
     "special_i0e", "squeeze", "stack", "sum", "t", "tanh", "tensor", "threshold_backward", "to",
-    "transpose", "triangular_solve", "tril", "triu", "unsqueeze", "view", "view_as_real",
-    "where", "zeros", "zeros_like",
+    "transpose", "triangular_solve", "tril", "triu", "unsqueeze", "view", "view_as_real", "where",
+    "zeros", "zeros_like",
 )
 
 # -- complex values ---------------------------------------------------------------------------

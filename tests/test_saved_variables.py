@@ -21,9 +21,10 @@ HELPERS = manual_helpers(verify.ROOT / "runtime" / "manual.py")
 
 
 def exposed(info) -> set[str]:
-    """The `_saved_*` attributes the generated node exposes, as PyTorch names them."""
+    """The `_saved_*` attributes the generated node exposes, as PyTorch names them (a saved
+    dtype is kept without one, as in PyTorch)."""
     return {f"_saved_{a.source}" if a.is_saved_variable else f"_saved_{a.name}"
-            for a in info.saved}
+            for a in info.saved if a.kind != "scalar_type"}
 
 
 # -- the real spec -----------------------------------------------------------------------------
@@ -31,10 +32,15 @@ def exposed(info) -> set[str]:
 # op -> (kind, source, name) of everything its node saves
 REAL = {
     "sum": [("sizes", "self", "self_sym_sizes")],
-    "mul.Tensor": [("tensor", "other", "other"), ("tensor", "self", "self_")],
+    # torch's complex-aware formula reads each input's dtype: saved, not exposed
+    "mul.Tensor": [("tensor", "other", "other"), ("tensor", "self", "self_"),
+                   ("scalar_type", "other", "other_scalar_type"),
+                   ("scalar_type", "self", "self_scalar_type")],
     "relu": [("output", "result", "result")],
     "t": [],
-    "add.Tensor": [("value", "alpha", "alpha")],
+    "add.Tensor": [("value", "alpha", "alpha"),
+                   ("scalar_type", "other", "other_scalar_type"),
+                   ("scalar_type", "self", "self_scalar_type")],
     "expand": [("sizes", "self", "self_sym_sizes")],
     "sum.dim_IntList": [("sizes", "self", "self_sym_sizes"), ("value", "dim", "dim"),
                         ("value", "keepdim", "keepdim")],
@@ -125,8 +131,9 @@ def _agrees_with_inputs(info) -> None:
         if isinstance(expected, np.ndarray):
             np.testing.assert_array_equal(held, expected, err_msg=name)
         else:
-            assert tuple(held) == expected if isinstance(expected, tuple) else \
-                held == expected, (name, held, expected)
+            # an int[] argument (a list in the sample) is kept as a tuple, as torch's are
+            assert tuple(held) == tuple(expected) if isinstance(expected, tuple | list) \
+                else held == expected, (name, held, expected)
 
 
 @pytest.mark.parametrize("name", ["mul.Tensor", "sum", "add.Tensor", "relu", "mean.dim",
@@ -243,7 +250,7 @@ def test_size_only_saves_run_and_match_torch() -> None:
     assert saved["_saved_self_sym_sizes"] == theirs._saved_self_sym_sizes == (3, 4)
     assert saved["_saved_self_sym_numel"] == theirs._saved_self_sym_numel == 12
     assert saved["_saved_self_dim"] == x.dim() == 2
-    assert str(saved["_saved_self_scalar_type"]) == str(x.dtype)
+    assert str(saved["_kept_self_scalar_type"]) == str(x.dtype)  # torch exposes no dtype
 
 
 def test_list_sizes_save_runs() -> None:
