@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,7 +70,33 @@ def why_not_exported(info: OpInfo, aten: set[str] | None) -> str | None:
     if aten is not None and schema.name not in aten and info.forward_formula is None:
         return (f"torch has no aten::{schema.name}: give its entry a `forward:` formula in ops "
                 "of the spec to export it")
+    foreign = _foreign_ops(info, aten) if aten is not None else []
+    if foreign:
+        return (f"its formulas call gradgen's own {', '.join(foreign)}, which torch has "
+                "neither as an aten op nor as a Tensor method")
     return None
+
+
+_FOREIGN: dict[str, list[str]] = {}
+
+
+def _foreign_ops(info: OpInfo, aten: set[str]) -> list[str]:
+    """The ops the entry's exported code would call (its formulas and the helpers they
+    reach) that torch binds nowhere: gradgen's own ops, written for its formulas."""
+    if info.name not in _FOREIGN:
+        import torch  # only this command needs torch: it exports to it
+
+        context = function_context(info, runs_formula(info, aten))
+        codes = ["\n".join(context["backward"]), "\n".join(context["forward"])]
+        if context["jvp"] is not None:
+            codes.append("\n".join(context["jvp"]))
+        module = _parsed(_manual_source())
+        functions = {n.name: n for n in module.body if isinstance(n, ast.FunctionDef)}
+        helpers = [ast.unparse(functions[n]) for n in _reached_helpers(codes, module)]
+        bases = {name.split(".")[0] for name in aten}
+        _FOREIGN[info.name] = [n for n in _op_names(codes + helpers) if n not in FACTORIES
+                               and n not in bases and not hasattr(torch.Tensor, n)]
+    return _FOREIGN[info.name]
 
 
 def runs_formula(info: OpInfo, aten: set[str] | None) -> bool:
@@ -262,10 +289,19 @@ def function_context(info: OpInfo, formula: bool = False) -> dict:
             "jvp": jvp, "call": _call(info)}
 
 
-def _helpers(codes: list[str], manual_source: str) -> tuple[list[str], list[str]]:
-    """The helpers of runtime/manual.py that the formulas reach (and the ones those call),
-    as source, with the module-level imports and constants they need."""
-    module = ast.parse(manual_source)
+@functools.lru_cache(maxsize=2)
+def _parsed(source: str) -> ast.Module:
+    return ast.parse(source)
+
+
+@functools.lru_cache(maxsize=1)
+def _manual_source() -> str:
+    return (ROOT / "runtime" / "manual.py").read_text()
+
+
+def _reached_helpers(codes: list[str], module: ast.Module) -> list[str]:
+    """The names of the helpers of runtime/manual.py that the formulas reach (and the ones
+    those call), in the module's order."""
     functions = {n.name: n for n in module.body if isinstance(n, ast.FunctionDef)}
     wanted: list[str] = []
     pending = [n.attr for code in codes for n in ast.walk(ast.parse(code))
@@ -278,11 +314,19 @@ def _helpers(codes: list[str], manual_source: str) -> tuple[list[str], list[str]
         wanted.append(name)
         pending += [n.id for n in ast.walk(functions[name]) if isinstance(n, ast.Name)
                     and n.id in functions]
+    return [n for n in functions if n in wanted]
+
+
+def _helpers(codes: list[str], manual_source: str) -> tuple[list[str], list[str]]:
+    """The helpers of runtime/manual.py that the formulas reach (and the ones those call),
+    as source, with the module-level imports and constants they need."""
+    module = _parsed(manual_source)
+    functions = {n.name: n for n in module.body if isinstance(n, ast.FunctionDef)}
     preamble = [ast.get_source_segment(manual_source, n) for n in module.body
                 if isinstance(n, ast.Import | ast.ImportFrom) and getattr(n, "module", "")
                 != "__future__" or isinstance(n, ast.Assign)]
     return preamble, [ast.get_source_segment(manual_source, functions[n])
-                      for n in functions if n in wanted]
+                      for n in _reached_helpers(codes, module)]
 
 
 def _op_names(codes: list[str]) -> list[str]:

@@ -8075,6 +8075,8 @@ def _max_pool_backward_nd(grad_output, self, indices, dims: int):
     if grad_output.shape != indices.shape:
         raise RuntimeError(f"Expected grad_output and indices to have the same shape, but got "
                            f"{list(grad_output.shape)} and {list(indices.shape)}")
+    if planes * volume == 0 or indices.size == 0:
+        return np.zeros(self.shape, grad_output.dtype)
     flat = indices.reshape(planes, -1) + (np.arange(planes) * volume)[:, None]
     grad = np.bincount(flat.ravel(), weights=grad_output.ravel(), minlength=planes * volume)
     return _array(grad.reshape(self.shape), grad_output.dtype)

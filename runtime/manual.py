@@ -1466,7 +1466,10 @@ def max_pool_double_backward(ops: Any, grad: Any, indices: Any, dim: int) -> Any
     each output reads `grad` at the position its maximum came from (indices into the last
     `dim` dims, flattened)."""
     lead = list(indices.shape[:indices.ndim - dim])
-    picked = ops.gather(ops.reshape(grad, lead + [-1]), -1, ops.reshape(indices, lead + [-1]))
+    # the flattened sizes written out: an empty batch leaves -1 nothing to infer from
+    grad_flat = lead + [math.prod(grad.shape[grad.ndim - dim:])]
+    indices_flat = lead + [math.prod(indices.shape[indices.ndim - dim:])]
+    picked = ops.gather(ops.reshape(grad, grad_flat), -1, ops.reshape(indices, indices_flat))
     return ops.reshape(picked, list(indices.shape))
 
 

@@ -20,6 +20,7 @@ from codegen.render import _python_default
 
 ROOT = Path(__file__).resolve().parent.parent
 INFOS = load_spec(ROOT / "derivatives.yaml")
+_ATEN = aten_schemas()  # an entry whose formulas call gradgen's own ops is not exported
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +58,7 @@ def test_every_op_torch_has_is_exported(exported) -> None:
 def _cases() -> list:
     cases = []
     for info in INFOS:
-        if not info.differentiable or why_not_exported(info, None) is not None:
+        if not info.differentiable or why_not_exported(info, _ATEN) is not None:
             continue
         if all(d.not_implemented is not None for d in info.derivatives):
             continue  # its backward only raises (acosh_): verify compares that with torch
