@@ -5727,4 +5727,40 @@ NODES = {
             "indices": "tensor_list",
         },
     },
+    "CauchyBackward0": {
+        "entry": "cauchy_",
+        "schema": "cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "GeometricBackward0": {
+        "entry": "geometric_",
+        "schema": "geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "LogNormalBackward0": {
+        "entry": "log_normal_",
+        "schema": "log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
 }

@@ -393,6 +393,9 @@ __all__ = [
     "_unsafe_index_put",
     "_unsafe_masked_index",
     "_unsafe_masked_index_put_accumulate",
+    "cauchy_",
+    "geometric_",
+    "log_normal_",
 ]
 
 
@@ -3999,3 +4002,30 @@ def _unsafe_masked_index_put_accumulate(self_p, self_t, mask_p, indices_p, value
     result: _unsafe_masked_index_put_accumulate(self_t, mask_p, indices_p, values_t)
     """
     return ops._unsafe_masked_index_put_accumulate(self_t, mask_p, indices_p, values_t)
+
+
+def cauchy_(self_p, self_t, median, sigma, generator, result):
+    """cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry cauchy_
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def geometric_(self_p, self_t, p, generator, result):
+    """geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry geometric_
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def log_normal_(self_p, self_t, mean, std, generator, result):
+    """log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry log_normal_
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)

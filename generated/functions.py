@@ -404,6 +404,9 @@ __all__ = [
     "UnsafeIndexPutBackward0",
     "UnsafeMaskedIndexBackward0",
     "UnsafeMaskedIndexPutAccumulateBackward0",
+    "CauchyBackward0",
+    "GeometricBackward0",
+    "LogNormalBackward0",
 ]
 
 
@@ -11984,4 +11987,61 @@ class UnsafeMaskedIndexPutAccumulateBackward0(Node):
         # values: _unsafe_masked_index(grad, mask, indices, 0)
         if any_grad_defined and self.should_compute_output(1):
             grad_inputs[1] = ops._unsafe_masked_index(grad, mask, indices, 0)
+        return grad_inputs
+
+
+class CauchyBackward0(Node):
+    """cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry cauchy_
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class GeometricBackward0(Node):
+    """geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry geometric_
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class LogNormalBackward0(Node):
+    """log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry log_normal_
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
         return grad_inputs

@@ -54,6 +54,7 @@ from generated.functions import (
     BlockDiagBackward0,
     BmmBackward0,
     CatBackward0,
+    CauchyBackward0,
     CeilBackward0,
     CeluBackward0,
     CeluBackward1,
@@ -124,6 +125,7 @@ from generated.functions import (
     GeBackward1,
     GeluBackward0,
     GeluBackwardBackward0,
+    GeometricBackward0,
     GluBackward0,
     GtBackward0,
     GtBackward1,
@@ -186,6 +188,7 @@ from generated.functions import (
     LogBackward0,
     LogcumsumexpBackward0,
     LogitBackward0,
+    LogNormalBackward0,
     LogSigmoidBackward0,
     LogSoftmaxBackward0,
     LogSoftmaxBackwardDataBackward0,
@@ -15803,6 +15806,90 @@ def _unsafe_masked_index_put_accumulate(self_=MISSING, mask=MISSING, indices=MIS
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def cauchy_(self_=MISSING, median=0, sigma=1, *, generator=None, **kwargs):
+    """cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry cauchy_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cauchy_, (self_, median, sigma), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(median, NUMBER) or not isinstance(sigma, NUMBER) or kwargs:
+        self_, median, sigma, generator = _arguments.bind(OVERLOADS["cauchy_"], (self_, median, sigma, generator,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = CauchyBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.cauchy_(recording.data(self_), median, sigma, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.cauchy_(original_self, forward_grad.tangent(self_), median, sigma, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def geometric_(self_=MISSING, p=MISSING, *, generator=None, **kwargs):
+    """geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry geometric_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(geometric_, (self_, p), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
+        self_, p, generator = _arguments.bind(OVERLOADS["geometric_"], (self_, p, generator,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = GeometricBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.geometric_(recording.data(self_), p, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.geometric_(original_self, forward_grad.tangent(self_), p, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def log_normal_(self_=MISSING, mean=1, std=2, *, generator=None, **kwargs):
+    """log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry log_normal_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log_normal_, (self_, mean, std), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mean, NUMBER) or not isinstance(std, NUMBER) or kwargs:
+        self_, mean, std, generator = _arguments.bind(OVERLOADS["log_normal_"], (self_, mean, std, generator,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = recording.compute_requires_grad(self_)
+    if needs_grad:
+        grad_fn = LogNormalBackward0(recording.collect_next_edges(self_))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.log_normal_(recording.data(self_), mean, std, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.log_normal_(original_self, forward_grad.tangent(self_), mean, std, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
 add_ = add_Tensor_
@@ -18088,6 +18175,23 @@ OVERLOADS = {
         Param("indices", "Tensor?[]"),
         Param("values", "Tensor"),
     )),
+    "cauchy_": Overload(cauchy_, kernels.cauchy_, "cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("median", "float", has_default=True),
+        Param("sigma", "float", has_default=True),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "geometric_": Overload(geometric_, kernels.geometric_, "geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("p", "float"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "log_normal_": Overload(log_normal_, kernels.log_normal_, "log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("mean", "float", has_default=True),
+        Param("std", "float", has_default=True),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -19307,6 +19411,15 @@ BY_NAME = {
     ),
     "_unsafe_masked_index_put_accumulate": (
         OVERLOADS["_unsafe_masked_index_put_accumulate"],
+    ),
+    "cauchy_": (
+        OVERLOADS["cauchy_"],
+    ),
+    "geometric_": (
+        OVERLOADS["geometric_"],
+    ),
+    "log_normal_": (
+        OVERLOADS["log_normal_"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -1363,4 +1363,13 @@ FORMULAS = {
         0: "self: grad",
         1: "values: _unsafe_masked_index(grad, mask, indices, 0)",
     },
+    "CauchyBackward0": {
+        0: "self: zeros_like(grad)",
+    },
+    "GeometricBackward0": {
+        0: "self: zeros_like(grad)",
+    },
+    "LogNormalBackward0": {
+        0: "self: zeros_like(grad)",
+    },
 }

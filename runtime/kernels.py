@@ -7188,3 +7188,41 @@ def _unsafe_masked_index_put_accumulate(self, mask, indices, values):
     """self with values added at indices, where mask is true."""
     kept = np.where(mask, values, 0).astype(values.dtype)
     return index_put(self, _clamped(self, indices), kept, True)
+
+
+def cauchy_(self, median=0.0, sigma=1.0, generator=None):
+    """median + sigma tan(π (u - 1/2)) for float64 uniforms u, rounded to self's dtype."""
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_number_text(sigma)}")
+    if self.dtype.kind != "f":
+        raise RuntimeError(
+            "Cauchy distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {_C_TYPES[self.dtype.name]}")
+    if not self.size:
+        return self
+    drawn = sampling.cauchy(_drawing(generator, "cauchy_"), self.size, median, sigma)
+    return sampling.place(drawn, self, self.dtype)
+
+
+def log_normal_(self, mean=1.0, std=2.0, generator=None):
+    """exp of N(mean, std²) drawn one by one (torch's serial normal, in float64)."""
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_number_text(std)}")
+    _floats_for_random(self, "log_normal_cpu")
+    if not self.size:
+        return self
+    drawn = sampling.log_normal(_drawing(generator, "log_normal_"), self.size, mean, std)
+    return sampling.place(drawn, self, self.dtype)
+
+
+def geometric_(self, p, generator=None):
+    """The number of Bernoulli(p) trials up to the first success: ceil(log u / log(1 - p))
+    for float64 uniforms u, in self's dtype (integers too)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_number_text(p)}")
+    if self.dtype == np.bool_:
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    if not self.size:
+        return self
+    drawn = sampling.geometric(_drawing(generator, "geometric_"), self.size, p)
+    return sampling.place(drawn, self, self.dtype)

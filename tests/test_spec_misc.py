@@ -268,6 +268,13 @@ def test_slice_inverse_of_a_slice():
     lambda lib, x: x.t().uniform_(),
     lambda lib, x: x.double().normal_(),
     lambda lib, x: lib.bernoulli(lib.linspace(0, 1, 20).reshape(4, 5)),
+    lambda lib, x: x.cauchy_(),
+    lambda lib, x: x.double().cauchy_(1.0, 2.5),
+    lambda lib, x: x.log_normal_(),
+    lambda lib, x: x.double().log_normal_(0.5, 0.25),
+    lambda lib, x: x.geometric_(0.3),
+    lambda lib, x: x.long().geometric_(0.05),
+    lambda lib, x: x.t().geometric_(0.9),
 ])
 def test_random_ops_draw_torchs_numbers(draw):
     def program(lib):
@@ -287,6 +294,9 @@ def test_random_ops_draw_torchs_numbers(draw):
     (lambda lib, y: y.bernoulli_(lib.full((3,), 0.5)), "BernoulliBackward1"),
     (lambda lib, y: y.exponential_(), "ExponentialBackward0"),
     (lambda lib, y: lib.bernoulli(y.clamp(0, 1)), "BernoulliBackward0"),
+    (lambda lib, y: y.cauchy_(), "CauchyBackward0"),
+    (lambda lib, y: y.log_normal_(), "LogNormalBackward0"),
+    (lambda lib, y: y.geometric_(0.5), "GeometricBackward0"),
 ])
 def test_random_ops_nodes_and_zero_gradients(call, node):
     def program(lib):
@@ -311,6 +321,12 @@ def test_random_ops_nodes_and_zero_gradients(call, node):
     lambda lib: lib.empty(3).uniform_(generator=3),
     lambda lib: lib.tensor([1.0], requires_grad=True).uniform_(),
     lambda lib: lib.empty(0).normal_(),
+    lambda lib: lib.empty(3).cauchy_(0, 0),
+    lambda lib: lib.empty(3, dtype=lib.int64).cauchy_(),
+    lambda lib: lib.empty(3).geometric_(1),
+    lambda lib: lib.empty(3, dtype=lib.bool).geometric_(0.5),
+    lambda lib: lib.empty(3).log_normal_(0, 0),
+    lambda lib: lib.empty(3, dtype=lib.int64).log_normal_(),
 ])
 def test_random_ops_errors(call):
     same(lambda lib: repr(values(call(lib))))
