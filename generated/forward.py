@@ -396,6 +396,8 @@ __all__ = [
     "cauchy_",
     "geometric_",
     "log_normal_",
+    "matmul",
+    "linear",
 ]
 
 
@@ -4029,3 +4031,21 @@ def log_normal_(self_p, self_t, mean, std, generator, result):
     result: zeros_like(self_t)
     """
     return manual.zeros_like(ops, self_t)
+
+
+def matmul(self_p, self_t, other_p, other_t, result):
+    """matmul(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry matmul
+    result: matmul(self_t, other_p) + matmul(self_p, other_t)
+    """
+    return ops.matmul(self_t, other_p) + ops.matmul(self_p, other_t)
+
+
+def linear(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result):
+    """linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+
+    derivatives.yaml, entry linear
+    result: linear(input_t, weight_p) + linear(input_p, weight_t, bias_t)
+    """
+    return ops.linear(input_t, weight_p) + ops.linear(input_p, weight_t, bias_t)

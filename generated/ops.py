@@ -180,6 +180,8 @@ from generated.functions import (
     LinalgSolveTriangularBackward0,
     LinalgSvdBackward0,
     LinalgVectorNormBackward0,
+    LinearBackward0,
+    LinearBackwardBackward0,
     Log1PBackward0,
     Log2Backward0,
     Log10Backward0,
@@ -201,6 +203,7 @@ from generated.functions import (
     MaskedScatterBackward0,
     MaskedScatterBackwardBackward0,
     MaskedSelectBackward0,
+    MatmulBackward0,
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
@@ -612,6 +615,7 @@ __all__ = [
     "linalg_qr",
     "linalg_solve_ex",
     "linalg_solve_triangular",
+    "linear_backward",
     "log",
     "log10",
     "log10_",
@@ -15890,6 +15894,79 @@ def log_normal_(self_=MISSING, mean=1, std=2, *, generator=None, **kwargs):
         forward_grad.set_tangent_inplace(self_, tangent)
     return self_
 
+
+def matmul(self_=MISSING, other=MISSING, **kwargs):
+    """matmul(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry matmul
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(matmul, (self_, other), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["matmul"], (self_, other,), kwargs)
+    result = recording.wrap(kernels.matmul(recording.data(self_), recording.data(other)))
+    if recording.compute_requires_grad(self_, other):
+        grad_fn = MatmulBackward0(recording.collect_next_edges(self_, other))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.matmul(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def linear(input=MISSING, weight=MISSING, bias=None, **kwargs):
+    """linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+
+    derivatives.yaml, entry linear
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linear, (input, weight, bias), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or kwargs:
+        input, weight, bias = _arguments.bind(OVERLOADS["linear"], (input, weight, bias,), kwargs)
+    result = recording.wrap(kernels.linear(recording.data(input), recording.data(weight), recording.data(bias)))
+    if recording.compute_requires_grad(input, weight, bias):
+        grad_fn = LinearBackward0(recording.collect_next_edges(input, weight, bias))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.linear(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def linear_backward(self_=MISSING, grad_output=MISSING, weight=MISSING, output_mask=MISSING, **kwargs):
+    """linear_backward(Tensor self, Tensor grad_output, Tensor weight, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry linear_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linear_backward, (self_, grad_output, weight, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(grad_output, Tensor) or not isinstance(weight, Tensor) or output_mask is MISSING or kwargs:
+        self_, grad_output, weight, output_mask = _arguments.bind(OVERLOADS["linear_backward"], (self_, grad_output, weight, output_mask,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels.linear_backward(recording.data(self_), recording.data(grad_output), recording.data(weight), output_mask))
+    if recording.compute_requires_grad(self_, grad_output, weight):
+        grad_fn = LinearBackwardBackward0(recording.collect_next_edges(self_, grad_output, weight))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.set_history(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, grad_output, weight):
+        forward_grad.not_implemented("linear_backward")
+    return (result0, result1, result2)
+
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
 add_ = add_Tensor_
@@ -18192,6 +18269,21 @@ OVERLOADS = {
         Param("std", "float", has_default=True),
         Param("generator", "Generator?", has_default=True, keyword_only=True),
     )),
+    "matmul": Overload(matmul, kernels.matmul, "matmul(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "linear": Overload(linear, kernels.linear, "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("bias", "Tensor?", has_default=True),
+    )),
+    "linear_backward": Overload(linear_backward, kernels.linear_backward, "linear_backward(Tensor self, Tensor grad_output, Tensor weight, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("grad_output", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("output_mask", "bool[3]"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -19420,6 +19512,9 @@ BY_NAME = {
     ),
     "log_normal_": (
         OVERLOADS["log_normal_"],
+    ),
+    "linear_backward": (
+        OVERLOADS["linear_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -7226,3 +7226,51 @@ def geometric_(self, p, generator=None):
         return self
     drawn = sampling.geometric(_drawing(generator, "geometric_"), self.size, p)
     return sampling.place(drawn, self, self.dtype)
+
+
+@silent
+def matmul(self, other):
+    """torch.matmul on arrays: dot, mv, mm, or a batched product broadcasting the batch
+    dimensions (a 1-D operand a row or a column, removed again)."""
+    if self.ndim == 0 or other.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{self.ndim}D and {other.ndim}D")
+    if self.ndim == 1 and other.ndim == 1:
+        return dot(self, other)
+    if self.ndim == 2 and other.ndim == 1:
+        return mv(self, other)
+    if self.ndim <= 2 and other.ndim == 2:
+        product = mm(self.reshape(1, -1) if self.ndim == 1 else self, other)
+        return product.reshape(-1) if self.ndim == 1 else product
+    a = self.reshape(1, -1) if self.ndim == 1 else self
+    b = other.reshape(-1, 1) if other.ndim == 1 else other
+    if a.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{math.prod(b.shape[:-2]) or 1}, {a.shape[-1]}] but got: "
+                           f"[{math.prod(b.shape[:-2]) or 1}, {b.shape[-2]}].")
+    broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    result = _array(np.matmul(a, b), result_type(a, b))
+    if self.ndim == 1:
+        result = result[..., 0, :]
+    return result[..., 0] if other.ndim == 1 else result
+
+
+@silent
+def linear(input, weight, bias=None):
+    """input @ weightᵀ + bias."""
+    result = matmul(input, np.swapaxes(weight, -1, -2) if weight.ndim >= 2 else weight)
+    return result if bias is None else add_Tensor(result, bias)
+
+
+@silent
+def linear_backward(self, grad_output, weight, output_mask):
+    """linear's gradients for (input, weight, bias), each where output_mask asks (zeros
+    elsewhere)."""
+    rows = grad_output.reshape(-1, grad_output.shape[-1])
+    grad_input = matmul(grad_output, weight) if output_mask[0] else np.zeros(self.shape,
+                                                                               self.dtype)
+    grad_weight = mm(rows.T, self.reshape(-1, self.shape[-1])) if output_mask[1] else \
+        np.zeros(weight.shape, weight.dtype)
+    grad_bias = rows.sum(axis=0) if output_mask[2] else np.zeros(weight.shape[:1],
+                                                                  grad_output.dtype)
+    return grad_input, grad_weight, grad_bias

@@ -440,3 +440,43 @@ def test_unsafe_masked_index_gradient():
         return repr(values([y, x.grad])), y.grad_fn.name()
 
     same(program)
+
+
+# -- matmul, linear, linear_backward (spec ops without a Python name, as torch's) -------------
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((4,), (4,)), ((2, 3, 4), (4,)),
+                                    ((3,), (2, 3, 5)), ((2, 1, 3, 4), (5, 4, 2))])
+def test_matmul_op_against_torch(shapes):
+    from generated import ops
+
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal(s) for s in shapes)
+    x, y = (runtime.tensor(v, requires_grad=True) for v in (a, b))
+    tx, ty = (torch.tensor(v, requires_grad=True) for v in (a, b))
+    result, expected = ops.matmul(x, y), torch.matmul(tx, ty)
+    np.testing.assert_allclose(result.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    weights = rng.standard_normal(tuple(expected.shape))
+    (result * runtime.tensor(weights)).sum().backward()
+    (expected * torch.tensor(weights)).sum().backward()
+    assert result.grad_fn.name() == "MatmulBackward0"
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy(), rtol=1e-12)
+
+
+def test_linear_op_and_its_backward_against_torch():
+    from generated import ops
+
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s) for s in ((2, 3, 4), (5, 4), (5,))]
+    ours = [runtime.tensor(v, requires_grad=True) for v in arrays]
+    theirs = [torch.tensor(v, requires_grad=True) for v in arrays]
+    result = ops.linear(*ours)
+    expected = torch.nn.functional.linear(*theirs)
+    np.testing.assert_allclose(result.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    result.sum().backward()
+    expected.sum().backward()
+    assert result.grad_fn.name() == "LinearBackward0"
+    for mine, torchs in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(mine.grad.numpy(), torchs.grad.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="both arguments to matmul need to be at least 1D"):
+        ops.matmul(runtime.tensor(2.0), ours[1])
