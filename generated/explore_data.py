@@ -7120,4 +7120,82 @@ NODES = {
             "is_forward": "value",
         },
     },
+    "CauchyBackward0": {
+        "entry": "cauchy_",
+        "schema": "cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "GeometricBackward0": {
+        "entry": "geometric_",
+        "schema": "geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "LogNormalBackward0": {
+        "entry": "log_normal_",
+        "schema": "log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)",
+        "formulas": (
+            ("self", "zeros_like(grad)"),
+        ),
+        "result": (
+            ("result", "zeros_like(self_t)", ""),
+        ),
+        "saved": {
+        },
+    },
+    "MatmulBackward0": {
+        "entry": "matmul",
+        "schema": "matmul(Tensor self, Tensor other) -> Tensor",
+        "formulas": (
+            ("self, other", "matmul_backward(grad, self, other, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "matmul(self_t, other_p) + matmul(self_p, other_t)", ""),
+        ),
+        "saved": {
+            "self_": "tensor",
+            "other": "tensor",
+        },
+    },
+    "LinearBackward0": {
+        "entry": "linear",
+        "schema": "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+        "formulas": (
+            ("input, weight, bias", "linear_backward(input, grad, weight, grad_input_mask)"),
+        ),
+        "result": (
+            ("result", "linear(input_t, weight_p) + linear(input_p, weight_t, bias_t)", ""),
+        ),
+        "saved": {
+            "input": "tensor",
+            "weight": "tensor",
+        },
+    },
+    "LinearBackwardBackward0": {
+        "entry": "linear_backward",
+        "schema": "linear_backward(Tensor self, Tensor grad_output, Tensor weight, bool[3] output_mask) -> (Tensor, Tensor, Tensor)",
+        "formulas": (
+            ("self, grad_output, weight", "linear_double_backward(grads[0], grads[1], grads[2], self, grad_output, weight)"),
+        ),
+        "result": (
+        ),
+        "saved": {
+            "self_": "tensor",
+            "grad_output": "tensor",
+            "weight": "tensor",
+        },
+    },
 }

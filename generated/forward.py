@@ -464,6 +464,11 @@ __all__ = [
     "_fft_r2c",
     "_fft_c2r",
     "_fft_c2c",
+    "cauchy_",
+    "geometric_",
+    "log_normal_",
+    "matmul",
+    "linear",
 ]
 
 
@@ -4742,3 +4747,48 @@ def _fft_c2c(self_p, self_t, dim, normalization, is_forward, result):
     result: auto_linear
     """
     return ops._fft_c2c(self_t, dim, normalization, is_forward)
+
+
+def cauchy_(self_p, self_t, median, sigma, generator, result):
+    """cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry cauchy_
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def geometric_(self_p, self_t, p, generator, result):
+    """geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry geometric_
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def log_normal_(self_p, self_t, mean, std, generator, result):
+    """log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry log_normal_
+    result: zeros_like(self_t)
+    """
+    return manual.zeros_like(ops, self_t)
+
+
+def matmul(self_p, self_t, other_p, other_t, result):
+    """matmul(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry matmul
+    result: matmul(self_t, other_p) + matmul(self_p, other_t)
+    """
+    return ops.matmul(self_t, other_p) + ops.matmul(self_p, other_t)
+
+
+def linear(input_p, input_t, weight_p, weight_t, bias_p, bias_t, result):
+    """linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+
+    derivatives.yaml, entry linear
+    result: linear(input_t, weight_p) + linear(input_p, weight_t, bias_t)
+    """
+    return ops.linear(input_t, weight_p) + ops.linear(input_p, weight_t, bias_t)

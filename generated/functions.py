@@ -488,6 +488,12 @@ __all__ = [
     "FftR2CBackward0",
     "FftC2RBackward0",
     "FftC2CBackward0",
+    "CauchyBackward0",
+    "GeometricBackward0",
+    "LogNormalBackward0",
+    "MatmulBackward0",
+    "LinearBackward0",
+    "LinearBackwardBackward0",
 ]
 
 
@@ -15312,4 +15318,184 @@ class FftC2CBackward0(Node):
         # self: _fft_c2c(grad, dim, normalization, not is_forward)
         if any_grad_defined and self.should_compute_output(0):
             grad_inputs[0] = ops._fft_c2c(grad, dim, normalization, not is_forward)
+        return grad_inputs
+
+
+class CauchyBackward0(Node):
+    """cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry cauchy_
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class GeometricBackward0(Node):
+    """geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry geometric_
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class LogNormalBackward0(Node):
+    """log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry log_normal_
+    self: zeros_like(grad)
+    """
+
+    __slots__ = ()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        grad_inputs = [None]
+        # self: zeros_like(grad)
+        if any_grad_defined and self.should_compute_output(0):
+            grad_inputs[0] = manual.zeros_like(ops, grad)
+        return grad_inputs
+
+
+class MatmulBackward0(Node):
+    """matmul(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry matmul
+    self, other: matmul_backward(grad, self, other, grad_input_mask)
+    """
+
+    __slots__ = ("self_", "other_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_other(self):
+        return self.other_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.other_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self)
+        grad_inputs = [None, None]
+        # self, other: matmul_backward(grad, self, other, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1))
+            results = manual.matmul_backward(ops, grad, self_, other, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+        return grad_inputs
+
+
+class LinearBackward0(Node):
+    """linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+
+    derivatives.yaml, entry linear
+    input, weight, bias: linear_backward(input, grad, weight, grad_input_mask)
+    """
+
+    __slots__ = ("input_", "weight_")
+
+    @property
+    def _saved_input(self):
+        return self.input_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.input_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        grad = grads[0]
+        any_grad_defined = grads[0] is not None
+        input = ops.unpack(self.input_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_inputs = [None, None, None]
+        # input, weight, bias: linear_backward(input, grad, weight, grad_input_mask)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = ops.linear_backward(input, grad, weight, grad_input_mask)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
+        return grad_inputs
+
+
+class LinearBackwardBackward0(Node):
+    """linear_backward(Tensor self, Tensor grad_output, Tensor weight, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry linear_backward
+    self, grad_output, weight: linear_double_backward(grads[0], grads[1], grads[2], self, grad_output, weight)
+    """
+
+    __slots__ = ("self_", "grad_output_", "weight_")
+
+    @property
+    def _saved_self(self):
+        return self.self_.unpack()
+
+    @property
+    def _saved_grad_output(self):
+        return self.grad_output_.unpack()
+
+    @property
+    def _saved_weight(self):
+        return self.weight_.unpack()
+
+    def release_variables(self):
+        self.self_.reset_data()
+        self.grad_output_.reset_data()
+        self.weight_.reset_data()
+
+    def apply(self, grads, ops=tensor_ops):
+        any_grad_defined = any(g is not None for g in grads)
+        self_ = ops.unpack(self.self_, self)
+        grad_output = ops.unpack(self.grad_output_, self)
+        weight = ops.unpack(self.weight_, self)
+        grad_inputs = [None, None, None]
+        # self, grad_output, weight: linear_double_backward(grads[0], grads[1], grads[2], self, grad_output, weight)
+        if any_grad_defined and (self.should_compute_output(0) or self.should_compute_output(1) or self.should_compute_output(2)):
+            grad_input_mask = (self.should_compute_output(0), self.should_compute_output(1), self.should_compute_output(2))
+            results = manual.linear_double_backward(ops, grads[0], grads[1], grads[2], self_, grad_output, weight)
+            if grad_input_mask[0]:
+                grad_inputs[0] = results[0]
+            if grad_input_mask[1]:
+                grad_inputs[1] = results[1]
+            if grad_input_mask[2]:
+                grad_inputs[2] = results[2]
         return grad_inputs

@@ -64,6 +64,7 @@ from generated.functions import (
     BlockDiagBackward0,
     BmmBackward0,
     CatBackward0,
+    CauchyBackward0,
     CdistBackward0,
     CdistBackwardBackward0,
     CeilBackward0,
@@ -153,6 +154,7 @@ from generated.functions import (
     GeBackward1,
     GeluBackward0,
     GeluBackwardBackward0,
+    GeometricBackward0,
     GluBackward0,
     GluBackwardBackward0,
     GridSampler2DBackward0,
@@ -219,6 +221,8 @@ from generated.functions import (
     LinalgSolveTriangularBackward0,
     LinalgSvdBackward0,
     LinalgVectorNormBackward0,
+    LinearBackward0,
+    LinearBackwardBackward0,
     Log1PBackward0,
     Log2Backward0,
     Log10Backward0,
@@ -227,6 +231,7 @@ from generated.functions import (
     LogBackward0,
     LogcumsumexpBackward0,
     LogitBackward0,
+    LogNormalBackward0,
     LogSigmoidBackward0,
     LogSigmoidBackwardBackward0,
     LogSoftmaxBackward0,
@@ -241,6 +246,7 @@ from generated.functions import (
     MaskedScatterBackwardBackward0,
     MaskedSelectBackward0,
     MaskedSoftmaxBackward0,
+    MatmulBackward0,
     MaxBackward0,
     MaxBackward1,
     MaximumBackward0,
@@ -757,6 +763,7 @@ __all__ = [
     "linalg_qr",
     "linalg_solve_ex",
     "linalg_solve_triangular",
+    "linear_backward",
     "log",
     "log10",
     "log10_",
@@ -18425,6 +18432,163 @@ def _fft_c2c(self_=MISSING, dim=MISSING, normalization=MISSING, is_forward=MISSI
         forward_grad.set_tangent(result, tangent)
     return result
 
+
+def cauchy_(self_=MISSING, median=0, sigma=1, *, generator=None, **kwargs):
+    """cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry cauchy_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(cauchy_, (self_, median, sigma), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(median, NUMBER) or not isinstance(sigma, NUMBER) or kwargs:
+        self_, median, sigma, generator = _arguments.bind(OVERLOADS["cauchy_"], (self_, median, sigma, generator,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = CauchyBackward0((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.cauchy_(recording.data(self_), median, sigma, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.cauchy_(original_self, forward_grad.tangent(self_), median, sigma, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def geometric_(self_=MISSING, p=MISSING, *, generator=None, **kwargs):
+    """geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry geometric_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(geometric_, (self_, p), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
+        self_, p, generator = _arguments.bind(OVERLOADS["geometric_"], (self_, p, generator,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = GeometricBackward0((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.geometric_(recording.data(self_), p, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.geometric_(original_self, forward_grad.tangent(self_), p, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def log_normal_(self_=MISSING, mean=1, std=2, *, generator=None, **kwargs):
+    """log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
+
+    derivatives.yaml, entry log_normal_
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(log_normal_, (self_, mean, std), {"generator": generator, **kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(mean, NUMBER) or not isinstance(std, NUMBER) or kwargs:
+        self_, mean, std, generator = _arguments.bind(OVERLOADS["log_normal_"], (self_, mean, std, generator,), kwargs)
+    recording.check_inplace(self_)
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
+        grad_fn = LogNormalBackward0((gradient_edge(self_),))
+    forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
+    if forward_ad:
+        original_self = recording.original(self_)
+    recording.write_inplace(self_, kernels.log_normal_(recording.data(self_), mean, std, generator))
+    if needs_grad:
+        recording.rebase_history(self_, grad_fn)
+    if forward_ad:
+        with forward_grad.computing_tangents():
+            tangent = forward.log_normal_(original_self, forward_grad.tangent(self_), mean, std, generator, self_)
+        forward_grad.set_tangent_inplace(self_, tangent)
+    return self_
+
+
+def matmul(self_=MISSING, other=MISSING, **kwargs):
+    """matmul(Tensor self, Tensor other) -> Tensor
+
+    derivatives.yaml, entry matmul
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(matmul, (self_, other), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
+        self_, other = _arguments.bind(OVERLOADS["matmul"], (self_, other,), kwargs)
+    result = recording.wrap(kernels.matmul(recording.data(self_), recording.data(other)))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
+        grad_fn = MatmulBackward0((gradient_edge(self_), gradient_edge(other)))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = SavedVariable(other, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, other):
+        with forward_grad.computing_tangents():
+            tangent = forward.matmul(self_, forward_grad.tangent(self_), other, forward_grad.tangent(other), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def linear(input=MISSING, weight=MISSING, bias=None, **kwargs):
+    """linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+
+    derivatives.yaml, entry linear
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linear, (input, weight, bias), {**kwargs}, _modes.OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or kwargs:
+        input, weight, bias = _arguments.bind(OVERLOADS["linear"], (input, weight, bias,), kwargs)
+    result = recording.wrap(kernels.linear(recording.data(input), recording.data(weight), recording.data(bias)))
+    if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
+        grad_fn = LinearBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
+        grad_fn.input_ = SavedVariable(input, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        recording.set_history(result, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(input, weight, bias):
+        with forward_grad.computing_tangents():
+            tangent = forward.linear(input, forward_grad.tangent(input), weight, forward_grad.tangent(weight), bias, forward_grad.tangent(bias), result)
+        forward_grad.set_tangent(result, tangent)
+    return result
+
+
+def linear_backward(self_=MISSING, grad_output=MISSING, weight=MISSING, output_mask=MISSING, **kwargs):
+    """linear_backward(Tensor self, Tensor grad_output, Tensor weight, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
+
+    derivatives.yaml, entry linear_backward
+    """
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(linear_backward, (self_, grad_output, weight, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        if heard is not _modes.PASS:
+            return heard
+    if not isinstance(self_, Tensor) or not isinstance(grad_output, Tensor) or not isinstance(weight, Tensor) or output_mask is MISSING or kwargs:
+        self_, grad_output, weight, output_mask = _arguments.bind(OVERLOADS["linear_backward"], (self_, grad_output, weight, output_mask,), kwargs)
+    result0, result1, result2 = map(recording.wrap, kernels.linear_backward(recording.data(self_), recording.data(grad_output), recording.data(weight), output_mask))
+    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
+        grad_fn = LinearBackwardBackward0((gradient_edge(self_), gradient_edge(grad_output), gradient_edge(weight)))
+        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.grad_output_ = SavedVariable(grad_output, False)
+        grad_fn.weight_ = SavedVariable(weight, False)
+        recording.set_history(result0, grad_fn)
+        recording.set_history(result1, grad_fn)
+        recording.set_history(result2, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_, grad_output, weight):
+        forward_grad.not_implemented("linear_backward")
+    return (result0, result1, result2)
+
 _slow_conv2d_backward = _slow_conv2d_backward_output_mask
 _unsafe_index = _unsafe_index_Tensor
 add = add_Tensor
@@ -21318,6 +21482,38 @@ OVERLOADS = {
         Param("normalization", "int"),
         Param("is_forward", "bool"),
     )),
+    "cauchy_": Overload(cauchy_, kernels.cauchy_, "cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("median", "float", has_default=True),
+        Param("sigma", "float", has_default=True),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "geometric_": Overload(geometric_, kernels.geometric_, "geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("p", "float"),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "log_normal_": Overload(log_normal_, kernels.log_normal_, "log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)", (
+        Param("self_", "Tensor"),
+        Param("mean", "float", has_default=True),
+        Param("std", "float", has_default=True),
+        Param("generator", "Generator?", has_default=True, keyword_only=True),
+    )),
+    "matmul": Overload(matmul, kernels.matmul, "matmul(Tensor self, Tensor other) -> Tensor", (
+        Param("self_", "Tensor"),
+        Param("other", "Tensor"),
+    )),
+    "linear": Overload(linear, kernels.linear, "linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", (
+        Param("input", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("bias", "Tensor?", has_default=True),
+    )),
+    "linear_backward": Overload(linear_backward, kernels.linear_backward, "linear_backward(Tensor self, Tensor grad_output, Tensor weight, bool[3] output_mask) -> (Tensor, Tensor, Tensor)", (
+        Param("self_", "Tensor"),
+        Param("grad_output", "Tensor"),
+        Param("weight", "Tensor"),
+        Param("output_mask", "bool[3]"),
+    )),
 }
 
 # What a call of each name Python binds may mean: its overloads, in the order resolution
@@ -22793,6 +22989,18 @@ BY_NAME = {
     ),
     "_fft_c2c": (
         OVERLOADS["_fft_c2c"],
+    ),
+    "cauchy_": (
+        OVERLOADS["cauchy_"],
+    ),
+    "geometric_": (
+        OVERLOADS["geometric_"],
+    ),
+    "log_normal_": (
+        OVERLOADS["log_normal_"],
+    ),
+    "linear_backward": (
+        OVERLOADS["linear_backward"],
     ),
     "add_": (
         OVERLOADS["add.Tensor"]._replace(wrapper=add_Tensor_, kernel=None),

@@ -1702,4 +1702,27 @@ FORMULAS = {
     "FftC2CBackward0": {
         0: "self: _fft_c2c(grad, dim, normalization, not is_forward)",
     },
+    "CauchyBackward0": {
+        0: "self: zeros_like(grad)",
+    },
+    "GeometricBackward0": {
+        0: "self: zeros_like(grad)",
+    },
+    "LogNormalBackward0": {
+        0: "self: zeros_like(grad)",
+    },
+    "MatmulBackward0": {
+        0: "self: matmul_backward(grad, self, other, grad_input_mask)",
+        1: "other: matmul_backward(grad, self, other, grad_input_mask)",
+    },
+    "LinearBackward0": {
+        0: "input: linear_backward(input, grad, weight, grad_input_mask)",
+        1: "weight: linear_backward(input, grad, weight, grad_input_mask)",
+        2: "bias: linear_backward(input, grad, weight, grad_input_mask)",
+    },
+    "LinearBackwardBackward0": {
+        0: "self: linear_double_backward(grads[0], grads[1], grads[2], self, grad_output, weight)",
+        1: "grad_output: linear_double_backward(grads[0], grads[1], grads[2], self, grad_output, weight)",
+        2: "weight: linear_double_backward(grads[0], grads[1], grads[2], self, grad_output, weight)",
+    },
 }

@@ -536,6 +536,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "bmm")
             raise
 
+    def cauchy_(self, median=0, sigma=1, *, generator=None, **kwargs):
+        """cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.cauchy_, (self, median, sigma), {"generator": generator, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.cauchy_(self, median, sigma, generator=generator) if not kwargs else ops.cauchy_(self, median, sigma, generator=generator, **_arguments.method_keywords("cauchy_", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "cauchy_")
+            raise
+
     def ceil(self):
         """ceil(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -1138,6 +1150,18 @@ class TensorMethods:
             _arguments.reword_for_method(error, "ge_")
             raise
 
+    def geometric_(self, p=MISSING, *, generator=None, **kwargs):
+        """geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.geometric_, (self, p), {"generator": generator, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.geometric_(self, p, generator=generator) if not kwargs else ops.geometric_(self, p, generator=generator, **_arguments.method_keywords("geometric_", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "geometric_")
+            raise
+
     def gt(self, *args, **kwargs):
         """gt.Scalar(Tensor self, Scalar other) -> Tensor
         gt.Tensor(Tensor self, Tensor other) -> Tensor
@@ -1448,6 +1472,18 @@ class TensorMethods:
             return ops.log2(self)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "log2")
+            raise
+
+    def log_normal_(self, mean=1, std=2, *, generator=None, **kwargs):
+        """log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)"""
+        if _modes.active:  # a mode may hear the call (runtime/modes.py)
+            heard = _modes.dispatch(TensorMethods.log_normal_, (self, mean, std), {"generator": generator, **kwargs})
+            if heard is not _modes.PASS:
+                return heard
+        try:
+            return ops.log_normal_(self, mean, std, generator=generator) if not kwargs else ops.log_normal_(self, mean, std, generator=generator, **_arguments.method_keywords("log_normal_", kwargs))
+        except TypeError as error:  # torch counts a method's positions without self
+            _arguments.reword_for_method(error, "log_normal_")
             raise
 
     def logaddexp(self, other=MISSING, **kwargs):

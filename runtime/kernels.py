@@ -9282,3 +9282,89 @@ def _unsafe_masked_index_put_accumulate(self, mask, indices, values):
     """self with values added at indices, where mask is true."""
     kept = np.where(mask, values, 0).astype(values.dtype)
     return index_put(self, _clamped(self, indices), kept, True)
+
+
+def cauchy_(self, median=0.0, sigma=1.0, generator=None):
+    """median + sigma tan(π (u - 1/2)) for float64 uniforms u, rounded to self's dtype."""
+    if not sigma > 0.0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_number_text(sigma)}")
+    if self.dtype.kind != "f":
+        raise RuntimeError(
+            "Cauchy distribution is a continuous probability distribution. dtype must be a "
+            f"floating point but you specified {_C_TYPES[self.dtype.name]}")
+    if not self.size:
+        return self
+    drawn = sampling.cauchy(_drawing(generator, "cauchy_"), self.size, median, sigma)
+    return sampling.place(drawn, self, self.dtype)
+
+
+def log_normal_(self, mean=1.0, std=2.0, generator=None):
+    """exp of N(mean, std²) drawn one by one (torch's serial normal, in float64)."""
+    if not std > 0.0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_number_text(std)}")
+    _floats_for_random(self, "log_normal_cpu")
+    if not self.size:
+        return self
+    drawn = sampling.log_normal(_drawing(generator, "log_normal_"), self.size, mean, std)
+    return sampling.place(drawn, self, self.dtype)
+
+
+def geometric_(self, p, generator=None):
+    """The number of Bernoulli(p) trials up to the first success: ceil(log u / log(1 - p))
+    for float64 uniforms u, in self's dtype (integers too)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_number_text(p)}")
+    if self.dtype == np.bool_:
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    if not self.size:
+        return self
+    drawn = sampling.geometric(_drawing(generator, "geometric_"), self.size, p)
+    return sampling.place(drawn, self, self.dtype)
+
+
+@silent
+def matmul(self, other):
+    """torch.matmul on arrays: dot, mv, mm, or a batched product broadcasting the batch
+    dimensions (a 1-D operand a row or a column, removed again)."""
+    if self.ndim == 0 or other.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{self.ndim}D and {other.ndim}D")
+    if self.ndim == 1 and other.ndim == 1:
+        return dot(self, other)
+    if self.ndim == 2 and other.ndim == 1:
+        return mv(self, other)
+    if self.ndim <= 2 and other.ndim == 2:
+        product = mm(self.reshape(1, -1) if self.ndim == 1 else self, other)
+        return product.reshape(-1) if self.ndim == 1 else product
+    a = self.reshape(1, -1) if self.ndim == 1 else self
+    b = other.reshape(-1, 1) if other.ndim == 1 else other
+    if a.shape[-1] != b.shape[-2]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{math.prod(b.shape[:-2]) or 1}, {a.shape[-1]}] but got: "
+                           f"[{math.prod(b.shape[:-2]) or 1}, {b.shape[-2]}].")
+    broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    result = _array(np.matmul(a, b), result_type(a, b))
+    if self.ndim == 1:
+        result = result[..., 0, :]
+    return result[..., 0] if other.ndim == 1 else result
+
+
+@silent
+def linear(input, weight, bias=None):
+    """input @ weightᵀ + bias."""
+    result = matmul(input, np.swapaxes(weight, -1, -2) if weight.ndim >= 2 else weight)
+    return result if bias is None else add_Tensor(result, bias)
+
+
+@silent
+def linear_backward(self, grad_output, weight, output_mask):
+    """linear's gradients for (input, weight, bias), each where output_mask asks (zeros
+    elsewhere)."""
+    rows = grad_output.reshape(-1, grad_output.shape[-1])
+    grad_input = matmul(grad_output, weight) if output_mask[0] else np.zeros(self.shape,
+                                                                               self.dtype)
+    grad_weight = mm(rows.T, self.reshape(-1, self.shape[-1])) if output_mask[1] else \
+        np.zeros(weight.shape, weight.dtype)
+    grad_bias = rows.sum(axis=0) if output_mask[2] else np.zeros(weight.shape[:1],
+                                                                  grad_output.dtype)
+    return grad_input, grad_weight, grad_bias

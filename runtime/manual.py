@@ -2570,3 +2570,44 @@ def unsafe_masked_index_backward(ops: Any, grad: Any, sizes: Sequence[int], mask
 
 
 NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"_unsafe_masked_index_put_accumulate"}))
+
+
+def matmul_backward(ops: Any, grad: Any, self: Any, other: Any,
+                    grad_input_mask: Sequence[bool]) -> tuple[Any, Any]:
+    """matmul's gradients: grad times the other operand transposed, summed over the batch
+    dimensions an operand was broadcast along (a 1-D operand a row or a column)."""
+    if self.ndim == 1 and other.ndim == 1:
+        return grad * other, grad * self
+    a = ops.unsqueeze(self, 0) if self.ndim == 1 else self
+    b = ops.unsqueeze(other, -1) if other.ndim == 1 else other
+    g = ops.unsqueeze(grad, -2) if self.ndim == 1 else grad
+    g = ops.unsqueeze(g, -1) if other.ndim == 1 else g
+    grad_self = grad_other = None
+    if grad_input_mask[0]:
+        grad_self = ops.reshape(ops.sum_to_size(ops.matmul(g, _mT(ops, b)), *a.shape),
+                                list(self.shape))
+    if grad_input_mask[1]:
+        grad_other = ops.reshape(ops.sum_to_size(ops.matmul(_mT(ops, a), g), *b.shape),
+                                 list(other.shape))
+    return grad_self, grad_other
+
+
+def linear_double_backward(ops: Any, gi: Any, gw: Any, gb: Any, self: Any, grad_output: Any,
+                           weight: Any) -> tuple[Any, Any, Any]:
+    """linear_backward's gradients, from the gradients (gi, gw, gb) of its three outputs
+    gi = go W, gw = goᵀ x, gb = Σ go (go, x flattened to rows)."""
+    rows = ops.reshape(grad_output, [-1, grad_output.shape[-1]])
+    self_grad = ops.matmul(grad_output, gw) if gw is not None else None
+    grad_grad_output = None
+    for term in (None if gi is None else ops.matmul(gi, _mT(ops, weight)),
+                 None if gw is None else ops.matmul(self, _mT(ops, gw)),
+                 None if gb is None else ops.expand(gb, list(grad_output.shape))):
+        if term is not None:
+            grad_grad_output = term if grad_grad_output is None else grad_grad_output + term
+    weight_grad = None
+    if gi is not None:
+        weight_grad = ops.mm(ops.t(rows), ops.reshape(gi, [-1, gi.shape[-1]]))
+    return self_grad, grad_grad_output, weight_grad
+
+
+NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"sum_to_size"}))

@@ -20,7 +20,7 @@ from runtime.cpu_math import avx2_log, avx2_sincos, fma32, fma64, libm
 __all__ = [
     "memory_order", "place", "uniform", "normal", "bernoulli_scalar", "bernoulli_tensor",
     "exponential", "random_from_to", "random_full_range", "random_default", "randperm",
-    "multinomial",
+    "multinomial", "cauchy", "log_normal", "geometric",
 ]
 
 _F32 = np.float32
@@ -263,3 +263,29 @@ def multinomial(generator: Any, probs: np.ndarray, num_samples: int,
     rows = [np.searchsorted(row.astype(_F64), samples, side="left")
             for row, samples in zip(cumulative, u, strict=True)]
     return np.array(rows, np.int64).reshape(probs.shape[0], num_samples)
+
+
+# -- cauchy, log-normal, geometric (torch's serial kernels, in float64) --------------------------
+
+def _log(u: np.ndarray) -> np.ndarray:
+    """The C library's log, and -inf at 0 (math.log refuses 0)."""
+    return np.where(u > 0, libm(math.log, np.where(u > 0, u, 1.0)), -np.inf)
+
+
+def cauchy(generator: Any, count: int, median: float, sigma: float) -> np.ndarray:
+    """median + sigma tan(π (u - 1/2)) for float64 uniforms u."""
+    u = _unit_float64(generator, count)
+    return median + sigma * libm(math.tan, math.pi * (u - 0.5))
+
+
+def log_normal(generator: Any, count: int, mean: float, std: float) -> np.ndarray:
+    """exp of N(mean, std²) drawn one by one (torch's serial normal_distribution<double>);
+    beyond float64's range, inf."""
+    x = _serial_normal(generator, count, mean, std)
+    finite = x < 709.782712893384  # log of float64's largest value
+    return np.where(finite, libm(math.exp, np.where(finite, x, 0.0)), np.inf)
+
+
+def geometric(generator: Any, count: int, p: float) -> np.ndarray:
+    """Trials up to the first success of Bernoulli(p): ceil(log u / log1p(-p))."""
+    return np.ceil(_log(_unit_float64(generator, count)) / math.log1p(-p))

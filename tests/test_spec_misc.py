@@ -268,6 +268,13 @@ def test_slice_inverse_of_a_slice():
     lambda lib, x: x.t().uniform_(),
     lambda lib, x: x.double().normal_(),
     lambda lib, x: lib.bernoulli(lib.linspace(0, 1, 20).reshape(4, 5)),
+    lambda lib, x: x.cauchy_(),
+    lambda lib, x: x.double().cauchy_(1.0, 2.5),
+    lambda lib, x: x.log_normal_(),
+    lambda lib, x: x.double().log_normal_(0.5, 0.25),
+    lambda lib, x: x.geometric_(0.3),
+    lambda lib, x: x.long().geometric_(0.05),
+    lambda lib, x: x.t().geometric_(0.9),
 ])
 def test_random_ops_draw_torchs_numbers(draw):
     def program(lib):
@@ -287,6 +294,9 @@ def test_random_ops_draw_torchs_numbers(draw):
     (lambda lib, y: y.bernoulli_(lib.full((3,), 0.5)), "BernoulliBackward1"),
     (lambda lib, y: y.exponential_(), "ExponentialBackward0"),
     (lambda lib, y: lib.bernoulli(y.clamp(0, 1)), "BernoulliBackward0"),
+    (lambda lib, y: y.cauchy_(), "CauchyBackward0"),
+    (lambda lib, y: y.log_normal_(), "LogNormalBackward0"),
+    (lambda lib, y: y.geometric_(0.5), "GeometricBackward0"),
 ])
 def test_random_ops_nodes_and_zero_gradients(call, node):
     def program(lib):
@@ -311,6 +321,12 @@ def test_random_ops_nodes_and_zero_gradients(call, node):
     lambda lib: lib.empty(3).uniform_(generator=3),
     lambda lib: lib.tensor([1.0], requires_grad=True).uniform_(),
     lambda lib: lib.empty(0).normal_(),
+    lambda lib: lib.empty(3).cauchy_(0, 0),
+    lambda lib: lib.empty(3, dtype=lib.int64).cauchy_(),
+    lambda lib: lib.empty(3).geometric_(1),
+    lambda lib: lib.empty(3, dtype=lib.bool).geometric_(0.5),
+    lambda lib: lib.empty(3).log_normal_(0, 0),
+    lambda lib: lib.empty(3, dtype=lib.int64).log_normal_(),
 ])
 def test_random_ops_errors(call):
     same(lambda lib: repr(values(call(lib))))
@@ -424,3 +440,43 @@ def test_unsafe_masked_index_gradient():
         return repr(values([y, x.grad])), y.grad_fn.name()
 
     same(program)
+
+
+# -- matmul, linear, linear_backward (spec ops without a Python name, as torch's) -------------
+
+@pytest.mark.parametrize("shapes", [((3, 4), (4, 2)), ((4,), (4,)), ((2, 3, 4), (4,)),
+                                    ((3,), (2, 3, 5)), ((2, 1, 3, 4), (5, 4, 2))])
+def test_matmul_op_against_torch(shapes):
+    from generated import ops
+
+    rng = np.random.default_rng(3)
+    a, b = (rng.standard_normal(s) for s in shapes)
+    x, y = (runtime.tensor(v, requires_grad=True) for v in (a, b))
+    tx, ty = (torch.tensor(v, requires_grad=True) for v in (a, b))
+    result, expected = ops.matmul(x, y), torch.matmul(tx, ty)
+    np.testing.assert_allclose(result.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    weights = rng.standard_normal(tuple(expected.shape))
+    (result * runtime.tensor(weights)).sum().backward()
+    (expected * torch.tensor(weights)).sum().backward()
+    assert result.grad_fn.name() == "MatmulBackward0"
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy(), rtol=1e-12)
+
+
+def test_linear_op_and_its_backward_against_torch():
+    from generated import ops
+
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal(s) for s in ((2, 3, 4), (5, 4), (5,))]
+    ours = [runtime.tensor(v, requires_grad=True) for v in arrays]
+    theirs = [torch.tensor(v, requires_grad=True) for v in arrays]
+    result = ops.linear(*ours)
+    expected = torch.nn.functional.linear(*theirs)
+    np.testing.assert_allclose(result.detach().numpy(), expected.detach().numpy(), rtol=1e-12)
+    result.sum().backward()
+    expected.sum().backward()
+    assert result.grad_fn.name() == "LinearBackward0"
+    for mine, torchs in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(mine.grad.numpy(), torchs.grad.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="both arguments to matmul need to be at least 1D"):
+        ops.matmul(runtime.tensor(2.0), ours[1])
