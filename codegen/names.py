@@ -22,6 +22,8 @@ MODULE_NAMES = frozenset({
     "map", "tuple", "TypeError", "NotImplemented", "Tensor", "isinstance",
     "_out",  # runtime/out.py, which a wrapper hands an out= call to
     "_modes",  # runtime/modes.py, which every wrapper and method asks first
+    "_grad_state", "gradient_edge",  # a recorded op's own test and edges (the fast path)
+    "globals",  # a wrapper whose argument shadows its own name finds itself through it
 })
 # Node classes are module-level names of functions.py (imported into ops.py), which also
 # calls these builtins.
@@ -35,4 +37,5 @@ LOCAL_NAMES = NODE_MODULE_NAMES | {
     "args", "kwargs", "total", "term", "error",
     "heard",  # what a mode answered for the call (runtime/modes.py)
     "out",  # the keyword-only out= of the wrappers of torch's out= overloads
+    "deprecated",  # the extra positionals of torch's deprecated forms (x.add_(alpha, other))
 }

@@ -447,7 +447,8 @@ def pow_Tensor_Scalar(self, exponent):
         return base.copy() if base is self else base
     if exponent == 2:
         return _array(quietly(np.square, base), dtype)
-    if dtype in (np.float32, np.float64) and exponent in _POWER_SHORTCUTS:
+    if (dtype in (np.float32, np.float64) and not isinstance(exponent, np.ndarray)
+            and exponent in _POWER_SHORTCUTS):  # (a 0-dim array exponent is not hashable)
         return _array(quietly(_POWER_SHORTCUTS[exponent], base), dtype)
     return _array(quietly(np.power, base, exponent), dtype)
 
@@ -2557,6 +2558,10 @@ def one_hot(self, num_classes=-1):
 def _euclidean_dist(x1, x2):
     """sqrt(max(0, |a|^2 - 2 a.b + |b|^2)) between the rows of x1 and of x2, by one matrix
     product of padded rows, as torch computes it (so its rounding too)."""
+    for x in (x1, x2):
+        if x.ndim < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
+                               f"Got {x.ndim}-D tensor.")
     if x1.dtype.kind != "f" or x2.dtype.kind != "f":
         raise RuntimeError("result type Float can't be cast to the desired output type Long")
     if x1.dtype != x2.dtype:
@@ -8246,6 +8251,10 @@ def _adaptive_avg_pool3d(self, output_size):
 @silent
 def _adaptive_avg_pool3d_backward(grad_output, self):
     """Each output cell's gradient over its window's volume, spread over the window."""
+    if grad_output.ndim < 4:  # torch reads size(-4) first
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(grad_output.ndim, 1)}, {max(grad_output.ndim, 1) - 1}], "
+                         "but got -4)")
     _nonempty_grad_3d(grad_output, "adaptive_avg_pool3d_backward")
     _adaptive_3d_check(self, grad_output.shape[-3:], "adaptive_avg_pool3d", " ")
     grad = grad_output

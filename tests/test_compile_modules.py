@@ -25,11 +25,11 @@ INFOS = [info for info in module_db if hasattr(runtime.nn, info.module_cls.__nam
 _COUNTS = {"compiled": 0, "eager": 0}
 # Modules whose forward compile runs eagerly, each for a reason it names (the floor below
 # leaves them out; their equality with eager is still checked): their Python reads a
-# tensor's values (the margin losses' and CTC's target loops, GaussianNLLLoss's variance
+# tensor's values (CTC's target loops, GaussianNLLLoss's variance
 # check), attention reads tensors through attributes the guards do not follow, the lazy
 # modules initialise in a forward hook, circular padding writes through CopySlices.
 EAGER_BY_DESIGN = {
-    "nn.MultiLabelMarginLoss", "nn.MultiMarginLoss", "nn.CTCLoss", "nn.GaussianNLLLoss",
+    "nn.CTCLoss", "nn.GaussianNLLLoss",
     "nn.MultiheadAttention", "nn.TransformerEncoderLayer", "nn.TransformerDecoderLayer",
     "nn.Transformer", "nn.LazyConv1d", "nn.LazyConv2d", "nn.LazyConv3d",
     "nn.LazyConvTranspose1d", "nn.LazyConvTranspose2d", "nn.LazyConvTranspose3d",
