@@ -8391,6 +8391,7 @@ def _fractional_max(self, kernel_size, output_size, random_samples, dims: int):
     return (values, indices) if self.ndim == dims + 2 else (values[0], indices[0])
 
 
+@silent  # NaN samples: garbage windows, as torch's, with no warning
 def fractional_max_pool2d(self, kernel_size, output_size, random_samples):
     """The maximum of windows whose starts are placed by random_samples (N, C, 2)."""
     return _fractional_max(self, kernel_size, output_size, random_samples, 2)
@@ -8400,6 +8401,7 @@ def fractional_max_pool2d_backward(grad_output, self, kernel_size, output_size, 
     return _max_pool_backward_nd(grad_output, self, indices, 2)
 
 
+@silent  # NaN samples: garbage windows, as torch's, with no warning
 def fractional_max_pool3d(self, kernel_size, output_size, random_samples):
     """The maximum of windows whose starts are placed by random_samples (N, C, 3)."""
     return _fractional_max(self, kernel_size, output_size, random_samples, 3)

@@ -333,10 +333,12 @@ def test_torch_names_gradgen_s_modules_and_never_the_real_torch(tmp_path: Path) 
      "ModuleNotFoundError: torch.utils.tensorboard is not in gradgen (yet)"),
     ("import torch.distributed", "ModuleNotFoundError: torch.distributed is not in gradgen "
                                  "(yet)"),
-    ("import torch\ntorch.fft.fft", "AttributeError: module 'torch.fft' has no attribute "
-                                    "'fft': torch.fft.fft is not in gradgen (yet)"),
-    ("import torch.nn as nn\nnn.DataParallel()", "AttributeError: module 'torch.nn' has no "
-     "attribute 'DataParallel': torch.nn.DataParallel is not in gradgen (yet)"),
+    ("import torch\ntorch.histogramdd", "AttributeError: module 'torch' has no attribute "
+                                       "'histogramdd': torch.histogramdd is not in gradgen "
+                                       "(yet)"),
+    ("import torch.nn as nn\nnn.LinearCrossEntropyLoss()", "AttributeError: module 'torch.nn' "
+     "has no attribute 'LinearCrossEntropyLoss': torch.nn.LinearCrossEntropyLoss is not in "
+     "gradgen (yet)"),
     # Python's own ImportError, which names gradgen's module; a note names torch's.
     ("from torch.optim import NotAnOptimizer",
      "torch.optim.NotAnOptimizer is not in gradgen (yet)"),
