@@ -470,11 +470,42 @@ def test_gradcheck_reports_a_wrong_forward_formula(monkeypatch: pytest.MonkeyPat
 
 # -- the spec ---------------------------------------------------------------------------------
 
+def _torch_forward_less() -> set[str]:
+    """The entries of torch's derivatives.yaml with no forward formula (no key that names
+    an output): forward AD raises on them in torch."""
+    import yaml
+
+    from codegen.compare_torch import torch_spec_path
+
+    names = set()
+    for entry in yaml.safe_load(torch_spec_path().read_text(encoding="utf-8")):
+        returns = entry["name"].rsplit("->", 1)[1]
+        outputs = {"result"} | {word.strip(" ()") for word in returns.replace(",", " ").split()
+                                if word.strip(" ()").isidentifier()}
+        keys = {name.strip() for key in entry for name in key.split(",")}
+        if not keys & outputs:
+            names.add(entry["name"].split("(")[0])
+    return names
+
+
+TORCH_FORWARD_LESS = _torch_forward_less()
+# Entries torch gives a forward formula that gradgen's lacks, each with its reason.
+FORWARD_NOT_YET = {
+    "linalg_eig": "torch's linalg_eig_jvp (complex eigenvectors) not yet ported",
+}
+
+
 @pytest.mark.parametrize("info", [i for i in verify.load() if i.differentiable and not any(
     d.not_implemented is not None for d in i.derivatives)], ids=lambda info: info.name)
 def test_every_differentiable_op_has_a_forward_formula(info) -> None:
     # (an op with a derivative torch does not implement, as torch's acosh_, igamma or zeta,
-    # has no forward formula either: forward AD raises there, as in torch)
+    # has no forward formula either: forward AD raises there, as in torch; so does an op
+    # whose entry in torch's derivatives.yaml has none, as _cdist_forward's)
+    if info.name in TORCH_FORWARD_LESS:
+        return
+    if info.name in FORWARD_NOT_YET:
+        assert not info.forward_derivatives, "it has one now: leave FORWARD_NOT_YET"
+        pytest.xfail(FORWARD_NOT_YET[info.name])
     assert info.forward_derivatives, f"{info.name} ({info.location}) has no `result:` formula"
 
 
