@@ -353,7 +353,15 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,  # noqa: A002
     central differences inside and one-sided ones of order `edge_order` at the ends."""
     dims = list(range(input.dim())) if dim is None else \
         [dim] if isinstance(dim, builtins.int) else list(dim)
-    dims = [d % input.dim() if input.dim() else d for d in dims]
+    rank = input.dim()
+    for d in dims:
+        if rank and not -rank <= d < rank:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-rank}, {rank - 1}], but got {d})")
+    dims = [d % rank if rank else d for d in dims]
+    for index, d in enumerate(dims):
+        if d in dims[:index]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     spacings = _spacings(spacing, len(dims), dim)
     _check_gradient(input, dims, edge_order)
     return tuple(_gradient_along(input, d, h, edge_order) for d, h in zip(dims, spacings,
@@ -361,6 +369,8 @@ def gradient(input: Tensor, *, spacing: Any = 1, dim: Any = None,  # noqa: A002
 
 
 def _spacings(spacing: Any, count: int, dim: Any) -> list[Any]:
+    if spacing is None:  # unspecified: unit spacing, as torch's
+        spacing = 1
     if isinstance(spacing, list | tuple):
         if dim is None and len(spacing) != count:
             raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or "
