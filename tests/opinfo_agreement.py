@@ -189,9 +189,9 @@ def coverage() -> tuple[int, int]:
     return len(mapped), len(with_derivatives)
 
 
-def run(names: list[str], shard: tuple[int, int] = (1, 1)) -> tuple[dict, dict]:
+def run(names: list[str], shard: tuple[int, int] = (1, 1), skip: int = 0) -> tuple[dict, dict]:
     ops = [op for op in opinfo.OPS if not names or op.name in names]
-    ops = ops[shard[0] - 1::shard[1]]
+    ops = ops[shard[0] - 1::shard[1]][skip:]
     totals = {check: [0, 0] for check in CHECKS}
     worst: dict[str, dict[str, list[int]]] = {}
     start = time.perf_counter()
@@ -247,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shard", default="1/1", metavar="I/N",
                         help="measure every N-th OpInfo from the I-th (to run N processes); "
                         "--json-out then writes the counts for --merge")
+    parser.add_argument("--skip", type=int, default=0, metavar="K",
+                        help="leave out the shard's first K OpInfos (measured by another run)")
     parser.add_argument("--json-out", type=Path, help="write the counts as JSON")
     parser.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
                         help="report the sum of shards' --json-out files instead of measuring")
@@ -255,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         totals, worst = _merged(args.merge)
     else:
         index, count = (int(part) for part in args.shard.split("/"))
-        totals, worst = run(args.names, (index, count))
+        totals, worst = run(args.names, (index, count), args.skip)
     if args.json_out:
         args.json_out.write_text(json.dumps({"totals": totals, "worst": worst}))
     text = report(totals, worst)
