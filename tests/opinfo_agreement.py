@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import re
 import sys
 import time
 import warnings
@@ -238,6 +239,29 @@ def _merged(paths: list[Path]) -> tuple[dict, dict]:
     return totals, worst
 
 
+_LOG_LINE = re.compile(r"^\[\d+/\d+ \d+s\] (\S+): (.*)$")
+
+
+def _from_logs(paths: list[Path]) -> tuple[dict, dict]:
+    """The sum of runs' progress lines (their stderr), each OpInfo counted once: for runs
+    that were continued in other processes (--skip) or stopped before writing JSON."""
+    totals = {check: [0, 0] for check in CHECKS}
+    worst: dict = {}
+    seen = set()
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            match = _LOG_LINE.match(line)
+            if match is None or match[1] in seen:
+                continue
+            seen.add(match[1])
+            for check, agreed, compared in re.findall(r"(\w+) (\d+)/(\d+)", match[2]):
+                totals[check][0] += int(agreed)
+                totals[check][1] += int(compared)
+                if agreed != compared:
+                    worst.setdefault(match[1], {})[check] = [int(agreed), int(compared)]
+    return totals, worst
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.opinfo_agreement",
                                      description=__doc__.split("\n\n")[0])
@@ -252,8 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json-out", type=Path, help="write the counts as JSON")
     parser.add_argument("--merge", type=Path, nargs="+", metavar="JSON",
                         help="report the sum of shards' --json-out files instead of measuring")
+    parser.add_argument("--merge-logs", type=Path, nargs="+", metavar="LOG",
+                        help="report the sum of runs' progress lines (their stderr)")
     args = parser.parse_args(argv)
-    if args.merge:
+    if args.merge_logs:
+        totals, worst = _from_logs(args.merge_logs)
+    elif args.merge:
         totals, worst = _merged(args.merge)
     else:
         index, count = (int(part) for part in args.shard.split("/"))
