@@ -24,6 +24,7 @@ MODULE_NAMES = frozenset({
     "_modes",  # runtime/modes.py, which every wrapper and method asks first
     "_grad_state", "gradient_edge",  # a recorded op's own test and edges (the fast path)
     "globals",  # a wrapper whose argument shadows its own name finds itself through it
+    "spec_kernels",  # generated/spec_kernels.py: the kernels derived from `forward:` formulas
 })
 # Node classes are module-level names of functions.py (imported into ops.py), which also
 # calls these builtins.
