@@ -143,11 +143,7 @@ EAGER_MODELS = {
 # still compared.
 UNREPORTED = {"nn_tutorial.py", "saved_tensors_hooks.py"}
 # Programs that cannot run with their models compiled, torch's as gradgen's, and why.
-NOT_COMPILABLE = {
-    # a compiled model's state_dict keys start with "_orig_mod.", so torch refuses the plain
-    # state_dict the program loads into its model after making it
-    "fgsm.py",
-}
+NOT_COMPILABLE: set[str] = set()
 REPORT = """
 import gc as _gc, sys as _sys
 for _model in _gc.get_objects():
