@@ -7,6 +7,10 @@ the BLAS numpy picks by itself (bench/run.py reports which); tests and CI leave 
 """
 
 import os
+import sys
 
-for _variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-    os.environ.pop(_variable, None)
+# Only before numpy loads: imported by a test (numpy already loaded), the environment its
+# subprocesses inherit stays as it was.
+if "numpy" not in sys.modules:
+    for _variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        os.environ.pop(_variable, None)

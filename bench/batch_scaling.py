@@ -26,14 +26,17 @@ bench/run.py, so that the per-sample cost is not the thread pool's.
 from __future__ import annotations
 
 import os
+import sys
 
-for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")
+# The thread counts take effect only if numpy is not loaded yet; imported by a test (numpy
+# already loaded), this module leaves the environment as it is, for the test's subprocesses.
+if "numpy" not in sys.modules:
+    for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_variable, "1")
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
 import statistics  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402

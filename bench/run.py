@@ -14,11 +14,15 @@ the report names the BLAS kernel that ran (threadpoolctl); tests and CI leave th
 from __future__ import annotations
 
 import os
+import sys
 
-for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")
-for _variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-    os.environ.pop(_variable, None)
+# These take effect only if numpy is not loaded yet; imported by a test (numpy already
+# loaded), this module leaves the environment as it is, for the test's subprocesses.
+if "numpy" not in sys.modules:
+    for _variable in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_variable, "1")
+    for _variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        os.environ.pop(_variable, None)
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
@@ -28,7 +32,6 @@ import platform  # noqa: E402
 import re  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
 from pathlib import Path  # noqa: E402
