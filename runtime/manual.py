@@ -1957,14 +1957,24 @@ def svd_full_backward(ops: Any, gU: Any, gS: Any, gVh: Any, U: Any, S: Any, Vh: 
     return _svd_backward(ops, gU, gS, gVh, U, S, Vh)
 
 
+def _zero_padded(ops: Any, X: Any, size: int, dim: int) -> Any:
+    """X followed along dim by zeros up to `size` (the tangent of full_matrices' extra
+    singular vectors, which torch sets to zero)."""
+    if X.shape[dim] == size:
+        return X
+    shape = list(X.shape)
+    shape[dim] = size - X.shape[dim]
+    return ops.cat([X, ops.zeros(shape, dtype=X.dtype)], dim)
+
+
 def linalg_svd_jvp(ops: Any, dA: Any, U: Any, S: Any, Vh: Any, full_matrices: bool) -> tuple:
     """(dU, dS, dVh) from dP = Uᵀ dA V: its diagonal is dS, its off-diagonal part rotates U
-    and V; a tall (wide) A adds what leaves U's (V's) span."""
+    and V; a tall (wide) A adds what leaves U's (V's) span. With full_matrices, torch's
+    tangents of the first k singular vectors, zeros for the others."""
     m, n = dA.shape[-2], dA.shape[-1]
     k = S.shape[-1]
-    if full_matrices and m != n:
-        raise NotImplementedError("linalg_svd_jvp: full_matrices=True is not supported for "
-                                  "non-square matrices")
+    if full_matrices:
+        U, Vh = U[..., :k], Vh[..., :k, :]
     V = _mT(ops, Vh)
     dP = ops.matmul(_mT(ops, U), ops.matmul(dA, V))
     dS = _diagonal(ops, dP)
@@ -1977,7 +1987,10 @@ def linalg_svd_jvp(ops: Any, dA: Any, U: Any, S: Any, Vh: Any, full_matrices: bo
         dU = dU + (ops.matmul(dA, V) - ops.matmul(U, dP)) / column
     if n > k:
         dV = dV + (ops.matmul(_mT(ops, dA), U) - ops.matmul(V, _mT(ops, dP))) / column
-    return dU, dS, _mT(ops, dV)
+    dVh = _mT(ops, dV)
+    if full_matrices:
+        dU, dVh = _zero_padded(ops, dU, m, -1), _zero_padded(ops, dVh, n, -2)
+    return dU, dS, dVh
 
 
 def _eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any) -> Any:
