@@ -51,3 +51,45 @@ def test_svd_full_matrices_tangents(shape: tuple) -> None:
 
     _assert_close(_tangents(runtime, svd, primal, tangent),
                   _tangents(torch, svd, primal, tangent))
+
+
+# -- torch.norm's matrix norms ----------------------------------------------------------
+
+def _outcome(library: Any, call: Any, array: np.ndarray) -> Any:
+    """The value, or the exception's class and message."""
+    try:
+        return call(library, library.tensor(array, dtype=library.float64)).numpy()
+    except Exception as error:  # noqa: BLE001 - the error is what is compared
+        return type(error).__name__, str(error)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t, x: t.norm(x[0], "nuc"),
+    lambda t, x: t.norm(x, "nuc", (1, 2)),  # OpInfo's nuc_batched
+    lambda t, x: t.norm(x, p="nuc", dim=(0, 2), keepdim=True),
+    lambda t, x: x.norm("nuc", (2, 1)),
+    lambda t, x: t.norm(x, "nuc"),  # a 3-d input without dims: matrix_norm's error
+    lambda t, x: t.norm(x, "fro", (0, 1, 2)),
+    lambda t, x: t.norm(x, "foo"),
+    lambda t, x: t.linalg.matrix_norm(x[0, 0], "foo"),  # the order is checked first
+    lambda t, x: t.linalg.matrix_norm(x, True),
+])
+def test_norm_matrix_orders(call: Any) -> None:
+    """torch.norm hands a string order other than a Frobenius norm over at most two dims to
+    linalg.matrix_norm (gradgen raised NotImplementedError)."""
+    x = np.random.default_rng(1).standard_normal((5, 4, 3))
+    got, want = _outcome(runtime, call, x), _outcome(torch, call, x)
+    if isinstance(want, tuple):
+        assert got == want
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-7)
+
+
+def test_nuclear_norm_gradients() -> None:
+    x = np.random.default_rng(2).standard_normal((5, 5, 5))
+    grads = []
+    for library in (torch, runtime):
+        a = library.tensor(x, dtype=library.float64, requires_grad=True)
+        library.norm(a, "nuc", (1, 2)).sum().backward()
+        grads.append(a.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-7, atol=1e-7)

@@ -112,7 +112,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
                          lambda sample: sample.kwargs.get("memory_format") is
                          torch.channels_last)
        for name in ("bool", "double", "float", "int", "long")},
-    ("norm", "nuc", "*"): ("gradgen has only vector norms; the nuclear norm needs an SVD", None),
     # Ops added in one session (torch's other names, composites, nn's functional forms)
     # that differ from torch in one check on OpInfo's samples; each is a defect not yet
     # investigated, kept as a strict expected failure so that a fix shows here.
