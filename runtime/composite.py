@@ -233,21 +233,27 @@ def _two_dims(A: Any, dim: Any, name: str) -> tuple[int, int]:
 def matrix_norm_of(A: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Any:
     """torch.linalg.matrix_norm once its arguments are checked (torch.norm's matrix norms
     come here too)."""
-    if isinstance(ord, str) and ord not in ("fro", "nuc"):  # (torch checks it first)
+    if ord not in ("fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf):  # (checked first)
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     rows, columns = _two_dims(A, tuple(dim), "matrix_norm")
     if ord == "fro":
         return ops.linalg_vector_norm(A, 2, [rows, columns], keepdim, dtype=dtype)
     if ord in ("nuc", 2, -2):
         return _singular_value_norm(A, ord, rows, columns, keepdim, dtype)
-    if ord not in (1, -1, math.inf, -math.inf):
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     # |A| summed along one dim, then the largest (or smallest) of those sums along the other.
     summed, picked = (rows, columns) if abs(ord) == 1 else (columns, rows)
     sums = ops.linalg_vector_norm(A, 1, [summed], keepdim, dtype=dtype)
     if not keepdim and picked > summed:
         picked -= 1  # the summed dimension is gone
-    return (ops.amax if ord > 0 else ops.amin)(sums, [picked], keepdim)
+    return _extreme(sums, ord > 0, picked, keepdim)
+
+
+def _extreme(values: Any, largest: bool, dim: int, keepdim: bool) -> Any:
+    """The largest (smallest) of the non-negative values along dim. torch's largest over an
+    empty dim is 0 (their sum, which keeps the gradient's path); its smallest raises."""
+    if largest and values.shape[dim] == 0:
+        return ops.sum(values, [dim], keepdim)
+    return (ops.amax if largest else ops.amin)(values, [dim], keepdim)
 
 
 def _singular_value_norm(A: Any, ord: Any, rows: int, columns: int, keepdim: bool,
@@ -258,7 +264,7 @@ def _singular_value_norm(A: Any, ord: Any, rows: int, columns: int, keepdim: boo
     moved = A.movedim((rows, columns), (-2, -1)) if (rows, columns) != (A.ndim - 2, A.ndim - 1) \
         else A
     S = ops._linalg_svd(moved, False, True)[1]  # U and Vh too: the derivatives need them
-    value = S.sum(-1) if ord == "nuc" else (ops.amax if ord == 2 else ops.amin)(S, [-1])
+    value = S.sum(-1) if ord == "nuc" else _extreme(S, ord == 2, -1, False)
     if keepdim:
         for dim in sorted((rows, columns)):
             value = value.unsqueeze(dim)

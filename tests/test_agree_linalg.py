@@ -4,6 +4,7 @@ is one of those inputs, or the same kind of input, compared with the installed t
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -93,3 +94,39 @@ def test_nuclear_norm_gradients() -> None:
         library.norm(a, "nuc", (1, 2)).sum().backward()
         grads.append(a.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-7, atol=1e-7)
+
+
+# -- matrix norms of empty matrices; amax and amin over an empty dim ------------------------
+
+@pytest.mark.parametrize("shape", [(0, 0), (5, 0), (0, 5), (3, 0, 4)])
+@pytest.mark.parametrize("ord", [math.inf, -math.inf, 1, -1, 2, -2, "nuc", "fro"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_matrix_norms_of_empty_matrices(shape: tuple, ord: Any, keepdim: bool) -> None:
+    """torch's largest column (row) sum or singular value of an empty matrix is 0; its
+    smallest is amin's error, naming the dim as amin was given it."""
+    dim = (0, 1) if len(shape) == 3 else None
+
+    def call(t: Any, x: Any) -> Any:
+        return t.linalg.norm(x, ord, dim=dim, keepdim=keepdim)
+
+    x = np.zeros(shape)
+    got, want = _outcome(runtime, call, x), _outcome(torch, call, x)
+    if isinstance(want, tuple):
+        assert got == want
+    else:
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.amin(t.zeros(0), 0), lambda t: t.amin(t.zeros(0)),
+    lambda t: t.amin(t.zeros(0), []), lambda t: t.amin(t.zeros(0, 3), -2),
+    lambda t: t.amin(t.zeros(0, 3), [1, 0]), lambda t: t.amax(t.zeros(2, 0, 3), [-2, 0]),
+    lambda t: t.amax(t.zeros(0, 0), (0, 1)),
+])
+def test_amax_amin_name_the_empty_dim_as_given(call: Any) -> None:
+    with pytest.raises(Exception) as want:
+        call(torch)
+    with pytest.raises(want.type) as got:
+        call(runtime)
+    assert str(got.value) == str(want.value)
