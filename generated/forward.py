@@ -344,6 +344,7 @@ __all__ = [
     "lu_unpack",
     "_linalg_svd",
     "_linalg_eigh",
+    "linalg_eig",
     "linalg_qr",
     "linalg_matrix_exp",
     "linalg_cross",
@@ -3640,6 +3641,16 @@ def _linalg_eigh(A_p, A_t, UPLO, compute_v, eigenvalues, eigenvectors):
     eigenvalues, eigenvectors: linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)
     """
     eigenvalues_t, eigenvectors_t = manual.linalg_eig_jvp(ops, A_t, eigenvalues, eigenvectors, True)
+    return eigenvalues_t, eigenvectors_t
+
+
+def linalg_eig(self_p, self_t, eigenvalues, eigenvectors):
+    """linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
+
+    derivatives.yaml, entry linalg_eig
+    eigenvalues, eigenvectors: linalg_eig_jvp(self_t, eigenvalues, eigenvectors, False)
+    """
+    eigenvalues_t, eigenvectors_t = manual.linalg_eig_jvp(ops, self_t, eigenvalues, eigenvectors, False)
     return eigenvalues_t, eigenvectors_t
 
 

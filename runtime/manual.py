@@ -2024,12 +2024,19 @@ def linalg_eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any, is_hermitian
 
 
 def linalg_eig_jvp(ops: Any, dA: Any, L: Any, V: Any, is_hermitian: bool) -> tuple:
-    """(dL, dV): dP = Vᵀ dA V; dL its diagonal, dV = V (dP off the diagonal / E)."""
-    if not is_hermitian:
-        raise NotImplementedError("linalg.eig: gradgen has no complex dtypes")
-    dP = ops.matmul(_mT(ops, V), ops.matmul(dA, V))
+    """(dL, dV): dP = V⁻¹ dA V (Vᵀ dA V when symmetric); dL its diagonal, dV = V (dP off
+    the diagonal / E), less, for a general A, what would change the unit columns' norms."""
+    if is_hermitian:
+        dP = ops.matmul(_mT(ops, V), ops.matmul(dA, V))
+    else:
+        dA = dA if _is_complex(dA) else ops.to(dA, V.dtype)
+        dP = ops.linalg_solve_ex(V, ops.matmul(dA, V))[0]
     dL = _diagonal(ops, dP)
-    return dL, ops.matmul(V, (dP - _diag_embed(ops, dL)) / _gaps(ops, L))
+    dV = ops.matmul(V, (dP - _diag_embed(ops, dL)) / _gaps(ops, L))
+    if not is_hermitian:
+        Vh = ops.transpose(conj(ops, V), -2, -1)
+        dV = dV - V * ops.unsqueeze(_real_part(ops, _diagonal(ops, ops.matmul(Vh, dV))), -2)
+    return dL, dV
 
 
 _QR_R_MODE = ("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "

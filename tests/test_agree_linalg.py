@@ -130,3 +130,72 @@ def test_amax_amin_name_the_empty_dim_as_given(call: Any) -> None:
     with pytest.raises(want.type) as got:
         call(runtime)
     assert str(got.value) == str(want.value)
+
+
+# -- linalg.eig's forward mode; complex linalg.solve's gradients (eigvals' second order) ----
+
+def _phases(V: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """The unit factors D with W = V D (eigenvectors are defined up to one per column)."""
+    rows = np.argmax(np.abs(V), axis=-2)[..., None, :]
+    ratio = np.take_along_axis(W, rows, -2) / np.take_along_axis(V, rows, -2)
+    return ratio / np.abs(ratio)
+
+
+@pytest.mark.parametrize("shape,complex_input", [((3, 3), False), ((2, 4, 4), False),
+                                                 ((5, 5), False), ((3, 3), True)])
+def test_eig_tangents(shape: tuple, complex_input: bool) -> None:
+    """torch's linalg_eig_jvp: dL the diagonal of V⁻¹ dA V, dV with unit columns kept; the
+    eigenvectors' tangents compared once gradgen's phases are turned into torch's."""
+    generator = np.random.default_rng(3)
+
+    def draw() -> np.ndarray:
+        real = generator.standard_normal(shape)
+        return real + 1j * generator.standard_normal(shape) if complex_input else real
+
+    primal, tangent = draw(), draw()
+    results = []
+    for library in (runtime, torch):
+        forward_ad = library.autograd.forward_ad
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(library.tensor(primal), library.tensor(tangent))
+            L, V = library.linalg.eig(dual)
+            results.append([forward_ad.unpack_dual(L).tangent.numpy(), V.detach().numpy(),
+                             forward_ad.unpack_dual(V).tangent.numpy()])
+    (dL, V, dV), (want_dL, want_V, want_dV) = results
+    np.testing.assert_allclose(dL, want_dL, rtol=1e-7, atol=1e-7)
+    D = _phases(V, want_V)  # noqa: N806
+    np.testing.assert_allclose(V * D, want_V, rtol=1e-7, atol=1e-7)
+    np.testing.assert_allclose(dV * D, want_dV, rtol=1e-7, atol=1e-7)
+
+
+@pytest.mark.parametrize("left,b_shape", [(True, (3, 3)), (True, (3, 2)), (True, (3,)),
+                                           (False, (3, 3)), (False, (2, 3))])
+def test_complex_solve_gradients(left: bool, b_shape: tuple) -> None:
+    """A's and B's gradients through the conjugate transpose (Aᴴ, Xᴴ), as torch's."""
+    generator = np.random.default_rng(4)
+    A = generator.standard_normal((3, 3)) + 1j * generator.standard_normal((3, 3))  # noqa: N806
+    B = generator.standard_normal(b_shape) + 1j * generator.standard_normal(b_shape)  # noqa: N806
+    grads = []
+    for library in (runtime, torch):
+        a, b = library.tensor(A, requires_grad=True), library.tensor(B, requires_grad=True)
+        X = library.linalg.solve_ex(a, b, left=left)[0]  # noqa: N806
+        weights = library.tensor(np.random.default_rng(5).standard_normal(
+            (*X.shape, 2)))
+        loss = (library.view_as_real(X.resolve_conj()) * weights).sum()
+        grads.append([g.resolve_conj().numpy() for g in library.autograd.grad(loss, (a, b))])
+    for got, want in zip(*grads, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-7)
+
+
+def test_eigvals_second_order() -> None:
+    """OpInfo's linalg.eigvals gradgrad sample kind: a real matrix with complex eigenvalues;
+    the second order goes through the complex solve of linalg_eig's backward."""
+    generator = np.random.default_rng(0)
+    A, w, v = (generator.standard_normal(s) for s in ((4, 4), (4, 2), (4, 4)))  # noqa: N806
+    second = []
+    for library in (runtime, torch):
+        a = library.tensor(A, requires_grad=True)
+        loss = (library.view_as_real(library.linalg.eigvals(a)) * library.tensor(w)).sum()
+        g, = library.autograd.grad(loss, a, create_graph=True)
+        second.append(library.autograd.grad((g * library.tensor(v)).sum(), a)[0].numpy())
+    np.testing.assert_allclose(second[0], second[1], rtol=1e-7, atol=1e-7)

@@ -199,12 +199,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
         "the harness's random cotangents make a loss that depends on the eigenvectors' phases, "
         "which torch refuses (its gauge check); gradgen leaves the check out. "
         "tests/test_complex.py compares gradients on phase-invariant losses", None),
-    **{(name, "", "forward_ad"): (
-        "no forward formula for linalg_eig yet (torch's linalg_eig_jvp of a general matrix "
-        "is not ported)", None) for name in ("linalg.eig", "linalg.eigvals")},
-    ("linalg.eigvals", "", "gradgrad"): (
-        "the second order through linalg_eig's backward differs from torch's on OpInfo's "
-        "samples: not yet investigated", None),
     ("linalg.det", "", "gradgrad"): (
         "of a 1 x 1 matrix torch's backward is grad itself, so A gets no second-order "
         "gradient (None); gradgen's formula goes through A and gives zeros",
