@@ -1623,6 +1623,8 @@ def linalg_det_backward(ops: Any, grad: Any, det: Any, A: Any, LU: Any, pivots: 
     n = A.shape[-1]
     if ops.numel(A) == 0:
         return ops.zeros_like(A)
+    if n == 1:  # det A = A: grad itself, which a second order does not go through A for
+        return ops.expand(ops.unsqueeze(ops.unsqueeze(grad, -1), -1), list(A.shape))
     d = _diag_embed(ops, ops.expand(ops.unsqueeze(grad * det, -1), list(A.shape[:-1])))
     singular = ops.lt(ops.abs(det), 100 * _epsilon(A))
     if not _any(ops, singular):
@@ -1631,7 +1633,7 @@ def linalg_det_backward(ops: Any, grad: Any, det: Any, A: Any, LU: Any, pivots: 
     alpha = ops._linalg_det(U)[0] * ops._linalg_det(Vh)[0] * grad
     D = _product_of_others(ops, S, -1) * ops.unsqueeze(alpha, -1)
     through_svd = ops.matmul(U * ops.unsqueeze(D, -2), Vh)
-    if n == 1 or bool(ops.all(singular)):
+    if bool(ops.all(singular)):
         return through_svd
     mask = _scalar_matrices(ops, singular)
     safe = ops.where(mask, _eye(ops, n, A), A)

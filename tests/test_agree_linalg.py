@@ -199,3 +199,17 @@ def test_eigvals_second_order() -> None:
         g, = library.autograd.grad(loss, a, create_graph=True)
         second.append(library.autograd.grad((g * library.tensor(v)).sum(), a)[0].numpy())
     np.testing.assert_allclose(second[0], second[1], rtol=1e-7, atol=1e-7)
+
+
+# -- linalg.det of 1 x 1 matrices ---------------------------------------------------------
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 1, 1)])
+def test_det_of_one_by_one_has_no_second_order(shape: tuple) -> None:
+    """det A = A: torch's gradient is grad itself, so it does not depend on A (a second
+    order finds no path to A), in gradgen as in torch."""
+    values = np.random.default_rng(6).standard_normal(shape)
+    for library in (runtime, torch):
+        a = library.tensor(values, requires_grad=True)
+        g, = library.autograd.grad(library.linalg.det(a).sum(), a, create_graph=True)
+        assert not g.requires_grad, library.__name__
+        np.testing.assert_array_equal(g.detach().numpy(), np.ones(shape))

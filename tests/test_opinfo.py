@@ -199,10 +199,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
         "the harness's random cotangents make a loss that depends on the eigenvectors' phases, "
         "which torch refuses (its gauge check); gradgen leaves the check out. "
         "tests/test_complex.py compares gradients on phase-invariant losses", None),
-    ("linalg.det", "", "gradgrad"): (
-        "of a 1 x 1 matrix torch's backward is grad itself, so A gets no second-order "
-        "gradient (None); gradgen's formula goes through A and gives zeros",
-        lambda sample: tuple(sample.input.shape[-2:]) == (1, 1)),
 
     # -- end of linear algebra (family 3) --
 
