@@ -646,6 +646,10 @@ def householder_product(A: Any, tau: Any, *, out: Any = None) -> Any:
         v = reflectors.narrow(-1, i, 1)  # (..., m, 1)
         scale = tau.narrow(-1, i, 1).unsqueeze(-1)  # (..., 1, 1)
         Q = Q - composite.matmul(composite.matmul(Q, v) * scale, v.transpose(-2, -1))
+    if tau.shape[-1] == 0:  # no reflector: the identity, still an output of A and tau (as
+        # torch's node makes it), through sums of nothing, exact zeros whatever A holds
+        nothing = A.narrow(-1, 0, 0).sum((-2, -1)) + tau.sum(-1)
+        Q = Q + nothing.unsqueeze(-1).unsqueeze(-1)
     return Q.narrow(-1, 0, n)
 
 

@@ -213,3 +213,26 @@ def test_det_of_one_by_one_has_no_second_order(shape: tuple) -> None:
         g, = library.autograd.grad(library.linalg.det(a).sum(), a, create_graph=True)
         assert not g.requires_grad, library.__name__
         np.testing.assert_array_equal(g.detach().numpy(), np.ones(shape))
+
+
+# -- linalg.householder_product with no reflector ---------------------------------------------
+
+@pytest.mark.parametrize("a_shape,tau_shape", [((0, 0), (0,)), ((5, 5), (0,)),
+                                               ((2, 4, 3), (2, 0))])
+def test_householder_product_without_reflectors(a_shape: tuple, tau_shape: tuple) -> None:
+    """The identity's first n columns, an output of A and tau that requires grad (torch's
+    node), with no gradient for them; an infinity in A changes nothing."""
+    values = np.random.default_rng(7).standard_normal(a_shape)
+    if values.size:
+        values.flat[0] = np.inf
+    results = []
+    for library in (runtime, torch):
+        a = library.tensor(values, requires_grad=True)
+        tau = library.zeros(tau_shape, dtype=library.float64, requires_grad=True)
+        Q = library.linalg.householder_product(a, tau)  # noqa: N806
+        assert Q.requires_grad, library.__name__
+        grads = library.autograd.grad(Q.sum(), (a, tau), allow_unused=True)
+        results.append((Q.detach().numpy(), [None if g is None or not g.numel() or
+                                             not g.abs().sum() else g for g in grads]))
+    np.testing.assert_array_equal(results[0][0], results[1][0])
+    assert results[0][1] == results[1][1] == [None, None]

@@ -169,11 +169,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
            ("special.legendre_polynomial_p", "", "int64"),
            *((f"special.{shifted}chebyshev_polynomial_{kind}", "", "int64")
              for shifted in ("", "shifted_") for kind in "tuvw"))},
-    ("linalg.householder_product", "", "backward"): (
-        "gradgen composes householder_product of ops (no LinalgHouseholderProductBackward0 "
-        "yet): with no reflector (an empty input or tau) its output does not depend on the "
-        "inputs, where torch's node gives them undefined gradients",
-        lambda sample: sample.input.numel() == 0 or sample.args[0].numel() == 0),
     # -- end of elementwise math and torch.special (family 1) --
 
     # -- reductions, scans, indexing and shape (family 2): entries follow --
