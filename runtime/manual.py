@@ -2422,10 +2422,12 @@ def cholesky_inverse_backward(ops: Any, grad: Any, L: Any, upper: bool, inverse:
 
 
 def cholesky_inverse_jvp(ops: Any, F: Any, dF: Any, X: Any, upper: bool) -> Any:
-    """dX = -X dA X with dA = dL Lᵀ + L dLᵀ (dUᵀ U + Uᵀ dU): one term and its transpose."""
+    """torch's tangent, term for term: -X dF X Fᵀ (upper: -X dFᵀ X F) plus its transpose.
+    It is not the derivative of X = (F Fᵀ)⁻¹, -X (dF Fᵀ + F dFᵀ) X (finite differences
+    disagree), but it is what torch's forward mode gives, so gradgen gives it too."""
     CF = F if upper else _mT(ops, F)
     dCF = _mT(ops, dF) if upper else dF
-    partial = -ops.matmul(ops.matmul(ops.matmul(X, dCF), CF), X)
+    partial = -ops.matmul(ops.matmul(ops.matmul(X, dCF), X), CF)
     return partial + _mT(ops, partial)
 
 

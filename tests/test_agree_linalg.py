@@ -236,3 +236,22 @@ def test_householder_product_without_reflectors(a_shape: tuple, tau_shape: tuple
                                              not g.abs().sum() else g for g in grads]))
     np.testing.assert_array_equal(results[0][0], results[1][0])
     assert results[0][1] == results[1][1] == [None, None]
+
+
+# -- cholesky_inverse's forward mode ---------------------------------------------------------
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("batch", [(), (2,)])
+def test_cholesky_inverse_tangent_is_torchs(upper: bool, batch: tuple) -> None:
+    """torch's cholesky_inverse_jvp, term for term (-X dF X Fᵀ and its transpose)."""
+    generator = np.random.default_rng(8)
+    factor = np.tril(generator.standard_normal((*batch, 3, 3))) + 3 * np.eye(3)
+    if upper:
+        factor = np.swapaxes(factor, -1, -2)
+
+    def inverse(library: Any, F: Any) -> Any:  # noqa: N803
+        return [library.cholesky_inverse(F, upper=upper)]
+
+    tangent = generator.standard_normal(factor.shape)
+    _assert_close(_tangents(runtime, inverse, factor, tangent),
+                  _tangents(torch, inverse, factor, tangent))

@@ -208,12 +208,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
         "gradgen returns the last. The values agree",
         lambda sample: sample.input.numel() > 100)
        for check in ("int64", "bool")},
-    ("cholesky_inverse", "", "forward_ad"): (
-        "torch's cholesky_inverse_jvp multiplies -X dF X Fᵀ, which is not the derivative of "
-        "(F Fᵀ)⁻¹ (finite differences disagree); gradgen's tangent is -X dF Fᵀ X plus its "
-        "transpose, checked against finite differences by codegen verify. The two agree on "
-        "some samples only, so every sample is left out of this check",
-        lambda sample: True),
 }
 
 
