@@ -1016,7 +1016,7 @@ NODES = {
             ("self", "logsumexp_backward(grad, self, result, dim, keepdim)"),
         ),
         "result": (
-            ("result", "(self_t * (self_p - restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)", ""),
+            ("result", "logsumexp_jvp(self_p, self_t, dim, keepdim)", ""),
         ),
         "saved": {
             "self_": "tensor",

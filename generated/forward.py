@@ -1156,9 +1156,9 @@ def logsumexp(self_p, self_t, dim, keepdim, result):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry logsumexp
-    result: (self_t * (self_p - restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
+    result: logsumexp_jvp(self_p, self_t, dim, keepdim)
     """
-    return ops.sum(self_t * ops.exp(self_p - manual.restore_reduced_dims(ops, result, dim, keepdim)), dim, keepdim)
+    return manual.logsumexp_jvp(ops, self_p, self_t, dim, keepdim)
 
 
 def max_dim(self_p, self_t, dim, keepdim, values, indices):

@@ -1266,10 +1266,11 @@ def std_correction(self, dim=None, correction=None, keepdim=False):
     return np.sqrt(_variance(self, dim, correction, keepdim, "std"))
 
 
+@silent
 def logsumexp(self, dim, keepdim=False):
     self = _float_input(self)
     axes = _axes(dim, self.ndim)
-    if self.size == 0:
+    if self.size == 0:  # log(0) = -inf, without numpy's warning
         return np.log(np.sum(np.exp(self), axis=axes, keepdims=keepdim))
     # Shift by the maximum so exp cannot overflow; an infinite maximum is not shifted by.
     shift = np.amax(self, axis=axes, keepdims=True)

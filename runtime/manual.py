@@ -423,6 +423,16 @@ def logsumexp_backward(ops: Any, grad: Any, self: Any, result: Any, dim: Any,
     return grad * ops.exp(self - restore_reduced_dims(ops, result, dim, keepdim))
 
 
+def logsumexp_jvp(ops: Any, self_p: Any, self_t: Any, dim: Any, keepdim: bool) -> Any:
+    """The tangents weighted by the softmax of each slice, as torch computes it: exp(x -
+    max x) summed over its sum (of an empty input, 0 / 0: NaN)."""
+    if ops.numel(self_p) > 0:
+        weights = ops.exp(self_p - ops.amax(self_p, dim, True))
+    else:
+        weights = ops.exp(self_p)
+    return ops.sum(weights * self_t, dim, keepdim) / ops.sum(weights, dim, keepdim)
+
+
 def norm_backward(ops: Any, grad: Any, self: Any, p: Any, norm: Any, dim: Any = None,
                   keepdim: bool = False) -> Any:
     """The gradient of a vector p-norm; 0 wherever the norm is 0 (PyTorch's subgradient)."""

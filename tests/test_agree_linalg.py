@@ -255,3 +255,20 @@ def test_cholesky_inverse_tangent_is_torchs(upper: bool, batch: tuple) -> None:
     tangent = generator.standard_normal(factor.shape)
     _assert_close(_tangents(runtime, inverse, factor, tangent),
                   _tangents(torch, inverse, factor, tangent))
+
+
+# -- logsumexp's forward mode ---------------------------------------------------------------
+
+@pytest.mark.parametrize("values,dim", [
+    (np.zeros(0), 0),  # OpInfo's empty sample: 0 / 0
+    (np.array([[1000.0, 1000.0], [-2.0, 3.0]]), 1),
+    (np.array([[-np.inf, -np.inf], [-np.inf, 1.0]]), 1),
+    (np.array([[np.inf, 1.0], [2.0, 3.0]]), (0, 1)),
+])
+def test_logsumexp_tangent_is_torchs(values: np.ndarray, dim: Any) -> None:
+    def logsumexp(library: Any, x: Any) -> Any:
+        return [library.logsumexp(x, dim)]
+
+    tangent = np.random.default_rng(9).standard_normal(values.shape)
+    got, want = (_tangents(library, logsumexp, values, tangent) for library in (runtime, torch))
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-7, atol=1e-7, equal_nan=True)
