@@ -365,14 +365,15 @@ def value_selecting_reduction_backward(ops: Any, grad: Any, dim: int, indices: A
 
 def prod_backward(ops: Any, grad: Any, input: Any, result: Any, dim: int | None = None,
                   keepdim: bool = False) -> Any:
-    """d prod / d x_i is the product of the other elements: result / x_i when no x_j is 0."""
+    """d prod / d x_i is the product of the other elements: result / x_i when no x_j is 0.
+    Of a 0-dim input, grad itself (no second-order path to the input, as torch's)."""
+    if input.ndim == 0:
+        return grad
     if dim is None:  # the product of all elements: one slice, the flattened input
         if int(ops.sum(input == 0)) == 0:
             return grad * (result / input)
         others = _product_of_others(ops, ops.reshape(input, -1), 0)
         return ops.reshape(grad * others, input.shape)
-    if input.ndim == 0:
-        return grad
     grad = restore_reduced_dims(ops, grad, dim, keepdim)
     if int(ops.sum(input == 0)) == 0:
         return grad * (restore_reduced_dims(ops, result, dim, keepdim) / input)

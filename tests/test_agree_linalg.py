@@ -272,3 +272,17 @@ def test_logsumexp_tangent_is_torchs(values: np.ndarray, dim: Any) -> None:
     tangent = np.random.default_rng(9).standard_normal(values.shape)
     got, want = (_tangents(library, logsumexp, values, tangent) for library in (runtime, torch))
     np.testing.assert_allclose(got[0], want[0], rtol=1e-7, atol=1e-7, equal_nan=True)
+
+
+# -- prod of a 0-dim tensor ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("call", [lambda t, x: t.prod(x), lambda t, x: t.prod(x, 0),
+                                  lambda t, x: x.prod(dim=-1, keepdim=True)])
+def test_prod_of_a_number_has_no_second_order(call: Any) -> None:
+    """torch's prod_backward of a 0-dim input is grad itself: no second-order path."""
+    for library in (runtime, torch):
+        x = library.tensor(0.0, dtype=library.float64,
+                           requires_grad=True)
+        g, = library.autograd.grad(call(library, x), x, create_graph=True)
+        assert not g.requires_grad, library.__name__
+        assert float(g) == 1.0
