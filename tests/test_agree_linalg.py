@@ -286,3 +286,42 @@ def test_prod_of_a_number_has_no_second_order(call: Any) -> None:
         g, = library.autograd.grad(call(library, x), x, create_graph=True)
         assert not g.requires_grad, library.__name__
         assert float(g) == 1.0
+
+
+# -- cov's argument checks ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("kwargs", [
+    {"fweights": np.ones((5, 5), np.float32)}, {"aweights": np.ones((5, 5), np.float32)},
+    {"fweights": np.ones(5, np.float32)}, {"aweights": np.ones(5, np.int64)},
+    {"fweights": np.ones(1, np.int64)}, {"aweights": np.ones(1, np.float32)},
+    {"fweights": -np.ones(5, np.int64)}, {"aweights": -np.ones(5, np.float32)},
+    {"fweights": np.zeros(5, np.int64)}, {"aweights": np.ones(5, np.bool_)},
+    {"input": np.ones(5, np.bool_)}, {"input": np.ones((2, 2, 2), np.float32)},
+])
+def test_cov_argument_errors(kwargs: dict) -> None:
+    """torch's checks of cov's input, fweights and aweights, class and message."""
+    arrays = {"input": np.arange(5, dtype=np.float32), **kwargs}
+    with pytest.raises(RuntimeError) as want:
+        torch.cov(**{k: torch.from_numpy(v) for k, v in arrays.items()})
+    with pytest.raises(RuntimeError) as got:
+        runtime.cov(**{k: runtime.tensor(v) for k, v in arrays.items()})
+    assert str(got.value) == str(want.value)
+
+
+def test_cov_weights_gradients() -> None:
+    """float64 observations with int32 fweights and float32 aweights (OpInfo's samples):
+    the float32 gradient of aweights as torch rounds it (torch's order of operations)."""
+    generator = np.random.default_rng(10)
+    x = generator.standard_normal((2, 3))
+    frequencies = np.array([1, 3, 2], np.int32)
+    reliabilities = generator.random(3).astype(np.float32)
+    grads = []
+    for library in (runtime, torch):
+        a = library.tensor(x, requires_grad=True)
+        aw = library.tensor(reliabilities, requires_grad=True)
+        c = library.cov(a, correction=2, fweights=library.tensor(frequencies), aweights=aw)
+        weights = library.tensor(np.random.default_rng(11).standard_normal((2, 2)))
+        grads.append([g.numpy() for g in library.autograd.grad((c * weights).sum(), (a, aw))])
+    for got, want in zip(*grads, strict=True):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-7)
