@@ -325,3 +325,19 @@ def test_cov_weights_gradients() -> None:
     for got, want in zip(*grads, strict=True):
         assert got.dtype == want.dtype
         np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-7)
+
+
+# -- searchsorted of empty batches -----------------------------------------------------------
+
+@pytest.mark.parametrize("sequence_shape,values_shape", [((0, 0), (0, 0)), ((0, 3), (0, 2)),
+                                                         ((2, 0), (2, 3)), ((0, 0, 0), (0, 0, 0)),
+                                                         ((2, 0, 4), (2, 0, 1))])
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_empty_batches(sequence_shape: tuple, values_shape: tuple,
+                                    right: bool) -> None:
+    sequence = np.sort(np.random.default_rng(12).standard_normal(sequence_shape), -1)
+    values = np.random.default_rng(13).standard_normal(values_shape)
+    got = runtime.searchsorted(runtime.tensor(sequence), runtime.tensor(values), right=right)
+    want = torch.searchsorted(torch.tensor(sequence), torch.tensor(values), right=right)
+    assert str(got.dtype) == str(want.dtype)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
