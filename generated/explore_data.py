@@ -1016,7 +1016,7 @@ NODES = {
             ("self", "logsumexp_backward(grad, self, result, dim, keepdim)"),
         ),
         "result": (
-            ("result", "(self_t * (self_p - restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)", ""),
+            ("result", "logsumexp_jvp(self_p, self_t, dim, keepdim)", ""),
         ),
         "saved": {
             "self_": "tensor",
@@ -3468,8 +3468,8 @@ NODES = {
         "entry": "linalg_solve_ex",
         "schema": "linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)",
         "formulas": (
-            ("B", "linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0]"),
-            ("A", "-(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-1) * result.unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2) * result.unsqueeze(-3)).sum(-1) if left else -(result.unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2)).sum(-3))"),
+            ("B", "linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0]"),
+            ("A", "-(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-1) * result.conj().unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2) * result.conj().unsqueeze(-3)).sum(-1) if left else -(result.conj().unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2)).sum(-3))"),
         ),
         "result": (
             ("result", "linalg_solve_ex(A_p, B_t - (A_t * result.unsqueeze(-2)).sum(-1))[0] if B_p.ndim == 1 or B_p.shape == A_p.shape[:-1] else linalg_solve_ex(A_p, B_t - ((A_t.unsqueeze(-1) * result.unsqueeze(-3)).sum(-2) if left else (result.unsqueeze(-1) * A_t.unsqueeze(-3)).sum(-2)), left=left)[0]", ""),
@@ -5205,6 +5205,7 @@ NODES = {
             ("self", "handle_r_to_c(self.dtype, linalg_eig_backward(grads[0], grads[1], eigenvalues, eigenvectors, False))"),
         ),
         "result": (
+            ("eigenvalues, eigenvectors", "linalg_eig_jvp(self_t, eigenvalues, eigenvectors, False)", ""),
         ),
         "saved": {
             "self_scalar_type": "scalar_type",

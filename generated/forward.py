@@ -344,6 +344,7 @@ __all__ = [
     "lu_unpack",
     "_linalg_svd",
     "_linalg_eigh",
+    "linalg_eig",
     "linalg_qr",
     "linalg_matrix_exp",
     "linalg_cross",
@@ -1155,9 +1156,9 @@ def logsumexp(self_p, self_t, dim, keepdim, result):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry logsumexp
-    result: (self_t * (self_p - restore_reduced_dims(result, dim, keepdim)).exp()).sum(dim, keepdim)
+    result: logsumexp_jvp(self_p, self_t, dim, keepdim)
     """
-    return ops.sum(self_t * ops.exp(self_p - manual.restore_reduced_dims(ops, result, dim, keepdim)), dim, keepdim)
+    return manual.logsumexp_jvp(ops, self_p, self_t, dim, keepdim)
 
 
 def max_dim(self_p, self_t, dim, keepdim, values, indices):
@@ -3640,6 +3641,16 @@ def _linalg_eigh(A_p, A_t, UPLO, compute_v, eigenvalues, eigenvectors):
     eigenvalues, eigenvectors: linalg_eig_jvp(A_t, eigenvalues, eigenvectors, True)
     """
     eigenvalues_t, eigenvectors_t = manual.linalg_eig_jvp(ops, A_t, eigenvalues, eigenvectors, True)
+    return eigenvalues_t, eigenvectors_t
+
+
+def linalg_eig(self_p, self_t, eigenvalues, eigenvectors):
+    """linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
+
+    derivatives.yaml, entry linalg_eig
+    eigenvalues, eigenvectors: linalg_eig_jvp(self_t, eigenvalues, eigenvectors, False)
+    """
+    eigenvalues_t, eigenvectors_t = manual.linalg_eig_jvp(ops, self_t, eigenvalues, eigenvectors, False)
     return eigenvalues_t, eigenvectors_t
 
 

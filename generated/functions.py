@@ -7889,8 +7889,8 @@ class LinalgSolveExBackward0(Node):
     """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
 
     derivatives.yaml, entry linalg_solve_ex
-    B: linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0]
-    A: -(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-1) * result.unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2) * result.unsqueeze(-3)).sum(-1) if left else -(result.unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2)).sum(-3))
+    B: linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0]
+    A: -(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-1) * result.conj().unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2) * result.conj().unsqueeze(-3)).sum(-1) if left else -(result.conj().unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2)).sum(-3))
     """
 
     __slots__ = ("A_", "_saved_left", "_saved_B_dim", "_saved_B_sym_sizes", "_saved_A_sym_sizes", "result_")
@@ -7917,12 +7917,12 @@ class LinalgSolveExBackward0(Node):
         A_sym_sizes = self._saved_A_sym_sizes
         result = ops.unpack(self.result_, self)
         grad_inputs = [None, None]
-        # B: linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0]
+        # B: linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0]
         if any_grad_defined and self.should_compute_output(1):
-            grad_inputs[1] = ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0]
-        # A: -(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-1) * result.unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2) * result.unsqueeze(-3)).sum(-1) if left else -(result.unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1), grad, left=left)[0].unsqueeze(-2)).sum(-3))
+            grad_inputs[1] = ops.linalg_solve_ex(ops.conj(ops.transpose(A, -2, -1)), grad, left=left)[0]
+        # A: -(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-1) * result.conj().unsqueeze(-2)) if B.ndim == 1 or B.shape == A.shape[:-1] else (-(linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2) * result.conj().unsqueeze(-3)).sum(-1) if left else -(result.conj().unsqueeze(-1) * linalg_solve_ex(A.transpose(-2, -1).conj(), grad, left=left)[0].unsqueeze(-2)).sum(-3))
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = -(ops.unsqueeze(ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0], -1) * ops.unsqueeze(result, -2)) if B_dim == 1 or B_sym_sizes == A_sym_sizes[:-1] else -ops.sum(ops.unsqueeze(ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0], -2) * ops.unsqueeze(result, -3), -1) if left else -ops.sum(ops.unsqueeze(result, -1) * ops.unsqueeze(ops.linalg_solve_ex(ops.transpose(A, -2, -1), grad, left=left)[0], -2), -3)
+            grad_inputs[0] = -(ops.unsqueeze(ops.linalg_solve_ex(ops.conj(ops.transpose(A, -2, -1)), grad, left=left)[0], -1) * ops.unsqueeze(ops.conj(result), -2)) if B_dim == 1 or B_sym_sizes == A_sym_sizes[:-1] else -ops.sum(ops.unsqueeze(ops.linalg_solve_ex(ops.conj(ops.transpose(A, -2, -1)), grad, left=left)[0], -2) * ops.unsqueeze(ops.conj(result), -3), -1) if left else -ops.sum(ops.unsqueeze(ops.conj(result), -1) * ops.unsqueeze(ops.linalg_solve_ex(ops.conj(ops.transpose(A, -2, -1)), grad, left=left)[0], -2), -3)
         return grad_inputs
 
 

@@ -14936,15 +14936,20 @@ def linalg_eig(self_=MISSING, **kwargs):
     if not isinstance(self_, Tensor) or kwargs:
         (self_,) = _arguments.bind(OVERLOADS["linalg_eig"], (self_,), kwargs)
     eigenvalues, eigenvectors = map(recording.wrap, kernels.linalg_eig(recording.data(self_)))
-    if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
+    needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
+    if needs_grad:
         grad_fn = LinalgEigBackward0((gradient_edge(self_),))
         grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
         recording.set_history(eigenvalues, grad_fn)
         recording.set_history(eigenvectors, grad_fn)
+    if forward_grad.enabled and forward_grad.any_tangent(self_):
+        with forward_grad.computing_tangents():
+            tangent = forward.linalg_eig(self_, forward_grad.tangent(self_), eigenvalues, eigenvectors)
+        forward_grad.set_tangents((eigenvalues, eigenvectors), tangent)
+    # torchgen's order: outputs are saved after their tangents are set
+    if needs_grad:
         grad_fn.eigenvalues_ = SavedVariable(eigenvalues, True)
         grad_fn.eigenvectors_ = SavedVariable(eigenvectors, True)
-    if forward_grad.enabled and forward_grad.any_tangent(self_):
-        forward_grad.not_implemented("linalg_eig")
     return _linalg_eig_return(eigenvalues, eigenvectors)
 
 

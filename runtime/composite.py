@@ -7,6 +7,7 @@ PyTorch's does (`linear` on a 2-D input records TBackward0 and AddmmBackward0).
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 from typing import Any
@@ -211,23 +212,80 @@ for _name, _wrapper, _kernel in (("max", ops.maximum, kernels.maximum),
         (_SELF, arguments.Param("other", "Tensor"))))
 
 
+def _two_dims(A: Any, dim: Any, name: str) -> tuple[int, int]:
+    """matrix_norm's two dims, made non-negative, with PyTorch's checks."""
+    if A.ndim < 2:
+        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
+    if len(dim) != 2:
+        raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           f"{' '.join(map(str, dim))}")
+    for d in dim:
+        if not -A.ndim <= d < A.ndim:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-A.ndim}, {A.ndim - 1}], but got {d})")
+    first, second = (d % A.ndim for d in dim)
+    if first == second:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
+                           f"{dim[1]})")
+    return first, second
+
+
+def matrix_norm_of(A: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Any:
+    """torch.linalg.matrix_norm once its arguments are checked (torch.norm's matrix norms
+    come here too)."""
+    if ord not in ("fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf):  # (checked first)
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+    rows, columns = _two_dims(A, tuple(dim), "matrix_norm")
+    if ord == "fro":
+        return ops.linalg_vector_norm(A, 2, [rows, columns], keepdim, dtype=dtype)
+    if ord in ("nuc", 2, -2):
+        return _singular_value_norm(A, ord, rows, columns, keepdim, dtype)
+    # |A| summed along one dim, then the largest (or smallest) of those sums along the other.
+    summed, picked = (rows, columns) if abs(ord) == 1 else (columns, rows)
+    sums = ops.linalg_vector_norm(A, 1, [summed], keepdim, dtype=dtype)
+    if not keepdim and picked > summed:
+        picked -= 1  # the summed dimension is gone
+    return _extreme(sums, ord > 0, picked, keepdim)
+
+
+def _extreme(values: Any, largest: bool, dim: int, keepdim: bool) -> Any:
+    """The largest (smallest) of the non-negative values along dim. torch's largest over an
+    empty dim is 0 (their sum, which keeps the gradient's path); its smallest raises."""
+    if largest and values.shape[dim] == 0:
+        return ops.sum(values, [dim], keepdim)
+    return (ops.amax if largest else ops.amin)(values, [dim], keepdim)
+
+
+def _singular_value_norm(A: Any, ord: Any, rows: int, columns: int, keepdim: bool,
+                         dtype: Any) -> Any:
+    """The norms of the singular values: their sum ('nuc'), largest (2) or smallest (-2)."""
+    if dtype is not None:
+        A = A.to(dtype)
+    moved = A.movedim((rows, columns), (-2, -1)) if (rows, columns) != (A.ndim - 2, A.ndim - 1) \
+        else A
+    S = ops._linalg_svd(moved, False, True)[1]  # U and Vh too: the derivatives need them
+    value = S.sum(-1) if ord == "nuc" else _extreme(S, ord == 2, -1, False)
+    if keepdim:
+        for dim in sorted((rows, columns)):
+            value = value.unsqueeze(dim)
+    return value
+
+
 def norm(input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False,
          dtype: Any = None) -> Any:
-    """torch.norm: a vector norm, computed as linalg_vector_norm, as PyTorch's Python does.
-
-    "fro" is the 2-norm of the elements; matrix norms ("nuc", "fro" over more than two
-    dimensions) are not implemented.
-    """
+    """torch.norm as PyTorch's Python computes it: a vector norm (linalg_vector_norm), "fro"
+    over at most two dims included; the other string orders ("nuc", "fro" over more dims)
+    are linalg.matrix_norm's, over the given dims or all of them."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(norm, (input, p, dim, keepdim, dtype), {})
         if heard is not _modes.PASS:
             return heard
+    dims = [dim] if isinstance(dim, int) else dim
     if isinstance(p, str):
         if p != "fro" or not (dim is None or isinstance(dim, int) or len(dim) <= 2):
-            raise NotImplementedError(f"norm(p={p!r}) is a matrix norm; gradgen has only "
-                                      "vector norms")
+            return matrix_norm_of(input, p, list(range(input.ndim)) if dims is None else dims,
+                                  keepdim, dtype)
         p = 2
-    dims = [dim] if isinstance(dim, int) else dim
     return ops.linalg_vector_norm(input, 2 if p is None else p, dims, keepdim,
                                   dtype=dtype)
 

@@ -112,9 +112,10 @@ def _search(sequence: np.ndarray, values: np.ndarray, side: str) -> np.ndarray:
                            "first N-1 dimensions of boundaries tensor and input value tensor "
                            f"must match, but we got boundaries tensor {list(sequence.shape)} and "
                            f"input value tensor {list(values.shape)}")
+    count = int(np.prod(sequence.shape[:-1]))  # (explicit: a -1 is ambiguous when empty)
     rows = [np.searchsorted(s, v, side=side) for s, v in
-            zip(sequence.reshape(-1, sequence.shape[-1]), values.reshape(-1, values.shape[-1]),
-                strict=True)]
+            zip(sequence.reshape(count, sequence.shape[-1]),
+                values.reshape(count, values.shape[-1]), strict=True)]
     return np.array(rows, dtype=np.int64).reshape(values.shape)
 
 

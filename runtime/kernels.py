@@ -1097,17 +1097,19 @@ def mean_dim(self, dim, keepdim=False, dtype=None):
     return _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
 
 
-def _check_nonempty(self: np.ndarray, axes: tuple[int, ...], name: str, hint: str = "") -> None:
-    """max-like reductions have no identity: an empty slice is PyTorch's error."""
+def _check_nonempty(self: np.ndarray, axes: tuple[int, ...], name: str, hint: str = "",
+                    given: Any = None) -> None:
+    """max-like reductions have no identity: an empty slice is PyTorch's error. amax and
+    amin name the first empty dim of the list as it was `given` (-1, not 1)."""
     if self.size:
         return
-    if len(axes) == self.ndim:
+    if not given and len(axes) == self.ndim:
         raise RuntimeError(
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0.{hint}"
         )
-    for axis in axes:
+    for axis, named in zip(axes, given or axes, strict=True):
         if self.shape[axis] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
+            raise IndexError(f"{name}(): Expected reduction dim {named} to have non-zero size.")
 
 
 _DIM_HINT = " Specify the reduction dim with the 'dim' argument."
@@ -1116,14 +1118,16 @@ _DIM_HINT = " Specify the reduction dim with the 'dim' argument."
 def amax(self, dim=(), keepdim=False):
     no_complex("max_values_cpu", self)
     axes = _axes(dim, self.ndim)
-    _check_nonempty(self, axes, "amax", _DIM_HINT)
+    _check_nonempty(self, axes, "amax", _DIM_HINT,
+                    () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim))
     return np.amax(self, axis=axes, keepdims=keepdim)
 
 
 def amin(self, dim=(), keepdim=False):
     no_complex("min_values_cpu", self)
     axes = _axes(dim, self.ndim)
-    _check_nonempty(self, axes, "amin", _DIM_HINT)
+    _check_nonempty(self, axes, "amin", _DIM_HINT,
+                    () if dim is None else (dim,) if isinstance(dim, int) else tuple(dim))
     return np.amin(self, axis=axes, keepdims=keepdim)
 
 
@@ -1262,10 +1266,11 @@ def std_correction(self, dim=None, correction=None, keepdim=False):
     return np.sqrt(_variance(self, dim, correction, keepdim, "std"))
 
 
+@silent
 def logsumexp(self, dim, keepdim=False):
     self = _float_input(self)
     axes = _axes(dim, self.ndim)
-    if self.size == 0:
+    if self.size == 0:  # log(0) = -inf, without numpy's warning
         return np.log(np.sum(np.exp(self), axis=axes, keepdims=keepdim))
     # Shift by the maximum so exp cannot overflow; an infinite maximum is not shifted by.
     shift = np.amax(self, axis=axes, keepdims=True)

@@ -53,24 +53,6 @@ def vector_norm(x: Any, ord: Any = 2, dim: Any = None, keepdim: bool = False, *,
     return ops.linalg_vector_norm(x, ord, dims, keepdim, dtype=dtype)
 
 
-def _two_dims(A: Any, dim: Any, name: str) -> tuple[int, int]:
-    """matrix_norm's two dims, made non-negative, with PyTorch's checks."""
-    if A.ndim < 2:
-        raise RuntimeError(f"linalg.{name}: The input tensor A must have at least 2 dimensions.")
-    if len(dim) != 2:
-        raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
-                           f"{' '.join(map(str, dim))}")
-    for d in dim:
-        if not -A.ndim <= d < A.ndim:
-            raise IndexError(f"Dimension out of range (expected to be in range of "
-                             f"[{-A.ndim}, {A.ndim - 1}], but got {d})")
-    first, second = (d % A.ndim for d in dim)
-    if first == second:
-        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, "
-                           f"{dim[1]})")
-    return first, second
-
-
 def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = False, *,
                 dtype: Any = None) -> Any:
     """'fro' (the 2-norm of the entries), or 1 / -1 (largest / smallest column sum of |A|)
@@ -80,34 +62,7 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
         if heard is not _modes.PASS:
             return heard
     _tensors("linalg_matrix_norm", input=A)
-    rows, columns = _two_dims(A, tuple(dim), "matrix_norm")
-    if ord == "fro":
-        return ops.linalg_vector_norm(A, 2, [rows, columns], keepdim, dtype=dtype)
-    if ord in ("nuc", 2, -2):
-        return _singular_value_norm(A, ord, rows, columns, keepdim, dtype)
-    if isinstance(ord, str) or ord not in (1, -1, math.inf, -math.inf):
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
-    # |A| summed along one dim, then the largest (or smallest) of those sums along the other.
-    summed, picked = (rows, columns) if abs(ord) == 1 else (columns, rows)
-    sums = ops.linalg_vector_norm(A, 1, [summed], keepdim, dtype=dtype)
-    if not keepdim and picked > summed:
-        picked -= 1  # the summed dimension is gone
-    return (ops.amax if ord > 0 else ops.amin)(sums, [picked], keepdim)
-
-
-def _singular_value_norm(A: Any, ord: Any, rows: int, columns: int, keepdim: bool,
-                         dtype: Any) -> Any:
-    """The norms of the singular values: their sum ('nuc'), largest (2) or smallest (-2)."""
-    if dtype is not None:
-        A = A.to(dtype)
-    moved = A.movedim((rows, columns), (-2, -1)) if (rows, columns) != (A.ndim - 2, A.ndim - 1) \
-        else A
-    S = ops._linalg_svd(moved, False, True)[1]  # U and Vh too: the derivatives need them
-    value = S.sum(-1) if ord == "nuc" else (ops.amax if ord == 2 else ops.amin)(S, [-1])
-    if keepdim:
-        for dim in sorted((rows, columns)):
-            value = value.unsqueeze(dim)
-    return value
+    return composite.matrix_norm_of(A, ord, dim, keepdim, dtype)
 
 
 def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,
@@ -691,6 +646,10 @@ def householder_product(A: Any, tau: Any, *, out: Any = None) -> Any:
         v = reflectors.narrow(-1, i, 1)  # (..., m, 1)
         scale = tau.narrow(-1, i, 1).unsqueeze(-1)  # (..., 1, 1)
         Q = Q - composite.matmul(composite.matmul(Q, v) * scale, v.transpose(-2, -1))
+    if tau.shape[-1] == 0:  # no reflector: the identity, still an output of A and tau (as
+        # torch's node makes it), through sums of nothing, exact zeros whatever A holds
+        nothing = A.narrow(-1, 0, 0).sum((-2, -1)) + tau.sum(-1)
+        Q = Q + nothing.unsqueeze(-1).unsqueeze(-1)
     return Q.narrow(-1, 0, n)
 
 

@@ -365,14 +365,15 @@ def value_selecting_reduction_backward(ops: Any, grad: Any, dim: int, indices: A
 
 def prod_backward(ops: Any, grad: Any, input: Any, result: Any, dim: int | None = None,
                   keepdim: bool = False) -> Any:
-    """d prod / d x_i is the product of the other elements: result / x_i when no x_j is 0."""
+    """d prod / d x_i is the product of the other elements: result / x_i when no x_j is 0.
+    Of a 0-dim input, grad itself (no second-order path to the input, as torch's)."""
+    if input.ndim == 0:
+        return grad
     if dim is None:  # the product of all elements: one slice, the flattened input
         if int(ops.sum(input == 0)) == 0:
             return grad * (result / input)
         others = _product_of_others(ops, ops.reshape(input, -1), 0)
         return ops.reshape(grad * others, input.shape)
-    if input.ndim == 0:
-        return grad
     grad = restore_reduced_dims(ops, grad, dim, keepdim)
     if int(ops.sum(input == 0)) == 0:
         return grad * (restore_reduced_dims(ops, result, dim, keepdim) / input)
@@ -421,6 +422,16 @@ def logsumexp_backward(ops: Any, grad: Any, self: Any, result: Any, dim: Any,
     """d logsumexp / d x_i = exp(x_i - logsumexp): the softmax of each slice."""
     grad = restore_reduced_dims(ops, grad, dim, keepdim)
     return grad * ops.exp(self - restore_reduced_dims(ops, result, dim, keepdim))
+
+
+def logsumexp_jvp(ops: Any, self_p: Any, self_t: Any, dim: Any, keepdim: bool) -> Any:
+    """The tangents weighted by the softmax of each slice, as torch computes it: exp(x -
+    max x) summed over its sum (of an empty input, 0 / 0: NaN)."""
+    if ops.numel(self_p) > 0:
+        weights = ops.exp(self_p - ops.amax(self_p, dim, True))
+    else:
+        weights = ops.exp(self_p)
+    return ops.sum(weights * self_t, dim, keepdim) / ops.sum(weights, dim, keepdim)
 
 
 def norm_backward(ops: Any, grad: Any, self: Any, p: Any, norm: Any, dim: Any = None,
@@ -1623,6 +1634,8 @@ def linalg_det_backward(ops: Any, grad: Any, det: Any, A: Any, LU: Any, pivots: 
     n = A.shape[-1]
     if ops.numel(A) == 0:
         return ops.zeros_like(A)
+    if n == 1:  # det A = A: grad itself, which a second order does not go through A for
+        return ops.expand(ops.unsqueeze(ops.unsqueeze(grad, -1), -1), list(A.shape))
     d = _diag_embed(ops, ops.expand(ops.unsqueeze(grad * det, -1), list(A.shape[:-1])))
     singular = ops.lt(ops.abs(det), 100 * _epsilon(A))
     if not _any(ops, singular):
@@ -1631,7 +1644,7 @@ def linalg_det_backward(ops: Any, grad: Any, det: Any, A: Any, LU: Any, pivots: 
     alpha = ops._linalg_det(U)[0] * ops._linalg_det(Vh)[0] * grad
     D = _product_of_others(ops, S, -1) * ops.unsqueeze(alpha, -1)
     through_svd = ops.matmul(U * ops.unsqueeze(D, -2), Vh)
-    if n == 1 or bool(ops.all(singular)):
+    if bool(ops.all(singular)):
         return through_svd
     mask = _scalar_matrices(ops, singular)
     safe = ops.where(mask, _eye(ops, n, A), A)
@@ -1957,14 +1970,24 @@ def svd_full_backward(ops: Any, gU: Any, gS: Any, gVh: Any, U: Any, S: Any, Vh: 
     return _svd_backward(ops, gU, gS, gVh, U, S, Vh)
 
 
+def _zero_padded(ops: Any, X: Any, size: int, dim: int) -> Any:
+    """X followed along dim by zeros up to `size` (the tangent of full_matrices' extra
+    singular vectors, which torch sets to zero)."""
+    if X.shape[dim] == size:
+        return X
+    shape = list(X.shape)
+    shape[dim] = size - X.shape[dim]
+    return ops.cat([X, ops.zeros(shape, dtype=X.dtype)], dim)
+
+
 def linalg_svd_jvp(ops: Any, dA: Any, U: Any, S: Any, Vh: Any, full_matrices: bool) -> tuple:
     """(dU, dS, dVh) from dP = Uᵀ dA V: its diagonal is dS, its off-diagonal part rotates U
-    and V; a tall (wide) A adds what leaves U's (V's) span."""
+    and V; a tall (wide) A adds what leaves U's (V's) span. With full_matrices, torch's
+    tangents of the first k singular vectors, zeros for the others."""
     m, n = dA.shape[-2], dA.shape[-1]
     k = S.shape[-1]
-    if full_matrices and m != n:
-        raise NotImplementedError("linalg_svd_jvp: full_matrices=True is not supported for "
-                                  "non-square matrices")
+    if full_matrices:
+        U, Vh = U[..., :k], Vh[..., :k, :]
     V = _mT(ops, Vh)
     dP = ops.matmul(_mT(ops, U), ops.matmul(dA, V))
     dS = _diagonal(ops, dP)
@@ -1977,7 +2000,10 @@ def linalg_svd_jvp(ops: Any, dA: Any, U: Any, S: Any, Vh: Any, full_matrices: bo
         dU = dU + (ops.matmul(dA, V) - ops.matmul(U, dP)) / column
     if n > k:
         dV = dV + (ops.matmul(_mT(ops, dA), U) - ops.matmul(V, _mT(ops, dP))) / column
-    return dU, dS, _mT(ops, dV)
+    dVh = _mT(ops, dV)
+    if full_matrices:
+        dU, dVh = _zero_padded(ops, dU, m, -1), _zero_padded(ops, dVh, n, -2)
+    return dU, dS, dVh
 
 
 def _eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any) -> Any:
@@ -2011,12 +2037,19 @@ def linalg_eig_backward(ops: Any, gL: Any, gV: Any, L: Any, V: Any, is_hermitian
 
 
 def linalg_eig_jvp(ops: Any, dA: Any, L: Any, V: Any, is_hermitian: bool) -> tuple:
-    """(dL, dV): dP = Vᵀ dA V; dL its diagonal, dV = V (dP off the diagonal / E)."""
-    if not is_hermitian:
-        raise NotImplementedError("linalg.eig: gradgen has no complex dtypes")
-    dP = ops.matmul(_mT(ops, V), ops.matmul(dA, V))
+    """(dL, dV): dP = V⁻¹ dA V (Vᵀ dA V when symmetric); dL its diagonal, dV = V (dP off
+    the diagonal / E), less, for a general A, what would change the unit columns' norms."""
+    if is_hermitian:
+        dP = ops.matmul(_mT(ops, V), ops.matmul(dA, V))
+    else:
+        dA = dA if _is_complex(dA) else ops.to(dA, V.dtype)
+        dP = ops.linalg_solve_ex(V, ops.matmul(dA, V))[0]
     dL = _diagonal(ops, dP)
-    return dL, ops.matmul(V, (dP - _diag_embed(ops, dL)) / _gaps(ops, L))
+    dV = ops.matmul(V, (dP - _diag_embed(ops, dL)) / _gaps(ops, L))
+    if not is_hermitian:
+        Vh = ops.transpose(conj(ops, V), -2, -1)
+        dV = dV - V * ops.unsqueeze(_real_part(ops, _diagonal(ops, ops.matmul(Vh, dV))), -2)
+    return dL, dV
 
 
 _QR_R_MODE = ("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. "
@@ -2400,10 +2433,12 @@ def cholesky_inverse_backward(ops: Any, grad: Any, L: Any, upper: bool, inverse:
 
 
 def cholesky_inverse_jvp(ops: Any, F: Any, dF: Any, X: Any, upper: bool) -> Any:
-    """dX = -X dA X with dA = dL Lᵀ + L dLᵀ (dUᵀ U + Uᵀ dU): one term and its transpose."""
+    """torch's tangent, term for term: -X dF X Fᵀ (upper: -X dFᵀ X F) plus its transpose.
+    It is not the derivative of X = (F Fᵀ)⁻¹, -X (dF Fᵀ + F dFᵀ) X (finite differences
+    disagree), but it is what torch's forward mode gives, so gradgen gives it too."""
     CF = F if upper else _mT(ops, F)
     dCF = _mT(ops, dF) if upper else dF
-    partial = -ops.matmul(ops.matmul(ops.matmul(X, dCF), CF), X)
+    partial = -ops.matmul(ops.matmul(ops.matmul(X, dCF), X), CF)
     return partial + _mT(ops, partial)
 
 

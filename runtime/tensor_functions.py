@@ -418,26 +418,53 @@ def cov(input: Any, *, correction: int = 1, fweights: Any = None, aweights: Any 
     if input.ndim > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an "
                            f"input with {input.ndim} dimensions")
+    if input.dtype == dtypes.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input.view(1, -1) if input.ndim < 2 else input
     observations = x.shape[1]
+    if fweights is not None:
+        _check_cov_weights("fweights", fweights, observations)
+    if aweights is not None:
+        _check_cov_weights("aweights", aweights, observations)
     weights = fweights
     if aweights is not None:
         weights = aweights if weights is None else weights * aweights
-    if weights is None:
-        mean = x.mean(1)
-        normaliser = observations - correction
+    # torch's order of operations throughout (the float32 rounding of weights' gradients)
+    weight_sum = factories.tensor(observations, dtype=dtypes.int64) if weights is None \
+        else weights.sum()
+    if weights is not None and not bool(weight_sum != 0):
+        raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    mean = (x if weights is None else x * weights).sum(1) / weight_sum
+    if weights is None or aweights is None or correction == 0:
+        normaliser = weight_sum - correction
     else:
-        weight_sum = weights.sum()
-        mean = (x * weights).sum(1) / weight_sum
-        normaliser = weight_sum - correction if aweights is None else \
-            weight_sum - correction * (weights * aweights).sum() / weight_sum
-    if (normaliser <= 0) if not isinstance(normaliser, Tensor) else bool(normaliser <= 0):
+        normaliser = weight_sum - correction * (weights * aweights).sum() / weight_sum
+    if bool(normaliser <= 0):
         warn_at_caller("cov(): degrees of freedom is <= 0. Correction should be strictly less "
                        "than the number of observations.", UserWarning)
-        normaliser = normaliser * 0 if isinstance(normaliser, Tensor) else 0
+        normaliser = normaliser * 0
     centred = x - mean.unsqueeze(1)
     weighted = centred if weights is None else centred * weights
-    return (ops.mm(weighted, centred.t()) / normaliser).squeeze()
+    return ops.div(ops.mm(centred, weighted.t()), normaliser).squeeze()
+
+
+def _check_cov_weights(name: str, weights: Any, observations: int) -> None:
+    """torch's checks of cov's fweights (integers) and aweights (floating point)."""
+    if weights.ndim > 1:
+        raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                           f"{name} with {weights.ndim} dimensions")
+    wanted = "integral" if name == "fweights" else "floating point"
+    if weights.dtype.is_floating_point != (name == "aweights") or weights.dtype == dtypes.bool_ \
+            or weights.dtype.is_complex:
+        raise RuntimeError(f"cov(): expected {name} to have {wanted} dtype but got {name} "
+                           f"with {kernels._TYPE_NAMES.get(weights.dtype.name, weights.dtype)} "
+                           "dtype")
+    if weights.numel() != observations:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                           f"observations in the input but got {weights.numel()} != "
+                           f"{observations}")
+    if observations and not bool(weights.min() >= 0):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
 def corrcoef(input: Any) -> Any:

@@ -491,7 +491,6 @@ def _torch_forward_less() -> set[str]:
 TORCH_FORWARD_LESS = _torch_forward_less()
 # Entries torch gives a forward formula that gradgen's lacks, each with its reason.
 FORWARD_NOT_YET = {
-    "linalg_eig": "torch's linalg_eig_jvp (complex eigenvectors) not yet ported",
 }
 
 

@@ -112,18 +112,17 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
                          lambda sample: sample.kwargs.get("memory_format") is
                          torch.channels_last)
        for name in ("bool", "double", "float", "int", "long")},
-    ("norm", "nuc", "*"): ("gradgen has only vector norms; the nuclear norm needs an SVD", None),
     # Ops added in one session (torch's other names, composites, nn's functional forms)
     # that differ from torch in one check on OpInfo's samples; each is a defect not yet
     # investigated, kept as a strict expected failure so that a fix shows here.
     **{(name, "", check): ("differs from torch in this check on OpInfo's samples (added "
                            "with the torch.* and nn breadth work): not yet investigated", None)
        for name, check in (
-           ("matrix_exp", "float32"), ("corrcoef", "int64"), ("cov", "int64"),
+           ("matrix_exp", "float32"),
            ("nn.functional.local_response_norm", "int64"),
            ("nn.functional.triplet_margin_loss", "int64"),
            ("bitwise_left_shift", "errors"),
-           ("bitwise_right_shift", "errors"), ("cov", "errors"), ("lcm", "errors"),
+           ("bitwise_right_shift", "errors"), ("lcm", "errors"),
            ("gcd", "errors"), ("hsplit", "errors"), ("vsplit", "errors"),
            ("hstack", "errors"), ("vstack", "errors"), ("dstack", "errors"))},
     ("nn.functional.triplet_margin_with_distance_loss", "", "*"): (
@@ -170,11 +169,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
            ("special.legendre_polynomial_p", "", "int64"),
            *((f"special.{shifted}chebyshev_polynomial_{kind}", "", "int64")
              for shifted in ("", "shifted_") for kind in "tuvw"))},
-    ("linalg.householder_product", "", "backward"): (
-        "gradgen composes householder_product of ops (no LinalgHouseholderProductBackward0 "
-        "yet): with no reflector (an empty input or tau) its output does not depend on the "
-        "inputs, where torch's node gives them undefined gradients",
-        lambda sample: sample.input.numel() == 0 or sample.args[0].numel() == 0),
     # -- end of elementwise math and torch.special (family 1) --
 
     # -- reductions, scans, indexing and shape (family 2): entries follow --
@@ -200,16 +194,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
         "the harness's random cotangents make a loss that depends on the eigenvectors' phases, "
         "which torch refuses (its gauge check); gradgen leaves the check out. "
         "tests/test_complex.py compares gradients on phase-invariant losses", None),
-    **{(name, "", "forward_ad"): (
-        "no forward formula for linalg_eig yet (torch's linalg_eig_jvp of a general matrix "
-        "is not ported)", None) for name in ("linalg.eig", "linalg.eigvals")},
-    ("linalg.eigvals", "", "gradgrad"): (
-        "the second order through linalg_eig's backward differs from torch's on OpInfo's "
-        "samples: not yet investigated", None),
-    ("linalg.det", "", "gradgrad"): (
-        "of a 1 x 1 matrix torch's backward is grad itself, so A gets no second-order "
-        "gradient (None); gradgen's formula goes through A and gives zeros",
-        lambda sample: tuple(sample.input.shape[-2:]) == (1, 1)),
 
     # -- end of linear algebra (family 3) --
 
@@ -224,12 +208,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
         "gradgen returns the last. The values agree",
         lambda sample: sample.input.numel() > 100)
        for check in ("int64", "bool")},
-    ("cholesky_inverse", "", "forward_ad"): (
-        "torch's cholesky_inverse_jvp multiplies -X dF X Fᵀ, which is not the derivative of "
-        "(F Fᵀ)⁻¹ (finite differences disagree); gradgen's tangent is -X dF Fᵀ X plus its "
-        "transpose, checked against finite differences by codegen verify. The two agree on "
-        "some samples only, so every sample is left out of this check",
-        lambda sample: True),
 }
 
 
