@@ -333,7 +333,9 @@ def _by_name(op: Any) -> Callable | None:
         return None
     if isinstance(method, property):  # `x.T`
         return lambda self: getattr(self, name)
-    return lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs)
+    # called unbound, as the OpInfo calls torch.Tensor's: `Tensor.__rpow__(2.5, x)` runs the
+    # Tensor method, not the number's own (float.__rpow__, which returns NotImplemented)
+    return lambda self, *args, **kwargs: method(self, *args, **kwargs)
 
 
 OPS = [op for op in op_db
@@ -412,8 +414,8 @@ def assert_same(got: Any, want: Any, where: str, rtol: float = 1e-7, atol: float
         assert isinstance(got, list | tuple) and len(got) == len(want), f"{where}: structure"
         for index, (g, w) in enumerate(zip(got, want, strict=True)):
             assert_same(g, w, f"{where}[{index}]", rtol, atol)
-    elif want is None:
-        assert got is None, f"{where}: {got!r} for None"
+    elif want is None or want is NotImplemented:
+        assert got is want, f"{where}: {got!r} for {want!r}"
     else:
         assert got == pytest.approx(want, rel=rtol, abs=atol, nan_ok=True), where
 
