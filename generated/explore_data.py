@@ -2207,32 +2207,32 @@ NODES = {
         "entry": "elu",
         "schema": "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
         "formulas": (
-            ("self", "where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))"),
+            ("self", "elu_backward(grad, alpha, scale, input_scale, False, self)"),
         ),
         "result": (
-            ("result", "auto_element_wise", "where(self_p > 0, self_t * scale, self_t * exp(self_p * input_scale) * (alpha * scale * input_scale))"),
+            ("result", "auto_element_wise", "elu_backward(self_t, alpha, scale, input_scale, False, self_p)"),
         ),
         "saved": {
-            "self_": "tensor",
+            "alpha": "value",
             "scale": "value",
             "input_scale": "value",
-            "alpha": "value",
+            "self_": "tensor",
         },
     },
     "EluBackward1": {
         "entry": "elu_",
         "schema": "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)",
         "formulas": (
-            ("self", "where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))"),
+            ("self", "elu_backward(grad, alpha, scale, input_scale, True, result)"),
         ),
         "result": (
-            ("result", "self_t * where(result > 0, scale, (result + alpha * scale) * input_scale)", ""),
+            ("result", "elu_backward(self_t, alpha, scale, input_scale, True, result)", ""),
         ),
         "saved": {
-            "result": "output",
-            "scale": "value",
             "alpha": "value",
+            "scale": "value",
             "input_scale": "value",
+            "result": "output",
         },
     },
     "HardtanhBackward0": {
@@ -5376,10 +5376,10 @@ NODES = {
         "entry": "celu",
         "schema": "celu(Tensor self, Scalar alpha=1.0) -> Tensor",
         "formulas": (
-            ("self", "elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)"),
+            ("self", "elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), False, self)"),
         ),
         "result": (
-            ("result", "auto_element_wise", "elu_backward(self_t, alpha, 1, 1.0 / alpha, False, self_p)"),
+            ("result", "auto_element_wise", "elu_backward(self_t, alpha, 1, 1.0 / to_float(alpha), False, self_p)"),
         ),
         "saved": {
             "alpha": "value",
@@ -5390,10 +5390,10 @@ NODES = {
         "entry": "celu_",
         "schema": "celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)",
         "formulas": (
-            ("self", "elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)"),
+            ("self", "elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), True, result)"),
         ),
         "result": (
-            ("result", "elu_backward(self_t, alpha, 1, 1.0 / alpha, True, result)", ""),
+            ("result", "elu_backward(self_t, alpha, 1, 1.0 / to_float(alpha), True, result)", ""),
         ),
         "saved": {
             "alpha": "value",

@@ -1887,18 +1887,18 @@ def elu(self_p, self_t, alpha, scale, input_scale, result):
     """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
 
     derivatives.yaml, entry elu
-    result: auto_element_wise, from self: where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))
+    result: auto_element_wise, from self: elu_backward(grad, alpha, scale, input_scale, False, self)
     """
-    return ops.where(self_p > 0, self_t * scale, self_t * ops.exp(self_p * input_scale) * (alpha * scale * input_scale))
+    return ops.elu_backward(self_t, alpha, scale, input_scale, False, self_p)
 
 
 def elu_(self_p, self_t, alpha, scale, input_scale, result):
     """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
 
     derivatives.yaml, entry elu_
-    result: self_t * where(result > 0, scale, (result + alpha * scale) * input_scale)
+    result: elu_backward(self_t, alpha, scale, input_scale, True, result)
     """
-    return self_t * ops.where(result > 0, scale, (result + alpha * scale) * input_scale)
+    return ops.elu_backward(self_t, alpha, scale, input_scale, True, result)
 
 
 def hardtanh(self_p, self_t, min_val, max_val, result):
@@ -3750,18 +3750,18 @@ def celu(self_p, self_t, alpha, result):
     """celu(Tensor self, Scalar alpha=1.0) -> Tensor
 
     derivatives.yaml, entry celu
-    result: auto_element_wise, from self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
+    result: auto_element_wise, from self: elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), False, self)
     """
-    return ops.elu_backward(self_t, alpha, 1, 1.0 / alpha, False, self_p)
+    return ops.elu_backward(self_t, alpha, 1, 1.0 / manual.to_float(ops, alpha), False, self_p)
 
 
 def celu_(self_p, self_t, alpha, result):
     """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)
 
     derivatives.yaml, entry celu_
-    result: elu_backward(self_t, alpha, 1, 1.0 / alpha, True, result)
+    result: elu_backward(self_t, alpha, 1, 1.0 / to_float(alpha), True, result)
     """
-    return ops.elu_backward(self_t, alpha, 1, 1.0 / alpha, True, result)
+    return ops.elu_backward(self_t, alpha, 1, 1.0 / manual.to_float(ops, alpha), True, result)
 
 
 def elu_backward(grad_output_p, grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p, self_or_result_t, result):

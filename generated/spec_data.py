@@ -565,10 +565,10 @@ FORMULAS = {
         0: "self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))",
     },
     "EluBackward0": {
-        0: "self: where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))",
+        0: "self: elu_backward(grad, alpha, scale, input_scale, False, self)",
     },
     "EluBackward1": {
-        0: "self: where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))",
+        0: "self: elu_backward(grad, alpha, scale, input_scale, True, result)",
     },
     "HardtanhBackward0": {
         0: "self: hardtanh_backward(grad, self, min_val, max_val)",
@@ -1310,10 +1310,10 @@ FORMULAS = {
         0: "self: threshold_backward(grad, self, threshold)",
     },
     "CeluBackward0": {
-        0: "self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)",
+        0: "self: elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), False, self)",
     },
     "CeluBackward1": {
-        0: "self: elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)",
+        0: "self: elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), True, result)",
     },
     "EluBackwardBackward0": {
         0: "grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)",
