@@ -1998,7 +1998,15 @@ def _prelu_kernel(self_p, self_t, weight_p, weight_t, result):
     derivatives.yaml, entry _prelu_kernel
     result: where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)
     """
-    return ops.where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)
+    total = None
+    if forward_grad.defined(self_t):
+        term = weight_p * self_t
+        total = term if total is None else total + term
+    if forward_grad.defined(weight_t):
+        term = weight_t * self_p
+        total = term if total is None else total + term
+    branch2 = 0 if total is None else total
+    return ops.where(self_p >= 0, self_t, branch2)
 
 
 def _prelu_kernel_backward(grad_output_p, grad_output_t, self_p, self_t, weight_p, weight_t, result0, result1):

@@ -173,3 +173,19 @@ def test_elu_in_place_uses_elu_backward_of_the_result():
         y = library.nn.functional.elu(x * 1, alpha=-0.5, inplace=True)
         with pytest.raises(RuntimeError, match="negative slope"):
             y.sum().backward()
+
+
+def test_prelu_forward_mode_with_a_weight_without_tangent():
+    """torch's undefined tangent of the weight is a zero tensor: weight_t * self_p is zero
+    even where self is infinite or NaN (the JVP is a where whose branch is such a sum)."""
+    values = np.array([INF, 1.0, -INF, -2.0, NAN, 0.0, -0.0, 3.0, NAN])
+    tangent = np.linspace(-1.0, 1.0, 9)
+    results = []
+    for library in (torch, runtime):
+        forward_ad = library.autograd.forward_ad
+        weight = library.tensor(0.25, dtype=library.float64)
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(library.tensor(values), library.tensor(tangent))
+            out = library.nn.functional.prelu(dual, weight)
+            results.append(forward_ad.unpack_dual(out).tangent)
+    _same(results[1], results[0])
