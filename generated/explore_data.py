@@ -2095,7 +2095,7 @@ NODES = {
         "entry": "embedding",
         "schema": "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
         "formulas": (
-            ("weight", "embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)"),
+            ("weight", "embedding_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq, sparse)"),
         ),
         "result": (
             ("result", "auto_linear", ""),
@@ -2105,6 +2105,7 @@ NODES = {
             "weight_sym_sizes": "sizes",
             "padding_idx": "value",
             "scale_grad_by_freq": "value",
+            "sparse": "value",
         },
     },
     "EmbeddingDenseBackwardBackward0": {
@@ -2194,10 +2195,10 @@ NODES = {
         "entry": "mish",
         "schema": "mish(Tensor self) -> Tensor",
         "formulas": (
-            ("self", "grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))"),
+            ("self", "grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) * tanh(log1p(exp(self)))))"),
         ),
         "result": (
-            ("result", "auto_element_wise", "self_t * (tanh(softplus(self_p)) + self_p * sigmoid(self_p) * (1 - tanh(softplus(self_p)) * tanh(softplus(self_p))))"),
+            ("result", "auto_element_wise", "self_t * (tanh(log1p(exp(self_p))) + self_p * sigmoid(self_p) * (1 - tanh(log1p(exp(self_p))) * tanh(log1p(exp(self_p)))))"),
         ),
         "saved": {
             "self_": "tensor",

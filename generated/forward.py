@@ -1878,9 +1878,9 @@ def mish(self_p, self_t, result):
     """mish(Tensor self) -> Tensor
 
     derivatives.yaml, entry mish
-    result: auto_element_wise, from self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))
+    result: auto_element_wise, from self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) * tanh(log1p(exp(self)))))
     """
-    return self_t * (ops.tanh(ops.softplus(self_p)) + self_p * ops.sigmoid(self_p) * (1 - ops.tanh(ops.softplus(self_p)) * ops.tanh(ops.softplus(self_p))))
+    return self_t * (ops.tanh(ops.log1p(ops.exp(self_p))) + self_p * ops.sigmoid(self_p) * (1 - ops.tanh(ops.log1p(ops.exp(self_p))) * ops.tanh(ops.log1p(ops.exp(self_p)))))
 
 
 def elu(self_p, self_t, alpha, scale, input_scale, result):

@@ -4718,10 +4718,10 @@ class EmbeddingBackward0(Node):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
     derivatives.yaml, entry embedding
-    weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
+    weight: embedding_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq, sparse)
     """
 
-    __slots__ = ("indices_", "_saved_weight_sym_sizes", "_saved_padding_idx", "_saved_scale_grad_by_freq")
+    __slots__ = ("indices_", "_saved_weight_sym_sizes", "_saved_padding_idx", "_saved_scale_grad_by_freq", "_saved_sparse")
 
     @property
     def _saved_indices(self):
@@ -4737,10 +4737,11 @@ class EmbeddingBackward0(Node):
         weight_sym_sizes = self._saved_weight_sym_sizes
         padding_idx = self._saved_padding_idx
         scale_grad_by_freq = self._saved_scale_grad_by_freq
+        sparse = self._saved_sparse
         grad_inputs = [None]
-        # weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
+        # weight: embedding_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq, sparse)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.embedding_dense_backward(grad, indices, weight_sym_sizes[0], padding_idx, scale_grad_by_freq)
+            grad_inputs[0] = manual.embedding_backward(ops, grad, indices, weight_sym_sizes[0], padding_idx, scale_grad_by_freq, sparse)
         return grad_inputs
 
 
@@ -4976,7 +4977,7 @@ class MishBackward0(Node):
     """mish(Tensor self) -> Tensor
 
     derivatives.yaml, entry mish
-    self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))
+    self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) * tanh(log1p(exp(self)))))
     """
 
     __slots__ = ("self_",)
@@ -4993,9 +4994,9 @@ class MishBackward0(Node):
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None]
-        # self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))
+        # self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) * tanh(log1p(exp(self)))))
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * (ops.tanh(ops.softplus(self_)) + self_ * ops.sigmoid(self_) * (1 - ops.tanh(ops.softplus(self_)) * ops.tanh(ops.softplus(self_))))
+            grad_inputs[0] = grad * (ops.tanh(ops.log1p(ops.exp(self_))) + self_ * ops.sigmoid(self_) * (1 - ops.tanh(ops.log1p(ops.exp(self_))) * ops.tanh(ops.log1p(ops.exp(self_)))))
         return grad_inputs
 
 

@@ -6554,6 +6554,7 @@ def embedding(weight=MISSING, indices=MISSING, padding_idx=-1, scale_grad_by_fre
         grad_fn._saved_weight_sym_sizes = recording.sizes(weight)
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
+        grad_fn._saved_sparse = sparse
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(weight):
         with forward_grad.computing_tangents():

@@ -538,7 +538,7 @@ FORMULAS = {
         1: "mask: not_implemented(\"native_dropout_backward: mask\")",
     },
     "EmbeddingBackward0": {
-        0: "weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)",
+        0: "weight: embedding_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq, sparse)",
     },
     "EmbeddingDenseBackwardBackward0": {
         0: "grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)",
@@ -562,7 +562,7 @@ FORMULAS = {
         0: "self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))",
     },
     "MishBackward0": {
-        0: "self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))",
+        0: "self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) * tanh(log1p(exp(self)))))",
     },
     "EluBackward0": {
         0: "self: elu_backward(grad, alpha, scale, input_scale, False, self)",

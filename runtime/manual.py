@@ -704,6 +704,17 @@ def dropout_scale(ops: Any, p: float, train: bool | None) -> float:
     return 0.0 if p == 1 else 1.0 / (1.0 - p)
 
 
+def embedding_backward(ops: Any, grad: Any, indices: Any, num_weights: int, padding_idx: int,
+                       scale_grad_by_freq: bool, sparse: bool) -> Any:
+    """embedding's gradient in its weight: embedding_dense_backward, or, for sparse=True, a
+    sparse gradient, which gradgen does not have (the forward runs; the backward refuses)."""
+    if sparse:
+        raise NotImplementedError("gradgen has no sparse gradients (embedding with sparse=True "
+                                  "has no backward here)")
+    return ops.embedding_dense_backward(grad, indices, num_weights, padding_idx,
+                                        scale_grad_by_freq)
+
+
 def embedding_dense_double_backward(ops: Any, grad: Any, indices: Any, num_weights: int,
                                     padding_idx: int, scale_grad_by_freq: bool) -> Any:
     """d/d(grad_output) of embedding_dense_backward: look the rows of `grad` up again.
@@ -1496,10 +1507,12 @@ NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"convolution", "convoluti
 
 
 def sinc_backward(ops: Any, grad: Any, self: Any) -> Any:
-    """d/dx sin(pi x) / (pi x) = (cos(pi x) - sinc(x)) / x, and 0 at x == 0."""
-    product = self * math.pi
-    slope = (ops.cos(product) * math.pi - ops.sin(product) / self) / product
-    return ops.where(self == 0, 0, grad * slope)
+    """d/dx sin(pi x) / (pi x) = (pi x cos(pi x) - sin(pi x)) / (pi x²), in torch's order
+    of operations, and 0 where pi x² is 0 (x == 0, or x² underflows)."""
+    self_pi = self * math.pi
+    self_squared_pi = self * self * math.pi
+    out = grad * (self_pi * ops.cos(self_pi) - ops.sin(self_pi)) / conj(ops, self_squared_pi)
+    return ops.where(self_squared_pi == 0, 0, out)
 
 
 def mvlgamma_backward(ops: Any, grad: Any, self: Any, p: int) -> Any:

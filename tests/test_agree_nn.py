@@ -189,3 +189,35 @@ def test_prelu_forward_mode_with_a_weight_without_tangent():
             out = library.nn.functional.prelu(dual, weight)
             results.append(forward_ad.unpack_dual(out).tangent)
     _same(results[1], results[0])
+
+
+def test_embedding_with_sparse_true_runs_forward_and_refuses_backward():
+    """torch's forward ignores sparse=True (only its gradient is sparse): gradgen's forward
+    gives torch's values, and its backward, which would be sparse, raises."""
+    weight = np.arange(15.0).reshape(5, 3)
+    indices = np.array([[0, 2], [4, 2]])
+    _both(lambda lib, w, i: lib.nn.functional.embedding(i, w, sparse=True), weight, indices)
+    _both(lambda lib, w, i: lib.nn.functional.embedding(i, w, sparse=True, max_norm=1.0,
+                                                      padding_idx=0), weight, indices)
+    w = runtime.tensor(weight, requires_grad=True)
+    out = runtime.nn.functional.embedding(runtime.tensor(indices), w, sparse=True)
+    with pytest.raises(NotImplementedError, match="sparse"):
+        out.sum().backward()
+
+
+def test_mish_second_order_above_exps_range_is_torchs_nan():
+    values = np.array([1001.2, 800.0, 30.0, 1.5, -3.0, -1001.2])
+    function = ACTIVATIONS_MORE["mish"]
+    _compare_grads(function, [values], 1)
+    _compare_grads(function, [values], 2)
+
+
+def test_sinc_gradient_in_torchs_order_of_operations():
+    values = np.array([0.0, 1e-170, -5.5e-7, 1e-3, 0.5, 2.0, -3.25])
+    _compare_grads(ACTIVATIONS_MORE["sinc"], [values], 1)
+
+
+ACTIVATIONS_MORE = {
+    "mish": lambda lib, x: lib.nn.functional.mish(x),
+    "sinc": lambda lib, x: lib.sinc(x),
+}
