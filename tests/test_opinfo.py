@@ -126,10 +126,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
            ("bitwise_right_shift", "errors"), ("cov", "errors"), ("lcm", "errors"),
            ("gcd", "errors"), ("hsplit", "errors"), ("vsplit", "errors"),
            ("hstack", "errors"), ("vstack", "errors"), ("dstack", "errors"))},
-    ("nn.functional.triplet_margin_with_distance_loss", "", "*"): (
-        "the sample's distance_function is a torch module instance, which gradgen's tensors "
-        "cannot go through (the harness maps torch's functions to gradgen's, not modules)",
-        lambda sample: isinstance(sample.kwargs.get("distance_function"), torch.nn.Module)),
     **{("nn.functional.multi_head_attention_forward", "", check): (
         "a defect, not yet found: on OpInfo's samples (bias_k/bias_v, unbatched and batched "
         "inputs) the forward values differ from torch's; the module path "
@@ -371,6 +367,8 @@ def to_gradgen(value: Any, requires_grad: bool = True) -> Any:
         return tuple(value)
     if isinstance(value, torch.device):
         return runtime.device(str(value))
+    if isinstance(value, torch.nn.Module):  # a module given as a function: gradgen's namesake
+        return _module_to_gradgen(value)
     if _is_torch_function(value):  # an activation given by function: gradgen's namesake
         return getattr(runtime_functional, value.__name__, None) or getattr(runtime,
                                                                             value.__name__)
@@ -383,6 +381,20 @@ def to_gradgen(value: Any, requires_grad: bool = True) -> Any:
                 if not (k == "memory_format"
                         and v in (torch.preserve_format, torch.contiguous_format))}
     return value
+
+
+def _module_to_gradgen(module: torch.nn.Module) -> Any:
+    """gradgen's module of the same class and settings (its __constants__), for a torch module
+    without parameters, buffers or submodules (`PairwiseDistance()` as a distance_function);
+    the torch module itself for any other."""
+    kind = getattr(runtime.nn, type(module).__name__, None)
+    if (kind is None or list(module.parameters()) or list(module.buffers())
+            or list(module.children())):
+        return module
+    twin = kind()
+    for name in getattr(kind, "__constants__", ()):
+        setattr(twin, name, getattr(module, name))
+    return twin
 
 
 def _leaves(value: Any, kind: type) -> list:
