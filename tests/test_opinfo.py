@@ -122,6 +122,7 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
            ("matrix_exp", "float32"), ("corrcoef", "int64"), ("cov", "int64"),
            ("nn.functional.local_response_norm", "int64"),
            ("nn.functional.triplet_margin_loss", "int64"),
+           ("nn.functional.triplet_margin_with_distance_loss", "int64"),
            ("bitwise_left_shift", "errors"),
            ("bitwise_right_shift", "errors"), ("cov", "errors"), ("lcm", "errors"),
            ("gcd", "errors"), ("hsplit", "errors"), ("vsplit", "errors"),
