@@ -298,6 +298,7 @@ _FUNCTIONS = {
     # a Scalar as a C++ number: in Python it is the number
     ("toDouble", 1): lambda args: args[0],
     ("toFloat", 1): lambda args: args[0],
+    ("to_float", 1): lambda args: args[0],  # gradgen's helper for toFloat
     # an in-place op's forward formula writes the result's tangent into self_t
     ("copy", 2): lambda args: args[1] if _is_name(args[0], "self_t") else None,
     # zeros in the result's shape and options: zeros_like(result)

@@ -351,15 +351,49 @@ def _product_of(term: ast.expr, tangents: set[str]) -> str | None:
     return names.pop() if len(names) == 1 else None
 
 
-def _sum_of_defined_terms(terms: list[tuple[str, str, str]], output: str) -> list[str]:
-    """The JVP's body: the sum of the terms whose tangent is defined (PyTorch's undefined
-    tangents are zero tensors whose products stay zero: inf * 0 is not nan there)."""
+def _defined_terms_total(terms: list[tuple[str, str, str]]) -> list[str]:
+    """Lines that set `total` to the sum of the terms whose tangent is defined (PyTorch's
+    undefined tangents are zero tensors whose products stay zero: inf * 0 is not nan there),
+    or None if there is none."""
     body = ["total = None"]
     for sign, term, tangent in terms:
         minus = "-" if sign == "-" else ""
         add = [f"term = {term}", f"total = {minus}term if total is None else total {sign} term"]
         body += [f"if forward_grad.defined({tangent}):", *_indent(add)] if tangent else add
-    return [*body, f"return forward_grad.complete(total, {local_name(output)})"]
+    return body
+
+
+def _sum_of_defined_terms(terms: list[tuple[str, str, str]], output: str) -> list[str]:
+    """The JVP's body: the sum of the terms whose tangent is defined."""
+    return [*_defined_terms_total(terms),
+            f"return forward_grad.complete(total, {local_name(output)})"]
+
+
+def _where_of_defined_terms(code: str, info: OpInfo) -> list[str] | None:
+    """The JVP's body for `where(cond, a, b)` whose branch a or b is a sum of terms (torch's
+    _prelu_kernel: `where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)`): each
+    such branch summed over its defined terms first (0 if none is), then the where. None for
+    another formula."""
+    try:
+        call = ast.parse(code, mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(call, ast.Call) and ast.unparse(call.func) in ("where", "ops.where")
+            and len(call.args) == 3 and not call.keywords):
+        return None
+    body: list[str] = []
+    branches = []
+    for index, branch in enumerate(call.args[1:], 1):
+        terms = _tangent_terms(ast.unparse(branch), info)
+        if terms is None:
+            branches.append(ast.unparse(branch))
+            continue
+        body += [*_defined_terms_total(terms), f"branch{index} = 0 if total is None else total"]
+        branches.append(f"branch{index}")
+    if not body:
+        return None
+    return [*body, f"return {ast.unparse(call.func)}({ast.unparse(call.args[0])}, "
+                   f"{', '.join(branches)})"]
 
 
 def forward_context(info: OpInfo, group: list[OpInfo]) -> dict:
@@ -375,8 +409,11 @@ def forward_context(info: OpInfo, group: list[OpInfo]) -> dict:
             text += f", from {backward.var_names[0]}: {backward.formula}"
         formulas.append((", ".join(fwd.var_names), text))
     terms = _tangent_terms(codes[0], info) if len(outputs) == 1 else None
+    where = _where_of_defined_terms(codes[0], info) if len(outputs) == 1 else None
     if terms is not None:
         body = _sum_of_defined_terms(terms, outputs[0])
+    elif where is not None:
+        body = where
     elif len(outputs) == 1:
         body = [f"return {codes[0]}"]
     else:

@@ -2095,7 +2095,7 @@ NODES = {
         "entry": "embedding",
         "schema": "embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor",
         "formulas": (
-            ("weight", "embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)"),
+            ("weight", "embedding_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq, sparse)"),
         ),
         "result": (
             ("result", "auto_linear", ""),
@@ -2105,6 +2105,7 @@ NODES = {
             "weight_sym_sizes": "sizes",
             "padding_idx": "value",
             "scale_grad_by_freq": "value",
+            "sparse": "value",
         },
     },
     "EmbeddingDenseBackwardBackward0": {
@@ -2194,10 +2195,10 @@ NODES = {
         "entry": "mish",
         "schema": "mish(Tensor self) -> Tensor",
         "formulas": (
-            ("self", "grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))"),
+            ("self", "grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) * tanh(log1p(exp(self)))))"),
         ),
         "result": (
-            ("result", "auto_element_wise", "self_t * (tanh(softplus(self_p)) + self_p * sigmoid(self_p) * (1 - tanh(softplus(self_p)) * tanh(softplus(self_p))))"),
+            ("result", "auto_element_wise", "self_t * (tanh(log1p(exp(self_p))) + self_p * sigmoid(self_p) * (1 - tanh(log1p(exp(self_p))) * tanh(log1p(exp(self_p)))))"),
         ),
         "saved": {
             "self_": "tensor",
@@ -2207,32 +2208,32 @@ NODES = {
         "entry": "elu",
         "schema": "elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor",
         "formulas": (
-            ("self", "where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))"),
+            ("self", "elu_backward(grad, alpha, scale, input_scale, False, self)"),
         ),
         "result": (
-            ("result", "auto_element_wise", "where(self_p > 0, self_t * scale, self_t * exp(self_p * input_scale) * (alpha * scale * input_scale))"),
+            ("result", "auto_element_wise", "elu_backward(self_t, alpha, scale, input_scale, False, self_p)"),
         ),
         "saved": {
-            "self_": "tensor",
+            "alpha": "value",
             "scale": "value",
             "input_scale": "value",
-            "alpha": "value",
+            "self_": "tensor",
         },
     },
     "EluBackward1": {
         "entry": "elu_",
         "schema": "elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)",
         "formulas": (
-            ("self", "where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))"),
+            ("self", "elu_backward(grad, alpha, scale, input_scale, True, result)"),
         ),
         "result": (
-            ("result", "self_t * where(result > 0, scale, (result + alpha * scale) * input_scale)", ""),
+            ("result", "elu_backward(self_t, alpha, scale, input_scale, True, result)", ""),
         ),
         "saved": {
-            "result": "output",
-            "scale": "value",
             "alpha": "value",
+            "scale": "value",
             "input_scale": "value",
+            "result": "output",
         },
     },
     "HardtanhBackward0": {
@@ -5377,10 +5378,10 @@ NODES = {
         "entry": "celu",
         "schema": "celu(Tensor self, Scalar alpha=1.0) -> Tensor",
         "formulas": (
-            ("self", "elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)"),
+            ("self", "elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), False, self)"),
         ),
         "result": (
-            ("result", "auto_element_wise", "elu_backward(self_t, alpha, 1, 1.0 / alpha, False, self_p)"),
+            ("result", "auto_element_wise", "elu_backward(self_t, alpha, 1, 1.0 / to_float(alpha), False, self_p)"),
         ),
         "saved": {
             "alpha": "value",
@@ -5391,10 +5392,10 @@ NODES = {
         "entry": "celu_",
         "schema": "celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)",
         "formulas": (
-            ("self", "elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)"),
+            ("self", "elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), True, result)"),
         ),
         "result": (
-            ("result", "elu_backward(self_t, alpha, 1, 1.0 / alpha, True, result)", ""),
+            ("result", "elu_backward(self_t, alpha, 1, 1.0 / to_float(alpha), True, result)", ""),
         ),
         "saved": {
             "alpha": "value",

@@ -1879,27 +1879,27 @@ def mish(self_p, self_t, result):
     """mish(Tensor self) -> Tensor
 
     derivatives.yaml, entry mish
-    result: auto_element_wise, from self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))
+    result: auto_element_wise, from self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) * tanh(log1p(exp(self)))))
     """
-    return self_t * (ops.tanh(ops.softplus(self_p)) + self_p * ops.sigmoid(self_p) * (1 - ops.tanh(ops.softplus(self_p)) * ops.tanh(ops.softplus(self_p))))
+    return self_t * (ops.tanh(ops.log1p(ops.exp(self_p))) + self_p * ops.sigmoid(self_p) * (1 - ops.tanh(ops.log1p(ops.exp(self_p))) * ops.tanh(ops.log1p(ops.exp(self_p)))))
 
 
 def elu(self_p, self_t, alpha, scale, input_scale, result):
     """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
 
     derivatives.yaml, entry elu
-    result: auto_element_wise, from self: where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))
+    result: auto_element_wise, from self: elu_backward(grad, alpha, scale, input_scale, False, self)
     """
-    return ops.where(self_p > 0, self_t * scale, self_t * ops.exp(self_p * input_scale) * (alpha * scale * input_scale))
+    return ops.elu_backward(self_t, alpha, scale, input_scale, False, self_p)
 
 
 def elu_(self_p, self_t, alpha, scale, input_scale, result):
     """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
 
     derivatives.yaml, entry elu_
-    result: self_t * where(result > 0, scale, (result + alpha * scale) * input_scale)
+    result: elu_backward(self_t, alpha, scale, input_scale, True, result)
     """
-    return self_t * ops.where(result > 0, scale, (result + alpha * scale) * input_scale)
+    return ops.elu_backward(self_t, alpha, scale, input_scale, True, result)
 
 
 def hardtanh(self_p, self_t, min_val, max_val, result):
@@ -1999,7 +1999,15 @@ def _prelu_kernel(self_p, self_t, weight_p, weight_t, result):
     derivatives.yaml, entry _prelu_kernel
     result: where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)
     """
-    return ops.where(self_p >= 0, self_t, weight_p * self_t + weight_t * self_p)
+    total = None
+    if forward_grad.defined(self_t):
+        term = weight_p * self_t
+        total = term if total is None else total + term
+    if forward_grad.defined(weight_t):
+        term = weight_t * self_p
+        total = term if total is None else total + term
+    branch2 = 0 if total is None else total
+    return ops.where(self_p >= 0, self_t, branch2)
 
 
 def _prelu_kernel_backward(grad_output_p, grad_output_t, self_p, self_t, weight_p, weight_t, result0, result1):
@@ -3761,18 +3769,18 @@ def celu(self_p, self_t, alpha, result):
     """celu(Tensor self, Scalar alpha=1.0) -> Tensor
 
     derivatives.yaml, entry celu
-    result: auto_element_wise, from self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
+    result: auto_element_wise, from self: elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), False, self)
     """
-    return ops.elu_backward(self_t, alpha, 1, 1.0 / alpha, False, self_p)
+    return ops.elu_backward(self_t, alpha, 1, 1.0 / manual.to_float(ops, alpha), False, self_p)
 
 
 def celu_(self_p, self_t, alpha, result):
     """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)
 
     derivatives.yaml, entry celu_
-    result: elu_backward(self_t, alpha, 1, 1.0 / alpha, True, result)
+    result: elu_backward(self_t, alpha, 1, 1.0 / to_float(alpha), True, result)
     """
-    return ops.elu_backward(self_t, alpha, 1, 1.0 / alpha, True, result)
+    return ops.elu_backward(self_t, alpha, 1, 1.0 / manual.to_float(ops, alpha), True, result)
 
 
 def elu_backward(grad_output_p, grad_output_t, alpha, scale, input_scale, is_result, self_or_result_p, self_or_result_t, result):

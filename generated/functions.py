@@ -4718,10 +4718,10 @@ class EmbeddingBackward0(Node):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
     derivatives.yaml, entry embedding
-    weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
+    weight: embedding_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq, sparse)
     """
 
-    __slots__ = ("indices_", "_saved_weight_sym_sizes", "_saved_padding_idx", "_saved_scale_grad_by_freq")
+    __slots__ = ("indices_", "_saved_weight_sym_sizes", "_saved_padding_idx", "_saved_scale_grad_by_freq", "_saved_sparse")
 
     @property
     def _saved_indices(self):
@@ -4737,10 +4737,11 @@ class EmbeddingBackward0(Node):
         weight_sym_sizes = self._saved_weight_sym_sizes
         padding_idx = self._saved_padding_idx
         scale_grad_by_freq = self._saved_scale_grad_by_freq
+        sparse = self._saved_sparse
         grad_inputs = [None]
-        # weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)
+        # weight: embedding_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq, sparse)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.embedding_dense_backward(grad, indices, weight_sym_sizes[0], padding_idx, scale_grad_by_freq)
+            grad_inputs[0] = manual.embedding_backward(ops, grad, indices, weight_sym_sizes[0], padding_idx, scale_grad_by_freq, sparse)
         return grad_inputs
 
 
@@ -4976,7 +4977,7 @@ class MishBackward0(Node):
     """mish(Tensor self) -> Tensor
 
     derivatives.yaml, entry mish
-    self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))
+    self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) * tanh(log1p(exp(self)))))
     """
 
     __slots__ = ("self_",)
@@ -4993,9 +4994,9 @@ class MishBackward0(Node):
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None]
-        # self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))
+        # self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) * tanh(log1p(exp(self)))))
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = grad * (ops.tanh(ops.softplus(self_)) + self_ * ops.sigmoid(self_) * (1 - ops.tanh(ops.softplus(self_)) * ops.tanh(ops.softplus(self_))))
+            grad_inputs[0] = grad * (ops.tanh(ops.log1p(ops.exp(self_))) + self_ * ops.sigmoid(self_) * (1 - ops.tanh(ops.log1p(ops.exp(self_))) * ops.tanh(ops.log1p(ops.exp(self_)))))
         return grad_inputs
 
 
@@ -5003,10 +5004,10 @@ class EluBackward0(Node):
     """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
 
     derivatives.yaml, entry elu
-    self: where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))
+    self: elu_backward(grad, alpha, scale, input_scale, False, self)
     """
 
-    __slots__ = ("self_", "_saved_scale", "_saved_input_scale", "_saved_alpha")
+    __slots__ = ("_saved_alpha", "_saved_scale", "_saved_input_scale", "self_")
 
     @property
     def _saved_self(self):
@@ -5018,14 +5019,14 @@ class EluBackward0(Node):
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = ops.unpack(self.self_, self)
+        alpha = self._saved_alpha
         scale = self._saved_scale
         input_scale = self._saved_input_scale
-        alpha = self._saved_alpha
+        self_ = ops.unpack(self.self_, self)
         grad_inputs = [None]
-        # self: where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))
+        # self: elu_backward(grad, alpha, scale, input_scale, False, self)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.where(self_ > 0, grad * scale, grad * ops.exp(self_ * input_scale) * (alpha * scale * input_scale))
+            grad_inputs[0] = ops.elu_backward(grad, alpha, scale, input_scale, False, self_)
         return grad_inputs
 
 
@@ -5033,10 +5034,10 @@ class EluBackward1(Node):
     """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
 
     derivatives.yaml, entry elu_
-    self: where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+    self: elu_backward(grad, alpha, scale, input_scale, True, result)
     """
 
-    __slots__ = ("result_", "_saved_scale", "_saved_alpha", "_saved_input_scale")
+    __slots__ = ("_saved_alpha", "_saved_scale", "_saved_input_scale", "result_")
 
     @property
     def _saved_result(self):
@@ -5048,14 +5049,14 @@ class EluBackward1(Node):
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        result = ops.unpack(self.result_, self)
-        scale = self._saved_scale
         alpha = self._saved_alpha
+        scale = self._saved_scale
         input_scale = self._saved_input_scale
+        result = ops.unpack(self.result_, self)
         grad_inputs = [None]
-        # self: where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+        # self: elu_backward(grad, alpha, scale, input_scale, True, result)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))
+            grad_inputs[0] = ops.elu_backward(grad, alpha, scale, input_scale, True, result)
         return grad_inputs
 
 
@@ -11976,7 +11977,7 @@ class CeluBackward0(Node):
     """celu(Tensor self, Scalar alpha=1.0) -> Tensor
 
     derivatives.yaml, entry celu
-    self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
+    self: elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), False, self)
     """
 
     __slots__ = ("_saved_alpha", "self_")
@@ -11994,9 +11995,9 @@ class CeluBackward0(Node):
         alpha = self._saved_alpha
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None]
-        # self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)
+        # self: elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), False, self)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.elu_backward(grad, alpha, 1, 1.0 / alpha, False, self_)
+            grad_inputs[0] = ops.elu_backward(grad, alpha, 1, 1.0 / manual.to_float(ops, alpha), False, self_)
         return grad_inputs
 
 
@@ -12004,7 +12005,7 @@ class CeluBackward1(Node):
     """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)
 
     derivatives.yaml, entry celu_
-    self: elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)
+    self: elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), True, result)
     """
 
     __slots__ = ("_saved_alpha", "result_")
@@ -12022,9 +12023,9 @@ class CeluBackward1(Node):
         alpha = self._saved_alpha
         result = ops.unpack(self.result_, self)
         grad_inputs = [None]
-        # self: elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)
+        # self: elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), True, result)
         if any_grad_defined and self.should_compute_output(0):
-            grad_inputs[0] = ops.elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)
+            grad_inputs[0] = ops.elu_backward(grad, alpha, 1, 1.0 / manual.to_float(ops, alpha), True, result)
         return grad_inputs
 
 

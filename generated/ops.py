@@ -6554,6 +6554,7 @@ def embedding(weight=MISSING, indices=MISSING, padding_idx=-1, scale_grad_by_fre
         grad_fn._saved_weight_sym_sizes = recording.sizes(weight)
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
+        grad_fn._saved_sparse = sparse
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(weight):
         with forward_grad.computing_tangents():
@@ -6803,10 +6804,10 @@ def elu(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = EluBackward0((gradient_edge(self_),))
-        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn._saved_alpha = alpha
         grad_fn._saved_scale = scale
         grad_fn._saved_input_scale = input_scale
-        grad_fn._saved_alpha = alpha
+        grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -6830,8 +6831,8 @@ def elu_(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = EluBackward1((gradient_edge(self_),))
-        grad_fn._saved_scale = scale
         grad_fn._saved_alpha = alpha
+        grad_fn._saved_scale = scale
         grad_fn._saved_input_scale = input_scale
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:

@@ -538,7 +538,7 @@ FORMULAS = {
         1: "mask: not_implemented(\"native_dropout_backward: mask\")",
     },
     "EmbeddingBackward0": {
-        0: "weight: embedding_dense_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq)",
+        0: "weight: embedding_backward(grad, indices, weight.shape[0], padding_idx, scale_grad_by_freq, sparse)",
     },
     "EmbeddingDenseBackwardBackward0": {
         0: "grad_output: embedding_dense_double_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)",
@@ -562,13 +562,13 @@ FORMULAS = {
         0: "self: grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))",
     },
     "MishBackward0": {
-        0: "self: grad * (tanh(softplus(self)) + self * sigmoid(self) * (1 - tanh(softplus(self)) * tanh(softplus(self))))",
+        0: "self: grad * (tanh(log1p(exp(self))) + self * sigmoid(self) * (1 - tanh(log1p(exp(self))) * tanh(log1p(exp(self)))))",
     },
     "EluBackward0": {
-        0: "self: where(self > 0, grad * scale, grad * exp(self * input_scale) * (alpha * scale * input_scale))",
+        0: "self: elu_backward(grad, alpha, scale, input_scale, False, self)",
     },
     "EluBackward1": {
-        0: "self: where(result > 0, grad * scale, grad * ((result + alpha * scale) * input_scale))",
+        0: "self: elu_backward(grad, alpha, scale, input_scale, True, result)",
     },
     "HardtanhBackward0": {
         0: "self: hardtanh_backward(grad, self, min_val, max_val)",
@@ -1310,10 +1310,10 @@ FORMULAS = {
         0: "self: threshold_backward(grad, self, threshold)",
     },
     "CeluBackward0": {
-        0: "self: elu_backward(grad, alpha, 1, 1.0 / alpha, False, self)",
+        0: "self: elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), False, self)",
     },
     "CeluBackward1": {
-        0: "self: elu_backward(grad, alpha, 1, 1.0 / alpha, True, result)",
+        0: "self: elu_backward(grad, alpha, 1, 1.0 / to_float(alpha), True, result)",
     },
     "EluBackwardBackward0": {
         0: "grad_output: elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)",

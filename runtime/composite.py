@@ -1038,8 +1038,6 @@ def embedding(input: Any, weight: Any, padding_idx: int | None = None,
     if max_norm is not None:  # the rows looked up are renormalized in place first
         with grad_mode.no_grad():
             ops.embedding_renorm_(weight, input, max_norm, norm_type)
-    if sparse:
-        raise NotImplementedError("gradgen has no sparse gradients")
     return ops.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 

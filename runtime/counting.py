@@ -237,7 +237,10 @@ def heaviside(input: Any, values: Any, *, out: Any = None) -> Tensor:
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     kernels.broadcast_shapes(tuple(input.shape), tuple(values.shape))
-    return _new(np.heaviside(input._data, values._data).astype(input._data.dtype))
+    # torch's kernel: `values` where input == 0, else input > 0 (so NaN gives 0, where
+    # numpy's heaviside gives NaN)
+    a, v = input._data, values._data
+    return _new(np.where(a == 0, v, a > 0).astype(a.dtype))
 
 
 def _shift_operands(input: Any, other: Any) -> tuple[np.ndarray, np.ndarray, np.dtype]:

@@ -2341,10 +2341,32 @@ def hardtanh(self, min_val=-1, max_val=1):
     return _array(np.minimum(np.maximum(self, min_val), max_val), self.dtype)
 
 
+def _scalar_tail(shape, dtype, vector_bytes=32):
+    """Which elements of a contiguous result torch's CPU loop computes one at a time.
+
+    torch runs an elementwise kernel over a contiguous run of n elements in steps of two
+    SIMD vectors (2 * vector_bytes bytes; 32-byte vectors for most kernels, 64-byte ones for
+    the kernels it also builds for AVX512, on a CPU that has it), then the last n mod step
+    elements with the kernel's scalar code. Where the two codes answer a NaN differently (a
+    vector comparison with NaN is false; a scalar kernel may test the opposite condition and
+    take its other branch), torch's result at a NaN depends on its position; the backward
+    kernels of hardtanh, the shrinks and elu follow it, elementwise in C order."""
+    count = math.prod(shape)
+    step = 2 * vector_bytes // np.dtype(dtype).itemsize
+    return (np.arange(count) >= count - count % step).reshape(shape)
+
+
+def _nan_in_tail(self, grad, vector_bytes=32):
+    """Where self is NaN and torch's scalar code computes the element (see _scalar_tail)."""
+    shape = np.broadcast_shapes(np.shape(self), np.shape(grad))
+    return np.isnan(self) & _scalar_tail(shape, np.result_type(self, grad), vector_bytes)
+
+
 def hardtanh_backward(grad_output, self, min_val, max_val):
     """hardtanh's gradient: grad_output strictly inside (min_val, max_val), 0 elsewhere
-    (at the ends too)."""
-    inside = (self > min_val) & (self < max_val)
+    (at the ends too). At NaN: 0 where torch's vector code runs, grad_output in its scalar
+    tail (whose test is `self <= min_val || self >= max_val`)."""
+    inside = (self > min_val) & (self < max_val) | _nan_in_tail(self, grad_output)
     return _array(np.where(inside, grad_output, 0), grad_output.dtype)
 
 
@@ -5269,18 +5291,55 @@ def _igammac_fraction(a: float, x: float) -> float:
     return math.exp(a * math.log(x) - x - math.lgamma(a)) * h
 
 
+# Temme's uniform expansion of Q(a, x) for large a and x near a: the first Taylor
+# coefficients in eta of its functions c0, c1, c2 (DLMF 8.12.8 - 8.12.10)
+_TEMME = (
+    (-1 / 3, 1 / 12, -2 / 135, 1 / 864, 1 / 2835, -139 / 777600, 1 / 25515,
+     -571 / 261273600, 281 / 151559100),
+    (-1 / 540, -1 / 288, 1 / 378, -77 / 77760, 8 / 25515, -0.00040187757201646,
+     0.00018098550334489977),
+    (25 / 6048, -139 / 51840, 1 / 1296, 2.0093878600823045e-6, -1.0736653226365161e-4),
+)
+
+
+def _igamma_temme(a: float, x: float, upper: bool) -> float:
+    """Q(a, x) (P if not `upper`) by Temme's uniform asymptotic expansion: for a > 200 and
+    |x - a| / a < 4.5 / sqrt(a), where torch also leaves the series and the fraction (they
+    would need about sqrt(a) terms)."""
+    # eta as torch computes it: log1p(sigma) - sigma directly (it loses digits for x very
+    # near a, and so do torch's values), pi as a float32
+    sigma = (x - a) / a
+    eta = math.sqrt(-2 * (math.log1p(sigma) - sigma))
+    eta = eta if x > a else -eta if x < a else 0.0
+    correction = builtins.sum(builtins.sum(c * eta ** n for n, c in enumerate(row)) * a ** -k
+                              for k, row in enumerate(_TEMME))
+    remainder = (math.exp(-a * eta * eta / 2) / math.sqrt(2 * 3.1415927410125732 * a)
+                 * correction)
+    if upper:
+        return math.erfc(eta * math.sqrt(a / 2)) / 2 + remainder
+    return math.erfc(-eta * math.sqrt(a / 2)) / 2 - remainder
+
+
 def _igamma_scalar(a: float, x: float, upper: bool) -> float:
-    """P(a, x) (or Q(a, x) if `upper`), with torch's values at the edges of the domain."""
-    if math.isnan(a) or math.isnan(x) or x < 0 or a < 0:
+    """P(a, x) (or Q(a, x) if `upper`), with torch's values at the edges of the domain, in
+    torch's order of tests (so igamma(inf, nan) is 0 and igamma(nan, inf) is 1)."""
+    if x < 0 or a < 0:
         return math.nan
     if a == 0:
-        return math.nan if x <= 0 else float(not upper)
+        return float(not upper) if x > 0 else math.nan
     if x == 0:
         return float(upper)
     if math.isinf(a):
         return math.nan if math.isinf(x) else float(upper)
     if math.isinf(x):
         return float(not upper)
+    if math.isnan(a) or math.isnan(x):
+        return math.nan
+    distance = builtins.abs(x - a) / a
+    if a > 200 and (distance < 4.5 / math.sqrt(a) or a > 1e10 and distance < 0.3):
+        # (torch's range for the expansion; and for a so large that the series and the
+        # fraction would round a * log(x) - x - lgamma(a) past exp's range, near it)
+        return _igamma_temme(a, x, upper)
     if x < a + 1:
         lower = _igamma_series(a, x)
         return 1 - lower if upper else lower
@@ -7292,8 +7351,14 @@ def hardshrink(self, lambd=0.5):
     return _array(np.where((self >= -lambd) & (self <= lambd), 0, self), self.dtype)
 
 
+def _outside(self, lambd, grad):
+    """Where the shrinks pass their gradient: |x| > lambd, and at NaN in torch's scalar tail
+    (whose test is `self >= -lambd && self <= lambd`; see _scalar_tail)."""
+    return (self > lambd) | (self < -lambd) | _nan_in_tail(self, grad)
+
+
 def hardshrink_backward(grad_out, self, lambd):
-    return _array(np.where((self >= -lambd) & (self <= lambd), 0, grad_out), grad_out.dtype)
+    return _array(np.where(_outside(self, lambd, grad_out), grad_out, 0), grad_out.dtype)
 
 
 def _softshrink_check(self, lambd) -> None:
@@ -7306,15 +7371,17 @@ def _softshrink_check(self, lambd) -> None:
                            f"{_dtype_name(self)}, but found {_cpp_float(lambd)}")
 
 
+@silent
 def softshrink(self, lambd=0.5):
     """x - lambd above lambd, x + lambd below -lambd, else 0."""
     _softshrink_check(self, lambd)
+    # (inside, x * 0: NaN stays NaN, as in torch's kernel)
     return _array(np.where(self > lambd, self - lambd,
-                           np.where(self < -lambd, self + lambd, 0)), self.dtype)
+                           np.where(self < -lambd, self + lambd, self * 0)), self.dtype)
 
 
 def softshrink_backward(grad_output, self, lambd):
-    return _array(np.where((self >= -lambd) & (self <= lambd), 0, grad_output),
+    return _array(np.where(_outside(self, lambd, grad_output), grad_output, 0),
                   grad_output.dtype)
 
 
@@ -7362,8 +7429,11 @@ def elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_resu
         negative = grad_output * input_scale * (x + alpha * scale)
     else:
         negative = grad_output * (input_scale * alpha * scale) * np.exp(x * input_scale)
-    return _array(np.where(x <= 0, negative, grad_output * scale),
-                  np.result_type(grad_output, x))
+    # At NaN torch's scalar code (`x <= 0 ? ... : grad_output * scale`) takes the positive
+    # piece and its vector code (AVX512 on a CPU that has it) the negative one, NaN.
+    result = np.where(x <= 0, negative, grad_output * scale)
+    result = np.where(np.isnan(x) & ~_nan_in_tail(x, grad_output, 64), np.nan, result)
+    return _array(result, np.result_type(grad_output, x))
 
 
 # Upsampling: each output position reads a few input positions along each spatial dim, with

@@ -54,6 +54,19 @@ def conj(ops: Any, value: Any) -> Any:
     return ops.conj(value) if _is_complex(value) else value
 
 
+def to_float(ops: Any, value: Any) -> float:
+    """A Scalar as a C++ float (torch's `Scalar::toFloat()`): a Python number rounded to
+    float32 and back (beyond float32's range, an infinity)."""
+    number = float(value)
+    if number == 0 or not math.isfinite(number):
+        return number
+    _, exponent = math.frexp(number)
+    quantum = max(exponent - 24, -149)  # 24 significant bits; float32's subnormal step
+    rounded = math.ldexp(round(math.ldexp(number, -quantum)), quantum)  # (half to even)
+    return rounded if abs(rounded) <= 3.4028234663852886e+38 else math.copysign(math.inf,
+                                                                                  number)
+
+
 def handle_r_to_c(ops: Any, self_dtype: Any, gradient: Any) -> Any:
     """A complex gradient of a real input: its real part (the input moves along reals)."""
     if gradient is None or _complex_dtype(self_dtype) or not _is_complex(gradient):
@@ -160,11 +173,12 @@ def pow_backward_exponent(ops: Any, grad: Any, self: Any, exponent: Any, result:
     `self` is a tensor for pow.Tensor_Tensor and a Python number for pow.Scalar (`2 ** x`).
     """
     if isinstance(self, Number):
+        log_base = math.log(self) if self > 0 else -math.inf if self == 0 else math.nan
         if self == 0:
-            return ops.where(exponent >= 0, 0, grad * result * -math.inf)
-        return grad * result * (math.log(self) if self > 0 else math.nan)
+            return grad * ops.where(exponent >= 0, 0, result * log_base)
+        return grad * (result * log_base)
     flat = ops.logical_and(self == 0, exponent >= 0)
-    return ops.where(flat, 0, grad * result * ops.log(self))
+    return grad * ops.where(flat, 0, result * ops.log(self))
 
 
 def copysign_tensor_self_backward(ops: Any, grad: Any, self: Any, result: Any) -> Any:
@@ -699,6 +713,17 @@ def dropout_scale(ops: Any, p: float, train: bool | None) -> float:
     if train is False:
         return 1.0
     return 0.0 if p == 1 else 1.0 / (1.0 - p)
+
+
+def embedding_backward(ops: Any, grad: Any, indices: Any, num_weights: int, padding_idx: int,
+                       scale_grad_by_freq: bool, sparse: bool) -> Any:
+    """embedding's gradient in its weight: embedding_dense_backward, or, for sparse=True, a
+    sparse gradient, which gradgen does not have (the forward runs; the backward refuses)."""
+    if sparse:
+        raise NotImplementedError("gradgen has no sparse gradients (embedding with sparse=True "
+                                  "has no backward here)")
+    return ops.embedding_dense_backward(grad, indices, num_weights, padding_idx,
+                                        scale_grad_by_freq)
 
 
 def embedding_dense_double_backward(ops: Any, grad: Any, indices: Any, num_weights: int,
@@ -1493,10 +1518,12 @@ NAMESPACE_NAMES = tuple(sorted(set(NAMESPACE_NAMES) | {"convolution", "convoluti
 
 
 def sinc_backward(ops: Any, grad: Any, self: Any) -> Any:
-    """d/dx sin(pi x) / (pi x) = (cos(pi x) - sinc(x)) / x, and 0 at x == 0."""
-    product = self * math.pi
-    slope = (ops.cos(product) * math.pi - ops.sin(product) / self) / product
-    return ops.where(self == 0, 0, grad * slope)
+    """d/dx sin(pi x) / (pi x) = (pi x cos(pi x) - sin(pi x)) / (pi x²), in torch's order
+    of operations, and 0 where pi x² is 0 (x == 0, or x² underflows)."""
+    self_pi = self * math.pi
+    self_squared_pi = self * self * math.pi
+    out = grad * (self_pi * ops.cos(self_pi) - ops.sin(self_pi)) / conj(ops, self_squared_pi)
+    return ops.where(self_squared_pi == 0, 0, out)
 
 
 def mvlgamma_backward(ops: Any, grad: Any, self: Any, p: int) -> Any:

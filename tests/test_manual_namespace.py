@@ -511,6 +511,22 @@ def _assert_same(new: Any, old: Any, where: str = "result") -> None:
         assert new == old or (new != new and old != old), where  # NaN matches NaN
 
 
+# Helpers whose last op changed since the old module, on purpose: their values are compared,
+# not the node that records them.
+RESTRUCTURED = {
+    # grad * where(cond, 0, result * log(self)), torch's form, whose second order is torch's
+    # (NaN at a zero base); the old where(cond, 0, grad * result * log(self)) recorded a where
+    "pow_backward_exponent",
+}
+
+
+def _without_nodes(value: Any) -> Any:
+    """Tensors as arrays (their values), in the same structure."""
+    if isinstance(value, list | tuple):
+        return type(value)(_without_nodes(v) for v in value)
+    return _np(value) if isinstance(value, runtime.Tensor) else value
+
+
 @pytest.mark.parametrize(("helper", "build"),
                          [pytest.param(h, b, id=f"{h}-{label}") for h, label, b in CASES])
 def test_helper_matches_the_method_calling_one(helper: str, build: Build) -> None:
@@ -518,6 +534,10 @@ def test_helper_matches_the_method_calling_one(helper: str, build: Build) -> Non
         args = build(Make(zlib.crc32(helper.encode())))
         old = getattr(OLD, helper)(*args)
         new = getattr(new_manual, helper)(OPS, *args)
+    if helper in RESTRUCTURED:
+        np.testing.assert_allclose(_without_nodes(new), _without_nodes(old), rtol=1e-12,
+                                   atol=1e-300, equal_nan=True)
+        return
     _assert_same(new, old)
 
 

@@ -121,14 +121,11 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
            ("matrix_exp", "float32"),
            ("nn.functional.local_response_norm", "int64"),
            ("nn.functional.triplet_margin_loss", "int64"),
+           ("nn.functional.triplet_margin_with_distance_loss", "int64"),
            ("bitwise_left_shift", "errors"),
            ("bitwise_right_shift", "errors"), ("lcm", "errors"),
            ("gcd", "errors"), ("hsplit", "errors"), ("vsplit", "errors"),
            ("hstack", "errors"), ("vstack", "errors"), ("dstack", "errors"))},
-    ("nn.functional.triplet_margin_with_distance_loss", "", "*"): (
-        "the sample's distance_function is a torch module instance, which gradgen's tensors "
-        "cannot go through (the harness maps torch's functions to gradgen's, not modules)",
-        lambda sample: isinstance(sample.kwargs.get("distance_function"), torch.nn.Module)),
     **{("nn.functional.multi_head_attention_forward", "", check): (
         "a defect, not yet found: on OpInfo's samples (bias_k/bias_v, unbatched and batched "
         "inputs) the forward values differ from torch's; the module path "
@@ -311,7 +308,9 @@ def _by_name(op: Any) -> Callable | None:
         return None
     if isinstance(method, property):  # `x.T`
         return lambda self: getattr(self, name)
-    return lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs)
+    # called unbound, as the OpInfo calls torch.Tensor's: `Tensor.__rpow__(2.5, x)` runs the
+    # Tensor method, not the number's own (float.__rpow__, which returns NotImplemented)
+    return lambda self, *args, **kwargs: method(self, *args, **kwargs)
 
 
 OPS = [op for op in op_db
@@ -347,6 +346,8 @@ def to_gradgen(value: Any, requires_grad: bool = True) -> Any:
         return tuple(value)
     if isinstance(value, torch.device):
         return runtime.device(str(value))
+    if isinstance(value, torch.nn.Module):  # a module given as a function: gradgen's namesake
+        return _module_to_gradgen(value)
     if _is_torch_function(value):  # an activation given by function: gradgen's namesake
         return getattr(runtime_functional, value.__name__, None) or getattr(runtime,
                                                                             value.__name__)
@@ -359,6 +360,20 @@ def to_gradgen(value: Any, requires_grad: bool = True) -> Any:
                 if not (k == "memory_format"
                         and v in (torch.preserve_format, torch.contiguous_format))}
     return value
+
+
+def _module_to_gradgen(module: torch.nn.Module) -> Any:
+    """gradgen's module of the same class and settings (its __constants__), for a torch module
+    without parameters, buffers or submodules (`PairwiseDistance()` as a distance_function);
+    the torch module itself for any other."""
+    kind = getattr(runtime.nn, type(module).__name__, None)
+    if (kind is None or list(module.parameters()) or list(module.buffers())
+            or list(module.children())):
+        return module
+    twin = kind()
+    for name in getattr(kind, "__constants__", ()):
+        setattr(twin, name, getattr(module, name))
+    return twin
 
 
 def _leaves(value: Any, kind: type) -> list:
@@ -390,8 +405,8 @@ def assert_same(got: Any, want: Any, where: str, rtol: float = 1e-7, atol: float
         assert isinstance(got, list | tuple) and len(got) == len(want), f"{where}: structure"
         for index, (g, w) in enumerate(zip(got, want, strict=True)):
             assert_same(g, w, f"{where}[{index}]", rtol, atol)
-    elif want is None:
-        assert got is None, f"{where}: {got!r} for None"
+    elif want is None or want is NotImplemented:
+        assert got is want, f"{where}: {got!r} for {want!r}"
     else:
         assert got == pytest.approx(want, rel=rtol, abs=atol, nan_ok=True), where
 
