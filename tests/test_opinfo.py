@@ -396,7 +396,10 @@ def _leaves(value: Any, kind: type) -> list:
 
 def _to_numpy(value: Any) -> Any:
     if isinstance(value, torch.Tensor | runtime.Tensor):
-        return value.detach().resolve_conj().numpy()  # (torch's lazy conjugates resolved)
+        value = value.detach().resolve_conj()  # (torch's lazy conjugates resolved)
+        if str(value.dtype) == "torch.bfloat16":  # numpy has none: as the float32s they are
+            value = value.float()
+        return value.numpy()
     return value
 
 
@@ -690,7 +693,7 @@ def _eager_bits(result: Any, inputs: list) -> tuple[list, list]:
     """An op's outputs and its gradients (for the fixed cotangent), as bytes: compiled
     must equal eager gradgen bit for bit."""
     outputs = _leaves(result, runtime.Tensor)
-    values = [o.detach().numpy().tobytes() for o in outputs]
+    values = [_to_numpy(o).tobytes() for o in outputs]
     differentiable = [o for o in outputs if o.requires_grad]
     if not inputs or not differentiable:
         return values, []
