@@ -518,6 +518,8 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
+        if self._data.dtype.kind == "V":  # numpy itself has no bfloat16: torch refuses
+            raise TypeError("Got unsupported ScalarType BFloat16")
         # A new ndarray on the tensor's memory at every call, as torch's: reshaping it in
         # place (`a.shape = ...`) or reinterpreting its dtype leaves the tensor as it is.
         return self._data.view()
@@ -604,7 +606,7 @@ class Tensor:
             heard = _modes.dispatch(Tensor.__index__, (self,), {}, _modes.RUNTIME)
             if heard is not _modes.PASS:
                 return heard
-        if self._data.dtype.kind in "fc" or self._data.size != 1:
+        if self._data.dtype.kind in "fcV" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self._data.item())
 

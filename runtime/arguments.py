@@ -821,7 +821,7 @@ def _is_symint(value: Any) -> bool:
 def _is_any_number(value: Any) -> bool:
     """A Python number (bool, int, float, complex) or a numpy scalar number."""
     return isinstance(value, int | float | complex) or (
-        isinstance(value, np.generic) and value.dtype.kind in "biufc")
+        isinstance(value, np.generic) and value.dtype.kind in "biufcV")
 
 
 def _is_int_list(value: Any) -> tuple[bool, int]:

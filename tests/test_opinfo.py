@@ -88,12 +88,10 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
     ("chalf", "", "*"): (
         "gradgen has no complex32 (numpy has no complex type of float16 parts): x.chalf() "
         "raises a TypeError that says so, where torch converts", None),
-    ("bfloat16", "", "*"): (
-        "gradgen has no bfloat16 (numpy has no such type): x.bfloat16() raises a TypeError "
-        "that says so, where torch converts", None),
-    ("half", "", "*"): ("gradgen has no memory formats: channels_last is not a layout it has",
-                        lambda sample: sample.kwargs.get("memory_format") is
-                        torch.channels_last),
+    **{(name, "", "*"): ("gradgen has no memory formats: channels_last is not a layout it has",
+                         lambda sample: sample.kwargs.get("memory_format") is
+                         torch.channels_last)
+       for name in ("half", "bfloat16")},
     # -- end of opinfo fixes 2 --
     **{(name, "", "*"): ("an unbound Tensor method called with a number as self: gradgen's "
                          "methods are Python functions, which do not check self",
