@@ -88,10 +88,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
     ("chalf", "", "*"): (
         "gradgen has no complex32 (numpy has no complex type of float16 parts): x.chalf() "
         "raises a TypeError that says so, where torch converts", None),
-    **{(name, "", "*"): ("gradgen has no memory formats: channels_last is not a layout it has",
-                         lambda sample: sample.kwargs.get("memory_format") is
-                         torch.channels_last)
-       for name in ("half", "bfloat16")},
     # -- end of opinfo fixes 2 --
     **{(name, "", "*"): ("an unbound Tensor method called with a number as self: gradgen's "
                          "methods are Python functions, which do not check self",
@@ -106,10 +102,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
         "NotImplementedError)",
         lambda sample: sample.kwargs.get("sparse", False)
         or sample.kwargs.get("scale_grad_by_freq", False)),
-    **{(name, "", "*"): ("gradgen has no memory formats: channels_last is not a layout it has",
-                         lambda sample: sample.kwargs.get("memory_format") is
-                         torch.channels_last)
-       for name in ("bool", "double", "float", "int", "long")},
     ("norm", "nuc", "*"): ("gradgen has only vector norms; the nuclear norm needs an SVD", None),
     # Ops added in one session (torch's other names, composites, nn's functional forms)
     # that differ from torch in one check on OpInfo's samples; each is a defect not yet
@@ -372,12 +364,10 @@ def to_gradgen(value: Any, requires_grad: bool = True) -> Any:
                                                                             value.__name__)
     if isinstance(value, list | tuple):
         return type(value)(to_gradgen(v, requires_grad) for v in value)
+    if isinstance(value, torch.memory_format):  # torch.channels_last: gradgen's, by name
+        return getattr(runtime, str(value).removeprefix("torch."))
     if isinstance(value, dict):
-        # gradgen has no memory formats: its copies are always contiguous, which is what
-        # these two formats give here (channels_last samples are a known difference).
-        return {k: to_gradgen(v, requires_grad) for k, v in value.items()
-                if not (k == "memory_format"
-                        and v in (torch.preserve_format, torch.contiguous_format))}
+        return {k: to_gradgen(v, requires_grad) for k, v in value.items()}
     return value
 
 
