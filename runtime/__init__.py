@@ -12,6 +12,7 @@ package (tests/test_import_graph.py checks it). Row by row, with what each impor
     devices
     cpu_math, sampling, sampling_serial  numpy and the standard library: torch's CPU
                                          sampling kernels on arrays
+    memory_formats                       numpy: torch.memory_format, the layouts on arrays
     kernels, grad_mode, anomaly, hooks,  numpy and the standard library (kernels also
     _tensor_str, manual                  sampling, cpu_math); manual (the helpers formulas call)
                                          is given its ops

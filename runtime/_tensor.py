@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from runtime import changes, devices, dtypes
+from runtime import changes, devices, dtypes, memory_formats
 from runtime import modes as _modes
 from runtime._tensor_str import format_tensor
 from runtime._warn import warn_at_caller
@@ -475,13 +475,17 @@ class Tensor:
                 return heard
         return self._data.itemsize
 
-    def is_contiguous(self) -> bool:
-        """Whether the elements lie in row-major order with no gaps (numpy's C order)."""
+    def is_contiguous(self, memory_format: Any = None) -> bool:
+        """Whether the elements lie in row-major order with no gaps (numpy's C order), or
+        in the order of another memory format (`torch.channels_last`)."""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(Tensor.is_contiguous, (self,), {})
+            heard = _modes.dispatch(Tensor.is_contiguous, (self,), {} if memory_format is None
+                                    else {"memory_format": memory_format})
             if heard is not _modes.PASS:
                 return heard
-        return self._data.flags.c_contiguous
+        if memory_format is None:
+            return self._data.flags.c_contiguous
+        return memory_formats.is_contiguous(self._data, memory_format)
 
     def is_floating_point(self) -> bool:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -518,6 +522,8 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
+        if self._data.dtype.kind == "V":  # numpy itself has no bfloat16: torch refuses
+            raise TypeError("Got unsupported ScalarType BFloat16")
         # A new ndarray on the tensor's memory at every call, as torch's: reshaping it in
         # place (`a.shape = ...`) or reinterpreting its dtype leaves the tensor as it is.
         return self._data.view()
@@ -604,7 +610,7 @@ class Tensor:
             heard = _modes.dispatch(Tensor.__index__, (self,), {}, _modes.RUNTIME)
             if heard is not _modes.PASS:
                 return heard
-        if self._data.dtype.kind in "fc" or self._data.size != 1:
+        if self._data.dtype.kind in "fcV" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self._data.item())
 

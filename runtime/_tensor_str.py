@@ -73,6 +73,7 @@ _PREFIX = "tensor("
 
 _FLOAT_DTYPES: dict[str, type[np.generic]] = {
     "float16": np.float16,
+    "bfloat16": np.float32,  # (ml_dtypes' bfloat16 values print as the float32s they are)
     "float32": np.float32,
     "float64": np.float64,
 }

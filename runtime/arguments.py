@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from runtime import devices, dtypes, modes
+from runtime import devices, dtypes, memory_formats, modes
 from runtime._tensor import Size, Tensor
 from runtime._warn import warn_at_caller
 from runtime.random import Generator
@@ -821,7 +821,7 @@ def _is_symint(value: Any) -> bool:
 def _is_any_number(value: Any) -> bool:
     """A Python number (bool, int, float, complex) or a numpy scalar number."""
     return isinstance(value, int | float | complex) or (
-        isinstance(value, np.generic) and value.dtype.kind in "biufc")
+        isinstance(value, np.generic) and value.dtype.kind in "biufcV")
 
 
 def _is_int_list(value: Any) -> tuple[bool, int]:
@@ -856,8 +856,10 @@ def _check(kind: str, value: Any) -> bool:
         return type(value) is bool
     if kind == "Generator":
         return isinstance(value, Generator)
-    return kind == "object"  # torch.tensor's data: anything, looked at later; Layout and
-    # MemoryFormat: gradgen has no such objects, only None is taken
+    if kind == "MemoryFormat":  # (taken, and the copy made row-major: a factory's result
+        return isinstance(value, memory_formats.memory_format)  # has no source to preserve)
+    return kind == "object"  # torch.tensor's data: anything, looked at later; Layout: gradgen
+    # has no such objects, only None is taken
 
 
 def _fits(param: Param, value: Any) -> tuple[bool, int]:

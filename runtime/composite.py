@@ -15,7 +15,17 @@ from typing import Any
 import numpy as np
 
 from generated import ops
-from runtime import arguments, devices, dtypes, factories, grad_mode, kernels, random_ops
+from generated.tensor_methods import TensorMethods
+from runtime import (
+    arguments,
+    devices,
+    dtypes,
+    factories,
+    grad_mode,
+    kernels,
+    memory_formats,
+    random_ops,
+)
 from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
@@ -110,17 +120,66 @@ def to(self: Any, *args: Any, **kwargs: Any) -> Any:
     """`x.to(dtype)`, `x.to(device)`, `x.to(device, dtype)`, `x.to(other)`: the tensor itself
     if nothing changes (and no `copy=True`), else a copy (ToCopyBackward0). A result of an
     integer or bool dtype has no history, as in PyTorch: it is not differentiable."""
+    memory_format = None
     if len(args) == 1 and not kwargs and isinstance(args[0], dtypes.dtype):
         device, dtype, copy = None, args[0], False  # the usual call, and the formulas'
     else:
         device, dtype, copy = _to_arguments(args, kwargs)
+        memory_format = kwargs.get("memory_format")
     if device is not None and devices.to_cpu(device) != devices.CPU:
         copy = True  # "cpu:0" is another device than "cpu" to PyTorch, which copies there
-    if (dtype is None or dtype is self.dtype) and not copy:
+    if memory_format is not None:
+        memory_formats.check_rank(memory_format, self.ndim)
+    if (dtype is None or dtype is self.dtype) and not copy and (
+            memory_format in (None, memory_formats.preserve_format)
+            or memory_formats.is_contiguous(self._data, memory_format)):
         return self
     dtype = self.dtype if dtype is None else dtype
     source = self if dtype.is_floating_point or dtype.is_complex else self.detach()
-    return ops._to_copy(source, dtype=dtype)
+    return _laid_out(ops._to_copy(source, dtype=dtype), self, memory_format)
+
+
+def _laid_out(result: Any, source: Any, memory_format: Any) -> Any:
+    """A fresh copy `result` of `source`, given the strides torch gives a copy in
+    `memory_format` (None: gradgen's row-major copy, as before)."""
+    if memory_format is not None:
+        result._data = memory_formats.laid_out(
+            result._data, memory_formats.strides_for(memory_format, source._data))
+    return result
+
+
+def clone(input: Any, *, memory_format: Any = None) -> Any:
+    """`torch.clone(x)`, `x.clone(memory_format=torch.channels_last)`: the spec's clone
+    (CloneBackward0), its copy in the memory format asked for."""
+    if memory_format is None:
+        return ops.clone(input)
+    if not isinstance(memory_format, memory_formats.memory_format):
+        raise TypeError(f"clone(): argument 'memory_format' must be torch.memory_format, not "
+                        f"{type(memory_format).__name__}")
+    if isinstance(input, Tensor):
+        memory_formats.check_rank(memory_format, input.ndim)
+    return _laid_out(ops.clone(input), input, memory_format)
+
+
+__all__ += ["clone"]
+
+
+def clone_method(self: Any, *, memory_format: Any = None) -> Any:
+    """Tensor.clone: the spec's method, or with a memory format `clone` above."""
+    if memory_format is None:
+        return ops.clone(self) if not _modes.active else TensorMethods.clone(self)
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(clone_method, (self,), {"memory_format": memory_format})
+        if heard is not _modes.PASS:
+            return heard
+    return clone(self, memory_format=memory_format)
+
+
+def _as_dtype(self: Any, dtype: Any, memory_format: Any = None) -> Any:
+    """`x.float()`, `x.half(memory_format=torch.channels_last)` & co: x.to(dtype)."""
+    if memory_format is None:
+        return to(self, dtype)
+    return to(self, dtype, memory_format=memory_format)
 
 
 def _tensor_type(self: Any, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
@@ -389,9 +448,16 @@ def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> tuple:
     return ops.split_with_sizes(tensor, list(split_size_or_sections), dim)
 
 
-def contiguous(self: Any) -> Any:
-    """The tensor itself when it is already contiguous, else a contiguous copy."""
-    return self if self.is_contiguous() else ops.clone(self)
+def contiguous(self: Any, memory_format: Any = None) -> Any:
+    """The tensor itself when it is already contiguous (in `memory_format`, row-major by
+    default), else a copy that is."""
+    if memory_format is None or memory_format is memory_formats.contiguous_format:
+        return self if self.is_contiguous() else ops.clone(self)
+    if memory_format is memory_formats.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    if memory_formats.is_contiguous(self._data, memory_format):
+        return self
+    return clone(self, memory_format=memory_format)
 
 
 # Indexing: `x[...]` decomposed as PyTorch's python_variable_indexing.cpp does.
@@ -1082,40 +1148,45 @@ class CompositeMethods:
                 return heard
         return _tensor_type(self, dtype, non_blocking, **kwargs)
 
-    def float(self) -> Any:
+    def float(self, memory_format: Any = None) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(CompositeMethods.float, (self,), {})
+            heard = _modes.dispatch(CompositeMethods.float, (self,), {} if memory_format is
+                                    None else {"memory_format": memory_format})
             if heard is not _modes.PASS:
                 return heard
-        return to(self, dtypes.float32)
+        return _as_dtype(self, dtypes.float32, memory_format)
 
-    def double(self) -> Any:
+    def double(self, memory_format: Any = None) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(CompositeMethods.double, (self,), {})
+            heard = _modes.dispatch(CompositeMethods.double, (self,), {} if memory_format is
+                                    None else {"memory_format": memory_format})
             if heard is not _modes.PASS:
                 return heard
-        return to(self, dtypes.float64)
+        return _as_dtype(self, dtypes.float64, memory_format)
 
-    def long(self) -> Any:
+    def long(self, memory_format: Any = None) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(CompositeMethods.long, (self,), {})
+            heard = _modes.dispatch(CompositeMethods.long, (self,), {} if memory_format is
+                                    None else {"memory_format": memory_format})
             if heard is not _modes.PASS:
                 return heard
-        return to(self, dtypes.int64)
+        return _as_dtype(self, dtypes.int64, memory_format)
 
-    def int(self) -> Any:
+    def int(self, memory_format: Any = None) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(CompositeMethods.int, (self,), {})
+            heard = _modes.dispatch(CompositeMethods.int, (self,), {} if memory_format is
+                                    None else {"memory_format": memory_format})
             if heard is not _modes.PASS:
                 return heard
-        return to(self, dtypes.int32)
+        return _as_dtype(self, dtypes.int32, memory_format)
 
-    def bool(self) -> Any:
+    def bool(self, memory_format: Any = None) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(CompositeMethods.bool, (self,), {})
+            heard = _modes.dispatch(CompositeMethods.bool, (self,), {} if memory_format is
+                                    None else {"memory_format": memory_format})
             if heard is not _modes.PASS:
                 return heard
-        return to(self, dtypes.bool_)
+        return _as_dtype(self, dtypes.bool_, memory_format)
 
     # -- elementwise --------------------------------------------------------------------------
     def __rtruediv__(self, other: Any) -> Any:
@@ -1212,12 +1283,13 @@ class CompositeMethods:
                 return heard
         return split(self, split_size, dim)
 
-    def contiguous(self) -> Any:
+    def contiguous(self, memory_format: Any = None) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(CompositeMethods.contiguous, (self,), {})
+            heard = _modes.dispatch(CompositeMethods.contiguous, (self,), {} if memory_format
+                                    is None else {"memory_format": memory_format})
             if heard is not _modes.PASS:
                 return heard
-        return contiguous(self)
+        return contiguous(self, memory_format)
 
     def expand_as(self, other: Any) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
@@ -2192,12 +2264,13 @@ class TensorOpsMethods:
                 return heard
         return inverse(self)
 
-    def half(self) -> Any:
+    def half(self, memory_format: Any = None) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorOpsMethods.half, (self,), {})
+            heard = _modes.dispatch(TensorOpsMethods.half, (self,), {} if memory_format is
+                                    None else {"memory_format": memory_format})
             if heard is not _modes.PASS:
                 return heard
-        return to(self, dtypes.float16)
+        return _as_dtype(self, dtypes.float16, memory_format)
 
     # new_tensor: a new leaf of this tensor's dtype (unless given). new_zeros / new_ones /
     # new_empty / new_full are runtime/factories.py's FactoryMethods, with torch's parser.
@@ -2216,14 +2289,14 @@ class TensorOpsMethods:
         return factories.tensor(data, dtype=dtype or self.dtype, device=device,
                                 requires_grad=requires_grad)
 
-    def bfloat16(self) -> Any:
-        """x.to(torch.bfloat16), which gradgen refuses with its reason (numpy has no
-        bfloat16), rather than an AttributeError that would read as a missing method."""
+    def bfloat16(self, memory_format: Any = None) -> Any:
+        """x.to(torch.bfloat16)."""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorOpsMethods.bfloat16, (self,), {})
+            heard = _modes.dispatch(TensorOpsMethods.bfloat16, (self,), {} if memory_format is
+                                    None else {"memory_format": memory_format})
             if heard is not _modes.PASS:
                 return heard
-        return to(self, dtypes.bfloat16)
+        return _as_dtype(self, dtypes.bfloat16, memory_format)
 
     @property
     def mT(self) -> Any:  # noqa: N802 - torch's name

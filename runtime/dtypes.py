@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from runtime import kernels
@@ -88,17 +89,19 @@ class _NoArithmetic(dtype):
         raise TypeError(self._why)
 
 
-bfloat16 = _NoArithmetic("bfloat16", 2, "torch.BFloat16Tensor",
-                         "gradgen has no bfloat16 arithmetic: numpy has no bfloat16 type. Use "
-                         "torch.float16 or torch.float32 instead.")
+# bfloat16 (8 exponent bits, 7 fraction bits): numpy's bfloat16 from the ml_dtypes package.
+# Its numpy kind is "V" (a numpy extension type), not "f": kernels ask `is_float(dtype)`.
+# Elementwise arithmetic rounds as torch's CPU kernels do (both compute each op in float32
+# and round its result once); a cast from float64 goes through float32, as torch's does.
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, True, "torch.BFloat16Tensor")
 
 complex32 = _NoArithmetic("complex32", 4, "torch.ComplexHalfTensor",
                           "gradgen has no complex32 arithmetic: numpy has no complex type with "
                           "float16 parts. Use torch.complex64 or torch.complex128 instead.")
 chalf = complex32
 
-_BY_NUMPY = {d.numpy: d for d in (float32, float64, float16, int64, int32, bool_, uint8, int8,
-                                   int16, complex64, complex128)}
+_BY_NUMPY = {d.numpy: d for d in (float32, float64, float16, bfloat16, int64, int32, bool_,
+                                   uint8, int8, int16, complex64, complex128)}
 _REAL_OF = {"complex64": float32, "complex128": float64, "complex32": float16}
 _COMPLEX_OF = {"float32": complex64, "float64": complex128, "float16": complex32}
 _SCALAR_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte",
@@ -143,7 +146,7 @@ _OTHER_TYPE_STRINGS = ("torch.ByteTensor",)
 
 def from_type_string(name: str) -> dtype:
     """The dtype of a tensor type name, `torch.FloatTensor` -> float32 (for Tensor.type)."""
-    for candidate in (*_BY_NUMPY.values(), bfloat16, complex32):  # their use says why not
+    for candidate in (*_BY_NUMPY.values(), complex32):  # complex32's use says why not
         if candidate._type_string == name:
             return candidate
     if name.startswith("torch.cuda."):

@@ -293,7 +293,7 @@ def _conform(node: Node, index: int, grad: Tensor | np.ndarray | np.generic, arr
             modes.summed_to_shape(node, index, grad, shape)
         grad = ops.sum_to(grad, shape) if arrays else _sum_to(grad, shape)
     if arrays:
-        return grad if grad.dtype == dtype else grad.astype(dtype)
+        return grad if grad.dtype == dtype else kernels.cast(grad, dtype)
     return grad if grad._data.dtype == dtype else grad.to(dtypes.from_numpy(dtype))
 
 

@@ -19,7 +19,7 @@ from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Size, Tensor
 from runtime.arguments import Parser, is_index, type_name
-from runtime.kernels import quietly
+from runtime.kernels import cast, quietly
 
 __all__ = [
     "tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "eye", "arange",
@@ -34,7 +34,7 @@ def _numpy_dtype(dtype: dtypes.dtype | None) -> np.dtype:
 def _finish(array: np.ndarray, requires_grad: bool) -> Tensor:
     result = Tensor._make(array, None)
     if requires_grad:
-        if array.dtype.kind not in "fc":
+        if array.dtype.kind not in "fcV":
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients")
         result.requires_grad_(True)
@@ -170,20 +170,20 @@ def options_of(bound: dict) -> tuple[dtypes.dtype | None, bool]:
 
 # The C++ type names torch's overflow message uses for each dtype.
 _CHECKED_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-                  "int64": "int64_t", "float16": "c10::Half",
+                  "int64": "int64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
                   "float32": "float", "float64": "double"}
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 # The range of each dtype (looked up once: np.iinfo and np.finfo are slow to ask).
 _RANGES = {np.dtype(kind): (int(np.iinfo(kind).min), int(np.iinfo(kind).max))
            for kind in (np.uint8, np.int8, np.int16, np.int32, np.int64)} | {
     np.dtype(kind): (-float(np.finfo(kind).max), float(np.finfo(kind).max))
-    for kind in (np.float16, np.float32, np.float64)}
+    for kind in (np.float16, np.float32, np.float64, dtypes.bfloat16.numpy)}
 def checked_fill_value(value: Any, numpy_dtype: np.dtype) -> Any:
     """A fill value (full's, full_like's, new_full's) converted to the dtype as torch's
     checked conversion does: a value the dtype cannot hold is an error, except that a
     negative integer wraps around into an unsigned dtype (-1 is 255 in uint8), and an
     infinity or NaN stays one in a floating dtype."""
-    if type(value) is float and numpy_dtype.itemsize >= 4 and numpy_dtype.kind == "f" and \
+    if type(value) is float and numpy_dtype.itemsize >= 4 and numpy_dtype.kind in "fV" and \
             abs(value) <= _FLOAT32_MAX:  # the usual call: fits float32 and float64
         return value
     if isinstance(value, int) and not -(2**63) <= value < 2**64:
@@ -203,6 +203,8 @@ def checked_fill_value(value: Any, numpy_dtype: np.dtype) -> Any:
     if overflow:
         raise RuntimeError(f"value cannot be converted to type {_CHECKED_NAMES[numpy_dtype.name]}"
                            " without overflow")
+    if numpy_dtype.itemsize == 2 and numpy_dtype.kind in "fV":  # float16, bfloat16: torch
+        return quietly(cast, np.array(value, np.float64), numpy_dtype)[()]  # rounds twice
     return value
 
 
@@ -219,10 +221,10 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
     Python floats become `dtype` when one is asked for (so float64 data keeps its
     precision), else the default dtype. Data numpy cannot make a number array of (ragged
     lists, None, strings) gets torch's own message (`_check_data`)."""
-    if isinstance(data, np.generic) and data.dtype.kind in "biufc":
+    if isinstance(data, np.generic) and data.dtype.kind in "biufcV":
         data = np.asarray(data)  # a numpy scalar keeps its dtype, as an array does
     if isinstance(data, np.ndarray):
-        if data.dtype.kind in "fc" and data.dtype.itemsize > 8 * (1 + (data.dtype.kind == "c")):
+        if data.dtype.kind in "fcV" and data.dtype.itemsize > 8 * (1 + (data.dtype.kind == "c")):
             raise TypeError(f"gradgen has no dtype for numpy {data.dtype}")
         return np.array(data, dtype=np.int64 if data.dtype.kind in "iu" and data.dtype not in (
             np.int32, np.int64, np.uint8, np.int8, np.int16) else data.dtype)
@@ -230,7 +232,7 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
         array = np.array(data)
     except ValueError:  # ragged: numpy refuses it
         array = None
-    if array is None or array.dtype.kind not in "biufc" or array.dtype == _UINT64:
+    if array is None or array.dtype.kind not in "biufcV" or array.dtype == _UINT64:
         _check_items(data)
         _check_data(data, _data_shape(data), 0)
         raise ValueError("Overflow when unpacking long long")  # ints beyond int64: numpy
@@ -239,11 +241,11 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
         return array
     if array.dtype.kind in "iu":
         return array.astype(np.int64)
-    if array.dtype.kind == "f":
-        if dtype is not None and dtype.numpy.kind != "f":
+    if array.dtype.kind in "fV":
+        if dtype is not None and dtype.numpy.kind not in "fV":
             return array  # as doubles: tensor() casts them to the dtype, checked
         # (quietly: 1e40 in float32 is inf, as in torch, without numpy's overflow warning)
-        return quietly(array.astype,
+        return quietly(cast, array,
                        (dtype if dtype is not None else dtypes.get_default_dtype()).numpy)
     if array.dtype.kind == "c":  # Python complex numbers: the default complex dtype
         if dtype is not None:
@@ -333,14 +335,14 @@ def _checked_cast(array: np.ndarray, numpy_dtype: np.dtype) -> np.ndarray:
     """tensor()'s data cast to an integer dtype as torch casts each item: a value the dtype
     cannot hold is an error (a negative integer wraps around into uint8); a floating
     dtype takes anything (an overflow becomes an infinity)."""
-    if numpy_dtype.kind in "iu" and array.size and array.dtype.kind in "iuf":
+    if numpy_dtype.kind in "iu" and array.size and array.dtype.kind in "iufV":
         info = np.iinfo(numpy_dtype)
-        lowest = -int(info.max) if numpy_dtype.kind == "u" and array.dtype.kind != "f" \
+        lowest = -int(info.max) if numpy_dtype.kind == "u" and array.dtype.kind not in "fV" \
             else int(info.min)
         if not (np.all(array >= lowest) and np.all(array <= info.max)):  # NaN fails too
             raise RuntimeError(f"value cannot be converted to type {numpy_dtype.name} "
                                "without overflow")
-    return array.astype(numpy_dtype)
+    return cast(array, numpy_dtype)
 
 
 def as_tensor(*args: Any, **options: Any) -> Tensor:

@@ -6,8 +6,9 @@ no Tensor, no graph, no grad mode. Arguments that
 the schema types as Tensor arrive as numpy arrays, or as Python numbers where a number
 stands in for a tensor (`x * 2`). Results follow PyTorch's type promotion: a Python
 number or a 0-dim array does not widen a dimensioned array of the same category.
-Kernels named after ops shadow builtins (`sum`, `max`, `abs`): other code here says
-`builtins.max`.
+A numpy dtype of kind "V" is bfloat16 (the ml_dtypes package's, a floating type):
+kind tests read `kind in "fV"` for "floating". Kernels named after ops shadow builtins
+(`sum`, `max`, `abs`): other code here says `builtins.max`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import warnings
 from fractions import Fraction
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from runtime import cpu_math, sampling
@@ -27,9 +29,10 @@ from runtime._warn import warn_at_caller
 
 _DEFAULT_FLOAT = np.float32
 _DEFAULT_COMPLEX = np.dtype(np.complex64)  # the complex dtype of the default float's parts
-_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # "V": bfloat16
 _COMPLEX_OF = {np.dtype(np.float16): None, np.dtype(np.float32): np.dtype(np.complex64),
-               np.dtype(np.float64): np.dtype(np.complex128)}
+               np.dtype(np.float64): np.dtype(np.complex128),
+               np.dtype(ml_dtypes.bfloat16): np.dtype(np.complex64)}  # (torch's choice too)
 
 
 # Floating-point warnings (0 * inf, 1 / 0, overflow) are silenced in the kernels, as torch
@@ -128,10 +131,10 @@ def _combine(higher: np.dtype, lower: np.dtype) -> np.dtype:
     if higher.kind == "c":
         return higher
     if lower.kind == "c":
-        return complex_of(higher) if higher.kind == "f" else lower
-    if higher.kind == "f":
+        return complex_of(higher) if higher.kind in "fV" else lower
+    if higher.kind in "fV":
         return higher
-    if higher.kind == "b" or lower.kind == "f":
+    if higher.kind == "b" or lower.kind in "fV":
         return promote_types([higher, lower])
     return higher
 
@@ -139,7 +142,7 @@ def _combine(higher: np.dtype, lower: np.dtype) -> np.dtype:
 def sum_to(data: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Sum a broadcast array back to `shape` (PyTorch's at::sum_to)."""
     lead = data.ndim - len(shape)
-    if lead == 1 and data.shape[1:] == shape and data.dtype.kind == "f" and data.ndim == 2:
+    if lead == 1 and data.shape[1:] == shape and data.dtype.kind in "fV" and data.ndim == 2:
         # A bias's gradient, summed over the batch: a product with a ones vector runs in
         # BLAS, several times faster than numpy's reduction along the first axis.
         return quietly(np.matmul, np.ones(data.shape[0], data.dtype), data)
@@ -156,7 +159,7 @@ def promote_types(dtypes: list[np.dtype]) -> np.dtype:
     for dtype in dtypes[1:]:
         if dtype == result:
             continue
-        if result.kind == "c" and dtype.kind == "f" or result.kind == "f" and dtype.kind == "c":
+        if result.kind == "c" and dtype.kind in "fV" or result.kind in "fV" and dtype.kind == "c":
             # a float meets a complex: the complex of the wider parts (float64 with complex64
             # is complex128)
             result = np.promote_types(result, dtype)
@@ -185,7 +188,7 @@ def result_type(*operands: Any) -> np.dtype:
                 if value.dtype != dtype:
                     break
             elif kind_of_value is float:
-                if kind != "f":
+                if kind not in "fV":
                     break
             elif kind_of_value is int:
                 if kind == "b":
@@ -226,7 +229,7 @@ def _result_type_by_tiers(operands: tuple) -> np.dtype:
 def _float_type(*operands: Any) -> np.dtype:
     """The result dtype of an op that always gives floats (exp, div, ...)."""
     dtype = result_type(*operands)
-    return dtype if dtype.kind in "fc" else np.dtype(_DEFAULT_FLOAT)
+    return dtype if dtype.kind in "fcV" else np.dtype(_DEFAULT_FLOAT)
 
 
 def _as(value: Any, dtype: np.dtype) -> Any:
@@ -243,7 +246,7 @@ def _binary(a: Any, b: Any, dtype: np.dtype | None = None) -> tuple[Any, Any]:
     if type(a) is np.ndarray and type(b) is np.ndarray and a.shape != b.shape:
         broadcast_shapes(a.shape, b.shape)
     dtype = result_type(a, b) if dtype is None else dtype
-    if type(b) is float and dtype.kind == "f" and type(a) is np.ndarray:
+    if type(b) is float and dtype.kind in "fV" and type(a) is np.ndarray:
         # A Python float is "weak" in numpy too: `a * 0.5` keeps a's dtype, no cast needed.
         return _as(a, dtype), b
     return _as(a, dtype), _as(b, dtype)
@@ -305,8 +308,8 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
     """
     if dtype is None and type(self) is np.ndarray and (
             (type(other) is np.ndarray and other.dtype == self.dtype)
-            or (type(other) is float and self.dtype.kind == "f")
-            or (type(other) is int and self.dtype.kind == "f" and -_EXACT <= other <= _EXACT)):
+            or (type(other) is float and self.dtype.kind in "fV")
+            or (type(other) is int and self.dtype.kind in "fV" and -_EXACT <= other <= _EXACT)):
         a, b = self, other
     else:
         a, b = _binary(self, other, dtype)
@@ -623,7 +626,7 @@ _SAME_SIZE_INTEGER = {size: np.dtype(f"i{size}") for size in (1, 2, 4, 8)}
 
 def threshold_backward(grad_output, self, threshold):
     """grad where self > threshold, else 0 (even where grad is inf or NaN)."""
-    if grad_output.dtype.kind == "f" and grad_output.shape == self.shape:
+    if grad_output.dtype.kind in "fV" and grad_output.shape == self.shape:
         # A bitwise AND of grad's bits with an all-ones or all-zeros mask: no branch per
         # element, so several times faster than np.where on a mask without pattern.
         bits = _SAME_SIZE_INTEGER[grad_output.itemsize]
@@ -688,7 +691,7 @@ def sign(self):
     if self.dtype.kind == "c":
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
                            "numbers. Please use torch.sgn instead.")
-    if self.dtype.kind == "f":  # sign(nan) is 0 in PyTorch, nan in numpy
+    if self.dtype.kind in "fV":  # sign(nan) is 0 in PyTorch, nan in numpy
         return np.sign(np.where(np.isnan(self), 0, self)).astype(self.dtype, copy=False)
     if self.dtype == np.bool_:  # numpy has no bool sign; a bool is its own sign
         return self.copy()
@@ -1005,7 +1008,7 @@ def _broadcastable(a: Any, b: Any) -> None:
 
 def _bitwise(ufunc: np.ufunc, name: str, *operands: Any) -> np.ndarray:
     dtype = result_type(*operands)
-    if dtype.kind in "fc":
+    if dtype.kind in "fcV":
         raise NotImplementedError(f'"{name}_cpu" not implemented for \'{_TYPE_NAMES[dtype.name]}\'')
     return _array(ufunc(*(_as(o, dtype) for o in operands)), dtype)
 
@@ -1054,7 +1057,7 @@ def _sum_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
 
 def _mean_dtype(array: np.ndarray, dtype: Any) -> np.dtype:
     out = array.dtype if dtype is None else np.dtype(dtype)
-    if out.kind not in "fc":
+    if out.kind not in "fcV":
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating point "
             f"or complex dtype. Got: {_scalar_type_name(out)}"
@@ -1070,7 +1073,7 @@ def _scalar_type_name(dtype: np.dtype) -> str:
 
 def _float_input(array: np.ndarray) -> np.ndarray:
     """logsumexp makes sense only on floats: it takes integers as the default float dtype."""
-    return array if array.dtype.kind == "f" else array.astype(_DEFAULT_FLOAT)
+    return array if array.dtype.kind in "fV" else array.astype(_DEFAULT_FLOAT)
 
 
 def sum(self, dtype=None):  # noqa: A001 - the op's name
@@ -1240,7 +1243,7 @@ def prod_dim_int(self, dim, keepdim=False, dtype=None):
 
 
 def _variance(self, dim, correction, keepdim, name):
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise RuntimeError("std and var only support floating point and complex dtypes")
     ddof = 1 if correction is None else correction
     axes = _axes(dim, self.ndim)
@@ -1282,7 +1285,7 @@ def logsumexp(self, dim, keepdim=False):
 
 @silent
 def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_scalar_type_name(self.dtype)}")
     x = np.abs(self if dtype is None else self.astype(dtype))
@@ -1303,7 +1306,7 @@ def linalg_vector_norm(self, ord=2, dim=None, keepdim=False, dtype=None):
 
 
 def _check_norm_input(self: np.ndarray) -> None:
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {_scalar_type_name(self.dtype)} instead.")
 
@@ -1420,8 +1423,30 @@ def _to_copy(self, dtype=None):
     if dtype is not None and self.dtype.kind == "c" and np.dtype(dtype).kind != "c":
         warn_at_caller("Casting complex values to real discards the imaginary part",
                        UserWarning)
-        return np.array(self.real, dtype=dtype, copy=True)
-    return np.array(self, dtype=self.dtype if dtype is None else dtype, copy=True)
+        return cast(self.real, dtype)
+    if dtype is None or np.dtype(dtype) == self.dtype:
+        return np.array(self, copy=True)
+    return cast(self, dtype)
+
+
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+_HALVES = (np.dtype(np.float16), _BFLOAT16)
+
+
+@silent
+def cast(array, dtype):
+    """A copy of `array` in `dtype`, converted as torch's CPU kernels convert: to bfloat16
+    and float16 from other types, and from them to integers, through float32 (torch makes
+    its Half and BFloat16 from a float, so a double is rounded twice: 1 + 2**-8 + 2**-30
+    becomes bfloat16's 1, not 1.0078125)."""
+    dtype = np.dtype(dtype)
+    array = np.asarray(array)
+    if dtype in _HALVES and array.dtype not in _HALVES and array.dtype != np.float32 \
+            and array.dtype.kind != "c":
+        array = array.astype(np.float32)
+    elif array.dtype in _HALVES and dtype.kind in "iu":  # as C converts a float to integer
+        array = array.astype(np.float32)
+    return array.astype(dtype)
 
 
 def _wrap_dim(dim: int, ndim: int) -> int:
@@ -1933,7 +1958,7 @@ def _softmax_input(self, dim, half_to_float, name="softmax"):
     if half_to_float:
         raise RuntimeError("softmax with half to float conversion is not supported on CPU")
     axis = _wrap_dim(dim, self.ndim)
-    if self.dtype.kind != "f" and self.size:  # the kernel's name says if dim is the last
+    if self.dtype.kind not in "fV" and self.size:  # the kernel's name says if dim is the last
         where = "lastdim_" if axis == builtins.max(self.ndim, 1) - 1 else ""
         raise NotImplementedError(f'"{name}_{where}kernel_impl" not implemented for '
                                   f"'{_scalar_name(self)}'")
@@ -2312,7 +2337,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 
 def _floats_only(name: str, self: np.ndarray) -> None:
     """torch's CPU kernels of these activations are compiled for floating types only."""
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"{name}_cpu\" not implemented for '{_dtype_name(self)}'")
 
@@ -2418,9 +2443,9 @@ def huber_loss(self, target, reduction=1, delta=1.0):
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     # the result takes self's dtype (a float64 target does not widen a float32 input)
     dtype = result_type(self, target)
-    if dtype.kind != "f":
+    if dtype.kind not in "fV":
         raise NotImplementedError(f"\"huber_cpu\" not implemented for '{_dtype_name(self)}'")
-    dtype = self.dtype if self.dtype.kind == "f" else dtype
+    dtype = self.dtype if self.dtype.kind in "fV" else dtype
     difference = np.abs(_as(self, dtype) - _as(target, dtype))
     loss = np.where(difference < delta, 0.5 * difference * difference,
                     delta * (difference - 0.5 * delta))
@@ -2548,7 +2573,7 @@ def renorm(self, p, dim, maxnorm):
         raise RuntimeError(
             f"renorm: input needs at least 2 dimensions, got {self.ndim} dimensions")
     dim = _wrap_dim(dim, self.ndim)
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {_dtype_name(self)}")
     wide = self.astype(np.float64)
@@ -2589,7 +2614,7 @@ def _euclidean_dist(x1, x2):
         if x.ndim < 2:
             raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. "
                                f"Got {x.ndim}-D tensor.")
-    if x1.dtype.kind != "f" or x2.dtype.kind != "f":
+    if x1.dtype.kind not in "fV" or x2.dtype.kind not in "fV":
         raise RuntimeError("result type Float can't be cast to the desired output type Long")
     if x1.dtype != x2.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
@@ -2615,7 +2640,7 @@ def _distance_checks(x1: np.ndarray, x2: np.ndarray, p: float) -> None:
         raise RuntimeError("X1 and X2 must have the same number of columns. "
                            f"X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
     for name, x in (("X1", x1), ("X2", x2)):
-        if x.dtype.kind != "f":
+        if x.dtype.kind not in "fV":
             raise RuntimeError(
                 f"cdist only supports floating-point dtypes, {name} got: {_dtype_name(x)}")
     if not p >= 0:
@@ -2704,7 +2729,7 @@ def _cdist_backward(grad_output, x1, x2, p, cdist):
 def _pdist_checks(self: np.ndarray, p: float) -> None:
     if self.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {self.ndim}D")
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise RuntimeError("pdist only supports floating-point dtypes")
     if not p >= 0:
         raise RuntimeError("pdist only supports non-negative p values")
@@ -3050,7 +3075,7 @@ def embedding_renorm_(self, indices, max_norm, norm_type):
         raise RuntimeError(f"Expected 2-dimensional tensor, but got {self.ndim}-dimensional "
                            "tensor for argument #1 'self' (while checking arguments for "
                            "embedding_renorm_)")
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {_dtype_name(self)} instead.")
     rows = np.unique(indices.reshape(-1))
@@ -3417,7 +3442,7 @@ def cumsum(self, dim, dtype=None):
 
 def logcumsumexp(self, dim):
     """log(cumsum(exp(self))) along dim, without overflow (numpy's logaddexp, accumulated)."""
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                   f"'{_TYPE_NAMES.get(self.dtype.name, self.dtype.name)}'")
     axis = _wrap_dim(dim, self.ndim)
@@ -3465,7 +3490,7 @@ def _sort_order(self: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     """Stable positions that sort `self` along `axis`; NaN counts as the largest value
     (last ascending, first descending), as PyTorch sorts it."""
     values = self.astype(np.int64) if self.dtype.kind == "b" else self
-    if self.dtype.kind == "f":
+    if self.dtype.kind in "fV":
         nan = np.isnan(values)
         key = np.where(nan, 0, values)
         if descending:
@@ -3536,7 +3561,7 @@ def log10(self):
 def _rounding(function: Any, kernel: str, self: np.ndarray) -> np.ndarray:
     """floor, ceil, round, trunc: integers come back unchanged (a copy), bool is refused."""
     _not_for(kernel, self, "iuf")
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         return self.copy()
     return _array(function(self), self.dtype)
 
@@ -3734,7 +3759,7 @@ def addcmul(self, tensor1, tensor2, value=1):
     _broadcast_all(self, tensor1, tensor2)
     dtype = result_type(self, tensor1, tensor2)
     work = _opmath(dtype)  # halves in float32, rounded once
-    if dtype.kind != "f":  # value is converted to the integer type first, as in PyTorch
+    if dtype.kind not in "fV":  # value is converted to the integer type first, as in PyTorch
         with silenced():
             return _array(self + dtype.type(value) * tensor1 * tensor2, dtype)
     with silenced():  # PyTorch's order: (value * tensor1) * tensor2 + self, fused
@@ -3760,7 +3785,7 @@ def addcdiv(self, tensor1, tensor2, value=1):
 
 
 def _check_variance_input(self: np.ndarray, name: str) -> None:
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise RuntimeError(f"{name} only support floating point and complex dtypes")
 
 
@@ -3794,7 +3819,7 @@ def floor_divide(self, other):
         raise NotImplementedError("\"div_floor_cpu\" not implemented for 'Bool'")
     _integer_divisor(self, other, dtype)
     a, b = _binary(self, other, dtype)
-    if dtype.kind != "f":
+    if dtype.kind not in "fV":
         return _array(np.floor_divide(a, b), dtype)
     with silenced():
         # PyTorch's float floor division: the floor of the true quotient, computed from
@@ -3850,7 +3875,7 @@ def _square_matrices(A: np.ndarray, name: str) -> None:
     """linalg's checks on A: floats, at least 2 dimensions, square."""
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
-    if A.dtype.kind not in "fc" or A.dtype == np.float16:
+    if A.dtype.kind not in "fcV" or A.dtype == np.float16:
         label = _dtype_label(A)
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {label}")
@@ -4355,7 +4380,7 @@ def _window_argmax(flat: np.ndarray) -> np.ndarray:
     """Where the maximum of each row of the last dim is, PyTorch's way: the first of equal
     maxima, but a NaN over any number and a later NaN over an earlier one."""
     where = np.argmax(flat, axis=-1)
-    if flat.dtype.kind == "f":
+    if flat.dtype.kind in "fV":
         nan = np.isnan(flat)
         if nan.any():
             last_nan = flat.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
@@ -4369,7 +4394,7 @@ def max_pool2d_with_indices(self, kernel_size, stride=(), padding=0, dilation=1,
     of equal maxima; NaN counts as largest)."""
     kernel, stride, padding, dilation, out = _pool_setup(
         self, kernel_size, stride, padding, dilation, ceil_mode, "max_pool2d")
-    low = -np.inf if self.dtype.kind == "f" else (
+    low = -np.inf if self.dtype.kind in "fV" else (
         np.iinfo(self.dtype).min if self.dtype.kind in "iu" else False)
     padded = _pool_padded(self, kernel, stride, padding, dilation, out, low)
     windows = _windows(padded, kernel, stride, dilation)[:, :, :out[0], :out[1]]
@@ -4431,7 +4456,7 @@ def avg_pool2d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_i
     windows = _windows(padded, kernel, stride, dilation)[:, :, :out[0], :out[1]]
     divisors = _avg_pool_divisors(self, kernel, stride, padding, out, count_include_pad,
                                   divisor_override)
-    if self.dtype.kind == "f":
+    if self.dtype.kind in "fV":
         result = windows.sum(axis=(-2, -1)) / divisors.astype(self.dtype)
     else:
         result = np.trunc(windows.sum(axis=(-2, -1), dtype=np.int64) / divisors)
@@ -4480,7 +4505,7 @@ def _adaptive_matrices(self, output_size):
                 f"adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
                 f"dimensions, but input has sizes {list(self.shape)} with dimension {dim} "
                 "being empty")
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"adaptive_avg_pool2d\" not implemented for '{_dtype_name(self)}'")
     matrices, lengths = [], []
@@ -4548,7 +4573,7 @@ def adaptive_max_pool2d(self, output_size):
     if builtins.min(output_size) < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{builtins.min(output_size)}: {list(shape)}")
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"adaptive_max_pool2d\" not implemented for '{_dtype_name(self)}'")
     if 0 in shape:
@@ -4694,7 +4719,7 @@ def view_as_real(self):
 def view_as_complex(self):
     """A float array whose last dimension holds (real, imaginary) pairs, as complex numbers:
     a view."""
-    if self.dtype.kind != "f" or self.dtype == np.float16:
+    if self.dtype.kind not in "fV" or self.dtype == np.float16:
         name = _FLOAT_NAMES.get(self.dtype.name) or _scalar_type_name(self.dtype)
         if self.dtype != np.float16:
             raise RuntimeError("view_as_complex is only supported for half, float and double "
@@ -5136,7 +5161,7 @@ def logit(self, eps=None):
 def nan_to_num(self, nan=None, posinf=None, neginf=None):
     """NaN, +inf and -inf replaced by `nan` (0), `posinf` and `neginf` (the dtype's largest
     and lowest finite values); integers and bools come back unchanged (a copy)."""
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         return self.copy()
     info = np.finfo(self.dtype)
     with silenced():
@@ -5154,7 +5179,7 @@ def _float_binary(kernel: str | None, self: Any, other: Any) -> tuple[Any, Any, 
     dtype = result_type(self, other)
     if kernel is not None:
         _not_for(kernel, np.empty(0, dtype), "f")
-    elif dtype.kind != "f":
+    elif dtype.kind not in "fV":
         dtype = np.dtype(_DEFAULT_FLOAT)
     broadcast_shapes(np.shape(self), np.shape(other))
     return _as(np.asarray(self), dtype), _as(np.asarray(other), dtype), dtype
@@ -5381,7 +5406,7 @@ def special_zeta_other_scalar(self, other):
 
 def frexp_Tensor(self):
     """The mantissa in [0.5, 1) (by magnitude) and the int32 exponent: self = m * 2^e."""
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     mantissa, exponent = np.frexp(self)
     return _array(mantissa, self.dtype), exponent.astype(np.int32)
@@ -6383,8 +6408,8 @@ def _median_position(count: np.ndarray) -> np.ndarray:
 def median(self):
     _no_bool_median(self, "median_cpu")
     flat = self.reshape(-1)
-    if not flat.size or (flat.dtype.kind == "f" and np.isnan(flat).any()):
-        return np.asarray(np.nan if flat.dtype.kind == "f" or not flat.size else flat[0],
+    if not flat.size or (flat.dtype.kind in "fV" and np.isnan(flat).any()):
+        return np.asarray(np.nan if flat.dtype.kind in "fV" or not flat.size else flat[0],
                           dtype=self.dtype)
     return np.asarray(np.sort(flat)[_median_position(flat.size)])
 
@@ -6392,7 +6417,7 @@ def median(self):
 def nanmedian(self):
     _no_bool_median(self, "nanmedian_cpu")
     flat = self.reshape(-1)
-    if flat.dtype.kind == "f":
+    if flat.dtype.kind in "fV":
         flat = flat[~np.isnan(flat)]
     if not flat.size:
         return np.asarray(np.nan, dtype=self.dtype)
@@ -6408,7 +6433,7 @@ def _pick_along(self: np.ndarray, dim: int, keepdim: bool, name: str,
         raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
     data = self.reshape(1) if not self.ndim else self
     order = np.argsort(data, axis=axis, kind="stable")
-    nans = (np.isnan(data).sum(axis=axis, keepdims=True) if data.dtype.kind == "f"
+    nans = (np.isnan(data).sum(axis=axis, keepdims=True) if data.dtype.kind in "fV"
             else np.zeros_like(np.take(data, [0], axis=axis), dtype=np.int64))
     place = np.asarray(position(data.shape[axis], nans), dtype=np.int64)
     indices = np.take_along_axis(order, np.broadcast_to(place, nans.shape), axis)
@@ -6454,7 +6479,7 @@ def _cumulative_extreme(self: np.ndarray, dim: int, better: Any) -> tuple[np.nda
     for i in range(1, data.shape[0]):
         current, best = data[i], values[i - 1]
         take = better(current, best)
-        if data.dtype.kind == "f":
+        if data.dtype.kind in "fV":
             take = (np.isnan(current) | take) & ~np.isnan(best) | np.isnan(current)
         values[i] = np.where(take, current, best)
         indices[i] = np.where(take, i, indices[i - 1])
@@ -6525,7 +6550,7 @@ def put(self, index, source, accumulate=False):
 @silent
 def dist(self, other, p=2):
     dtype = result_type(self, other)
-    if dtype.kind != "f":
+    if dtype.kind not in "fV":
         raise RuntimeError("norm(): input dtype should be either floating point or complex. "
                            f"Got {_dtype_label(np.empty(0, dtype))} instead.")
     _broadcastable(self, other)
@@ -6682,7 +6707,7 @@ def _floating_matrices(A: np.ndarray, name: str, argument: str = "A") -> None:
     if A.ndim < 2:
         raise RuntimeError(f"{name}: The input tensor {argument} must have at least 2 "
                            "dimensions.")
-    if A.dtype.kind not in "fc":
+    if A.dtype.kind not in "fcV":
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {_dtype_label(A)}")
 
@@ -6877,7 +6902,7 @@ def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
         raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
                            f"{_dtype_label(self)} and A of type {_dtype_label(A)} instead.")
     batch = broadcast_shapes(self.shape[:-2], A.shape[:-2])
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for "
                                   f"'{_dtype_label(self)}'")
     coefficient = np.swapaxes(A, -1, -2) if transpose else A
@@ -6886,7 +6911,7 @@ def triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
 
 
 def _no_integers(name: str, A: np.ndarray) -> None:
-    if A.dtype.kind != "f":
+    if A.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{name}\" not implemented for '{_dtype_label(A)}'")
 
 
@@ -6928,7 +6953,7 @@ def cholesky_solve(self, input2, upper=False):
 @silent
 def cholesky_inverse(self, upper=False):
     """(L Lᵀ)⁻¹ from the Cholesky factor L = self (U with upper=True)."""
-    if self.ndim >= 2 and self.dtype.kind != "f":
+    if self.ndim >= 2 and self.dtype.kind not in "fV":
         raise NotImplementedError(f'"cholesky_inverse_out_cpu" not implemented for '
                                   f"'{_dtype_name(self)}'")
     _floating_matrices(self, "cholesky_inverse")
@@ -7115,7 +7140,7 @@ def eig_checks(name: str, A: np.ndarray) -> None:
     if A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{name}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
-    if A.dtype.kind not in "fc":
+    if A.dtype.kind not in "fcV":
         raise RuntimeError(f"Unknown Complex ScalarType for {_TYPE_NAMES[A.dtype.name]}")
     if A.dtype == np.float16:
         complex_of(A.dtype)  # refused with gradgen's reason
@@ -7210,7 +7235,7 @@ def linalg_cross(self, other, dim=-1):
 
 
 def _pinv_input(A: np.ndarray) -> None:
-    if A.ndim < 2 or A.dtype.kind != "f":
+    if A.ndim < 2 or A.dtype.kind not in "fV":
         kind = _dtype_label(A)
         raise RuntimeError(f"linalg.pinv({kind}{{{list(A.shape)}}}): expected a tensor with 2 "
                            "or more dimensions of float, double, cfloat or cdouble types")
@@ -7362,7 +7387,7 @@ def hardshrink_backward(grad_out, self, lambd):
 
 
 def _softshrink_check(self, lambd) -> None:
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"softshrink_check\" not implemented for '{_dtype_name(self)}'")
     if lambd < 0:
@@ -7566,7 +7591,7 @@ def _upsample_taps(kind: str, in_sizes, out_sizes, scales, align_corners, dtype,
 
 def _compute_dtype(array: np.ndarray) -> np.dtype:
     """The dtype upsampling weights and sums are in: the data's own, float32 for uint8."""
-    return array.dtype if array.dtype.kind == "f" else np.dtype(np.float32)
+    return array.dtype if array.dtype.kind in "fV" else np.dtype(np.float32)
 
 
 @silent
@@ -7590,7 +7615,7 @@ def _upsample(self, output_size, scales, kind: str, align_corners=None):
                 weight.reshape(shape)
             total = term if total is None else total + term
         out = total
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         out = np.clip(np.round(out), 0, 255)
     return np.ascontiguousarray(out, dtype=self.dtype)
 
@@ -8004,7 +8029,7 @@ def _block_counts(spatial, kernel, dilation, padding, stride) -> tuple[int, int]
 
 
 def _floats_for(op: str, array) -> None:
-    if array.dtype.kind not in "fb":
+    if array.dtype.kind not in "fbV":
         raise NotImplementedError(f"\"{op}_out_cpu\" not implemented for '{_dtype_name(array)}'")
 
 
@@ -8085,7 +8110,7 @@ def col2im(self, output_size, kernel_size, dilation, padding, stride):
 # searched over the gathered windows, an average summed with strided adds.
 
 def _lowest_value(dtype: np.dtype):
-    if dtype.kind == "f":
+    if dtype.kind in "fV":
         return -np.inf
     return np.iinfo(dtype).min if dtype.kind in "iu" else False
 
@@ -8251,7 +8276,7 @@ def avg_pool3d(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_i
     windows = windows[:, :, :outs[0], :outs[1], :outs[2]]
     divisors = _avg_divisors_nd(self.shape[-3:], kernel, stride, padding, outs,
                                 count_include_pad, divisor_override)
-    if self.dtype.kind == "f":
+    if self.dtype.kind in "fV":
         result = windows.sum(axis=(-3, -2, -1)) / divisors.astype(self.dtype)
     else:
         result = np.trunc(windows.sum(axis=(-3, -2, -1), dtype=np.int64) / divisors)
@@ -8292,7 +8317,7 @@ def _adaptive_3d_check(self, output_size, op: str, message: str):
             raise RuntimeError(
                 f"{op}(): Expected input to have non-zero size for non-batch dimensions, but "
                 f"input has sizes {list(self.shape)} with dimension {dim} being empty")
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{_dtype_name(self)}'")
     return output_size
 
@@ -8458,7 +8483,7 @@ def _fractional_max(self, kernel_size, output_size, random_samples, dims: int):
     n, c = x.shape[:2]
     draws = random_samples[:n].reshape(n * c, dims)
     order = [1, 0] if dims == 2 else [0, 1, 2]  # torch reads (w, h) in 2-d, (t, h, w) in 3-d
-    dtype = np.dtype(self.dtype if self.dtype.kind == "f" else np.float32)
+    dtype = np.dtype(self.dtype if self.dtype.kind in "fV" else np.float32)
     positions = [_fractional_positions(draws[:, order[d]], x.shape[2 + d], outs[d], pools[d],
                                        dtype) for d in range(dims)]
     valid = [np.ones(p.shape, bool) for p in positions]
@@ -8497,8 +8522,8 @@ def _reduction_identity(reduce: str, dtype: np.dtype) -> Any:
         return dtype.type(1)
     if dtype == np.bool_:
         return reduce in ("amin", "min")
-    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
-    low, high = (-np.inf, np.inf) if dtype.kind == "f" else (info.min, info.max)
+    info = np.finfo(dtype) if dtype.kind in "fV" else np.iinfo(dtype)
+    low, high = (-np.inf, np.inf) if dtype.kind in "fV" else (info.min, info.max)
     return dtype.type(low if reduce in ("amax", "max") else high)
 
 
@@ -8614,13 +8639,13 @@ def block_diag(tensors):
 
 
 def isnan(self):
-    return np.isnan(self) if self.dtype.kind == "f" else np.zeros(self.shape, np.bool_)
+    return np.isnan(self) if self.dtype.kind in "fV" else np.zeros(self.shape, np.bool_)
 
 
 def histc(self, bins=100, min=0, max=0):
     """A histogram of `bins` equal bins over [min, max] (the data's range when both are 0);
     values outside are left out, and max falls in the last bin."""
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise NotImplementedError(f'"histogram_cpu" not implemented for '
                                   f"'{_dtype_name(self)}'")
     if bins <= 0:
@@ -8799,7 +8824,7 @@ def _grid_check(input, grid, mode: int, dims: int) -> None:
                            f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
     if dims == 3 and mode == _BICUBIC:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    if input.dtype.kind != "f":
+    if input.dtype.kind not in "fV":
         raise NotImplementedError(f"\"grid_sampler_{dims}d_cpu_kernel_impl\" not implemented "
                                   f"for '{_dtype_name(input)}'")
 
@@ -8996,7 +9021,7 @@ def affine_grid_generator(theta, size, align_corners):
     size = [builtins.int(s) for s in size]
     points = builtins.int(np.prod(size[2:]))
     _affine_check(theta, size, points)
-    dtype = theta.dtype if theta.dtype.kind == "f" else np.dtype(np.float32)
+    dtype = theta.dtype if theta.dtype.kind in "fV" else np.dtype(np.float32)
     base = _affine_base_grid(size, align_corners, dtype)
     grid = np.matmul(base[None], np.swapaxes(theta, 1, 2).astype(dtype))
     return np.ascontiguousarray(grid.reshape([size[0], *size[2:], len(size) - 2]), theta.dtype)
@@ -9122,7 +9147,7 @@ def _number_text(value: float) -> str:
 
 
 def _floats_for_random(self: np.ndarray, kernel: str) -> None:
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype_name(self)}'")
 
 
@@ -9199,7 +9224,7 @@ def exponential_(self, lambd=1.0, generator=None):
     if not lambd > 0.0:
         raise RuntimeError(
             f"exponential_ expects lambda > 0.0, but found lambda={_number_text(lambd)}")
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise RuntimeError(
             "Exponential distribution is a continuous probability distribution. dtype must be "
             f"a floating point but you specified {_dtype_name(self)}")
@@ -9374,7 +9399,7 @@ def cauchy_(self, median=0.0, sigma=1.0, generator=None):
     """median + sigma tan(π (u - 1/2)) for float64 uniforms u, rounded to self's dtype."""
     if not sigma > 0.0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_number_text(sigma)}")
-    if self.dtype.kind != "f":
+    if self.dtype.kind not in "fV":
         raise RuntimeError(
             "Cauchy distribution is a continuous probability distribution. dtype must be a "
             f"floating point but you specified {_C_TYPES[self.dtype.name]}")

@@ -21,7 +21,7 @@ from generated.tensor_methods import TensorMethods
 from runtime import arguments, modes
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
-from runtime.composite import CompositeMethods, TensorOpsMethods
+from runtime.composite import CompositeMethods, TensorOpsMethods, clone_method
 from runtime.counting import CountingMethods
 from runtime.factories import FactoryMethods, legacy_new
 from runtime.nn.activation_more import NnMethods
@@ -84,3 +84,4 @@ install(AttributeMethods)  # is_signed, itemsize, data_ptr, conj, H, apply_, ...
 install(FunctionMethods)  # kron, diff, tile, cov, det, ...
 install(NnMethods)  # Tensor.prelu (issue 28, helper nnlayers)
 install(CountingMethods)  # bincount, histc, gcd, logical_xor, ...
+Tensor.clone = clone_method  # the spec's clone, and memory_format= (runtime/composite.py)

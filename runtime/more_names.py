@@ -130,32 +130,14 @@ def sym_constrain_range_for_size(size: Any, *, min: int | None = None,  # noqa: 
 
 
 # -- memory formats and error classes --------------------------------------------------------
-class memory_format:  # noqa: N801 - torch's name
-    """How a tensor's elements are laid out in memory. gradgen's tensors are always in the
-    contiguous (row-major) order; the four values exist to be named and passed on."""
-
-    __slots__ = ("_name",)
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> memory_format:
-        raise TypeError("cannot create 'torch.memory_format' instances")
-
-    @classmethod
-    def _make(cls, name: str) -> memory_format:
-        value = object.__new__(cls)
-        value._name = name
-        return value
-
-    def __repr__(self) -> str:
-        return f"torch.{self._name}"
-
-    def __reduce__(self) -> str:
-        return self._name
-
-
-contiguous_format = memory_format._make("contiguous_format")
-preserve_format = memory_format._make("preserve_format")
-channels_last = memory_format._make("channels_last")
-channels_last_3d = memory_format._make("channels_last_3d")
+# (defined in runtime/memory_formats.py, with the layouts they ask for)
+from runtime.memory_formats import (  # noqa: E402
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 
 
 class AcceleratorError(RuntimeError):

@@ -183,7 +183,7 @@ def check_dtype(rule: str, name: str, dtype: np.dtype, target: Tensor) -> None:
             raise RuntimeError(f"{name} only supports bool tensor for result, got: "
                                f"{names['out']}")
     elif rule == "floating":
-        if wanted.kind != "f":
+        if wanted.kind not in "fV":
             raise RuntimeError(f"{name}(): Expected floating point type for result tensor, "
                                f"but got: {names['out']}")
     elif rule != "any" and not np.can_cast(dtype, wanted, casting="same_kind"):
@@ -268,7 +268,7 @@ def factory(name: str, function: Callable, args: tuple, kwargs: dict, out: Any) 
             out._version_counter.version += 1
     else:
         write(out, array, warn=0)
-    if requires_grad and out._data.dtype.kind != "f":  # (after the write, as in torch)
+    if requires_grad and out._data.dtype.kind not in "fV":  # (after the write, as in torch)
         raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                            "gradients")
     if out.requires_grad != requires_grad:

@@ -60,7 +60,7 @@ def _number(value: float) -> str:
 
 
 def _require_float(array: np.ndarray, kernel: str) -> None:
-    if array.dtype.kind != "f":
+    if array.dtype.kind not in "fV":
         raise NotImplementedError(
             f"\"{kernel}\" not implemented for '{_scalar_type_name(array)}'")
 
@@ -221,7 +221,7 @@ def _update_to(high: int, digits: int) -> int:
 
 def _check_in_range(dtype: np.dtype, low: int, high_inclusive: int) -> None:
     c_type = _C_TYPE_NAMES[dtype.name]
-    if dtype.kind == "f":
+    if dtype.kind in "fV":
         info = np.finfo(dtype)
         lowest, highest, digits = float(info.min), float(info.max), info.nmant + 1
     else:
@@ -244,7 +244,7 @@ def _check_in_range(dtype: np.dtype, low: int, high_inclusive: int) -> None:
 def _random_span(dtype: np.dtype, low: int, high: int | None) -> tuple[int | None, int]:
     """(span, low) of random_(low, high) on `dtype`, checked as torch checks them; span None
     means all 2^64 int64 values."""
-    is_float = dtype.kind == "f"
+    is_float = dtype.kind in "fV"
     digits = np.finfo(dtype).nmant + 1 if is_float else None
     if high is not None:
         if not low < high:
@@ -485,7 +485,7 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
 def _check_multinomial(probs: np.ndarray, num_samples: int, replacement: bool) -> None:
     if not 1 <= probs.ndim <= 2:
         raise RuntimeError("prob_dist must be 1 or 2 dim")
-    if probs.dtype.kind != "f":
+    if probs.dtype.kind not in "fV":
         raise RuntimeError("multinomial only supports floating-point dtypes for input, got: "
                            f"{_scalar_type_name(probs)}")
     if num_samples <= 0:

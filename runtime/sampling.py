@@ -60,7 +60,12 @@ def _unit_float64(generator: Any, count: int) -> np.ndarray:
 
 def uniform(generator: Any, count: int, dtype: np.dtype, low: float = 0.0,
             high: float = 1.0) -> np.ndarray:
-    """U(low, high): x * (high - low) + low, fused, with the bounds in `dtype` (uniform_)."""
+    """U(low, high): x * (high - low) + low, fused, with the bounds in `dtype` (uniform_).
+    float16 and bfloat16 take float32's values, rounded; one rounded up to `high` is `low`."""
+    if np.dtype(dtype).itemsize == 2:  # float16, bfloat16
+        values = _round(uniform(generator, count, np.dtype(_F32), low, high), dtype)
+        low, high = (_round(np.array([bound], _F32), dtype) for bound in (low, high))
+        return np.where(values == high, low, values)
     if dtype == _F32:
         x = _unit_float32(generator, count)
         low, high = _F32(low), _F32(high)
@@ -80,11 +85,33 @@ def normal(generator: Any, count: int, dtype: np.dtype, mean: float = 0.0, std: 
     multiple of 16); anything else draws one Box-Muller pair per two elements, keeping the
     pair's second value in the generator for the next call.
     """
+    reduced = np.dtype(dtype).itemsize == 2  # float16, bfloat16
     if contiguous and count >= 16:
         if dtype == _F32:
             return _fill_float32(generator, count, _F32(mean), _F32(std))
+        if reduced:
+            return _fill_reduced(generator, count, np.dtype(dtype), mean, std)
         return _fill_float64(generator, count, mean, std)
-    return _serial_normal(generator, count, mean, std).astype(dtype)
+    values = _serial_normal(generator, count, mean, std)
+    return _round(values.astype(_F32), dtype) if reduced else values.astype(dtype)
+
+
+def _round(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """float32 values rounded to `dtype` (to nearest, ties to even)."""
+    return np.asarray(values, _F32).astype(dtype)
+
+
+def _fill_reduced(generator: Any, count: int, dtype: np.dtype, mean: float,
+                  std: float) -> np.ndarray:
+    """torch's fill for float16 and bfloat16: each block of 16 drawn as float32 uniforms and
+    transformed as float32's (its AVX2 Box-Muller), then rounded to `dtype`; when `count`
+    is not a multiple of 16, a last block of 16 fresh uniforms gives the last 16 values."""
+    whole = count - count % 16
+    uniforms = _unit_float32(generator, whole + (16 if count % 16 else 0))
+    normals = _box_muller_float32(uniforms, _F32(mean), _F32(std))
+    if count % 16:
+        normals = np.concatenate([normals[:count - 16], normals[whole:]])
+    return _round(normals, dtype)
 
 
 def _fill_float32(generator: Any, count: int, mean: np.float32, std: np.float32) -> np.ndarray:

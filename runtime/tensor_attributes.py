@@ -524,14 +524,16 @@ class AttributeMethods:
             heard = _modes.dispatch(AttributeMethods.cfloat, (self, memory_format), {})
             if heard is not _modes.PASS:
                 return heard
-        return self.to(dtypes.complex64)
+        return self.to(dtypes.complex64) if memory_format is None else \
+            self.to(dtypes.complex64, memory_format=memory_format)
 
     def cdouble(self, memory_format: Any = None) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
             heard = _modes.dispatch(AttributeMethods.cdouble, (self, memory_format), {})
             if heard is not _modes.PASS:
                 return heard
-        return self.to(dtypes.complex128)
+        return self.to(dtypes.complex128) if memory_format is None else \
+            self.to(dtypes.complex128, memory_format=memory_format)
 
     def chalf(self, memory_format: Any = None) -> Any:
         """x.to(torch.complex32), which gradgen refuses with its reason (numpy has no complex
@@ -540,28 +542,32 @@ class AttributeMethods:
             heard = _modes.dispatch(AttributeMethods.chalf, (self, memory_format), {})
             if heard is not _modes.PASS:
                 return heard
-        return self.to(dtypes.complex32)
+        return self.to(dtypes.complex32) if memory_format is None else \
+            self.to(dtypes.complex32, memory_format=memory_format)
 
     def byte(self, memory_format: Any = None) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
             heard = _modes.dispatch(AttributeMethods.byte, (self, memory_format), {})
             if heard is not _modes.PASS:
                 return heard
-        return self.to(dtypes.uint8)
+        return self.to(dtypes.uint8) if memory_format is None else \
+            self.to(dtypes.uint8, memory_format=memory_format)
 
     def char(self, memory_format: Any = None) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
             heard = _modes.dispatch(AttributeMethods.char, (self, memory_format), {})
             if heard is not _modes.PASS:
                 return heard
-        return self.to(dtypes.int8)
+        return self.to(dtypes.int8) if memory_format is None else \
+            self.to(dtypes.int8, memory_format=memory_format)
 
     def short(self, memory_format: Any = None) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
             heard = _modes.dispatch(AttributeMethods.short, (self, memory_format), {})
             if heard is not _modes.PASS:
                 return heard
-        return self.to(dtypes.int16)
+        return self.to(dtypes.int16) if memory_format is None else \
+            self.to(dtypes.int16, memory_format=memory_format)
 
     def reshape_as(self, other: Any) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

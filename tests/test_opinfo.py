@@ -88,12 +88,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
     ("chalf", "", "*"): (
         "gradgen has no complex32 (numpy has no complex type of float16 parts): x.chalf() "
         "raises a TypeError that says so, where torch converts", None),
-    ("bfloat16", "", "*"): (
-        "gradgen has no bfloat16 (numpy has no such type): x.bfloat16() raises a TypeError "
-        "that says so, where torch converts", None),
-    ("half", "", "*"): ("gradgen has no memory formats: channels_last is not a layout it has",
-                        lambda sample: sample.kwargs.get("memory_format") is
-                        torch.channels_last),
     # -- end of opinfo fixes 2 --
     **{(name, "", "*"): ("an unbound Tensor method called with a number as self: gradgen's "
                          "methods are Python functions, which do not check self",
@@ -108,10 +102,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
         "NotImplementedError)",
         lambda sample: sample.kwargs.get("sparse", False)
         or sample.kwargs.get("scale_grad_by_freq", False)),
-    **{(name, "", "*"): ("gradgen has no memory formats: channels_last is not a layout it has",
-                         lambda sample: sample.kwargs.get("memory_format") is
-                         torch.channels_last)
-       for name in ("bool", "double", "float", "int", "long")},
     # Ops added in one session (torch's other names, composites, nn's functional forms)
     # that differ from torch in one check on OpInfo's samples; each is a defect not yet
     # investigated, kept as a strict expected failure so that a fix shows here.
@@ -353,12 +343,10 @@ def to_gradgen(value: Any, requires_grad: bool = True) -> Any:
                                                                             value.__name__)
     if isinstance(value, list | tuple):
         return type(value)(to_gradgen(v, requires_grad) for v in value)
+    if isinstance(value, torch.memory_format):  # torch.channels_last: gradgen's, by name
+        return getattr(runtime, str(value).removeprefix("torch."))
     if isinstance(value, dict):
-        # gradgen has no memory formats: its copies are always contiguous, which is what
-        # these two formats give here (channels_last samples are a known difference).
-        return {k: to_gradgen(v, requires_grad) for k, v in value.items()
-                if not (k == "memory_format"
-                        and v in (torch.preserve_format, torch.contiguous_format))}
+        return {k: to_gradgen(v, requires_grad) for k, v in value.items()}
     return value
 
 
@@ -389,7 +377,10 @@ def _leaves(value: Any, kind: type) -> list:
 
 def _to_numpy(value: Any) -> Any:
     if isinstance(value, torch.Tensor | runtime.Tensor):
-        return value.detach().resolve_conj().numpy()  # (torch's lazy conjugates resolved)
+        value = value.detach().resolve_conj()  # (torch's lazy conjugates resolved)
+        if str(value.dtype) == "torch.bfloat16":  # numpy has none: as the float32s they are
+            value = value.float()
+        return value.numpy()
     return value
 
 
@@ -683,7 +674,7 @@ def _eager_bits(result: Any, inputs: list) -> tuple[list, list]:
     """An op's outputs and its gradients (for the fixed cotangent), as bytes: compiled
     must equal eager gradgen bit for bit."""
     outputs = _leaves(result, runtime.Tensor)
-    values = [o.detach().numpy().tobytes() for o in outputs]
+    values = [_to_numpy(o).tobytes() for o in outputs]
     differentiable = [o for o in outputs if o.requires_grad]
     if not inputs or not differentiable:
         return values, []

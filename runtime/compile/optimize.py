@@ -404,15 +404,15 @@ def number_as_array(number: int | float, beside: np.dtype) -> tuple[str, np.ndar
     try:
         # numpy's promotion of a Python number
         dtype = np.result_type(beside, number)
-        if dtype.kind not in "biuf":
+        if dtype.kind not in "biufV":
             return None
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             value = np.array(number, dtype)
     except (Warning, OverflowError, TypeError, ValueError):
         return None
-    if value.item() != number and dtype.kind != "f" or \
-            dtype.kind == "f" and not np.isfinite(value):
+    if value.item() != number and dtype.kind not in "fV" or \
+            dtype.kind in "fV" and not np.isfinite(value):
         return None
     value.flags.writeable = False
     return f"{dtype.kind}{dtype.itemsize * 8}_{_spelled(number)}", value

@@ -557,7 +557,7 @@ class Tracer:
         a, b, alpha = args
         if type(alpha) not in (float, Number) or float(alpha) == 1 or \
                 type(a) is not np.ndarray or type(b) is not np.ndarray or \
-                a.dtype.kind != "f" or b.dtype != a.dtype or b.shape != a.shape:
+                a.dtype.kind not in "fV" or b.dtype != a.dtype or b.shape != a.shape:
             return False
         target, operand, value = self.render(a), self.render(b), self.render(alpha)
         reads = self._reads(alpha)

@@ -20,7 +20,7 @@ __all__ = ["_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet", "_dir
 
 
 def _float_input(input: Tensor, kernel: str) -> None:
-    if input._data.dtype.kind != "f":
+    if input._data.dtype.kind not in "fV":
         random_ops._require_float(input._data, kernel)
 
 
@@ -85,7 +85,7 @@ class _Poisson(Function):
     @staticmethod
     def forward(ctx: Any, rates: Tensor, generator: Any) -> Tensor:
         data = rates.detach()._data
-        if data.dtype.kind != "f":
+        if data.dtype.kind not in "fV":
             random_ops._require_float(data, "poisson_cpu")
         if (data < 0).any():
             raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")

@@ -42,7 +42,7 @@ def summary(value: Any) -> dict:
     data = _array(value)
     flat = data.reshape(-1)
     shown = flat[:VALUES]
-    if data.dtype.kind in "fc":
+    if data.dtype.kind in "fcV":
         with np.errstate(all="ignore"):
             norm = float(np.linalg.norm(flat.astype(np.float64))) if flat.size else 0.0
     elif data.dtype.kind in "iub":
