@@ -1841,6 +1841,12 @@ def mm(self, mat2):
                            f"{_C_TYPE_NAMES[mat2.dtype.str[1:]]}")
     if self.size and mat2.size:  # an empty product returns before a kernel is picked
         _no_bool("addmm_impl_cpu_", self)
+    rows, inner, columns = self.shape[0], self.shape[1], mat2.shape[1]
+    if rows < columns <= inner and self.dtype.char in "fd":
+        # (mat2ᵀ selfᵀ)ᵀ: the same products and sums, but OpenBLAS's kernel runs about twice
+        # as fast with the longer side as rows (nn.Linear on a small batch: 16 by 1000
+        # times 1000 by 100); the copy to a row-major result is small beside the product.
+        return np.ascontiguousarray(quietly(np.matmul, mat2.T, self.T).T)
     return quietly(np.matmul, self, mat2)  # (torch's products never warn: nor do these)
 
 

@@ -1,0 +1,35 @@
+"""The shortcuts taken for speed (docs/performance.md, "Levers used") give what the plain
+path gives: the same values, layout, dtypes and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from runtime import kernels
+
+# (rows, inner, columns): some where the product is computed transposed (rows < columns <=
+# inner), some where it is not.
+MM_SHAPES = [(16, 1000, 100), (1, 64, 8), (3, 50, 7), (16, 200, 200), (64, 1000, 100),
+             (16, 16, 1000), (256, 100, 10), (7, 7, 7)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.complex64])
+@pytest.mark.parametrize(("rows", "inner", "columns"), MM_SHAPES)
+def test_mm_equals_the_plain_product(rows: int, inner: int, columns: int, dtype: type) -> None:
+    rng = np.random.default_rng(rows * inner + columns)
+    left = rng.standard_normal((rows, inner))
+    right = rng.standard_normal((columns, inner))
+    if dtype is np.complex64:
+        left = left + 1j * rng.standard_normal((rows, inner))
+    left, right = left.astype(dtype), right.astype(dtype).T  # nn.Linear's weight.t()
+    product = kernels.mm(left, right)
+    expected = np.matmul(left, right)
+    assert product.dtype == expected.dtype
+    assert product.flags.c_contiguous
+    # The same sums, but which of OpenBLAS's kernels runs them depends on the machine
+    # (OPENBLAS_CORETYPE): the plain product itself may round its last bit differently
+    # from one to another, as torch's differs from numpy's.
+    tolerance = 1e-5 if product.dtype in (np.float32, np.complex64) else 1e-12
+    scale = np.abs(left).max() * np.abs(right).max() * inner
+    np.testing.assert_allclose(product, expected, rtol=0, atol=tolerance * scale)
