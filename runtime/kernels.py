@@ -1076,7 +1076,12 @@ def _float_input(array: np.ndarray) -> np.ndarray:
 def sum(self, dtype=None):  # noqa: A001 - the op's name
     """Silently, as PyTorch sums (a float32 sum past its largest value is inf, no warning)."""
     out = _sum_dtype(self, dtype)
-    return _array(quietly(np.sum, self, None, out), out)
+    # np.sum's own reduction, without np.sum's Python layers (which cost more than summing
+    # a small array)
+    return _array(quietly(_add_reduce, self, None, out), out)
+
+
+_add_reduce = np.add.reduce
 
 
 @silent
