@@ -1832,6 +1832,11 @@ def _no_bool(kernel: str, *arrays: np.ndarray) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
+# The inner size from which a short, wide product is computed transposed (see mm): below
+# it, the time saved is small beside the copy.
+_LONG_INNER = 256
+
+
 def mm(self, mat2):
     if self.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError("self must be a matrix" if self.ndim != 2 else "mat2 must be a matrix")
@@ -1847,10 +1852,11 @@ def mm(self, mat2):
     if self.size and mat2.size:  # an empty product returns before a kernel is picked
         _no_bool("addmm_impl_cpu_", self)
     rows, inner, columns = self.shape[0], self.shape[1], mat2.shape[1]
-    if rows < columns <= inner and self.dtype.char in "fd":
+    if rows < columns <= inner and inner >= _LONG_INNER and self.dtype.char in "fd":
         # (mat2ᵀ selfᵀ)ᵀ: the same products and sums, but OpenBLAS's kernel runs about twice
         # as fast with the longer side as rows (nn.Linear on a small batch: 16 by 1000
         # times 1000 by 100); the copy to a row-major result is small beside the product.
+        # (Which kernel sums them may differ, so the last bit may: as between machines.)
         return np.ascontiguousarray(quietly(np.matmul, mat2.T, self.T).T)
     return quietly(np.matmul, self, mat2)  # (torch's products never warn: nor do these)
 

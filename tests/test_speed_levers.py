@@ -9,9 +9,9 @@ import pytest
 from runtime import kernels
 
 # (rows, inner, columns): some where the product is computed transposed (rows < columns <=
-# inner), some where it is not.
-MM_SHAPES = [(16, 1000, 100), (1, 64, 8), (3, 50, 7), (16, 200, 200), (64, 1000, 100),
-             (16, 16, 1000), (256, 100, 10), (7, 7, 7)]
+# inner, inner at least 256), some where it is not.
+MM_SHAPES = [(16, 1000, 100), (1, 300, 8), (3, 50, 7), (16, 256, 256), (64, 1000, 100),
+             (16, 16, 1000), (256, 100, 10), (7, 7, 7), (16, 200, 200)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.complex64])
