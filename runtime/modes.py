@@ -198,6 +198,7 @@ def heard(function: Callable | None = None, *, by: int = PUBLIC) -> Callable:
                 return answer
         return function(*args, **kwargs)
 
+    checked.__heard__ = True  # what `consults` reads
     return checked
 
 
@@ -284,8 +285,10 @@ def tensor_backward() -> bool:
 
 def consults(function: Any) -> bool:
     """Whether `function` (or the function it wraps) opens with the mode check: its code
-    calls `dispatch` on this module."""
+    calls `dispatch` on this module, or `heard` made it."""
     while function is not None:
+        if getattr(function, "__heard__", False):
+            return True
         names = getattr(getattr(function, "__code__", None), "co_names", ())
         if "dispatch" in names and ("_modes" in names or "modes" in names):
             return True

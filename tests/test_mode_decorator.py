@@ -43,6 +43,7 @@ def test_the_decorator_keeps_the_name_and_passes_without_a_mode() -> None:
         return value * times
 
     assert twice.__name__ == "twice" and twice.__doc__ == "Doubles."
+    assert modes.consults(twice) and modes.consults(runtime.Tensor.byte)
     assert twice(3) == 6 and twice(3, times=3) == 9
     with _Log(answer=-1) as log:
         assert twice(3, times=3) == -1
