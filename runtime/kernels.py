@@ -351,13 +351,14 @@ def _is_bool(value: Any) -> bool:
 
 def _check_subtraction(self: Any, other: Any) -> None:
     """PyTorch refuses `-` with a bool operand, pointing to what was probably meant."""
+    if not (_is_bool(self) or _is_bool(other)):
+        return
     if _is_bool(self) and _is_bool(other):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
-    if _is_bool(self) or _is_bool(other):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
+    raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                       "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                       "operator instead.")
 
 
 def sub_Tensor(self, other, alpha=1):
@@ -867,8 +868,9 @@ def no_complex(name: str, *operands: Any) -> None:
 
 def _no_complex_error(kind: type, message: str, *operands: Any) -> None:
     """`kind(message)` when an operand is complex."""
-    if builtins.any(isinstance(v, np.ndarray) and v.dtype.kind == "c" for v in operands):
-        raise kind(message)
+    for value in operands:  # (a loop: cheaper than any() of a generator, on every relu)
+        if isinstance(value, np.ndarray) and value.dtype.kind == "c":
+            raise kind(message)
 
 
 _ORDERED = {np.greater_equal: "ge_cpu", np.greater: "gt_cpu", np.less_equal: "le_cpu",
@@ -1828,8 +1830,9 @@ def flip(self, dims):
 
 def _no_bool(kernel: str, *arrays: np.ndarray) -> None:
     """PyTorch's CPU matrix products have no bool kernel."""
-    if builtins.any(a.dtype == np.bool_ for a in arrays):
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    for array in arrays:  # (a loop: cheaper than any() of a generator, on every product)
+        if array.dtype == np.bool_:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
 # The inner size from which a short, wide product is computed transposed (see mm): below
