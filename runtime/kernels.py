@@ -101,8 +101,13 @@ def default_float(dtype: np.dtype) -> None:
     _DEFAULT_COMPLEX = _COMPLEX_OF[np.dtype(dtype)]
 
 
+# The numpy values that have a dtype, for isinstance: a tuple made once (`np.ndarray |
+# np.generic` written in a call builds a union at every call, which costs as much again).
+_NUMPY_VALUES = (np.ndarray, np.generic)
+
+
 def _category(value: Any) -> int:
-    if isinstance(value, np.ndarray | np.generic):
+    if isinstance(value, _NUMPY_VALUES):
         return _CATEGORY[value.dtype.kind]
     if isinstance(value, bool):
         return 0
@@ -345,7 +350,7 @@ def add_Scalar(self, other, alpha=1):
 
 
 def _is_bool(value: Any) -> bool:
-    return type(value) is bool or (isinstance(value, np.ndarray | np.generic)
+    return type(value) is bool or (isinstance(value, _NUMPY_VALUES)
                                    and value.dtype.kind == "b")
 
 
@@ -857,10 +862,13 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(result)
 
 
+_NUMPY_VALUES_OR_COMPLEX = (np.ndarray, np.generic, builtins.complex)
+
+
 def no_complex(name: str, *operands: Any) -> None:
     """torch's NotImplementedError for a kernel it has no complex version of."""
     for value in operands:
-        if isinstance(value, np.ndarray | np.generic | builtins.complex) and \
+        if isinstance(value, _NUMPY_VALUES_OR_COMPLEX) and \
                 np.result_type(value).kind == "c":
             raise NotImplementedError(f'"{name}" not implemented for '
                                       f"'{_TYPE_NAMES[result_type(*operands).name]}'")
