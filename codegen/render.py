@@ -467,19 +467,23 @@ def late_required(arguments: tuple[Argument, ...] | list[Argument]) -> list[Argu
 
 
 def python_signature(schema: FunctionSchema, out: bool = False) -> str:
-    """A wrapper's parameters; with `out`, a last keyword-only `out=None` (torch's out=);
-    then `**kwargs`, where the keywords that are no parameter's own name land: the
+    """A wrapper's parameters: the positional ones, then `*extra`, where positional
+    arguments past them land (torch's "takes 2 positional arguments but 3 were given",
+    from `bind`), the keyword-only ones; with `out`, a last keyword-only `out=None` (torch's
+    out=); then `**kwargs`, where the keywords that are no parameter's own name land: the
     numpy-style aliases, or mistakes (runtime/arguments.py's `bind` reads them)."""
     parts = []
     star = False
     late = late_required(schema.arguments)
     for arg in schema.arguments:
         if arg.kwarg_only and not star:
-            parts.append("*")
+            parts.append("*extra")
             star = True
         parts.append(f"{local_name(arg.name)}=MISSING" if arg in late else _parameter(arg))
+    if not star:
+        parts.append("*extra")
     if out:
-        parts += ([] if star else ["*"]) + ["out=None"]
+        parts.append("out=None")
     return ", ".join([*parts, "**kwargs"])
 
 
@@ -673,9 +677,9 @@ def _argument_guard(info: OpInfo, inplace: bool = False) -> list[str]:
     names = ", ".join(local_name(a.name) for a in arguments)
     targets = f"({names},)" if len(arguments) == 1 else names
     flag = ", inplace=True" if inplace else ""
-    return [f"if {' or '.join([*tests, 'kwargs'])}:",
+    return [f"if {' or '.join([*tests, 'kwargs', 'extra'])}:",
             f"    {targets} = _arguments.bind("
-            f"OVERLOADS[{escape(info.name, Into.LITERAL)}], ({names},), kwargs{flag})"]
+            f"OVERLOADS[{escape(info.name, Into.LITERAL)}], ({names},), kwargs, extra{flag})"]
 
 
 def _inplace_write(info: OpInfo, kernel_args: str, kernel_call: str,
@@ -931,12 +935,34 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
     params, call = _method_params(infos[0].schema)
     function = f"ops.{wrapper_name(infos[0], [infos[0]])}{suffix}"
     expression = f"{function}({', '.join(call)})"
-    if params[-1] == "**kwargs":  # the usual call passes no dict of keywords on
+    literal = escape(name + suffix, Into.LITERAL)
+    if params == ["self"]:  # torch's message for an argument given to a method of none
+        context = {"name": name + suffix, "signature": "self, *extra", "doc": doc,
+                   "call": f"{expression} if not extra else _arguments.no_arguments("
+                           f"{literal}, extra)"}
+        return context
+    if params[-1] == "**kwargs" and name not in DEPRECATED_FORMS:
+        # positions past the method's own go on to the function, whose `bind` words torch's
+        # error; the usual call passes no dict of keywords on
+        params = _with_extra(params)
+        keywords = f"**_arguments.method_keywords({escape(name, Into.LITERAL)}, kwargs)"
+        positional = [c for c in call if "=" not in c]
+        rest = [*positional, "*extra", *call[len(positional):], keywords]
+        expression += f" if not kwargs and not extra else {function}({', '.join(rest)})"
+    elif params[-1] == "**kwargs":  # the usual call passes no dict of keywords on
         keywords = f"**_arguments.method_keywords({escape(name, Into.LITERAL)}, kwargs)"
         expression += f" if not kwargs else {function}({', '.join([*call, keywords])})"
     context = {"name": name + suffix, "signature": ", ".join(params), "call": expression,
                "doc": doc}
     return _deprecated_form(context, params) if name in DEPRECATED_FORMS else context
+
+
+def _with_extra(params: list[str]) -> list[str]:
+    """A method's parameters with `*extra` where the keyword-only ones begin (or before
+    **kwargs)."""
+    if "*" in params:
+        return ["*extra" if p == "*" else p for p in params]
+    return [*params[:-1], "*extra", params[-1]]
 
 
 # Tensor methods that also take the positional forms torch keeps for old programs, with a

@@ -1062,17 +1062,17 @@ _mode_return = namedtuple("mode", ["values", "indices"])
 _aminmax_return = namedtuple("aminmax", ["min", "max"])
 
 
-def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
+def add_Tensor(self_=MISSING, other=MISSING, *extra, alpha=1, out=None, **kwargs):
     """add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry add.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(add_Tensor, (self_, other), {"alpha": alpha, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(add_Tensor, (self_, other, *extra), {"alpha": alpha, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _arguments.bind(OVERLOADS["add.Tensor"], (self_, other, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, other, alpha = _arguments.bind(OVERLOADS["add.Tensor"], (self_, other, alpha,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("add", add_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
@@ -1089,17 +1089,17 @@ def add_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     return result
 
 
-def add_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
+def add_Tensor_(self_=MISSING, other=MISSING, *extra, alpha=1, **kwargs):
     """In-place add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry add.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(add_Tensor_, (self_, other), {"alpha": alpha, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(add_Tensor_, (self_, other, *extra), {"alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _arguments.bind(OVERLOADS["add.Tensor"], (self_, other, alpha,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, other, alpha = _arguments.bind(OVERLOADS["add.Tensor"], (self_, other, alpha,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -1121,17 +1121,17 @@ def add_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     return self_
 
 
-def add_Scalar(self_=MISSING, other=MISSING, alpha=1, *, out=None, **kwargs):
+def add_Scalar(self_=MISSING, other=MISSING, alpha=1, *extra, out=None, **kwargs):
     """add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry add.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(add_Scalar, (self_, other, alpha), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(add_Scalar, (self_, other, alpha, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _arguments.bind(OVERLOADS["add.Scalar"], (self_, other, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, other, alpha = _arguments.bind(OVERLOADS["add.Scalar"], (self_, other, alpha,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("add", add_Scalar, (self_, other, alpha), {}, out)
     result = recording.wrap(kernels.add_Scalar(recording.data(self_), other, alpha))
@@ -1145,17 +1145,17 @@ def add_Scalar(self_=MISSING, other=MISSING, alpha=1, *, out=None, **kwargs):
     return result
 
 
-def sub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
+def sub_Tensor(self_=MISSING, other=MISSING, *extra, alpha=1, out=None, **kwargs):
     """sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry sub.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sub_Tensor, (self_, other), {"alpha": alpha, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sub_Tensor, (self_, other, *extra), {"alpha": alpha, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _arguments.bind(OVERLOADS["sub.Tensor"], (self_, other, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, other, alpha = _arguments.bind(OVERLOADS["sub.Tensor"], (self_, other, alpha,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sub", sub_Tensor, (self_, other), {"alpha": alpha}, out)
     result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
@@ -1172,17 +1172,17 @@ def sub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, out=None, **kwargs):
     return result
 
 
-def sub_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
+def sub_Tensor_(self_=MISSING, other=MISSING, *extra, alpha=1, **kwargs):
     """In-place sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry sub.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sub_Tensor_, (self_, other), {"alpha": alpha, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(sub_Tensor_, (self_, other, *extra), {"alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _arguments.bind(OVERLOADS["sub.Tensor"], (self_, other, alpha,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, other, alpha = _arguments.bind(OVERLOADS["sub.Tensor"], (self_, other, alpha,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -1204,17 +1204,17 @@ def sub_Tensor_(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     return self_
 
 
-def rsub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
+def rsub_Tensor(self_=MISSING, other=MISSING, *extra, alpha=1, **kwargs):
     """rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry rsub.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rsub_Tensor, (self_, other), {"alpha": alpha, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(rsub_Tensor, (self_, other, *extra), {"alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Tensor"], (self_, other, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Tensor"], (self_, other, alpha,), kwargs, extra)
     result = recording.wrap(kernels.rsub_Tensor(recording.data(self_), recording.data(other), alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = RsubBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -1227,17 +1227,17 @@ def rsub_Tensor(self_=MISSING, other=MISSING, *, alpha=1, **kwargs):
     return result
 
 
-def rsub_Scalar(self_=MISSING, other=MISSING, alpha=1, **kwargs):
+def rsub_Scalar(self_=MISSING, other=MISSING, alpha=1, *extra, **kwargs):
     """rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry rsub.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rsub_Scalar, (self_, other, alpha), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(rsub_Scalar, (self_, other, alpha, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Scalar"], (self_, other, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Scalar"], (self_, other, alpha,), kwargs, extra)
     result = recording.wrap(kernels.rsub_Scalar(recording.data(self_), other, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = RsubBackward1((gradient_edge(self_),))
@@ -1250,17 +1250,17 @@ def rsub_Scalar(self_=MISSING, other=MISSING, alpha=1, **kwargs):
     return result
 
 
-def mul_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def mul_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """mul.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry mul.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mul_Tensor, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mul_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["mul.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["mul.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mul", mul_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Tensor(recording.data(self_), recording.data(other)))
@@ -1278,17 +1278,17 @@ def mul_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def mul_Tensor_(self_=MISSING, other=MISSING, **kwargs):
+def mul_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry mul.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mul_Tensor_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(mul_Tensor_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["mul.Tensor"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["mul.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -1311,17 +1311,17 @@ def mul_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def mul_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def mul_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """mul.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry mul.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mul_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(mul_Scalar, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["mul.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["mul.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mul", mul_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.mul_Scalar(recording.data(self_), other))
@@ -1337,17 +1337,17 @@ def mul_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def div_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def div_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """div.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry div.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(div_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(div_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["div.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["div.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Tensor(recording.data(self_), recording.data(other)))
@@ -1364,17 +1364,17 @@ def div_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def div_Tensor_(self_=MISSING, other=MISSING, **kwargs):
+def div_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place div.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry div.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(div_Tensor_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(div_Tensor_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["div.Tensor"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["div.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -1395,17 +1395,17 @@ def div_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def div_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def div_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """div.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry div.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(div_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(div_Scalar, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["div.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["div.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.div_Scalar(recording.data(self_), other))
@@ -1421,17 +1421,17 @@ def div_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def div_Tensor_mode(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, out=None, **kwargs):
+def div_Tensor_mode(self_=MISSING, other=MISSING, *extra, rounding_mode=MISSING, out=None, **kwargs):
     """div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
 
     derivatives.yaml, entry div.Tensor_mode
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode, "out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(div_Tensor_mode, (self_, other, *extra), {"rounding_mode": rounding_mode, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or rounding_mode is MISSING or kwargs:
-        self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Tensor_mode"], (self_, other, rounding_mode,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or rounding_mode is MISSING or kwargs or extra:
+        self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Tensor_mode"], (self_, other, rounding_mode,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
     result = recording.wrap(kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
@@ -1448,17 +1448,17 @@ def div_Tensor_mode(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, out=
     return result
 
 
-def div_Tensor_mode_(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, **kwargs):
+def div_Tensor_mode_(self_=MISSING, other=MISSING, *extra, rounding_mode=MISSING, **kwargs):
     """In-place div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor
 
     derivatives.yaml, entry div.Tensor_mode
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(div_Tensor_mode_, (self_, other), {"rounding_mode": rounding_mode, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(div_Tensor_mode_, (self_, other, *extra), {"rounding_mode": rounding_mode, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or rounding_mode is MISSING or kwargs:
-        self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Tensor_mode"], (self_, other, rounding_mode,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or rounding_mode is MISSING or kwargs or extra:
+        self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Tensor_mode"], (self_, other, rounding_mode,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -1479,17 +1479,17 @@ def div_Tensor_mode_(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, **k
     return self_
 
 
-def neg(self_=MISSING, *, out=None, **kwargs):
+def neg(self_=MISSING, *extra, out=None, **kwargs):
     """neg(Tensor self) -> Tensor
 
     derivatives.yaml, entry neg
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(neg, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(neg, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["neg"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["neg"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("neg", neg, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.neg(recording.data(self_)))
@@ -1503,17 +1503,17 @@ def neg(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def neg_(self_=MISSING, **kwargs):
+def neg_(self_=MISSING, *extra, **kwargs):
     """In-place neg(Tensor self) -> Tensor
 
     derivatives.yaml, entry neg
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(neg_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(neg_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["neg"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["neg"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -1531,17 +1531,17 @@ def neg_(self_=MISSING, **kwargs):
     return self_
 
 
-def pow_Tensor_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
+def pow_Tensor_Scalar(self_=MISSING, exponent=MISSING, *extra, out=None, **kwargs):
     """pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pow_Tensor_Scalar, (self_, exponent), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(pow_Tensor_Scalar, (self_, exponent, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER) or kwargs:
-        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER) or kwargs or extra:
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Tensor_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
@@ -1557,17 +1557,17 @@ def pow_Tensor_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     return result
 
 
-def pow_Tensor_Scalar_(self_=MISSING, exponent=MISSING, **kwargs):
+def pow_Tensor_Scalar_(self_=MISSING, exponent=MISSING, *extra, **kwargs):
     """In-place pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor
 
     derivatives.yaml, entry pow.Tensor_Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pow_Tensor_Scalar_, (self_, exponent), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(pow_Tensor_Scalar_, (self_, exponent, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER) or kwargs:
-        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(exponent, NUMBER) or kwargs or extra:
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -1587,17 +1587,17 @@ def pow_Tensor_Scalar_(self_=MISSING, exponent=MISSING, **kwargs):
     return self_
 
 
-def pow_Tensor_Tensor(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
+def pow_Tensor_Tensor(self_=MISSING, exponent=MISSING, *extra, out=None, **kwargs):
     """pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pow_Tensor_Tensor, (self_, exponent), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(pow_Tensor_Tensor, (self_, exponent, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER) or kwargs:
-        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Tensor_Tensor, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
@@ -1617,17 +1617,17 @@ def pow_Tensor_Tensor(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     return result
 
 
-def pow_Tensor_Tensor_(self_=MISSING, exponent=MISSING, **kwargs):
+def pow_Tensor_Tensor_(self_=MISSING, exponent=MISSING, *extra, **kwargs):
     """In-place pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
 
     derivatives.yaml, entry pow.Tensor_Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pow_Tensor_Tensor_, (self_, exponent), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(pow_Tensor_Tensor_, (self_, exponent, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER) or kwargs:
-        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(exponent, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(exponent, Tensor) and (exponent._requires_grad or exponent.grad_fn is not None))
     if needs_grad:
@@ -1650,17 +1650,17 @@ def pow_Tensor_Tensor_(self_=MISSING, exponent=MISSING, **kwargs):
     return self_
 
 
-def pow_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
+def pow_Scalar(self_=MISSING, exponent=MISSING, *extra, out=None, **kwargs):
     """pow.Scalar(Scalar self, Tensor exponent) -> Tensor
 
     derivatives.yaml, entry pow.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pow_Scalar, (self_, exponent), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(pow_Scalar, (self_, exponent, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, NUMBER) or not isinstance(exponent, Tensor) or kwargs:
-        self_, exponent = _arguments.bind(OVERLOADS["pow.Scalar"], (self_, exponent,), kwargs)
+    if not isinstance(self_, NUMBER) or not isinstance(exponent, Tensor) or kwargs or extra:
+        self_, exponent = _arguments.bind(OVERLOADS["pow.Scalar"], (self_, exponent,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Scalar, (self_, exponent), {}, out)
     result = recording.wrap(kernels.pow_Scalar(self_, recording.data(exponent)))
@@ -1680,17 +1680,17 @@ def pow_Scalar(self_=MISSING, exponent=MISSING, *, out=None, **kwargs):
     return result
 
 
-def reciprocal(self_=MISSING, *, out=None, **kwargs):
+def reciprocal(self_=MISSING, *extra, out=None, **kwargs):
     """reciprocal(Tensor self) -> Tensor
 
     derivatives.yaml, entry reciprocal
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reciprocal, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reciprocal, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["reciprocal"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["reciprocal"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("reciprocal", reciprocal, (self_,), {}, out)
     result = recording.wrap(kernels.reciprocal(recording.data(self_)))
@@ -1708,17 +1708,17 @@ def reciprocal(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def reciprocal_(self_=MISSING, **kwargs):
+def reciprocal_(self_=MISSING, *extra, **kwargs):
     """In-place reciprocal(Tensor self) -> Tensor
 
     derivatives.yaml, entry reciprocal
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reciprocal_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reciprocal_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["reciprocal"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["reciprocal"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -1739,17 +1739,17 @@ def reciprocal_(self_=MISSING, **kwargs):
     return self_
 
 
-def exp(self_=MISSING, *, out=None, **kwargs):
+def exp(self_=MISSING, *extra, out=None, **kwargs):
     """exp(Tensor self) -> Tensor
 
     derivatives.yaml, entry exp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(exp, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(exp, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["exp"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["exp"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("exp", exp, (self_,), {}, out)
     result = recording.wrap(kernels.exp(recording.data(self_)))
@@ -1767,17 +1767,17 @@ def exp(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def exp_(self_=MISSING, **kwargs):
+def exp_(self_=MISSING, *extra, **kwargs):
     """In-place exp(Tensor self) -> Tensor
 
     derivatives.yaml, entry exp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(exp_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(exp_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["exp"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["exp"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -1798,17 +1798,17 @@ def exp_(self_=MISSING, **kwargs):
     return self_
 
 
-def expm1(self_=MISSING, *, out=None, **kwargs):
+def expm1(self_=MISSING, *extra, out=None, **kwargs):
     """expm1(Tensor self) -> Tensor
 
     derivatives.yaml, entry expm1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(expm1, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(expm1, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["expm1"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["expm1"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("expm1", expm1, (self_,), {}, out)
     result = recording.wrap(kernels.expm1(recording.data(self_)))
@@ -1826,17 +1826,17 @@ def expm1(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def expm1_(self_=MISSING, **kwargs):
+def expm1_(self_=MISSING, *extra, **kwargs):
     """In-place expm1(Tensor self) -> Tensor
 
     derivatives.yaml, entry expm1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(expm1_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(expm1_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["expm1"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["expm1"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -1857,17 +1857,17 @@ def expm1_(self_=MISSING, **kwargs):
     return self_
 
 
-def log(self_=MISSING, *, out=None, **kwargs):
+def log(self_=MISSING, *extra, out=None, **kwargs):
     """log(Tensor self) -> Tensor
 
     derivatives.yaml, entry log
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["log"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["log"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log", log, (self_,), {}, out)
     result = recording.wrap(kernels.log(recording.data(self_)))
@@ -1882,17 +1882,17 @@ def log(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def log_(self_=MISSING, **kwargs):
+def log_(self_=MISSING, *extra, **kwargs):
     """In-place log(Tensor self) -> Tensor
 
     derivatives.yaml, entry log
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["log"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["log"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -1911,17 +1911,17 @@ def log_(self_=MISSING, **kwargs):
     return self_
 
 
-def log1p(self_=MISSING, *, out=None, **kwargs):
+def log1p(self_=MISSING, *extra, out=None, **kwargs):
     """log1p(Tensor self) -> Tensor
 
     derivatives.yaml, entry log1p
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log1p, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log1p, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["log1p"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["log1p"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log1p", log1p, (self_,), {}, out)
     result = recording.wrap(kernels.log1p(recording.data(self_)))
@@ -1936,17 +1936,17 @@ def log1p(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def log1p_(self_=MISSING, **kwargs):
+def log1p_(self_=MISSING, *extra, **kwargs):
     """In-place log1p(Tensor self) -> Tensor
 
     derivatives.yaml, entry log1p
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log1p_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log1p_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["log1p"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["log1p"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -1965,17 +1965,17 @@ def log1p_(self_=MISSING, **kwargs):
     return self_
 
 
-def sqrt(self_=MISSING, *, out=None, **kwargs):
+def sqrt(self_=MISSING, *extra, out=None, **kwargs):
     """sqrt(Tensor self) -> Tensor
 
     derivatives.yaml, entry sqrt
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sqrt, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sqrt, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sqrt"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sqrt"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sqrt", sqrt, (self_,), {}, out)
     result = recording.wrap(kernels.sqrt(recording.data(self_)))
@@ -1993,17 +1993,17 @@ def sqrt(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def sqrt_(self_=MISSING, **kwargs):
+def sqrt_(self_=MISSING, *extra, **kwargs):
     """In-place sqrt(Tensor self) -> Tensor
 
     derivatives.yaml, entry sqrt
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sqrt_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sqrt_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sqrt"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sqrt"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2024,17 +2024,17 @@ def sqrt_(self_=MISSING, **kwargs):
     return self_
 
 
-def rsqrt(self_=MISSING, *, out=None, **kwargs):
+def rsqrt(self_=MISSING, *extra, out=None, **kwargs):
     """rsqrt(Tensor self) -> Tensor
 
     derivatives.yaml, entry rsqrt
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rsqrt, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(rsqrt, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["rsqrt"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["rsqrt"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("rsqrt", rsqrt, (self_,), {}, out)
     result = recording.wrap(kernels.rsqrt(recording.data(self_)))
@@ -2052,17 +2052,17 @@ def rsqrt(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def rsqrt_(self_=MISSING, **kwargs):
+def rsqrt_(self_=MISSING, *extra, **kwargs):
     """In-place rsqrt(Tensor self) -> Tensor
 
     derivatives.yaml, entry rsqrt
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rsqrt_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(rsqrt_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["rsqrt"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["rsqrt"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2083,17 +2083,17 @@ def rsqrt_(self_=MISSING, **kwargs):
     return self_
 
 
-def sin(self_=MISSING, *, out=None, **kwargs):
+def sin(self_=MISSING, *extra, out=None, **kwargs):
     """sin(Tensor self) -> Tensor
 
     derivatives.yaml, entry sin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sin, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sin, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sin"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sin"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sin", sin, (self_,), {}, out)
     result = recording.wrap(kernels.sin(recording.data(self_)))
@@ -2108,17 +2108,17 @@ def sin(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def sin_(self_=MISSING, **kwargs):
+def sin_(self_=MISSING, *extra, **kwargs):
     """In-place sin(Tensor self) -> Tensor
 
     derivatives.yaml, entry sin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sin_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sin_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sin"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sin"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2137,17 +2137,17 @@ def sin_(self_=MISSING, **kwargs):
     return self_
 
 
-def cos(self_=MISSING, *, out=None, **kwargs):
+def cos(self_=MISSING, *extra, out=None, **kwargs):
     """cos(Tensor self) -> Tensor
 
     derivatives.yaml, entry cos
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cos, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cos, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["cos"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["cos"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cos", cos, (self_,), {}, out)
     result = recording.wrap(kernels.cos(recording.data(self_)))
@@ -2162,17 +2162,17 @@ def cos(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def cos_(self_=MISSING, **kwargs):
+def cos_(self_=MISSING, *extra, **kwargs):
     """In-place cos(Tensor self) -> Tensor
 
     derivatives.yaml, entry cos
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cos_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cos_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["cos"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["cos"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2191,17 +2191,17 @@ def cos_(self_=MISSING, **kwargs):
     return self_
 
 
-def tan(self_=MISSING, *, out=None, **kwargs):
+def tan(self_=MISSING, *extra, out=None, **kwargs):
     """tan(Tensor self) -> Tensor
 
     derivatives.yaml, entry tan
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tan, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(tan, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["tan"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["tan"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tan", tan, (self_,), {}, out)
     result = recording.wrap(kernels.tan(recording.data(self_)))
@@ -2219,17 +2219,17 @@ def tan(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def tan_(self_=MISSING, **kwargs):
+def tan_(self_=MISSING, *extra, **kwargs):
     """In-place tan(Tensor self) -> Tensor
 
     derivatives.yaml, entry tan
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tan_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(tan_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["tan"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["tan"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2250,17 +2250,17 @@ def tan_(self_=MISSING, **kwargs):
     return self_
 
 
-def tanh(self_=MISSING, *, out=None, **kwargs):
+def tanh(self_=MISSING, *extra, out=None, **kwargs):
     """tanh(Tensor self) -> Tensor
 
     derivatives.yaml, entry tanh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tanh, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(tanh, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["tanh"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["tanh"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tanh", tanh, (self_,), {}, out)
     result = recording.wrap(kernels.tanh(recording.data(self_)))
@@ -2278,17 +2278,17 @@ def tanh(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def tanh_(self_=MISSING, **kwargs):
+def tanh_(self_=MISSING, *extra, **kwargs):
     """In-place tanh(Tensor self) -> Tensor
 
     derivatives.yaml, entry tanh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tanh_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(tanh_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["tanh"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["tanh"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2309,17 +2309,17 @@ def tanh_(self_=MISSING, **kwargs):
     return self_
 
 
-def tanh_backward(grad_output=MISSING, output=MISSING, **kwargs):
+def tanh_backward(grad_output=MISSING, output=MISSING, *extra, **kwargs):
     """tanh_backward(Tensor grad_output, Tensor output) -> Tensor
 
     derivatives.yaml, entry tanh_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tanh_backward, (grad_output, output), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(tanh_backward, (grad_output, output, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs:
-        grad_output, output = _arguments.bind(OVERLOADS["tanh_backward"], (grad_output, output,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs or extra:
+        grad_output, output = _arguments.bind(OVERLOADS["tanh_backward"], (grad_output, output,), kwargs, extra)
     result = recording.wrap(kernels.tanh_backward(recording.data(grad_output), recording.data(output)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None)):
         grad_fn = TanhBackwardBackward0((gradient_edge(grad_output), gradient_edge(output)))
@@ -2333,17 +2333,17 @@ def tanh_backward(grad_output=MISSING, output=MISSING, **kwargs):
     return result
 
 
-def sigmoid(self_=MISSING, *, out=None, **kwargs):
+def sigmoid(self_=MISSING, *extra, out=None, **kwargs):
     """sigmoid(Tensor self) -> Tensor
 
     derivatives.yaml, entry sigmoid
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sigmoid, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sigmoid, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sigmoid"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sigmoid"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sigmoid", sigmoid, (self_,), {}, out)
     result = recording.wrap(kernels.sigmoid(recording.data(self_)))
@@ -2361,17 +2361,17 @@ def sigmoid(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def sigmoid_(self_=MISSING, **kwargs):
+def sigmoid_(self_=MISSING, *extra, **kwargs):
     """In-place sigmoid(Tensor self) -> Tensor
 
     derivatives.yaml, entry sigmoid
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sigmoid_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sigmoid_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sigmoid"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sigmoid"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2392,17 +2392,17 @@ def sigmoid_(self_=MISSING, **kwargs):
     return self_
 
 
-def sigmoid_backward(grad_output=MISSING, output=MISSING, **kwargs):
+def sigmoid_backward(grad_output=MISSING, output=MISSING, *extra, **kwargs):
     """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor
 
     derivatives.yaml, entry sigmoid_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sigmoid_backward, (grad_output, output), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sigmoid_backward, (grad_output, output, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs:
-        grad_output, output = _arguments.bind(OVERLOADS["sigmoid_backward"], (grad_output, output,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs or extra:
+        grad_output, output = _arguments.bind(OVERLOADS["sigmoid_backward"], (grad_output, output,), kwargs, extra)
     result = recording.wrap(kernels.sigmoid_backward(recording.data(grad_output), recording.data(output)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None)):
         grad_fn = SigmoidBackwardBackward0((gradient_edge(grad_output), gradient_edge(output)))
@@ -2416,17 +2416,17 @@ def sigmoid_backward(grad_output=MISSING, output=MISSING, **kwargs):
     return result
 
 
-def erf(self_=MISSING, *, out=None, **kwargs):
+def erf(self_=MISSING, *extra, out=None, **kwargs):
     """erf(Tensor self) -> Tensor
 
     derivatives.yaml, entry erf
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(erf, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(erf, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["erf"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["erf"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("erf", erf, (self_,), {}, out)
     result = recording.wrap(kernels.erf(recording.data(self_)))
@@ -2441,17 +2441,17 @@ def erf(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def erf_(self_=MISSING, **kwargs):
+def erf_(self_=MISSING, *extra, **kwargs):
     """In-place erf(Tensor self) -> Tensor
 
     derivatives.yaml, entry erf
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(erf_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(erf_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["erf"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["erf"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2470,17 +2470,17 @@ def erf_(self_=MISSING, **kwargs):
     return self_
 
 
-def relu(self_=MISSING, **kwargs):
+def relu(self_=MISSING, *extra, **kwargs):
     """relu(Tensor self) -> Tensor
 
     derivatives.yaml, entry relu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(relu, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(relu, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["relu"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["relu"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.relu(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2496,17 +2496,17 @@ def relu(self_=MISSING, **kwargs):
     return result
 
 
-def relu_(self_=MISSING, **kwargs):
+def relu_(self_=MISSING, *extra, **kwargs):
     """In-place relu(Tensor self) -> Tensor
 
     derivatives.yaml, entry relu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(relu_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(relu_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["relu"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["relu"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2527,17 +2527,17 @@ def relu_(self_=MISSING, **kwargs):
     return self_
 
 
-def gelu(self_=MISSING, *, approximate="none", **kwargs):
+def gelu(self_=MISSING, *extra, approximate="none", **kwargs):
     """gelu(Tensor self, *, str approximate='none') -> Tensor
 
     derivatives.yaml, entry gelu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gelu, (self_,), {"approximate": approximate, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(gelu, (self_, *extra), {"approximate": approximate, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, approximate = _arguments.bind(OVERLOADS["gelu"], (self_, approximate,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, approximate = _arguments.bind(OVERLOADS["gelu"], (self_, approximate,), kwargs, extra)
     result = recording.wrap(kernels.gelu(recording.data(self_), approximate))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = GeluBackward0((gradient_edge(self_),))
@@ -2551,17 +2551,17 @@ def gelu(self_=MISSING, *, approximate="none", **kwargs):
     return result
 
 
-def gelu_backward(grad_output=MISSING, self_=MISSING, *, approximate="none", **kwargs):
+def gelu_backward(grad_output=MISSING, self_=MISSING, *extra, approximate="none", **kwargs):
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
 
     derivatives.yaml, entry gelu_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gelu_backward, (grad_output, self_), {"approximate": approximate, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(gelu_backward, (grad_output, self_, *extra), {"approximate": approximate, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
-        grad_output, self_, approximate = _arguments.bind(OVERLOADS["gelu_backward"], (grad_output, self_, approximate,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs or extra:
+        grad_output, self_, approximate = _arguments.bind(OVERLOADS["gelu_backward"], (grad_output, self_, approximate,), kwargs, extra)
     result = recording.wrap(kernels.gelu_backward(recording.data(grad_output), recording.data(self_), approximate))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = GeluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -2576,17 +2576,17 @@ def gelu_backward(grad_output=MISSING, self_=MISSING, *, approximate="none", **k
     return result
 
 
-def leaky_relu(self_=MISSING, negative_slope=0.01, **kwargs):
+def leaky_relu(self_=MISSING, negative_slope=0.01, *extra, **kwargs):
     """leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
 
     derivatives.yaml, entry leaky_relu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(leaky_relu, (self_, negative_slope), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(leaky_relu, (self_, negative_slope, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs:
-        self_, negative_slope = _arguments.bind(OVERLOADS["leaky_relu"], (self_, negative_slope,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs or extra:
+        self_, negative_slope = _arguments.bind(OVERLOADS["leaky_relu"], (self_, negative_slope,), kwargs, extra)
     result = recording.wrap(kernels.leaky_relu(recording.data(self_), negative_slope))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LeakyReluBackward0((gradient_edge(self_),))
@@ -2600,17 +2600,17 @@ def leaky_relu(self_=MISSING, negative_slope=0.01, **kwargs):
     return result
 
 
-def softplus(self_=MISSING, beta=1, threshold=20, **kwargs):
+def softplus(self_=MISSING, beta=1, threshold=20, *extra, **kwargs):
     """softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
 
     derivatives.yaml, entry softplus
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(softplus, (self_, beta, threshold), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(softplus, (self_, beta, threshold, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs:
-        self_, beta, threshold = _arguments.bind(OVERLOADS["softplus"], (self_, beta, threshold,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs or extra:
+        self_, beta, threshold = _arguments.bind(OVERLOADS["softplus"], (self_, beta, threshold,), kwargs, extra)
     result = recording.wrap(kernels.softplus(recording.data(self_), beta, threshold))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SoftplusBackward0((gradient_edge(self_),))
@@ -2625,17 +2625,17 @@ def softplus(self_=MISSING, beta=1, threshold=20, **kwargs):
     return result
 
 
-def leaky_relu_backward(grad_output=MISSING, self_=MISSING, negative_slope=MISSING, self_is_result=MISSING, **kwargs):
+def leaky_relu_backward(grad_output=MISSING, self_=MISSING, negative_slope=MISSING, self_is_result=MISSING, *extra, **kwargs):
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor
 
     derivatives.yaml, entry leaky_relu_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(leaky_relu_backward, (grad_output, self_, negative_slope, self_is_result), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(leaky_relu_backward, (grad_output, self_, negative_slope, self_is_result, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or self_is_result is MISSING or kwargs:
-        grad_output, self_, negative_slope, self_is_result = _arguments.bind(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope, self_is_result,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or self_is_result is MISSING or kwargs or extra:
+        grad_output, self_, negative_slope, self_is_result = _arguments.bind(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope, self_is_result,), kwargs, extra)
     result = recording.wrap(kernels.leaky_relu_backward(recording.data(grad_output), recording.data(self_), negative_slope, self_is_result))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LeakyReluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -2649,17 +2649,17 @@ def leaky_relu_backward(grad_output=MISSING, self_=MISSING, negative_slope=MISSI
     return result
 
 
-def softplus_backward(grad_output=MISSING, self_=MISSING, beta=MISSING, threshold=MISSING, **kwargs):
+def softplus_backward(grad_output=MISSING, self_=MISSING, beta=MISSING, threshold=MISSING, *extra, **kwargs):
     """softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor
 
     derivatives.yaml, entry softplus_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(softplus_backward, (grad_output, self_, beta, threshold), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(softplus_backward, (grad_output, self_, beta, threshold, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs:
-        grad_output, self_, beta, threshold = _arguments.bind(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs or extra:
+        grad_output, self_, beta, threshold = _arguments.bind(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,), kwargs, extra)
     result = recording.wrap(kernels.softplus_backward(recording.data(grad_output), recording.data(self_), beta, threshold))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SoftplusBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -2675,17 +2675,17 @@ def softplus_backward(grad_output=MISSING, self_=MISSING, beta=MISSING, threshol
     return result
 
 
-def threshold_backward(grad_output=MISSING, self_=MISSING, threshold=MISSING, **kwargs):
+def threshold_backward(grad_output=MISSING, self_=MISSING, threshold=MISSING, *extra, **kwargs):
     """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor
 
     derivatives.yaml, entry threshold_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(threshold_backward, (grad_output, self_, threshold), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(threshold_backward, (grad_output, self_, threshold, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or kwargs:
-        grad_output, self_, threshold = _arguments.bind(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or kwargs or extra:
+        grad_output, self_, threshold = _arguments.bind(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,), kwargs, extra)
     result = recording.wrap(kernels.threshold_backward(recording.data(grad_output), recording.data(self_), threshold))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ThresholdBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -2699,17 +2699,17 @@ def threshold_backward(grad_output=MISSING, self_=MISSING, threshold=MISSING, **
     return result
 
 
-def abs(self_=MISSING, *, out=None, **kwargs):
+def abs(self_=MISSING, *extra, out=None, **kwargs):
     """abs(Tensor self) -> Tensor
 
     derivatives.yaml, entry abs
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(abs, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(abs, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["abs"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["abs"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("abs", abs, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.abs(recording.data(self_)))
@@ -2724,17 +2724,17 @@ def abs(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def abs_(self_=MISSING, **kwargs):
+def abs_(self_=MISSING, *extra, **kwargs):
     """In-place abs(Tensor self) -> Tensor
 
     derivatives.yaml, entry abs
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(abs_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(abs_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["abs"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["abs"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2753,17 +2753,17 @@ def abs_(self_=MISSING, **kwargs):
     return self_
 
 
-def sign(self_=MISSING, *, out=None, **kwargs):
+def sign(self_=MISSING, *extra, out=None, **kwargs):
     """sign(Tensor self) -> Tensor
 
     derivatives.yaml, entry sign
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sign, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sign, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sign"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sign"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sign", sign, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.sign(recording.data(self_)))
@@ -2777,17 +2777,17 @@ def sign(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def sign_(self_=MISSING, **kwargs):
+def sign_(self_=MISSING, *extra, **kwargs):
     """In-place sign(Tensor self) -> Tensor
 
     derivatives.yaml, entry sign
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sign_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(sign_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sign"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sign"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2805,17 +2805,17 @@ def sign_(self_=MISSING, **kwargs):
     return self_
 
 
-def clamp_Tensor(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
+def clamp_Tensor(self_=MISSING, min=None, max=None, *extra, out=None, **kwargs):
     """clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
     derivatives.yaml, entry clamp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_Tensor, (self_, min, max), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(clamp_Tensor, (self_, min, max, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, min, max = _arguments.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, min, max = _arguments.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_Tensor, (self_, min, max), {}, out)
     result = recording.wrap(kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
@@ -2832,17 +2832,17 @@ def clamp_Tensor(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
     return result
 
 
-def clamp_Tensor_(self_=MISSING, min=None, max=None, **kwargs):
+def clamp_Tensor_(self_=MISSING, min=None, max=None, *extra, **kwargs):
     """In-place clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
 
     derivatives.yaml, entry clamp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_Tensor_, (self_, min, max), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(clamp_Tensor_, (self_, min, max, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, min, max = _arguments.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, min, max = _arguments.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(min, Tensor) and (min._requires_grad or min.grad_fn is not None) or isinstance(max, Tensor) and (max._requires_grad or max.grad_fn is not None))
     if needs_grad:
@@ -2863,17 +2863,17 @@ def clamp_Tensor_(self_=MISSING, min=None, max=None, **kwargs):
     return self_
 
 
-def clamp_default(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
+def clamp_default(self_=MISSING, min=None, max=None, *extra, out=None, **kwargs):
     """clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
     derivatives.yaml, entry clamp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_default, (self_, min, max), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(clamp_default, (self_, min, max, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE) or kwargs:
-        self_, min, max = _arguments.bind(OVERLOADS["clamp"], (self_, min, max,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE) or kwargs or extra:
+        self_, min, max = _arguments.bind(OVERLOADS["clamp"], (self_, min, max,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_default, (self_, min, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp(recording.data(self_), min, max))
@@ -2890,17 +2890,17 @@ def clamp_default(self_=MISSING, min=None, max=None, *, out=None, **kwargs):
     return result
 
 
-def clamp_default_(self_=MISSING, min=None, max=None, **kwargs):
+def clamp_default_(self_=MISSING, min=None, max=None, *extra, **kwargs):
     """In-place clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
 
     derivatives.yaml, entry clamp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_default_, (self_, min, max), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(clamp_default_, (self_, min, max, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE) or kwargs:
-        self_, min, max = _arguments.bind(OVERLOADS["clamp"], (self_, min, max,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER_OR_NONE) or not isinstance(max, NUMBER_OR_NONE) or kwargs or extra:
+        self_, min, max = _arguments.bind(OVERLOADS["clamp"], (self_, min, max,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2921,17 +2921,17 @@ def clamp_default_(self_=MISSING, min=None, max=None, **kwargs):
     return self_
 
 
-def clamp_min_default(self_=MISSING, min=MISSING, *, out=None, **kwargs):
+def clamp_min_default(self_=MISSING, min=MISSING, *extra, out=None, **kwargs):
     """clamp_min(Tensor self, Scalar min) -> Tensor
 
     derivatives.yaml, entry clamp_min
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_min_default, (self_, min), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(clamp_min_default, (self_, min, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or kwargs:
-        self_, min = _arguments.bind(OVERLOADS["clamp_min"], (self_, min,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or kwargs or extra:
+        self_, min = _arguments.bind(OVERLOADS["clamp_min"], (self_, min,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_min", clamp_min_default, (self_, min), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_min(recording.data(self_), min))
@@ -2947,17 +2947,17 @@ def clamp_min_default(self_=MISSING, min=MISSING, *, out=None, **kwargs):
     return result
 
 
-def clamp_min_default_(self_=MISSING, min=MISSING, **kwargs):
+def clamp_min_default_(self_=MISSING, min=MISSING, *extra, **kwargs):
     """In-place clamp_min(Tensor self, Scalar min) -> Tensor
 
     derivatives.yaml, entry clamp_min
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_min_default_, (self_, min), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(clamp_min_default_, (self_, min, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or kwargs:
-        self_, min = _arguments.bind(OVERLOADS["clamp_min"], (self_, min,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or kwargs or extra:
+        self_, min = _arguments.bind(OVERLOADS["clamp_min"], (self_, min,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -2977,17 +2977,17 @@ def clamp_min_default_(self_=MISSING, min=MISSING, **kwargs):
     return self_
 
 
-def clamp_min_Tensor(self_=MISSING, min=MISSING, *, out=None, **kwargs):
+def clamp_min_Tensor(self_=MISSING, min=MISSING, *extra, out=None, **kwargs):
     """clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
     derivatives.yaml, entry clamp_min.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_min_Tensor, (self_, min), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(clamp_min_Tensor, (self_, min, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(min, Tensor) or kwargs:
-        self_, min = _arguments.bind(OVERLOADS["clamp_min.Tensor"], (self_, min,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(min, Tensor) or kwargs or extra:
+        self_, min = _arguments.bind(OVERLOADS["clamp_min.Tensor"], (self_, min,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_min", clamp_min_Tensor, (self_, min), {}, out)
     result = recording.wrap(kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
@@ -3003,17 +3003,17 @@ def clamp_min_Tensor(self_=MISSING, min=MISSING, *, out=None, **kwargs):
     return result
 
 
-def clamp_min_Tensor_(self_=MISSING, min=MISSING, **kwargs):
+def clamp_min_Tensor_(self_=MISSING, min=MISSING, *extra, **kwargs):
     """In-place clamp_min.Tensor(Tensor self, Tensor min) -> Tensor
 
     derivatives.yaml, entry clamp_min.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_min_Tensor_, (self_, min), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(clamp_min_Tensor_, (self_, min, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(min, Tensor) or kwargs:
-        self_, min = _arguments.bind(OVERLOADS["clamp_min.Tensor"], (self_, min,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(min, Tensor) or kwargs or extra:
+        self_, min = _arguments.bind(OVERLOADS["clamp_min.Tensor"], (self_, min,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(min, Tensor) and (min._requires_grad or min.grad_fn is not None))
     if needs_grad:
@@ -3033,17 +3033,17 @@ def clamp_min_Tensor_(self_=MISSING, min=MISSING, **kwargs):
     return self_
 
 
-def clamp_max_default(self_=MISSING, max=MISSING, *, out=None, **kwargs):
+def clamp_max_default(self_=MISSING, max=MISSING, *extra, out=None, **kwargs):
     """clamp_max(Tensor self, Scalar max) -> Tensor
 
     derivatives.yaml, entry clamp_max
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_max_default, (self_, max), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(clamp_max_default, (self_, max, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(max, NUMBER) or kwargs:
-        self_, max = _arguments.bind(OVERLOADS["clamp_max"], (self_, max,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(max, NUMBER) or kwargs or extra:
+        self_, max = _arguments.bind(OVERLOADS["clamp_max"], (self_, max,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_max", clamp_max_default, (self_, max), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.clamp_max(recording.data(self_), max))
@@ -3059,17 +3059,17 @@ def clamp_max_default(self_=MISSING, max=MISSING, *, out=None, **kwargs):
     return result
 
 
-def clamp_max_default_(self_=MISSING, max=MISSING, **kwargs):
+def clamp_max_default_(self_=MISSING, max=MISSING, *extra, **kwargs):
     """In-place clamp_max(Tensor self, Scalar max) -> Tensor
 
     derivatives.yaml, entry clamp_max
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_max_default_, (self_, max), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(clamp_max_default_, (self_, max, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(max, NUMBER) or kwargs:
-        self_, max = _arguments.bind(OVERLOADS["clamp_max"], (self_, max,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(max, NUMBER) or kwargs or extra:
+        self_, max = _arguments.bind(OVERLOADS["clamp_max"], (self_, max,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -3089,17 +3089,17 @@ def clamp_max_default_(self_=MISSING, max=MISSING, **kwargs):
     return self_
 
 
-def clamp_max_Tensor(self_=MISSING, max=MISSING, *, out=None, **kwargs):
+def clamp_max_Tensor(self_=MISSING, max=MISSING, *extra, out=None, **kwargs):
     """clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
     derivatives.yaml, entry clamp_max.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_max_Tensor, (self_, max), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(clamp_max_Tensor, (self_, max, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(max, Tensor) or kwargs:
-        self_, max = _arguments.bind(OVERLOADS["clamp_max.Tensor"], (self_, max,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(max, Tensor) or kwargs or extra:
+        self_, max = _arguments.bind(OVERLOADS["clamp_max.Tensor"], (self_, max,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_max", clamp_max_Tensor, (self_, max), {}, out)
     result = recording.wrap(kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
@@ -3115,17 +3115,17 @@ def clamp_max_Tensor(self_=MISSING, max=MISSING, *, out=None, **kwargs):
     return result
 
 
-def clamp_max_Tensor_(self_=MISSING, max=MISSING, **kwargs):
+def clamp_max_Tensor_(self_=MISSING, max=MISSING, *extra, **kwargs):
     """In-place clamp_max.Tensor(Tensor self, Tensor max) -> Tensor
 
     derivatives.yaml, entry clamp_max.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clamp_max_Tensor_, (self_, max), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(clamp_max_Tensor_, (self_, max, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(max, Tensor) or kwargs:
-        self_, max = _arguments.bind(OVERLOADS["clamp_max.Tensor"], (self_, max,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(max, Tensor) or kwargs or extra:
+        self_, max = _arguments.bind(OVERLOADS["clamp_max.Tensor"], (self_, max,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(max, Tensor) and (max._requires_grad or max.grad_fn is not None))
     if needs_grad:
@@ -3145,17 +3145,17 @@ def clamp_max_Tensor_(self_=MISSING, max=MISSING, **kwargs):
     return self_
 
 
-def maximum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def maximum(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """maximum(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry maximum
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(maximum, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(maximum, (self_, other, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["maximum"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["maximum"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("maximum", maximum, (self_, other), {}, out)
     result = recording.wrap(kernels.maximum(recording.data(self_), recording.data(other)))
@@ -3171,17 +3171,17 @@ def maximum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def minimum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def minimum(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """minimum(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry minimum
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(minimum, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(minimum, (self_, other, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["minimum"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["minimum"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("minimum", minimum, (self_, other), {}, out)
     result = recording.wrap(kernels.minimum(recording.data(self_), recording.data(other)))
@@ -3197,17 +3197,17 @@ def minimum(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def where_self(condition=MISSING, self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def where_self(condition=MISSING, self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry where.self
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(where_self, (condition, self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(where_self, (condition, self_, other, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(condition, Tensor) or not isinstance(self_, TENSOR_OR_NUMBER) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        condition, self_, other = _arguments.bind(OVERLOADS["where.self"], (condition, self_, other,), kwargs)
+    if not isinstance(condition, Tensor) or not isinstance(self_, TENSOR_OR_NUMBER) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        condition, self_, other = _arguments.bind(OVERLOADS["where.self"], (condition, self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("where", where_self, (condition, self_, other), {}, out, dtype_rule="where")
     result = recording.wrap(kernels.where_self(recording.data(condition), recording.data(self_), recording.data(other)))
@@ -3222,17 +3222,17 @@ def where_self(condition=MISSING, self_=MISSING, other=MISSING, *, out=None, **k
     return result
 
 
-def masked_fill_Scalar(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
+def masked_fill_Scalar(self_=MISSING, mask=MISSING, value=MISSING, *extra, **kwargs):
     """masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
     derivatives.yaml, entry masked_fill.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_fill_Scalar, (self_, mask, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(masked_fill_Scalar, (self_, mask, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs or extra:
+        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs, extra)
     result = recording.wrap(kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MaskedFillBackward0((gradient_edge(self_),))
@@ -3245,17 +3245,17 @@ def masked_fill_Scalar(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     return result
 
 
-def masked_fill_Scalar_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
+def masked_fill_Scalar_(self_=MISSING, mask=MISSING, value=MISSING, *extra, **kwargs):
     """In-place masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor
 
     derivatives.yaml, entry masked_fill.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_fill_Scalar_, (self_, mask, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(masked_fill_Scalar_, (self_, mask, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs or extra:
+        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -3274,17 +3274,17 @@ def masked_fill_Scalar_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     return self_
 
 
-def masked_fill_Tensor(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
+def masked_fill_Tensor(self_=MISSING, mask=MISSING, value=MISSING, *extra, **kwargs):
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
     derivatives.yaml, entry masked_fill.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_fill_Tensor, (self_, mask, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(masked_fill_Tensor, (self_, mask, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
-        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs, extra)
     result = recording.wrap(kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None)):
         grad_fn = MaskedFillBackward1((gradient_edge(self_), gradient_edge(value)))
@@ -3297,17 +3297,17 @@ def masked_fill_Tensor(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     return result
 
 
-def masked_fill_Tensor_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
+def masked_fill_Tensor_(self_=MISSING, mask=MISSING, value=MISSING, *extra, **kwargs):
     """In-place masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor
 
     derivatives.yaml, entry masked_fill.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_fill_Tensor_, (self_, mask, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(masked_fill_Tensor_, (self_, mask, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
-        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None))
     if needs_grad:
@@ -3326,17 +3326,17 @@ def masked_fill_Tensor_(self_=MISSING, mask=MISSING, value=MISSING, **kwargs):
     return self_
 
 
-def fill_Scalar(self_=MISSING, value=MISSING, **kwargs):
+def fill_Scalar(self_=MISSING, value=MISSING, *extra, **kwargs):
     """fill.Scalar(Tensor self, Scalar value) -> Tensor
 
     derivatives.yaml, entry fill.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fill_Scalar, (self_, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(fill_Scalar, (self_, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, value = _arguments.bind(OVERLOADS["fill.Scalar"], (self_, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs or extra:
+        self_, value = _arguments.bind(OVERLOADS["fill.Scalar"], (self_, value,), kwargs, extra)
     result = recording.wrap(kernels.fill_Scalar(recording.data(self_), value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = FillBackward0((gradient_edge(self_),))
@@ -3348,17 +3348,17 @@ def fill_Scalar(self_=MISSING, value=MISSING, **kwargs):
     return result
 
 
-def fill_Tensor(self_=MISSING, value=MISSING, **kwargs):
+def fill_Tensor(self_=MISSING, value=MISSING, *extra, **kwargs):
     """fill.Tensor(Tensor self, Tensor value) -> Tensor
 
     derivatives.yaml, entry fill.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fill_Tensor, (self_, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(fill_Tensor, (self_, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
-        self_, value = _arguments.bind(OVERLOADS["fill.Tensor"], (self_, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, value = _arguments.bind(OVERLOADS["fill.Tensor"], (self_, value,), kwargs, extra)
     result = recording.wrap(kernels.fill_Tensor(recording.data(self_), recording.data(value)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None)):
         grad_fn = FillBackward1((gradient_edge(self_), gradient_edge(value)))
@@ -3370,17 +3370,17 @@ def fill_Tensor(self_=MISSING, value=MISSING, **kwargs):
     return result
 
 
-def fill__Scalar(self_=MISSING, value=MISSING, **kwargs):
+def fill__Scalar(self_=MISSING, value=MISSING, *extra, **kwargs):
     """fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
     derivatives.yaml, entry fill_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fill__Scalar, (self_, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(fill__Scalar, (self_, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, value = _arguments.bind(OVERLOADS["fill_.Scalar"], (self_, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs or extra:
+        self_, value = _arguments.bind(OVERLOADS["fill_.Scalar"], (self_, value,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -3398,17 +3398,17 @@ def fill__Scalar(self_=MISSING, value=MISSING, **kwargs):
     return self_
 
 
-def fill__Tensor(self_=MISSING, value=MISSING, **kwargs):
+def fill__Tensor(self_=MISSING, value=MISSING, *extra, **kwargs):
     """fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
 
     derivatives.yaml, entry fill_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fill__Tensor, (self_, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(fill__Tensor, (self_, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs:
-        self_, value = _arguments.bind(OVERLOADS["fill_.Tensor"], (self_, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, value = _arguments.bind(OVERLOADS["fill_.Tensor"], (self_, value,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None))
     if needs_grad:
@@ -3426,17 +3426,17 @@ def fill__Tensor(self_=MISSING, value=MISSING, **kwargs):
     return self_
 
 
-def copy_(self_=MISSING, src=MISSING, non_blocking=False, **kwargs):
+def copy_(self_=MISSING, src=MISSING, non_blocking=False, *extra, **kwargs):
     """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)
 
     derivatives.yaml, entry copy_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(copy_, (self_, src, non_blocking), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(copy_, (self_, src, non_blocking, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(src, TENSOR_OR_NUMBER) or kwargs:
-        self_, src, non_blocking = _arguments.bind(OVERLOADS["copy_"], (self_, src, non_blocking,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(src, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, src, non_blocking = _arguments.bind(OVERLOADS["copy_"], (self_, src, non_blocking,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None))
     if needs_grad:
@@ -3454,221 +3454,221 @@ def copy_(self_=MISSING, src=MISSING, non_blocking=False, **kwargs):
     return self_
 
 
-def eq_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def eq_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """eq.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry eq.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(eq_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(eq_Scalar, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["eq.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["eq.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("eq", eq_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.eq_Scalar(recording.data(self_), other))
     return result
 
 
-def eq_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def eq_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """eq.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry eq.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(eq_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(eq_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["eq.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["eq.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("eq", eq_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.eq_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def ge_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def ge_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """ge.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry ge.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ge_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(ge_Scalar, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["ge.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["ge.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ge", ge_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ge_Scalar(recording.data(self_), other))
     return result
 
 
-def ge_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def ge_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """ge.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry ge.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ge_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(ge_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["ge.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["ge.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ge", ge_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ge_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def gt_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def gt_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """gt.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry gt.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gt_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(gt_Scalar, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["gt.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["gt.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gt", gt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.gt_Scalar(recording.data(self_), other))
     return result
 
 
-def gt_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def gt_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """gt.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry gt.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gt_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(gt_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["gt.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["gt.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gt", gt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.gt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def le_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def le_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """le.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry le.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(le_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(le_Scalar, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["le.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["le.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("le", le_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.le_Scalar(recording.data(self_), other))
     return result
 
 
-def le_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def le_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """le.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry le.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(le_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(le_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["le.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["le.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("le", le_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.le_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def lt_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def lt_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """lt.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry lt.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lt_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(lt_Scalar, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["lt.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["lt.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lt", lt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.lt_Scalar(recording.data(self_), other))
     return result
 
 
-def lt_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def lt_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """lt.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry lt.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lt_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(lt_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["lt.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["lt.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lt", lt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.lt_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def ne_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def ne_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """ne.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry ne.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ne_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(ne_Scalar, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["ne.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["ne.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ne", ne_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ne_Scalar(recording.data(self_), other))
     return result
 
 
-def ne_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def ne_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """ne.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry ne.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ne_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(ne_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["ne.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["ne.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ne", ne_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.ne_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def eq__Scalar(self_=MISSING, other=MISSING, **kwargs):
+def eq__Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     """eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 
     derivatives.yaml, entry eq_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(eq__Scalar, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(eq__Scalar, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["eq_.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["eq_.Scalar"], (self_, other,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -3687,17 +3687,17 @@ def eq__Scalar(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def eq__Tensor(self_=MISSING, other=MISSING, **kwargs):
+def eq__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     """eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
     derivatives.yaml, entry eq_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(eq__Tensor, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(eq__Tensor, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["eq_.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["eq_.Tensor"], (self_, other,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -3717,17 +3717,17 @@ def eq__Tensor(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def ge__Scalar(self_=MISSING, other=MISSING, **kwargs):
+def ge__Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     """ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 
     derivatives.yaml, entry ge_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ge__Scalar, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(ge__Scalar, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["ge_.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["ge_.Scalar"], (self_, other,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -3746,17 +3746,17 @@ def ge__Scalar(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def ge__Tensor(self_=MISSING, other=MISSING, **kwargs):
+def ge__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     """ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
     derivatives.yaml, entry ge_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ge__Tensor, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(ge__Tensor, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["ge_.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["ge_.Tensor"], (self_, other,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -3776,17 +3776,17 @@ def ge__Tensor(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def gt__Scalar(self_=MISSING, other=MISSING, **kwargs):
+def gt__Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     """gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 
     derivatives.yaml, entry gt_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gt__Scalar, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(gt__Scalar, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["gt_.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["gt_.Scalar"], (self_, other,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -3805,17 +3805,17 @@ def gt__Scalar(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def gt__Tensor(self_=MISSING, other=MISSING, **kwargs):
+def gt__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     """gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
     derivatives.yaml, entry gt_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gt__Tensor, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(gt__Tensor, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["gt_.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["gt_.Tensor"], (self_, other,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -3835,17 +3835,17 @@ def gt__Tensor(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def le__Scalar(self_=MISSING, other=MISSING, **kwargs):
+def le__Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     """le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 
     derivatives.yaml, entry le_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(le__Scalar, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(le__Scalar, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["le_.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["le_.Scalar"], (self_, other,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -3864,17 +3864,17 @@ def le__Scalar(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def le__Tensor(self_=MISSING, other=MISSING, **kwargs):
+def le__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     """le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
     derivatives.yaml, entry le_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(le__Tensor, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(le__Tensor, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["le_.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["le_.Tensor"], (self_, other,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -3894,17 +3894,17 @@ def le__Tensor(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def lt__Scalar(self_=MISSING, other=MISSING, **kwargs):
+def lt__Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     """lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 
     derivatives.yaml, entry lt_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lt__Scalar, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(lt__Scalar, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["lt_.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["lt_.Scalar"], (self_, other,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -3923,17 +3923,17 @@ def lt__Scalar(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def lt__Tensor(self_=MISSING, other=MISSING, **kwargs):
+def lt__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     """lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
     derivatives.yaml, entry lt_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lt__Tensor, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(lt__Tensor, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["lt_.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["lt_.Tensor"], (self_, other,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -3953,17 +3953,17 @@ def lt__Tensor(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def ne__Scalar(self_=MISSING, other=MISSING, **kwargs):
+def ne__Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     """ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)
 
     derivatives.yaml, entry ne_.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ne__Scalar, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(ne__Scalar, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["ne_.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["ne_.Scalar"], (self_, other,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -3982,17 +3982,17 @@ def ne__Scalar(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def ne__Tensor(self_=MISSING, other=MISSING, **kwargs):
+def ne__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     """ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 
     derivatives.yaml, entry ne_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ne__Tensor, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(ne__Tensor, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["ne_.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["ne_.Tensor"], (self_, other,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -4012,248 +4012,248 @@ def ne__Tensor(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def logical_not(self_=MISSING, *, out=None, **kwargs):
+def logical_not(self_=MISSING, *extra, out=None, **kwargs):
     """logical_not(Tensor self) -> Tensor
 
     derivatives.yaml, entry logical_not
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logical_not, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logical_not, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["logical_not"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["logical_not"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_not", logical_not, (self_,), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_not(recording.data(self_)))
     return result
 
 
-def logical_not_(self_=MISSING, **kwargs):
+def logical_not_(self_=MISSING, *extra, **kwargs):
     """In-place logical_not(Tensor self) -> Tensor
 
     derivatives.yaml, entry logical_not
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logical_not_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(logical_not_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["logical_not"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["logical_not"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.logical_not(recording.data(self_)))
     return self_
 
 
-def logical_and(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def logical_and(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """logical_and(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logical_and
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logical_and, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logical_and, (self_, other, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["logical_and"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["logical_and"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_and", logical_and, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_and(recording.data(self_), recording.data(other)))
     return result
 
 
-def logical_and_(self_=MISSING, other=MISSING, **kwargs):
+def logical_and_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place logical_and(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logical_and
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logical_and_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(logical_and_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["logical_and"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["logical_and"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.logical_and(recording.data(self_), recording.data(other)))
     return self_
 
 
-def logical_or(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def logical_or(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """logical_or(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logical_or
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logical_or, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logical_or, (self_, other, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["logical_or"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["logical_or"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_or", logical_or, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.logical_or(recording.data(self_), recording.data(other)))
     return result
 
 
-def logical_or_(self_=MISSING, other=MISSING, **kwargs):
+def logical_or_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place logical_or(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logical_or
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logical_or_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(logical_or_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["logical_or"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["logical_or"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.logical_or(recording.data(self_), recording.data(other)))
     return self_
 
 
-def bitwise_not(self_=MISSING, *, out=None, **kwargs):
+def bitwise_not(self_=MISSING, *extra, out=None, **kwargs):
     """bitwise_not(Tensor self) -> Tensor
 
     derivatives.yaml, entry bitwise_not
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_not, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(bitwise_not, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["bitwise_not"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["bitwise_not"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_not", bitwise_not, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.bitwise_not(recording.data(self_)))
     return result
 
 
-def bitwise_not_(self_=MISSING, **kwargs):
+def bitwise_not_(self_=MISSING, *extra, **kwargs):
     """In-place bitwise_not(Tensor self) -> Tensor
 
     derivatives.yaml, entry bitwise_not
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_not_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(bitwise_not_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["bitwise_not"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["bitwise_not"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_not(recording.data(self_)))
     return self_
 
 
-def bitwise_and_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def bitwise_and_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_and.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_and_Tensor, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(bitwise_and_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["bitwise_and.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["bitwise_and.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_and", bitwise_and_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def bitwise_and_Tensor_(self_=MISSING, other=MISSING, **kwargs):
+def bitwise_and_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_and.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_and_Tensor_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(bitwise_and_Tensor_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["bitwise_and.Tensor"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["bitwise_and.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
     return self_
 
 
-def bitwise_or_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def bitwise_or_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_or.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_or_Tensor, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(bitwise_or_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["bitwise_or.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["bitwise_or.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_or", bitwise_or_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def bitwise_or_Tensor_(self_=MISSING, other=MISSING, **kwargs):
+def bitwise_or_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_or.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_or_Tensor_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(bitwise_or_Tensor_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["bitwise_or.Tensor"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["bitwise_or.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
     return self_
 
 
-def bitwise_xor_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def bitwise_xor_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_xor.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_xor_Tensor, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(bitwise_xor_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_xor", bitwise_xor_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
     return result
 
 
-def bitwise_xor_Tensor_(self_=MISSING, other=MISSING, **kwargs):
+def bitwise_xor_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry bitwise_xor.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bitwise_xor_Tensor_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(bitwise_xor_Tensor_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
     return self_
 
 
-def sum_default(self_=MISSING, *, dtype=None, **kwargs):
+def sum_default(self_=MISSING, *extra, dtype=None, **kwargs):
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry sum
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sum_default, (self_,), {"dtype": dtype, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(sum_default, (self_, *extra), {"dtype": dtype, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dtype = _arguments.bind(OVERLOADS["sum"], (self_, dtype,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dtype = _arguments.bind(OVERLOADS["sum"], (self_, dtype,), kwargs, extra)
     result = recording.wrap(kernels.sum(recording.data(self_), recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SumBackward0((gradient_edge(self_),))
@@ -4266,17 +4266,17 @@ def sum_default(self_=MISSING, *, dtype=None, **kwargs):
     return result
 
 
-def sum_dim_IntList(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=None, **kwargs):
+def sum_dim_IntList(self_=MISSING, dim=MISSING, keepdim=False, *extra, dtype=None, out=None, **kwargs):
     """sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry sum.dim_IntList
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype, "out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(sum_dim_IntList, (self_, dim, keepdim, *extra), {"dtype": dtype, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["sum.dim_IntList"], (self_, dim, keepdim, dtype,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["sum.dim_IntList"], (self_, dim, keepdim, dtype,), kwargs, extra)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sum", sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
@@ -4294,17 +4294,17 @@ def sum_dim_IntList(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, ou
     return result
 
 
-def mean_default(self_=MISSING, *, dtype=None, out=None, **kwargs):
+def mean_default(self_=MISSING, *extra, dtype=None, out=None, **kwargs):
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry mean
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mean_default, (self_,), {"dtype": dtype, "out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(mean_default, (self_, *extra), {"dtype": dtype, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dtype = _arguments.bind(OVERLOADS["mean"], (self_, dtype,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dtype = _arguments.bind(OVERLOADS["mean"], (self_, dtype,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mean", mean_default, (self_,), {"dtype": dtype}, out, dtype_rule="mean")
     result = recording.wrap(kernels.mean(recording.data(self_), recording.numpy_dtype(dtype)))
@@ -4320,17 +4320,17 @@ def mean_default(self_=MISSING, *, dtype=None, out=None, **kwargs):
     return result
 
 
-def mean_dim(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=None, **kwargs):
+def mean_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, dtype=None, out=None, **kwargs):
     """mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry mean.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mean_dim, (self_, dim, keepdim), {"dtype": dtype, "out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(mean_dim, (self_, dim, keepdim, *extra), {"dtype": dtype, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["mean.dim"], (self_, dim, keepdim, dtype,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["mean.dim"], (self_, dim, keepdim, dtype,), kwargs, extra)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mean", mean_dim, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="mean_dim")
@@ -4349,17 +4349,17 @@ def mean_dim(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=None,
     return result
 
 
-def logsumexp(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
+def logsumexp(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kwargs):
     """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry logsumexp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logsumexp, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logsumexp, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["logsumexp"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["logsumexp"], (self_, dim, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logsumexp", logsumexp, (self_, dim, keepdim), {}, out, dtype_rule="floating")
@@ -4381,17 +4381,17 @@ def logsumexp(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     return result
 
 
-def max_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
+def max_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kwargs):
     """max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry max.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_dim, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(max_dim, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["max.dim"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["max.dim"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("max", max_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.max_dim(recording.data(self_), dim, keepdim))
@@ -4413,17 +4413,17 @@ def max_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     return _max_dim_return(values, indices)
 
 
-def max_default(self_=MISSING, *, out=None, **kwargs):
+def max_default(self_=MISSING, *extra, out=None, **kwargs):
     """max(Tensor self) -> Tensor
 
     derivatives.yaml, entry max
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_default, (self_,), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(max_default, (self_, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["max"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["max"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("max", max_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.max(recording.data(self_)))
@@ -4442,17 +4442,17 @@ def max_default(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def amax(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
+def amax(self_=MISSING, dim=(), keepdim=False, *extra, out=None, **kwargs):
     """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry amax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(amax, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(amax, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["amax"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["amax"], (self_, dim, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("amax", amax, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
@@ -4474,17 +4474,17 @@ def amax(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
     return result
 
 
-def amin(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
+def amin(self_=MISSING, dim=(), keepdim=False, *extra, out=None, **kwargs):
     """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry amin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(amin, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(amin, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["amin"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["amin"], (self_, dim, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("amin", amin, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
@@ -4506,17 +4506,17 @@ def amin(self_=MISSING, dim=(), keepdim=False, *, out=None, **kwargs):
     return result
 
 
-def min_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
+def min_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kwargs):
     """min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry min.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(min_dim, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(min_dim, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["min.dim"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["min.dim"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("min", min_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.min_dim(recording.data(self_), dim, keepdim))
@@ -4538,17 +4538,17 @@ def min_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
     return _min_dim_return(values, indices)
 
 
-def min_default(self_=MISSING, *, out=None, **kwargs):
+def min_default(self_=MISSING, *extra, out=None, **kwargs):
     """min(Tensor self) -> Tensor
 
     derivatives.yaml, entry min
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(min_default, (self_,), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(min_default, (self_, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["min"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["min"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("min", min_default, (self_,), {}, out, dtype_rule="unary")
     result = recording.wrap(kernels.min(recording.data(self_)))
@@ -4567,51 +4567,51 @@ def min_default(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def any_default(self_=MISSING, *, out=None, **kwargs):
+def any_default(self_=MISSING, *extra, out=None, **kwargs):
     """any(Tensor self) -> Tensor
 
     derivatives.yaml, entry any
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(any_default, (self_,), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(any_default, (self_, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["any"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["any"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_default, (self_,), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any(recording.data(self_)))
     return result
 
 
-def any_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
+def any_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kwargs):
     """any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry any.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(any_dim, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(any_dim, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["any.dim"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["any.dim"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.any_dim(recording.data(self_), dim, keepdim))
     return result
 
 
-def any_dims(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
+def any_dims(self_=MISSING, dim=None, keepdim=False, *extra, out=None, **kwargs):
     """any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry any.dims
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(any_dims, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(any_dims, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["any.dims"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["any.dims"], (self_, dim, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
@@ -4619,51 +4619,51 @@ def any_dims(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     return result
 
 
-def all_default(self_=MISSING, *, out=None, **kwargs):
+def all_default(self_=MISSING, *extra, out=None, **kwargs):
     """all(Tensor self) -> Tensor
 
     derivatives.yaml, entry all
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(all_default, (self_,), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(all_default, (self_, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["all"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["all"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_default, (self_,), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all(recording.data(self_)))
     return result
 
 
-def all_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
+def all_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kwargs):
     """all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry all.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(all_dim, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(all_dim, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["all.dim"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["all.dim"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
     result = recording.wrap(kernels.all_dim(recording.data(self_), dim, keepdim))
     return result
 
 
-def all_dims(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
+def all_dims(self_=MISSING, dim=None, keepdim=False, *extra, out=None, **kwargs):
     """all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry all.dims
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(all_dims, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(all_dims, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["all.dims"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["all.dims"], (self_, dim, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
@@ -4671,51 +4671,51 @@ def all_dims(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
     return result
 
 
-def argmax(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
+def argmax(self_=MISSING, dim=None, keepdim=False, *extra, out=None, **kwargs):
     """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry argmax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(argmax, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(argmax, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["argmax"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["argmax"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("argmax", argmax, (self_, dim, keepdim), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.argmax(recording.data(self_), dim, keepdim))
     return result
 
 
-def argmin(self_=MISSING, dim=None, keepdim=False, *, out=None, **kwargs):
+def argmin(self_=MISSING, dim=None, keepdim=False, *extra, out=None, **kwargs):
     """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry argmin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(argmin, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(argmin, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["argmin"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["argmin"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("argmin", argmin, (self_, dim, keepdim), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.argmin(recording.data(self_), dim, keepdim))
     return result
 
 
-def norm_Scalar(self_=MISSING, p=2, **kwargs):
+def norm_Scalar(self_=MISSING, p=2, *extra, **kwargs):
     """norm.Scalar(Tensor self, Scalar p=2) -> Tensor
 
     derivatives.yaml, entry norm.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(norm_Scalar, (self_, p), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(norm_Scalar, (self_, p, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
-        self_, p = _arguments.bind(OVERLOADS["norm.Scalar"], (self_, p,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs or extra:
+        self_, p = _arguments.bind(OVERLOADS["norm.Scalar"], (self_, p,), kwargs, extra)
     result = recording.wrap(kernels.norm_Scalar(recording.data(self_), p))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -4733,17 +4733,17 @@ def norm_Scalar(self_=MISSING, p=2, **kwargs):
     return result
 
 
-def norm_ScalarOpt_dim(self_=MISSING, p=MISSING, dim=MISSING, keepdim=False, **kwargs):
+def norm_ScalarOpt_dim(self_=MISSING, p=MISSING, dim=MISSING, keepdim=False, *extra, **kwargs):
     """norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry norm.ScalarOpt_dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(norm_ScalarOpt_dim, (self_, p, dim, keepdim), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(norm_ScalarOpt_dim, (self_, p, dim, keepdim, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE) or dim is MISSING or kwargs:
-        self_, p, dim, keepdim = _arguments.bind(OVERLOADS["norm.ScalarOpt_dim"], (self_, p, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE) or dim is MISSING or kwargs or extra:
+        self_, p, dim, keepdim = _arguments.bind(OVERLOADS["norm.ScalarOpt_dim"], (self_, p, dim, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.norm_ScalarOpt_dim(recording.data(self_), p, dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
@@ -4764,17 +4764,17 @@ def norm_ScalarOpt_dim(self_=MISSING, p=MISSING, dim=MISSING, keepdim=False, **k
     return result
 
 
-def linalg_vector_norm(self_=MISSING, ord=2, dim=None, keepdim=False, *, dtype=None, **kwargs):
+def linalg_vector_norm(self_=MISSING, ord=2, dim=None, keepdim=False, *extra, dtype=None, **kwargs):
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry linalg_vector_norm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_vector_norm, (self_, ord, dim, keepdim), {"dtype": dtype, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(linalg_vector_norm, (self_, ord, dim, keepdim, *extra), {"dtype": dtype, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(ord, NUMBER) or kwargs:
-        self_, ord, dim, keepdim, dtype = _arguments.bind(OVERLOADS["linalg_vector_norm"], (self_, ord, dim, keepdim, dtype,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(ord, NUMBER) or kwargs or extra:
+        self_, ord, dim, keepdim, dtype = _arguments.bind(OVERLOADS["linalg_vector_norm"], (self_, ord, dim, keepdim, dtype,), kwargs, extra)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.linalg_vector_norm(recording.data(self_), ord, dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
@@ -4795,17 +4795,17 @@ def linalg_vector_norm(self_=MISSING, ord=2, dim=None, keepdim=False, *, dtype=N
     return result
 
 
-def prod_default(self_=MISSING, *, dtype=None, **kwargs):
+def prod_default(self_=MISSING, *extra, dtype=None, **kwargs):
     """prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry prod
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(prod_default, (self_,), {"dtype": dtype, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(prod_default, (self_, *extra), {"dtype": dtype, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dtype = _arguments.bind(OVERLOADS["prod"], (self_, dtype,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dtype = _arguments.bind(OVERLOADS["prod"], (self_, dtype,), kwargs, extra)
     result = recording.wrap(kernels.prod(recording.data(self_), recording.numpy_dtype(dtype)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -4822,17 +4822,17 @@ def prod_default(self_=MISSING, *, dtype=None, **kwargs):
     return result
 
 
-def prod_dim_int(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=None, **kwargs):
+def prod_dim_int(self_=MISSING, dim=MISSING, keepdim=False, *extra, dtype=None, out=None, **kwargs):
     """prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry prod.dim_int
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(prod_dim_int, (self_, dim, keepdim), {"dtype": dtype, "out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(prod_dim_int, (self_, dim, keepdim, *extra), {"dtype": dtype, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["prod.dim_int"], (self_, dim, keepdim, dtype,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["prod.dim_int"], (self_, dim, keepdim, dtype,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("prod", prod_dim_int, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.prod_dim_int(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
@@ -4853,17 +4853,17 @@ def prod_dim_int(self_=MISSING, dim=MISSING, keepdim=False, *, dtype=None, out=N
     return result
 
 
-def std_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, **kwargs):
+def std_correction(self_=MISSING, dim=None, *extra, correction=None, keepdim=False, **kwargs):
     """std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry std.correction
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(std_correction, (self_, dim), {"correction": correction, "keepdim": keepdim, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(std_correction, (self_, dim, *extra), {"correction": correction, "keepdim": keepdim, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
-        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["std.correction"], (self_, dim, correction, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs or extra:
+        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["std.correction"], (self_, dim, correction, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.std_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
@@ -4884,17 +4884,17 @@ def std_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, *
     return result
 
 
-def var_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, **kwargs):
+def var_correction(self_=MISSING, dim=None, *extra, correction=None, keepdim=False, **kwargs):
     """var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
 
     derivatives.yaml, entry var.correction
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(var_correction, (self_, dim), {"correction": correction, "keepdim": keepdim, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(var_correction, (self_, dim, *extra), {"correction": correction, "keepdim": keepdim, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
-        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["var.correction"], (self_, dim, correction, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs or extra:
+        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["var.correction"], (self_, dim, correction, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.var_correction(recording.data(self_), dim, correction, keepdim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -4911,17 +4911,17 @@ def var_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, *
     return result
 
 
-def t(self_=MISSING, **kwargs):
+def t(self_=MISSING, *extra, **kwargs):
     """t(Tensor(a) self) -> Tensor(a)
 
     derivatives.yaml, entry t
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(t, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(t, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["t"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["t"], (self_,), kwargs, extra)
     result = recording.as_view(self_, kernels.t(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = TBackward0((gradient_edge(self_),))
@@ -4933,17 +4933,17 @@ def t(self_=MISSING, **kwargs):
     return result
 
 
-def expand(self_=MISSING, size=MISSING, *, implicit=False, **kwargs):
+def expand(self_=MISSING, size=MISSING, *extra, implicit=False, **kwargs):
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
 
     derivatives.yaml, entry expand
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(expand, (self_, size), {"implicit": implicit, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(expand, (self_, size, *extra), {"implicit": implicit, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or size is MISSING or kwargs:
-        self_, size, implicit = _arguments.bind(OVERLOADS["expand"], (self_, size, implicit,), kwargs)
+    if not isinstance(self_, Tensor) or size is MISSING or kwargs or extra:
+        self_, size, implicit = _arguments.bind(OVERLOADS["expand"], (self_, size, implicit,), kwargs, extra)
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.expand(recording.data(self_), size, implicit))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -4957,17 +4957,17 @@ def expand(self_=MISSING, size=MISSING, *, implicit=False, **kwargs):
     return result
 
 
-def unsqueeze(self_=MISSING, dim=MISSING, **kwargs):
+def unsqueeze(self_=MISSING, dim=MISSING, *extra, **kwargs):
     """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 
     derivatives.yaml, entry unsqueeze
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unsqueeze, (self_, dim), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(unsqueeze, (self_, dim, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["unsqueeze"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["unsqueeze"], (self_, dim,), kwargs, extra)
     result = recording.as_view(self_, kernels.unsqueeze(recording.data(self_), dim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnsqueezeBackward0((gradient_edge(self_),))
@@ -4980,17 +4980,17 @@ def unsqueeze(self_=MISSING, dim=MISSING, **kwargs):
     return result
 
 
-def squeeze_default(self_=MISSING, **kwargs):
+def squeeze_default(self_=MISSING, *extra, **kwargs):
     """squeeze(Tensor(a) self) -> Tensor(a)
 
     derivatives.yaml, entry squeeze
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(squeeze_default, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(squeeze_default, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["squeeze"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["squeeze"], (self_,), kwargs, extra)
     result = recording.as_view(self_, kernels.squeeze(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SqueezeBackward0((gradient_edge(self_),))
@@ -5003,17 +5003,17 @@ def squeeze_default(self_=MISSING, **kwargs):
     return result
 
 
-def squeeze_dim(self_=MISSING, dim=MISSING, **kwargs):
+def squeeze_dim(self_=MISSING, dim=MISSING, *extra, **kwargs):
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 
     derivatives.yaml, entry squeeze.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(squeeze_dim, (self_, dim), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(squeeze_dim, (self_, dim, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["squeeze.dim"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["squeeze.dim"], (self_, dim,), kwargs, extra)
     result = recording.as_view(self_, kernels.squeeze_dim(recording.data(self_), dim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SqueezeBackward1((gradient_edge(self_),))
@@ -5027,17 +5027,17 @@ def squeeze_dim(self_=MISSING, dim=MISSING, **kwargs):
     return result
 
 
-def squeeze_dims(self_=MISSING, dim=MISSING, **kwargs):
+def squeeze_dims(self_=MISSING, dim=MISSING, *extra, **kwargs):
     """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)
 
     derivatives.yaml, entry squeeze.dims
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(squeeze_dims, (self_, dim), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(squeeze_dims, (self_, dim, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["squeeze.dims"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["squeeze.dims"], (self_, dim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     result = recording.as_view(self_, kernels.squeeze_dims(recording.data(self_), dim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -5052,17 +5052,17 @@ def squeeze_dims(self_=MISSING, dim=MISSING, **kwargs):
     return result
 
 
-def squeeze__default(self_=MISSING, **kwargs):
+def squeeze__default(self_=MISSING, *extra, **kwargs):
     """squeeze_(Tensor(a!) self) -> Tensor(a!)
 
     derivatives.yaml, entry squeeze_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(squeeze__default, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(squeeze__default, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["squeeze_"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["squeeze_"], (self_,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -5081,17 +5081,17 @@ def squeeze__default(self_=MISSING, **kwargs):
     return self_
 
 
-def squeeze__dim(self_=MISSING, dim=MISSING, **kwargs):
+def squeeze__dim(self_=MISSING, dim=MISSING, *extra, **kwargs):
     """squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)
 
     derivatives.yaml, entry squeeze_.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(squeeze__dim, (self_, dim), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(squeeze__dim, (self_, dim, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["squeeze_.dim"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["squeeze_.dim"], (self_, dim,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -5111,17 +5111,17 @@ def squeeze__dim(self_=MISSING, dim=MISSING, **kwargs):
     return self_
 
 
-def squeeze__dims(self_=MISSING, dim=MISSING, **kwargs):
+def squeeze__dims(self_=MISSING, dim=MISSING, *extra, **kwargs):
     """squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)
 
     derivatives.yaml, entry squeeze_.dims
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(squeeze__dims, (self_, dim), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(squeeze__dims, (self_, dim, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["squeeze_.dims"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["squeeze_.dims"], (self_, dim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
@@ -5142,17 +5142,17 @@ def squeeze__dims(self_=MISSING, dim=MISSING, **kwargs):
     return self_
 
 
-def _to_copy(self_=MISSING, *, dtype=None, **kwargs):
+def _to_copy(self_=MISSING, *extra, dtype=None, **kwargs):
     """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry _to_copy
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_to_copy, (self_,), {"dtype": dtype, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_to_copy, (self_, *extra), {"dtype": dtype, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dtype = _arguments.bind(OVERLOADS["_to_copy"], (self_, dtype,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dtype = _arguments.bind(OVERLOADS["_to_copy"], (self_, dtype,), kwargs, extra)
     result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ToCopyBackward0((gradient_edge(self_),))
@@ -5165,17 +5165,17 @@ def _to_copy(self_=MISSING, *, dtype=None, **kwargs):
     return result
 
 
-def clone(self_=MISSING, **kwargs):
+def clone(self_=MISSING, *extra, **kwargs):
     """clone(Tensor self) -> Tensor
 
     derivatives.yaml, entry clone
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(clone, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(clone, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["clone"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["clone"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.clone(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CloneBackward0((gradient_edge(self_),))
@@ -5187,17 +5187,17 @@ def clone(self_=MISSING, **kwargs):
     return result
 
 
-def transpose_int(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
+def transpose_int(self_=MISSING, dim0=MISSING, dim1=MISSING, *extra, **kwargs):
     """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)
 
     derivatives.yaml, entry transpose.int
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(transpose_int, (self_, dim0, dim1), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(transpose_int, (self_, dim0, dim1, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs:
-        self_, dim0, dim1 = _arguments.bind(OVERLOADS["transpose.int"], (self_, dim0, dim1,), kwargs)
+    if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs or extra:
+        self_, dim0, dim1 = _arguments.bind(OVERLOADS["transpose.int"], (self_, dim0, dim1,), kwargs, extra)
     result = recording.as_view(self_, kernels.transpose_int(recording.data(self_), dim0, dim1))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = TransposeBackward0((gradient_edge(self_),))
@@ -5211,17 +5211,17 @@ def transpose_int(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
     return result
 
 
-def _unsafe_view(self_=MISSING, size=MISSING, **kwargs):
+def _unsafe_view(self_=MISSING, size=MISSING, *extra, **kwargs):
     """_unsafe_view(Tensor self, SymInt[] size) -> Tensor
 
     derivatives.yaml, entry _unsafe_view
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_unsafe_view, (self_, size), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_unsafe_view, (self_, size, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or size is MISSING or kwargs:
-        self_, size = _arguments.bind(OVERLOADS["_unsafe_view"], (self_, size,), kwargs)
+    if not isinstance(self_, Tensor) or size is MISSING or kwargs or extra:
+        self_, size = _arguments.bind(OVERLOADS["_unsafe_view"], (self_, size,), kwargs, extra)
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._unsafe_view(recording.data(self_), size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -5235,17 +5235,17 @@ def _unsafe_view(self_=MISSING, size=MISSING, **kwargs):
     return result
 
 
-def view(self_=MISSING, size=MISSING, **kwargs):
+def view(self_=MISSING, size=MISSING, *extra, **kwargs):
     """view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 
     derivatives.yaml, entry view
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(view, (self_, size), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(view, (self_, size, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or size is MISSING or kwargs:
-        self_, size = _arguments.bind(OVERLOADS["view"], (self_, size,), kwargs)
+    if not isinstance(self_, Tensor) or size is MISSING or kwargs or extra:
+        self_, size = _arguments.bind(OVERLOADS["view"], (self_, size,), kwargs, extra)
     size = recording.int_tuple(size)
     result = recording.as_view(self_, kernels.view(recording.data(self_), size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -5259,17 +5259,17 @@ def view(self_=MISSING, size=MISSING, **kwargs):
     return result
 
 
-def zero_(self_=MISSING, **kwargs):
+def zero_(self_=MISSING, *extra, **kwargs):
     """zero_(Tensor(a!) self) -> Tensor(a!)
 
     derivatives.yaml, entry zero_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(zero_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(zero_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["zero_"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["zero_"], (self_,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -5287,17 +5287,17 @@ def zero_(self_=MISSING, **kwargs):
     return self_
 
 
-def alias(self_=MISSING, **kwargs):
+def alias(self_=MISSING, *extra, **kwargs):
     """alias(Tensor(a) self) -> Tensor(a)
 
     derivatives.yaml, entry alias
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(alias, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(alias, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["alias"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["alias"], (self_,), kwargs, extra)
     result = recording.as_view(self_, kernels.alias(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AliasBackward0((gradient_edge(self_),))
@@ -5309,17 +5309,17 @@ def alias(self_=MISSING, **kwargs):
     return result
 
 
-def permute(self_=MISSING, dims=MISSING, **kwargs):
+def permute(self_=MISSING, dims=MISSING, *extra, **kwargs):
     """permute(Tensor(a) self, int[] dims) -> Tensor(a)
 
     derivatives.yaml, entry permute
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(permute, (self_, dims), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(permute, (self_, dims, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dims is MISSING or kwargs:
-        self_, dims = _arguments.bind(OVERLOADS["permute"], (self_, dims,), kwargs)
+    if not isinstance(self_, Tensor) or dims is MISSING or kwargs or extra:
+        self_, dims = _arguments.bind(OVERLOADS["permute"], (self_, dims,), kwargs, extra)
     dims = recording.int_tuple(dims)
     result = recording.as_view(self_, kernels.permute(recording.data(self_), dims))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -5333,17 +5333,17 @@ def permute(self_=MISSING, dims=MISSING, **kwargs):
     return result
 
 
-def cat(tensors=MISSING, dim=0, *, out=None, **kwargs):
+def cat(tensors=MISSING, dim=0, *extra, out=None, **kwargs):
     """cat(Tensor[] tensors, int dim=0) -> Tensor
 
     derivatives.yaml, entry cat
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cat, (tensors, dim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cat, (tensors, dim, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not _arguments.all_tensors(tensors) or kwargs:
-        tensors, dim = _arguments.bind(OVERLOADS["cat"], (tensors, dim,), kwargs)
+    if not _arguments.all_tensors(tensors) or kwargs or extra:
+        tensors, dim = _arguments.bind(OVERLOADS["cat"], (tensors, dim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cat", cat, (tensors, dim), {}, out, dtype_rule="cat")
     result = recording.wrap(kernels.cat(recording.data(tensors), dim))
@@ -5359,17 +5359,17 @@ def cat(tensors=MISSING, dim=0, *, out=None, **kwargs):
     return result
 
 
-def stack(tensors=MISSING, dim=0, *, out=None, **kwargs):
+def stack(tensors=MISSING, dim=0, *extra, out=None, **kwargs):
     """stack(Tensor[] tensors, int dim=0) -> Tensor
 
     derivatives.yaml, entry stack
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(stack, (tensors, dim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(stack, (tensors, dim, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not _arguments.all_tensors(tensors) or kwargs:
-        tensors, dim = _arguments.bind(OVERLOADS["stack"], (tensors, dim,), kwargs)
+    if not _arguments.all_tensors(tensors) or kwargs or extra:
+        tensors, dim = _arguments.bind(OVERLOADS["stack"], (tensors, dim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("stack", stack, (tensors, dim), {}, out, dtype_rule="cat")
     result = recording.wrap(kernels.stack(recording.data(tensors), dim))
@@ -5385,17 +5385,17 @@ def stack(tensors=MISSING, dim=0, *, out=None, **kwargs):
     return result
 
 
-def split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
+def split_Tensor(self_=MISSING, split_size=MISSING, dim=0, *extra, **kwargs):
     """split.Tensor(Tensor(a) self, SymInt split_size, int dim=0) -> Tensor(a)[]
 
     derivatives.yaml, entry split.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(split_Tensor, (self_, split_size, dim), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(split_Tensor, (self_, split_size, dim, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or split_size is MISSING or kwargs:
-        self_, split_size, dim = _arguments.bind(OVERLOADS["split.Tensor"], (self_, split_size, dim,), kwargs)
+    if not isinstance(self_, Tensor) or split_size is MISSING or kwargs or extra:
+        self_, split_size, dim = _arguments.bind(OVERLOADS["split.Tensor"], (self_, split_size, dim,), kwargs, extra)
     result = [recording.as_view(self_, a) for a in kernels.split_Tensor(recording.data(self_), split_size, dim)]
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SplitBackward0((gradient_edge(self_),))
@@ -5411,17 +5411,17 @@ def split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
-def split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs):
+def split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, *extra, **kwargs):
     """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
 
     derivatives.yaml, entry split_with_sizes
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(split_with_sizes, (self_, split_sizes, dim), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(split_with_sizes, (self_, split_sizes, dim, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or split_sizes is MISSING or kwargs:
-        self_, split_sizes, dim = _arguments.bind(OVERLOADS["split_with_sizes"], (self_, split_sizes, dim,), kwargs)
+    if not isinstance(self_, Tensor) or split_sizes is MISSING or kwargs or extra:
+        self_, split_sizes, dim = _arguments.bind(OVERLOADS["split_with_sizes"], (self_, split_sizes, dim,), kwargs, extra)
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.as_view(self_, a) for a in kernels.split_with_sizes(recording.data(self_), split_sizes, dim)]
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -5438,17 +5438,17 @@ def split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs):
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
-def unbind_int(self_=MISSING, dim=0, **kwargs):
+def unbind_int(self_=MISSING, dim=0, *extra, **kwargs):
     """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]
 
     derivatives.yaml, entry unbind.int
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unbind_int, (self_, dim), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(unbind_int, (self_, dim, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["unbind.int"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["unbind.int"], (self_, dim,), kwargs, extra)
     result = [recording.as_view(self_, a) for a in kernels.unbind_int(recording.data(self_), dim)]
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnbindBackward0((gradient_edge(self_),))
@@ -5462,17 +5462,17 @@ def unbind_int(self_=MISSING, dim=0, **kwargs):
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
-def select_int(self_=MISSING, dim=MISSING, index=MISSING, **kwargs):
+def select_int(self_=MISSING, dim=MISSING, index=MISSING, *extra, **kwargs):
     """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)
 
     derivatives.yaml, entry select.int
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(select_int, (self_, dim, index), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(select_int, (self_, dim, index, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or index is MISSING or kwargs:
-        self_, dim, index = _arguments.bind(OVERLOADS["select.int"], (self_, dim, index,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or index is MISSING or kwargs or extra:
+        self_, dim, index = _arguments.bind(OVERLOADS["select.int"], (self_, dim, index,), kwargs, extra)
     result = recording.as_view(self_, kernels.select_int(recording.data(self_), dim, index))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SelectBackward0((gradient_edge(self_),))
@@ -5487,17 +5487,17 @@ def select_int(self_=MISSING, dim=MISSING, index=MISSING, **kwargs):
     return result
 
 
-def select_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, index=MISSING, **kwargs):
+def select_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, index=MISSING, *extra, **kwargs):
     """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor
 
     derivatives.yaml, entry select_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(select_backward, (grad_output, input_sizes, dim, index), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(select_backward, (grad_output, input_sizes, dim, index, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or input_sizes is MISSING or dim is MISSING or index is MISSING or kwargs:
-        grad_output, input_sizes, dim, index = _arguments.bind(OVERLOADS["select_backward"], (grad_output, input_sizes, dim, index,), kwargs)
+    if not isinstance(grad_output, Tensor) or input_sizes is MISSING or dim is MISSING or index is MISSING or kwargs or extra:
+        grad_output, input_sizes, dim, index = _arguments.bind(OVERLOADS["select_backward"], (grad_output, input_sizes, dim, index,), kwargs, extra)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.select_backward(recording.data(grad_output), input_sizes, dim, index))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
@@ -5512,17 +5512,17 @@ def select_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, index
     return result
 
 
-def slice_Tensor(self_=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
+def slice_Tensor(self_=MISSING, dim=0, start=None, end=None, step=1, *extra, **kwargs):
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
     derivatives.yaml, entry slice.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(slice_Tensor, (self_, dim, start, end, step), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(slice_Tensor, (self_, dim, start, end, step, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, start, end, step = _arguments.bind(OVERLOADS["slice.Tensor"], (self_, dim, start, end, step,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, start, end, step = _arguments.bind(OVERLOADS["slice.Tensor"], (self_, dim, start, end, step,), kwargs, extra)
     result = recording.as_view(self_, kernels.slice_Tensor(recording.data(self_), dim, start, end, step))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SliceBackward0((gradient_edge(self_),))
@@ -5539,17 +5539,17 @@ def slice_Tensor(self_=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
     return result
 
 
-def slice_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, start=MISSING, end=MISSING, step=MISSING, **kwargs):
+def slice_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, start=MISSING, end=MISSING, step=MISSING, *extra, **kwargs):
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor
 
     derivatives.yaml, entry slice_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(slice_backward, (grad_output, input_sizes, dim, start, end, step), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(slice_backward, (grad_output, input_sizes, dim, start, end, step, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or input_sizes is MISSING or dim is MISSING or start is MISSING or end is MISSING or step is MISSING or kwargs:
-        grad_output, input_sizes, dim, start, end, step = _arguments.bind(OVERLOADS["slice_backward"], (grad_output, input_sizes, dim, start, end, step,), kwargs)
+    if not isinstance(grad_output, Tensor) or input_sizes is MISSING or dim is MISSING or start is MISSING or end is MISSING or step is MISSING or kwargs or extra:
+        grad_output, input_sizes, dim, start, end, step = _arguments.bind(OVERLOADS["slice_backward"], (grad_output, input_sizes, dim, start, end, step,), kwargs, extra)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.slice_backward(recording.data(grad_output), input_sizes, dim, start, end, step))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
@@ -5566,17 +5566,17 @@ def slice_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, start=
     return result
 
 
-def index_Tensor(self_=MISSING, indices=MISSING, **kwargs):
+def index_Tensor(self_=MISSING, indices=MISSING, *extra, **kwargs):
     """index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
     derivatives.yaml, entry index.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_Tensor, (self_, indices), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(index_Tensor, (self_, indices, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or indices is MISSING or kwargs:
-        self_, indices = _arguments.bind(OVERLOADS["index.Tensor"], (self_, indices,), kwargs)
+    if not isinstance(self_, Tensor) or indices is MISSING or kwargs or extra:
+        self_, indices = _arguments.bind(OVERLOADS["index.Tensor"], (self_, indices,), kwargs, extra)
     result = recording.wrap(kernels.index_Tensor(recording.data(self_), recording.data(indices)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = IndexBackward0((gradient_edge(self_),))
@@ -5590,17 +5590,17 @@ def index_Tensor(self_=MISSING, indices=MISSING, **kwargs):
     return result
 
 
-def index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
+def index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, *extra, **kwargs):
     """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
     derivatives.yaml, entry index_put
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_put, (self_, indices, values, accumulate), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(index_put, (self_, indices, values, accumulate, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
-        self_, indices, values, accumulate = _arguments.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs or extra:
+        self_, indices, values, accumulate = _arguments.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs, extra)
     result = recording.wrap(kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None)):
         grad_fn = IndexPutBackward0((gradient_edge(self_), gradient_edge(values)))
@@ -5615,17 +5615,17 @@ def index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, 
     return result
 
 
-def index_put_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
+def index_put_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, *extra, **kwargs):
     """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
     derivatives.yaml, entry index_put
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_put_, (self_, indices, values, accumulate), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(index_put_, (self_, indices, values, accumulate, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
-        self_, indices, values, accumulate = _arguments.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs or extra:
+        self_, indices, values, accumulate = _arguments.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None))
     if needs_grad:
@@ -5646,17 +5646,17 @@ def index_put_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False,
     return self_
 
 
-def _index_put_impl_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, unsafe=False, **kwargs):
+def _index_put_impl_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, unsafe=False, *extra, **kwargs):
     """_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)
 
     derivatives.yaml, entry _index_put_impl_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_index_put_impl_, (self_, indices, values, accumulate, unsafe), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_index_put_impl_, (self_, indices, values, accumulate, unsafe, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
-        self_, indices, values, accumulate, unsafe = _arguments.bind(OVERLOADS["_index_put_impl_"], (self_, indices, values, accumulate, unsafe,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs or extra:
+        self_, indices, values, accumulate, unsafe = _arguments.bind(OVERLOADS["_index_put_impl_"], (self_, indices, values, accumulate, unsafe,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None))
     if needs_grad:
@@ -5677,17 +5677,17 @@ def _index_put_impl_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=
     return self_
 
 
-def index_select(self_=MISSING, dim=MISSING, index=MISSING, *, out=None, **kwargs):
+def index_select(self_=MISSING, dim=MISSING, index=MISSING, *extra, out=None, **kwargs):
     """index_select(Tensor self, int dim, Tensor index) -> Tensor
 
     derivatives.yaml, entry index_select
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_select, (self_, dim, index), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(index_select, (self_, dim, index, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index = _arguments.bind(OVERLOADS["index_select"], (self_, dim, index,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, index = _arguments.bind(OVERLOADS["index_select"], (self_, dim, index,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_select", index_select, (self_, dim, index), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.index_select(recording.data(self_), dim, recording.data(index)))
@@ -5704,17 +5704,17 @@ def index_select(self_=MISSING, dim=MISSING, index=MISSING, *, out=None, **kwarg
     return result
 
 
-def index_add(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alpha=1, out=None, **kwargs):
+def index_add(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *extra, alpha=1, out=None, **kwargs):
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry index_add
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_add, (self_, dim, index, source), {"alpha": alpha, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(index_add, (self_, dim, index, source, *extra), {"alpha": alpha, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, source, alpha = _arguments.bind(OVERLOADS["index_add"], (self_, dim, index, source, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER) or dim is MISSING or kwargs or extra:
+        self_, dim, index, source, alpha = _arguments.bind(OVERLOADS["index_add"], (self_, dim, index, source, alpha,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_add", index_add, (self_, dim, index, source), {"alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
@@ -5731,17 +5731,17 @@ def index_add(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alph
     return result
 
 
-def index_add_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alpha=1, **kwargs):
+def index_add_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *extra, alpha=1, **kwargs):
     """In-place index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry index_add
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_add_, (self_, dim, index, source), {"alpha": alpha, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(index_add_, (self_, dim, index, source, *extra), {"alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, source, alpha = _arguments.bind(OVERLOADS["index_add"], (self_, dim, index, source, alpha,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or not isinstance(alpha, NUMBER) or dim is MISSING or kwargs or extra:
+        self_, dim, index, source, alpha = _arguments.bind(OVERLOADS["index_add"], (self_, dim, index, source, alpha,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
     if needs_grad:
@@ -5762,17 +5762,17 @@ def index_add_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, alp
     return self_
 
 
-def gather(self_=MISSING, dim=MISSING, index=MISSING, *, sparse_grad=False, out=None, **kwargs):
+def gather(self_=MISSING, dim=MISSING, index=MISSING, *extra, sparse_grad=False, out=None, **kwargs):
     """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
 
     derivatives.yaml, entry gather
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(gather, (self_, dim, index), {"sparse_grad": sparse_grad, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(gather, (self_, dim, index, *extra), {"sparse_grad": sparse_grad, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, sparse_grad = _arguments.bind(OVERLOADS["gather"], (self_, dim, index, sparse_grad,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, index, sparse_grad = _arguments.bind(OVERLOADS["gather"], (self_, dim, index, sparse_grad,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gather", gather, (self_, dim, index), {"sparse_grad": sparse_grad}, out, dtype_rule="same")
     result = recording.wrap(kernels.gather(recording.data(self_), dim, recording.data(index), sparse_grad))
@@ -5789,17 +5789,17 @@ def gather(self_=MISSING, dim=MISSING, index=MISSING, *, sparse_grad=False, out=
     return result
 
 
-def scatter_add(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=None, **kwargs):
+def scatter_add(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *extra, out=None, **kwargs):
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
     derivatives.yaml, entry scatter_add
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_add, (self_, dim, index, src), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(scatter_add, (self_, dim, index, src, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter_add"], (self_, dim, index, src,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter_add"], (self_, dim, index, src,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter_add", scatter_add, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
@@ -5815,17 +5815,17 @@ def scatter_add(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=N
     return result
 
 
-def scatter_add_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwargs):
+def scatter_add_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *extra, **kwargs):
     """In-place scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
     derivatives.yaml, entry scatter_add
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_add_, (self_, dim, index, src), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_add_, (self_, dim, index, src, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter_add"], (self_, dim, index, src,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter_add"], (self_, dim, index, src,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None))
     if needs_grad:
@@ -5845,17 +5845,17 @@ def scatter_add_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwarg
     return self_
 
 
-def repeat(self_=MISSING, repeats=MISSING, **kwargs):
+def repeat(self_=MISSING, repeats=MISSING, *extra, **kwargs):
     """repeat(Tensor self, SymInt[] repeats) -> Tensor
 
     derivatives.yaml, entry repeat
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(repeat, (self_, repeats), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(repeat, (self_, repeats, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or repeats is MISSING or kwargs:
-        self_, repeats = _arguments.bind(OVERLOADS["repeat"], (self_, repeats,), kwargs)
+    if not isinstance(self_, Tensor) or repeats is MISSING or kwargs or extra:
+        self_, repeats = _arguments.bind(OVERLOADS["repeat"], (self_, repeats,), kwargs, extra)
     repeats = recording.int_tuple(repeats)
     result = recording.wrap(kernels.repeat(recording.data(self_), repeats))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -5870,17 +5870,17 @@ def repeat(self_=MISSING, repeats=MISSING, **kwargs):
     return result
 
 
-def flip(self_=MISSING, dims=MISSING, **kwargs):
+def flip(self_=MISSING, dims=MISSING, *extra, **kwargs):
     """flip(Tensor self, int[] dims) -> Tensor
 
     derivatives.yaml, entry flip
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(flip, (self_, dims), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(flip, (self_, dims, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dims is MISSING or kwargs:
-        self_, dims = _arguments.bind(OVERLOADS["flip"], (self_, dims,), kwargs)
+    if not isinstance(self_, Tensor) or dims is MISSING or kwargs or extra:
+        self_, dims = _arguments.bind(OVERLOADS["flip"], (self_, dims,), kwargs, extra)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.flip(recording.data(self_), dims))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -5894,17 +5894,17 @@ def flip(self_=MISSING, dims=MISSING, **kwargs):
     return result
 
 
-def mm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
+def mm(self_=MISSING, mat2=MISSING, *extra, out=None, **kwargs):
     """mm(Tensor self, Tensor mat2) -> Tensor
 
     derivatives.yaml, entry mm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mm, (self_, mat2), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mm, (self_, mat2, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor) or kwargs:
-        self_, mat2 = _arguments.bind(OVERLOADS["mm"], (self_, mat2,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor) or kwargs or extra:
+        self_, mat2 = _arguments.bind(OVERLOADS["mm"], (self_, mat2,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mm", mm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.mm(recording.data(self_), recording.data(mat2)))
@@ -5924,17 +5924,17 @@ def mm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
     return result
 
 
-def addmm(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, out=None, **kwargs):
+def addmm(self_=MISSING, mat1=MISSING, mat2=MISSING, *extra, beta=1, alpha=1, out=None, **kwargs):
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addmm, (self_, mat1, mat2, *extra), {"beta": beta, "alpha": alpha, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, mat1, mat2, beta, alpha = _arguments.bind(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, mat1, mat2, beta, alpha = _arguments.bind(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addmm", addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, out, dtype_rule="same")
     result = recording.wrap(kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
@@ -5956,17 +5956,17 @@ def addmm(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, out=Non
     return result
 
 
-def addmm_(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwargs):
+def addmm_(self_=MISSING, mat1=MISSING, mat2=MISSING, *extra, beta=1, alpha=1, **kwargs):
     """In-place addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addmm_, (self_, mat1, mat2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(addmm_, (self_, mat1, mat2, *extra), {"beta": beta, "alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, mat1, mat2, beta, alpha = _arguments.bind(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(mat1, Tensor) or not isinstance(mat2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, mat1, mat2, beta, alpha = _arguments.bind(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat1, Tensor) and (mat1._requires_grad or mat1.grad_fn is not None) or isinstance(mat2, Tensor) and (mat2._requires_grad or mat2.grad_fn is not None))
     if needs_grad:
@@ -5992,17 +5992,17 @@ def addmm_(self_=MISSING, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwar
     return self_
 
 
-def bmm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
+def bmm(self_=MISSING, mat2=MISSING, *extra, out=None, **kwargs):
     """bmm(Tensor self, Tensor mat2) -> Tensor
 
     derivatives.yaml, entry bmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bmm, (self_, mat2), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(bmm, (self_, mat2, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor) or kwargs:
-        self_, mat2 = _arguments.bind(OVERLOADS["bmm"], (self_, mat2,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mat2, Tensor) or kwargs or extra:
+        self_, mat2 = _arguments.bind(OVERLOADS["bmm"], (self_, mat2,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bmm", bmm, (self_, mat2), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.bmm(recording.data(self_), recording.data(mat2)))
@@ -6018,17 +6018,17 @@ def bmm(self_=MISSING, mat2=MISSING, *, out=None, **kwargs):
     return result
 
 
-def dot(self_=MISSING, tensor=MISSING, *, out=None, **kwargs):
+def dot(self_=MISSING, tensor=MISSING, *extra, out=None, **kwargs):
     """dot(Tensor self, Tensor tensor) -> Tensor
 
     derivatives.yaml, entry dot
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(dot, (self_, tensor), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(dot, (self_, tensor, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor) or kwargs:
-        self_, tensor = _arguments.bind(OVERLOADS["dot"], (self_, tensor,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(tensor, Tensor) or kwargs or extra:
+        self_, tensor = _arguments.bind(OVERLOADS["dot"], (self_, tensor,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("dot", dot, (self_, tensor), {}, out, dtype_rule="dot")
     result = recording.wrap(kernels.dot(recording.data(self_), recording.data(tensor)))
@@ -6044,17 +6044,17 @@ def dot(self_=MISSING, tensor=MISSING, *, out=None, **kwargs):
     return result
 
 
-def mv(self_=MISSING, vec=MISSING, *, out=None, **kwargs):
+def mv(self_=MISSING, vec=MISSING, *extra, out=None, **kwargs):
     """mv(Tensor self, Tensor vec) -> Tensor
 
     derivatives.yaml, entry mv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mv, (self_, vec), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mv, (self_, vec, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(vec, Tensor) or kwargs:
-        self_, vec = _arguments.bind(OVERLOADS["mv"], (self_, vec,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(vec, Tensor) or kwargs or extra:
+        self_, vec = _arguments.bind(OVERLOADS["mv"], (self_, vec,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mv", mv, (self_, vec), {}, out, dtype_rule="mv")
     result = recording.wrap(kernels.mv(recording.data(self_), recording.data(vec)))
@@ -6070,17 +6070,17 @@ def mv(self_=MISSING, vec=MISSING, *, out=None, **kwargs):
     return result
 
 
-def _softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None, **kwargs):
+def _softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *extra, out=None, **kwargs):
     """_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
     derivatives.yaml, entry _softmax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_softmax, (self_, dim, half_to_float), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_softmax, (self_, dim, half_to_float, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or half_to_float is MISSING or kwargs:
-        self_, dim, half_to_float = _arguments.bind(OVERLOADS["_softmax"], (self_, dim, half_to_float,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or half_to_float is MISSING or kwargs or extra:
+        self_, dim, half_to_float = _arguments.bind(OVERLOADS["_softmax"], (self_, dim, half_to_float,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_softmax", _softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._softmax(recording.data(self_), dim, half_to_float))
@@ -6100,17 +6100,17 @@ def _softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None, **k
     return result
 
 
-def _log_softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None, **kwargs):
+def _log_softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *extra, out=None, **kwargs):
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor
 
     derivatives.yaml, entry _log_softmax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_log_softmax, (self_, dim, half_to_float), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_log_softmax, (self_, dim, half_to_float, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or half_to_float is MISSING or kwargs:
-        self_, dim, half_to_float = _arguments.bind(OVERLOADS["_log_softmax"], (self_, dim, half_to_float,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or half_to_float is MISSING or kwargs or extra:
+        self_, dim, half_to_float = _arguments.bind(OVERLOADS["_log_softmax"], (self_, dim, half_to_float,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_log_softmax", _log_softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax(recording.data(self_), dim, half_to_float))
@@ -6130,17 +6130,17 @@ def _log_softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *, out=None,
     return result
 
 
-def _log_softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING, input_dtype=MISSING, *, out=None, **kwargs):
+def _log_softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING, input_dtype=MISSING, *extra, out=None, **kwargs):
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
     derivatives.yaml, entry _log_softmax_backward_data
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_log_softmax_backward_data, (grad_output, output, dim, input_dtype), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_log_softmax_backward_data, (grad_output, output, dim, input_dtype, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or dim is MISSING or input_dtype is MISSING or kwargs:
-        grad_output, output, dim, input_dtype = _arguments.bind(OVERLOADS["_log_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or dim is MISSING or input_dtype is MISSING or kwargs or extra:
+        grad_output, output, dim, input_dtype = _arguments.bind(OVERLOADS["_log_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_log_softmax_backward_data", _log_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, out, dtype_rule="same")
     result = recording.wrap(kernels._log_softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
@@ -6157,17 +6157,17 @@ def _log_softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING,
     return result
 
 
-def _softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING, input_dtype=MISSING, **kwargs):
+def _softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING, input_dtype=MISSING, *extra, **kwargs):
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
 
     derivatives.yaml, entry _softmax_backward_data
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_softmax_backward_data, (grad_output, output, dim, input_dtype), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_softmax_backward_data, (grad_output, output, dim, input_dtype, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or dim is MISSING or input_dtype is MISSING or kwargs:
-        grad_output, output, dim, input_dtype = _arguments.bind(OVERLOADS["_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or dim is MISSING or input_dtype is MISSING or kwargs or extra:
+        grad_output, output, dim, input_dtype = _arguments.bind(OVERLOADS["_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs, extra)
     result = recording.wrap(kernels._softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None)):
         grad_fn = SoftmaxBackwardDataBackward0((gradient_edge(grad_output), gradient_edge(output)))
@@ -6183,17 +6183,17 @@ def _softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING, inp
     return result
 
 
-def mse_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
+def mse_loss(self_=MISSING, target=MISSING, reduction=1, *extra, **kwargs):
     """mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
     derivatives.yaml, entry mse_loss
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mse_loss, (self_, target, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mse_loss, (self_, target, reduction, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
-        self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss"], (self_, target, reduction,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
+        self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss"], (self_, target, reduction,), kwargs, extra)
     result = recording.wrap(kernels.mse_loss(recording.data(self_), recording.data(target), reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = MseLossBackward0((gradient_edge(self_), gradient_edge(target)))
@@ -6208,17 +6208,17 @@ def mse_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
     return result
 
 
-def mse_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, **kwargs):
+def mse_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, *extra, **kwargs):
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
     derivatives.yaml, entry mse_loss_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mse_loss_backward, (grad_output, self_, target, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mse_loss_backward, (grad_output, self_, target, reduction, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
-        grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss_backward"], (grad_output, self_, target, reduction,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs or extra:
+        grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss_backward"], (grad_output, self_, target, reduction,), kwargs, extra)
     result = recording.wrap(kernels.mse_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = MseLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
@@ -6234,17 +6234,17 @@ def mse_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduct
     return result
 
 
-def smooth_l1_loss(self_=MISSING, target=MISSING, reduction=1, beta=1.0, **kwargs):
+def smooth_l1_loss(self_=MISSING, target=MISSING, reduction=1, beta=1.0, *extra, **kwargs):
     """smooth_l1_loss(Tensor self, Tensor target, int reduction=Mean, float beta=1.0) -> Tensor
 
     derivatives.yaml, entry smooth_l1_loss
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(smooth_l1_loss, (self_, target, reduction, beta), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(smooth_l1_loss, (self_, target, reduction, beta, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or kwargs:
-        self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss"], (self_, target, reduction, beta,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or kwargs or extra:
+        self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss"], (self_, target, reduction, beta,), kwargs, extra)
     result = recording.wrap(kernels.smooth_l1_loss(recording.data(self_), recording.data(target), reduction, beta))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = SmoothL1LossBackward0((gradient_edge(self_), gradient_edge(target)))
@@ -6260,17 +6260,17 @@ def smooth_l1_loss(self_=MISSING, target=MISSING, reduction=1, beta=1.0, **kwarg
     return result
 
 
-def smooth_l1_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, beta=MISSING, **kwargs):
+def smooth_l1_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, beta=MISSING, *extra, **kwargs):
     """smooth_l1_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta) -> Tensor
 
     derivatives.yaml, entry smooth_l1_loss_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(smooth_l1_loss_backward, (grad_output, self_, target, reduction, beta), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(smooth_l1_loss_backward, (grad_output, self_, target, reduction, beta, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or reduction is MISSING or kwargs:
-        grad_output, self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, reduction, beta,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or reduction is MISSING or kwargs or extra:
+        grad_output, self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, reduction, beta,), kwargs, extra)
     result = recording.wrap(kernels.smooth_l1_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, beta))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = SmoothL1LossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
@@ -6287,17 +6287,17 @@ def smooth_l1_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, 
     return result
 
 
-def nll_loss_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MISSING, ignore_index=MISSING, **kwargs):
+def nll_loss_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MISSING, ignore_index=MISSING, *extra, **kwargs):
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
     derivatives.yaml, entry nll_loss_forward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nll_loss_forward, (self_, target, weight, reduction, ignore_index), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nll_loss_forward, (self_, target, weight, reduction, ignore_index, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
-        self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss_forward"], (self_, target, weight, reduction, ignore_index,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs or extra:
+        self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss_forward"], (self_, target, weight, reduction, ignore_index,), kwargs, extra)
     output, total_weight = map(recording.wrap, kernels.nll_loss_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -6319,17 +6319,17 @@ def nll_loss_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MI
     return _nll_loss_forward_return(output, total_weight)
 
 
-def nll_loss2d_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MISSING, ignore_index=MISSING, **kwargs):
+def nll_loss2d_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MISSING, ignore_index=MISSING, *extra, **kwargs):
     """nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)
 
     derivatives.yaml, entry nll_loss2d_forward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nll_loss2d_forward, (self_, target, weight, reduction, ignore_index), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nll_loss2d_forward, (self_, target, weight, reduction, ignore_index, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
-        self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss2d_forward"], (self_, target, weight, reduction, ignore_index,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs or extra:
+        self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss2d_forward"], (self_, target, weight, reduction, ignore_index,), kwargs, extra)
     output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -6351,17 +6351,17 @@ def nll_loss2d_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=
     return _nll_loss2d_forward_return(output, total_weight)
 
 
-def nll_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight=MISSING, reduction=MISSING, ignore_index=MISSING, total_weight=MISSING, **kwargs):
+def nll_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight=MISSING, reduction=MISSING, ignore_index=MISSING, total_weight=MISSING, *extra, **kwargs):
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
     derivatives.yaml, entry nll_loss_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nll_loss_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nll_loss_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
-        grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs or extra:
+        grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs, extra)
     result = recording.wrap(kernels.nll_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NllLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -6377,17 +6377,17 @@ def nll_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight
     return result
 
 
-def nll_loss2d_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight=MISSING, reduction=MISSING, ignore_index=MISSING, total_weight=MISSING, **kwargs):
+def nll_loss2d_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight=MISSING, reduction=MISSING, ignore_index=MISSING, total_weight=MISSING, *extra, **kwargs):
     """nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor
 
     derivatives.yaml, entry nll_loss2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nll_loss2d_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nll_loss2d_backward, (grad_output, self_, target, weight, reduction, ignore_index, total_weight, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs:
-        grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs or extra:
+        grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs, extra)
     result = recording.wrap(kernels.nll_loss2d_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NllLoss2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -6403,17 +6403,17 @@ def nll_loss2d_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weig
     return result
 
 
-def binary_cross_entropy(self_=MISSING, target=MISSING, weight=None, reduction=1, **kwargs):
+def binary_cross_entropy(self_=MISSING, target=MISSING, weight=None, reduction=1, *extra, **kwargs):
     """binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
     derivatives.yaml, entry binary_cross_entropy
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(binary_cross_entropy, (self_, target, weight, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(binary_cross_entropy, (self_, target, weight, reduction, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
-        self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy"], (self_, target, weight, reduction,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
+        self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy"], (self_, target, weight, reduction,), kwargs, extra)
     result = recording.wrap(kernels.binary_cross_entropy(recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = BinaryCrossEntropyBackward0((gradient_edge(self_), gradient_edge(target)))
@@ -6429,17 +6429,17 @@ def binary_cross_entropy(self_=MISSING, target=MISSING, weight=None, reduction=1
     return result
 
 
-def binary_cross_entropy_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight=None, reduction=1, **kwargs):
+def binary_cross_entropy_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight=None, reduction=1, *extra, **kwargs):
     """binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor
 
     derivatives.yaml, entry binary_cross_entropy_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(binary_cross_entropy_backward, (grad_output, self_, target, weight, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(binary_cross_entropy_backward, (grad_output, self_, target, weight, reduction, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
-        grad_output, self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target, weight, reduction,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
+        grad_output, self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target, weight, reduction,), kwargs, extra)
     result = recording.wrap(kernels.binary_cross_entropy_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = BinaryCrossEntropyBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
@@ -6456,17 +6456,17 @@ def binary_cross_entropy_backward(grad_output=MISSING, self_=MISSING, target=MIS
     return result
 
 
-def binary_cross_entropy_with_logits(self_=MISSING, target=MISSING, weight=None, pos_weight=None, reduction=1, **kwargs):
+def binary_cross_entropy_with_logits(self_=MISSING, target=MISSING, weight=None, pos_weight=None, reduction=1, *extra, **kwargs):
     """binary_cross_entropy_with_logits(Tensor self, Tensor target, Tensor? weight=None, Tensor? pos_weight=None, int reduction=Mean) -> Tensor
 
     derivatives.yaml, entry binary_cross_entropy_with_logits
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(binary_cross_entropy_with_logits, (self_, target, weight, pos_weight, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(binary_cross_entropy_with_logits, (self_, target, weight, pos_weight, reduction, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
-        self_, target, weight, pos_weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target, weight, pos_weight, reduction,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
+        self_, target, weight, pos_weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target, weight, pos_weight, reduction,), kwargs, extra)
     result = recording.wrap(kernels.binary_cross_entropy_with_logits(recording.data(self_), recording.data(target), recording.data(weight), recording.data(pos_weight), reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0((gradient_edge(self_), gradient_edge(target)))
@@ -6483,17 +6483,17 @@ def binary_cross_entropy_with_logits(self_=MISSING, target=MISSING, weight=None,
     return result
 
 
-def native_dropout(input=MISSING, p=MISSING, train=MISSING, **kwargs):
+def native_dropout(input=MISSING, p=MISSING, train=MISSING, *extra, **kwargs):
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)
 
     derivatives.yaml, entry native_dropout
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(native_dropout, (input, p, train), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(native_dropout, (input, p, train, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(p, NUMBER) or train is MISSING or kwargs:
-        input, p, train = _arguments.bind(OVERLOADS["native_dropout"], (input, p, train,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(p, NUMBER) or train is MISSING or kwargs or extra:
+        input, p, train = _arguments.bind(OVERLOADS["native_dropout"], (input, p, train,), kwargs, extra)
     result0, result1 = map(recording.wrap, kernels.native_dropout(recording.data(input), p, train))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None))
     if needs_grad:
@@ -6512,17 +6512,17 @@ def native_dropout(input=MISSING, p=MISSING, train=MISSING, **kwargs):
     return (result0, result1)
 
 
-def native_dropout_backward(grad_output=MISSING, mask=MISSING, scale=MISSING, **kwargs):
+def native_dropout_backward(grad_output=MISSING, mask=MISSING, scale=MISSING, *extra, **kwargs):
     """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor
 
     derivatives.yaml, entry native_dropout_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(native_dropout_backward, (grad_output, mask, scale), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(native_dropout_backward, (grad_output, mask, scale, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or not isinstance(scale, NUMBER) or kwargs:
-        grad_output, mask, scale = _arguments.bind(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or not isinstance(scale, NUMBER) or kwargs or extra:
+        grad_output, mask, scale = _arguments.bind(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,), kwargs, extra)
     result = recording.wrap(kernels.native_dropout_backward(recording.data(grad_output), recording.data(mask), scale))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(mask, Tensor) and (mask._requires_grad or mask.grad_fn is not None)):
         grad_fn = NativeDropoutBackwardBackward0((gradient_edge(grad_output), gradient_edge(mask)))
@@ -6536,17 +6536,17 @@ def native_dropout_backward(grad_output=MISSING, mask=MISSING, scale=MISSING, **
     return result
 
 
-def embedding(weight=MISSING, indices=MISSING, padding_idx=-1, scale_grad_by_freq=False, sparse=False, **kwargs):
+def embedding(weight=MISSING, indices=MISSING, padding_idx=-1, scale_grad_by_freq=False, sparse=False, *extra, **kwargs):
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor
 
     derivatives.yaml, entry embedding
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(embedding, (weight, indices, padding_idx, scale_grad_by_freq, sparse), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(embedding, (weight, indices, padding_idx, scale_grad_by_freq, sparse, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(weight, Tensor) or not isinstance(indices, Tensor) or kwargs:
-        weight, indices, padding_idx, scale_grad_by_freq, sparse = _arguments.bind(OVERLOADS["embedding"], (weight, indices, padding_idx, scale_grad_by_freq, sparse,), kwargs)
+    if not isinstance(weight, Tensor) or not isinstance(indices, Tensor) or kwargs or extra:
+        weight, indices, padding_idx, scale_grad_by_freq, sparse = _arguments.bind(OVERLOADS["embedding"], (weight, indices, padding_idx, scale_grad_by_freq, sparse,), kwargs, extra)
     result = recording.wrap(kernels.embedding(recording.data(weight), recording.data(indices), padding_idx, scale_grad_by_freq, sparse))
     if _grad_state.enabled and (isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = EmbeddingBackward0((gradient_edge(weight),))
@@ -6563,17 +6563,17 @@ def embedding(weight=MISSING, indices=MISSING, padding_idx=-1, scale_grad_by_fre
     return result
 
 
-def embedding_dense_backward(grad_output=MISSING, indices=MISSING, num_weights=MISSING, padding_idx=MISSING, scale_grad_by_freq=MISSING, **kwargs):
+def embedding_dense_backward(grad_output=MISSING, indices=MISSING, num_weights=MISSING, padding_idx=MISSING, scale_grad_by_freq=MISSING, *extra, **kwargs):
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor
 
     derivatives.yaml, entry embedding_dense_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(embedding_dense_backward, (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(embedding_dense_backward, (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor) or num_weights is MISSING or padding_idx is MISSING or scale_grad_by_freq is MISSING or kwargs:
-        grad_output, indices, num_weights, padding_idx, scale_grad_by_freq = _arguments.bind(OVERLOADS["embedding_dense_backward"], (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor) or num_weights is MISSING or padding_idx is MISSING or scale_grad_by_freq is MISSING or kwargs or extra:
+        grad_output, indices, num_weights, padding_idx, scale_grad_by_freq = _arguments.bind(OVERLOADS["embedding_dense_backward"], (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,), kwargs, extra)
     result = recording.wrap(kernels.embedding_dense_backward(recording.data(grad_output), recording.data(indices), num_weights, padding_idx, scale_grad_by_freq))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = EmbeddingDenseBackwardBackward0((gradient_edge(grad_output),))
@@ -6589,17 +6589,17 @@ def embedding_dense_backward(grad_output=MISSING, indices=MISSING, num_weights=M
     return result
 
 
-def native_layer_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, bias=MISSING, eps=MISSING, **kwargs):
+def native_layer_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, bias=MISSING, eps=MISSING, *extra, **kwargs):
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry native_layer_norm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(native_layer_norm, (input, normalized_shape, weight, bias, eps), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(native_layer_norm, (input, normalized_shape, weight, bias, eps, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or kwargs:
-        input, normalized_shape, weight, bias, eps = _arguments.bind(OVERLOADS["native_layer_norm"], (input, normalized_shape, weight, bias, eps,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or kwargs or extra:
+        input, normalized_shape, weight, bias, eps = _arguments.bind(OVERLOADS["native_layer_norm"], (input, normalized_shape, weight, bias, eps,), kwargs, extra)
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(recording.data(input), normalized_shape, recording.data(weight), recording.data(bias), eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
@@ -6623,17 +6623,17 @@ def native_layer_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, b
     return (result0, result1, result2)
 
 
-def native_layer_norm_backward(grad_out=MISSING, input=MISSING, normalized_shape=MISSING, mean=MISSING, rstd=MISSING, weight=MISSING, bias=MISSING, output_mask=MISSING, **kwargs):
+def native_layer_norm_backward(grad_out=MISSING, input=MISSING, normalized_shape=MISSING, mean=MISSING, rstd=MISSING, weight=MISSING, bias=MISSING, output_mask=MISSING, *extra, **kwargs):
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry native_layer_norm_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(native_layer_norm_backward, (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(native_layer_norm_backward, (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or output_mask is MISSING or kwargs:
-        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask = _arguments.bind(OVERLOADS["native_layer_norm_backward"], (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,), kwargs)
+    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or output_mask is MISSING or kwargs or extra:
+        grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask = _arguments.bind(OVERLOADS["native_layer_norm_backward"], (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,), kwargs, extra)
     normalized_shape = recording.int_tuple(normalized_shape)
     result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(recording.data(grad_out), recording.data(input), normalized_shape, recording.data(mean), recording.data(rstd), recording.data(weight), recording.data(bias), output_mask))
     if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
@@ -6654,17 +6654,17 @@ def native_layer_norm_backward(grad_out=MISSING, input=MISSING, normalized_shape
     return (result0, result1, result2)
 
 
-def native_batch_norm(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, training=MISSING, momentum=MISSING, eps=MISSING, *, out=None, **kwargs):
+def native_batch_norm(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, training=MISSING, momentum=MISSING, eps=MISSING, *extra, out=None, **kwargs):
     """native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry native_batch_norm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or running_mean is MISSING or running_var is MISSING or training is MISSING or kwargs:
-        input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["native_batch_norm"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or running_mean is MISSING or running_var is MISSING or training is MISSING or kwargs or extra:
+        input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["native_batch_norm"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("native_batch_norm", native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {}, out, 3, dtype_rule="batch_norm")
     result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
@@ -6686,17 +6686,17 @@ def native_batch_norm(input=MISSING, weight=MISSING, bias=MISSING, running_mean=
     return (result0, result1, result2)
 
 
-def silu(self_=MISSING, **kwargs):
+def silu(self_=MISSING, *extra, **kwargs):
     """silu(Tensor self) -> Tensor
 
     derivatives.yaml, entry silu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(silu, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(silu, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["silu"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["silu"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.silu(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SiluBackward0((gradient_edge(self_),))
@@ -6709,17 +6709,17 @@ def silu(self_=MISSING, **kwargs):
     return result
 
 
-def silu_(self_=MISSING, **kwargs):
+def silu_(self_=MISSING, *extra, **kwargs):
     """In-place silu(Tensor self) -> Tensor
 
     derivatives.yaml, entry silu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(silu_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(silu_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["silu"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["silu"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -6738,17 +6738,17 @@ def silu_(self_=MISSING, **kwargs):
     return self_
 
 
-def mish(self_=MISSING, **kwargs):
+def mish(self_=MISSING, *extra, **kwargs):
     """mish(Tensor self) -> Tensor
 
     derivatives.yaml, entry mish
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mish, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mish, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["mish"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["mish"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.mish(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MishBackward0((gradient_edge(self_),))
@@ -6761,17 +6761,17 @@ def mish(self_=MISSING, **kwargs):
     return result
 
 
-def mish_(self_=MISSING, **kwargs):
+def mish_(self_=MISSING, *extra, **kwargs):
     """In-place mish(Tensor self) -> Tensor
 
     derivatives.yaml, entry mish
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mish_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(mish_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["mish"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["mish"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -6790,17 +6790,17 @@ def mish_(self_=MISSING, **kwargs):
     return self_
 
 
-def elu(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
+def elu(self_=MISSING, alpha=1, scale=1, input_scale=1, *extra, **kwargs):
     """elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
 
     derivatives.yaml, entry elu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(elu, (self_, alpha, scale, input_scale), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(elu, (self_, alpha, scale, input_scale, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs:
-        self_, alpha, scale, input_scale = _arguments.bind(OVERLOADS["elu"], (self_, alpha, scale, input_scale,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs or extra:
+        self_, alpha, scale, input_scale = _arguments.bind(OVERLOADS["elu"], (self_, alpha, scale, input_scale,), kwargs, extra)
     result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = EluBackward0((gradient_edge(self_),))
@@ -6816,17 +6816,17 @@ def elu(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     return result
 
 
-def elu_(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
+def elu_(self_=MISSING, alpha=1, scale=1, input_scale=1, *extra, **kwargs):
     """elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!)
 
     derivatives.yaml, entry elu_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(elu_, (self_, alpha, scale, input_scale), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(elu_, (self_, alpha, scale, input_scale, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs:
-        self_, alpha, scale, input_scale = _arguments.bind(OVERLOADS["elu_"], (self_, alpha, scale, input_scale,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs or extra:
+        self_, alpha, scale, input_scale = _arguments.bind(OVERLOADS["elu_"], (self_, alpha, scale, input_scale,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -6850,17 +6850,17 @@ def elu_(self_=MISSING, alpha=1, scale=1, input_scale=1, **kwargs):
     return self_
 
 
-def hardtanh(self_=MISSING, min_val=-1, max_val=1, **kwargs):
+def hardtanh(self_=MISSING, min_val=-1, max_val=1, *extra, **kwargs):
     """hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
 
     derivatives.yaml, entry hardtanh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardtanh, (self_, min_val, max_val), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardtanh, (self_, min_val, max_val, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
-        self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs or extra:
+        self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs, extra)
     result = recording.wrap(kernels.hardtanh(recording.data(self_), min_val, max_val))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardtanhBackward0((gradient_edge(self_),))
@@ -6875,17 +6875,17 @@ def hardtanh(self_=MISSING, min_val=-1, max_val=1, **kwargs):
     return result
 
 
-def hardtanh_(self_=MISSING, min_val=-1, max_val=1, **kwargs):
+def hardtanh_(self_=MISSING, min_val=-1, max_val=1, *extra, **kwargs):
     """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor
 
     derivatives.yaml, entry hardtanh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardtanh_, (self_, min_val, max_val), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(hardtanh_, (self_, min_val, max_val, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
-        self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs or extra:
+        self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -6906,17 +6906,17 @@ def hardtanh_(self_=MISSING, min_val=-1, max_val=1, **kwargs):
     return self_
 
 
-def hardtanh_backward(grad_output=MISSING, self_=MISSING, min_val=MISSING, max_val=MISSING, **kwargs):
+def hardtanh_backward(grad_output=MISSING, self_=MISSING, min_val=MISSING, max_val=MISSING, *extra, **kwargs):
     """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor
 
     derivatives.yaml, entry hardtanh_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardtanh_backward, (grad_output, self_, min_val, max_val), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardtanh_backward, (grad_output, self_, min_val, max_val, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs:
-        grad_output, self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs or extra:
+        grad_output, self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,), kwargs, extra)
     result = recording.wrap(kernels.hardtanh_backward(recording.data(grad_output), recording.data(self_), min_val, max_val))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardtanhBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -6931,17 +6931,17 @@ def hardtanh_backward(grad_output=MISSING, self_=MISSING, min_val=MISSING, max_v
     return result
 
 
-def hardsigmoid(self_=MISSING, **kwargs):
+def hardsigmoid(self_=MISSING, *extra, **kwargs):
     """hardsigmoid(Tensor self) -> Tensor
 
     derivatives.yaml, entry hardsigmoid
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardsigmoid, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardsigmoid, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.hardsigmoid(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardsigmoidBackward0((gradient_edge(self_),))
@@ -6954,17 +6954,17 @@ def hardsigmoid(self_=MISSING, **kwargs):
     return result
 
 
-def hardsigmoid_(self_=MISSING, **kwargs):
+def hardsigmoid_(self_=MISSING, *extra, **kwargs):
     """In-place hardsigmoid(Tensor self) -> Tensor
 
     derivatives.yaml, entry hardsigmoid
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardsigmoid_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(hardsigmoid_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -6983,17 +6983,17 @@ def hardsigmoid_(self_=MISSING, **kwargs):
     return self_
 
 
-def hardswish(self_=MISSING, **kwargs):
+def hardswish(self_=MISSING, *extra, **kwargs):
     """hardswish(Tensor self) -> Tensor
 
     derivatives.yaml, entry hardswish
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardswish, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardswish, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["hardswish"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["hardswish"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.hardswish(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardswishBackward0((gradient_edge(self_),))
@@ -7006,17 +7006,17 @@ def hardswish(self_=MISSING, **kwargs):
     return result
 
 
-def hardswish_(self_=MISSING, **kwargs):
+def hardswish_(self_=MISSING, *extra, **kwargs):
     """In-place hardswish(Tensor self) -> Tensor
 
     derivatives.yaml, entry hardswish
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardswish_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(hardswish_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["hardswish"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["hardswish"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -7035,17 +7035,17 @@ def hardswish_(self_=MISSING, **kwargs):
     return self_
 
 
-def log_sigmoid_forward(self_=MISSING, **kwargs):
+def log_sigmoid_forward(self_=MISSING, *extra, **kwargs):
     """log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)
 
     derivatives.yaml, entry log_sigmoid_forward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log_sigmoid_forward, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log_sigmoid_forward, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["log_sigmoid_forward"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["log_sigmoid_forward"], (self_,), kwargs, extra)
     output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LogSigmoidBackward0((gradient_edge(self_),))
@@ -7059,17 +7059,17 @@ def log_sigmoid_forward(self_=MISSING, **kwargs):
     return _log_sigmoid_forward_return(output, buffer)
 
 
-def glu(self_=MISSING, dim=-1, **kwargs):
+def glu(self_=MISSING, dim=-1, *extra, **kwargs):
     """glu(Tensor self, int dim=-1) -> Tensor
 
     derivatives.yaml, entry glu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(glu, (self_, dim), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(glu, (self_, dim, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["glu"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["glu"], (self_, dim,), kwargs, extra)
     result = recording.wrap(kernels.glu(recording.data(self_), dim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = GluBackward0((gradient_edge(self_),))
@@ -7083,17 +7083,17 @@ def glu(self_=MISSING, dim=-1, **kwargs):
     return result
 
 
-def huber_loss(self_=MISSING, target=MISSING, reduction=1, delta=1.0, **kwargs):
+def huber_loss(self_=MISSING, target=MISSING, reduction=1, delta=1.0, *extra, **kwargs):
     """huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor
 
     derivatives.yaml, entry huber_loss
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(huber_loss, (self_, target, reduction, delta), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(huber_loss, (self_, target, reduction, delta, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or kwargs:
-        self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss"], (self_, target, reduction, delta,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or kwargs or extra:
+        self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss"], (self_, target, reduction, delta,), kwargs, extra)
     result = recording.wrap(kernels.huber_loss(recording.data(self_), recording.data(target), reduction, delta))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = HuberLossBackward0((gradient_edge(self_), gradient_edge(target)))
@@ -7110,17 +7110,17 @@ def huber_loss(self_=MISSING, target=MISSING, reduction=1, delta=1.0, **kwargs):
     return result
 
 
-def glu_backward(grad_output=MISSING, self_=MISSING, dim=MISSING, **kwargs):
+def glu_backward(grad_output=MISSING, self_=MISSING, dim=MISSING, *extra, **kwargs):
     """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor
 
     derivatives.yaml, entry glu_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(glu_backward, (grad_output, self_, dim), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(glu_backward, (grad_output, self_, dim, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        grad_output, self_, dim = _arguments.bind(OVERLOADS["glu_backward"], (grad_output, self_, dim,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        grad_output, self_, dim = _arguments.bind(OVERLOADS["glu_backward"], (grad_output, self_, dim,), kwargs, extra)
     result = recording.wrap(kernels.glu_backward(recording.data(grad_output), recording.data(self_), dim))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = GluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -7135,17 +7135,17 @@ def glu_backward(grad_output=MISSING, self_=MISSING, dim=MISSING, **kwargs):
     return result
 
 
-def log_sigmoid_backward(grad_output=MISSING, self_=MISSING, buffer=MISSING, **kwargs):
+def log_sigmoid_backward(grad_output=MISSING, self_=MISSING, buffer=MISSING, *extra, **kwargs):
     """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor
 
     derivatives.yaml, entry log_sigmoid_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log_sigmoid_backward, (grad_output, self_, buffer), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log_sigmoid_backward, (grad_output, self_, buffer, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(buffer, Tensor) or kwargs:
-        grad_output, self_, buffer = _arguments.bind(OVERLOADS["log_sigmoid_backward"], (grad_output, self_, buffer,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(buffer, Tensor) or kwargs or extra:
+        grad_output, self_, buffer = _arguments.bind(OVERLOADS["log_sigmoid_backward"], (grad_output, self_, buffer,), kwargs, extra)
     result = recording.wrap(kernels.log_sigmoid_backward(recording.data(grad_output), recording.data(self_), recording.data(buffer)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LogSigmoidBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -7160,17 +7160,17 @@ def log_sigmoid_backward(grad_output=MISSING, self_=MISSING, buffer=MISSING, **k
     return result
 
 
-def huber_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, delta=MISSING, **kwargs):
+def huber_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, delta=MISSING, *extra, **kwargs):
     """huber_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta) -> Tensor
 
     derivatives.yaml, entry huber_loss_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(huber_loss_backward, (grad_output, self_, target, reduction, delta), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(huber_loss_backward, (grad_output, self_, target, reduction, delta, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or reduction is MISSING or kwargs:
-        grad_output, self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss_backward"], (grad_output, self_, target, reduction, delta,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or reduction is MISSING or kwargs or extra:
+        grad_output, self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss_backward"], (grad_output, self_, target, reduction, delta,), kwargs, extra)
     result = recording.wrap(kernels.huber_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, delta))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = HuberLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
@@ -7187,17 +7187,17 @@ def huber_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, redu
     return result
 
 
-def _prelu_kernel(self_=MISSING, weight=MISSING, **kwargs):
+def _prelu_kernel(self_=MISSING, weight=MISSING, *extra, **kwargs):
     """_prelu_kernel(Tensor self, Tensor weight) -> Tensor
 
     derivatives.yaml, entry _prelu_kernel
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_prelu_kernel, (self_, weight), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_prelu_kernel, (self_, weight, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kwargs:
-        self_, weight = _arguments.bind(OVERLOADS["_prelu_kernel"], (self_, weight,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kwargs or extra:
+        self_, weight = _arguments.bind(OVERLOADS["_prelu_kernel"], (self_, weight,), kwargs, extra)
     result = recording.wrap(kernels._prelu_kernel(recording.data(self_), recording.data(weight)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = PreluKernelBackward0((gradient_edge(self_), gradient_edge(weight)))
@@ -7211,17 +7211,17 @@ def _prelu_kernel(self_=MISSING, weight=MISSING, **kwargs):
     return result
 
 
-def _prelu_kernel_backward(grad_output=MISSING, self_=MISSING, weight=MISSING, **kwargs):
+def _prelu_kernel_backward(grad_output=MISSING, self_=MISSING, weight=MISSING, *extra, **kwargs):
     """_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)
 
     derivatives.yaml, entry _prelu_kernel_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_prelu_kernel_backward, (grad_output, self_, weight), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_prelu_kernel_backward, (grad_output, self_, weight, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kwargs:
-        grad_output, self_, weight = _arguments.bind(OVERLOADS["_prelu_kernel_backward"], (grad_output, self_, weight,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kwargs or extra:
+        grad_output, self_, weight = _arguments.bind(OVERLOADS["_prelu_kernel_backward"], (grad_output, self_, weight,), kwargs, extra)
     result0, result1 = map(recording.wrap, kernels._prelu_kernel_backward(recording.data(grad_output), recording.data(self_), recording.data(weight)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = PreluKernelBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(weight)))
@@ -7237,17 +7237,17 @@ def _prelu_kernel_backward(grad_output=MISSING, self_=MISSING, weight=MISSING, *
     return (result0, result1)
 
 
-def renorm(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, *, out=None, **kwargs):
+def renorm(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, *extra, out=None, **kwargs):
     """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
 
     derivatives.yaml, entry renorm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(renorm, (self_, p, dim, maxnorm), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(renorm, (self_, p, dim, maxnorm, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(maxnorm, NUMBER) or dim is MISSING or kwargs:
-        self_, p, dim, maxnorm = _arguments.bind(OVERLOADS["renorm"], (self_, p, dim, maxnorm,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(maxnorm, NUMBER) or dim is MISSING or kwargs or extra:
+        self_, p, dim, maxnorm = _arguments.bind(OVERLOADS["renorm"], (self_, p, dim, maxnorm,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("renorm", renorm, (self_, p, dim, maxnorm), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.renorm(recording.data(self_), p, dim, maxnorm))
@@ -7265,17 +7265,17 @@ def renorm(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, *, out=None, 
     return result
 
 
-def renorm_(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, **kwargs):
+def renorm_(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, *extra, **kwargs):
     """In-place renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
 
     derivatives.yaml, entry renorm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(renorm_, (self_, p, dim, maxnorm), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(renorm_, (self_, p, dim, maxnorm, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(maxnorm, NUMBER) or dim is MISSING or kwargs:
-        self_, p, dim, maxnorm = _arguments.bind(OVERLOADS["renorm"], (self_, p, dim, maxnorm,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(maxnorm, NUMBER) or dim is MISSING or kwargs or extra:
+        self_, p, dim, maxnorm = _arguments.bind(OVERLOADS["renorm"], (self_, p, dim, maxnorm,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -7297,32 +7297,32 @@ def renorm_(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, **kwargs):
     return self_
 
 
-def one_hot(self_=MISSING, num_classes=-1, **kwargs):
+def one_hot(self_=MISSING, num_classes=-1, *extra, **kwargs):
     """one_hot(Tensor self, int num_classes=-1) -> Tensor
 
     derivatives.yaml, entry one_hot
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(one_hot, (self_, num_classes), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(one_hot, (self_, num_classes, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, num_classes = _arguments.bind(OVERLOADS["one_hot"], (self_, num_classes,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, num_classes = _arguments.bind(OVERLOADS["one_hot"], (self_, num_classes,), kwargs, extra)
     result = recording.wrap(kernels.one_hot(recording.data(self_), num_classes))
     return result
 
 
-def _euclidean_dist(x1=MISSING, x2=MISSING, **kwargs):
+def _euclidean_dist(x1=MISSING, x2=MISSING, *extra, **kwargs):
     """_euclidean_dist(Tensor x1, Tensor x2) -> Tensor
 
     derivatives.yaml, entry _euclidean_dist
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_euclidean_dist, (x1, x2), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_euclidean_dist, (x1, x2, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or kwargs:
-        x1, x2 = _arguments.bind(OVERLOADS["_euclidean_dist"], (x1, x2,), kwargs)
+    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or kwargs or extra:
+        x1, x2 = _arguments.bind(OVERLOADS["_euclidean_dist"], (x1, x2,), kwargs, extra)
     result = recording.wrap(kernels._euclidean_dist(recording.data(x1), recording.data(x2)))
     if _grad_state.enabled and (isinstance(x1, Tensor) and (x1._requires_grad or x1.grad_fn is not None) or isinstance(x2, Tensor) and (x2._requires_grad or x2.grad_fn is not None)):
         grad_fn = EuclideanDistBackward0((gradient_edge(x1), gradient_edge(x2)))
@@ -7335,17 +7335,17 @@ def _euclidean_dist(x1=MISSING, x2=MISSING, **kwargs):
     return result
 
 
-def _cdist_forward(x1=MISSING, x2=MISSING, p=MISSING, compute_mode=MISSING, **kwargs):
+def _cdist_forward(x1=MISSING, x2=MISSING, p=MISSING, compute_mode=MISSING, *extra, **kwargs):
     """_cdist_forward(Tensor x1, Tensor x2, float p, int? compute_mode) -> Tensor
 
     derivatives.yaml, entry _cdist_forward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_cdist_forward, (x1, x2, p, compute_mode), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_cdist_forward, (x1, x2, p, compute_mode, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or not isinstance(p, NUMBER) or compute_mode is MISSING or kwargs:
-        x1, x2, p, compute_mode = _arguments.bind(OVERLOADS["_cdist_forward"], (x1, x2, p, compute_mode,), kwargs)
+    if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or not isinstance(p, NUMBER) or compute_mode is MISSING or kwargs or extra:
+        x1, x2, p, compute_mode = _arguments.bind(OVERLOADS["_cdist_forward"], (x1, x2, p, compute_mode,), kwargs, extra)
     result = recording.wrap(kernels._cdist_forward(recording.data(x1), recording.data(x2), p, compute_mode))
     if _grad_state.enabled and (isinstance(x1, Tensor) and (x1._requires_grad or x1.grad_fn is not None) or isinstance(x2, Tensor) and (x2._requires_grad or x2.grad_fn is not None)):
         grad_fn = CdistBackward0((gradient_edge(x1), gradient_edge(x2)))
@@ -7359,17 +7359,17 @@ def _cdist_forward(x1=MISSING, x2=MISSING, p=MISSING, compute_mode=MISSING, **kw
     return result
 
 
-def _cdist_backward(grad_output=MISSING, x1=MISSING, x2=MISSING, p=MISSING, cdist=MISSING, **kwargs):
+def _cdist_backward(grad_output=MISSING, x1=MISSING, x2=MISSING, p=MISSING, cdist=MISSING, *extra, **kwargs):
     """_cdist_backward(Tensor grad_output, Tensor x1, Tensor x2, float p, Tensor cdist) -> Tensor
 
     derivatives.yaml, entry _cdist_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_cdist_backward, (grad_output, x1, x2, p, cdist), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_cdist_backward, (grad_output, x1, x2, p, cdist, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or not isinstance(p, NUMBER) or not isinstance(cdist, Tensor) or kwargs:
-        grad_output, x1, x2, p, cdist = _arguments.bind(OVERLOADS["_cdist_backward"], (grad_output, x1, x2, p, cdist,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or not isinstance(p, NUMBER) or not isinstance(cdist, Tensor) or kwargs or extra:
+        grad_output, x1, x2, p, cdist = _arguments.bind(OVERLOADS["_cdist_backward"], (grad_output, x1, x2, p, cdist,), kwargs, extra)
     result = recording.wrap(kernels._cdist_backward(recording.data(grad_output), recording.data(x1), recording.data(x2), p, recording.data(cdist)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(x1, Tensor) and (x1._requires_grad or x1.grad_fn is not None) or isinstance(x2, Tensor) and (x2._requires_grad or x2.grad_fn is not None) or isinstance(cdist, Tensor) and (cdist._requires_grad or cdist.grad_fn is not None)):
         grad_fn = CdistBackwardBackward0((gradient_edge(grad_output), gradient_edge(x1), gradient_edge(x2), gradient_edge(cdist)))
@@ -7379,17 +7379,17 @@ def _cdist_backward(grad_output=MISSING, x1=MISSING, x2=MISSING, p=MISSING, cdis
     return result
 
 
-def _pdist_forward(self_=MISSING, p=2, **kwargs):
+def _pdist_forward(self_=MISSING, p=2, *extra, **kwargs):
     """_pdist_forward(Tensor self, float p=2) -> Tensor
 
     derivatives.yaml, entry _pdist_forward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_pdist_forward, (self_, p), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_pdist_forward, (self_, p, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
-        self_, p = _arguments.bind(OVERLOADS["_pdist_forward"], (self_, p,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs or extra:
+        self_, p = _arguments.bind(OVERLOADS["_pdist_forward"], (self_, p,), kwargs, extra)
     result = recording.wrap(kernels._pdist_forward(recording.data(self_), p))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = PdistBackward0((gradient_edge(self_),))
@@ -7402,17 +7402,17 @@ def _pdist_forward(self_=MISSING, p=2, **kwargs):
     return result
 
 
-def _pdist_backward(grad_output=MISSING, self_=MISSING, p=MISSING, pdist=MISSING, **kwargs):
+def _pdist_backward(grad_output=MISSING, self_=MISSING, p=MISSING, pdist=MISSING, *extra, **kwargs):
     """_pdist_backward(Tensor grad_output, Tensor self, float p, Tensor pdist) -> Tensor
 
     derivatives.yaml, entry _pdist_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_pdist_backward, (grad_output, self_, p, pdist), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_pdist_backward, (grad_output, self_, p, pdist, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(pdist, Tensor) or kwargs:
-        grad_output, self_, p, pdist = _arguments.bind(OVERLOADS["_pdist_backward"], (grad_output, self_, p, pdist,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(pdist, Tensor) or kwargs or extra:
+        grad_output, self_, p, pdist = _arguments.bind(OVERLOADS["_pdist_backward"], (grad_output, self_, p, pdist,), kwargs, extra)
     result = recording.wrap(kernels._pdist_backward(recording.data(grad_output), recording.data(self_), p, recording.data(pdist)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(pdist, Tensor) and (pdist._requires_grad or pdist.grad_fn is not None)):
         grad_fn = PdistBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(pdist)))
@@ -7422,17 +7422,17 @@ def _pdist_backward(grad_output=MISSING, self_=MISSING, p=MISSING, pdist=MISSING
     return result
 
 
-def _native_batch_norm_legit_default(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, training=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+def _native_batch_norm_legit_default(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, training=MISSING, momentum=MISSING, eps=MISSING, *extra, **kwargs):
     """_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry _native_batch_norm_legit
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_native_batch_norm_legit_default, (input, weight, bias, running_mean, running_var, training, momentum, eps), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(_native_batch_norm_legit_default, (input, weight, bias, running_mean, running_var, training, momentum, eps, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs:
-        input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs or extra:
+        input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs, extra)
     result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
@@ -7457,17 +7457,17 @@ def _native_batch_norm_legit_default(input=MISSING, weight=MISSING, bias=MISSING
     return (result0, result1, result2)
 
 
-def _native_batch_norm_legit_no_stats(input=MISSING, weight=MISSING, bias=MISSING, training=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+def _native_batch_norm_legit_no_stats(input=MISSING, weight=MISSING, bias=MISSING, training=MISSING, momentum=MISSING, eps=MISSING, *extra, **kwargs):
     """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry _native_batch_norm_legit.no_stats
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_native_batch_norm_legit_no_stats, (input, weight, bias, training, momentum, eps), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(_native_batch_norm_legit_no_stats, (input, weight, bias, training, momentum, eps, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs:
-        input, weight, bias, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit.no_stats"], (input, weight, bias, training, momentum, eps,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs or extra:
+        input, weight, bias, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit.no_stats"], (input, weight, bias, training, momentum, eps,), kwargs, extra)
     result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_stats(recording.data(input), recording.data(weight), recording.data(bias), training, momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
@@ -7490,17 +7490,17 @@ def _native_batch_norm_legit_no_stats(input=MISSING, weight=MISSING, bias=MISSIN
     return (result0, result1, result2)
 
 
-def _native_batch_norm_legit_no_training(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+def _native_batch_norm_legit_no_training(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, momentum=MISSING, eps=MISSING, *extra, **kwargs):
     """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry _native_batch_norm_legit_no_training
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_native_batch_norm_legit_no_training, (input, weight, bias, running_mean, running_var, momentum, eps), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_native_batch_norm_legit_no_training, (input, weight, bias, running_mean, running_var, momentum, eps, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs:
-        input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit_no_training"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs or extra:
+        input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit_no_training"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs, extra)
     result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_training(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
@@ -7524,17 +7524,17 @@ def _native_batch_norm_legit_no_training(input=MISSING, weight=MISSING, bias=MIS
     return (result0, result1, result2)
 
 
-def _batch_norm_with_update(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+def _batch_norm_with_update(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, momentum=MISSING, eps=MISSING, *extra, **kwargs):
     """_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry _batch_norm_with_update
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_batch_norm_with_update, (input, weight, bias, running_mean, running_var, momentum, eps), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_batch_norm_with_update, (input, weight, bias, running_mean, running_var, momentum, eps, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs:
-        input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_with_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs or extra:
+        input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_with_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs, extra)
     result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_with_update(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
@@ -7560,17 +7560,17 @@ def _batch_norm_with_update(input=MISSING, weight=MISSING, bias=MISSING, running
     return (result0, result1, result2, result3)
 
 
-def _batch_norm_no_update(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, momentum=MISSING, eps=MISSING, **kwargs):
+def _batch_norm_no_update(input=MISSING, weight=MISSING, bias=MISSING, running_mean=MISSING, running_var=MISSING, momentum=MISSING, eps=MISSING, *extra, **kwargs):
     """_batch_norm_no_update(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry _batch_norm_no_update
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_batch_norm_no_update, (input, weight, bias, running_mean, running_var, momentum, eps), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_batch_norm_no_update, (input, weight, bias, running_mean, running_var, momentum, eps, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or running_mean is MISSING or running_var is MISSING or kwargs:
-        input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_no_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or running_mean is MISSING or running_var is MISSING or kwargs or extra:
+        input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_no_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs, extra)
     result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_no_update(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
@@ -7596,17 +7596,17 @@ def _batch_norm_no_update(input=MISSING, weight=MISSING, bias=MISSING, running_m
     return (result0, result1, result2, result3)
 
 
-def native_batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running_mean=MISSING, running_var=MISSING, save_mean=MISSING, save_invstd=MISSING, train=MISSING, eps=MISSING, output_mask=MISSING, **kwargs):
+def native_batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running_mean=MISSING, running_var=MISSING, save_mean=MISSING, save_invstd=MISSING, train=MISSING, eps=MISSING, output_mask=MISSING, *extra, **kwargs):
     """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry native_batch_norm_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(native_batch_norm_backward, (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(native_batch_norm_backward, (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_invstd is MISSING or train is MISSING or output_mask is MISSING or kwargs:
-        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask = _arguments.bind(OVERLOADS["native_batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask,), kwargs)
+    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_invstd is MISSING or train is MISSING or output_mask is MISSING or kwargs or extra:
+        grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask = _arguments.bind(OVERLOADS["native_batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask,), kwargs, extra)
     result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm_backward(recording.data(grad_out), recording.data(input), recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_invstd), train, eps, output_mask))
     if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(save_mean, Tensor) and (save_mean._requires_grad or save_mean.grad_fn is not None) or isinstance(save_invstd, Tensor) and (save_invstd._requires_grad or save_invstd.grad_fn is not None)):
         grad_fn = NativeBatchNormBackwardBackward0((gradient_edge(grad_out), gradient_edge(input), gradient_edge(weight), gradient_edge(save_mean), gradient_edge(save_invstd)))
@@ -7627,17 +7627,17 @@ def native_batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, 
     return (result0, result1, result2)
 
 
-def batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running_mean=MISSING, running_var=MISSING, save_mean=MISSING, save_var=MISSING, update=MISSING, eps=MISSING, output_mask=MISSING, reserve=MISSING, **kwargs):
+def batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running_mean=MISSING, running_var=MISSING, save_mean=MISSING, save_var=MISSING, update=MISSING, eps=MISSING, output_mask=MISSING, reserve=MISSING, *extra, **kwargs):
     """batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry batch_norm_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(batch_norm_backward, (grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(batch_norm_backward, (grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or not isinstance(reserve, Tensor) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_var is MISSING or update is MISSING or output_mask is MISSING or kwargs:
-        grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve = _arguments.bind(OVERLOADS["batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve,), kwargs)
+    if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or not isinstance(reserve, Tensor) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_var is MISSING or update is MISSING or output_mask is MISSING or kwargs or extra:
+        grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve = _arguments.bind(OVERLOADS["batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve,), kwargs, extra)
     result0, result1, result2 = map(recording.wrap, kernels.batch_norm_backward(recording.data(grad_out), recording.data(input), recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_var), update, eps, output_mask, recording.data(reserve)))
     if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(save_mean, Tensor) and (save_mean._requires_grad or save_mean.grad_fn is not None) or isinstance(save_var, Tensor) and (save_var._requires_grad or save_var.grad_fn is not None) or isinstance(reserve, Tensor) and (reserve._requires_grad or reserve.grad_fn is not None)):
         grad_fn = BatchNormBackwardBackward0((gradient_edge(grad_out), gradient_edge(input), gradient_edge(weight), gradient_edge(save_mean), gradient_edge(save_var), gradient_edge(reserve)))
@@ -7658,17 +7658,17 @@ def batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running
     return (result0, result1, result2)
 
 
-def _safe_softmax(self_=MISSING, dim=MISSING, dtype=None, **kwargs):
+def _safe_softmax(self_=MISSING, dim=MISSING, dtype=None, *extra, **kwargs):
     """_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry _safe_softmax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_safe_softmax, (self_, dim, dtype), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_safe_softmax, (self_, dim, dtype, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, dtype = _arguments.bind(OVERLOADS["_safe_softmax"], (self_, dim, dtype,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, dtype = _arguments.bind(OVERLOADS["_safe_softmax"], (self_, dim, dtype,), kwargs, extra)
     result = recording.wrap(kernels._safe_softmax(recording.data(self_), dim, recording.numpy_dtype(dtype)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -7686,17 +7686,17 @@ def _safe_softmax(self_=MISSING, dim=MISSING, dtype=None, **kwargs):
     return result
 
 
-def _masked_softmax(self_=MISSING, mask=MISSING, dim=None, mask_type=None, **kwargs):
+def _masked_softmax(self_=MISSING, mask=MISSING, dim=None, mask_type=None, *extra, **kwargs):
     """_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor
 
     derivatives.yaml, entry _masked_softmax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_masked_softmax, (self_, mask, dim, mask_type), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_masked_softmax, (self_, mask, dim, mask_type, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or kwargs:
-        self_, mask, dim, mask_type = _arguments.bind(OVERLOADS["_masked_softmax"], (self_, mask, dim, mask_type,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or kwargs or extra:
+        self_, mask, dim, mask_type = _arguments.bind(OVERLOADS["_masked_softmax"], (self_, mask, dim, mask_type,), kwargs, extra)
     result = recording.wrap(kernels._masked_softmax(recording.data(self_), recording.data(mask), dim, mask_type))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MaskedSoftmaxBackward0((gradient_edge(self_),))
@@ -7709,17 +7709,17 @@ def _masked_softmax(self_=MISSING, mask=MISSING, dim=None, mask_type=None, **kwa
     return result
 
 
-def segment_reduce(data=MISSING, reduce=MISSING, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None, **kwargs):
+def segment_reduce(data=MISSING, reduce=MISSING, *extra, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None, **kwargs):
     """segment_reduce(Tensor data, str reduce, *, Tensor? lengths=None, Tensor? indices=None, Tensor? offsets=None, int axis=0, bool unsafe=False, Scalar? initial=None) -> Tensor
 
     derivatives.yaml, entry segment_reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(segment_reduce, (data, reduce), {"lengths": lengths, "indices": indices, "offsets": offsets, "axis": axis, "unsafe": unsafe, "initial": initial, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(segment_reduce, (data, reduce, *extra), {"lengths": lengths, "indices": indices, "offsets": offsets, "axis": axis, "unsafe": unsafe, "initial": initial, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs:
-        data, reduce, lengths, indices, offsets, axis, unsafe, initial = _arguments.bind(OVERLOADS["segment_reduce"], (data, reduce, lengths, indices, offsets, axis, unsafe, initial,), kwargs)
+    if not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs or extra:
+        data, reduce, lengths, indices, offsets, axis, unsafe, initial = _arguments.bind(OVERLOADS["segment_reduce"], (data, reduce, lengths, indices, offsets, axis, unsafe, initial,), kwargs, extra)
     result = recording.wrap(kernels.segment_reduce(recording.data(data), reduce, recording.data(lengths), recording.data(indices), recording.data(offsets), axis, unsafe, initial))
     if _grad_state.enabled and (isinstance(data, Tensor) and (data._requires_grad or data.grad_fn is not None)):
         grad_fn = SegmentReduceBackward0((gradient_edge(data),))
@@ -7736,32 +7736,32 @@ def segment_reduce(data=MISSING, reduce=MISSING, *, lengths=None, indices=None, 
     return result
 
 
-def _segment_reduce_backward(grad_output=MISSING, output=MISSING, data=MISSING, reduce=MISSING, *, lengths=None, offsets=None, axis=0, initial=None, **kwargs):
+def _segment_reduce_backward(grad_output=MISSING, output=MISSING, data=MISSING, reduce=MISSING, *extra, lengths=None, offsets=None, axis=0, initial=None, **kwargs):
     """_segment_reduce_backward(Tensor grad_output, Tensor output, Tensor data, str reduce, *, Tensor? lengths=None, Tensor? offsets=None, int axis=0, Scalar? initial=None) -> Tensor
 
     derivatives.yaml, entry _segment_reduce_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_segment_reduce_backward, (grad_output, output, data, reduce), {"lengths": lengths, "offsets": offsets, "axis": axis, "initial": initial, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_segment_reduce_backward, (grad_output, output, data, reduce, *extra), {"lengths": lengths, "offsets": offsets, "axis": axis, "initial": initial, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs:
-        grad_output, output, data, reduce, lengths, offsets, axis, initial = _arguments.bind(OVERLOADS["_segment_reduce_backward"], (grad_output, output, data, reduce, lengths, offsets, axis, initial,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs or extra:
+        grad_output, output, data, reduce, lengths, offsets, axis, initial = _arguments.bind(OVERLOADS["_segment_reduce_backward"], (grad_output, output, data, reduce, lengths, offsets, axis, initial,), kwargs, extra)
     result = recording.wrap(kernels._segment_reduce_backward(recording.data(grad_output), recording.data(output), recording.data(data), reduce, recording.data(lengths), recording.data(offsets), axis, initial))
     return result
 
 
-def multi_margin_loss(self_=MISSING, target=MISSING, p=1, margin=1, weight=None, reduction=1, **kwargs):
+def multi_margin_loss(self_=MISSING, target=MISSING, p=1, margin=1, weight=None, reduction=1, *extra, **kwargs):
     """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor
 
     derivatives.yaml, entry multi_margin_loss
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(multi_margin_loss, (self_, target, p, margin, weight, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(multi_margin_loss, (self_, target, p, margin, weight, reduction, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(p, NUMBER) or not isinstance(margin, NUMBER) or kwargs:
-        self_, target, p, margin, weight, reduction = _arguments.bind(OVERLOADS["multi_margin_loss"], (self_, target, p, margin, weight, reduction,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(p, NUMBER) or not isinstance(margin, NUMBER) or kwargs or extra:
+        self_, target, p, margin, weight, reduction = _arguments.bind(OVERLOADS["multi_margin_loss"], (self_, target, p, margin, weight, reduction,), kwargs, extra)
     result = recording.wrap(kernels.multi_margin_loss(recording.data(self_), recording.data(target), p, margin, recording.data(weight), reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MultiMarginLossBackward0((gradient_edge(self_),))
@@ -7779,17 +7779,17 @@ def multi_margin_loss(self_=MISSING, target=MISSING, p=1, margin=1, weight=None,
     return result
 
 
-def multilabel_margin_loss_forward(self_=MISSING, target=MISSING, reduction=MISSING, **kwargs):
+def multilabel_margin_loss_forward(self_=MISSING, target=MISSING, reduction=MISSING, *extra, **kwargs):
     """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)
 
     derivatives.yaml, entry multilabel_margin_loss_forward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(multilabel_margin_loss_forward, (self_, target, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(multilabel_margin_loss_forward, (self_, target, reduction, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
-        self_, target, reduction = _arguments.bind(OVERLOADS["multilabel_margin_loss_forward"], (self_, target, reduction,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs or extra:
+        self_, target, reduction = _arguments.bind(OVERLOADS["multilabel_margin_loss_forward"], (self_, target, reduction,), kwargs, extra)
     output, is_target = map(recording.wrap, kernels.multilabel_margin_loss_forward(recording.data(self_), recording.data(target), reduction))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -7809,17 +7809,17 @@ def multilabel_margin_loss_forward(self_=MISSING, target=MISSING, reduction=MISS
     return _multilabel_margin_loss_forward_return(output, is_target)
 
 
-def embedding_renorm_(self_=MISSING, indices=MISSING, max_norm=MISSING, norm_type=MISSING, **kwargs):
+def embedding_renorm_(self_=MISSING, indices=MISSING, max_norm=MISSING, norm_type=MISSING, *extra, **kwargs):
     """embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)
 
     derivatives.yaml, entry embedding_renorm_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(embedding_renorm_, (self_, indices, max_norm, norm_type), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(embedding_renorm_, (self_, indices, max_norm, norm_type, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or not isinstance(max_norm, NUMBER) or not isinstance(norm_type, NUMBER) or kwargs:
-        self_, indices, max_norm, norm_type = _arguments.bind(OVERLOADS["embedding_renorm_"], (self_, indices, max_norm, norm_type,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or not isinstance(max_norm, NUMBER) or not isinstance(norm_type, NUMBER) or kwargs or extra:
+        self_, indices, max_norm, norm_type = _arguments.bind(OVERLOADS["embedding_renorm_"], (self_, indices, max_norm, norm_type,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -7832,17 +7832,17 @@ def embedding_renorm_(self_=MISSING, indices=MISSING, max_norm=MISSING, norm_typ
     return self_
 
 
-def native_group_norm(input=MISSING, weight=MISSING, bias=MISSING, N=MISSING, C=MISSING, HxW=MISSING, group=MISSING, eps=MISSING, **kwargs):
+def native_group_norm(input=MISSING, weight=MISSING, bias=MISSING, N=MISSING, C=MISSING, HxW=MISSING, group=MISSING, eps=MISSING, *extra, **kwargs):
     """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry native_group_norm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(native_group_norm, (input, weight, bias, N, C, HxW, group, eps), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(native_group_norm, (input, weight, bias, N, C, HxW, group, eps, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or N is MISSING or C is MISSING or HxW is MISSING or group is MISSING or kwargs:
-        input, weight, bias, N, C, HxW, group, eps = _arguments.bind(OVERLOADS["native_group_norm"], (input, weight, bias, N, C, HxW, group, eps,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or N is MISSING or C is MISSING or HxW is MISSING or group is MISSING or kwargs or extra:
+        input, weight, bias, N, C, HxW, group, eps = _arguments.bind(OVERLOADS["native_group_norm"], (input, weight, bias, N, C, HxW, group, eps,), kwargs, extra)
     result0, result1, result2 = map(recording.wrap, kernels.native_group_norm(recording.data(input), recording.data(weight), recording.data(bias), N, C, HxW, group, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
@@ -7868,17 +7868,17 @@ def native_group_norm(input=MISSING, weight=MISSING, bias=MISSING, N=MISSING, C=
     return (result0, result1, result2)
 
 
-def _trilinear(i1=MISSING, i2=MISSING, i3=MISSING, expand1=MISSING, expand2=MISSING, expand3=MISSING, sumdim=MISSING, unroll_dim=1, **kwargs):
+def _trilinear(i1=MISSING, i2=MISSING, i3=MISSING, expand1=MISSING, expand2=MISSING, expand3=MISSING, sumdim=MISSING, unroll_dim=1, *extra, **kwargs):
     """_trilinear(Tensor i1, Tensor i2, Tensor i3, int[] expand1, int[] expand2, int[] expand3, int[] sumdim, int unroll_dim=1) -> Tensor
 
     derivatives.yaml, entry _trilinear
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_trilinear, (i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_trilinear, (i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(i1, Tensor) or not isinstance(i2, Tensor) or not isinstance(i3, Tensor) or expand1 is MISSING or expand2 is MISSING or expand3 is MISSING or sumdim is MISSING or kwargs:
-        i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim = _arguments.bind(OVERLOADS["_trilinear"], (i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim,), kwargs)
+    if not isinstance(i1, Tensor) or not isinstance(i2, Tensor) or not isinstance(i3, Tensor) or expand1 is MISSING or expand2 is MISSING or expand3 is MISSING or sumdim is MISSING or kwargs or extra:
+        i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim = _arguments.bind(OVERLOADS["_trilinear"], (i1, i2, i3, expand1, expand2, expand3, sumdim, unroll_dim,), kwargs, extra)
     expand1 = recording.int_tuple(expand1)
     expand2 = recording.int_tuple(expand2)
     expand3 = recording.int_tuple(expand3)
@@ -7901,17 +7901,17 @@ def _trilinear(i1=MISSING, i2=MISSING, i3=MISSING, expand1=MISSING, expand2=MISS
     return result
 
 
-def _pack_padded_sequence(input=MISSING, lengths=MISSING, batch_first=MISSING, **kwargs):
+def _pack_padded_sequence(input=MISSING, lengths=MISSING, batch_first=MISSING, *extra, **kwargs):
     """_pack_padded_sequence(Tensor input, Tensor lengths, bool batch_first) -> (Tensor, Tensor)
 
     derivatives.yaml, entry _pack_padded_sequence
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_pack_padded_sequence, (input, lengths, batch_first), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_pack_padded_sequence, (input, lengths, batch_first, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(lengths, Tensor) or batch_first is MISSING or kwargs:
-        input, lengths, batch_first = _arguments.bind(OVERLOADS["_pack_padded_sequence"], (input, lengths, batch_first,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(lengths, Tensor) or batch_first is MISSING or kwargs or extra:
+        input, lengths, batch_first = _arguments.bind(OVERLOADS["_pack_padded_sequence"], (input, lengths, batch_first,), kwargs, extra)
     result0, result1 = map(recording.wrap, kernels._pack_padded_sequence(recording.data(input), recording.data(lengths), batch_first))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None))
     if needs_grad:
@@ -7930,17 +7930,17 @@ def _pack_padded_sequence(input=MISSING, lengths=MISSING, batch_first=MISSING, *
     return (result0, result1)
 
 
-def _thnn_fused_lstm_cell(input_gates=MISSING, hidden_gates=MISSING, cx=MISSING, input_bias=None, hidden_bias=None, **kwargs):
+def _thnn_fused_lstm_cell(input_gates=MISSING, hidden_gates=MISSING, cx=MISSING, input_bias=None, hidden_bias=None, *extra, **kwargs):
     """_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry _thnn_fused_lstm_cell
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_thnn_fused_lstm_cell, (input_gates, hidden_gates, cx, input_bias, hidden_bias), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_thnn_fused_lstm_cell, (input_gates, hidden_gates, cx, input_bias, hidden_bias, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input_gates, Tensor) or not isinstance(hidden_gates, Tensor) or not isinstance(cx, Tensor) or kwargs:
-        input_gates, hidden_gates, cx, input_bias, hidden_bias = _arguments.bind(OVERLOADS["_thnn_fused_lstm_cell"], (input_gates, hidden_gates, cx, input_bias, hidden_bias,), kwargs)
+    if not isinstance(input_gates, Tensor) or not isinstance(hidden_gates, Tensor) or not isinstance(cx, Tensor) or kwargs or extra:
+        input_gates, hidden_gates, cx, input_bias, hidden_bias = _arguments.bind(OVERLOADS["_thnn_fused_lstm_cell"], (input_gates, hidden_gates, cx, input_bias, hidden_bias,), kwargs, extra)
     result0, result1, result2 = map(recording.wrap, kernels._thnn_fused_lstm_cell(recording.data(input_gates), recording.data(hidden_gates), recording.data(cx), recording.data(input_bias), recording.data(hidden_bias)))
     if _grad_state.enabled and (isinstance(input_gates, Tensor) and (input_gates._requires_grad or input_gates.grad_fn is not None) or isinstance(hidden_gates, Tensor) and (hidden_gates._requires_grad or hidden_gates.grad_fn is not None) or isinstance(cx, Tensor) and (cx._requires_grad or cx.grad_fn is not None) or isinstance(input_bias, Tensor) and (input_bias._requires_grad or input_bias.grad_fn is not None) or isinstance(hidden_bias, Tensor) and (hidden_bias._requires_grad or hidden_bias.grad_fn is not None)):
         grad_fn = ThnnFusedLstmCellBackward0((gradient_edge(input_gates), gradient_edge(hidden_gates), gradient_edge(cx), gradient_edge(input_bias), gradient_edge(hidden_bias)))
@@ -7958,17 +7958,17 @@ def _thnn_fused_lstm_cell(input_gates=MISSING, hidden_gates=MISSING, cx=MISSING,
     return (result0, result1, result2)
 
 
-def _thnn_fused_gru_cell(input_gates=MISSING, hidden_gates=MISSING, hx=MISSING, input_bias=None, hidden_bias=None, **kwargs):
+def _thnn_fused_gru_cell(input_gates=MISSING, hidden_gates=MISSING, hx=MISSING, input_bias=None, hidden_bias=None, *extra, **kwargs):
     """_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)
 
     derivatives.yaml, entry _thnn_fused_gru_cell
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_thnn_fused_gru_cell, (input_gates, hidden_gates, hx, input_bias, hidden_bias), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_thnn_fused_gru_cell, (input_gates, hidden_gates, hx, input_bias, hidden_bias, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input_gates, Tensor) or not isinstance(hidden_gates, Tensor) or not isinstance(hx, Tensor) or kwargs:
-        input_gates, hidden_gates, hx, input_bias, hidden_bias = _arguments.bind(OVERLOADS["_thnn_fused_gru_cell"], (input_gates, hidden_gates, hx, input_bias, hidden_bias,), kwargs)
+    if not isinstance(input_gates, Tensor) or not isinstance(hidden_gates, Tensor) or not isinstance(hx, Tensor) or kwargs or extra:
+        input_gates, hidden_gates, hx, input_bias, hidden_bias = _arguments.bind(OVERLOADS["_thnn_fused_gru_cell"], (input_gates, hidden_gates, hx, input_bias, hidden_bias,), kwargs, extra)
     result0, result1 = map(recording.wrap, kernels._thnn_fused_gru_cell(recording.data(input_gates), recording.data(hidden_gates), recording.data(hx), recording.data(input_bias), recording.data(hidden_bias)))
     if _grad_state.enabled and (isinstance(input_gates, Tensor) and (input_gates._requires_grad or input_gates.grad_fn is not None) or isinstance(hidden_gates, Tensor) and (hidden_gates._requires_grad or hidden_gates.grad_fn is not None) or isinstance(hx, Tensor) and (hx._requires_grad or hx.grad_fn is not None) or isinstance(input_bias, Tensor) and (input_bias._requires_grad or input_bias.grad_fn is not None) or isinstance(hidden_bias, Tensor) and (hidden_bias._requires_grad or hidden_bias.grad_fn is not None)):
         grad_fn = ThnnFusedGruCellBackward0((gradient_edge(input_gates), gradient_edge(hidden_gates), gradient_edge(hx), gradient_edge(input_bias), gradient_edge(hidden_bias)))
@@ -7984,17 +7984,17 @@ def _thnn_fused_gru_cell(input_gates=MISSING, hidden_gates=MISSING, hx=MISSING, 
     return (result0, result1)
 
 
-def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
+def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, *extra, **kwargs):
     """constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor
 
     derivatives.yaml, entry constant_pad_nd
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(constant_pad_nd, (self_, pad, value), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(constant_pad_nd, (self_, pad, value, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or pad is MISSING or kwargs:
-        self_, pad, value = _arguments.bind(OVERLOADS["constant_pad_nd"], (self_, pad, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or pad is MISSING or kwargs or extra:
+        self_, pad, value = _arguments.bind(OVERLOADS["constant_pad_nd"], (self_, pad, value,), kwargs, extra)
     pad = recording.int_tuple(pad)
     result = recording.wrap(kernels.constant_pad_nd(recording.data(self_), pad, value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8008,17 +8008,17 @@ def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, **kwargs):
     return result
 
 
-def leaky_relu_(self_=MISSING, negative_slope=0.01, **kwargs):
+def leaky_relu_(self_=MISSING, negative_slope=0.01, *extra, **kwargs):
     """leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!)
 
     derivatives.yaml, entry leaky_relu_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(leaky_relu_, (self_, negative_slope), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(leaky_relu_, (self_, negative_slope, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs:
-        self_, negative_slope = _arguments.bind(OVERLOADS["leaky_relu_"], (self_, negative_slope,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs or extra:
+        self_, negative_slope = _arguments.bind(OVERLOADS["leaky_relu_"], (self_, negative_slope,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -8040,17 +8040,17 @@ def leaky_relu_(self_=MISSING, negative_slope=0.01, **kwargs):
     return self_
 
 
-def reflection_pad1d(self_=MISSING, padding=MISSING, **kwargs):
+def reflection_pad1d(self_=MISSING, padding=MISSING, *extra, **kwargs):
     """reflection_pad1d(Tensor self, SymInt[2] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad1d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reflection_pad1d, (self_, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reflection_pad1d, (self_, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        self_, padding = _arguments.bind(OVERLOADS["reflection_pad1d"], (self_, padding,), kwargs)
+    if not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
+        self_, padding = _arguments.bind(OVERLOADS["reflection_pad1d"], (self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d(recording.data(self_), padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8065,17 +8065,17 @@ def reflection_pad1d(self_=MISSING, padding=MISSING, **kwargs):
     return result
 
 
-def reflection_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, **kwargs):
+def reflection_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, *extra, **kwargs):
     """reflection_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad1d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reflection_pad1d_backward, (grad_output, self_, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reflection_pad1d_backward, (grad_output, self_, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_, padding,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8090,17 +8090,17 @@ def reflection_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     return result
 
 
-def reflection_pad2d(self_=MISSING, padding=MISSING, **kwargs):
+def reflection_pad2d(self_=MISSING, padding=MISSING, *extra, **kwargs):
     """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reflection_pad2d, (self_, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reflection_pad2d, (self_, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        self_, padding = _arguments.bind(OVERLOADS["reflection_pad2d"], (self_, padding,), kwargs)
+    if not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
+        self_, padding = _arguments.bind(OVERLOADS["reflection_pad2d"], (self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d(recording.data(self_), padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8115,17 +8115,17 @@ def reflection_pad2d(self_=MISSING, padding=MISSING, **kwargs):
     return result
 
 
-def reflection_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, **kwargs):
+def reflection_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, *extra, **kwargs):
     """reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reflection_pad2d_backward, (grad_output, self_, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reflection_pad2d_backward, (grad_output, self_, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_, padding,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8140,17 +8140,17 @@ def reflection_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     return result
 
 
-def reflection_pad3d(self_=MISSING, padding=MISSING, **kwargs):
+def reflection_pad3d(self_=MISSING, padding=MISSING, *extra, **kwargs):
     """reflection_pad3d(Tensor self, SymInt[6] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reflection_pad3d, (self_, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reflection_pad3d, (self_, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        self_, padding = _arguments.bind(OVERLOADS["reflection_pad3d"], (self_, padding,), kwargs)
+    if not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
+        self_, padding = _arguments.bind(OVERLOADS["reflection_pad3d"], (self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d(recording.data(self_), padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8165,17 +8165,17 @@ def reflection_pad3d(self_=MISSING, padding=MISSING, **kwargs):
     return result
 
 
-def reflection_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, **kwargs):
+def reflection_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, *extra, **kwargs):
     """reflection_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
 
     derivatives.yaml, entry reflection_pad3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(reflection_pad3d_backward, (grad_output, self_, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(reflection_pad3d_backward, (grad_output, self_, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_, padding,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.reflection_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8190,17 +8190,17 @@ def reflection_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     return result
 
 
-def replication_pad1d(self_=MISSING, padding=MISSING, **kwargs):
+def replication_pad1d(self_=MISSING, padding=MISSING, *extra, **kwargs):
     """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad1d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(replication_pad1d, (self_, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(replication_pad1d, (self_, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        self_, padding = _arguments.bind(OVERLOADS["replication_pad1d"], (self_, padding,), kwargs)
+    if not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
+        self_, padding = _arguments.bind(OVERLOADS["replication_pad1d"], (self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d(recording.data(self_), padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8215,17 +8215,17 @@ def replication_pad1d(self_=MISSING, padding=MISSING, **kwargs):
     return result
 
 
-def replication_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, **kwargs):
+def replication_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, *extra, **kwargs):
     """replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad1d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(replication_pad1d_backward, (grad_output, self_, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(replication_pad1d_backward, (grad_output, self_, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad1d_backward"], (grad_output, self_, padding,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad1d_backward"], (grad_output, self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8240,17 +8240,17 @@ def replication_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     return result
 
 
-def replication_pad2d(self_=MISSING, padding=MISSING, **kwargs):
+def replication_pad2d(self_=MISSING, padding=MISSING, *extra, **kwargs):
     """replication_pad2d(Tensor self, SymInt[4] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(replication_pad2d, (self_, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(replication_pad2d, (self_, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        self_, padding = _arguments.bind(OVERLOADS["replication_pad2d"], (self_, padding,), kwargs)
+    if not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
+        self_, padding = _arguments.bind(OVERLOADS["replication_pad2d"], (self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d(recording.data(self_), padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8265,17 +8265,17 @@ def replication_pad2d(self_=MISSING, padding=MISSING, **kwargs):
     return result
 
 
-def replication_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, **kwargs):
+def replication_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, *extra, **kwargs):
     """replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(replication_pad2d_backward, (grad_output, self_, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(replication_pad2d_backward, (grad_output, self_, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad2d_backward"], (grad_output, self_, padding,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad2d_backward"], (grad_output, self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8290,17 +8290,17 @@ def replication_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     return result
 
 
-def replication_pad3d(self_=MISSING, padding=MISSING, **kwargs):
+def replication_pad3d(self_=MISSING, padding=MISSING, *extra, **kwargs):
     """replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(replication_pad3d, (self_, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(replication_pad3d, (self_, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        self_, padding = _arguments.bind(OVERLOADS["replication_pad3d"], (self_, padding,), kwargs)
+    if not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
+        self_, padding = _arguments.bind(OVERLOADS["replication_pad3d"], (self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d(recording.data(self_), padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8315,17 +8315,17 @@ def replication_pad3d(self_=MISSING, padding=MISSING, **kwargs):
     return result
 
 
-def replication_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, **kwargs):
+def replication_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSING, *extra, **kwargs):
     """replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor
 
     derivatives.yaml, entry replication_pad3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(replication_pad3d_backward, (grad_output, self_, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(replication_pad3d_backward, (grad_output, self_, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs:
-        grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad3d_backward"], (grad_output, self_, padding,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
+        grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad3d_backward"], (grad_output, self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
     result = recording.wrap(kernels.replication_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -8340,17 +8340,17 @@ def replication_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     return result
 
 
-def cumsum(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
+def cumsum(self_=MISSING, dim=MISSING, *extra, dtype=None, out=None, **kwargs):
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry cumsum
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cumsum, (self_, dim), {"dtype": dtype, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cumsum, (self_, dim, *extra), {"dtype": dtype, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, dtype = _arguments.bind(OVERLOADS["cumsum"], (self_, dim, dtype,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, dtype = _arguments.bind(OVERLOADS["cumsum"], (self_, dim, dtype,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cumsum", cumsum, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
@@ -8367,17 +8367,17 @@ def cumsum(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
     return result
 
 
-def cumsum_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
+def cumsum_(self_=MISSING, dim=MISSING, *extra, dtype=None, **kwargs):
     """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry cumsum
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cumsum_, (self_, dim), {"dtype": dtype, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(cumsum_, (self_, dim, *extra), {"dtype": dtype, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, dtype = _arguments.bind(OVERLOADS["cumsum"], (self_, dim, dtype,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, dtype = _arguments.bind(OVERLOADS["cumsum"], (self_, dim, dtype,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -8399,17 +8399,17 @@ def cumsum_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     return self_
 
 
-def cumprod(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
+def cumprod(self_=MISSING, dim=MISSING, *extra, dtype=None, out=None, **kwargs):
     """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry cumprod
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cumprod, (self_, dim), {"dtype": dtype, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cumprod, (self_, dim, *extra), {"dtype": dtype, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, dtype = _arguments.bind(OVERLOADS["cumprod"], (self_, dim, dtype,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, dtype = _arguments.bind(OVERLOADS["cumprod"], (self_, dim, dtype,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cumprod", cumprod, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
     result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
@@ -8427,17 +8427,17 @@ def cumprod(self_=MISSING, dim=MISSING, *, dtype=None, out=None, **kwargs):
     return result
 
 
-def cumprod_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
+def cumprod_(self_=MISSING, dim=MISSING, *extra, dtype=None, **kwargs):
     """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry cumprod
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cumprod_, (self_, dim), {"dtype": dtype, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(cumprod_, (self_, dim, *extra), {"dtype": dtype, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, dtype = _arguments.bind(OVERLOADS["cumprod"], (self_, dim, dtype,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, dtype = _arguments.bind(OVERLOADS["cumprod"], (self_, dim, dtype,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -8460,17 +8460,17 @@ def cumprod_(self_=MISSING, dim=MISSING, *, dtype=None, **kwargs):
     return self_
 
 
-def sort_default(self_=MISSING, dim=-1, descending=False, *, out=None, **kwargs):
+def sort_default(self_=MISSING, dim=-1, descending=False, *extra, out=None, **kwargs):
     """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry sort
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sort_default, (self_, dim, descending), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(sort_default, (self_, dim, descending, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, descending = _arguments.bind(OVERLOADS["sort"], (self_, dim, descending,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, descending = _arguments.bind(OVERLOADS["sort"], (self_, dim, descending,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sort", sort_default, (self_, dim, descending), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort(recording.data(self_), dim, descending))
@@ -8491,17 +8491,17 @@ def sort_default(self_=MISSING, dim=-1, descending=False, *, out=None, **kwargs)
     return _sort_return(values, indices)
 
 
-def sort_stable(self_=MISSING, *, stable=MISSING, dim=-1, descending=False, out=None, **kwargs):
+def sort_stable(self_=MISSING, *extra, stable=MISSING, dim=-1, descending=False, out=None, **kwargs):
     """sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry sort.stable
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending, "out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(sort_stable, (self_, *extra), {"stable": stable, "dim": dim, "descending": descending, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or stable is MISSING or kwargs:
-        self_, stable, dim, descending = _arguments.bind(OVERLOADS["sort.stable"], (self_, stable, dim, descending,), kwargs)
+    if not isinstance(self_, Tensor) or stable is MISSING or kwargs or extra:
+        self_, stable, dim, descending = _arguments.bind(OVERLOADS["sort.stable"], (self_, stable, dim, descending,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sort", sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.sort_stable(recording.data(self_), stable, dim, descending))
@@ -8522,17 +8522,17 @@ def sort_stable(self_=MISSING, *, stable=MISSING, dim=-1, descending=False, out=
     return _sort_stable_return(values, indices)
 
 
-def topk(self_=MISSING, k=MISSING, dim=-1, largest=True, sorted=True, *, out=None, **kwargs):
+def topk(self_=MISSING, k=MISSING, dim=-1, largest=True, sorted=True, *extra, out=None, **kwargs):
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry topk
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(topk, (self_, k, dim, largest, sorted), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(topk, (self_, k, dim, largest, sorted, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or k is MISSING or kwargs:
-        self_, k, dim, largest, sorted = _arguments.bind(OVERLOADS["topk"], (self_, k, dim, largest, sorted,), kwargs)
+    if not isinstance(self_, Tensor) or k is MISSING or kwargs or extra:
+        self_, k, dim, largest, sorted = _arguments.bind(OVERLOADS["topk"], (self_, k, dim, largest, sorted,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("topk", topk, (self_, k, dim, largest, sorted), {}, out, 2, dtype_rule="same")
     values, indices = map(recording.wrap, kernels.topk(recording.data(self_), k, dim, largest, sorted))
@@ -8553,17 +8553,17 @@ def topk(self_=MISSING, k=MISSING, dim=-1, largest=True, sorted=True, *, out=Non
     return _topk_return(values, indices)
 
 
-def tril(self_=MISSING, diagonal=0, *, out=None, **kwargs):
+def tril(self_=MISSING, diagonal=0, *extra, out=None, **kwargs):
     """tril(Tensor self, SymInt diagonal=0) -> Tensor
 
     derivatives.yaml, entry tril
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tril, (self_, diagonal), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(tril, (self_, diagonal, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, diagonal = _arguments.bind(OVERLOADS["tril"], (self_, diagonal,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, diagonal = _arguments.bind(OVERLOADS["tril"], (self_, diagonal,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tril", tril, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.tril(recording.data(self_), diagonal))
@@ -8578,17 +8578,17 @@ def tril(self_=MISSING, diagonal=0, *, out=None, **kwargs):
     return result
 
 
-def tril_(self_=MISSING, diagonal=0, **kwargs):
+def tril_(self_=MISSING, diagonal=0, *extra, **kwargs):
     """In-place tril(Tensor self, SymInt diagonal=0) -> Tensor
 
     derivatives.yaml, entry tril
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(tril_, (self_, diagonal), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(tril_, (self_, diagonal, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, diagonal = _arguments.bind(OVERLOADS["tril"], (self_, diagonal,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, diagonal = _arguments.bind(OVERLOADS["tril"], (self_, diagonal,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -8607,17 +8607,17 @@ def tril_(self_=MISSING, diagonal=0, **kwargs):
     return self_
 
 
-def triu(self_=MISSING, diagonal=0, *, out=None, **kwargs):
+def triu(self_=MISSING, diagonal=0, *extra, out=None, **kwargs):
     """triu(Tensor self, SymInt diagonal=0) -> Tensor
 
     derivatives.yaml, entry triu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(triu, (self_, diagonal), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(triu, (self_, diagonal, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, diagonal = _arguments.bind(OVERLOADS["triu"], (self_, diagonal,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, diagonal = _arguments.bind(OVERLOADS["triu"], (self_, diagonal,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("triu", triu, (self_, diagonal), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.triu(recording.data(self_), diagonal))
@@ -8632,17 +8632,17 @@ def triu(self_=MISSING, diagonal=0, *, out=None, **kwargs):
     return result
 
 
-def triu_(self_=MISSING, diagonal=0, **kwargs):
+def triu_(self_=MISSING, diagonal=0, *extra, **kwargs):
     """In-place triu(Tensor self, SymInt diagonal=0) -> Tensor
 
     derivatives.yaml, entry triu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(triu_, (self_, diagonal), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(triu_, (self_, diagonal, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, diagonal = _arguments.bind(OVERLOADS["triu"], (self_, diagonal,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, diagonal = _arguments.bind(OVERLOADS["triu"], (self_, diagonal,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -8661,17 +8661,17 @@ def triu_(self_=MISSING, diagonal=0, **kwargs):
     return self_
 
 
-def log2(self_=MISSING, *, out=None, **kwargs):
+def log2(self_=MISSING, *extra, out=None, **kwargs):
     """log2(Tensor self) -> Tensor
 
     derivatives.yaml, entry log2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log2, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log2, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["log2"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["log2"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log2", log2, (self_,), {}, out)
     result = recording.wrap(kernels.log2(recording.data(self_)))
@@ -8686,17 +8686,17 @@ def log2(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def log2_(self_=MISSING, **kwargs):
+def log2_(self_=MISSING, *extra, **kwargs):
     """In-place log2(Tensor self) -> Tensor
 
     derivatives.yaml, entry log2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log2_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log2_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["log2"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["log2"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -8715,17 +8715,17 @@ def log2_(self_=MISSING, **kwargs):
     return self_
 
 
-def log10(self_=MISSING, *, out=None, **kwargs):
+def log10(self_=MISSING, *extra, out=None, **kwargs):
     """log10(Tensor self) -> Tensor
 
     derivatives.yaml, entry log10
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log10, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log10, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["log10"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["log10"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log10", log10, (self_,), {}, out)
     result = recording.wrap(kernels.log10(recording.data(self_)))
@@ -8740,17 +8740,17 @@ def log10(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def log10_(self_=MISSING, **kwargs):
+def log10_(self_=MISSING, *extra, **kwargs):
     """In-place log10(Tensor self) -> Tensor
 
     derivatives.yaml, entry log10
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log10_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(log10_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["log10"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["log10"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -8769,17 +8769,17 @@ def log10_(self_=MISSING, **kwargs):
     return self_
 
 
-def floor(self_=MISSING, *, out=None, **kwargs):
+def floor(self_=MISSING, *extra, out=None, **kwargs):
     """floor(Tensor self) -> Tensor
 
     derivatives.yaml, entry floor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(floor, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(floor, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["floor"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["floor"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor", floor, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.floor(recording.data(self_)))
@@ -8793,17 +8793,17 @@ def floor(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def floor_(self_=MISSING, **kwargs):
+def floor_(self_=MISSING, *extra, **kwargs):
     """In-place floor(Tensor self) -> Tensor
 
     derivatives.yaml, entry floor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(floor_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(floor_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["floor"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["floor"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -8821,17 +8821,17 @@ def floor_(self_=MISSING, **kwargs):
     return self_
 
 
-def ceil(self_=MISSING, *, out=None, **kwargs):
+def ceil(self_=MISSING, *extra, out=None, **kwargs):
     """ceil(Tensor self) -> Tensor
 
     derivatives.yaml, entry ceil
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ceil, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(ceil, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["ceil"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["ceil"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ceil", ceil, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.ceil(recording.data(self_)))
@@ -8845,17 +8845,17 @@ def ceil(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def ceil_(self_=MISSING, **kwargs):
+def ceil_(self_=MISSING, *extra, **kwargs):
     """In-place ceil(Tensor self) -> Tensor
 
     derivatives.yaml, entry ceil
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ceil_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(ceil_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["ceil"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["ceil"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -8873,17 +8873,17 @@ def ceil_(self_=MISSING, **kwargs):
     return self_
 
 
-def round_default(self_=MISSING, *, out=None, **kwargs):
+def round_default(self_=MISSING, *extra, out=None, **kwargs):
     """round(Tensor self) -> Tensor
 
     derivatives.yaml, entry round
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(round_default, (self_,), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(round_default, (self_, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["round"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["round"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("round", round_default, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.round(recording.data(self_)))
@@ -8897,17 +8897,17 @@ def round_default(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def round_default_(self_=MISSING, **kwargs):
+def round_default_(self_=MISSING, *extra, **kwargs):
     """In-place round(Tensor self) -> Tensor
 
     derivatives.yaml, entry round
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(round_default_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(round_default_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["round"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["round"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -8925,17 +8925,17 @@ def round_default_(self_=MISSING, **kwargs):
     return self_
 
 
-def round_decimals(self_=MISSING, *, decimals=MISSING, out=None, **kwargs):
+def round_decimals(self_=MISSING, *extra, decimals=MISSING, out=None, **kwargs):
     """round.decimals(Tensor self, *, int decimals) -> Tensor
 
     derivatives.yaml, entry round.decimals
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(round_decimals, (self_,), {"decimals": decimals, "out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(round_decimals, (self_, *extra), {"decimals": decimals, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or decimals is MISSING or kwargs:
-        self_, decimals = _arguments.bind(OVERLOADS["round.decimals"], (self_, decimals,), kwargs)
+    if not isinstance(self_, Tensor) or decimals is MISSING or kwargs or extra:
+        self_, decimals = _arguments.bind(OVERLOADS["round.decimals"], (self_, decimals,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("round", round_decimals, (self_,), {"decimals": decimals}, out, dtype_rule="found")
     result = recording.wrap(kernels.round_decimals(recording.data(self_), decimals))
@@ -8949,17 +8949,17 @@ def round_decimals(self_=MISSING, *, decimals=MISSING, out=None, **kwargs):
     return result
 
 
-def round_decimals_(self_=MISSING, *, decimals=MISSING, **kwargs):
+def round_decimals_(self_=MISSING, *extra, decimals=MISSING, **kwargs):
     """In-place round.decimals(Tensor self, *, int decimals) -> Tensor
 
     derivatives.yaml, entry round.decimals
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(round_decimals_, (self_,), {"decimals": decimals, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(round_decimals_, (self_, *extra), {"decimals": decimals, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or decimals is MISSING or kwargs:
-        self_, decimals = _arguments.bind(OVERLOADS["round.decimals"], (self_, decimals,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or decimals is MISSING or kwargs or extra:
+        self_, decimals = _arguments.bind(OVERLOADS["round.decimals"], (self_, decimals,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -8977,17 +8977,17 @@ def round_decimals_(self_=MISSING, *, decimals=MISSING, **kwargs):
     return self_
 
 
-def trunc(self_=MISSING, *, out=None, **kwargs):
+def trunc(self_=MISSING, *extra, out=None, **kwargs):
     """trunc(Tensor self) -> Tensor
 
     derivatives.yaml, entry trunc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(trunc, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(trunc, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["trunc"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["trunc"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("trunc", trunc, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.trunc(recording.data(self_)))
@@ -9001,17 +9001,17 @@ def trunc(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def trunc_(self_=MISSING, **kwargs):
+def trunc_(self_=MISSING, *extra, **kwargs):
     """In-place trunc(Tensor self) -> Tensor
 
     derivatives.yaml, entry trunc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(trunc_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(trunc_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["trunc"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["trunc"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -9029,17 +9029,17 @@ def trunc_(self_=MISSING, **kwargs):
     return self_
 
 
-def frac(self_=MISSING, *, out=None, **kwargs):
+def frac(self_=MISSING, *extra, out=None, **kwargs):
     """frac(Tensor self) -> Tensor
 
     derivatives.yaml, entry frac
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(frac, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(frac, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["frac"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["frac"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("frac", frac, (self_,), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.frac(recording.data(self_)))
@@ -9053,17 +9053,17 @@ def frac(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def frac_(self_=MISSING, **kwargs):
+def frac_(self_=MISSING, *extra, **kwargs):
     """In-place frac(Tensor self) -> Tensor
 
     derivatives.yaml, entry frac
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(frac_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(frac_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["frac"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["frac"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -9081,17 +9081,17 @@ def frac_(self_=MISSING, **kwargs):
     return self_
 
 
-def roll(self_=MISSING, shifts=MISSING, dims=(), **kwargs):
+def roll(self_=MISSING, shifts=MISSING, dims=(), *extra, **kwargs):
     """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor
 
     derivatives.yaml, entry roll
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(roll, (self_, shifts, dims), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(roll, (self_, shifts, dims, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or shifts is MISSING or kwargs:
-        self_, shifts, dims = _arguments.bind(OVERLOADS["roll"], (self_, shifts, dims,), kwargs)
+    if not isinstance(self_, Tensor) or shifts is MISSING or kwargs or extra:
+        self_, shifts, dims = _arguments.bind(OVERLOADS["roll"], (self_, shifts, dims,), kwargs, extra)
     shifts = recording.int_tuple(shifts)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.roll(recording.data(self_), shifts, dims))
@@ -9108,17 +9108,17 @@ def roll(self_=MISSING, shifts=MISSING, dims=(), **kwargs):
     return result
 
 
-def masked_select(self_=MISSING, mask=MISSING, *, out=None, **kwargs):
+def masked_select(self_=MISSING, mask=MISSING, *extra, out=None, **kwargs):
     """masked_select(Tensor self, Tensor mask) -> Tensor
 
     derivatives.yaml, entry masked_select
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_select, (self_, mask), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(masked_select, (self_, mask, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or kwargs:
-        self_, mask = _arguments.bind(OVERLOADS["masked_select"], (self_, mask,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or kwargs or extra:
+        self_, mask = _arguments.bind(OVERLOADS["masked_select"], (self_, mask,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("masked_select", masked_select, (self_, mask), {}, out, dtype_rule="index")
     result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
@@ -9137,17 +9137,17 @@ def masked_select(self_=MISSING, mask=MISSING, *, out=None, **kwargs):
     return result
 
 
-def scatter_src(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=None, **kwargs):
+def scatter_src(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *extra, out=None, **kwargs):
     """scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
     derivatives.yaml, entry scatter.src
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_src, (self_, dim, index, src), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_src, (self_, dim, index, src, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter.src"], (self_, dim, index, src,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter.src"], (self_, dim, index, src,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_src, (self_, dim, index, src), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
@@ -9163,17 +9163,17 @@ def scatter_src(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, out=N
     return result
 
 
-def scatter_src_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwargs):
+def scatter_src_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *extra, **kwargs):
     """In-place scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor
 
     derivatives.yaml, entry scatter.src
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_src_, (self_, dim, index, src), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_src_, (self_, dim, index, src, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter.src"], (self_, dim, index, src,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, index, src = _arguments.bind(OVERLOADS["scatter.src"], (self_, dim, index, src,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None))
     if needs_grad:
@@ -9193,17 +9193,17 @@ def scatter_src_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, **kwarg
     return self_
 
 
-def scatter_value(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *, out=None, **kwargs):
+def scatter_value(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *extra, out=None, **kwargs):
     """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 
     derivatives.yaml, entry scatter.value
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_value, (self_, dim, index, value), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_value, (self_, dim, index, value, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, value = _arguments.bind(OVERLOADS["scatter.value"], (self_, dim, index, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs or extra:
+        self_, dim, index, value = _arguments.bind(OVERLOADS["scatter.value"], (self_, dim, index, value,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_value, (self_, dim, index, value), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
@@ -9219,17 +9219,17 @@ def scatter_value(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *, o
     return result
 
 
-def scatter_value_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **kwargs):
+def scatter_value_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *extra, **kwargs):
     """In-place scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 
     derivatives.yaml, entry scatter.value
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_value_, (self_, dim, index, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_value_, (self_, dim, index, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, value = _arguments.bind(OVERLOADS["scatter.value"], (self_, dim, index, value,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs or extra:
+        self_, dim, index, value = _arguments.bind(OVERLOADS["scatter.value"], (self_, dim, index, value,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -9249,83 +9249,83 @@ def scatter_value_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **k
     return self_
 
 
-def scatter_reduce_overload(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, reduce=MISSING, out=None, **kwargs):
+def scatter_reduce_overload(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *extra, reduce=MISSING, out=None, **kwargs):
     """scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_reduce_overload, (self_, dim, index, src), {"reduce": reduce, "out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_reduce_overload, (self_, dim, index, src, *extra), {"reduce": reduce, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
-        self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs or extra:
+        self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_reduce_overload, (self_, dim, index, src), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return result
 
 
-def scatter_reduce_overload_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *, reduce=MISSING, **kwargs):
+def scatter_reduce_overload_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *extra, reduce=MISSING, **kwargs):
     """In-place scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_reduce_overload_, (self_, dim, index, src), {"reduce": reduce, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_reduce_overload_, (self_, dim, index, src, *extra), {"reduce": reduce, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
-        self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs or extra:
+        self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
     return self_
 
 
-def scatter_value_reduce(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *, reduce=MISSING, out=None, **kwargs):
+def scatter_value_reduce(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *extra, reduce=MISSING, out=None, **kwargs):
     """scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.value_reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce, "out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_value_reduce, (self_, dim, index, value, *extra), {"reduce": reduce, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or reduce is MISSING or kwargs:
-        self_, dim, index, value, reduce = _arguments.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or reduce is MISSING or kwargs or extra:
+        self_, dim, index, value, reduce = _arguments.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
     return result
 
 
-def scatter_value_reduce_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *, reduce=MISSING, **kwargs):
+def scatter_value_reduce_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *extra, reduce=MISSING, **kwargs):
     """In-place scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor
 
     derivatives.yaml, entry scatter.value_reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_value_reduce_, (self_, dim, index, value), {"reduce": reduce, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_value_reduce_, (self_, dim, index, value, *extra), {"reduce": reduce, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or reduce is MISSING or kwargs:
-        self_, dim, index, value, reduce = _arguments.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or reduce is MISSING or kwargs or extra:
+        self_, dim, index, value, reduce = _arguments.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
     return self_
 
 
-def lerp_Scalar(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwargs):
+def lerp_Scalar(self_=MISSING, end=MISSING, weight=MISSING, *extra, out=None, **kwargs):
     """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
 
     derivatives.yaml, entry lerp.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lerp_Scalar, (self_, end, weight), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(lerp_Scalar, (self_, end, weight, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER) or kwargs:
-        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Scalar"], (self_, end, weight,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER) or kwargs or extra:
+        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Scalar"], (self_, end, weight,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Scalar, (self_, end, weight), {}, out)
     result = recording.wrap(kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
@@ -9340,17 +9340,17 @@ def lerp_Scalar(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwarg
     return result
 
 
-def lerp_Scalar_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
+def lerp_Scalar_(self_=MISSING, end=MISSING, weight=MISSING, *extra, **kwargs):
     """In-place lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor
 
     derivatives.yaml, entry lerp.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lerp_Scalar_, (self_, end, weight), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(lerp_Scalar_, (self_, end, weight, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER) or kwargs:
-        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Scalar"], (self_, end, weight,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, NUMBER) or kwargs or extra:
+        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Scalar"], (self_, end, weight,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(end, Tensor) and (end._requires_grad or end.grad_fn is not None))
     if needs_grad:
@@ -9369,17 +9369,17 @@ def lerp_Scalar_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
     return self_
 
 
-def lerp_Tensor(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwargs):
+def lerp_Tensor(self_=MISSING, end=MISSING, weight=MISSING, *extra, out=None, **kwargs):
     """lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
 
     derivatives.yaml, entry lerp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lerp_Tensor, (self_, end, weight), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(lerp_Tensor, (self_, end, weight, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER) or kwargs:
-        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Tensor, (self_, end, weight), {}, out, dtype_rule="found")
     result = recording.wrap(kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
@@ -9396,17 +9396,17 @@ def lerp_Tensor(self_=MISSING, end=MISSING, weight=MISSING, *, out=None, **kwarg
     return result
 
 
-def lerp_Tensor_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
+def lerp_Tensor_(self_=MISSING, end=MISSING, weight=MISSING, *extra, **kwargs):
     """In-place lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor
 
     derivatives.yaml, entry lerp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lerp_Tensor_, (self_, end, weight), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(lerp_Tensor_, (self_, end, weight, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER) or kwargs:
-        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(end, Tensor) or not isinstance(weight, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, end, weight = _arguments.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(end, Tensor) and (end._requires_grad or end.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None))
     if needs_grad:
@@ -9427,17 +9427,17 @@ def lerp_Tensor_(self_=MISSING, end=MISSING, weight=MISSING, **kwargs):
     return self_
 
 
-def addcmul(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=None, **kwargs):
+def addcmul(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *extra, value=1, out=None, **kwargs):
     """addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 
     derivatives.yaml, entry addcmul
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addcmul, (self_, tensor1, tensor2), {"value": value, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addcmul, (self_, tensor1, tensor2, *extra), {"value": value, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs or extra:
+        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addcmul", addcmul, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
@@ -9454,17 +9454,17 @@ def addcmul(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=Non
     return result
 
 
-def addcmul_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
+def addcmul_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *extra, value=1, **kwargs):
     """In-place addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 
     derivatives.yaml, entry addcmul
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addcmul_, (self_, tensor1, tensor2), {"value": value, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(addcmul_, (self_, tensor1, tensor2, *extra), {"value": value, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs or extra:
+        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(tensor1, Tensor) and (tensor1._requires_grad or tensor1.grad_fn is not None) or isinstance(tensor2, Tensor) and (tensor2._requires_grad or tensor2.grad_fn is not None))
     if needs_grad:
@@ -9485,17 +9485,17 @@ def addcmul_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwar
     return self_
 
 
-def addcdiv(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=None, **kwargs):
+def addcdiv(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *extra, value=1, out=None, **kwargs):
     """addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 
     derivatives.yaml, entry addcdiv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addcdiv, (self_, tensor1, tensor2), {"value": value, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addcdiv, (self_, tensor1, tensor2, *extra), {"value": value, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs or extra:
+        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addcdiv", addcdiv, (self_, tensor1, tensor2), {"value": value}, out)
     result = recording.wrap(kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
@@ -9512,17 +9512,17 @@ def addcdiv(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, out=Non
     return result
 
 
-def addcdiv_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwargs):
+def addcdiv_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *extra, value=1, **kwargs):
     """In-place addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor
 
     derivatives.yaml, entry addcdiv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addcdiv_, (self_, tensor1, tensor2), {"value": value, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(addcdiv_, (self_, tensor1, tensor2, *extra), {"value": value, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs:
-        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(tensor1, Tensor) or not isinstance(tensor2, Tensor) or not isinstance(value, NUMBER) or kwargs or extra:
+        self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(tensor1, Tensor) and (tensor1._requires_grad or tensor1.grad_fn is not None) or isinstance(tensor2, Tensor) and (tensor2._requires_grad or tensor2.grad_fn is not None))
     if needs_grad:
@@ -9543,17 +9543,17 @@ def addcdiv_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *, value=1, **kwar
     return self_
 
 
-def var_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, **kwargs):
+def var_mean_correction(self_=MISSING, dim=None, *extra, correction=None, keepdim=False, **kwargs):
     """var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
 
     derivatives.yaml, entry var_mean.correction
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(var_mean_correction, (self_, dim), {"correction": correction, "keepdim": keepdim, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(var_mean_correction, (self_, dim, *extra), {"correction": correction, "keepdim": keepdim, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
-        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["var_mean.correction"], (self_, dim, correction, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs or extra:
+        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["var_mean.correction"], (self_, dim, correction, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.var_mean_correction(recording.data(self_), dim, correction, keepdim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -9573,17 +9573,17 @@ def var_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=Fal
     return (result0, result1)
 
 
-def std_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=False, **kwargs):
+def std_mean_correction(self_=MISSING, dim=None, *extra, correction=None, keepdim=False, **kwargs):
     """std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)
 
     derivatives.yaml, entry std_mean.correction
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(std_mean_correction, (self_, dim), {"correction": correction, "keepdim": keepdim, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(std_mean_correction, (self_, dim, *extra), {"correction": correction, "keepdim": keepdim, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs:
-        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["std_mean.correction"], (self_, dim, correction, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs or extra:
+        self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["std_mean.correction"], (self_, dim, correction, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     result0, result1 = map(recording.wrap, kernels.std_mean_correction(recording.data(self_), dim, correction, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
@@ -9607,83 +9607,83 @@ def std_mean_correction(self_=MISSING, dim=None, *, correction=None, keepdim=Fal
     return (result0, result1)
 
 
-def floor_divide_default(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def floor_divide_default(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """floor_divide(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry floor_divide
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(floor_divide_default, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(floor_divide_default, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor_divide", floor_divide_default, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.floor_divide(recording.data(self_), recording.data(other)))
     return result
 
 
-def floor_divide_default_(self_=MISSING, other=MISSING, **kwargs):
+def floor_divide_default_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place floor_divide(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry floor_divide
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(floor_divide_default_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(floor_divide_default_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.floor_divide(recording.data(self_), recording.data(other)))
     return self_
 
 
-def floor_divide_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def floor_divide_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry floor_divide.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(floor_divide_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(floor_divide_Scalar, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor_divide", floor_divide_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
     result = recording.wrap(kernels.floor_divide_Scalar(recording.data(self_), other))
     return result
 
 
-def floor_divide_Scalar_(self_=MISSING, other=MISSING, **kwargs):
+def floor_divide_Scalar_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place floor_divide.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry floor_divide.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(floor_divide_Scalar_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(floor_divide_Scalar_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
     recording.write_inplace(self_, kernels.floor_divide_Scalar(recording.data(self_), other))
     return self_
 
 
-def remainder_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def remainder_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """remainder.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry remainder.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(remainder_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(remainder_Scalar, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["remainder.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["remainder.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("remainder", remainder_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Scalar(recording.data(self_), other))
@@ -9697,17 +9697,17 @@ def remainder_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def remainder_Scalar_(self_=MISSING, other=MISSING, **kwargs):
+def remainder_Scalar_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place remainder.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry remainder.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(remainder_Scalar_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(remainder_Scalar_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["remainder.Scalar"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["remainder.Scalar"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -9725,17 +9725,17 @@ def remainder_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def remainder_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def remainder_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """remainder.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry remainder.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(remainder_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(remainder_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["remainder.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["remainder.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("remainder", remainder_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
@@ -9751,17 +9751,17 @@ def remainder_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def remainder_Tensor_(self_=MISSING, other=MISSING, **kwargs):
+def remainder_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place remainder.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry remainder.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(remainder_Tensor_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(remainder_Tensor_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["remainder.Tensor"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["remainder.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -9781,32 +9781,32 @@ def remainder_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def remainder_Scalar_Tensor(self_=MISSING, other=MISSING, **kwargs):
+def remainder_Scalar_Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     """remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor
 
     derivatives.yaml, entry remainder.Scalar_Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(remainder_Scalar_Tensor, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(remainder_Scalar_Tensor, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["remainder.Scalar_Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["remainder.Scalar_Tensor"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.remainder_Scalar_Tensor(self_, recording.data(other)))
     return result
 
 
-def fmod_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def fmod_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """fmod.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry fmod.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fmod_Scalar, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(fmod_Scalar, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["fmod.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["fmod.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Scalar, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Scalar(recording.data(self_), other))
@@ -9820,17 +9820,17 @@ def fmod_Scalar(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def fmod_Scalar_(self_=MISSING, other=MISSING, **kwargs):
+def fmod_Scalar_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place fmod.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry fmod.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fmod_Scalar_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(fmod_Scalar_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["fmod.Scalar"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["fmod.Scalar"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -9848,17 +9848,17 @@ def fmod_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def fmod_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def fmod_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """fmod.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry fmod.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fmod_Tensor, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(fmod_Tensor, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Tensor, (self_, other), {}, out)
     result = recording.wrap(kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
@@ -9874,17 +9874,17 @@ def fmod_Tensor(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def fmod_Tensor_(self_=MISSING, other=MISSING, **kwargs):
+def fmod_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place fmod.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry fmod.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fmod_Tensor_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(fmod_Tensor_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -9904,17 +9904,17 @@ def fmod_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def linalg_inv_ex(A=MISSING, *, check_errors=False, **kwargs):
+def linalg_inv_ex(A=MISSING, *extra, check_errors=False, **kwargs):
     """linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)
 
     derivatives.yaml, entry linalg_inv_ex
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_inv_ex, (A,), {"check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_inv_ex, (A, *extra), {"check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(A, Tensor) or kwargs:
-        A, check_errors = _arguments.bind(OVERLOADS["linalg_inv_ex"], (A, check_errors,), kwargs)
+    if not isinstance(A, Tensor) or kwargs or extra:
+        A, check_errors = _arguments.bind(OVERLOADS["linalg_inv_ex"], (A, check_errors,), kwargs, extra)
     inverse, info = map(recording.wrap, kernels.linalg_inv_ex(recording.data(A), check_errors))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
@@ -9931,17 +9931,17 @@ def linalg_inv_ex(A=MISSING, *, check_errors=False, **kwargs):
     return _linalg_inv_ex_return(inverse, info)
 
 
-def linalg_solve_ex(A=MISSING, B=MISSING, *, left=True, check_errors=False, **kwargs):
+def linalg_solve_ex(A=MISSING, B=MISSING, *extra, left=True, check_errors=False, **kwargs):
     """linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor info)
 
     derivatives.yaml, entry linalg_solve_ex
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_solve_ex, (A, B), {"left": left, "check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_solve_ex, (A, B, *extra), {"left": left, "check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(A, Tensor) or not isinstance(B, Tensor) or kwargs:
-        A, B, left, check_errors = _arguments.bind(OVERLOADS["linalg_solve_ex"], (A, B, left, check_errors,), kwargs)
+    if not isinstance(A, Tensor) or not isinstance(B, Tensor) or kwargs or extra:
+        A, B, left, check_errors = _arguments.bind(OVERLOADS["linalg_solve_ex"], (A, B, left, check_errors,), kwargs, extra)
     result, info = map(recording.wrap, kernels.linalg_solve_ex(recording.data(A), recording.data(B), left, check_errors))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None) or isinstance(B, Tensor) and (B._requires_grad or B.grad_fn is not None))
     if needs_grad:
@@ -9963,17 +9963,17 @@ def linalg_solve_ex(A=MISSING, B=MISSING, *, left=True, check_errors=False, **kw
     return _linalg_solve_ex_return(result, info)
 
 
-def convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, transposed=MISSING, output_padding=MISSING, groups=MISSING, **kwargs):
+def convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, transposed=MISSING, output_padding=MISSING, groups=MISSING, *extra, **kwargs):
     """convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor
 
     derivatives.yaml, entry convolution
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(convolution, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(convolution, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or kwargs:
-        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups = _arguments.bind(OVERLOADS["convolution"], (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or kwargs or extra:
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups = _arguments.bind(OVERLOADS["convolution"], (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups,), kwargs, extra)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
@@ -9997,17 +9997,17 @@ def convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, pad
     return result
 
 
-def convolution_backward(grad_output=MISSING, input=MISSING, weight=MISSING, bias_sizes=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, transposed=MISSING, output_padding=MISSING, groups=MISSING, output_mask=MISSING, **kwargs):
+def convolution_backward(grad_output=MISSING, input=MISSING, weight=MISSING, bias_sizes=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, transposed=MISSING, output_padding=MISSING, groups=MISSING, output_mask=MISSING, *extra, **kwargs):
     """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry convolution_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(convolution_backward, (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(convolution_backward, (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias_sizes is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or output_mask is MISSING or kwargs:
-        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask = _arguments.bind(OVERLOADS["convolution_backward"], (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias_sizes is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or output_mask is MISSING or kwargs or extra:
+        grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask = _arguments.bind(OVERLOADS["convolution_backward"], (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask,), kwargs, extra)
     bias_sizes = recording.int_tuple(bias_sizes)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -10035,17 +10035,17 @@ def convolution_backward(grad_output=MISSING, input=MISSING, weight=MISSING, bia
     return (result0, result1, result2)
 
 
-def max_pool2d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False, **kwargs):
+def max_pool2d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False, *extra, **kwargs):
     """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
 
     derivatives.yaml, entry max_pool2d_with_indices
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_pool2d_with_indices, (self_, kernel_size, stride, padding, dilation, ceil_mode), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(max_pool2d_with_indices, (self_, kernel_size, stride, padding, dilation, ceil_mode, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
-        self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool2d_with_indices"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs or extra:
+        self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool2d_with_indices"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -10072,17 +10072,17 @@ def max_pool2d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), paddi
     return (result0, result1)
 
 
-def max_pool2d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, ceil_mode=MISSING, indices=MISSING, **kwargs):
+def max_pool2d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, ceil_mode=MISSING, indices=MISSING, *extra, **kwargs):
     """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor
 
     derivatives.yaml, entry max_pool2d_with_indices_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_pool2d_with_indices_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(max_pool2d_with_indices_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or ceil_mode is MISSING or kwargs:
-        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices = _arguments.bind(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or ceil_mode is MISSING or kwargs or extra:
+        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices = _arguments.bind(OVERLOADS["max_pool2d_with_indices_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -10100,17 +10100,17 @@ def max_pool2d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_
     return result
 
 
-def avg_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None, **kwargs):
+def avg_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None, *extra, **kwargs):
     """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
 
     derivatives.yaml, entry avg_pool2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(avg_pool2d, (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(avg_pool2d, (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
-        self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool2d"], (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs or extra:
+        self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool2d"], (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -10132,17 +10132,17 @@ def avg_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), ce
     return result
 
 
-def avg_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, ceil_mode=MISSING, count_include_pad=MISSING, divisor_override=MISSING, **kwargs):
+def avg_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, ceil_mode=MISSING, count_include_pad=MISSING, divisor_override=MISSING, *extra, **kwargs):
     """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
 
     derivatives.yaml, entry avg_pool2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(avg_pool2d_backward, (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(avg_pool2d_backward, (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or ceil_mode is MISSING or count_include_pad is MISSING or divisor_override is MISSING or kwargs:
-        grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool2d_backward"], (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or ceil_mode is MISSING or count_include_pad is MISSING or divisor_override is MISSING or kwargs or extra:
+        grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool2d_backward"], (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -10164,17 +10164,17 @@ def avg_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING,
     return result
 
 
-def _adaptive_avg_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
+def _adaptive_avg_pool2d(self_=MISSING, output_size=MISSING, *extra, **kwargs):
     """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor
 
     derivatives.yaml, entry _adaptive_avg_pool2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_adaptive_avg_pool2d, (self_, output_size), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_adaptive_avg_pool2d, (self_, output_size, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
-        self_, output_size = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d"], (self_, output_size,), kwargs)
+    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs or extra:
+        self_, output_size = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d"], (self_, output_size,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._adaptive_avg_pool2d(recording.data(self_), output_size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -10188,17 +10188,17 @@ def _adaptive_avg_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
     return result
 
 
-def _adaptive_avg_pool2d_backward(grad_output=MISSING, self_=MISSING, **kwargs):
+def _adaptive_avg_pool2d_backward(grad_output=MISSING, self_=MISSING, *extra, **kwargs):
     """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor
 
     derivatives.yaml, entry _adaptive_avg_pool2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_adaptive_avg_pool2d_backward, (grad_output, self_), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_adaptive_avg_pool2d_backward, (grad_output, self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
-        grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs or extra:
+        grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,), kwargs, extra)
     result = recording.wrap(kernels._adaptive_avg_pool2d_backward(recording.data(grad_output), recording.data(self_)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AdaptiveAvgPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -10212,17 +10212,17 @@ def _adaptive_avg_pool2d_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     return result
 
 
-def adaptive_max_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
+def adaptive_max_pool2d(self_=MISSING, output_size=MISSING, *extra, **kwargs):
     """adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor)
 
     derivatives.yaml, entry adaptive_max_pool2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(adaptive_max_pool2d, (self_, output_size), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(adaptive_max_pool2d, (self_, output_size, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
-        self_, output_size = _arguments.bind(OVERLOADS["adaptive_max_pool2d"], (self_, output_size,), kwargs)
+    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs or extra:
+        self_, output_size = _arguments.bind(OVERLOADS["adaptive_max_pool2d"], (self_, output_size,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result0, result1 = map(recording.wrap, kernels.adaptive_max_pool2d(recording.data(self_), output_size))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
@@ -10241,17 +10241,17 @@ def adaptive_max_pool2d(self_=MISSING, output_size=MISSING, **kwargs):
     return (result0, result1)
 
 
-def adaptive_max_pool2d_backward(grad_output=MISSING, self_=MISSING, indices=MISSING, **kwargs):
+def adaptive_max_pool2d_backward(grad_output=MISSING, self_=MISSING, indices=MISSING, *extra, **kwargs):
     """adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
 
     derivatives.yaml, entry adaptive_max_pool2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(adaptive_max_pool2d_backward, (grad_output, self_, indices), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(adaptive_max_pool2d_backward, (grad_output, self_, indices, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs:
-        grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs or extra:
+        grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,), kwargs, extra)
     result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AdaptiveMaxPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -10265,17 +10265,17 @@ def adaptive_max_pool2d_backward(grad_output=MISSING, self_=MISSING, indices=MIS
     return result
 
 
-def _weight_norm_interface(v=MISSING, g=MISSING, dim=0, **kwargs):
+def _weight_norm_interface(v=MISSING, g=MISSING, dim=0, *extra, **kwargs):
     """_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)
 
     derivatives.yaml, entry _weight_norm_interface
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_weight_norm_interface, (v, g, dim), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_weight_norm_interface, (v, g, dim, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(v, Tensor) or not isinstance(g, Tensor) or kwargs:
-        v, g, dim = _arguments.bind(OVERLOADS["_weight_norm_interface"], (v, g, dim,), kwargs)
+    if not isinstance(v, Tensor) or not isinstance(g, Tensor) or kwargs or extra:
+        v, g, dim = _arguments.bind(OVERLOADS["_weight_norm_interface"], (v, g, dim,), kwargs, extra)
     result0, result1 = map(recording.wrap, kernels._weight_norm_interface(recording.data(v), recording.data(g), dim))
     needs_grad = _grad_state.enabled and (isinstance(v, Tensor) and (v._requires_grad or v.grad_fn is not None) or isinstance(g, Tensor) and (g._requires_grad or g.grad_fn is not None))
     if needs_grad:
@@ -10295,17 +10295,17 @@ def _weight_norm_interface(v=MISSING, g=MISSING, dim=0, **kwargs):
     return (result0, result1)
 
 
-def acos(self_=MISSING, **kwargs):
+def acos(self_=MISSING, *extra, **kwargs):
     """acos(Tensor self) -> Tensor
 
     derivatives.yaml, entry acos
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(acos, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(acos, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["acos"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["acos"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.acos(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AcosBackward0((gradient_edge(self_),))
@@ -10318,17 +10318,17 @@ def acos(self_=MISSING, **kwargs):
     return result
 
 
-def acos_(self_=MISSING, **kwargs):
+def acos_(self_=MISSING, *extra, **kwargs):
     """In-place acos(Tensor self) -> Tensor
 
     derivatives.yaml, entry acos
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(acos_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(acos_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["acos"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["acos"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10347,17 +10347,17 @@ def acos_(self_=MISSING, **kwargs):
     return self_
 
 
-def asin(self_=MISSING, **kwargs):
+def asin(self_=MISSING, *extra, **kwargs):
     """asin(Tensor self) -> Tensor
 
     derivatives.yaml, entry asin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(asin, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(asin, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["asin"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["asin"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.asin(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AsinBackward0((gradient_edge(self_),))
@@ -10370,17 +10370,17 @@ def asin(self_=MISSING, **kwargs):
     return result
 
 
-def asin_(self_=MISSING, **kwargs):
+def asin_(self_=MISSING, *extra, **kwargs):
     """In-place asin(Tensor self) -> Tensor
 
     derivatives.yaml, entry asin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(asin_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(asin_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["asin"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["asin"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10399,17 +10399,17 @@ def asin_(self_=MISSING, **kwargs):
     return self_
 
 
-def atan(self_=MISSING, **kwargs):
+def atan(self_=MISSING, *extra, **kwargs):
     """atan(Tensor self) -> Tensor
 
     derivatives.yaml, entry atan
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(atan, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(atan, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["atan"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["atan"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.atan(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AtanBackward0((gradient_edge(self_),))
@@ -10422,17 +10422,17 @@ def atan(self_=MISSING, **kwargs):
     return result
 
 
-def atan_(self_=MISSING, **kwargs):
+def atan_(self_=MISSING, *extra, **kwargs):
     """In-place atan(Tensor self) -> Tensor
 
     derivatives.yaml, entry atan
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(atan_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(atan_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["atan"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["atan"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10451,17 +10451,17 @@ def atan_(self_=MISSING, **kwargs):
     return self_
 
 
-def cosh(self_=MISSING, **kwargs):
+def cosh(self_=MISSING, *extra, **kwargs):
     """cosh(Tensor self) -> Tensor
 
     derivatives.yaml, entry cosh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cosh, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cosh, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["cosh"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["cosh"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.cosh(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CoshBackward0((gradient_edge(self_),))
@@ -10474,17 +10474,17 @@ def cosh(self_=MISSING, **kwargs):
     return result
 
 
-def cosh_(self_=MISSING, **kwargs):
+def cosh_(self_=MISSING, *extra, **kwargs):
     """In-place cosh(Tensor self) -> Tensor
 
     derivatives.yaml, entry cosh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cosh_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cosh_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["cosh"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["cosh"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10503,17 +10503,17 @@ def cosh_(self_=MISSING, **kwargs):
     return self_
 
 
-def sinh(self_=MISSING, **kwargs):
+def sinh(self_=MISSING, *extra, **kwargs):
     """sinh(Tensor self) -> Tensor
 
     derivatives.yaml, entry sinh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sinh, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sinh, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sinh"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sinh"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.sinh(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SinhBackward0((gradient_edge(self_),))
@@ -10526,17 +10526,17 @@ def sinh(self_=MISSING, **kwargs):
     return result
 
 
-def sinh_(self_=MISSING, **kwargs):
+def sinh_(self_=MISSING, *extra, **kwargs):
     """In-place sinh(Tensor self) -> Tensor
 
     derivatives.yaml, entry sinh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sinh_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sinh_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sinh"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sinh"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10555,17 +10555,17 @@ def sinh_(self_=MISSING, **kwargs):
     return self_
 
 
-def acosh(self_=MISSING, **kwargs):
+def acosh(self_=MISSING, *extra, **kwargs):
     """acosh(Tensor self) -> Tensor
 
     derivatives.yaml, entry acosh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(acosh, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(acosh, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["acosh"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["acosh"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.acosh(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AcoshBackward0((gradient_edge(self_),))
@@ -10578,17 +10578,17 @@ def acosh(self_=MISSING, **kwargs):
     return result
 
 
-def asinh(self_=MISSING, **kwargs):
+def asinh(self_=MISSING, *extra, **kwargs):
     """asinh(Tensor self) -> Tensor
 
     derivatives.yaml, entry asinh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(asinh, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(asinh, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["asinh"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["asinh"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.asinh(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AsinhBackward0((gradient_edge(self_),))
@@ -10601,17 +10601,17 @@ def asinh(self_=MISSING, **kwargs):
     return result
 
 
-def atanh(self_=MISSING, **kwargs):
+def atanh(self_=MISSING, *extra, **kwargs):
     """atanh(Tensor self) -> Tensor
 
     derivatives.yaml, entry atanh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(atanh, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(atanh, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["atanh"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["atanh"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.atanh(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AtanhBackward0((gradient_edge(self_),))
@@ -10624,17 +10624,17 @@ def atanh(self_=MISSING, **kwargs):
     return result
 
 
-def acosh_(self_=MISSING, **kwargs):
+def acosh_(self_=MISSING, *extra, **kwargs):
     """acosh_(Tensor(a!) self) -> Tensor(a!)
 
     derivatives.yaml, entry acosh_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(acosh_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(acosh_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["acosh_"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["acosh_"], (self_,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10647,17 +10647,17 @@ def acosh_(self_=MISSING, **kwargs):
     return self_
 
 
-def asinh_(self_=MISSING, **kwargs):
+def asinh_(self_=MISSING, *extra, **kwargs):
     """asinh_(Tensor(a!) self) -> Tensor(a!)
 
     derivatives.yaml, entry asinh_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(asinh_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(asinh_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["asinh_"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["asinh_"], (self_,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10670,17 +10670,17 @@ def asinh_(self_=MISSING, **kwargs):
     return self_
 
 
-def atanh_(self_=MISSING, **kwargs):
+def atanh_(self_=MISSING, *extra, **kwargs):
     """atanh_(Tensor(a!) self) -> Tensor(a!)
 
     derivatives.yaml, entry atanh_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(atanh_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(atanh_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["atanh_"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["atanh_"], (self_,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10693,17 +10693,17 @@ def atanh_(self_=MISSING, **kwargs):
     return self_
 
 
-def exp2(self_=MISSING, **kwargs):
+def exp2(self_=MISSING, *extra, **kwargs):
     """exp2(Tensor self) -> Tensor
 
     derivatives.yaml, entry exp2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(exp2, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(exp2, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["exp2"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["exp2"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.exp2(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10719,17 +10719,17 @@ def exp2(self_=MISSING, **kwargs):
     return result
 
 
-def exp2_(self_=MISSING, **kwargs):
+def exp2_(self_=MISSING, *extra, **kwargs):
     """In-place exp2(Tensor self) -> Tensor
 
     derivatives.yaml, entry exp2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(exp2_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(exp2_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["exp2"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["exp2"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10750,17 +10750,17 @@ def exp2_(self_=MISSING, **kwargs):
     return self_
 
 
-def erfc(self_=MISSING, **kwargs):
+def erfc(self_=MISSING, *extra, **kwargs):
     """erfc(Tensor self) -> Tensor
 
     derivatives.yaml, entry erfc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(erfc, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(erfc, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["erfc"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["erfc"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.erfc(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ErfcBackward0((gradient_edge(self_),))
@@ -10773,17 +10773,17 @@ def erfc(self_=MISSING, **kwargs):
     return result
 
 
-def erfc_(self_=MISSING, **kwargs):
+def erfc_(self_=MISSING, *extra, **kwargs):
     """In-place erfc(Tensor self) -> Tensor
 
     derivatives.yaml, entry erfc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(erfc_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(erfc_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["erfc"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["erfc"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10802,17 +10802,17 @@ def erfc_(self_=MISSING, **kwargs):
     return self_
 
 
-def erfinv(self_=MISSING, **kwargs):
+def erfinv(self_=MISSING, *extra, **kwargs):
     """erfinv(Tensor self) -> Tensor
 
     derivatives.yaml, entry erfinv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(erfinv, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(erfinv, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["erfinv"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["erfinv"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.erfinv(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ErfinvBackward0((gradient_edge(self_),))
@@ -10825,17 +10825,17 @@ def erfinv(self_=MISSING, **kwargs):
     return result
 
 
-def erfinv_(self_=MISSING, **kwargs):
+def erfinv_(self_=MISSING, *extra, **kwargs):
     """In-place erfinv(Tensor self) -> Tensor
 
     derivatives.yaml, entry erfinv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(erfinv_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(erfinv_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["erfinv"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["erfinv"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10854,17 +10854,17 @@ def erfinv_(self_=MISSING, **kwargs):
     return self_
 
 
-def lgamma(self_=MISSING, **kwargs):
+def lgamma(self_=MISSING, *extra, **kwargs):
     """lgamma(Tensor self) -> Tensor
 
     derivatives.yaml, entry lgamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lgamma, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(lgamma, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["lgamma"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["lgamma"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.lgamma(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LgammaBackward0((gradient_edge(self_),))
@@ -10877,17 +10877,17 @@ def lgamma(self_=MISSING, **kwargs):
     return result
 
 
-def lgamma_(self_=MISSING, **kwargs):
+def lgamma_(self_=MISSING, *extra, **kwargs):
     """In-place lgamma(Tensor self) -> Tensor
 
     derivatives.yaml, entry lgamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lgamma_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(lgamma_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["lgamma"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["lgamma"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10906,17 +10906,17 @@ def lgamma_(self_=MISSING, **kwargs):
     return self_
 
 
-def digamma(self_=MISSING, **kwargs):
+def digamma(self_=MISSING, *extra, **kwargs):
     """digamma(Tensor self) -> Tensor
 
     derivatives.yaml, entry digamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(digamma, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(digamma, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["digamma"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["digamma"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.digamma(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = DigammaBackward0((gradient_edge(self_),))
@@ -10929,17 +10929,17 @@ def digamma(self_=MISSING, **kwargs):
     return result
 
 
-def digamma_(self_=MISSING, **kwargs):
+def digamma_(self_=MISSING, *extra, **kwargs):
     """In-place digamma(Tensor self) -> Tensor
 
     derivatives.yaml, entry digamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(digamma_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(digamma_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["digamma"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["digamma"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -10958,17 +10958,17 @@ def digamma_(self_=MISSING, **kwargs):
     return self_
 
 
-def polygamma(n=MISSING, self_=MISSING, **kwargs):
+def polygamma(n=MISSING, self_=MISSING, *extra, **kwargs):
     """polygamma(int n, Tensor self) -> Tensor
 
     derivatives.yaml, entry polygamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(polygamma, (n, self_), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(polygamma, (n, self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or n is MISSING or kwargs:
-        n, self_ = _arguments.bind(OVERLOADS["polygamma"], (n, self_,), kwargs)
+    if not isinstance(self_, Tensor) or n is MISSING or kwargs or extra:
+        n, self_ = _arguments.bind(OVERLOADS["polygamma"], (n, self_,), kwargs, extra)
     result = recording.wrap(kernels.polygamma(n, recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = PolygammaBackward0((gradient_edge(self_),))
@@ -10982,17 +10982,17 @@ def polygamma(n=MISSING, self_=MISSING, **kwargs):
     return result
 
 
-def deg2rad(self_=MISSING, **kwargs):
+def deg2rad(self_=MISSING, *extra, **kwargs):
     """deg2rad(Tensor self) -> Tensor
 
     derivatives.yaml, entry deg2rad
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(deg2rad, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(deg2rad, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["deg2rad"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["deg2rad"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.deg2rad(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = Deg2RadBackward0((gradient_edge(self_),))
@@ -11004,17 +11004,17 @@ def deg2rad(self_=MISSING, **kwargs):
     return result
 
 
-def deg2rad_(self_=MISSING, **kwargs):
+def deg2rad_(self_=MISSING, *extra, **kwargs):
     """In-place deg2rad(Tensor self) -> Tensor
 
     derivatives.yaml, entry deg2rad
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(deg2rad_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(deg2rad_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["deg2rad"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["deg2rad"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -11032,17 +11032,17 @@ def deg2rad_(self_=MISSING, **kwargs):
     return self_
 
 
-def rad2deg(self_=MISSING, **kwargs):
+def rad2deg(self_=MISSING, *extra, **kwargs):
     """rad2deg(Tensor self) -> Tensor
 
     derivatives.yaml, entry rad2deg
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rad2deg, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(rad2deg, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["rad2deg"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["rad2deg"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.rad2deg(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = Rad2DegBackward0((gradient_edge(self_),))
@@ -11054,17 +11054,17 @@ def rad2deg(self_=MISSING, **kwargs):
     return result
 
 
-def rad2deg_(self_=MISSING, **kwargs):
+def rad2deg_(self_=MISSING, *extra, **kwargs):
     """In-place rad2deg(Tensor self) -> Tensor
 
     derivatives.yaml, entry rad2deg
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rad2deg_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(rad2deg_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["rad2deg"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["rad2deg"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -11082,17 +11082,17 @@ def rad2deg_(self_=MISSING, **kwargs):
     return self_
 
 
-def atan2(self_=MISSING, other=MISSING, **kwargs):
+def atan2(self_=MISSING, other=MISSING, *extra, **kwargs):
     """atan2(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry atan2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(atan2, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(atan2, (self_, other, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["atan2"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["atan2"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.atan2(recording.data(self_), recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = Atan2Backward0((gradient_edge(self_), gradient_edge(other)))
@@ -11106,17 +11106,17 @@ def atan2(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def atan2_(self_=MISSING, other=MISSING, **kwargs):
+def atan2_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place atan2(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry atan2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(atan2_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(atan2_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["atan2"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["atan2"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -11136,17 +11136,17 @@ def atan2_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def hypot(self_=MISSING, other=MISSING, **kwargs):
+def hypot(self_=MISSING, other=MISSING, *extra, **kwargs):
     """hypot(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry hypot
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hypot, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hypot, (self_, other, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["hypot"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["hypot"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.hypot(recording.data(self_), recording.data(other)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -11164,17 +11164,17 @@ def hypot(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def hypot_(self_=MISSING, other=MISSING, **kwargs):
+def hypot_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place hypot(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry hypot
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hypot_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(hypot_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["hypot"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["hypot"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -11197,17 +11197,17 @@ def hypot_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def logaddexp(self_=MISSING, other=MISSING, **kwargs):
+def logaddexp(self_=MISSING, other=MISSING, *extra, **kwargs):
     """logaddexp(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logaddexp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logaddexp, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logaddexp, (self_, other, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["logaddexp"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["logaddexp"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.logaddexp(recording.data(self_), recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = LogaddexpBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -11221,17 +11221,17 @@ def logaddexp(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def logaddexp2(self_=MISSING, other=MISSING, **kwargs):
+def logaddexp2(self_=MISSING, other=MISSING, *extra, **kwargs):
     """logaddexp2(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry logaddexp2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logaddexp2, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logaddexp2, (self_, other, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["logaddexp2"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["logaddexp2"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.logaddexp2(recording.data(self_), recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = Logaddexp2Backward0((gradient_edge(self_), gradient_edge(other)))
@@ -11245,17 +11245,17 @@ def logaddexp2(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def nextafter(self_=MISSING, other=MISSING, **kwargs):
+def nextafter(self_=MISSING, other=MISSING, *extra, **kwargs):
     """nextafter(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry nextafter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nextafter, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nextafter, (self_, other, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["nextafter"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["nextafter"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.nextafter(recording.data(self_), recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = NextafterBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -11269,17 +11269,17 @@ def nextafter(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def nextafter_(self_=MISSING, other=MISSING, **kwargs):
+def nextafter_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place nextafter(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry nextafter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nextafter_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(nextafter_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["nextafter"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["nextafter"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -11299,17 +11299,17 @@ def nextafter_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def ldexp_Tensor(self_=MISSING, other=MISSING, **kwargs):
+def ldexp_Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     """ldexp.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry ldexp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ldexp_Tensor, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(ldexp_Tensor, (self_, other, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["ldexp.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["ldexp.Tensor"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -11326,17 +11326,17 @@ def ldexp_Tensor(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def ldexp_Tensor_(self_=MISSING, other=MISSING, **kwargs):
+def ldexp_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place ldexp.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry ldexp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(ldexp_Tensor_, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(ldexp_Tensor_, (self_, other, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["ldexp.Tensor"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["ldexp.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -11358,17 +11358,17 @@ def ldexp_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def xlogy_Tensor(self_=MISSING, other=MISSING, **kwargs):
+def xlogy_Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     """xlogy.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry xlogy.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Tensor, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(xlogy_Tensor, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = XlogyBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -11382,17 +11382,17 @@ def xlogy_Tensor(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def xlogy_Tensor_(self_=MISSING, other=MISSING, **kwargs):
+def xlogy_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place xlogy.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry xlogy.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Tensor_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(xlogy_Tensor_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -11412,17 +11412,17 @@ def xlogy_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def special_xlog1py_default(self_=MISSING, other=MISSING, **kwargs):
+def special_xlog1py_default(self_=MISSING, other=MISSING, *extra, **kwargs):
     """special_xlog1py(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry special_xlog1py
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_xlog1py_default, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_xlog1py_default, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["special_xlog1py"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["special_xlog1py"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.special_xlog1py(recording.data(self_), recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = SpecialXlog1PyBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -11436,17 +11436,17 @@ def special_xlog1py_default(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def special_entr(self_=MISSING, **kwargs):
+def special_entr(self_=MISSING, *extra, **kwargs):
     """special_entr(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_entr
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_entr, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_entr, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_entr"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_entr"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_entr(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SpecialEntrBackward0((gradient_edge(self_),))
@@ -11459,17 +11459,17 @@ def special_entr(self_=MISSING, **kwargs):
     return result
 
 
-def special_erfcx(self_=MISSING, **kwargs):
+def special_erfcx(self_=MISSING, *extra, **kwargs):
     """special_erfcx(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_erfcx
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_erfcx, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_erfcx, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_erfcx"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_erfcx"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_erfcx(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -11486,17 +11486,17 @@ def special_erfcx(self_=MISSING, **kwargs):
     return result
 
 
-def special_ndtri(self_=MISSING, **kwargs):
+def special_ndtri(self_=MISSING, *extra, **kwargs):
     """special_ndtri(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_ndtri
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_ndtri, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_ndtri, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_ndtri"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_ndtri"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_ndtri(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -11512,17 +11512,17 @@ def special_ndtri(self_=MISSING, **kwargs):
     return result
 
 
-def special_log_ndtr(self_=MISSING, **kwargs):
+def special_log_ndtr(self_=MISSING, *extra, **kwargs):
     """special_log_ndtr(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_log_ndtr
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_log_ndtr, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_log_ndtr, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_log_ndtr"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_log_ndtr"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_log_ndtr(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -11539,17 +11539,17 @@ def special_log_ndtr(self_=MISSING, **kwargs):
     return result
 
 
-def fmax(self_=MISSING, other=MISSING, **kwargs):
+def fmax(self_=MISSING, other=MISSING, *extra, **kwargs):
     """fmax(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry fmax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fmax, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(fmax, (self_, other, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["fmax"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["fmax"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.fmax(recording.data(self_), recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = FmaxBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -11563,17 +11563,17 @@ def fmax(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def fmin(self_=MISSING, other=MISSING, **kwargs):
+def fmin(self_=MISSING, other=MISSING, *extra, **kwargs):
     """fmin(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry fmin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fmin, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(fmin, (self_, other, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["fmin"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["fmin"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.fmin(recording.data(self_), recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = FminBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -11587,17 +11587,17 @@ def fmin(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def mvlgamma(self_=MISSING, p=MISSING, **kwargs):
+def mvlgamma(self_=MISSING, p=MISSING, *extra, **kwargs):
     """mvlgamma(Tensor self, int p) -> Tensor
 
     derivatives.yaml, entry mvlgamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mvlgamma, (self_, p), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mvlgamma, (self_, p, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or p is MISSING or kwargs:
-        self_, p = _arguments.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs)
+    if not isinstance(self_, Tensor) or p is MISSING or kwargs or extra:
+        self_, p = _arguments.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs, extra)
     result = recording.wrap(kernels.mvlgamma(recording.data(self_), p))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MvlgammaBackward0((gradient_edge(self_),))
@@ -11611,17 +11611,17 @@ def mvlgamma(self_=MISSING, p=MISSING, **kwargs):
     return result
 
 
-def mvlgamma_(self_=MISSING, p=MISSING, **kwargs):
+def mvlgamma_(self_=MISSING, p=MISSING, *extra, **kwargs):
     """In-place mvlgamma(Tensor self, int p) -> Tensor
 
     derivatives.yaml, entry mvlgamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mvlgamma_, (self_, p), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(mvlgamma_, (self_, p, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or p is MISSING or kwargs:
-        self_, p = _arguments.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or p is MISSING or kwargs or extra:
+        self_, p = _arguments.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -11641,17 +11641,17 @@ def mvlgamma_(self_=MISSING, p=MISSING, **kwargs):
     return self_
 
 
-def sinc(self_=MISSING, **kwargs):
+def sinc(self_=MISSING, *extra, **kwargs):
     """sinc(Tensor self) -> Tensor
 
     derivatives.yaml, entry sinc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sinc, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sinc, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sinc"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sinc"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.sinc(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SincBackward0((gradient_edge(self_),))
@@ -11664,17 +11664,17 @@ def sinc(self_=MISSING, **kwargs):
     return result
 
 
-def sinc_(self_=MISSING, **kwargs):
+def sinc_(self_=MISSING, *extra, **kwargs):
     """In-place sinc(Tensor self) -> Tensor
 
     derivatives.yaml, entry sinc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sinc_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sinc_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sinc"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sinc"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -11693,17 +11693,17 @@ def sinc_(self_=MISSING, **kwargs):
     return self_
 
 
-def i0(self_=MISSING, *, out=None, **kwargs):
+def i0(self_=MISSING, *extra, out=None, **kwargs):
     """i0(Tensor self) -> Tensor
 
     derivatives.yaml, entry i0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(i0, (self_,), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(i0, (self_, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["i0"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["i0"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("i0", i0, (self_,), {}, out)
     result = recording.wrap(kernels.i0(recording.data(self_)))
@@ -11718,17 +11718,17 @@ def i0(self_=MISSING, *, out=None, **kwargs):
     return result
 
 
-def i0_(self_=MISSING, **kwargs):
+def i0_(self_=MISSING, *extra, **kwargs):
     """In-place i0(Tensor self) -> Tensor
 
     derivatives.yaml, entry i0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(i0_, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(i0_, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["i0"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["i0"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -11747,17 +11747,17 @@ def i0_(self_=MISSING, **kwargs):
     return self_
 
 
-def special_i0e(self_=MISSING, **kwargs):
+def special_i0e(self_=MISSING, *extra, **kwargs):
     """special_i0e(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_i0e
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_i0e, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_i0e, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_i0e"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_i0e"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_i0e(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -11774,17 +11774,17 @@ def special_i0e(self_=MISSING, **kwargs):
     return result
 
 
-def special_i1(self_=MISSING, **kwargs):
+def special_i1(self_=MISSING, *extra, **kwargs):
     """special_i1(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_i1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_i1, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_i1, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_i1"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_i1"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_i1(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -11801,17 +11801,17 @@ def special_i1(self_=MISSING, **kwargs):
     return result
 
 
-def special_i1e(self_=MISSING, **kwargs):
+def special_i1e(self_=MISSING, *extra, **kwargs):
     """special_i1e(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_i1e
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_i1e, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_i1e, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_i1e"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_i1e"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_i1e(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -11828,17 +11828,17 @@ def special_i1e(self_=MISSING, **kwargs):
     return result
 
 
-def igamma(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def igamma(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """igamma(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry igamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(igamma, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(igamma, (self_, other, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["igamma"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["igamma"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("igamma", igamma, (self_, other), {}, out)
     result = recording.wrap(kernels.igamma(recording.data(self_), recording.data(other)))
@@ -11852,17 +11852,17 @@ def igamma(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def igamma_(self_=MISSING, other=MISSING, **kwargs):
+def igamma_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place igamma(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry igamma
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(igamma_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(igamma_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["igamma"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["igamma"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -11877,17 +11877,17 @@ def igamma_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def igammac(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def igammac(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """igammac(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry igammac
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(igammac, (self_, other), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(igammac, (self_, other, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["igammac"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["igammac"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("igammac", igammac, (self_, other), {}, out)
     result = recording.wrap(kernels.igammac(recording.data(self_), recording.data(other)))
@@ -11901,17 +11901,17 @@ def igammac(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def igammac_(self_=MISSING, other=MISSING, **kwargs):
+def igammac_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place igammac(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry igammac
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(igammac_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(igammac_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["igammac"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["igammac"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -11926,17 +11926,17 @@ def igammac_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def special_zeta_default(self_=MISSING, other=MISSING, **kwargs):
+def special_zeta_default(self_=MISSING, other=MISSING, *extra, **kwargs):
     """special_zeta(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry special_zeta
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_zeta_default, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_zeta_default, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["special_zeta"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["special_zeta"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.special_zeta(recording.data(self_), recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = SpecialZetaBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -11948,17 +11948,17 @@ def special_zeta_default(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def special_zeta_self_scalar(self_=MISSING, other=MISSING, **kwargs):
+def special_zeta_self_scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     """special_zeta.self_scalar(Scalar self, Tensor other) -> Tensor
 
     derivatives.yaml, entry special_zeta.self_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_zeta_self_scalar, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_zeta_self_scalar, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["special_zeta.self_scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["special_zeta.self_scalar"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.special_zeta_self_scalar(self_, recording.data(other)))
     if _grad_state.enabled and (isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = SpecialZetaBackward1((gradient_edge(other),))
@@ -11972,17 +11972,17 @@ def special_zeta_self_scalar(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def special_zeta_other_scalar(self_=MISSING, other=MISSING, **kwargs):
+def special_zeta_other_scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     """special_zeta.other_scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry special_zeta.other_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_zeta_other_scalar, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_zeta_other_scalar, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["special_zeta.other_scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["special_zeta.other_scalar"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.special_zeta_other_scalar(recording.data(self_), other))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SpecialZetaBackward2((gradient_edge(self_),))
@@ -11992,17 +11992,17 @@ def special_zeta_other_scalar(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def logit(self_=MISSING, eps=None, *, out=None, **kwargs):
+def logit(self_=MISSING, eps=None, *extra, out=None, **kwargs):
     """logit(Tensor self, float? eps=None) -> Tensor
 
     derivatives.yaml, entry logit
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logit, (self_, eps), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logit, (self_, eps, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE) or kwargs:
-        self_, eps = _arguments.bind(OVERLOADS["logit"], (self_, eps,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE) or kwargs or extra:
+        self_, eps = _arguments.bind(OVERLOADS["logit"], (self_, eps,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logit", logit, (self_, eps), {}, out)
     result = recording.wrap(kernels.logit(recording.data(self_), eps))
@@ -12018,17 +12018,17 @@ def logit(self_=MISSING, eps=None, *, out=None, **kwargs):
     return result
 
 
-def logit_(self_=MISSING, eps=None, **kwargs):
+def logit_(self_=MISSING, eps=None, *extra, **kwargs):
     """In-place logit(Tensor self, float? eps=None) -> Tensor
 
     derivatives.yaml, entry logit
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logit_, (self_, eps), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logit_, (self_, eps, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE) or kwargs:
-        self_, eps = _arguments.bind(OVERLOADS["logit"], (self_, eps,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(eps, NUMBER_OR_NONE) or kwargs or extra:
+        self_, eps = _arguments.bind(OVERLOADS["logit"], (self_, eps,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -12048,17 +12048,17 @@ def logit_(self_=MISSING, eps=None, **kwargs):
     return self_
 
 
-def xlogy_Scalar_Self(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def xlogy_Scalar_Self(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor
 
     derivatives.yaml, entry xlogy.Scalar_Self
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Scalar_Self, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(xlogy_Scalar_Self, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["xlogy.Scalar_Self"], (self_, other,), kwargs)
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["xlogy.Scalar_Self"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("xlogy", xlogy_Scalar_Self, (self_, other), {}, out)
     result = recording.wrap(kernels.xlogy_Scalar_Self(self_, recording.data(other)))
@@ -12074,17 +12074,17 @@ def xlogy_Scalar_Self(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def xlogy_Scalar_Other(self_=MISSING, other=MISSING, *, out=None, **kwargs):
+def xlogy_Scalar_Other(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     """xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry xlogy.Scalar_Other
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Scalar_Other, (self_, other), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(xlogy_Scalar_Other, (self_, other, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["xlogy.Scalar_Other"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["xlogy.Scalar_Other"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("xlogy", xlogy_Scalar_Other, (self_, other), {}, out)
     result = recording.wrap(kernels.xlogy_Scalar_Other(recording.data(self_), other))
@@ -12100,17 +12100,17 @@ def xlogy_Scalar_Other(self_=MISSING, other=MISSING, *, out=None, **kwargs):
     return result
 
 
-def xlogy_Scalar_Other_(self_=MISSING, other=MISSING, **kwargs):
+def xlogy_Scalar_Other_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry xlogy.Scalar_Other
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(xlogy_Scalar_Other_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(xlogy_Scalar_Other_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["xlogy.Scalar_Other"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["xlogy.Scalar_Other"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -12130,17 +12130,17 @@ def xlogy_Scalar_Other_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def special_xlog1py_self_scalar(self_=MISSING, other=MISSING, **kwargs):
+def special_xlog1py_self_scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     """special_xlog1py.self_scalar(Scalar self, Tensor other) -> Tensor
 
     derivatives.yaml, entry special_xlog1py.self_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_xlog1py_self_scalar, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_xlog1py_self_scalar, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["special_xlog1py.self_scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["special_xlog1py.self_scalar"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.special_xlog1py_self_scalar(self_, recording.data(other)))
     if _grad_state.enabled and (isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = SpecialXlog1PyBackward1((gradient_edge(other),))
@@ -12154,17 +12154,17 @@ def special_xlog1py_self_scalar(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def special_xlog1py_other_scalar(self_=MISSING, other=MISSING, **kwargs):
+def special_xlog1py_other_scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     """special_xlog1py.other_scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry special_xlog1py.other_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_xlog1py_other_scalar, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_xlog1py_other_scalar, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["special_xlog1py.other_scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["special_xlog1py.other_scalar"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.special_xlog1py_other_scalar(recording.data(self_), other))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SpecialXlog1PyBackward2((gradient_edge(self_),))
@@ -12178,17 +12178,17 @@ def special_xlog1py_other_scalar(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def nan_to_num(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
+def nan_to_num(self_=MISSING, nan=None, posinf=None, neginf=None, *extra, **kwargs):
     """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
 
     derivatives.yaml, entry nan_to_num
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nan_to_num, (self_, nan, posinf, neginf), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nan_to_num, (self_, nan, posinf, neginf, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs:
-        self_, nan, posinf, neginf = _arguments.bind(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs or extra:
+        self_, nan, posinf, neginf = _arguments.bind(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), kwargs, extra)
     result = recording.wrap(kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NanToNumBackward0((gradient_edge(self_),))
@@ -12201,17 +12201,17 @@ def nan_to_num(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
     return result
 
 
-def nan_to_num_(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
+def nan_to_num_(self_=MISSING, nan=None, posinf=None, neginf=None, *extra, **kwargs):
     """In-place nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor
 
     derivatives.yaml, entry nan_to_num
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nan_to_num_, (self_, nan, posinf, neginf), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nan_to_num_, (self_, nan, posinf, neginf, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs:
-        self_, nan, posinf, neginf = _arguments.bind(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs or extra:
+        self_, nan, posinf, neginf = _arguments.bind(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -12230,737 +12230,737 @@ def nan_to_num_(self_=MISSING, nan=None, posinf=None, neginf=None, **kwargs):
     return self_
 
 
-def special_airy_ai(x=MISSING, **kwargs):
+def special_airy_ai(x=MISSING, *extra, **kwargs):
     """special_airy_ai(Tensor x) -> Tensor
 
     derivatives.yaml, entry special_airy_ai
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_airy_ai, (x,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_airy_ai, (x, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or kwargs:
-        (x,) = _arguments.bind(OVERLOADS["special_airy_ai"], (x,), kwargs)
+    if not isinstance(x, Tensor) or kwargs or extra:
+        (x,) = _arguments.bind(OVERLOADS["special_airy_ai"], (x,), kwargs, extra)
     result = recording.wrap(kernels.special_airy_ai(recording.data(x)))
     return result
 
 
-def special_bessel_j0(self_=MISSING, **kwargs):
+def special_bessel_j0(self_=MISSING, *extra, **kwargs):
     """special_bessel_j0(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_bessel_j0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_bessel_j0, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_bessel_j0, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_bessel_j0"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_bessel_j0"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_bessel_j0(recording.data(self_)))
     return result
 
 
-def special_bessel_j1(self_=MISSING, **kwargs):
+def special_bessel_j1(self_=MISSING, *extra, **kwargs):
     """special_bessel_j1(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_bessel_j1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_bessel_j1, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_bessel_j1, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_bessel_j1"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_bessel_j1"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_bessel_j1(recording.data(self_)))
     return result
 
 
-def special_bessel_y0(self_=MISSING, **kwargs):
+def special_bessel_y0(self_=MISSING, *extra, **kwargs):
     """special_bessel_y0(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_bessel_y0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_bessel_y0, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_bessel_y0, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_bessel_y0"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_bessel_y0"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_bessel_y0(recording.data(self_)))
     return result
 
 
-def special_bessel_y1(self_=MISSING, **kwargs):
+def special_bessel_y1(self_=MISSING, *extra, **kwargs):
     """special_bessel_y1(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_bessel_y1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_bessel_y1, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_bessel_y1, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_bessel_y1"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_bessel_y1"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_bessel_y1(recording.data(self_)))
     return result
 
 
-def special_modified_bessel_i0(self_=MISSING, **kwargs):
+def special_modified_bessel_i0(self_=MISSING, *extra, **kwargs):
     """special_modified_bessel_i0(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_modified_bessel_i0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_modified_bessel_i0, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_modified_bessel_i0, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_i0"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_i0"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_modified_bessel_i0(recording.data(self_)))
     return result
 
 
-def special_modified_bessel_i1(self_=MISSING, **kwargs):
+def special_modified_bessel_i1(self_=MISSING, *extra, **kwargs):
     """special_modified_bessel_i1(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_modified_bessel_i1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_modified_bessel_i1, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_modified_bessel_i1, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_i1"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_i1"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_modified_bessel_i1(recording.data(self_)))
     return result
 
 
-def special_modified_bessel_k0(self_=MISSING, **kwargs):
+def special_modified_bessel_k0(self_=MISSING, *extra, **kwargs):
     """special_modified_bessel_k0(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_modified_bessel_k0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_modified_bessel_k0, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_modified_bessel_k0, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_k0"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_k0"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_modified_bessel_k0(recording.data(self_)))
     return result
 
 
-def special_modified_bessel_k1(self_=MISSING, **kwargs):
+def special_modified_bessel_k1(self_=MISSING, *extra, **kwargs):
     """special_modified_bessel_k1(Tensor self) -> Tensor
 
     derivatives.yaml, entry special_modified_bessel_k1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_modified_bessel_k1, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_modified_bessel_k1, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_k1"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_k1"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.special_modified_bessel_k1(recording.data(self_)))
     return result
 
 
-def special_scaled_modified_bessel_k0(x=MISSING, **kwargs):
+def special_scaled_modified_bessel_k0(x=MISSING, *extra, **kwargs):
     """special_scaled_modified_bessel_k0(Tensor x) -> Tensor
 
     derivatives.yaml, entry special_scaled_modified_bessel_k0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_scaled_modified_bessel_k0, (x,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_scaled_modified_bessel_k0, (x, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or kwargs:
-        (x,) = _arguments.bind(OVERLOADS["special_scaled_modified_bessel_k0"], (x,), kwargs)
+    if not isinstance(x, Tensor) or kwargs or extra:
+        (x,) = _arguments.bind(OVERLOADS["special_scaled_modified_bessel_k0"], (x,), kwargs, extra)
     result = recording.wrap(kernels.special_scaled_modified_bessel_k0(recording.data(x)))
     return result
 
 
-def special_scaled_modified_bessel_k1(x=MISSING, **kwargs):
+def special_scaled_modified_bessel_k1(x=MISSING, *extra, **kwargs):
     """special_scaled_modified_bessel_k1(Tensor x) -> Tensor
 
     derivatives.yaml, entry special_scaled_modified_bessel_k1
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_scaled_modified_bessel_k1, (x,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_scaled_modified_bessel_k1, (x, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or kwargs:
-        (x,) = _arguments.bind(OVERLOADS["special_scaled_modified_bessel_k1"], (x,), kwargs)
+    if not isinstance(x, Tensor) or kwargs or extra:
+        (x,) = _arguments.bind(OVERLOADS["special_scaled_modified_bessel_k1"], (x,), kwargs, extra)
     result = recording.wrap(kernels.special_scaled_modified_bessel_k1(recording.data(x)))
     return result
 
 
-def special_spherical_bessel_j0(x=MISSING, **kwargs):
+def special_spherical_bessel_j0(x=MISSING, *extra, **kwargs):
     """special_spherical_bessel_j0(Tensor x) -> Tensor
 
     derivatives.yaml, entry special_spherical_bessel_j0
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_spherical_bessel_j0, (x,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(special_spherical_bessel_j0, (x, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or kwargs:
-        (x,) = _arguments.bind(OVERLOADS["special_spherical_bessel_j0"], (x,), kwargs)
+    if not isinstance(x, Tensor) or kwargs or extra:
+        (x,) = _arguments.bind(OVERLOADS["special_spherical_bessel_j0"], (x,), kwargs, extra)
     result = recording.wrap(kernels.special_spherical_bessel_j0(recording.data(x)))
     return result
 
 
-def special_chebyshev_polynomial_t_default(x=MISSING, n=MISSING, **kwargs):
+def special_chebyshev_polynomial_t_default(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_chebyshev_polynomial_t
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_t_default, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_default, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_t"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_t"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
     return result
 
 
-def special_chebyshev_polynomial_t_x_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_chebyshev_polynomial_t_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_chebyshev_polynomial_t.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_t_x_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_x_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_t.x_scalar"], (x, n,), kwargs)
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_t.x_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
     return result
 
 
-def special_chebyshev_polynomial_t_n_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_chebyshev_polynomial_t_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
 
     derivatives.yaml, entry special_chebyshev_polynomial_t.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_t_n_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_t_n_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_t.n_scalar"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_t.n_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
     return result
 
 
-def special_chebyshev_polynomial_u_default(x=MISSING, n=MISSING, **kwargs):
+def special_chebyshev_polynomial_u_default(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_chebyshev_polynomial_u
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_u_default, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_default, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_u"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_u"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
     return result
 
 
-def special_chebyshev_polynomial_u_x_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_chebyshev_polynomial_u_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_chebyshev_polynomial_u.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_u_x_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_x_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_u.x_scalar"], (x, n,), kwargs)
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_u.x_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
     return result
 
 
-def special_chebyshev_polynomial_u_n_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_chebyshev_polynomial_u_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
 
     derivatives.yaml, entry special_chebyshev_polynomial_u.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_u_n_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_u_n_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_u.n_scalar"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_u.n_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
     return result
 
 
-def special_chebyshev_polynomial_v_default(x=MISSING, n=MISSING, **kwargs):
+def special_chebyshev_polynomial_v_default(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_chebyshev_polynomial_v
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_v_default, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_default, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_v"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_v"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
     return result
 
 
-def special_chebyshev_polynomial_v_x_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_chebyshev_polynomial_v_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_chebyshev_polynomial_v.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_v_x_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_x_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_v.x_scalar"], (x, n,), kwargs)
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_v.x_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
     return result
 
 
-def special_chebyshev_polynomial_v_n_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_chebyshev_polynomial_v_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
 
     derivatives.yaml, entry special_chebyshev_polynomial_v.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_v_n_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_v_n_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_v.n_scalar"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_v.n_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
     return result
 
 
-def special_chebyshev_polynomial_w_default(x=MISSING, n=MISSING, **kwargs):
+def special_chebyshev_polynomial_w_default(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_chebyshev_polynomial_w
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_w_default, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_default, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_w"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_w"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
     return result
 
 
-def special_chebyshev_polynomial_w_x_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_chebyshev_polynomial_w_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_chebyshev_polynomial_w.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_w_x_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_x_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_w.x_scalar"], (x, n,), kwargs)
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_w.x_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
     return result
 
 
-def special_chebyshev_polynomial_w_n_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_chebyshev_polynomial_w_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
 
     derivatives.yaml, entry special_chebyshev_polynomial_w.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_chebyshev_polynomial_w_n_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_chebyshev_polynomial_w_n_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_w.n_scalar"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_w.n_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
     return result
 
 
-def special_hermite_polynomial_h_default(x=MISSING, n=MISSING, **kwargs):
+def special_hermite_polynomial_h_default(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_hermite_polynomial_h(Tensor x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_hermite_polynomial_h
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_hermite_polynomial_h_default, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_hermite_polynomial_h_default, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_h"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_h"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_hermite_polynomial_h(recording.data(x), recording.data(n)))
     return result
 
 
-def special_hermite_polynomial_h_x_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_hermite_polynomial_h_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_hermite_polynomial_h.x_scalar(Scalar x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_hermite_polynomial_h.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_hermite_polynomial_h_x_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_hermite_polynomial_h_x_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_h.x_scalar"], (x, n,), kwargs)
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_h.x_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_hermite_polynomial_h_x_scalar(x, recording.data(n)))
     return result
 
 
-def special_hermite_polynomial_h_n_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_hermite_polynomial_h_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_hermite_polynomial_h.n_scalar(Tensor x, Scalar n) -> Tensor
 
     derivatives.yaml, entry special_hermite_polynomial_h.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_hermite_polynomial_h_n_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_hermite_polynomial_h_n_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_h.n_scalar"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_h.n_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_hermite_polynomial_h_n_scalar(recording.data(x), n))
     return result
 
 
-def special_hermite_polynomial_he_default(x=MISSING, n=MISSING, **kwargs):
+def special_hermite_polynomial_he_default(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_hermite_polynomial_he(Tensor x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_hermite_polynomial_he
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_hermite_polynomial_he_default, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_hermite_polynomial_he_default, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_he"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_he"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_hermite_polynomial_he(recording.data(x), recording.data(n)))
     return result
 
 
-def special_hermite_polynomial_he_x_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_hermite_polynomial_he_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_hermite_polynomial_he.x_scalar(Scalar x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_hermite_polynomial_he.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_hermite_polynomial_he_x_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_hermite_polynomial_he_x_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_he.x_scalar"], (x, n,), kwargs)
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_he.x_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_hermite_polynomial_he_x_scalar(x, recording.data(n)))
     return result
 
 
-def special_hermite_polynomial_he_n_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_hermite_polynomial_he_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_hermite_polynomial_he.n_scalar(Tensor x, Scalar n) -> Tensor
 
     derivatives.yaml, entry special_hermite_polynomial_he.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_hermite_polynomial_he_n_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_hermite_polynomial_he_n_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_he.n_scalar"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_he.n_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_hermite_polynomial_he_n_scalar(recording.data(x), n))
     return result
 
 
-def special_laguerre_polynomial_l_default(x=MISSING, n=MISSING, **kwargs):
+def special_laguerre_polynomial_l_default(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_laguerre_polynomial_l(Tensor x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_laguerre_polynomial_l
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_laguerre_polynomial_l_default, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_default, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_laguerre_polynomial_l"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_laguerre_polynomial_l"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_laguerre_polynomial_l(recording.data(x), recording.data(n)))
     return result
 
 
-def special_laguerre_polynomial_l_x_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_laguerre_polynomial_l_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_laguerre_polynomial_l.x_scalar(Scalar x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_laguerre_polynomial_l.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_laguerre_polynomial_l_x_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_x_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_laguerre_polynomial_l.x_scalar"], (x, n,), kwargs)
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_laguerre_polynomial_l.x_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_laguerre_polynomial_l_x_scalar(x, recording.data(n)))
     return result
 
 
-def special_laguerre_polynomial_l_n_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_laguerre_polynomial_l_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_laguerre_polynomial_l.n_scalar(Tensor x, Scalar n) -> Tensor
 
     derivatives.yaml, entry special_laguerre_polynomial_l.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_laguerre_polynomial_l_n_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_laguerre_polynomial_l_n_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_laguerre_polynomial_l.n_scalar"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_laguerre_polynomial_l.n_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_laguerre_polynomial_l_n_scalar(recording.data(x), n))
     return result
 
 
-def special_legendre_polynomial_p_default(x=MISSING, n=MISSING, **kwargs):
+def special_legendre_polynomial_p_default(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_legendre_polynomial_p(Tensor x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_legendre_polynomial_p
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_legendre_polynomial_p_default, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_legendre_polynomial_p_default, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_legendre_polynomial_p"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_legendre_polynomial_p"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_legendre_polynomial_p(recording.data(x), recording.data(n)))
     return result
 
 
-def special_legendre_polynomial_p_x_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_legendre_polynomial_p_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_legendre_polynomial_p.x_scalar(Scalar x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_legendre_polynomial_p.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_legendre_polynomial_p_x_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_legendre_polynomial_p_x_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_legendre_polynomial_p.x_scalar"], (x, n,), kwargs)
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_legendre_polynomial_p.x_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_legendre_polynomial_p_x_scalar(x, recording.data(n)))
     return result
 
 
-def special_legendre_polynomial_p_n_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_legendre_polynomial_p_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_legendre_polynomial_p.n_scalar(Tensor x, Scalar n) -> Tensor
 
     derivatives.yaml, entry special_legendre_polynomial_p.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_legendre_polynomial_p_n_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_legendre_polynomial_p_n_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_legendre_polynomial_p.n_scalar"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_legendre_polynomial_p.n_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_legendre_polynomial_p_n_scalar(recording.data(x), n))
     return result
 
 
-def special_shifted_chebyshev_polynomial_t_default(x=MISSING, n=MISSING, **kwargs):
+def special_shifted_chebyshev_polynomial_t_default(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_shifted_chebyshev_polynomial_t(Tensor x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_t
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_default, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_default, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_t"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_t"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
     return result
 
 
-def special_shifted_chebyshev_polynomial_t_x_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_shifted_chebyshev_polynomial_t_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_shifted_chebyshev_polynomial_t.x_scalar(Scalar x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_x_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_x_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"], (x, n,), kwargs)
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
     return result
 
 
-def special_shifted_chebyshev_polynomial_t_n_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_shifted_chebyshev_polynomial_t_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_shifted_chebyshev_polynomial_t.n_scalar(Tensor x, Scalar n) -> Tensor
 
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_t.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_n_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_t_n_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
     return result
 
 
-def special_shifted_chebyshev_polynomial_u_default(x=MISSING, n=MISSING, **kwargs):
+def special_shifted_chebyshev_polynomial_u_default(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_shifted_chebyshev_polynomial_u(Tensor x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_u
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_default, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_default, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_u"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_u"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
     return result
 
 
-def special_shifted_chebyshev_polynomial_u_x_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_shifted_chebyshev_polynomial_u_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_shifted_chebyshev_polynomial_u.x_scalar(Scalar x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_x_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_x_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"], (x, n,), kwargs)
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
     return result
 
 
-def special_shifted_chebyshev_polynomial_u_n_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_shifted_chebyshev_polynomial_u_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_shifted_chebyshev_polynomial_u.n_scalar(Tensor x, Scalar n) -> Tensor
 
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_u.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_n_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_u_n_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
     return result
 
 
-def special_shifted_chebyshev_polynomial_v_default(x=MISSING, n=MISSING, **kwargs):
+def special_shifted_chebyshev_polynomial_v_default(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_shifted_chebyshev_polynomial_v(Tensor x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_v
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_default, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_default, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_v"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_v"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
     return result
 
 
-def special_shifted_chebyshev_polynomial_v_x_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_shifted_chebyshev_polynomial_v_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_shifted_chebyshev_polynomial_v.x_scalar(Scalar x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_x_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_x_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"], (x, n,), kwargs)
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
     return result
 
 
-def special_shifted_chebyshev_polynomial_v_n_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_shifted_chebyshev_polynomial_v_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_shifted_chebyshev_polynomial_v.n_scalar(Tensor x, Scalar n) -> Tensor
 
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_v.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_n_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_v_n_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
     return result
 
 
-def special_shifted_chebyshev_polynomial_w_default(x=MISSING, n=MISSING, **kwargs):
+def special_shifted_chebyshev_polynomial_w_default(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_shifted_chebyshev_polynomial_w(Tensor x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_w
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_default, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_default, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_w"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_w"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
     return result
 
 
-def special_shifted_chebyshev_polynomial_w_x_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_shifted_chebyshev_polynomial_w_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_shifted_chebyshev_polynomial_w.x_scalar(Scalar x, Tensor n) -> Tensor
 
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.x_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_x_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_x_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"], (x, n,), kwargs)
+    if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
     return result
 
 
-def special_shifted_chebyshev_polynomial_w_n_scalar(x=MISSING, n=MISSING, **kwargs):
+def special_shifted_chebyshev_polynomial_w_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs):
     """special_shifted_chebyshev_polynomial_w.n_scalar(Tensor x, Scalar n) -> Tensor
 
     derivatives.yaml, entry special_shifted_chebyshev_polynomial_w.n_scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_n_scalar, (x, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(special_shifted_chebyshev_polynomial_w_n_scalar, (x, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs:
-        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"], (x, n,), kwargs)
+    if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
+        x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"], (x, n,), kwargs, extra)
     result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
     return result
 
 
-def diagonal(self_=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
+def diagonal(self_=MISSING, offset=0, dim1=0, dim2=1, *extra, **kwargs):
     """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)
 
     derivatives.yaml, entry diagonal
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(diagonal, (self_, offset, dim1, dim2), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(diagonal, (self_, offset, dim1, dim2, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal"], (self_, offset, dim1, dim2,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal"], (self_, offset, dim1, dim2,), kwargs, extra)
     result = recording.as_view(self_, kernels.diagonal(recording.data(self_), offset, dim1, dim2))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = DiagonalBackward0((gradient_edge(self_),))
@@ -12976,17 +12976,17 @@ def diagonal(self_=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
     return result
 
 
-def diagonal_backward(grad_output=MISSING, input_sizes=MISSING, offset=MISSING, dim1=MISSING, dim2=MISSING, **kwargs):
+def diagonal_backward(grad_output=MISSING, input_sizes=MISSING, offset=MISSING, dim1=MISSING, dim2=MISSING, *extra, **kwargs):
     """diagonal_backward(Tensor grad_output, SymInt[] input_sizes, int offset, int dim1, int dim2) -> Tensor
 
     derivatives.yaml, entry diagonal_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(diagonal_backward, (grad_output, input_sizes, offset, dim1, dim2, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or input_sizes is MISSING or offset is MISSING or dim1 is MISSING or dim2 is MISSING or kwargs:
-        grad_output, input_sizes, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_backward"], (grad_output, input_sizes, offset, dim1, dim2,), kwargs)
+    if not isinstance(grad_output, Tensor) or input_sizes is MISSING or offset is MISSING or dim1 is MISSING or dim2 is MISSING or kwargs or extra:
+        grad_output, input_sizes, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_backward"], (grad_output, input_sizes, offset, dim1, dim2,), kwargs, extra)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.diagonal_backward(recording.data(grad_output), input_sizes, offset, dim1, dim2))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
@@ -13002,17 +13002,17 @@ def diagonal_backward(grad_output=MISSING, input_sizes=MISSING, offset=MISSING, 
     return result
 
 
-def diag_embed(self_=MISSING, offset=0, dim1=-2, dim2=-1, **kwargs):
+def diag_embed(self_=MISSING, offset=0, dim1=-2, dim2=-1, *extra, **kwargs):
     """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor
 
     derivatives.yaml, entry diag_embed
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(diag_embed, (self_, offset, dim1, dim2), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(diag_embed, (self_, offset, dim1, dim2, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diag_embed"], (self_, offset, dim1, dim2,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diag_embed"], (self_, offset, dim1, dim2,), kwargs, extra)
     result = recording.wrap(kernels.diag_embed(recording.data(self_), offset, dim1, dim2))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = DiagEmbedBackward0((gradient_edge(self_),))
@@ -13027,17 +13027,17 @@ def diag_embed(self_=MISSING, offset=0, dim1=-2, dim2=-1, **kwargs):
     return result
 
 
-def diagonal_scatter(self_=MISSING, src=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
+def diagonal_scatter(self_=MISSING, src=MISSING, offset=0, dim1=0, dim2=1, *extra, **kwargs):
     """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor
 
     derivatives.yaml, entry diagonal_scatter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(diagonal_scatter, (self_, src, offset, dim1, dim2), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(diagonal_scatter, (self_, src, offset, dim1, dim2, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
-        self_, src, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_scatter"], (self_, src, offset, dim1, dim2,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs or extra:
+        self_, src, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_scatter"], (self_, src, offset, dim1, dim2,), kwargs, extra)
     result = recording.wrap(kernels.diagonal_scatter(recording.data(self_), recording.data(src), offset, dim1, dim2))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
         grad_fn = DiagonalScatterBackward0((gradient_edge(self_), gradient_edge(src)))
@@ -13053,17 +13053,17 @@ def diagonal_scatter(self_=MISSING, src=MISSING, offset=0, dim1=0, dim2=1, **kwa
     return result
 
 
-def trace(self_=MISSING, **kwargs):
+def trace(self_=MISSING, *extra, **kwargs):
     """trace(Tensor self) -> Tensor
 
     derivatives.yaml, entry trace
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(trace, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(trace, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["trace"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["trace"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.trace(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = TraceBackward0((gradient_edge(self_),))
@@ -13076,17 +13076,17 @@ def trace(self_=MISSING, **kwargs):
     return result
 
 
-def rot90(self_=MISSING, k=1, dims=(0, 1), **kwargs):
+def rot90(self_=MISSING, k=1, dims=(0, 1), *extra, **kwargs):
     """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor
 
     derivatives.yaml, entry rot90
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(rot90, (self_, k, dims), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(rot90, (self_, k, dims, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, k, dims = _arguments.bind(OVERLOADS["rot90"], (self_, k, dims,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, k, dims = _arguments.bind(OVERLOADS["rot90"], (self_, k, dims,), kwargs, extra)
     dims = recording.int_tuple(dims)
     result = recording.wrap(kernels.rot90(recording.data(self_), k, dims))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -13101,17 +13101,17 @@ def rot90(self_=MISSING, k=1, dims=(0, 1), **kwargs):
     return result
 
 
-def unfold(self_=MISSING, dimension=MISSING, size=MISSING, step=MISSING, **kwargs):
+def unfold(self_=MISSING, dimension=MISSING, size=MISSING, step=MISSING, *extra, **kwargs):
     """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)
 
     derivatives.yaml, entry unfold
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unfold, (self_, dimension, size, step), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(unfold, (self_, dimension, size, step, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dimension is MISSING or size is MISSING or step is MISSING or kwargs:
-        self_, dimension, size, step = _arguments.bind(OVERLOADS["unfold"], (self_, dimension, size, step,), kwargs)
+    if not isinstance(self_, Tensor) or dimension is MISSING or size is MISSING or step is MISSING or kwargs or extra:
+        self_, dimension, size, step = _arguments.bind(OVERLOADS["unfold"], (self_, dimension, size, step,), kwargs, extra)
     result = recording.as_view(self_, kernels.unfold(recording.data(self_), dimension, size, step))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnfoldBackward0((gradient_edge(self_),))
@@ -13127,17 +13127,17 @@ def unfold(self_=MISSING, dimension=MISSING, size=MISSING, step=MISSING, **kwarg
     return result
 
 
-def unfold_backward(grad_in=MISSING, input_sizes=MISSING, dim=MISSING, size=MISSING, step=MISSING, **kwargs):
+def unfold_backward(grad_in=MISSING, input_sizes=MISSING, dim=MISSING, size=MISSING, step=MISSING, *extra, **kwargs):
     """unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor
 
     derivatives.yaml, entry unfold_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unfold_backward, (grad_in, input_sizes, dim, size, step), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(unfold_backward, (grad_in, input_sizes, dim, size, step, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_in, Tensor) or input_sizes is MISSING or dim is MISSING or size is MISSING or step is MISSING or kwargs:
-        grad_in, input_sizes, dim, size, step = _arguments.bind(OVERLOADS["unfold_backward"], (grad_in, input_sizes, dim, size, step,), kwargs)
+    if not isinstance(grad_in, Tensor) or input_sizes is MISSING or dim is MISSING or size is MISSING or step is MISSING or kwargs or extra:
+        grad_in, input_sizes, dim, size, step = _arguments.bind(OVERLOADS["unfold_backward"], (grad_in, input_sizes, dim, size, step,), kwargs, extra)
     input_sizes = recording.int_tuple(input_sizes)
     result = recording.wrap(kernels.unfold_backward(recording.data(grad_in), input_sizes, dim, size, step))
     if _grad_state.enabled and (isinstance(grad_in, Tensor) and (grad_in._requires_grad or grad_in.grad_fn is not None)):
@@ -13153,17 +13153,17 @@ def unfold_backward(grad_in=MISSING, input_sizes=MISSING, dim=MISSING, size=MISS
     return result
 
 
-def narrow_copy(self_=MISSING, dim=MISSING, start=MISSING, length=MISSING, *, out=None, **kwargs):
+def narrow_copy(self_=MISSING, dim=MISSING, start=MISSING, length=MISSING, *extra, out=None, **kwargs):
     """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor
 
     derivatives.yaml, entry narrow_copy
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(narrow_copy, (self_, dim, start, length), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(narrow_copy, (self_, dim, start, length, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or start is MISSING or length is MISSING or kwargs:
-        self_, dim, start, length = _arguments.bind(OVERLOADS["narrow_copy"], (self_, dim, start, length,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or start is MISSING or length is MISSING or kwargs or extra:
+        self_, dim, start, length = _arguments.bind(OVERLOADS["narrow_copy"], (self_, dim, start, length,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("narrow_copy", narrow_copy, (self_, dim, start, length), {}, out, dtype_rule="expected_true")
     result = recording.wrap(kernels.narrow_copy(recording.data(self_), dim, start, length))
@@ -13181,17 +13181,17 @@ def narrow_copy(self_=MISSING, dim=MISSING, start=MISSING, length=MISSING, *, ou
     return result
 
 
-def select_scatter(self_=MISSING, src=MISSING, dim=MISSING, index=MISSING, **kwargs):
+def select_scatter(self_=MISSING, src=MISSING, dim=MISSING, index=MISSING, *extra, **kwargs):
     """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor
 
     derivatives.yaml, entry select_scatter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(select_scatter, (self_, src, dim, index), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(select_scatter, (self_, src, dim, index, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or dim is MISSING or index is MISSING or kwargs:
-        self_, src, dim, index = _arguments.bind(OVERLOADS["select_scatter"], (self_, src, dim, index,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or dim is MISSING or index is MISSING or kwargs or extra:
+        self_, src, dim, index = _arguments.bind(OVERLOADS["select_scatter"], (self_, src, dim, index,), kwargs, extra)
     result = recording.wrap(kernels.select_scatter(recording.data(self_), recording.data(src), dim, index))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
         grad_fn = SelectScatterBackward0((gradient_edge(self_), gradient_edge(src)))
@@ -13206,17 +13206,17 @@ def select_scatter(self_=MISSING, src=MISSING, dim=MISSING, index=MISSING, **kwa
     return result
 
 
-def slice_scatter(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=1, *, out=None, **kwargs):
+def slice_scatter(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=1, *extra, out=None, **kwargs):
     """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor
 
     derivatives.yaml, entry slice_scatter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(slice_scatter, (self_, src, dim, start, end, step), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(slice_scatter, (self_, src, dim, start, end, step, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
-        self_, src, dim, start, end, step = _arguments.bind(OVERLOADS["slice_scatter"], (self_, src, dim, start, end, step,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs or extra:
+        self_, src, dim, start, end, step = _arguments.bind(OVERLOADS["slice_scatter"], (self_, src, dim, start, end, step,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("slice_scatter", slice_scatter, (self_, src, dim, start, end, step), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.slice_scatter(recording.data(self_), recording.data(src), dim, start, end, step))
@@ -13235,17 +13235,17 @@ def slice_scatter(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=
     return result
 
 
-def t_(self_=MISSING, **kwargs):
+def t_(self_=MISSING, *extra, **kwargs):
     """t_(Tensor(a!) self) -> Tensor(a!)
 
     derivatives.yaml, entry t_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(t_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(t_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["t_"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["t_"], (self_,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -13263,17 +13263,17 @@ def t_(self_=MISSING, **kwargs):
     return self_
 
 
-def transpose_(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
+def transpose_(self_=MISSING, dim0=MISSING, dim1=MISSING, *extra, **kwargs):
     """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)
 
     derivatives.yaml, entry transpose_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(transpose_, (self_, dim0, dim1), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(transpose_, (self_, dim0, dim1, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs:
-        self_, dim0, dim1 = _arguments.bind(OVERLOADS["transpose_"], (self_, dim0, dim1,), kwargs)
+    if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs or extra:
+        self_, dim0, dim1 = _arguments.bind(OVERLOADS["transpose_"], (self_, dim0, dim1,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -13293,17 +13293,17 @@ def transpose_(self_=MISSING, dim0=MISSING, dim1=MISSING, **kwargs):
     return self_
 
 
-def unsqueeze_(self_=MISSING, dim=MISSING, **kwargs):
+def unsqueeze_(self_=MISSING, dim=MISSING, *extra, **kwargs):
     """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)
 
     derivatives.yaml, entry unsqueeze_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unsqueeze_, (self_, dim), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(unsqueeze_, (self_, dim, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["unsqueeze_"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["unsqueeze_"], (self_, dim,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -13322,17 +13322,17 @@ def unsqueeze_(self_=MISSING, dim=MISSING, **kwargs):
     return self_
 
 
-def _reshape_copy(self_=MISSING, size=MISSING, **kwargs):
+def _reshape_copy(self_=MISSING, size=MISSING, *extra, **kwargs):
     """_reshape_copy(Tensor self, SymInt[] size) -> Tensor
 
     derivatives.yaml, entry _reshape_copy
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_reshape_copy, (self_, size), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_reshape_copy, (self_, size, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or size is MISSING or kwargs:
-        self_, size = _arguments.bind(OVERLOADS["_reshape_copy"], (self_, size,), kwargs)
+    if not isinstance(self_, Tensor) or size is MISSING or kwargs or extra:
+        self_, size = _arguments.bind(OVERLOADS["_reshape_copy"], (self_, size,), kwargs, extra)
     size = recording.int_tuple(size)
     result = recording.wrap(kernels._reshape_copy(recording.data(self_), size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -13346,17 +13346,17 @@ def _reshape_copy(self_=MISSING, size=MISSING, **kwargs):
     return result
 
 
-def unsafe_split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
+def unsafe_split_Tensor(self_=MISSING, split_size=MISSING, dim=0, *extra, **kwargs):
     """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]
 
     derivatives.yaml, entry unsafe_split.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unsafe_split_Tensor, (self_, split_size, dim), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(unsafe_split_Tensor, (self_, split_size, dim, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or split_size is MISSING or kwargs:
-        self_, split_size, dim = _arguments.bind(OVERLOADS["unsafe_split.Tensor"], (self_, split_size, dim,), kwargs)
+    if not isinstance(self_, Tensor) or split_size is MISSING or kwargs or extra:
+        self_, split_size, dim = _arguments.bind(OVERLOADS["unsafe_split.Tensor"], (self_, split_size, dim,), kwargs, extra)
     result = [recording.wrap(a) for a in kernels.unsafe_split_Tensor(recording.data(self_), split_size, dim)]
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnsafeSplitBackward0((gradient_edge(self_),))
@@ -13372,17 +13372,17 @@ def unsafe_split_Tensor(self_=MISSING, split_size=MISSING, dim=0, **kwargs):
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
-def unsafe_split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs):
+def unsafe_split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, *extra, **kwargs):
     """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]
 
     derivatives.yaml, entry unsafe_split_with_sizes
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unsafe_split_with_sizes, (self_, split_sizes, dim), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(unsafe_split_with_sizes, (self_, split_sizes, dim, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or split_sizes is MISSING or kwargs:
-        self_, split_sizes, dim = _arguments.bind(OVERLOADS["unsafe_split_with_sizes"], (self_, split_sizes, dim,), kwargs)
+    if not isinstance(self_, Tensor) or split_sizes is MISSING or kwargs or extra:
+        self_, split_sizes, dim = _arguments.bind(OVERLOADS["unsafe_split_with_sizes"], (self_, split_sizes, dim,), kwargs, extra)
     split_sizes = recording.int_tuple(split_sizes)
     result = [recording.wrap(a) for a in kernels.unsafe_split_with_sizes(recording.data(self_), split_sizes, dim)]
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -13399,17 +13399,17 @@ def unsafe_split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, **kwargs)
     return tuple(result)  # a Tensor[] comes back as a tuple, as in PyTorch
 
 
-def index_fill_int_Scalar(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **kwargs):
+def index_fill_int_Scalar(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *extra, **kwargs):
     """index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 
     derivatives.yaml, entry index_fill.int_Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_fill_int_Scalar, (self_, dim, index, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(index_fill_int_Scalar, (self_, dim, index, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs or extra:
+        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs, extra)
     result = recording.wrap(kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = IndexFillBackward0((gradient_edge(self_),))
@@ -13423,17 +13423,17 @@ def index_fill_int_Scalar(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
     return result
 
 
-def index_fill_int_Scalar_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **kwargs):
+def index_fill_int_Scalar_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *extra, **kwargs):
     """In-place index_fill.int_Scalar(Tensor self, int dim, Tensor index, Scalar value) -> Tensor
 
     derivatives.yaml, entry index_fill.int_Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_fill_int_Scalar_, (self_, dim, index, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(index_fill_int_Scalar_, (self_, dim, index, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs or extra:
+        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -13453,17 +13453,17 @@ def index_fill_int_Scalar_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     return self_
 
 
-def index_fill_int_Tensor(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **kwargs):
+def index_fill_int_Tensor(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *extra, **kwargs):
     """index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
 
     derivatives.yaml, entry index_fill.int_Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_fill_int_Tensor, (self_, dim, index, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(index_fill_int_Tensor, (self_, dim, index, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs or extra:
+        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs, extra)
     result = recording.wrap(kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None)):
         grad_fn = IndexFillBackward1((gradient_edge(self_), gradient_edge(value)))
@@ -13477,17 +13477,17 @@ def index_fill_int_Tensor(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
     return result
 
 
-def index_fill_int_Tensor_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, **kwargs):
+def index_fill_int_Tensor_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *extra, **kwargs):
     """In-place index_fill.int_Tensor(Tensor self, int dim, Tensor index, Tensor value) -> Tensor
 
     derivatives.yaml, entry index_fill.int_Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_fill_int_Tensor_, (self_, dim, index, value), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(index_fill_int_Tensor_, (self_, dim, index, value, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs:
-        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs or extra:
+        self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None))
     if needs_grad:
@@ -13507,17 +13507,17 @@ def index_fill_int_Tensor_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     return self_
 
 
-def index_copy(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, out=None, **kwargs):
+def index_copy(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *extra, out=None, **kwargs):
     """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
 
     derivatives.yaml, entry index_copy
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_copy, (self_, dim, index, source), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(index_copy, (self_, dim, index, source, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, source = _arguments.bind(OVERLOADS["index_copy"], (self_, dim, index, source,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, index, source = _arguments.bind(OVERLOADS["index_copy"], (self_, dim, index, source,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_copy", index_copy, (self_, dim, index, source), {}, out, dtype_rule="same")
     result = recording.wrap(kernels.index_copy(recording.data(self_), dim, recording.data(index), recording.data(source)))
@@ -13535,17 +13535,17 @@ def index_copy(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *, out
     return result
 
 
-def index_copy_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, **kwargs):
+def index_copy_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *extra, **kwargs):
     """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
 
     derivatives.yaml, entry index_copy
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_copy_, (self_, dim, index, source), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(index_copy_, (self_, dim, index, source, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or kwargs:
-        self_, dim, index, source = _arguments.bind(OVERLOADS["index_copy"], (self_, dim, index, source,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, index, source = _arguments.bind(OVERLOADS["index_copy"], (self_, dim, index, source,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
     if needs_grad:
@@ -13567,17 +13567,17 @@ def index_copy_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, **kwa
     return self_
 
 
-def median_default(self_=MISSING, **kwargs):
+def median_default(self_=MISSING, *extra, **kwargs):
     """median(Tensor self) -> Tensor
 
     derivatives.yaml, entry median
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(median_default, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(median_default, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["median"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["median"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.median(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -13594,17 +13594,17 @@ def median_default(self_=MISSING, **kwargs):
     return result
 
 
-def nanmedian_default(self_=MISSING, **kwargs):
+def nanmedian_default(self_=MISSING, *extra, **kwargs):
     """nanmedian(Tensor self) -> Tensor
 
     derivatives.yaml, entry nanmedian
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nanmedian_default, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(nanmedian_default, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["nanmedian"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["nanmedian"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.nanmedian(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -13621,17 +13621,17 @@ def nanmedian_default(self_=MISSING, **kwargs):
     return result
 
 
-def median_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
+def median_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kwargs):
     """median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry median.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(median_dim, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(median_dim, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["median.dim"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["median.dim"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("median", median_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
     values, indices = map(recording.wrap, kernels.median_dim(recording.data(self_), dim, keepdim))
@@ -13653,17 +13653,17 @@ def median_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs)
     return _median_dim_return(values, indices)
 
 
-def nanmedian_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwargs):
+def nanmedian_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kwargs):
     """nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry nanmedian.dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nanmedian_dim, (self_, dim, keepdim), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(nanmedian_dim, (self_, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["nanmedian.dim"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["nanmedian.dim"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("nanmedian", nanmedian_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
     values, indices = map(recording.wrap, kernels.nanmedian_dim(recording.data(self_), dim, keepdim))
@@ -13685,17 +13685,17 @@ def nanmedian_dim(self_=MISSING, dim=MISSING, keepdim=False, *, out=None, **kwar
     return _nanmedian_dim_return(values, indices)
 
 
-def kthvalue(self_=MISSING, k=MISSING, dim=-1, keepdim=False, *, out=None, **kwargs):
+def kthvalue(self_=MISSING, k=MISSING, dim=-1, keepdim=False, *extra, out=None, **kwargs):
     """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry kthvalue
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(kthvalue, (self_, k, dim, keepdim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(kthvalue, (self_, k, dim, keepdim, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or k is MISSING or kwargs:
-        self_, k, dim, keepdim = _arguments.bind(OVERLOADS["kthvalue"], (self_, k, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or k is MISSING or kwargs or extra:
+        self_, k, dim, keepdim = _arguments.bind(OVERLOADS["kthvalue"], (self_, k, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("kthvalue", kthvalue, (self_, k, dim, keepdim), {}, out, 2, dtype_rule="kthvalue")
     values, indices = map(recording.wrap, kernels.kthvalue(recording.data(self_), k, dim, keepdim))
@@ -13717,17 +13717,17 @@ def kthvalue(self_=MISSING, k=MISSING, dim=-1, keepdim=False, *, out=None, **kwa
     return _kthvalue_return(values, indices)
 
 
-def cummax(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
+def cummax(self_=MISSING, dim=MISSING, *extra, out=None, **kwargs):
     """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry cummax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cummax, (self_, dim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cummax, (self_, dim, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["cummax"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["cummax"], (self_, dim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cummax", cummax, (self_, dim), {}, out, 2, dtype_rule="scan")
     values, indices = map(recording.wrap, kernels.cummax(recording.data(self_), dim))
@@ -13748,17 +13748,17 @@ def cummax(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
     return _cummax_return(values, indices)
 
 
-def cummin(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
+def cummin(self_=MISSING, dim=MISSING, *extra, out=None, **kwargs):
     """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry cummin
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cummin, (self_, dim), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cummin, (self_, dim, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["cummin"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["cummin"], (self_, dim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cummin", cummin, (self_, dim), {}, out, 2, dtype_rule="scan")
     values, indices = map(recording.wrap, kernels.cummin(recording.data(self_), dim))
@@ -13779,17 +13779,17 @@ def cummin(self_=MISSING, dim=MISSING, *, out=None, **kwargs):
     return _cummin_return(values, indices)
 
 
-def nansum(self_=MISSING, dim=None, keepdim=False, *, dtype=None, out=None, **kwargs):
+def nansum(self_=MISSING, dim=None, keepdim=False, *extra, dtype=None, out=None, **kwargs):
     """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
 
     derivatives.yaml, entry nansum
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nansum, (self_, dim, keepdim), {"dtype": dtype, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nansum, (self_, dim, keepdim, *extra), {"dtype": dtype, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["nansum"], (self_, dim, keepdim, dtype,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["nansum"], (self_, dim, keepdim, dtype,), kwargs, extra)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("nansum", nansum, (self_, dim, keepdim), {"dtype": dtype}, out)
@@ -13808,48 +13808,48 @@ def nansum(self_=MISSING, dim=None, keepdim=False, *, dtype=None, out=None, **kw
     return result
 
 
-def count_nonzero_default(self_=MISSING, dim=None, **kwargs):
+def count_nonzero_default(self_=MISSING, dim=None, *extra, **kwargs):
     """count_nonzero(Tensor self, int? dim=None) -> Tensor
 
     derivatives.yaml, entry count_nonzero
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(count_nonzero_default, (self_, dim), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(count_nonzero_default, (self_, dim, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["count_nonzero"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["count_nonzero"], (self_, dim,), kwargs, extra)
     result = recording.wrap(kernels.count_nonzero(recording.data(self_), dim))
     return result
 
 
-def count_nonzero_dim_IntList(self_=MISSING, dim=MISSING, **kwargs):
+def count_nonzero_dim_IntList(self_=MISSING, dim=MISSING, *extra, **kwargs):
     """count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor
 
     derivatives.yaml, entry count_nonzero.dim_IntList
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(count_nonzero_dim_IntList, (self_, dim), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(count_nonzero_dim_IntList, (self_, dim, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["count_nonzero.dim_IntList"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["count_nonzero.dim_IntList"], (self_, dim,), kwargs, extra)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels.count_nonzero_dim_IntList(recording.data(self_), dim))
     return result
 
 
-def take(self_=MISSING, index=MISSING, *, out=None, **kwargs):
+def take(self_=MISSING, index=MISSING, *extra, out=None, **kwargs):
     """take(Tensor self, Tensor index) -> Tensor
 
     derivatives.yaml, entry take
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(take, (self_, index), {"out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(take, (self_, index, *extra), {"out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or kwargs:
-        self_, index = _arguments.bind(OVERLOADS["take"], (self_, index,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or kwargs or extra:
+        self_, index = _arguments.bind(OVERLOADS["take"], (self_, index,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("take", take, (self_, index), {}, out, dtype_rule="take")
     result = recording.wrap(kernels.take(recording.data(self_), recording.data(index)))
@@ -13865,17 +13865,17 @@ def take(self_=MISSING, index=MISSING, *, out=None, **kwargs):
     return result
 
 
-def put(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwargs):
+def put(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, *extra, **kwargs):
     """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
 
     derivatives.yaml, entry put
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(put, (self_, index, source, accumulate), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(put, (self_, index, source, accumulate, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs:
-        self_, index, source, accumulate = _arguments.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs or extra:
+        self_, index, source, accumulate = _arguments.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs, extra)
     result = recording.wrap(kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None)):
         grad_fn = PutBackward0((gradient_edge(self_), gradient_edge(source)))
@@ -13891,17 +13891,17 @@ def put(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwargs
     return result
 
 
-def put_(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwargs):
+def put_(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, *extra, **kwargs):
     """In-place put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor
 
     derivatives.yaml, entry put
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(put_, (self_, index, source, accumulate), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(put_, (self_, index, source, accumulate, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs:
-        self_, index, source, accumulate = _arguments.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs or extra:
+        self_, index, source, accumulate = _arguments.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
     if needs_grad:
@@ -13923,17 +13923,17 @@ def put_(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, **kwarg
     return self_
 
 
-def dist(self_=MISSING, other=MISSING, p=2, **kwargs):
+def dist(self_=MISSING, other=MISSING, p=2, *extra, **kwargs):
     """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor
 
     derivatives.yaml, entry dist
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(dist, (self_, other, p), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(dist, (self_, other, p, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or not isinstance(p, NUMBER) or kwargs:
-        self_, other, p = _arguments.bind(OVERLOADS["dist"], (self_, other, p,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or not isinstance(p, NUMBER) or kwargs or extra:
+        self_, other, p = _arguments.bind(OVERLOADS["dist"], (self_, other, p,), kwargs, extra)
     result = recording.wrap(kernels.dist(recording.data(self_), recording.data(other), p))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -13952,62 +13952,62 @@ def dist(self_=MISSING, other=MISSING, p=2, **kwargs):
     return result
 
 
-def _is_all_true(self_=MISSING, **kwargs):
+def _is_all_true(self_=MISSING, *extra, **kwargs):
     """_is_all_true(Tensor self) -> Tensor
 
     derivatives.yaml, entry _is_all_true
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_is_all_true, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_is_all_true, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["_is_all_true"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["_is_all_true"], (self_,), kwargs, extra)
     result = recording.wrap(kernels._is_all_true(recording.data(self_)))
     return result
 
 
-def _is_any_true(self_=MISSING, **kwargs):
+def _is_any_true(self_=MISSING, *extra, **kwargs):
     """_is_any_true(Tensor self) -> Tensor
 
     derivatives.yaml, entry _is_any_true
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_is_any_true, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_is_any_true, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["_is_any_true"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["_is_any_true"], (self_,), kwargs, extra)
     result = recording.wrap(kernels._is_any_true(recording.data(self_)))
     return result
 
 
-def nonzero(self_=MISSING, **kwargs):
+def nonzero(self_=MISSING, *extra, **kwargs):
     """nonzero(Tensor self) -> Tensor
 
     derivatives.yaml, entry nonzero
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(nonzero, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(nonzero, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["nonzero"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["nonzero"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.nonzero(recording.data(self_)))
     return result
 
 
-def copysign_Tensor(self_=MISSING, other=MISSING, **kwargs):
+def copysign_Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     """copysign.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry copysign.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(copysign_Tensor, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(copysign_Tensor, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["copysign.Tensor"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["copysign.Tensor"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.copysign_Tensor(recording.data(self_), recording.data(other)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -14025,17 +14025,17 @@ def copysign_Tensor(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def copysign_Tensor_(self_=MISSING, other=MISSING, **kwargs):
+def copysign_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place copysign.Tensor(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry copysign.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(copysign_Tensor_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(copysign_Tensor_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["copysign.Tensor"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["copysign.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
@@ -14058,17 +14058,17 @@ def copysign_Tensor_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def copysign_Scalar(self_=MISSING, other=MISSING, **kwargs):
+def copysign_Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     """copysign.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry copysign.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(copysign_Scalar, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(copysign_Scalar, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["copysign.Scalar"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["copysign.Scalar"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.copysign_Scalar(recording.data(self_), other))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -14085,17 +14085,17 @@ def copysign_Scalar(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def copysign_Scalar_(self_=MISSING, other=MISSING, **kwargs):
+def copysign_Scalar_(self_=MISSING, other=MISSING, *extra, **kwargs):
     """In-place copysign.Scalar(Tensor self, Scalar other) -> Tensor
 
     derivatives.yaml, entry copysign.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(copysign_Scalar_, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(copysign_Scalar_, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["copysign.Scalar"], (self_, other,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["copysign.Scalar"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -14117,17 +14117,17 @@ def copysign_Scalar_(self_=MISSING, other=MISSING, **kwargs):
     return self_
 
 
-def sgn(self_=MISSING, **kwargs):
+def sgn(self_=MISSING, *extra, **kwargs):
     """sgn(Tensor self) -> Tensor
 
     derivatives.yaml, entry sgn
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sgn, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(sgn, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.sgn(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -14144,17 +14144,17 @@ def sgn(self_=MISSING, **kwargs):
     return result
 
 
-def sgn_(self_=MISSING, **kwargs):
+def sgn_(self_=MISSING, *extra, **kwargs):
     """In-place sgn(Tensor self) -> Tensor
 
     derivatives.yaml, entry sgn
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sgn_, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(sgn_, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -14176,17 +14176,17 @@ def sgn_(self_=MISSING, **kwargs):
     return self_
 
 
-def logcumsumexp(self_=MISSING, dim=MISSING, **kwargs):
+def logcumsumexp(self_=MISSING, dim=MISSING, *extra, **kwargs):
     """logcumsumexp(Tensor self, int dim) -> Tensor
 
     derivatives.yaml, entry logcumsumexp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(logcumsumexp, (self_, dim), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(logcumsumexp, (self_, dim, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim = _arguments.bind(OVERLOADS["logcumsumexp"], (self_, dim,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim = _arguments.bind(OVERLOADS["logcumsumexp"], (self_, dim,), kwargs, extra)
     result = recording.wrap(kernels.logcumsumexp(recording.data(self_), dim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -14204,17 +14204,17 @@ def logcumsumexp(self_=MISSING, dim=MISSING, **kwargs):
     return result
 
 
-def masked_scatter(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
+def masked_scatter(self_=MISSING, mask=MISSING, source=MISSING, *extra, **kwargs):
     """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
 
     derivatives.yaml, entry masked_scatter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_scatter, (self_, mask, source), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(masked_scatter, (self_, mask, source, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs:
-        self_, mask, source = _arguments.bind(OVERLOADS["masked_scatter"], (self_, mask, source,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs or extra:
+        self_, mask, source = _arguments.bind(OVERLOADS["masked_scatter"], (self_, mask, source,), kwargs, extra)
     result = recording.wrap(kernels.masked_scatter(recording.data(self_), recording.data(mask), recording.data(source)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None)):
         grad_fn = MaskedScatterBackward0((gradient_edge(self_), gradient_edge(source)))
@@ -14228,17 +14228,17 @@ def masked_scatter(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
     return result
 
 
-def masked_scatter_(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
+def masked_scatter_(self_=MISSING, mask=MISSING, source=MISSING, *extra, **kwargs):
     """In-place masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor
 
     derivatives.yaml, entry masked_scatter
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_scatter_, (self_, mask, source), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(masked_scatter_, (self_, mask, source, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs:
-        self_, mask, source = _arguments.bind(OVERLOADS["masked_scatter"], (self_, mask, source,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs or extra:
+        self_, mask, source = _arguments.bind(OVERLOADS["masked_scatter"], (self_, mask, source,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
     if needs_grad:
@@ -14258,17 +14258,17 @@ def masked_scatter_(self_=MISSING, mask=MISSING, source=MISSING, **kwargs):
     return self_
 
 
-def angle(self_=MISSING, **kwargs):
+def angle(self_=MISSING, *extra, **kwargs):
     """angle(Tensor self) -> Tensor
 
     derivatives.yaml, entry angle
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(angle, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(angle, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["angle"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["angle"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.angle(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AngleBackward0((gradient_edge(self_),))
@@ -14281,17 +14281,17 @@ def angle(self_=MISSING, **kwargs):
     return result
 
 
-def frexp_Tensor(self_=MISSING, **kwargs):
+def frexp_Tensor(self_=MISSING, *extra, **kwargs):
     """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)
 
     derivatives.yaml, entry frexp.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(frexp_Tensor, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(frexp_Tensor, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["frexp.Tensor"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["frexp.Tensor"], (self_,), kwargs, extra)
     mantissa, exponent = map(recording.wrap, kernels.frexp_Tensor(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -14308,17 +14308,17 @@ def frexp_Tensor(self_=MISSING, **kwargs):
     return _frexp_Tensor_return(mantissa, exponent)
 
 
-def addmv(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
+def addmv(self_=MISSING, mat=MISSING, vec=MISSING, *extra, beta=1, alpha=1, **kwargs):
     """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addmv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addmv, (self_, mat, vec), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addmv, (self_, mat, vec, *extra), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, mat, vec, beta, alpha = _arguments.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, mat, vec, beta, alpha = _arguments.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs, extra)
     result = recording.wrap(kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat, Tensor) and (mat._requires_grad or mat.grad_fn is not None) or isinstance(vec, Tensor) and (vec._requires_grad or vec.grad_fn is not None)):
         grad_fn = AddmvBackward0((gradient_edge(self_), gradient_edge(mat), gradient_edge(vec)))
@@ -14334,17 +14334,17 @@ def addmv(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs)
     return result
 
 
-def addmv_(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
+def addmv_(self_=MISSING, mat=MISSING, vec=MISSING, *extra, beta=1, alpha=1, **kwargs):
     """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addmv
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addmv_, (self_, mat, vec), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addmv_, (self_, mat, vec, *extra), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, mat, vec, beta, alpha = _arguments.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, mat, vec, beta, alpha = _arguments.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat, Tensor) and (mat._requires_grad or mat.grad_fn is not None) or isinstance(vec, Tensor) and (vec._requires_grad or vec.grad_fn is not None))
     if needs_grad:
@@ -14366,17 +14366,17 @@ def addmv_(self_=MISSING, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs
     return self_
 
 
-def addr(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
+def addr(self_=MISSING, vec1=MISSING, vec2=MISSING, *extra, beta=1, alpha=1, **kwargs):
     """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addr
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addr, (self_, vec1, vec2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addr, (self_, vec1, vec2, *extra), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, vec1, vec2, beta, alpha = _arguments.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, vec1, vec2, beta, alpha = _arguments.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs, extra)
     result = recording.wrap(kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(vec1, Tensor) and (vec1._requires_grad or vec1.grad_fn is not None) or isinstance(vec2, Tensor) and (vec2._requires_grad or vec2.grad_fn is not None)):
         grad_fn = AddrBackward0((gradient_edge(self_), gradient_edge(vec1), gradient_edge(vec2)))
@@ -14392,17 +14392,17 @@ def addr(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs
     return result
 
 
-def addr_(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
+def addr_(self_=MISSING, vec1=MISSING, vec2=MISSING, *extra, beta=1, alpha=1, **kwargs):
     """In-place addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addr
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addr_, (self_, vec1, vec2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(addr_, (self_, vec1, vec2, *extra), {"beta": beta, "alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, vec1, vec2, beta, alpha = _arguments.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, vec1, vec2, beta, alpha = _arguments.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(vec1, Tensor) and (vec1._requires_grad or vec1.grad_fn is not None) or isinstance(vec2, Tensor) and (vec2._requires_grad or vec2.grad_fn is not None))
     if needs_grad:
@@ -14424,17 +14424,17 @@ def addr_(self_=MISSING, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwarg
     return self_
 
 
-def baddbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
+def baddbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *extra, beta=1, alpha=1, **kwargs):
     """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry baddbmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(baddbmm, (self_, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(baddbmm, (self_, batch1, batch2, *extra), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, extra)
     result = recording.wrap(kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(batch1, Tensor) and (batch1._requires_grad or batch1.grad_fn is not None) or isinstance(batch2, Tensor) and (batch2._requires_grad or batch2.grad_fn is not None)):
         grad_fn = BaddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
@@ -14450,17 +14450,17 @@ def baddbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, *
     return result
 
 
-def baddbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
+def baddbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *extra, beta=1, alpha=1, **kwargs):
     """In-place baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry baddbmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(baddbmm_, (self_, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(baddbmm_, (self_, batch1, batch2, *extra), {"beta": beta, "alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(batch1, Tensor) and (batch1._requires_grad or batch1.grad_fn is not None) or isinstance(batch2, Tensor) and (batch2._requires_grad or batch2.grad_fn is not None))
     if needs_grad:
@@ -14482,17 +14482,17 @@ def baddbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, 
     return self_
 
 
-def addbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
+def addbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *extra, beta=1, alpha=1, **kwargs):
     """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addbmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addbmm, (self_, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(addbmm, (self_, batch1, batch2, *extra), {"beta": beta, "alpha": alpha, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, extra)
     result = recording.wrap(kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(batch1, Tensor) and (batch1._requires_grad or batch1.grad_fn is not None) or isinstance(batch2, Tensor) and (batch2._requires_grad or batch2.grad_fn is not None)):
         grad_fn = AddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
@@ -14510,17 +14510,17 @@ def addbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **
     return result
 
 
-def addbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
+def addbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *extra, beta=1, alpha=1, **kwargs):
     """In-place addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry addbmm
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(addbmm_, (self_, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(addbmm_, (self_, batch1, batch2, *extra), {"beta": beta, "alpha": alpha, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(batch1, Tensor) and (batch1._requires_grad or batch1.grad_fn is not None) or isinstance(batch2, Tensor) and (batch2._requires_grad or batch2.grad_fn is not None))
     if needs_grad:
@@ -14544,17 +14544,17 @@ def addbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, *
     return self_
 
 
-def vdot(self_=MISSING, other=MISSING, **kwargs):
+def vdot(self_=MISSING, other=MISSING, *extra, **kwargs):
     """vdot(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry vdot
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(vdot, (self_, other), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(vdot, (self_, other, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["vdot"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["vdot"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.vdot(recording.data(self_), recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = VdotBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -14568,17 +14568,17 @@ def vdot(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def _linalg_det(A=MISSING, **kwargs):
+def _linalg_det(A=MISSING, *extra, **kwargs):
     """_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)
 
     derivatives.yaml, entry _linalg_det
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_linalg_det, (A,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_linalg_det, (A, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(A, Tensor) or kwargs:
-        (A,) = _arguments.bind(OVERLOADS["_linalg_det"], (A,), kwargs)
+    if not isinstance(A, Tensor) or kwargs or extra:
+        (A,) = _arguments.bind(OVERLOADS["_linalg_det"], (A,), kwargs, extra)
     result, LU, pivots = map(recording.wrap, kernels._linalg_det(recording.data(A)))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
@@ -14599,17 +14599,17 @@ def _linalg_det(A=MISSING, **kwargs):
     return __linalg_det_return(result, LU, pivots)
 
 
-def _linalg_slogdet(A=MISSING, **kwargs):
+def _linalg_slogdet(A=MISSING, *extra, **kwargs):
     """_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)
 
     derivatives.yaml, entry _linalg_slogdet
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_linalg_slogdet, (A,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_linalg_slogdet, (A, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(A, Tensor) or kwargs:
-        (A,) = _arguments.bind(OVERLOADS["_linalg_slogdet"], (A,), kwargs)
+    if not isinstance(A, Tensor) or kwargs or extra:
+        (A,) = _arguments.bind(OVERLOADS["_linalg_slogdet"], (A,), kwargs, extra)
     sign, logabsdet, LU, pivots = map(recording.wrap, kernels._linalg_slogdet(recording.data(A)))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
@@ -14631,17 +14631,17 @@ def _linalg_slogdet(A=MISSING, **kwargs):
     return __linalg_slogdet_return(sign, logabsdet, LU, pivots)
 
 
-def linalg_cholesky_ex(self_=MISSING, *, upper=False, check_errors=False, **kwargs):
+def linalg_cholesky_ex(self_=MISSING, *extra, upper=False, check_errors=False, **kwargs):
     """linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)
 
     derivatives.yaml, entry linalg_cholesky_ex
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_cholesky_ex, (self_,), {"upper": upper, "check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_cholesky_ex, (self_, *extra), {"upper": upper, "check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, upper, check_errors = _arguments.bind(OVERLOADS["linalg_cholesky_ex"], (self_, upper, check_errors,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, upper, check_errors = _arguments.bind(OVERLOADS["linalg_cholesky_ex"], (self_, upper, check_errors,), kwargs, extra)
     L, info = map(recording.wrap, kernels.linalg_cholesky_ex(recording.data(self_), upper, check_errors))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -14659,17 +14659,17 @@ def linalg_cholesky_ex(self_=MISSING, *, upper=False, check_errors=False, **kwar
     return _linalg_cholesky_ex_return(L, info)
 
 
-def cholesky_solve(self_=MISSING, input2=MISSING, upper=False, **kwargs):
+def cholesky_solve(self_=MISSING, input2=MISSING, upper=False, *extra, **kwargs):
     """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor
 
     derivatives.yaml, entry cholesky_solve
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cholesky_solve, (self_, input2, upper), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cholesky_solve, (self_, input2, upper, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(input2, Tensor) or kwargs:
-        self_, input2, upper = _arguments.bind(OVERLOADS["cholesky_solve"], (self_, input2, upper,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(input2, Tensor) or kwargs or extra:
+        self_, input2, upper = _arguments.bind(OVERLOADS["cholesky_solve"], (self_, input2, upper,), kwargs, extra)
     result = recording.wrap(kernels.cholesky_solve(recording.data(self_), recording.data(input2), upper))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(input2, Tensor) and (input2._requires_grad or input2.grad_fn is not None))
     if needs_grad:
@@ -14688,17 +14688,17 @@ def cholesky_solve(self_=MISSING, input2=MISSING, upper=False, **kwargs):
     return result
 
 
-def linalg_solve_triangular(self_=MISSING, B=MISSING, *, upper=MISSING, left=True, unitriangular=False, **kwargs):
+def linalg_solve_triangular(self_=MISSING, B=MISSING, *extra, upper=MISSING, left=True, unitriangular=False, **kwargs):
     """linalg_solve_triangular(Tensor self, Tensor B, *, bool upper, bool left=True, bool unitriangular=False) -> Tensor
 
     derivatives.yaml, entry linalg_solve_triangular
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_solve_triangular, (self_, B), {"upper": upper, "left": left, "unitriangular": unitriangular, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_solve_triangular, (self_, B, *extra), {"upper": upper, "left": left, "unitriangular": unitriangular, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(B, Tensor) or upper is MISSING or kwargs:
-        self_, B, upper, left, unitriangular = _arguments.bind(OVERLOADS["linalg_solve_triangular"], (self_, B, upper, left, unitriangular,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(B, Tensor) or upper is MISSING or kwargs or extra:
+        self_, B, upper, left, unitriangular = _arguments.bind(OVERLOADS["linalg_solve_triangular"], (self_, B, upper, left, unitriangular,), kwargs, extra)
     result = recording.wrap(kernels.linalg_solve_triangular(recording.data(self_), recording.data(B), upper, left, unitriangular))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(B, Tensor) and (B._requires_grad or B.grad_fn is not None))
     if needs_grad:
@@ -14718,17 +14718,17 @@ def linalg_solve_triangular(self_=MISSING, B=MISSING, *, upper=MISSING, left=Tru
     return result
 
 
-def triangular_solve(self_=MISSING, A=MISSING, upper=True, transpose=False, unitriangular=False, **kwargs):
+def triangular_solve(self_=MISSING, A=MISSING, upper=True, transpose=False, unitriangular=False, *extra, **kwargs):
     """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)
 
     derivatives.yaml, entry triangular_solve
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(triangular_solve, (self_, A, upper, transpose, unitriangular), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(triangular_solve, (self_, A, upper, transpose, unitriangular, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(A, Tensor) or kwargs:
-        self_, A, upper, transpose, unitriangular = _arguments.bind(OVERLOADS["triangular_solve"], (self_, A, upper, transpose, unitriangular,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(A, Tensor) or kwargs or extra:
+        self_, A, upper, transpose, unitriangular = _arguments.bind(OVERLOADS["triangular_solve"], (self_, A, upper, transpose, unitriangular,), kwargs, extra)
     solution, cloned_coefficient = map(recording.wrap, kernels.triangular_solve(recording.data(self_), recording.data(A), upper, transpose, unitriangular))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
@@ -14750,17 +14750,17 @@ def triangular_solve(self_=MISSING, A=MISSING, upper=True, transpose=False, unit
     return _triangular_solve_return(solution, cloned_coefficient)
 
 
-def linalg_lu_solve(LU=MISSING, pivots=MISSING, B=MISSING, *, left=True, adjoint=False, **kwargs):
+def linalg_lu_solve(LU=MISSING, pivots=MISSING, B=MISSING, *extra, left=True, adjoint=False, **kwargs):
     """linalg_lu_solve(Tensor LU, Tensor pivots, Tensor B, *, bool left=True, bool adjoint=False) -> Tensor
 
     derivatives.yaml, entry linalg_lu_solve
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_lu_solve, (LU, pivots, B), {"left": left, "adjoint": adjoint, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_lu_solve, (LU, pivots, B, *extra), {"left": left, "adjoint": adjoint, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(LU, Tensor) or not isinstance(pivots, Tensor) or not isinstance(B, Tensor) or kwargs:
-        LU, pivots, B, left, adjoint = _arguments.bind(OVERLOADS["linalg_lu_solve"], (LU, pivots, B, left, adjoint,), kwargs)
+    if not isinstance(LU, Tensor) or not isinstance(pivots, Tensor) or not isinstance(B, Tensor) or kwargs or extra:
+        LU, pivots, B, left, adjoint = _arguments.bind(OVERLOADS["linalg_lu_solve"], (LU, pivots, B, left, adjoint,), kwargs, extra)
     result = recording.wrap(kernels.linalg_lu_solve(recording.data(LU), recording.data(pivots), recording.data(B), left, adjoint))
     needs_grad = _grad_state.enabled and (isinstance(LU, Tensor) and (LU._requires_grad or LU.grad_fn is not None) or isinstance(B, Tensor) and (B._requires_grad or B.grad_fn is not None))
     if needs_grad:
@@ -14780,17 +14780,17 @@ def linalg_lu_solve(LU=MISSING, pivots=MISSING, B=MISSING, *, left=True, adjoint
     return result
 
 
-def linalg_lu_factor_ex(A=MISSING, *, pivot=True, check_errors=False, **kwargs):
+def linalg_lu_factor_ex(A=MISSING, *extra, pivot=True, check_errors=False, **kwargs):
     """linalg_lu_factor_ex(Tensor A, *, bool pivot=True, bool check_errors=False) -> (Tensor LU, Tensor pivots, Tensor info)
 
     derivatives.yaml, entry linalg_lu_factor_ex
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_lu_factor_ex, (A,), {"pivot": pivot, "check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_lu_factor_ex, (A, *extra), {"pivot": pivot, "check_errors": check_errors, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(A, Tensor) or kwargs:
-        A, pivot, check_errors = _arguments.bind(OVERLOADS["linalg_lu_factor_ex"], (A, pivot, check_errors,), kwargs)
+    if not isinstance(A, Tensor) or kwargs or extra:
+        A, pivot, check_errors = _arguments.bind(OVERLOADS["linalg_lu_factor_ex"], (A, pivot, check_errors,), kwargs, extra)
     LU, pivots, info = map(recording.wrap, kernels.linalg_lu_factor_ex(recording.data(A), pivot, check_errors))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
@@ -14810,17 +14810,17 @@ def linalg_lu_factor_ex(A=MISSING, *, pivot=True, check_errors=False, **kwargs):
     return _linalg_lu_factor_ex_return(LU, pivots, info)
 
 
-def linalg_lu(A=MISSING, *, pivot=True, **kwargs):
+def linalg_lu(A=MISSING, *extra, pivot=True, **kwargs):
     """linalg_lu(Tensor A, *, bool pivot=True) -> (Tensor P, Tensor L, Tensor U)
 
     derivatives.yaml, entry linalg_lu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_lu, (A,), {"pivot": pivot, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_lu, (A, *extra), {"pivot": pivot, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(A, Tensor) or kwargs:
-        A, pivot = _arguments.bind(OVERLOADS["linalg_lu"], (A, pivot,), kwargs)
+    if not isinstance(A, Tensor) or kwargs or extra:
+        A, pivot = _arguments.bind(OVERLOADS["linalg_lu"], (A, pivot,), kwargs, extra)
     P, L, U = map(recording.wrap, kernels.linalg_lu(recording.data(A), pivot))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
@@ -14841,17 +14841,17 @@ def linalg_lu(A=MISSING, *, pivot=True, **kwargs):
     return _linalg_lu_return(P, L, U)
 
 
-def lu_unpack(LU_data=MISSING, LU_pivots=MISSING, unpack_data=True, unpack_pivots=True, **kwargs):
+def lu_unpack(LU_data=MISSING, LU_pivots=MISSING, unpack_data=True, unpack_pivots=True, *extra, **kwargs):
     """lu_unpack(Tensor LU_data, Tensor LU_pivots, bool unpack_data=True, bool unpack_pivots=True) -> (Tensor P, Tensor L, Tensor U)
 
     derivatives.yaml, entry lu_unpack
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(lu_unpack, (LU_data, LU_pivots, unpack_data, unpack_pivots, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(LU_data, Tensor) or not isinstance(LU_pivots, Tensor) or kwargs:
-        LU_data, LU_pivots, unpack_data, unpack_pivots = _arguments.bind(OVERLOADS["lu_unpack"], (LU_data, LU_pivots, unpack_data, unpack_pivots,), kwargs)
+    if not isinstance(LU_data, Tensor) or not isinstance(LU_pivots, Tensor) or kwargs or extra:
+        LU_data, LU_pivots, unpack_data, unpack_pivots = _arguments.bind(OVERLOADS["lu_unpack"], (LU_data, LU_pivots, unpack_data, unpack_pivots,), kwargs, extra)
     P, L, U = map(recording.wrap, kernels.lu_unpack(recording.data(LU_data), recording.data(LU_pivots), unpack_data, unpack_pivots))
     if _grad_state.enabled and (isinstance(LU_data, Tensor) and (LU_data._requires_grad or LU_data.grad_fn is not None)):
         grad_fn = LuUnpackBackward0((gradient_edge(LU_data),))
@@ -14866,17 +14866,17 @@ def lu_unpack(LU_data=MISSING, LU_pivots=MISSING, unpack_data=True, unpack_pivot
     return _lu_unpack_return(P, L, U)
 
 
-def _linalg_svd(A=MISSING, full_matrices=False, compute_uv=True, *, driver=None, **kwargs):
+def _linalg_svd(A=MISSING, full_matrices=False, compute_uv=True, *extra, driver=None, **kwargs):
     """_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)
 
     derivatives.yaml, entry _linalg_svd
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_linalg_svd, (A, full_matrices, compute_uv), {"driver": driver, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_linalg_svd, (A, full_matrices, compute_uv, *extra), {"driver": driver, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(A, Tensor) or kwargs:
-        A, full_matrices, compute_uv, driver = _arguments.bind(OVERLOADS["_linalg_svd"], (A, full_matrices, compute_uv, driver,), kwargs)
+    if not isinstance(A, Tensor) or kwargs or extra:
+        A, full_matrices, compute_uv, driver = _arguments.bind(OVERLOADS["_linalg_svd"], (A, full_matrices, compute_uv, driver,), kwargs, extra)
     U, S, Vh = map(recording.wrap, kernels._linalg_svd(recording.data(A), full_matrices, compute_uv, driver))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
@@ -14897,17 +14897,17 @@ def _linalg_svd(A=MISSING, full_matrices=False, compute_uv=True, *, driver=None,
     return __linalg_svd_return(U, S, Vh)
 
 
-def _linalg_eigh(A=MISSING, UPLO="L", compute_v=True, **kwargs):
+def _linalg_eigh(A=MISSING, UPLO="L", compute_v=True, *extra, **kwargs):
     """_linalg_eigh(Tensor A, str UPLO="L", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)
 
     derivatives.yaml, entry _linalg_eigh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_linalg_eigh, (A, UPLO, compute_v), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_linalg_eigh, (A, UPLO, compute_v, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(A, Tensor) or kwargs:
-        A, UPLO, compute_v = _arguments.bind(OVERLOADS["_linalg_eigh"], (A, UPLO, compute_v,), kwargs)
+    if not isinstance(A, Tensor) or kwargs or extra:
+        A, UPLO, compute_v = _arguments.bind(OVERLOADS["_linalg_eigh"], (A, UPLO, compute_v,), kwargs, extra)
     eigenvalues, eigenvectors = map(recording.wrap, kernels._linalg_eigh(recording.data(A), UPLO, compute_v))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
@@ -14925,17 +14925,17 @@ def _linalg_eigh(A=MISSING, UPLO="L", compute_v=True, **kwargs):
     return __linalg_eigh_return(eigenvalues, eigenvectors)
 
 
-def linalg_eig(self_=MISSING, **kwargs):
+def linalg_eig(self_=MISSING, *extra, **kwargs):
     """linalg_eig(Tensor self) -> (Tensor eigenvalues, Tensor eigenvectors)
 
     derivatives.yaml, entry linalg_eig
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_eig, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_eig, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["linalg_eig"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["linalg_eig"], (self_,), kwargs, extra)
     eigenvalues, eigenvectors = map(recording.wrap, kernels.linalg_eig(recording.data(self_)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -14954,17 +14954,17 @@ def linalg_eig(self_=MISSING, **kwargs):
     return _linalg_eig_return(eigenvalues, eigenvectors)
 
 
-def linalg_qr(A=MISSING, mode="reduced", **kwargs):
+def linalg_qr(A=MISSING, mode="reduced", *extra, **kwargs):
     """linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)
 
     derivatives.yaml, entry linalg_qr
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_qr, (A, mode), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_qr, (A, mode, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(A, Tensor) or kwargs:
-        A, mode = _arguments.bind(OVERLOADS["linalg_qr"], (A, mode,), kwargs)
+    if not isinstance(A, Tensor) or kwargs or extra:
+        A, mode = _arguments.bind(OVERLOADS["linalg_qr"], (A, mode,), kwargs, extra)
     Q, R = map(recording.wrap, kernels.linalg_qr(recording.data(A), mode))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
@@ -14983,17 +14983,17 @@ def linalg_qr(A=MISSING, mode="reduced", **kwargs):
     return _linalg_qr_return(Q, R)
 
 
-def linalg_matrix_exp(self_=MISSING, **kwargs):
+def linalg_matrix_exp(self_=MISSING, *extra, **kwargs):
     """linalg_matrix_exp(Tensor self) -> Tensor
 
     derivatives.yaml, entry linalg_matrix_exp
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_matrix_exp, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_matrix_exp, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["linalg_matrix_exp"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["linalg_matrix_exp"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.linalg_matrix_exp(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LinalgMatrixExpBackward0((gradient_edge(self_),))
@@ -15006,17 +15006,17 @@ def linalg_matrix_exp(self_=MISSING, **kwargs):
     return result
 
 
-def linalg_cross(self_=MISSING, other=MISSING, *, dim=-1, **kwargs):
+def linalg_cross(self_=MISSING, other=MISSING, *extra, dim=-1, **kwargs):
     """linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor
 
     derivatives.yaml, entry linalg_cross
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_cross, (self_, other), {"dim": dim, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_cross, (self_, other, *extra), {"dim": dim, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other, dim = _arguments.bind(OVERLOADS["linalg_cross"], (self_, other, dim,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other, dim = _arguments.bind(OVERLOADS["linalg_cross"], (self_, other, dim,), kwargs, extra)
     result = recording.wrap(kernels.linalg_cross(recording.data(self_), recording.data(other), dim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = LinalgCrossBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -15031,17 +15031,17 @@ def linalg_cross(self_=MISSING, other=MISSING, *, dim=-1, **kwargs):
     return result
 
 
-def linalg_pinv_atol_rtol_tensor(self_=MISSING, *, atol=None, rtol=None, hermitian=False, **kwargs):
+def linalg_pinv_atol_rtol_tensor(self_=MISSING, *extra, atol=None, rtol=None, hermitian=False, **kwargs):
     """linalg_pinv.atol_rtol_tensor(Tensor self, *, Tensor? atol=None, Tensor? rtol=None, bool hermitian=False) -> Tensor
 
     derivatives.yaml, entry linalg_pinv.atol_rtol_tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_pinv_atol_rtol_tensor, (self_,), {"atol": atol, "rtol": rtol, "hermitian": hermitian, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_pinv_atol_rtol_tensor, (self_, *extra), {"atol": atol, "rtol": rtol, "hermitian": hermitian, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, atol, rtol, hermitian = _arguments.bind(OVERLOADS["linalg_pinv.atol_rtol_tensor"], (self_, atol, rtol, hermitian,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, atol, rtol, hermitian = _arguments.bind(OVERLOADS["linalg_pinv.atol_rtol_tensor"], (self_, atol, rtol, hermitian,), kwargs, extra)
     result = recording.wrap(kernels.linalg_pinv_atol_rtol_tensor(recording.data(self_), recording.data(atol), recording.data(rtol), hermitian))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -15058,17 +15058,17 @@ def linalg_pinv_atol_rtol_tensor(self_=MISSING, *, atol=None, rtol=None, hermiti
     return result
 
 
-def linalg_lstsq(self_=MISSING, b=MISSING, rcond=None, *, driver=None, **kwargs):
+def linalg_lstsq(self_=MISSING, b=MISSING, rcond=None, *extra, driver=None, **kwargs):
     """linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? driver=None) -> (Tensor solution, Tensor residuals, Tensor rank, Tensor singular_values)
 
     derivatives.yaml, entry linalg_lstsq
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linalg_lstsq, (self_, b, rcond), {"driver": driver, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linalg_lstsq, (self_, b, rcond, *extra), {"driver": driver, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(b, Tensor) or not isinstance(rcond, NUMBER_OR_NONE) or kwargs:
-        self_, b, rcond, driver = _arguments.bind(OVERLOADS["linalg_lstsq"], (self_, b, rcond, driver,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(b, Tensor) or not isinstance(rcond, NUMBER_OR_NONE) or kwargs or extra:
+        self_, b, rcond, driver = _arguments.bind(OVERLOADS["linalg_lstsq"], (self_, b, rcond, driver,), kwargs, extra)
     solution, residuals, rank, singular_values = map(recording.wrap, kernels.linalg_lstsq(recording.data(self_), recording.data(b), rcond, driver))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(b, Tensor) and (b._requires_grad or b.grad_fn is not None))
     if needs_grad:
@@ -15089,17 +15089,17 @@ def linalg_lstsq(self_=MISSING, b=MISSING, rcond=None, *, driver=None, **kwargs)
     return _linalg_lstsq_return(solution, residuals, rank, singular_values)
 
 
-def hardshrink(self_=MISSING, lambd=0.5, **kwargs):
+def hardshrink(self_=MISSING, lambd=0.5, *extra, **kwargs):
     """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor
 
     derivatives.yaml, entry hardshrink
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardshrink, (self_, lambd), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardshrink, (self_, lambd, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
-        self_, lambd = _arguments.bind(OVERLOADS["hardshrink"], (self_, lambd,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs or extra:
+        self_, lambd = _arguments.bind(OVERLOADS["hardshrink"], (self_, lambd,), kwargs, extra)
     result = recording.wrap(kernels.hardshrink(recording.data(self_), lambd))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardshrinkBackward0((gradient_edge(self_),))
@@ -15113,17 +15113,17 @@ def hardshrink(self_=MISSING, lambd=0.5, **kwargs):
     return result
 
 
-def hardshrink_backward(grad_out=MISSING, self_=MISSING, lambd=MISSING, **kwargs):
+def hardshrink_backward(grad_out=MISSING, self_=MISSING, lambd=MISSING, *extra, **kwargs):
     """hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor
 
     derivatives.yaml, entry hardshrink_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardshrink_backward, (grad_out, self_, lambd), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardshrink_backward, (grad_out, self_, lambd, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_out, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
-        grad_out, self_, lambd = _arguments.bind(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,), kwargs)
+    if not isinstance(grad_out, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs or extra:
+        grad_out, self_, lambd = _arguments.bind(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,), kwargs, extra)
     result = recording.wrap(kernels.hardshrink_backward(recording.data(grad_out), recording.data(self_), lambd))
     if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardshrinkBackwardBackward0((gradient_edge(grad_out), gradient_edge(self_)))
@@ -15137,17 +15137,17 @@ def hardshrink_backward(grad_out=MISSING, self_=MISSING, lambd=MISSING, **kwargs
     return result
 
 
-def softshrink(self_=MISSING, lambd=0.5, **kwargs):
+def softshrink(self_=MISSING, lambd=0.5, *extra, **kwargs):
     """softshrink(Tensor self, Scalar lambd=0.5) -> Tensor
 
     derivatives.yaml, entry softshrink
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(softshrink, (self_, lambd), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(softshrink, (self_, lambd, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
-        self_, lambd = _arguments.bind(OVERLOADS["softshrink"], (self_, lambd,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs or extra:
+        self_, lambd = _arguments.bind(OVERLOADS["softshrink"], (self_, lambd,), kwargs, extra)
     result = recording.wrap(kernels.softshrink(recording.data(self_), lambd))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SoftshrinkBackward0((gradient_edge(self_),))
@@ -15161,17 +15161,17 @@ def softshrink(self_=MISSING, lambd=0.5, **kwargs):
     return result
 
 
-def softshrink_backward(grad_output=MISSING, self_=MISSING, lambd=MISSING, **kwargs):
+def softshrink_backward(grad_output=MISSING, self_=MISSING, lambd=MISSING, *extra, **kwargs):
     """softshrink_backward(Tensor grad_output, Tensor self, Scalar lambd) -> Tensor
 
     derivatives.yaml, entry softshrink_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(softshrink_backward, (grad_output, self_, lambd), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(softshrink_backward, (grad_output, self_, lambd, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
-        grad_output, self_, lambd = _arguments.bind(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs or extra:
+        grad_output, self_, lambd = _arguments.bind(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,), kwargs, extra)
     result = recording.wrap(kernels.softshrink_backward(recording.data(grad_output), recording.data(self_), lambd))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SoftshrinkBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -15185,17 +15185,17 @@ def softshrink_backward(grad_output=MISSING, self_=MISSING, lambd=MISSING, **kwa
     return result
 
 
-def threshold(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
+def threshold(self_=MISSING, threshold=MISSING, value=MISSING, *extra, **kwargs):
     """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
 
     derivatives.yaml, entry threshold
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(globals()["threshold"], (self_, threshold, value), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(globals()["threshold"], (self_, threshold, value, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs:
-        self_, threshold, value = _arguments.bind(OVERLOADS["threshold"], (self_, threshold, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs or extra:
+        self_, threshold, value = _arguments.bind(OVERLOADS["threshold"], (self_, threshold, value,), kwargs, extra)
     result = recording.wrap(kernels.threshold(recording.data(self_), threshold, value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ThresholdBackward0((gradient_edge(self_),))
@@ -15209,17 +15209,17 @@ def threshold(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
     return result
 
 
-def threshold_(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
+def threshold_(self_=MISSING, threshold=MISSING, value=MISSING, *extra, **kwargs):
     """threshold_(Tensor(a!) self, Scalar threshold, Scalar value) -> Tensor(a!)
 
     derivatives.yaml, entry threshold_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(threshold_, (self_, threshold, value), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(threshold_, (self_, threshold, value, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs:
-        self_, threshold, value = _arguments.bind(OVERLOADS["threshold_"], (self_, threshold, value,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs or extra:
+        self_, threshold, value = _arguments.bind(OVERLOADS["threshold_"], (self_, threshold, value,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -15239,17 +15239,17 @@ def threshold_(self_=MISSING, threshold=MISSING, value=MISSING, **kwargs):
     return self_
 
 
-def celu(self_=MISSING, alpha=1.0, **kwargs):
+def celu(self_=MISSING, alpha=1.0, *extra, **kwargs):
     """celu(Tensor self, Scalar alpha=1.0) -> Tensor
 
     derivatives.yaml, entry celu
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(celu, (self_, alpha), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(celu, (self_, alpha, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, alpha = _arguments.bind(OVERLOADS["celu"], (self_, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, alpha = _arguments.bind(OVERLOADS["celu"], (self_, alpha,), kwargs, extra)
     result = recording.wrap(kernels.celu(recording.data(self_), alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CeluBackward0((gradient_edge(self_),))
@@ -15263,17 +15263,17 @@ def celu(self_=MISSING, alpha=1.0, **kwargs):
     return result
 
 
-def celu_(self_=MISSING, alpha=1.0, **kwargs):
+def celu_(self_=MISSING, alpha=1.0, *extra, **kwargs):
     """celu_(Tensor(a!) self, Scalar alpha=1.0) -> Tensor(a!)
 
     derivatives.yaml, entry celu_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(celu_, (self_, alpha), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(celu_, (self_, alpha, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, alpha = _arguments.bind(OVERLOADS["celu_"], (self_, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, alpha = _arguments.bind(OVERLOADS["celu_"], (self_, alpha,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -15295,17 +15295,17 @@ def celu_(self_=MISSING, alpha=1.0, **kwargs):
     return self_
 
 
-def elu_backward(grad_output=MISSING, alpha=MISSING, scale=MISSING, input_scale=MISSING, is_result=MISSING, self_or_result=MISSING, **kwargs):
+def elu_backward(grad_output=MISSING, alpha=MISSING, scale=MISSING, input_scale=MISSING, is_result=MISSING, self_or_result=MISSING, *extra, **kwargs):
     """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor
 
     derivatives.yaml, entry elu_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(elu_backward, (grad_output, alpha, scale, input_scale, is_result, self_or_result), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(elu_backward, (grad_output, alpha, scale, input_scale, is_result, self_or_result, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or not isinstance(self_or_result, Tensor) or is_result is MISSING or kwargs:
-        grad_output, alpha, scale, input_scale, is_result, self_or_result = _arguments.bind(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, is_result, self_or_result,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or not isinstance(self_or_result, Tensor) or is_result is MISSING or kwargs or extra:
+        grad_output, alpha, scale, input_scale, is_result, self_or_result = _arguments.bind(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, is_result, self_or_result,), kwargs, extra)
     result = recording.wrap(kernels.elu_backward(recording.data(grad_output), alpha, scale, input_scale, is_result, recording.data(self_or_result)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_or_result, Tensor) and (self_or_result._requires_grad or self_or_result.grad_fn is not None)):
         grad_fn = EluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_or_result)))
@@ -15323,17 +15323,17 @@ def elu_backward(grad_output=MISSING, alpha=MISSING, scale=MISSING, input_scale=
     return result
 
 
-def upsample_nearest1d(self_=MISSING, output_size=MISSING, scales=None, **kwargs):
+def upsample_nearest1d(self_=MISSING, output_size=MISSING, scales=None, *extra, **kwargs):
     """upsample_nearest1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
 
     derivatives.yaml, entry upsample_nearest1d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_nearest1d, (self_, output_size, scales), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_nearest1d, (self_, output_size, scales, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
-        self_, output_size, scales = _arguments.bind(OVERLOADS["upsample_nearest1d"], (self_, output_size, scales,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or kwargs or extra:
+        self_, output_size, scales = _arguments.bind(OVERLOADS["upsample_nearest1d"], (self_, output_size, scales,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest1d(recording.data(self_), output_size, scales))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -15349,17 +15349,17 @@ def upsample_nearest1d(self_=MISSING, output_size=MISSING, scales=None, **kwargs
     return result
 
 
-def upsample_nearest1d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales=None, **kwargs):
+def upsample_nearest1d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales=None, *extra, **kwargs):
     """upsample_nearest1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
 
     derivatives.yaml, entry upsample_nearest1d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_nearest1d_backward, (grad_output, output_size, input_size, scales), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_nearest1d_backward, (grad_output, output_size, input_size, scales, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
-        grad_output, output_size, input_size, scales = _arguments.bind(OVERLOADS["upsample_nearest1d_backward"], (grad_output, output_size, input_size, scales,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, scales = _arguments.bind(OVERLOADS["upsample_nearest1d_backward"], (grad_output, output_size, input_size, scales,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest1d_backward(recording.data(grad_output), output_size, input_size, scales))
@@ -15375,17 +15375,17 @@ def upsample_nearest1d_backward(grad_output=MISSING, output_size=MISSING, input_
     return result
 
 
-def _upsample_nearest_exact1d(self_=MISSING, output_size=MISSING, scales=None, **kwargs):
+def _upsample_nearest_exact1d(self_=MISSING, output_size=MISSING, scales=None, *extra, **kwargs):
     """_upsample_nearest_exact1d(Tensor self, SymInt[1] output_size, float? scales=None) -> Tensor
 
     derivatives.yaml, entry _upsample_nearest_exact1d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_nearest_exact1d, (self_, output_size, scales), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_nearest_exact1d, (self_, output_size, scales, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
-        self_, output_size, scales = _arguments.bind(OVERLOADS["_upsample_nearest_exact1d"], (self_, output_size, scales,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or kwargs or extra:
+        self_, output_size, scales = _arguments.bind(OVERLOADS["_upsample_nearest_exact1d"], (self_, output_size, scales,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact1d(recording.data(self_), output_size, scales))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -15401,17 +15401,17 @@ def _upsample_nearest_exact1d(self_=MISSING, output_size=MISSING, scales=None, *
     return result
 
 
-def _upsample_nearest_exact1d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales=None, **kwargs):
+def _upsample_nearest_exact1d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales=None, *extra, **kwargs):
     """_upsample_nearest_exact1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None) -> Tensor
 
     derivatives.yaml, entry _upsample_nearest_exact1d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_nearest_exact1d_backward, (grad_output, output_size, input_size, scales), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_nearest_exact1d_backward, (grad_output, output_size, input_size, scales, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
-        grad_output, output_size, input_size, scales = _arguments.bind(OVERLOADS["_upsample_nearest_exact1d_backward"], (grad_output, output_size, input_size, scales,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, scales = _arguments.bind(OVERLOADS["_upsample_nearest_exact1d_backward"], (grad_output, output_size, input_size, scales,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact1d_backward(recording.data(grad_output), output_size, input_size, scales))
@@ -15427,17 +15427,17 @@ def _upsample_nearest_exact1d_backward(grad_output=MISSING, output_size=MISSING,
     return result
 
 
-def upsample_nearest2d(self_=MISSING, output_size=MISSING, scales_h=None, scales_w=None, **kwargs):
+def upsample_nearest2d(self_=MISSING, output_size=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_nearest2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_nearest2d, (self_, output_size, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_nearest2d, (self_, output_size, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
-        self_, output_size, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest2d"], (self_, output_size, scales_h, scales_w,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs or extra:
+        self_, output_size, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest2d"], (self_, output_size, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest2d(recording.data(self_), output_size, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -15454,17 +15454,17 @@ def upsample_nearest2d(self_=MISSING, output_size=MISSING, scales_h=None, scales
     return result
 
 
-def upsample_nearest2d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales_h=None, scales_w=None, **kwargs):
+def upsample_nearest2d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_nearest2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_nearest2d_backward, (grad_output, output_size, input_size, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_nearest2d_backward, (grad_output, output_size, input_size, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
-        grad_output, output_size, input_size, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest2d_backward"], (grad_output, output_size, input_size, scales_h, scales_w,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest2d_backward"], (grad_output, output_size, input_size, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
@@ -15481,17 +15481,17 @@ def upsample_nearest2d_backward(grad_output=MISSING, output_size=MISSING, input_
     return result
 
 
-def _upsample_nearest_exact2d(self_=MISSING, output_size=MISSING, scales_h=None, scales_w=None, **kwargs):
+def _upsample_nearest_exact2d(self_=MISSING, output_size=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """_upsample_nearest_exact2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_nearest_exact2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_nearest_exact2d, (self_, output_size, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_nearest_exact2d, (self_, output_size, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
-        self_, output_size, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact2d"], (self_, output_size, scales_h, scales_w,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs or extra:
+        self_, output_size, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact2d"], (self_, output_size, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact2d(recording.data(self_), output_size, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -15508,17 +15508,17 @@ def _upsample_nearest_exact2d(self_=MISSING, output_size=MISSING, scales_h=None,
     return result
 
 
-def _upsample_nearest_exact2d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales_h=None, scales_w=None, **kwargs):
+def _upsample_nearest_exact2d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """_upsample_nearest_exact2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_nearest_exact2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_nearest_exact2d_backward, (grad_output, output_size, input_size, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_nearest_exact2d_backward, (grad_output, output_size, input_size, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
-        grad_output, output_size, input_size, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact2d_backward"], (grad_output, output_size, input_size, scales_h, scales_w,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact2d_backward"], (grad_output, output_size, input_size, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
@@ -15535,17 +15535,17 @@ def _upsample_nearest_exact2d_backward(grad_output=MISSING, output_size=MISSING,
     return result
 
 
-def upsample_nearest3d(self_=MISSING, output_size=MISSING, scales_d=None, scales_h=None, scales_w=None, **kwargs):
+def upsample_nearest3d(self_=MISSING, output_size=MISSING, scales_d=None, scales_h=None, scales_w=None, *extra, **kwargs):
     """upsample_nearest3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_nearest3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_nearest3d, (self_, output_size, scales_d, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_nearest3d, (self_, output_size, scales_d, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
-        self_, output_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs or extra:
+        self_, output_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_nearest3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -15563,17 +15563,17 @@ def upsample_nearest3d(self_=MISSING, output_size=MISSING, scales_d=None, scales
     return result
 
 
-def upsample_nearest3d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales_d=None, scales_h=None, scales_w=None, **kwargs):
+def upsample_nearest3d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales_d=None, scales_h=None, scales_w=None, *extra, **kwargs):
     """upsample_nearest3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_nearest3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_nearest3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_nearest3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
-        grad_output, output_size, input_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest3d_backward"], (grad_output, output_size, input_size, scales_d, scales_h, scales_w,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest3d_backward"], (grad_output, output_size, input_size, scales_d, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_nearest3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
@@ -15591,17 +15591,17 @@ def upsample_nearest3d_backward(grad_output=MISSING, output_size=MISSING, input_
     return result
 
 
-def _upsample_nearest_exact3d(self_=MISSING, output_size=MISSING, scales_d=None, scales_h=None, scales_w=None, **kwargs):
+def _upsample_nearest_exact3d(self_=MISSING, output_size=MISSING, scales_d=None, scales_h=None, scales_w=None, *extra, **kwargs):
     """_upsample_nearest_exact3d(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_nearest_exact3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_nearest_exact3d, (self_, output_size, scales_d, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_nearest_exact3d, (self_, output_size, scales_d, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs:
-        self_, output_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs or extra:
+        self_, output_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_nearest_exact3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -15619,17 +15619,17 @@ def _upsample_nearest_exact3d(self_=MISSING, output_size=MISSING, scales_d=None,
     return result
 
 
-def _upsample_nearest_exact3d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales_d=None, scales_h=None, scales_w=None, **kwargs):
+def _upsample_nearest_exact3d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, scales_d=None, scales_h=None, scales_w=None, *extra, **kwargs):
     """_upsample_nearest_exact3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_nearest_exact3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_nearest_exact3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_nearest_exact3d_backward, (grad_output, output_size, input_size, scales_d, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs:
-        grad_output, output_size, input_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact3d_backward"], (grad_output, output_size, input_size, scales_d, scales_h, scales_w,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact3d_backward"], (grad_output, output_size, input_size, scales_d, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_nearest_exact3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
@@ -15647,17 +15647,17 @@ def _upsample_nearest_exact3d_backward(grad_output=MISSING, output_size=MISSING,
     return result
 
 
-def upsample_linear1d(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales=None, **kwargs):
+def upsample_linear1d(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales=None, *extra, **kwargs):
     """upsample_linear1d(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None) -> Tensor
 
     derivatives.yaml, entry upsample_linear1d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_linear1d, (self_, output_size, align_corners, scales), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_linear1d, (self_, output_size, align_corners, scales, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
-        self_, output_size, align_corners, scales = _arguments.bind(OVERLOADS["upsample_linear1d"], (self_, output_size, align_corners, scales,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
+        self_, output_size, align_corners, scales = _arguments.bind(OVERLOADS["upsample_linear1d"], (self_, output_size, align_corners, scales,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_linear1d(recording.data(self_), output_size, align_corners, scales))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -15674,17 +15674,17 @@ def upsample_linear1d(self_=MISSING, output_size=MISSING, align_corners=MISSING,
     return result
 
 
-def upsample_linear1d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales=None, **kwargs):
+def upsample_linear1d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales=None, *extra, **kwargs):
     """upsample_linear1d_backward(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None) -> Tensor
 
     derivatives.yaml, entry upsample_linear1d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_linear1d_backward, (grad_output, output_size, input_size, align_corners, scales), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_linear1d_backward, (grad_output, output_size, input_size, align_corners, scales, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
-        grad_output, output_size, input_size, align_corners, scales = _arguments.bind(OVERLOADS["upsample_linear1d_backward"], (grad_output, output_size, input_size, align_corners, scales,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, align_corners, scales = _arguments.bind(OVERLOADS["upsample_linear1d_backward"], (grad_output, output_size, input_size, align_corners, scales,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_linear1d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales))
@@ -15701,17 +15701,17 @@ def upsample_linear1d_backward(grad_output=MISSING, output_size=MISSING, input_s
     return result
 
 
-def upsample_bilinear2d(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+def upsample_bilinear2d(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_bilinear2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_bilinear2d, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_bilinear2d, (self_, output_size, align_corners, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
-        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bilinear2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bilinear2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_bilinear2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -15729,17 +15729,17 @@ def upsample_bilinear2d(self_=MISSING, output_size=MISSING, align_corners=MISSIN
     return result
 
 
-def upsample_bilinear2d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+def upsample_bilinear2d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_bilinear2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_bilinear2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_bilinear2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bilinear2d_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bilinear2d_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_bilinear2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
@@ -15757,17 +15757,17 @@ def upsample_bilinear2d_backward(grad_output=MISSING, output_size=MISSING, input
     return result
 
 
-def upsample_bicubic2d(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+def upsample_bicubic2d(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """upsample_bicubic2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_bicubic2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_bicubic2d, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_bicubic2d, (self_, output_size, align_corners, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
-        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bicubic2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bicubic2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_bicubic2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -15785,17 +15785,17 @@ def upsample_bicubic2d(self_=MISSING, output_size=MISSING, align_corners=MISSING
     return result
 
 
-def upsample_bicubic2d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+def upsample_bicubic2d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """upsample_bicubic2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_bicubic2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_bicubic2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_bicubic2d_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bicubic2d_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bicubic2d_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_bicubic2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
@@ -15813,17 +15813,17 @@ def upsample_bicubic2d_backward(grad_output=MISSING, output_size=MISSING, input_
     return result
 
 
-def upsample_trilinear3d(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_d=None, scales_h=None, scales_w=None, **kwargs):
+def upsample_trilinear3d(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_d=None, scales_h=None, scales_w=None, *extra, **kwargs):
     """upsample_trilinear3d(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_trilinear3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_trilinear3d, (self_, output_size, align_corners, scales_d, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_trilinear3d, (self_, output_size, align_corners, scales_d, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
-        self_, output_size, align_corners, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_trilinear3d"], (self_, output_size, align_corners, scales_d, scales_h, scales_w,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
+        self_, output_size, align_corners, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_trilinear3d"], (self_, output_size, align_corners, scales_d, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.upsample_trilinear3d(recording.data(self_), output_size, align_corners, scales_d, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -15842,17 +15842,17 @@ def upsample_trilinear3d(self_=MISSING, output_size=MISSING, align_corners=MISSI
     return result
 
 
-def upsample_trilinear3d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_d=None, scales_h=None, scales_w=None, **kwargs):
+def upsample_trilinear3d_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_d=None, scales_h=None, scales_w=None, *extra, **kwargs):
     """upsample_trilinear3d_backward(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry upsample_trilinear3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(upsample_trilinear3d_backward, (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(upsample_trilinear3d_backward, (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
-        grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_trilinear3d_backward"], (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_trilinear3d_backward"], (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels.upsample_trilinear3d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_d, scales_h, scales_w))
@@ -15871,17 +15871,17 @@ def upsample_trilinear3d_backward(grad_output=MISSING, output_size=MISSING, inpu
     return result
 
 
-def pixel_shuffle(self_=MISSING, upscale_factor=MISSING, **kwargs):
+def pixel_shuffle(self_=MISSING, upscale_factor=MISSING, *extra, **kwargs):
     """pixel_shuffle(Tensor self, int upscale_factor) -> Tensor
 
     derivatives.yaml, entry pixel_shuffle
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pixel_shuffle, (self_, upscale_factor), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(pixel_shuffle, (self_, upscale_factor, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or upscale_factor is MISSING or kwargs:
-        self_, upscale_factor = _arguments.bind(OVERLOADS["pixel_shuffle"], (self_, upscale_factor,), kwargs)
+    if not isinstance(self_, Tensor) or upscale_factor is MISSING or kwargs or extra:
+        self_, upscale_factor = _arguments.bind(OVERLOADS["pixel_shuffle"], (self_, upscale_factor,), kwargs, extra)
     result = recording.wrap(kernels.pixel_shuffle(recording.data(self_), upscale_factor))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = PixelShuffleBackward0((gradient_edge(self_),))
@@ -15894,17 +15894,17 @@ def pixel_shuffle(self_=MISSING, upscale_factor=MISSING, **kwargs):
     return result
 
 
-def pixel_unshuffle(self_=MISSING, downscale_factor=MISSING, **kwargs):
+def pixel_unshuffle(self_=MISSING, downscale_factor=MISSING, *extra, **kwargs):
     """pixel_unshuffle(Tensor self, int downscale_factor) -> Tensor
 
     derivatives.yaml, entry pixel_unshuffle
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(pixel_unshuffle, (self_, downscale_factor), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(pixel_unshuffle, (self_, downscale_factor, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or downscale_factor is MISSING or kwargs:
-        self_, downscale_factor = _arguments.bind(OVERLOADS["pixel_unshuffle"], (self_, downscale_factor,), kwargs)
+    if not isinstance(self_, Tensor) or downscale_factor is MISSING or kwargs or extra:
+        self_, downscale_factor = _arguments.bind(OVERLOADS["pixel_unshuffle"], (self_, downscale_factor,), kwargs, extra)
     result = recording.wrap(kernels.pixel_unshuffle(recording.data(self_), downscale_factor))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = PixelUnshuffleBackward0((gradient_edge(self_),))
@@ -15917,17 +15917,17 @@ def pixel_unshuffle(self_=MISSING, downscale_factor=MISSING, **kwargs):
     return result
 
 
-def channel_shuffle(self_=MISSING, groups=MISSING, **kwargs):
+def channel_shuffle(self_=MISSING, groups=MISSING, *extra, **kwargs):
     """channel_shuffle(Tensor self, SymInt groups) -> Tensor
 
     derivatives.yaml, entry channel_shuffle
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(channel_shuffle, (self_, groups), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(channel_shuffle, (self_, groups, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or groups is MISSING or kwargs:
-        self_, groups = _arguments.bind(OVERLOADS["channel_shuffle"], (self_, groups,), kwargs)
+    if not isinstance(self_, Tensor) or groups is MISSING or kwargs or extra:
+        self_, groups = _arguments.bind(OVERLOADS["channel_shuffle"], (self_, groups,), kwargs, extra)
     result = recording.wrap(kernels.channel_shuffle(recording.data(self_), groups))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ChannelShuffleBackward0((gradient_edge(self_),))
@@ -15940,17 +15940,17 @@ def channel_shuffle(self_=MISSING, groups=MISSING, **kwargs):
     return result
 
 
-def soft_margin_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
+def soft_margin_loss(self_=MISSING, target=MISSING, reduction=1, *extra, **kwargs):
     """soft_margin_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
 
     derivatives.yaml, entry soft_margin_loss
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(soft_margin_loss, (self_, target, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(soft_margin_loss, (self_, target, reduction, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs:
-        self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss"], (self_, target, reduction,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
+        self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss"], (self_, target, reduction,), kwargs, extra)
     result = recording.wrap(kernels.soft_margin_loss(recording.data(self_), recording.data(target), reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SoftMarginLossBackward0((gradient_edge(self_),))
@@ -15965,17 +15965,17 @@ def soft_margin_loss(self_=MISSING, target=MISSING, reduction=1, **kwargs):
     return result
 
 
-def soft_margin_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, **kwargs):
+def soft_margin_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduction=MISSING, *extra, **kwargs):
     """soft_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor
 
     derivatives.yaml, entry soft_margin_loss_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(soft_margin_loss_backward, (grad_output, self_, target, reduction), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(soft_margin_loss_backward, (grad_output, self_, target, reduction, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs:
-        grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target, reduction,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs or extra:
+        grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target, reduction,), kwargs, extra)
     result = recording.wrap(kernels.soft_margin_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SoftMarginLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -15991,17 +15991,17 @@ def soft_margin_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING
     return result
 
 
-def hardswish_backward(grad_output=MISSING, self_=MISSING, **kwargs):
+def hardswish_backward(grad_output=MISSING, self_=MISSING, *extra, **kwargs):
     """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor
 
     derivatives.yaml, entry hardswish_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(hardswish_backward, (grad_output, self_), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(hardswish_backward, (grad_output, self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
-        grad_output, self_ = _arguments.bind(OVERLOADS["hardswish_backward"], (grad_output, self_,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs or extra:
+        grad_output, self_ = _arguments.bind(OVERLOADS["hardswish_backward"], (grad_output, self_,), kwargs, extra)
     result = recording.wrap(kernels.hardswish_backward(recording.data(grad_output), recording.data(self_)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardswishBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -16015,17 +16015,17 @@ def hardswish_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     return result
 
 
-def _convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, transposed=MISSING, output_padding=MISSING, groups=MISSING, benchmark=MISSING, deterministic=MISSING, cudnn_enabled=MISSING, allow_tf32=MISSING, **kwargs):
+def _convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, transposed=MISSING, output_padding=MISSING, groups=MISSING, benchmark=MISSING, deterministic=MISSING, cudnn_enabled=MISSING, allow_tf32=MISSING, *extra, **kwargs):
     """_convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool benchmark, bool deterministic, bool cudnn_enabled, bool allow_tf32) -> Tensor
 
     derivatives.yaml, entry _convolution
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_convolution, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_convolution, (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or benchmark is MISSING or deterministic is MISSING or cudnn_enabled is MISSING or allow_tf32 is MISSING or kwargs:
-        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32 = _arguments.bind(OVERLOADS["_convolution"], (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or transposed is MISSING or output_padding is MISSING or groups is MISSING or benchmark is MISSING or deterministic is MISSING or cudnn_enabled is MISSING or allow_tf32 is MISSING or kwargs or extra:
+        input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32 = _arguments.bind(OVERLOADS["_convolution"], (input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32,), kwargs, extra)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
@@ -16049,17 +16049,17 @@ def _convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, pa
     return result
 
 
-def slow_conv_transpose2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0), dilation=(1, 1), **kwargs):
+def slow_conv_transpose2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1), padding=(0, 0), output_padding=(0, 0), dilation=(1, 1), *extra, **kwargs):
     """slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor
 
     derivatives.yaml, entry slow_conv_transpose2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(slow_conv_transpose2d, (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(slow_conv_transpose2d, (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs:
-        self_, weight, kernel_size, bias, stride, padding, output_padding, dilation = _arguments.bind(OVERLOADS["slow_conv_transpose2d"], (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs or extra:
+        self_, weight, kernel_size, bias, stride, padding, output_padding, dilation = _arguments.bind(OVERLOADS["slow_conv_transpose2d"], (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16082,17 +16082,17 @@ def slow_conv_transpose2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bi
     return result
 
 
-def slow_conv_transpose3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), output_padding=(0, 0, 0), dilation=(1, 1, 1), **kwargs):
+def slow_conv_transpose3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), output_padding=(0, 0, 0), dilation=(1, 1, 1), *extra, **kwargs):
     """slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor
 
     derivatives.yaml, entry slow_conv_transpose3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(slow_conv_transpose3d, (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(slow_conv_transpose3d, (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs:
-        self_, weight, kernel_size, bias, stride, padding, output_padding, dilation = _arguments.bind(OVERLOADS["slow_conv_transpose3d"], (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs or extra:
+        self_, weight, kernel_size, bias, stride, padding, output_padding, dilation = _arguments.bind(OVERLOADS["slow_conv_transpose3d"], (self_, weight, kernel_size, bias, stride, padding, output_padding, dilation,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16115,17 +16115,17 @@ def slow_conv_transpose3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bi
     return result
 
 
-def _slow_conv2d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, **kwargs):
+def _slow_conv2d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, *extra, **kwargs):
     """_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor
 
     derivatives.yaml, entry _slow_conv2d_forward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_slow_conv2d_forward, (self_, weight, kernel_size, bias, stride, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_slow_conv2d_forward, (self_, weight, kernel_size, bias, stride, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or kwargs:
-        self_, weight, kernel_size, bias, stride, padding = _arguments.bind(OVERLOADS["_slow_conv2d_forward"], (self_, weight, kernel_size, bias, stride, padding,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or kwargs or extra:
+        self_, weight, kernel_size, bias, stride, padding = _arguments.bind(OVERLOADS["_slow_conv2d_forward"], (self_, weight, kernel_size, bias, stride, padding,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16145,17 +16145,17 @@ def _slow_conv2d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bia
     return result
 
 
-def _slow_conv2d_backward_output_mask(grad_output=MISSING, self_=MISSING, weight=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, output_mask=MISSING, **kwargs):
+def _slow_conv2d_backward_output_mask(grad_output=MISSING, self_=MISSING, weight=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, output_mask=MISSING, *extra, **kwargs):
     """_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)
 
     derivatives.yaml, entry _slow_conv2d_backward.output_mask
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_slow_conv2d_backward_output_mask, (grad_output, self_, weight, kernel_size, stride, padding, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_slow_conv2d_backward_output_mask, (grad_output, self_, weight, kernel_size, stride, padding, output_mask, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or output_mask is MISSING or kwargs:
-        grad_output, self_, weight, kernel_size, stride, padding, output_mask = _arguments.bind(OVERLOADS["_slow_conv2d_backward.output_mask"], (grad_output, self_, weight, kernel_size, stride, padding, output_mask,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or output_mask is MISSING or kwargs or extra:
+        grad_output, self_, weight, kernel_size, stride, padding, output_mask = _arguments.bind(OVERLOADS["_slow_conv2d_backward.output_mask"], (grad_output, self_, weight, kernel_size, stride, padding, output_mask,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16177,17 +16177,17 @@ def _slow_conv2d_backward_output_mask(grad_output=MISSING, self_=MISSING, weight
     return __slow_conv2d_backward_output_mask_return(grad_input, grad_weight, grad_bias)
 
 
-def _conv_depthwise2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, **kwargs):
+def _conv_depthwise2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, *extra, **kwargs):
     """_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor
 
     derivatives.yaml, entry _conv_depthwise2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_conv_depthwise2d, (self_, weight, kernel_size, bias, stride, padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_conv_depthwise2d, (self_, weight, kernel_size, bias, stride, padding, dilation, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or kwargs:
-        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["_conv_depthwise2d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or kwargs or extra:
+        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["_conv_depthwise2d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16209,17 +16209,17 @@ def _conv_depthwise2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=M
     return result
 
 
-def conv_depthwise3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, **kwargs):
+def conv_depthwise3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, *extra, **kwargs):
     """conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor
 
     derivatives.yaml, entry conv_depthwise3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(conv_depthwise3d, (self_, weight, kernel_size, bias, stride, padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(conv_depthwise3d, (self_, weight, kernel_size, bias, stride, padding, dilation, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or kwargs:
-        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["conv_depthwise3d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or kwargs or extra:
+        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["conv_depthwise3d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16241,17 +16241,17 @@ def conv_depthwise3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MI
     return result
 
 
-def slow_conv3d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, **kwargs):
+def slow_conv3d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MISSING, stride=MISSING, padding=MISSING, *extra, **kwargs):
     """slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor
 
     derivatives.yaml, entry slow_conv3d_forward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(slow_conv3d_forward, (self_, weight, kernel_size, bias, stride, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(slow_conv3d_forward, (self_, weight, kernel_size, bias, stride, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or kwargs:
-        self_, weight, kernel_size, bias, stride, padding = _arguments.bind(OVERLOADS["slow_conv3d_forward"], (self_, weight, kernel_size, bias, stride, padding,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or bias is MISSING or stride is MISSING or padding is MISSING or kwargs or extra:
+        self_, weight, kernel_size, bias, stride, padding = _arguments.bind(OVERLOADS["slow_conv3d_forward"], (self_, weight, kernel_size, bias, stride, padding,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16270,17 +16270,17 @@ def slow_conv3d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias
     return result
 
 
-def slow_conv_dilated2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), **kwargs):
+def slow_conv_dilated2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), *extra, **kwargs):
     """slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor
 
     derivatives.yaml, entry slow_conv_dilated2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(slow_conv_dilated2d, (self_, weight, kernel_size, bias, stride, padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(slow_conv_dilated2d, (self_, weight, kernel_size, bias, stride, padding, dilation, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs:
-        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["slow_conv_dilated2d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs or extra:
+        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["slow_conv_dilated2d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16301,17 +16301,17 @@ def slow_conv_dilated2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias
     return result
 
 
-def slow_conv_dilated3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1), **kwargs):
+def slow_conv_dilated3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=None, stride=(1, 1, 1), padding=(0, 0, 0), dilation=(1, 1, 1), *extra, **kwargs):
     """slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor
 
     derivatives.yaml, entry slow_conv_dilated3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(slow_conv_dilated3d, (self_, weight, kernel_size, bias, stride, padding, dilation), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(slow_conv_dilated3d, (self_, weight, kernel_size, bias, stride, padding, dilation, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs:
-        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["slow_conv_dilated3d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kernel_size is MISSING or kwargs or extra:
+        self_, weight, kernel_size, bias, stride, padding, dilation = _arguments.bind(OVERLOADS["slow_conv_dilated3d"], (self_, weight, kernel_size, bias, stride, padding, dilation,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16332,17 +16332,17 @@ def slow_conv_dilated3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias
     return result
 
 
-def conv_tbc(self_=MISSING, weight=MISSING, bias=MISSING, pad=0, **kwargs):
+def conv_tbc(self_=MISSING, weight=MISSING, bias=MISSING, pad=0, *extra, **kwargs):
     """conv_tbc(Tensor self, Tensor weight, Tensor bias, int pad=0) -> Tensor
 
     derivatives.yaml, entry conv_tbc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(conv_tbc, (self_, weight, bias, pad), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(conv_tbc, (self_, weight, bias, pad, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or not isinstance(bias, Tensor) or kwargs:
-        self_, weight, bias, pad = _arguments.bind(OVERLOADS["conv_tbc"], (self_, weight, bias, pad,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or not isinstance(bias, Tensor) or kwargs or extra:
+        self_, weight, bias, pad = _arguments.bind(OVERLOADS["conv_tbc"], (self_, weight, bias, pad,), kwargs, extra)
     result = recording.wrap(kernels.conv_tbc(recording.data(self_), recording.data(weight), recording.data(bias), pad))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = ConvTbcBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
@@ -16358,17 +16358,17 @@ def conv_tbc(self_=MISSING, weight=MISSING, bias=MISSING, pad=0, **kwargs):
     return result
 
 
-def im2col(self_=MISSING, kernel_size=MISSING, dilation=MISSING, padding=MISSING, stride=MISSING, **kwargs):
+def im2col(self_=MISSING, kernel_size=MISSING, dilation=MISSING, padding=MISSING, stride=MISSING, *extra, **kwargs):
     """im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
 
     derivatives.yaml, entry im2col
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(im2col, (self_, kernel_size, dilation, padding, stride), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(im2col, (self_, kernel_size, dilation, padding, stride, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kernel_size is MISSING or dilation is MISSING or padding is MISSING or stride is MISSING or kwargs:
-        self_, kernel_size, dilation, padding, stride = _arguments.bind(OVERLOADS["im2col"], (self_, kernel_size, dilation, padding, stride,), kwargs)
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or dilation is MISSING or padding is MISSING or stride is MISSING or kwargs or extra:
+        self_, kernel_size, dilation, padding, stride = _arguments.bind(OVERLOADS["im2col"], (self_, kernel_size, dilation, padding, stride,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     dilation = recording.int_tuple(dilation)
     padding = recording.int_tuple(padding)
@@ -16389,17 +16389,17 @@ def im2col(self_=MISSING, kernel_size=MISSING, dilation=MISSING, padding=MISSING
     return result
 
 
-def col2im(self_=MISSING, output_size=MISSING, kernel_size=MISSING, dilation=MISSING, padding=MISSING, stride=MISSING, **kwargs):
+def col2im(self_=MISSING, output_size=MISSING, kernel_size=MISSING, dilation=MISSING, padding=MISSING, stride=MISSING, *extra, **kwargs):
     """col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor
 
     derivatives.yaml, entry col2im
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(col2im, (self_, output_size, kernel_size, dilation, padding, stride), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(col2im, (self_, output_size, kernel_size, dilation, padding, stride, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or output_size is MISSING or kernel_size is MISSING or dilation is MISSING or padding is MISSING or stride is MISSING or kwargs:
-        self_, output_size, kernel_size, dilation, padding, stride = _arguments.bind(OVERLOADS["col2im"], (self_, output_size, kernel_size, dilation, padding, stride,), kwargs)
+    if not isinstance(self_, Tensor) or output_size is MISSING or kernel_size is MISSING or dilation is MISSING or padding is MISSING or stride is MISSING or kwargs or extra:
+        self_, output_size, kernel_size, dilation, padding, stride = _arguments.bind(OVERLOADS["col2im"], (self_, output_size, kernel_size, dilation, padding, stride,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     kernel_size = recording.int_tuple(kernel_size)
     dilation = recording.int_tuple(dilation)
@@ -16420,17 +16420,17 @@ def col2im(self_=MISSING, output_size=MISSING, kernel_size=MISSING, dilation=MIS
     return result
 
 
-def max_pool3d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False, **kwargs):
+def max_pool3d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0, 0), dilation=(1, 1, 1), ceil_mode=False, *extra, **kwargs):
     """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)
 
     derivatives.yaml, entry max_pool3d_with_indices
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_pool3d_with_indices, (self_, kernel_size, stride, padding, dilation, ceil_mode), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(max_pool3d_with_indices, (self_, kernel_size, stride, padding, dilation, ceil_mode, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
-        self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool3d_with_indices"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs or extra:
+        self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool3d_with_indices"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16457,17 +16457,17 @@ def max_pool3d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), paddi
     return (result0, result1)
 
 
-def max_pool3d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, ceil_mode=MISSING, indices=MISSING, **kwargs):
+def max_pool3d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, dilation=MISSING, ceil_mode=MISSING, indices=MISSING, *extra, **kwargs):
     """max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor
 
     derivatives.yaml, entry max_pool3d_with_indices_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_pool3d_with_indices_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(max_pool3d_with_indices_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or ceil_mode is MISSING or kwargs:
-        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices = _arguments.bind(OVERLOADS["max_pool3d_with_indices_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or dilation is MISSING or ceil_mode is MISSING or kwargs or extra:
+        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices = _arguments.bind(OVERLOADS["max_pool3d_with_indices_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, indices,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16485,17 +16485,17 @@ def max_pool3d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_
     return result
 
 
-def avg_pool3d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None, **kwargs):
+def avg_pool3d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0, 0), ceil_mode=False, count_include_pad=True, divisor_override=None, *extra, **kwargs):
     """avg_pool3d(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor
 
     derivatives.yaml, entry avg_pool3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(avg_pool3d, (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(avg_pool3d, (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
-        self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool3d"], (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs or extra:
+        self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool3d"], (self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16517,17 +16517,17 @@ def avg_pool3d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0, 0),
     return result
 
 
-def avg_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, ceil_mode=MISSING, count_include_pad=MISSING, divisor_override=MISSING, **kwargs):
+def avg_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=MISSING, padding=MISSING, ceil_mode=MISSING, count_include_pad=MISSING, divisor_override=MISSING, *extra, **kwargs):
     """avg_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor
 
     derivatives.yaml, entry avg_pool3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(avg_pool3d_backward, (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(avg_pool3d_backward, (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or ceil_mode is MISSING or count_include_pad is MISSING or divisor_override is MISSING or kwargs:
-        grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool3d_backward"], (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or stride is MISSING or padding is MISSING or ceil_mode is MISSING or count_include_pad is MISSING or divisor_override is MISSING or kwargs or extra:
+        grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override = _arguments.bind(OVERLOADS["avg_pool3d_backward"], (grad_output, self_, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16549,17 +16549,17 @@ def avg_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING,
     return result
 
 
-def _adaptive_avg_pool3d(self_=MISSING, output_size=MISSING, **kwargs):
+def _adaptive_avg_pool3d(self_=MISSING, output_size=MISSING, *extra, **kwargs):
     """_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor
 
     derivatives.yaml, entry _adaptive_avg_pool3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_adaptive_avg_pool3d, (self_, output_size), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_adaptive_avg_pool3d, (self_, output_size, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
-        self_, output_size = _arguments.bind(OVERLOADS["_adaptive_avg_pool3d"], (self_, output_size,), kwargs)
+    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs or extra:
+        self_, output_size = _arguments.bind(OVERLOADS["_adaptive_avg_pool3d"], (self_, output_size,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._adaptive_avg_pool3d(recording.data(self_), output_size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -16573,17 +16573,17 @@ def _adaptive_avg_pool3d(self_=MISSING, output_size=MISSING, **kwargs):
     return result
 
 
-def _adaptive_avg_pool3d_backward(grad_output=MISSING, self_=MISSING, **kwargs):
+def _adaptive_avg_pool3d_backward(grad_output=MISSING, self_=MISSING, *extra, **kwargs):
     """_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor
 
     derivatives.yaml, entry _adaptive_avg_pool3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_adaptive_avg_pool3d_backward, (grad_output, self_), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_adaptive_avg_pool3d_backward, (grad_output, self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs:
-        grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool3d_backward"], (grad_output, self_,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs or extra:
+        grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool3d_backward"], (grad_output, self_,), kwargs, extra)
     result = recording.wrap(kernels._adaptive_avg_pool3d_backward(recording.data(grad_output), recording.data(self_)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AdaptiveAvgPool3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -16597,17 +16597,17 @@ def _adaptive_avg_pool3d_backward(grad_output=MISSING, self_=MISSING, **kwargs):
     return result
 
 
-def adaptive_max_pool3d(self_=MISSING, output_size=MISSING, **kwargs):
+def adaptive_max_pool3d(self_=MISSING, output_size=MISSING, *extra, **kwargs):
     """adaptive_max_pool3d(Tensor self, int[3] output_size) -> (Tensor, Tensor)
 
     derivatives.yaml, entry adaptive_max_pool3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(adaptive_max_pool3d, (self_, output_size), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(adaptive_max_pool3d, (self_, output_size, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs:
-        self_, output_size = _arguments.bind(OVERLOADS["adaptive_max_pool3d"], (self_, output_size,), kwargs)
+    if not isinstance(self_, Tensor) or output_size is MISSING or kwargs or extra:
+        self_, output_size = _arguments.bind(OVERLOADS["adaptive_max_pool3d"], (self_, output_size,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result0, result1 = map(recording.wrap, kernels.adaptive_max_pool3d(recording.data(self_), output_size))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
@@ -16626,17 +16626,17 @@ def adaptive_max_pool3d(self_=MISSING, output_size=MISSING, **kwargs):
     return (result0, result1)
 
 
-def adaptive_max_pool3d_backward(grad_output=MISSING, self_=MISSING, indices=MISSING, **kwargs):
+def adaptive_max_pool3d_backward(grad_output=MISSING, self_=MISSING, indices=MISSING, *extra, **kwargs):
     """adaptive_max_pool3d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor
 
     derivatives.yaml, entry adaptive_max_pool3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(adaptive_max_pool3d_backward, (grad_output, self_, indices), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(adaptive_max_pool3d_backward, (grad_output, self_, indices, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs:
-        grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool3d_backward"], (grad_output, self_, indices,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs or extra:
+        grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool3d_backward"], (grad_output, self_, indices,), kwargs, extra)
     result = recording.wrap(kernels.adaptive_max_pool3d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AdaptiveMaxPool3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
@@ -16650,17 +16650,17 @@ def adaptive_max_pool3d_backward(grad_output=MISSING, self_=MISSING, indices=MIS
     return result
 
 
-def max_unpool2d(self_=MISSING, indices=MISSING, output_size=MISSING, **kwargs):
+def max_unpool2d(self_=MISSING, indices=MISSING, output_size=MISSING, *extra, **kwargs):
     """max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor
 
     derivatives.yaml, entry max_unpool2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_unpool2d, (self_, indices, output_size), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(max_unpool2d, (self_, indices, output_size, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or output_size is MISSING or kwargs:
-        self_, indices, output_size = _arguments.bind(OVERLOADS["max_unpool2d"], (self_, indices, output_size,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or output_size is MISSING or kwargs or extra:
+        self_, indices, output_size = _arguments.bind(OVERLOADS["max_unpool2d"], (self_, indices, output_size,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.max_unpool2d(recording.data(self_), recording.data(indices), output_size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -16674,17 +16674,17 @@ def max_unpool2d(self_=MISSING, indices=MISSING, output_size=MISSING, **kwargs):
     return result
 
 
-def max_unpool3d(self_=MISSING, indices=MISSING, output_size=MISSING, stride=MISSING, padding=MISSING, **kwargs):
+def max_unpool3d(self_=MISSING, indices=MISSING, output_size=MISSING, stride=MISSING, padding=MISSING, *extra, **kwargs):
     """max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor
 
     derivatives.yaml, entry max_unpool3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_unpool3d, (self_, indices, output_size, stride, padding), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(max_unpool3d, (self_, indices, output_size, stride, padding, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or output_size is MISSING or stride is MISSING or padding is MISSING or kwargs:
-        self_, indices, output_size, stride, padding = _arguments.bind(OVERLOADS["max_unpool3d"], (self_, indices, output_size, stride, padding,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or output_size is MISSING or stride is MISSING or padding is MISSING or kwargs or extra:
+        self_, indices, output_size, stride, padding = _arguments.bind(OVERLOADS["max_unpool3d"], (self_, indices, output_size, stride, padding,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -16700,17 +16700,17 @@ def max_unpool3d(self_=MISSING, indices=MISSING, output_size=MISSING, stride=MIS
     return result
 
 
-def fractional_max_pool2d(self_=MISSING, kernel_size=MISSING, output_size=MISSING, random_samples=MISSING, **kwargs):
+def fractional_max_pool2d(self_=MISSING, kernel_size=MISSING, output_size=MISSING, random_samples=MISSING, *extra, **kwargs):
     """fractional_max_pool2d(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples) -> (Tensor, Tensor)
 
     derivatives.yaml, entry fractional_max_pool2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fractional_max_pool2d, (self_, kernel_size, output_size, random_samples), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(fractional_max_pool2d, (self_, kernel_size, output_size, random_samples, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(random_samples, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs:
-        self_, kernel_size, output_size, random_samples = _arguments.bind(OVERLOADS["fractional_max_pool2d"], (self_, kernel_size, output_size, random_samples,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(random_samples, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs or extra:
+        self_, kernel_size, output_size, random_samples = _arguments.bind(OVERLOADS["fractional_max_pool2d"], (self_, kernel_size, output_size, random_samples,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     output_size = recording.int_tuple(output_size)
     result0, result1 = map(recording.wrap, kernels.fractional_max_pool2d(recording.data(self_), kernel_size, output_size, recording.data(random_samples)))
@@ -16732,17 +16732,17 @@ def fractional_max_pool2d(self_=MISSING, kernel_size=MISSING, output_size=MISSIN
     return (result0, result1)
 
 
-def fractional_max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, output_size=MISSING, indices=MISSING, **kwargs):
+def fractional_max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, output_size=MISSING, indices=MISSING, *extra, **kwargs):
     """fractional_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices) -> Tensor
 
     derivatives.yaml, entry fractional_max_pool2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fractional_max_pool2d_backward, (grad_output, self_, kernel_size, output_size, indices), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(fractional_max_pool2d_backward, (grad_output, self_, kernel_size, output_size, indices, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs:
-        grad_output, self_, kernel_size, output_size, indices = _arguments.bind(OVERLOADS["fractional_max_pool2d_backward"], (grad_output, self_, kernel_size, output_size, indices,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs or extra:
+        grad_output, self_, kernel_size, output_size, indices = _arguments.bind(OVERLOADS["fractional_max_pool2d_backward"], (grad_output, self_, kernel_size, output_size, indices,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.fractional_max_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, output_size, recording.data(indices)))
@@ -16758,17 +16758,17 @@ def fractional_max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_si
     return result
 
 
-def fractional_max_pool3d(self_=MISSING, kernel_size=MISSING, output_size=MISSING, random_samples=MISSING, **kwargs):
+def fractional_max_pool3d(self_=MISSING, kernel_size=MISSING, output_size=MISSING, random_samples=MISSING, *extra, **kwargs):
     """fractional_max_pool3d(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples) -> (Tensor, Tensor)
 
     derivatives.yaml, entry fractional_max_pool3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fractional_max_pool3d, (self_, kernel_size, output_size, random_samples), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(fractional_max_pool3d, (self_, kernel_size, output_size, random_samples, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(random_samples, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs:
-        self_, kernel_size, output_size, random_samples = _arguments.bind(OVERLOADS["fractional_max_pool3d"], (self_, kernel_size, output_size, random_samples,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(random_samples, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs or extra:
+        self_, kernel_size, output_size, random_samples = _arguments.bind(OVERLOADS["fractional_max_pool3d"], (self_, kernel_size, output_size, random_samples,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     output_size = recording.int_tuple(output_size)
     result0, result1 = map(recording.wrap, kernels.fractional_max_pool3d(recording.data(self_), kernel_size, output_size, recording.data(random_samples)))
@@ -16790,17 +16790,17 @@ def fractional_max_pool3d(self_=MISSING, kernel_size=MISSING, output_size=MISSIN
     return (result0, result1)
 
 
-def fractional_max_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, output_size=MISSING, indices=MISSING, **kwargs):
+def fractional_max_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, output_size=MISSING, indices=MISSING, *extra, **kwargs):
     """fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor
 
     derivatives.yaml, entry fractional_max_pool3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(fractional_max_pool3d_backward, (grad_output, self_, kernel_size, output_size, indices), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(fractional_max_pool3d_backward, (grad_output, self_, kernel_size, output_size, indices, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs:
-        grad_output, self_, kernel_size, output_size, indices = _arguments.bind(OVERLOADS["fractional_max_pool3d_backward"], (grad_output, self_, kernel_size, output_size, indices,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kernel_size is MISSING or output_size is MISSING or kwargs or extra:
+        grad_output, self_, kernel_size, output_size, indices = _arguments.bind(OVERLOADS["fractional_max_pool3d_backward"], (grad_output, self_, kernel_size, output_size, indices,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels.fractional_max_pool3d_backward(recording.data(grad_output), recording.data(self_), kernel_size, output_size, recording.data(indices)))
@@ -16816,17 +16816,17 @@ def fractional_max_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_si
     return result
 
 
-def scatter_reduce_two(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *, include_self=True, out=None, **kwargs):
+def scatter_reduce_two(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *extra, include_self=True, out=None, **kwargs):
     """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
 
     derivatives.yaml, entry scatter_reduce.two
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_reduce_two, (self_, dim, index, src, reduce), {"include_self": include_self, "out": out, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(scatter_reduce_two, (self_, dim, index, src, reduce, *extra), {"include_self": include_self, "out": out, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
-        self_, dim, index, src, reduce, include_self = _arguments.bind(OVERLOADS["scatter_reduce.two"], (self_, dim, index, src, reduce, include_self,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs or extra:
+        self_, dim, index, src, reduce, include_self = _arguments.bind(OVERLOADS["scatter_reduce.two"], (self_, dim, index, src, reduce, include_self,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter_reduce", scatter_reduce_two, (self_, dim, index, src, reduce), {"include_self": include_self}, out, dtype_rule="same")
     result = recording.wrap(kernels.scatter_reduce_two(recording.data(self_), dim, recording.data(index), recording.data(src), reduce, include_self))
@@ -16850,17 +16850,17 @@ def scatter_reduce_two(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, r
     return result
 
 
-def scatter_reduce_two_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+def scatter_reduce_two_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *extra, include_self=True, **kwargs):
     """In-place scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
 
     derivatives.yaml, entry scatter_reduce.two
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(scatter_reduce_two_, (self_, dim, index, src, reduce), {"include_self": include_self, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(scatter_reduce_two_, (self_, dim, index, src, reduce, *extra), {"include_self": include_self, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
-        self_, dim, index, src, reduce, include_self = _arguments.bind(OVERLOADS["scatter_reduce.two"], (self_, dim, index, src, reduce, include_self,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs or extra:
+        self_, dim, index, src, reduce, include_self = _arguments.bind(OVERLOADS["scatter_reduce.two"], (self_, dim, index, src, reduce, include_self,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None))
     if needs_grad:
@@ -16887,17 +16887,17 @@ def scatter_reduce_two_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, 
     return self_
 
 
-def mode(self_=MISSING, dim=-1, keepdim=False, **kwargs):
+def mode(self_=MISSING, dim=-1, keepdim=False, *extra, **kwargs):
     """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
 
     derivatives.yaml, entry mode
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(mode, (self_, dim, keepdim), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(mode, (self_, dim, keepdim, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["mode"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["mode"], (self_, dim, keepdim,), kwargs, extra)
     values, indices = map(recording.wrap, kernels.mode(recording.data(self_), dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -16917,17 +16917,17 @@ def mode(self_=MISSING, dim=-1, keepdim=False, **kwargs):
     return _mode_return(values, indices)
 
 
-def aminmax(self_=MISSING, *, dim=None, keepdim=False, **kwargs):
+def aminmax(self_=MISSING, *extra, dim=None, keepdim=False, **kwargs):
     """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)
 
     derivatives.yaml, entry aminmax
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(aminmax, (self_,), {"dim": dim, "keepdim": keepdim, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(aminmax, (self_, *extra), {"dim": dim, "keepdim": keepdim, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, dim, keepdim = _arguments.bind(OVERLOADS["aminmax"], (self_, dim, keepdim,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, dim, keepdim = _arguments.bind(OVERLOADS["aminmax"], (self_, dim, keepdim,), kwargs, extra)
     min, max = map(recording.wrap, kernels.aminmax(recording.data(self_), dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -16948,17 +16948,17 @@ def aminmax(self_=MISSING, *, dim=None, keepdim=False, **kwargs):
     return _aminmax_return(min, max)
 
 
-def block_diag(tensors=MISSING, **kwargs):
+def block_diag(tensors=MISSING, *extra, **kwargs):
     """block_diag(Tensor[] tensors) -> Tensor
 
     derivatives.yaml, entry block_diag
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(block_diag, (tensors,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(block_diag, (tensors, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not _arguments.all_tensors(tensors) or kwargs:
-        (tensors,) = _arguments.bind(OVERLOADS["block_diag"], (tensors,), kwargs)
+    if not _arguments.all_tensors(tensors) or kwargs or extra:
+        (tensors,) = _arguments.bind(OVERLOADS["block_diag"], (tensors,), kwargs, extra)
     result = recording.wrap(kernels.block_diag(recording.data(tensors)))
     if recording.compute_requires_grad(tensors):
         grad_fn = BlockDiagBackward0(recording.collect_next_edges(tensors))
@@ -16971,47 +16971,47 @@ def block_diag(tensors=MISSING, **kwargs):
     return result
 
 
-def isnan(self_=MISSING, **kwargs):
+def isnan(self_=MISSING, *extra, **kwargs):
     """isnan(Tensor self) -> Tensor
 
     derivatives.yaml, entry isnan
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(isnan, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(isnan, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["isnan"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["isnan"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.isnan(recording.data(self_)))
     return result
 
 
-def histc(self_=MISSING, bins=100, min=0, max=0, **kwargs):
+def histc(self_=MISSING, bins=100, min=0, max=0, *extra, **kwargs):
     """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor
 
     derivatives.yaml, entry histc
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(histc, (self_, bins, min, max), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(histc, (self_, bins, min, max, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or not isinstance(max, NUMBER) or kwargs:
-        self_, bins, min, max = _arguments.bind(OVERLOADS["histc"], (self_, bins, min, max,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or not isinstance(max, NUMBER) or kwargs or extra:
+        self_, bins, min, max = _arguments.bind(OVERLOADS["histc"], (self_, bins, min, max,), kwargs, extra)
     result = recording.wrap(kernels.histc(recording.data(self_), bins, min, max))
     return result
 
 
-def cholesky(self_=MISSING, upper=False, **kwargs):
+def cholesky(self_=MISSING, upper=False, *extra, **kwargs):
     """cholesky(Tensor self, bool upper=False) -> Tensor
 
     derivatives.yaml, entry cholesky
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cholesky, (self_, upper), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cholesky, (self_, upper, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, upper = _arguments.bind(OVERLOADS["cholesky"], (self_, upper,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, upper = _arguments.bind(OVERLOADS["cholesky"], (self_, upper,), kwargs, extra)
     result = recording.wrap(kernels.cholesky(recording.data(self_), upper))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -17028,17 +17028,17 @@ def cholesky(self_=MISSING, upper=False, **kwargs):
     return result
 
 
-def cholesky_inverse(self_=MISSING, upper=False, **kwargs):
+def cholesky_inverse(self_=MISSING, upper=False, *extra, **kwargs):
     """cholesky_inverse(Tensor self, bool upper=False) -> Tensor
 
     derivatives.yaml, entry cholesky_inverse
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cholesky_inverse, (self_, upper), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(cholesky_inverse, (self_, upper, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, upper = _arguments.bind(OVERLOADS["cholesky_inverse"], (self_, upper,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, upper = _arguments.bind(OVERLOADS["cholesky_inverse"], (self_, upper,), kwargs, extra)
     result = recording.wrap(kernels.cholesky_inverse(recording.data(self_), upper))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -17056,17 +17056,17 @@ def cholesky_inverse(self_=MISSING, upper=False, **kwargs):
     return result
 
 
-def sub_Scalar(self_=MISSING, other=MISSING, alpha=1, *, out=None, **kwargs):
+def sub_Scalar(self_=MISSING, other=MISSING, alpha=1, *extra, out=None, **kwargs):
     """sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
     derivatives.yaml, entry sub.Scalar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(sub_Scalar, (self_, other, alpha), {"out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(sub_Scalar, (self_, other, alpha, *extra), {"out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs:
-        self_, other, alpha = _arguments.bind(OVERLOADS["sub.Scalar"], (self_, other, alpha,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
+        self_, other, alpha = _arguments.bind(OVERLOADS["sub.Scalar"], (self_, other, alpha,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sub", sub_Scalar, (self_, other, alpha), {}, out)
     result = recording.wrap(kernels.sub_Scalar(recording.data(self_), other, alpha))
@@ -17080,17 +17080,17 @@ def sub_Scalar(self_=MISSING, other=MISSING, alpha=1, *, out=None, **kwargs):
     return result
 
 
-def div_Scalar_mode(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, out=None, **kwargs):
+def div_Scalar_mode(self_=MISSING, other=MISSING, *extra, rounding_mode=MISSING, out=None, **kwargs):
     """div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor
 
     derivatives.yaml, entry div.Scalar_mode
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(div_Scalar_mode, (self_, other), {"rounding_mode": rounding_mode, "out": out, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(div_Scalar_mode, (self_, other, *extra), {"rounding_mode": rounding_mode, "out": out, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or rounding_mode is MISSING or kwargs:
-        self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Scalar_mode"], (self_, other, rounding_mode,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or rounding_mode is MISSING or kwargs or extra:
+        self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Scalar_mode"], (self_, other, rounding_mode,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Scalar_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
     result = recording.wrap(kernels.div_Scalar_mode(recording.data(self_), other, rounding_mode))
@@ -17106,17 +17106,17 @@ def div_Scalar_mode(self_=MISSING, other=MISSING, *, rounding_mode=MISSING, out=
     return result
 
 
-def polygamma_(self_=MISSING, n=MISSING, **kwargs):
+def polygamma_(self_=MISSING, n=MISSING, *extra, **kwargs):
     """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)
 
     derivatives.yaml, entry polygamma_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(polygamma_, (self_, n), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(polygamma_, (self_, n, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or n is MISSING or kwargs:
-        self_, n = _arguments.bind(OVERLOADS["polygamma_"], (self_, n,), kwargs)
+    if not isinstance(self_, Tensor) or n is MISSING or kwargs or extra:
+        self_, n = _arguments.bind(OVERLOADS["polygamma_"], (self_, n,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -17136,17 +17136,17 @@ def polygamma_(self_=MISSING, n=MISSING, **kwargs):
     return self_
 
 
-def lift(self_=MISSING, **kwargs):
+def lift(self_=MISSING, *extra, **kwargs):
     """lift(Tensor self) -> Tensor
 
     derivatives.yaml, entry lift
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lift, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(lift, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["lift"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["lift"], (self_,), kwargs, extra)
     result = recording.wrap(kernels.lift(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LiftBackward0((gradient_edge(self_),))
@@ -17158,17 +17158,17 @@ def lift(self_=MISSING, **kwargs):
     return result
 
 
-def lift_fresh(self_=MISSING, **kwargs):
+def lift_fresh(self_=MISSING, *extra, **kwargs):
     """lift_fresh(Tensor(a) self) -> Tensor(a)
 
     derivatives.yaml, entry lift_fresh
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(lift_fresh, (self_,), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(lift_fresh, (self_, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["lift_fresh"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["lift_fresh"], (self_,), kwargs, extra)
     result = recording.as_view(self_, kernels.lift_fresh(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LiftFreshBackward0((gradient_edge(self_),))
@@ -17180,17 +17180,17 @@ def lift_fresh(self_=MISSING, **kwargs):
     return result
 
 
-def _lazy_clone(self_=MISSING, **kwargs):
+def _lazy_clone(self_=MISSING, *extra, **kwargs):
     """_lazy_clone(Tensor self) -> Tensor
 
     derivatives.yaml, entry _lazy_clone
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_lazy_clone, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_lazy_clone, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["_lazy_clone"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["_lazy_clone"], (self_,), kwargs, extra)
     result = recording.wrap(kernels._lazy_clone(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LazyCloneBackward0((gradient_edge(self_),))
@@ -17202,17 +17202,17 @@ def _lazy_clone(self_=MISSING, **kwargs):
     return result
 
 
-def _reshape_alias(self_=MISSING, size=MISSING, stride=MISSING, **kwargs):
+def _reshape_alias(self_=MISSING, size=MISSING, stride=MISSING, *extra, **kwargs):
     """_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)
 
     derivatives.yaml, entry _reshape_alias
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_reshape_alias, (self_, size, stride), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(_reshape_alias, (self_, size, stride, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or size is MISSING or stride is MISSING or kwargs:
-        self_, size, stride = _arguments.bind(OVERLOADS["_reshape_alias"], (self_, size, stride,), kwargs)
+    if not isinstance(self_, Tensor) or size is MISSING or stride is MISSING or kwargs or extra:
+        self_, size, stride = _arguments.bind(OVERLOADS["_reshape_alias"], (self_, size, stride,), kwargs, extra)
     size = recording.int_tuple(size)
     stride = recording.int_tuple(stride)
     result = recording.as_view(self_, kernels._reshape_alias(recording.data(self_), size, stride))
@@ -17227,17 +17227,17 @@ def _reshape_alias(self_=MISSING, size=MISSING, stride=MISSING, **kwargs):
     return result
 
 
-def slice_inverse(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
+def slice_inverse(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=1, *extra, **kwargs):
     """slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
 
     derivatives.yaml, entry slice_inverse
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(slice_inverse, (self_, src, dim, start, end, step), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(slice_inverse, (self_, src, dim, start, end, step, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs:
-        self_, src, dim, start, end, step = _arguments.bind(OVERLOADS["slice_inverse"], (self_, src, dim, start, end, step,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs or extra:
+        self_, src, dim, start, end, step = _arguments.bind(OVERLOADS["slice_inverse"], (self_, src, dim, start, end, step,), kwargs, extra)
     result = recording.as_view(self_, kernels.slice_inverse(recording.data(self_), recording.data(src), dim, start, end, step))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
         grad_fn = SliceInverseBackward0((gradient_edge(self_), gradient_edge(src)))
@@ -17254,17 +17254,17 @@ def slice_inverse(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=
     return result
 
 
-def affine_grid_generator(theta=MISSING, size=MISSING, align_corners=MISSING, **kwargs):
+def affine_grid_generator(theta=MISSING, size=MISSING, align_corners=MISSING, *extra, **kwargs):
     """affine_grid_generator(Tensor theta, SymInt[] size, bool align_corners) -> Tensor
 
     derivatives.yaml, entry affine_grid_generator
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(affine_grid_generator, (theta, size, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(affine_grid_generator, (theta, size, align_corners, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(theta, Tensor) or size is MISSING or align_corners is MISSING or kwargs:
-        theta, size, align_corners = _arguments.bind(OVERLOADS["affine_grid_generator"], (theta, size, align_corners,), kwargs)
+    if not isinstance(theta, Tensor) or size is MISSING or align_corners is MISSING or kwargs or extra:
+        theta, size, align_corners = _arguments.bind(OVERLOADS["affine_grid_generator"], (theta, size, align_corners,), kwargs, extra)
     size = recording.int_tuple(size)
     result = recording.wrap(kernels.affine_grid_generator(recording.data(theta), size, align_corners))
     if _grad_state.enabled and (isinstance(theta, Tensor) and (theta._requires_grad or theta.grad_fn is not None)):
@@ -17279,17 +17279,17 @@ def affine_grid_generator(theta=MISSING, size=MISSING, align_corners=MISSING, **
     return result
 
 
-def grid_sampler_2d(input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+def grid_sampler_2d(input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, *extra, **kwargs):
     """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 
     derivatives.yaml, entry grid_sampler_2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(grid_sampler_2d, (input, grid, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(grid_sampler_2d, (input, grid, interpolation_mode, padding_mode, align_corners, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
-        input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["grid_sampler_2d"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs or extra:
+        input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["grid_sampler_2d"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs, extra)
     result = recording.wrap(kernels.grid_sampler_2d(recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSampler2DBackward0((gradient_edge(input), gradient_edge(grid)))
@@ -17306,17 +17306,17 @@ def grid_sampler_2d(input=MISSING, grid=MISSING, interpolation_mode=MISSING, pad
     return result
 
 
-def grid_sampler_2d_backward(grad_output=MISSING, input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, output_mask=MISSING, **kwargs):
+def grid_sampler_2d_backward(grad_output=MISSING, input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, output_mask=MISSING, *extra, **kwargs):
     """grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
 
     derivatives.yaml, entry grid_sampler_2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(grid_sampler_2d_backward, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(grid_sampler_2d_backward, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or output_mask is MISSING or kwargs:
-        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask = _arguments.bind(OVERLOADS["grid_sampler_2d_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or output_mask is MISSING or kwargs or extra:
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask = _arguments.bind(OVERLOADS["grid_sampler_2d_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,), kwargs, extra)
     result0, result1 = map(recording.wrap, kernels.grid_sampler_2d_backward(recording.data(grad_output), recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners, output_mask))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSampler2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(input), gradient_edge(grid)))
@@ -17335,17 +17335,17 @@ def grid_sampler_2d_backward(grad_output=MISSING, input=MISSING, grid=MISSING, i
     return (result0, result1)
 
 
-def grid_sampler_3d(input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+def grid_sampler_3d(input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, *extra, **kwargs):
     """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 
     derivatives.yaml, entry grid_sampler_3d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(grid_sampler_3d, (input, grid, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(grid_sampler_3d, (input, grid, interpolation_mode, padding_mode, align_corners, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
-        input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["grid_sampler_3d"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs or extra:
+        input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["grid_sampler_3d"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs, extra)
     result = recording.wrap(kernels.grid_sampler_3d(recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSampler3DBackward0((gradient_edge(input), gradient_edge(grid)))
@@ -17362,17 +17362,17 @@ def grid_sampler_3d(input=MISSING, grid=MISSING, interpolation_mode=MISSING, pad
     return result
 
 
-def grid_sampler_3d_backward(grad_output=MISSING, input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, output_mask=MISSING, **kwargs):
+def grid_sampler_3d_backward(grad_output=MISSING, input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, output_mask=MISSING, *extra, **kwargs):
     """grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
 
     derivatives.yaml, entry grid_sampler_3d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(grid_sampler_3d_backward, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(grid_sampler_3d_backward, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or output_mask is MISSING or kwargs:
-        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask = _arguments.bind(OVERLOADS["grid_sampler_3d_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or output_mask is MISSING or kwargs or extra:
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask = _arguments.bind(OVERLOADS["grid_sampler_3d_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,), kwargs, extra)
     result0, result1 = map(recording.wrap, kernels.grid_sampler_3d_backward(recording.data(grad_output), recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners, output_mask))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSampler3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(input), gradient_edge(grid)))
@@ -17391,17 +17391,17 @@ def grid_sampler_3d_backward(grad_output=MISSING, input=MISSING, grid=MISSING, i
     return (result0, result1)
 
 
-def _grid_sampler_2d_cpu_fallback(input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+def _grid_sampler_2d_cpu_fallback(input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, *extra, **kwargs):
     """_grid_sampler_2d_cpu_fallback(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 
     derivatives.yaml, entry _grid_sampler_2d_cpu_fallback
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_grid_sampler_2d_cpu_fallback, (input, grid, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_grid_sampler_2d_cpu_fallback, (input, grid, interpolation_mode, padding_mode, align_corners, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
-        input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_2d_cpu_fallback"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs or extra:
+        input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_2d_cpu_fallback"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs, extra)
     result = recording.wrap(kernels._grid_sampler_2d_cpu_fallback(recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSampler2DCpuFallbackBackward0((gradient_edge(input), gradient_edge(grid)))
@@ -17418,17 +17418,17 @@ def _grid_sampler_2d_cpu_fallback(input=MISSING, grid=MISSING, interpolation_mod
     return result
 
 
-def _grid_sampler_2d_cpu_fallback_backward(grad_output=MISSING, input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+def _grid_sampler_2d_cpu_fallback_backward(grad_output=MISSING, input=MISSING, grid=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, *extra, **kwargs):
     """_grid_sampler_2d_cpu_fallback_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> (Tensor, Tensor)
 
     derivatives.yaml, entry _grid_sampler_2d_cpu_fallback_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_grid_sampler_2d_cpu_fallback_backward, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_grid_sampler_2d_cpu_fallback_backward, (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
-        grad_output, input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_2d_cpu_fallback_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs or extra:
+        grad_output, input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_2d_cpu_fallback_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners,), kwargs, extra)
     result0, result1 = map(recording.wrap, kernels._grid_sampler_2d_cpu_fallback_backward(recording.data(grad_output), recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSampler2DCpuFallbackBackwardBackward0((gradient_edge(grad_output), gradient_edge(input), gradient_edge(grid)))
@@ -17447,17 +17447,17 @@ def _grid_sampler_2d_cpu_fallback_backward(grad_output=MISSING, input=MISSING, g
     return (result0, result1)
 
 
-def max_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False, **kwargs):
+def max_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False, *extra, **kwargs):
     """max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
 
     derivatives.yaml, entry max_pool2d
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_pool2d, (self_, kernel_size, stride, padding, dilation, ceil_mode), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(max_pool2d, (self_, kernel_size, stride, padding, dilation, ceil_mode, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
-        self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool2d"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
+    if not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs or extra:
+        self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool2d"], (self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -17479,17 +17479,17 @@ def max_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), di
     return result
 
 
-def max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False, **kwargs):
+def max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False, *extra, **kwargs):
     """max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor
 
     derivatives.yaml, entry max_pool2d_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(max_pool2d_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(max_pool2d_backward, (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs:
-        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool2d_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kernel_size is MISSING or kwargs or extra:
+        grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode = _arguments.bind(OVERLOADS["max_pool2d_backward"], (grad_output, self_, kernel_size, stride, padding, dilation, ceil_mode,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
@@ -17511,17 +17511,17 @@ def max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING,
     return result
 
 
-def _upsample_bilinear2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+def _upsample_bilinear2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """_upsample_bilinear2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_bilinear2d_aa
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_bilinear2d_aa, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_bilinear2d_aa, (self_, output_size, align_corners, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
-        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bilinear2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bilinear2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_bilinear2d_aa(recording.data(self_), output_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -17539,17 +17539,17 @@ def _upsample_bilinear2d_aa(self_=MISSING, output_size=MISSING, align_corners=MI
     return result
 
 
-def _upsample_bilinear2d_aa_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+def _upsample_bilinear2d_aa_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """_upsample_bilinear2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_bilinear2d_aa_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_bilinear2d_aa_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_bilinear2d_aa_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bilinear2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bilinear2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_bilinear2d_aa_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
@@ -17567,17 +17567,17 @@ def _upsample_bilinear2d_aa_backward(grad_output=MISSING, output_size=MISSING, i
     return result
 
 
-def _upsample_bicubic2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+def _upsample_bicubic2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """_upsample_bicubic2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_bicubic2d_aa
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_bicubic2d_aa, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_bicubic2d_aa, (self_, output_size, align_corners, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
-        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bicubic2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bicubic2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_bicubic2d_aa(recording.data(self_), output_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -17595,17 +17595,17 @@ def _upsample_bicubic2d_aa(self_=MISSING, output_size=MISSING, align_corners=MIS
     return result
 
 
-def _upsample_bicubic2d_aa_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+def _upsample_bicubic2d_aa_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """_upsample_bicubic2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_bicubic2d_aa_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_bicubic2d_aa_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_bicubic2d_aa_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bicubic2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bicubic2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_bicubic2d_aa_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
@@ -17623,17 +17623,17 @@ def _upsample_bicubic2d_aa_backward(grad_output=MISSING, output_size=MISSING, in
     return result
 
 
-def _upsample_lanczos2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+def _upsample_lanczos2d_aa(self_=MISSING, output_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """_upsample_lanczos2d_aa(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_lanczos2d_aa
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_lanczos2d_aa, (self_, output_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_lanczos2d_aa, (self_, output_size, align_corners, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs:
-        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_lanczos2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
+        self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_lanczos2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     result = recording.wrap(kernels._upsample_lanczos2d_aa(recording.data(self_), output_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -17651,17 +17651,17 @@ def _upsample_lanczos2d_aa(self_=MISSING, output_size=MISSING, align_corners=MIS
     return result
 
 
-def _upsample_lanczos2d_aa_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, **kwargs):
+def _upsample_lanczos2d_aa_backward(grad_output=MISSING, output_size=MISSING, input_size=MISSING, align_corners=MISSING, scales_h=None, scales_w=None, *extra, **kwargs):
     """_upsample_lanczos2d_aa_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor
 
     derivatives.yaml, entry _upsample_lanczos2d_aa_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_upsample_lanczos2d_aa_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_upsample_lanczos2d_aa_backward, (grad_output, output_size, input_size, align_corners, scales_h, scales_w, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs:
-        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_lanczos2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or input_size is MISSING or align_corners is MISSING or kwargs or extra:
+        grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_lanczos2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
     result = recording.wrap(kernels._upsample_lanczos2d_aa_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
@@ -17679,17 +17679,17 @@ def _upsample_lanczos2d_aa_backward(grad_output=MISSING, output_size=MISSING, in
     return result
 
 
-def _grid_sampler_taps(input=MISSING, grid=MISSING, order=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+def _grid_sampler_taps(input=MISSING, grid=MISSING, order=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, *extra, **kwargs):
     """_grid_sampler_taps(Tensor input, Tensor grid, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 
     derivatives.yaml, entry _grid_sampler_taps
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_grid_sampler_taps, (input, grid, order, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_grid_sampler_taps, (input, grid, order, interpolation_mode, padding_mode, align_corners, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or order is MISSING or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
-        input, grid, order, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_taps"], (input, grid, order, interpolation_mode, padding_mode, align_corners,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or order is MISSING or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs or extra:
+        input, grid, order, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_taps"], (input, grid, order, interpolation_mode, padding_mode, align_corners,), kwargs, extra)
     order = recording.int_tuple(order)
     result = recording.wrap(kernels._grid_sampler_taps(recording.data(input), recording.data(grid), order, interpolation_mode, padding_mode, align_corners))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
@@ -17709,17 +17709,17 @@ def _grid_sampler_taps(input=MISSING, grid=MISSING, order=MISSING, interpolation
     return result
 
 
-def _grid_sampler_taps_backward(grad_output=MISSING, grid=MISSING, input_size=MISSING, order=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, **kwargs):
+def _grid_sampler_taps_backward(grad_output=MISSING, grid=MISSING, input_size=MISSING, order=MISSING, interpolation_mode=MISSING, padding_mode=MISSING, align_corners=MISSING, *extra, **kwargs):
     """_grid_sampler_taps_backward(Tensor grad_output, Tensor grid, SymInt[] input_size, int[] order, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor
 
     derivatives.yaml, entry _grid_sampler_taps_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_grid_sampler_taps_backward, (grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_grid_sampler_taps_backward, (grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(grid, Tensor) or input_size is MISSING or order is MISSING or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs:
-        grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_taps_backward"], (grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(grid, Tensor) or input_size is MISSING or order is MISSING or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs or extra:
+        grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_taps_backward"], (grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners,), kwargs, extra)
     input_size = recording.int_tuple(input_size)
     order = recording.int_tuple(order)
     result = recording.wrap(kernels._grid_sampler_taps_backward(recording.data(grad_output), recording.data(grid), input_size, order, interpolation_mode, padding_mode, align_corners))
@@ -17739,17 +17739,17 @@ def _grid_sampler_taps_backward(grad_output=MISSING, grid=MISSING, input_size=MI
     return result
 
 
-def uniform_(self_=MISSING, low=0, to=1, *, generator=None, **kwargs):
+def uniform_(self_=MISSING, low=0, to=1, *extra, generator=None, **kwargs):
     """uniform_(Tensor(a!) self, float low=0, float to=1, *, Generator? generator=None) -> Tensor(a!)
 
     derivatives.yaml, entry uniform_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(uniform_, (self_, low, to), {"generator": generator, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(uniform_, (self_, low, to, *extra), {"generator": generator, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(low, NUMBER) or not isinstance(to, NUMBER) or kwargs:
-        self_, low, to, generator = _arguments.bind(OVERLOADS["uniform_"], (self_, low, to, generator,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(low, NUMBER) or not isinstance(to, NUMBER) or kwargs or extra:
+        self_, low, to, generator = _arguments.bind(OVERLOADS["uniform_"], (self_, low, to, generator,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -17767,17 +17767,17 @@ def uniform_(self_=MISSING, low=0, to=1, *, generator=None, **kwargs):
     return self_
 
 
-def normal_(self_=MISSING, mean=0, std=1, *, generator=None, **kwargs):
+def normal_(self_=MISSING, mean=0, std=1, *extra, generator=None, **kwargs):
     """normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)
 
     derivatives.yaml, entry normal_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(normal_, (self_, mean, std), {"generator": generator, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(normal_, (self_, mean, std, *extra), {"generator": generator, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mean, NUMBER) or not isinstance(std, NUMBER) or kwargs:
-        self_, mean, std, generator = _arguments.bind(OVERLOADS["normal_"], (self_, mean, std, generator,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mean, NUMBER) or not isinstance(std, NUMBER) or kwargs or extra:
+        self_, mean, std, generator = _arguments.bind(OVERLOADS["normal_"], (self_, mean, std, generator,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -17795,17 +17795,17 @@ def normal_(self_=MISSING, mean=0, std=1, *, generator=None, **kwargs):
     return self_
 
 
-def bernoulli(self_=MISSING, *, generator=None, **kwargs):
+def bernoulli(self_=MISSING, *extra, generator=None, **kwargs):
     """bernoulli(Tensor self, *, Generator? generator=None) -> Tensor
 
     derivatives.yaml, entry bernoulli
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bernoulli, (self_,), {"generator": generator, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(bernoulli, (self_, *extra), {"generator": generator, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, generator = _arguments.bind(OVERLOADS["bernoulli"], (self_, generator,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, generator = _arguments.bind(OVERLOADS["bernoulli"], (self_, generator,), kwargs, extra)
     result = recording.wrap(kernels.bernoulli(recording.data(self_), generator))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = BernoulliBackward0((gradient_edge(self_),))
@@ -17817,17 +17817,17 @@ def bernoulli(self_=MISSING, *, generator=None, **kwargs):
     return result
 
 
-def bernoulli__Tensor(self_=MISSING, p=MISSING, *, generator=None, **kwargs):
+def bernoulli__Tensor(self_=MISSING, p=MISSING, *extra, generator=None, **kwargs):
     """bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
 
     derivatives.yaml, entry bernoulli_.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bernoulli__Tensor, (self_, p), {"generator": generator, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(bernoulli__Tensor, (self_, p, *extra), {"generator": generator, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(p, Tensor) or kwargs:
-        self_, p, generator = _arguments.bind(OVERLOADS["bernoulli_.Tensor"], (self_, p, generator,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(p, Tensor) or kwargs or extra:
+        self_, p, generator = _arguments.bind(OVERLOADS["bernoulli_.Tensor"], (self_, p, generator,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(p, Tensor) and (p._requires_grad or p.grad_fn is not None))
     if needs_grad:
@@ -17846,17 +17846,17 @@ def bernoulli__Tensor(self_=MISSING, p=MISSING, *, generator=None, **kwargs):
     return self_
 
 
-def bernoulli__float(self_=MISSING, p=0.5, *, generator=None, **kwargs):
+def bernoulli__float(self_=MISSING, p=0.5, *extra, generator=None, **kwargs):
     """bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)
 
     derivatives.yaml, entry bernoulli_.float
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(bernoulli__float, (self_, p), {"generator": generator, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(bernoulli__float, (self_, p, *extra), {"generator": generator, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
-        self_, p, generator = _arguments.bind(OVERLOADS["bernoulli_.float"], (self_, p, generator,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs or extra:
+        self_, p, generator = _arguments.bind(OVERLOADS["bernoulli_.float"], (self_, p, generator,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -17874,17 +17874,17 @@ def bernoulli__float(self_=MISSING, p=0.5, *, generator=None, **kwargs):
     return self_
 
 
-def exponential_(self_=MISSING, lambd=1, *, generator=None, **kwargs):
+def exponential_(self_=MISSING, lambd=1, *extra, generator=None, **kwargs):
     """exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)
 
     derivatives.yaml, entry exponential_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(exponential_, (self_, lambd), {"generator": generator, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(exponential_, (self_, lambd, *extra), {"generator": generator, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs:
-        self_, lambd, generator = _arguments.bind(OVERLOADS["exponential_"], (self_, lambd, generator,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs or extra:
+        self_, lambd, generator = _arguments.bind(OVERLOADS["exponential_"], (self_, lambd, generator,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -17902,17 +17902,17 @@ def exponential_(self_=MISSING, lambd=1, *, generator=None, **kwargs):
     return self_
 
 
-def index_reduce(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+def index_reduce(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, reduce=MISSING, *extra, include_self=True, **kwargs):
     """index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
 
     derivatives.yaml, entry index_reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_reduce, (self_, dim, index, source, reduce), {"include_self": include_self, **kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(index_reduce, (self_, dim, index, source, reduce, *extra), {"include_self": include_self, **kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
-        self_, dim, index, source, reduce, include_self = _arguments.bind(OVERLOADS["index_reduce"], (self_, dim, index, source, reduce, include_self,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or reduce is MISSING or kwargs or extra:
+        self_, dim, index, source, reduce, include_self = _arguments.bind(OVERLOADS["index_reduce"], (self_, dim, index, source, reduce, include_self,), kwargs, extra)
     result = recording.wrap(kernels.index_reduce(recording.data(self_), dim, recording.data(index), recording.data(source), reduce, include_self))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
     if needs_grad:
@@ -17934,17 +17934,17 @@ def index_reduce(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, redu
     return result
 
 
-def index_reduce_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+def index_reduce_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, reduce=MISSING, *extra, include_self=True, **kwargs):
     """In-place index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor
 
     derivatives.yaml, entry index_reduce
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(index_reduce_, (self_, dim, index, source, reduce), {"include_self": include_self, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(index_reduce_, (self_, dim, index, source, reduce, *extra), {"include_self": include_self, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or reduce is MISSING or kwargs:
-        self_, dim, index, source, reduce, include_self = _arguments.bind(OVERLOADS["index_reduce"], (self_, dim, index, source, reduce, include_self,), kwargs, inplace=True)
+    if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or reduce is MISSING or kwargs or extra:
+        self_, dim, index, source, reduce, include_self = _arguments.bind(OVERLOADS["index_reduce"], (self_, dim, index, source, reduce, include_self,), kwargs, extra, inplace=True)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
     if needs_grad:
@@ -17971,17 +17971,17 @@ def index_reduce_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, red
     return self_
 
 
-def _unique(self_=MISSING, sorted=True, return_inverse=False, **kwargs):
+def _unique(self_=MISSING, sorted=True, return_inverse=False, *extra, **kwargs):
     """_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)
 
     derivatives.yaml, entry _unique
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_unique, (self_, sorted, return_inverse), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_unique, (self_, sorted, return_inverse, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, sorted, return_inverse = _arguments.bind(OVERLOADS["_unique"], (self_, sorted, return_inverse,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, sorted, return_inverse = _arguments.bind(OVERLOADS["_unique"], (self_, sorted, return_inverse,), kwargs, extra)
     result0, result1 = map(recording.wrap, kernels._unique(recording.data(self_), sorted, return_inverse))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UniqueBackward0((gradient_edge(self_),))
@@ -17992,17 +17992,17 @@ def _unique(self_=MISSING, sorted=True, return_inverse=False, **kwargs):
     return (result0, result1)
 
 
-def _unique2(self_=MISSING, sorted=True, return_inverse=False, return_counts=False, **kwargs):
+def _unique2(self_=MISSING, sorted=True, return_inverse=False, return_counts=False, *extra, **kwargs):
     """_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry _unique2
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_unique2, (self_, sorted, return_inverse, return_counts), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_unique2, (self_, sorted, return_inverse, return_counts, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, sorted, return_inverse, return_counts = _arguments.bind(OVERLOADS["_unique2"], (self_, sorted, return_inverse, return_counts,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, sorted, return_inverse, return_counts = _arguments.bind(OVERLOADS["_unique2"], (self_, sorted, return_inverse, return_counts,), kwargs, extra)
     result0, result1, result2 = map(recording.wrap, kernels._unique2(recording.data(self_), sorted, return_inverse, return_counts))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = Unique2Backward0((gradient_edge(self_),))
@@ -18014,17 +18014,17 @@ def _unique2(self_=MISSING, sorted=True, return_inverse=False, return_counts=Fal
     return (result0, result1, result2)
 
 
-def unique_dim(self_=MISSING, dim=MISSING, sorted=True, return_inverse=False, return_counts=False, **kwargs):
+def unique_dim(self_=MISSING, dim=MISSING, sorted=True, return_inverse=False, return_counts=False, *extra, **kwargs):
     """unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry unique_dim
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unique_dim, (self_, dim, sorted, return_inverse, return_counts), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(unique_dim, (self_, dim, sorted, return_inverse, return_counts, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, sorted, return_inverse, return_counts = _arguments.bind(OVERLOADS["unique_dim"], (self_, dim, sorted, return_inverse, return_counts,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, sorted, return_inverse, return_counts = _arguments.bind(OVERLOADS["unique_dim"], (self_, dim, sorted, return_inverse, return_counts,), kwargs, extra)
     result0, result1, result2 = map(recording.wrap, kernels.unique_dim(recording.data(self_), dim, sorted, return_inverse, return_counts))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UniqueDimBackward0((gradient_edge(self_),))
@@ -18036,17 +18036,17 @@ def unique_dim(self_=MISSING, dim=MISSING, sorted=True, return_inverse=False, re
     return (result0, result1, result2)
 
 
-def unique_consecutive(self_=MISSING, return_inverse=False, return_counts=False, dim=None, **kwargs):
+def unique_consecutive(self_=MISSING, return_inverse=False, return_counts=False, dim=None, *extra, **kwargs):
     """unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry unique_consecutive
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unique_consecutive, (self_, return_inverse, return_counts, dim), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(unique_consecutive, (self_, return_inverse, return_counts, dim, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        self_, return_inverse, return_counts, dim = _arguments.bind(OVERLOADS["unique_consecutive"], (self_, return_inverse, return_counts, dim,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        self_, return_inverse, return_counts, dim = _arguments.bind(OVERLOADS["unique_consecutive"], (self_, return_inverse, return_counts, dim,), kwargs, extra)
     result0, result1, result2 = map(recording.wrap, kernels.unique_consecutive(recording.data(self_), return_inverse, return_counts, dim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UniqueConsecutiveBackward0((gradient_edge(self_),))
@@ -18058,17 +18058,17 @@ def unique_consecutive(self_=MISSING, return_inverse=False, return_counts=False,
     return (result0, result1, result2)
 
 
-def unique_dim_consecutive(self_=MISSING, dim=MISSING, return_inverse=False, return_counts=False, **kwargs):
+def unique_dim_consecutive(self_=MISSING, dim=MISSING, return_inverse=False, return_counts=False, *extra, **kwargs):
     """unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry unique_dim_consecutive
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(unique_dim_consecutive, (self_, dim, return_inverse, return_counts), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(unique_dim_consecutive, (self_, dim, return_inverse, return_counts, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or kwargs:
-        self_, dim, return_inverse, return_counts = _arguments.bind(OVERLOADS["unique_dim_consecutive"], (self_, dim, return_inverse, return_counts,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
+        self_, dim, return_inverse, return_counts = _arguments.bind(OVERLOADS["unique_dim_consecutive"], (self_, dim, return_inverse, return_counts,), kwargs, extra)
     result0, result1, result2 = map(recording.wrap, kernels.unique_dim_consecutive(recording.data(self_), dim, return_inverse, return_counts))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UniqueDimConsecutiveBackward0((gradient_edge(self_),))
@@ -18080,17 +18080,17 @@ def unique_dim_consecutive(self_=MISSING, dim=MISSING, return_inverse=False, ret
     return (result0, result1, result2)
 
 
-def masked_scatter_backward(grad_output=MISSING, mask=MISSING, sizes=MISSING, **kwargs):
+def masked_scatter_backward(grad_output=MISSING, mask=MISSING, sizes=MISSING, *extra, **kwargs):
     """masked_scatter_backward(Tensor grad_output, Tensor mask, SymInt[] sizes) -> Tensor
 
     derivatives.yaml, entry masked_scatter_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(masked_scatter_backward, (grad_output, mask, sizes), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(masked_scatter_backward, (grad_output, mask, sizes, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or sizes is MISSING or kwargs:
-        grad_output, mask, sizes = _arguments.bind(OVERLOADS["masked_scatter_backward"], (grad_output, mask, sizes,), kwargs)
+    if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or sizes is MISSING or kwargs or extra:
+        grad_output, mask, sizes = _arguments.bind(OVERLOADS["masked_scatter_backward"], (grad_output, mask, sizes,), kwargs, extra)
     sizes = recording.int_tuple(sizes)
     result = recording.wrap(kernels.masked_scatter_backward(recording.data(grad_output), recording.data(mask), sizes))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
@@ -18105,17 +18105,17 @@ def masked_scatter_backward(grad_output=MISSING, mask=MISSING, sizes=MISSING, **
     return result
 
 
-def _unsafe_index_Tensor(self_=MISSING, indices=MISSING, **kwargs):
+def _unsafe_index_Tensor(self_=MISSING, indices=MISSING, *extra, **kwargs):
     """_unsafe_index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 
     derivatives.yaml, entry _unsafe_index.Tensor
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_unsafe_index_Tensor, (self_, indices), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_unsafe_index_Tensor, (self_, indices, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or indices is MISSING or kwargs:
-        self_, indices = _arguments.bind(OVERLOADS["_unsafe_index.Tensor"], (self_, indices,), kwargs)
+    if not isinstance(self_, Tensor) or indices is MISSING or kwargs or extra:
+        self_, indices = _arguments.bind(OVERLOADS["_unsafe_index.Tensor"], (self_, indices,), kwargs, extra)
     result = recording.wrap(kernels._unsafe_index_Tensor(recording.data(self_), recording.data(indices)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnsafeIndexBackward0((gradient_edge(self_),))
@@ -18129,17 +18129,17 @@ def _unsafe_index_Tensor(self_=MISSING, indices=MISSING, **kwargs):
     return result
 
 
-def _unsafe_index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
+def _unsafe_index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, *extra, **kwargs):
     """_unsafe_index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor
 
     derivatives.yaml, entry _unsafe_index_put
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_unsafe_index_put, (self_, indices, values, accumulate), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_unsafe_index_put, (self_, indices, values, accumulate, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
-        self_, indices, values, accumulate = _arguments.bind(OVERLOADS["_unsafe_index_put"], (self_, indices, values, accumulate,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs or extra:
+        self_, indices, values, accumulate = _arguments.bind(OVERLOADS["_unsafe_index_put"], (self_, indices, values, accumulate,), kwargs, extra)
     result = recording.wrap(kernels._unsafe_index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None)):
         grad_fn = UnsafeIndexPutBackward0((gradient_edge(self_), gradient_edge(values)))
@@ -18154,17 +18154,17 @@ def _unsafe_index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate
     return result
 
 
-def _unsafe_masked_index(self_=MISSING, mask=MISSING, indices=MISSING, fill=MISSING, **kwargs):
+def _unsafe_masked_index(self_=MISSING, mask=MISSING, indices=MISSING, fill=MISSING, *extra, **kwargs):
     """_unsafe_masked_index(Tensor self, Tensor mask, Tensor?[] indices, Scalar fill) -> Tensor
 
     derivatives.yaml, entry _unsafe_masked_index
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_unsafe_masked_index, (self_, mask, indices, fill), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_unsafe_masked_index, (self_, mask, indices, fill, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(fill, NUMBER) or indices is MISSING or kwargs:
-        self_, mask, indices, fill = _arguments.bind(OVERLOADS["_unsafe_masked_index"], (self_, mask, indices, fill,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(fill, NUMBER) or indices is MISSING or kwargs or extra:
+        self_, mask, indices, fill = _arguments.bind(OVERLOADS["_unsafe_masked_index"], (self_, mask, indices, fill,), kwargs, extra)
     result = recording.wrap(kernels._unsafe_masked_index(recording.data(self_), recording.data(mask), recording.data(indices), fill))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnsafeMaskedIndexBackward0((gradient_edge(self_),))
@@ -18179,17 +18179,17 @@ def _unsafe_masked_index(self_=MISSING, mask=MISSING, indices=MISSING, fill=MISS
     return result
 
 
-def _unsafe_masked_index_put_accumulate(self_=MISSING, mask=MISSING, indices=MISSING, values=MISSING, **kwargs):
+def _unsafe_masked_index_put_accumulate(self_=MISSING, mask=MISSING, indices=MISSING, values=MISSING, *extra, **kwargs):
     """_unsafe_masked_index_put_accumulate(Tensor self, Tensor mask, Tensor?[] indices, Tensor values) -> Tensor
 
     derivatives.yaml, entry _unsafe_masked_index_put_accumulate
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_unsafe_masked_index_put_accumulate, (self_, mask, indices, values), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_unsafe_masked_index_put_accumulate, (self_, mask, indices, values, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs:
-        self_, mask, indices, values = _arguments.bind(OVERLOADS["_unsafe_masked_index_put_accumulate"], (self_, mask, indices, values,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs or extra:
+        self_, mask, indices, values = _arguments.bind(OVERLOADS["_unsafe_masked_index_put_accumulate"], (self_, mask, indices, values,), kwargs, extra)
     result = recording.wrap(kernels._unsafe_masked_index_put_accumulate(recording.data(self_), recording.data(mask), recording.data(indices), recording.data(values)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None)):
         grad_fn = UnsafeMaskedIndexPutAccumulateBackward0((gradient_edge(self_), gradient_edge(values)))
@@ -18203,17 +18203,17 @@ def _unsafe_masked_index_put_accumulate(self_=MISSING, mask=MISSING, indices=MIS
     return result
 
 
-def _conj_physical(self_=MISSING, **kwargs):
+def _conj_physical(self_=MISSING, *extra, **kwargs):
     """_conj_physical(Tensor self) -> Tensor
 
     derivatives.yaml, entry _conj_physical
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_conj_physical, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_conj_physical, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["_conj_physical"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["_conj_physical"], (self_,), kwargs, extra)
     result = recording.wrap(kernels._conj_physical(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ConjPhysicalBackward0((gradient_edge(self_),))
@@ -18225,17 +18225,17 @@ def _conj_physical(self_=MISSING, **kwargs):
     return result
 
 
-def view_as_real(self_=MISSING, **kwargs):
+def view_as_real(self_=MISSING, *extra, **kwargs):
     """view_as_real(Tensor(a) self) -> Tensor(a)
 
     derivatives.yaml, entry view_as_real
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(view_as_real, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(view_as_real, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["view_as_real"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["view_as_real"], (self_,), kwargs, extra)
     result = recording.as_view(self_, kernels.view_as_real(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ViewAsRealBackward0((gradient_edge(self_),))
@@ -18247,17 +18247,17 @@ def view_as_real(self_=MISSING, **kwargs):
     return result
 
 
-def view_as_complex(self_=MISSING, **kwargs):
+def view_as_complex(self_=MISSING, *extra, **kwargs):
     """view_as_complex(Tensor(a) self) -> Tensor(a)
 
     derivatives.yaml, entry view_as_complex
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(view_as_complex, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(view_as_complex, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["view_as_complex"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["view_as_complex"], (self_,), kwargs, extra)
     result = recording.as_view(self_, kernels.view_as_complex(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ViewAsComplexBackward0((gradient_edge(self_),))
@@ -18269,17 +18269,17 @@ def view_as_complex(self_=MISSING, **kwargs):
     return result
 
 
-def complex(real=MISSING, imag=MISSING, **kwargs):
+def complex(real=MISSING, imag=MISSING, *extra, **kwargs):
     """complex(Tensor real, Tensor imag) -> Tensor
 
     derivatives.yaml, entry complex
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(complex, (real, imag), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(complex, (real, imag, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(real, Tensor) or not isinstance(imag, Tensor) or kwargs:
-        real, imag = _arguments.bind(OVERLOADS["complex"], (real, imag,), kwargs)
+    if not isinstance(real, Tensor) or not isinstance(imag, Tensor) or kwargs or extra:
+        real, imag = _arguments.bind(OVERLOADS["complex"], (real, imag,), kwargs, extra)
     result = recording.wrap(kernels.complex(recording.data(real), recording.data(imag)))
     if _grad_state.enabled and (isinstance(real, Tensor) and (real._requires_grad or real.grad_fn is not None) or isinstance(imag, Tensor) and (imag._requires_grad or imag.grad_fn is not None)):
         grad_fn = ComplexBackward0((gradient_edge(real), gradient_edge(imag)))
@@ -18291,17 +18291,17 @@ def complex(real=MISSING, imag=MISSING, **kwargs):
     return result
 
 
-def polar(abs=MISSING, angle=MISSING, **kwargs):
+def polar(abs=MISSING, angle=MISSING, *extra, **kwargs):
     """polar(Tensor abs, Tensor angle) -> Tensor
 
     derivatives.yaml, entry polar
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(polar, (abs, angle), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(polar, (abs, angle, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(abs, Tensor) or not isinstance(angle, Tensor) or kwargs:
-        abs, angle = _arguments.bind(OVERLOADS["polar"], (abs, angle,), kwargs)
+    if not isinstance(abs, Tensor) or not isinstance(angle, Tensor) or kwargs or extra:
+        abs, angle = _arguments.bind(OVERLOADS["polar"], (abs, angle,), kwargs, extra)
     result = recording.wrap(kernels.polar(recording.data(abs), recording.data(angle)))
     needs_grad = _grad_state.enabled and (isinstance(abs, Tensor) and (abs._requires_grad or abs.grad_fn is not None) or isinstance(angle, Tensor) and (angle._requires_grad or angle.grad_fn is not None))
     if needs_grad:
@@ -18317,17 +18317,17 @@ def polar(abs=MISSING, angle=MISSING, **kwargs):
     return result
 
 
-def _conj(self_=MISSING, **kwargs):
+def _conj(self_=MISSING, *extra, **kwargs):
     """_conj(Tensor self) -> Tensor
 
     derivatives.yaml, entry _conj
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_conj, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_conj, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["_conj"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["_conj"], (self_,), kwargs, extra)
     result = recording.wrap(kernels._conj(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ConjBackward0((gradient_edge(self_),))
@@ -18339,17 +18339,17 @@ def _conj(self_=MISSING, **kwargs):
     return result
 
 
-def _neg_view(self_=MISSING, **kwargs):
+def _neg_view(self_=MISSING, *extra, **kwargs):
     """_neg_view(Tensor self) -> Tensor
 
     derivatives.yaml, entry _neg_view
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_neg_view, (self_,), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_neg_view, (self_, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or kwargs:
-        (self_,) = _arguments.bind(OVERLOADS["_neg_view"], (self_,), kwargs)
+    if not isinstance(self_, Tensor) or kwargs or extra:
+        (self_,) = _arguments.bind(OVERLOADS["_neg_view"], (self_,), kwargs, extra)
     result = recording.wrap(kernels._neg_view(recording.data(self_)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NegViewBackward0((gradient_edge(self_),))
@@ -18361,17 +18361,17 @@ def _neg_view(self_=MISSING, **kwargs):
     return result
 
 
-def _fft_r2c(self_=MISSING, dim=MISSING, normalization=MISSING, onesided=MISSING, **kwargs):
+def _fft_r2c(self_=MISSING, dim=MISSING, normalization=MISSING, onesided=MISSING, *extra, **kwargs):
     """_fft_r2c(Tensor self, int[] dim, int normalization, bool onesided) -> Tensor
 
     derivatives.yaml, entry _fft_r2c
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_fft_r2c, (self_, dim, normalization, onesided), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_fft_r2c, (self_, dim, normalization, onesided, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or onesided is MISSING or kwargs:
-        self_, dim, normalization, onesided = _arguments.bind(OVERLOADS["_fft_r2c"], (self_, dim, normalization, onesided,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or onesided is MISSING or kwargs or extra:
+        self_, dim, normalization, onesided = _arguments.bind(OVERLOADS["_fft_r2c"], (self_, dim, normalization, onesided,), kwargs, extra)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels._fft_r2c(recording.data(self_), dim, normalization, onesided))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -18388,17 +18388,17 @@ def _fft_r2c(self_=MISSING, dim=MISSING, normalization=MISSING, onesided=MISSING
     return result
 
 
-def _fft_c2r(self_=MISSING, dim=MISSING, normalization=MISSING, last_dim_size=MISSING, **kwargs):
+def _fft_c2r(self_=MISSING, dim=MISSING, normalization=MISSING, last_dim_size=MISSING, *extra, **kwargs):
     """_fft_c2r(Tensor self, int[] dim, int normalization, SymInt last_dim_size) -> Tensor
 
     derivatives.yaml, entry _fft_c2r
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_fft_c2r, (self_, dim, normalization, last_dim_size), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_fft_c2r, (self_, dim, normalization, last_dim_size, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or last_dim_size is MISSING or kwargs:
-        self_, dim, normalization, last_dim_size = _arguments.bind(OVERLOADS["_fft_c2r"], (self_, dim, normalization, last_dim_size,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or last_dim_size is MISSING or kwargs or extra:
+        self_, dim, normalization, last_dim_size = _arguments.bind(OVERLOADS["_fft_c2r"], (self_, dim, normalization, last_dim_size,), kwargs, extra)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels._fft_c2r(recording.data(self_), dim, normalization, last_dim_size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -18413,17 +18413,17 @@ def _fft_c2r(self_=MISSING, dim=MISSING, normalization=MISSING, last_dim_size=MI
     return result
 
 
-def _fft_c2c(self_=MISSING, dim=MISSING, normalization=MISSING, is_forward=MISSING, **kwargs):
+def _fft_c2c(self_=MISSING, dim=MISSING, normalization=MISSING, is_forward=MISSING, *extra, **kwargs):
     """_fft_c2c(Tensor self, SymInt[] dim, int normalization, bool is_forward) -> Tensor
 
     derivatives.yaml, entry _fft_c2c
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(_fft_c2c, (self_, dim, normalization, is_forward), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(_fft_c2c, (self_, dim, normalization, is_forward, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or is_forward is MISSING or kwargs:
-        self_, dim, normalization, is_forward = _arguments.bind(OVERLOADS["_fft_c2c"], (self_, dim, normalization, is_forward,), kwargs)
+    if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or is_forward is MISSING or kwargs or extra:
+        self_, dim, normalization, is_forward = _arguments.bind(OVERLOADS["_fft_c2c"], (self_, dim, normalization, is_forward,), kwargs, extra)
     dim = recording.int_tuple(dim)
     result = recording.wrap(kernels._fft_c2c(recording.data(self_), dim, normalization, is_forward))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
@@ -18439,17 +18439,17 @@ def _fft_c2c(self_=MISSING, dim=MISSING, normalization=MISSING, is_forward=MISSI
     return result
 
 
-def cauchy_(self_=MISSING, median=0, sigma=1, *, generator=None, **kwargs):
+def cauchy_(self_=MISSING, median=0, sigma=1, *extra, generator=None, **kwargs):
     """cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)
 
     derivatives.yaml, entry cauchy_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(cauchy_, (self_, median, sigma), {"generator": generator, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(cauchy_, (self_, median, sigma, *extra), {"generator": generator, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(median, NUMBER) or not isinstance(sigma, NUMBER) or kwargs:
-        self_, median, sigma, generator = _arguments.bind(OVERLOADS["cauchy_"], (self_, median, sigma, generator,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(median, NUMBER) or not isinstance(sigma, NUMBER) or kwargs or extra:
+        self_, median, sigma, generator = _arguments.bind(OVERLOADS["cauchy_"], (self_, median, sigma, generator,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -18467,17 +18467,17 @@ def cauchy_(self_=MISSING, median=0, sigma=1, *, generator=None, **kwargs):
     return self_
 
 
-def geometric_(self_=MISSING, p=MISSING, *, generator=None, **kwargs):
+def geometric_(self_=MISSING, p=MISSING, *extra, generator=None, **kwargs):
     """geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)
 
     derivatives.yaml, entry geometric_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(geometric_, (self_, p), {"generator": generator, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(geometric_, (self_, p, *extra), {"generator": generator, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs:
-        self_, p, generator = _arguments.bind(OVERLOADS["geometric_"], (self_, p, generator,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs or extra:
+        self_, p, generator = _arguments.bind(OVERLOADS["geometric_"], (self_, p, generator,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -18495,17 +18495,17 @@ def geometric_(self_=MISSING, p=MISSING, *, generator=None, **kwargs):
     return self_
 
 
-def log_normal_(self_=MISSING, mean=1, std=2, *, generator=None, **kwargs):
+def log_normal_(self_=MISSING, mean=1, std=2, *extra, generator=None, **kwargs):
     """log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)
 
     derivatives.yaml, entry log_normal_
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(log_normal_, (self_, mean, std), {"generator": generator, **kwargs}, _modes.OP)
+        heard = _modes.dispatch(log_normal_, (self_, mean, std, *extra), {"generator": generator, **kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(mean, NUMBER) or not isinstance(std, NUMBER) or kwargs:
-        self_, mean, std, generator = _arguments.bind(OVERLOADS["log_normal_"], (self_, mean, std, generator,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(mean, NUMBER) or not isinstance(std, NUMBER) or kwargs or extra:
+        self_, mean, std, generator = _arguments.bind(OVERLOADS["log_normal_"], (self_, mean, std, generator,), kwargs, extra)
     recording.check_inplace(self_)
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
@@ -18523,17 +18523,17 @@ def log_normal_(self_=MISSING, mean=1, std=2, *, generator=None, **kwargs):
     return self_
 
 
-def matmul(self_=MISSING, other=MISSING, **kwargs):
+def matmul(self_=MISSING, other=MISSING, *extra, **kwargs):
     """matmul(Tensor self, Tensor other) -> Tensor
 
     derivatives.yaml, entry matmul
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(matmul, (self_, other), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(matmul, (self_, other, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs:
-        self_, other = _arguments.bind(OVERLOADS["matmul"], (self_, other,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
+        self_, other = _arguments.bind(OVERLOADS["matmul"], (self_, other,), kwargs, extra)
     result = recording.wrap(kernels.matmul(recording.data(self_), recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = MatmulBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -18547,17 +18547,17 @@ def matmul(self_=MISSING, other=MISSING, **kwargs):
     return result
 
 
-def linear(input=MISSING, weight=MISSING, bias=None, **kwargs):
+def linear(input=MISSING, weight=MISSING, bias=None, *extra, **kwargs):
     """linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
 
     derivatives.yaml, entry linear
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linear, (input, weight, bias), {**kwargs}, _modes.OP)
+        heard = _modes.dispatch(linear, (input, weight, bias, *extra), {**kwargs}, _modes.OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or kwargs:
-        input, weight, bias = _arguments.bind(OVERLOADS["linear"], (input, weight, bias,), kwargs)
+    if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or kwargs or extra:
+        input, weight, bias = _arguments.bind(OVERLOADS["linear"], (input, weight, bias,), kwargs, extra)
     result = recording.wrap(kernels.linear(recording.data(input), recording.data(weight), recording.data(bias)))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = LinearBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -18571,17 +18571,17 @@ def linear(input=MISSING, weight=MISSING, bias=None, **kwargs):
     return result
 
 
-def linear_backward(self_=MISSING, grad_output=MISSING, weight=MISSING, output_mask=MISSING, **kwargs):
+def linear_backward(self_=MISSING, grad_output=MISSING, weight=MISSING, output_mask=MISSING, *extra, **kwargs):
     """linear_backward(Tensor self, Tensor grad_output, Tensor weight, bool[3] output_mask) -> (Tensor, Tensor, Tensor)
 
     derivatives.yaml, entry linear_backward
     """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(linear_backward, (self_, grad_output, weight, output_mask), {**kwargs}, _modes.PUBLIC_OP)
+        heard = _modes.dispatch(linear_backward, (self_, grad_output, weight, output_mask, *extra), {**kwargs}, _modes.PUBLIC_OP)
         if heard is not _modes.PASS:
             return heard
-    if not isinstance(self_, Tensor) or not isinstance(grad_output, Tensor) or not isinstance(weight, Tensor) or output_mask is MISSING or kwargs:
-        self_, grad_output, weight, output_mask = _arguments.bind(OVERLOADS["linear_backward"], (self_, grad_output, weight, output_mask,), kwargs)
+    if not isinstance(self_, Tensor) or not isinstance(grad_output, Tensor) or not isinstance(weight, Tensor) or output_mask is MISSING or kwargs or extra:
+        self_, grad_output, weight, output_mask = _arguments.bind(OVERLOADS["linear_backward"], (self_, grad_output, weight, output_mask,), kwargs, extra)
     result0, result1, result2 = map(recording.wrap, kernels.linear_backward(recording.data(self_), recording.data(grad_output), recording.data(weight), output_mask))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = LinearBackwardBackward0((gradient_edge(self_), gradient_edge(grad_output), gradient_edge(weight)))

@@ -15,98 +15,98 @@ from runtime.arguments import MISSING
 class TensorMethods:
     """Holds the methods until runtime/methods.py copies them onto Tensor."""
 
-    def _is_all_true(self):
+    def _is_all_true(self, *extra):
         """_is_all_true(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods._is_all_true, (self,), {})
+            heard = _modes.dispatch(TensorMethods._is_all_true, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops._is_all_true(self)
+            return ops._is_all_true(self) if not extra else _arguments.no_arguments("_is_all_true", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "_is_all_true")
             raise
 
-    def _is_any_true(self):
+    def _is_any_true(self, *extra):
         """_is_any_true(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods._is_any_true, (self,), {})
+            heard = _modes.dispatch(TensorMethods._is_any_true, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops._is_any_true(self)
+            return ops._is_any_true(self) if not extra else _arguments.no_arguments("_is_any_true", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "_is_any_true")
             raise
 
-    def _lazy_clone(self):
+    def _lazy_clone(self, *extra):
         """_lazy_clone(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods._lazy_clone, (self,), {})
+            heard = _modes.dispatch(TensorMethods._lazy_clone, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops._lazy_clone(self)
+            return ops._lazy_clone(self) if not extra else _arguments.no_arguments("_lazy_clone", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "_lazy_clone")
             raise
 
-    def _masked_softmax(self, mask=MISSING, dim=None, mask_type=None, **kwargs):
+    def _masked_softmax(self, mask=MISSING, dim=None, mask_type=None, *extra, **kwargs):
         """_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods._masked_softmax, (self, mask, dim, mask_type), {**kwargs})
+            heard = _modes.dispatch(TensorMethods._masked_softmax, (self, mask, dim, mask_type, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops._masked_softmax(self, mask, dim, mask_type) if not kwargs else ops._masked_softmax(self, mask, dim, mask_type, **_arguments.method_keywords("_masked_softmax", kwargs))
+            return ops._masked_softmax(self, mask, dim, mask_type) if not kwargs and not extra else ops._masked_softmax(self, mask, dim, mask_type, *extra, **_arguments.method_keywords("_masked_softmax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "_masked_softmax")
             raise
 
-    def _pdist_forward(self, p=2, **kwargs):
+    def _pdist_forward(self, p=2, *extra, **kwargs):
         """_pdist_forward(Tensor self, float p=2) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods._pdist_forward, (self, p), {**kwargs})
+            heard = _modes.dispatch(TensorMethods._pdist_forward, (self, p, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops._pdist_forward(self, p) if not kwargs else ops._pdist_forward(self, p, **_arguments.method_keywords("_pdist_forward", kwargs))
+            return ops._pdist_forward(self, p) if not kwargs and not extra else ops._pdist_forward(self, p, *extra, **_arguments.method_keywords("_pdist_forward", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "_pdist_forward")
             raise
 
-    def _prelu_kernel(self, weight=MISSING, **kwargs):
+    def _prelu_kernel(self, weight=MISSING, *extra, **kwargs):
         """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods._prelu_kernel, (self, weight), {**kwargs})
+            heard = _modes.dispatch(TensorMethods._prelu_kernel, (self, weight, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops._prelu_kernel(self, weight) if not kwargs else ops._prelu_kernel(self, weight, **_arguments.method_keywords("_prelu_kernel", kwargs))
+            return ops._prelu_kernel(self, weight) if not kwargs and not extra else ops._prelu_kernel(self, weight, *extra, **_arguments.method_keywords("_prelu_kernel", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "_prelu_kernel")
             raise
 
-    def _safe_softmax(self, dim=MISSING, dtype=None, **kwargs):
+    def _safe_softmax(self, dim=MISSING, dtype=None, *extra, **kwargs):
         """_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods._safe_softmax, (self, dim, dtype), {**kwargs})
+            heard = _modes.dispatch(TensorMethods._safe_softmax, (self, dim, dtype, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops._safe_softmax(self, dim, dtype) if not kwargs else ops._safe_softmax(self, dim, dtype, **_arguments.method_keywords("_safe_softmax", kwargs))
+            return ops._safe_softmax(self, dim, dtype) if not kwargs and not extra else ops._safe_softmax(self, dim, dtype, *extra, **_arguments.method_keywords("_safe_softmax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "_safe_softmax")
             raise
 
-    def _to_copy(self, *, dtype=None, **kwargs):
+    def _to_copy(self, *extra, dtype=None, **kwargs):
         """_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods._to_copy, (self,), {"dtype": dtype, **kwargs})
+            heard = _modes.dispatch(TensorMethods._to_copy, (self, *extra), {"dtype": dtype, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops._to_copy(self, dtype=dtype) if not kwargs else ops._to_copy(self, dtype=dtype, **_arguments.method_keywords("_to_copy", kwargs))
+            return ops._to_copy(self, dtype=dtype) if not kwargs and not extra else ops._to_copy(self, *extra, dtype=dtype, **_arguments.method_keywords("_to_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "_to_copy")
             raise
@@ -123,50 +123,50 @@ class TensorMethods:
             _arguments.reword_for_method(error, "_unsafe_view")
             raise
 
-    def abs(self):
+    def abs(self, *extra):
         """abs(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.abs, (self,), {})
+            heard = _modes.dispatch(TensorMethods.abs, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.abs(self)
+            return ops.abs(self) if not extra else _arguments.no_arguments("abs", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "abs")
             raise
 
-    def acos(self):
+    def acos(self, *extra):
         """acos(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.acos, (self,), {})
+            heard = _modes.dispatch(TensorMethods.acos, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.acos(self)
+            return ops.acos(self) if not extra else _arguments.no_arguments("acos", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "acos")
             raise
 
-    def acosh(self):
+    def acosh(self, *extra):
         """acosh(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.acosh, (self,), {})
+            heard = _modes.dispatch(TensorMethods.acosh, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.acosh(self)
+            return ops.acosh(self) if not extra else _arguments.no_arguments("acosh", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "acosh")
             raise
 
-    def acosh_(self):
+    def acosh_(self, *extra):
         """acosh_(Tensor(a!) self) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.acosh_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.acosh_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.acosh_(self)
+            return ops.acosh_(self) if not extra else _arguments.no_arguments("acosh_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "acosh_")
             raise
@@ -186,14 +186,14 @@ class TensorMethods:
             _arguments.reword_for_method(error, "add")
             raise
 
-    def addbmm(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
+    def addbmm(self, batch1=MISSING, batch2=MISSING, *extra, beta=1, alpha=1, **kwargs):
         """addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addbmm, (self, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addbmm, (self, batch1, batch2, *extra), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha, **_arguments.method_keywords("addbmm", kwargs))
+            return ops.addbmm(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs and not extra else ops.addbmm(self, batch1, batch2, *extra, beta=beta, alpha=alpha, **_arguments.method_keywords("addbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "addbmm")
             raise
@@ -228,38 +228,38 @@ class TensorMethods:
             _arguments.reword_for_method(error, "addcmul")
             raise
 
-    def addmm(self, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwargs):
+    def addmm(self, mat1=MISSING, mat2=MISSING, *extra, beta=1, alpha=1, **kwargs):
         """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addmm, (self, mat1, mat2), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addmm, (self, mat1, mat2, *extra), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha) if not kwargs else ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha, **_arguments.method_keywords("addmm", kwargs))
+            return ops.addmm(self, mat1, mat2, beta=beta, alpha=alpha) if not kwargs and not extra else ops.addmm(self, mat1, mat2, *extra, beta=beta, alpha=alpha, **_arguments.method_keywords("addmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "addmm")
             raise
 
-    def addmv(self, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
+    def addmv(self, mat=MISSING, vec=MISSING, *extra, beta=1, alpha=1, **kwargs):
         """addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addmv, (self, mat, vec), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addmv, (self, mat, vec, *extra), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.addmv(self, mat, vec, beta=beta, alpha=alpha) if not kwargs else ops.addmv(self, mat, vec, beta=beta, alpha=alpha, **_arguments.method_keywords("addmv", kwargs))
+            return ops.addmv(self, mat, vec, beta=beta, alpha=alpha) if not kwargs and not extra else ops.addmv(self, mat, vec, *extra, beta=beta, alpha=alpha, **_arguments.method_keywords("addmv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "addmv")
             raise
 
-    def addr(self, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
+    def addr(self, vec1=MISSING, vec2=MISSING, *extra, beta=1, alpha=1, **kwargs):
         """addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addr, (self, vec1, vec2), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addr, (self, vec1, vec2, *extra), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.addr(self, vec1, vec2, beta=beta, alpha=alpha) if not kwargs else ops.addr(self, vec1, vec2, beta=beta, alpha=alpha, **_arguments.method_keywords("addr", kwargs))
+            return ops.addr(self, vec1, vec2, beta=beta, alpha=alpha) if not kwargs and not extra else ops.addr(self, vec1, vec2, *extra, beta=beta, alpha=alpha, **_arguments.method_keywords("addr", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "addr")
             raise
@@ -279,50 +279,50 @@ class TensorMethods:
             _arguments.reword_for_method(error, "all")
             raise
 
-    def amax(self, dim=(), keepdim=False, **kwargs):
+    def amax(self, dim=(), keepdim=False, *extra, **kwargs):
         """amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.amax, (self, dim, keepdim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.amax, (self, dim, keepdim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.amax(self, dim, keepdim) if not kwargs else ops.amax(self, dim, keepdim, **_arguments.method_keywords("amax", kwargs))
+            return ops.amax(self, dim, keepdim) if not kwargs and not extra else ops.amax(self, dim, keepdim, *extra, **_arguments.method_keywords("amax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "amax")
             raise
 
-    def amin(self, dim=(), keepdim=False, **kwargs):
+    def amin(self, dim=(), keepdim=False, *extra, **kwargs):
         """amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.amin, (self, dim, keepdim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.amin, (self, dim, keepdim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.amin(self, dim, keepdim) if not kwargs else ops.amin(self, dim, keepdim, **_arguments.method_keywords("amin", kwargs))
+            return ops.amin(self, dim, keepdim) if not kwargs and not extra else ops.amin(self, dim, keepdim, *extra, **_arguments.method_keywords("amin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "amin")
             raise
 
-    def aminmax(self, *, dim=None, keepdim=False, **kwargs):
+    def aminmax(self, *extra, dim=None, keepdim=False, **kwargs):
         """aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.aminmax, (self,), {"dim": dim, "keepdim": keepdim, **kwargs})
+            heard = _modes.dispatch(TensorMethods.aminmax, (self, *extra), {"dim": dim, "keepdim": keepdim, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.aminmax(self, dim=dim, keepdim=keepdim) if not kwargs else ops.aminmax(self, dim=dim, keepdim=keepdim, **_arguments.method_keywords("aminmax", kwargs))
+            return ops.aminmax(self, dim=dim, keepdim=keepdim) if not kwargs and not extra else ops.aminmax(self, *extra, dim=dim, keepdim=keepdim, **_arguments.method_keywords("aminmax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "aminmax")
             raise
 
-    def angle(self):
+    def angle(self, *extra):
         """angle(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.angle, (self,), {})
+            heard = _modes.dispatch(TensorMethods.angle, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.angle(self)
+            return ops.angle(self) if not extra else _arguments.no_arguments("angle", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "angle")
             raise
@@ -342,122 +342,122 @@ class TensorMethods:
             _arguments.reword_for_method(error, "any")
             raise
 
-    def argmax(self, dim=None, keepdim=False, **kwargs):
+    def argmax(self, dim=None, keepdim=False, *extra, **kwargs):
         """argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.argmax, (self, dim, keepdim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.argmax, (self, dim, keepdim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.argmax(self, dim, keepdim) if not kwargs else ops.argmax(self, dim, keepdim, **_arguments.method_keywords("argmax", kwargs))
+            return ops.argmax(self, dim, keepdim) if not kwargs and not extra else ops.argmax(self, dim, keepdim, *extra, **_arguments.method_keywords("argmax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "argmax")
             raise
 
-    def argmin(self, dim=None, keepdim=False, **kwargs):
+    def argmin(self, dim=None, keepdim=False, *extra, **kwargs):
         """argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.argmin, (self, dim, keepdim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.argmin, (self, dim, keepdim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.argmin(self, dim, keepdim) if not kwargs else ops.argmin(self, dim, keepdim, **_arguments.method_keywords("argmin", kwargs))
+            return ops.argmin(self, dim, keepdim) if not kwargs and not extra else ops.argmin(self, dim, keepdim, *extra, **_arguments.method_keywords("argmin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "argmin")
             raise
 
-    def asin(self):
+    def asin(self, *extra):
         """asin(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.asin, (self,), {})
+            heard = _modes.dispatch(TensorMethods.asin, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.asin(self)
+            return ops.asin(self) if not extra else _arguments.no_arguments("asin", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "asin")
             raise
 
-    def asinh(self):
+    def asinh(self, *extra):
         """asinh(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.asinh, (self,), {})
+            heard = _modes.dispatch(TensorMethods.asinh, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.asinh(self)
+            return ops.asinh(self) if not extra else _arguments.no_arguments("asinh", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "asinh")
             raise
 
-    def asinh_(self):
+    def asinh_(self, *extra):
         """asinh_(Tensor(a!) self) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.asinh_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.asinh_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.asinh_(self)
+            return ops.asinh_(self) if not extra else _arguments.no_arguments("asinh_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "asinh_")
             raise
 
-    def atan(self):
+    def atan(self, *extra):
         """atan(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.atan, (self,), {})
+            heard = _modes.dispatch(TensorMethods.atan, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.atan(self)
+            return ops.atan(self) if not extra else _arguments.no_arguments("atan", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "atan")
             raise
 
-    def atan2(self, other=MISSING, **kwargs):
+    def atan2(self, other=MISSING, *extra, **kwargs):
         """atan2(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.atan2, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.atan2, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.atan2(self, other) if not kwargs else ops.atan2(self, other, **_arguments.method_keywords("atan2", kwargs))
+            return ops.atan2(self, other) if not kwargs and not extra else ops.atan2(self, other, *extra, **_arguments.method_keywords("atan2", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "atan2")
             raise
 
-    def atanh(self):
+    def atanh(self, *extra):
         """atanh(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.atanh, (self,), {})
+            heard = _modes.dispatch(TensorMethods.atanh, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.atanh(self)
+            return ops.atanh(self) if not extra else _arguments.no_arguments("atanh", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "atanh")
             raise
 
-    def atanh_(self):
+    def atanh_(self, *extra):
         """atanh_(Tensor(a!) self) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.atanh_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.atanh_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.atanh_(self)
+            return ops.atanh_(self) if not extra else _arguments.no_arguments("atanh_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "atanh_")
             raise
 
-    def baddbmm(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
+    def baddbmm(self, batch1=MISSING, batch2=MISSING, *extra, beta=1, alpha=1, **kwargs):
         """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.baddbmm, (self, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.baddbmm, (self, batch1, batch2, *extra), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha, **_arguments.method_keywords("baddbmm", kwargs))
+            return ops.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs and not extra else ops.baddbmm(self, batch1, batch2, *extra, beta=beta, alpha=alpha, **_arguments.method_keywords("baddbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "baddbmm")
             raise
@@ -476,122 +476,122 @@ class TensorMethods:
             _arguments.reword_for_method(error, "bernoulli_")
             raise
 
-    def bitwise_and(self, other=MISSING, **kwargs):
+    def bitwise_and(self, other=MISSING, *extra, **kwargs):
         """bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_and, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bitwise_and, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.bitwise_and_Tensor(self, other) if not kwargs else ops.bitwise_and_Tensor(self, other, **_arguments.method_keywords("bitwise_and", kwargs))
+            return ops.bitwise_and_Tensor(self, other) if not kwargs and not extra else ops.bitwise_and_Tensor(self, other, *extra, **_arguments.method_keywords("bitwise_and", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "bitwise_and")
             raise
 
-    def bitwise_not(self):
+    def bitwise_not(self, *extra):
         """bitwise_not(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_not, (self,), {})
+            heard = _modes.dispatch(TensorMethods.bitwise_not, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.bitwise_not(self)
+            return ops.bitwise_not(self) if not extra else _arguments.no_arguments("bitwise_not", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "bitwise_not")
             raise
 
-    def bitwise_or(self, other=MISSING, **kwargs):
+    def bitwise_or(self, other=MISSING, *extra, **kwargs):
         """bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_or, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bitwise_or, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.bitwise_or_Tensor(self, other) if not kwargs else ops.bitwise_or_Tensor(self, other, **_arguments.method_keywords("bitwise_or", kwargs))
+            return ops.bitwise_or_Tensor(self, other) if not kwargs and not extra else ops.bitwise_or_Tensor(self, other, *extra, **_arguments.method_keywords("bitwise_or", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "bitwise_or")
             raise
 
-    def bitwise_xor(self, other=MISSING, **kwargs):
+    def bitwise_xor(self, other=MISSING, *extra, **kwargs):
         """bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_xor, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bitwise_xor, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.bitwise_xor_Tensor(self, other) if not kwargs else ops.bitwise_xor_Tensor(self, other, **_arguments.method_keywords("bitwise_xor", kwargs))
+            return ops.bitwise_xor_Tensor(self, other) if not kwargs and not extra else ops.bitwise_xor_Tensor(self, other, *extra, **_arguments.method_keywords("bitwise_xor", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "bitwise_xor")
             raise
 
-    def bmm(self, mat2=MISSING, **kwargs):
+    def bmm(self, mat2=MISSING, *extra, **kwargs):
         """bmm(Tensor self, Tensor mat2) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bmm, (self, mat2), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bmm, (self, mat2, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.bmm(self, mat2) if not kwargs else ops.bmm(self, mat2, **_arguments.method_keywords("bmm", kwargs))
+            return ops.bmm(self, mat2) if not kwargs and not extra else ops.bmm(self, mat2, *extra, **_arguments.method_keywords("bmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "bmm")
             raise
 
-    def cauchy_(self, median=0, sigma=1, *, generator=None, **kwargs):
+    def cauchy_(self, median=0, sigma=1, *extra, generator=None, **kwargs):
         """cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cauchy_, (self, median, sigma), {"generator": generator, **kwargs})
+            heard = _modes.dispatch(TensorMethods.cauchy_, (self, median, sigma, *extra), {"generator": generator, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cauchy_(self, median, sigma, generator=generator) if not kwargs else ops.cauchy_(self, median, sigma, generator=generator, **_arguments.method_keywords("cauchy_", kwargs))
+            return ops.cauchy_(self, median, sigma, generator=generator) if not kwargs and not extra else ops.cauchy_(self, median, sigma, *extra, generator=generator, **_arguments.method_keywords("cauchy_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cauchy_")
             raise
 
-    def ceil(self):
+    def ceil(self, *extra):
         """ceil(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.ceil, (self,), {})
+            heard = _modes.dispatch(TensorMethods.ceil, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.ceil(self)
+            return ops.ceil(self) if not extra else _arguments.no_arguments("ceil", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ceil")
             raise
 
-    def cholesky(self, upper=False, **kwargs):
+    def cholesky(self, upper=False, *extra, **kwargs):
         """cholesky(Tensor self, bool upper=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cholesky, (self, upper), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.cholesky, (self, upper, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cholesky(self, upper) if not kwargs else ops.cholesky(self, upper, **_arguments.method_keywords("cholesky", kwargs))
+            return ops.cholesky(self, upper) if not kwargs and not extra else ops.cholesky(self, upper, *extra, **_arguments.method_keywords("cholesky", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cholesky")
             raise
 
-    def cholesky_inverse(self, upper=False, **kwargs):
+    def cholesky_inverse(self, upper=False, *extra, **kwargs):
         """cholesky_inverse(Tensor self, bool upper=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cholesky_inverse, (self, upper), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.cholesky_inverse, (self, upper, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cholesky_inverse(self, upper) if not kwargs else ops.cholesky_inverse(self, upper, **_arguments.method_keywords("cholesky_inverse", kwargs))
+            return ops.cholesky_inverse(self, upper) if not kwargs and not extra else ops.cholesky_inverse(self, upper, *extra, **_arguments.method_keywords("cholesky_inverse", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cholesky_inverse")
             raise
 
-    def cholesky_solve(self, input2=MISSING, upper=False, **kwargs):
+    def cholesky_solve(self, input2=MISSING, upper=False, *extra, **kwargs):
         """cholesky_solve(Tensor self, Tensor input2, bool upper=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cholesky_solve, (self, input2, upper), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.cholesky_solve, (self, input2, upper, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cholesky_solve(self, input2, upper) if not kwargs else ops.cholesky_solve(self, input2, upper, **_arguments.method_keywords("cholesky_solve", kwargs))
+            return ops.cholesky_solve(self, input2, upper) if not kwargs and not extra else ops.cholesky_solve(self, input2, upper, *extra, **_arguments.method_keywords("cholesky_solve", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cholesky_solve")
             raise
@@ -638,26 +638,26 @@ class TensorMethods:
             _arguments.reword_for_method(error, "clamp_min")
             raise
 
-    def clone(self):
+    def clone(self, *extra):
         """clone(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.clone, (self,), {})
+            heard = _modes.dispatch(TensorMethods.clone, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.clone(self)
+            return ops.clone(self) if not extra else _arguments.no_arguments("clone", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "clone")
             raise
 
-    def copy_(self, src=MISSING, non_blocking=False, **kwargs):
+    def copy_(self, src=MISSING, non_blocking=False, *extra, **kwargs):
         """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.copy_, (self, src, non_blocking), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.copy_, (self, src, non_blocking, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.copy_(self, src, non_blocking) if not kwargs else ops.copy_(self, src, non_blocking, **_arguments.method_keywords("copy_", kwargs))
+            return ops.copy_(self, src, non_blocking) if not kwargs and not extra else ops.copy_(self, src, non_blocking, *extra, **_arguments.method_keywords("copy_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "copy_")
             raise
@@ -676,26 +676,26 @@ class TensorMethods:
             _arguments.reword_for_method(error, "copysign")
             raise
 
-    def cos(self):
+    def cos(self, *extra):
         """cos(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cos, (self,), {})
+            heard = _modes.dispatch(TensorMethods.cos, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cos(self)
+            return ops.cos(self) if not extra else _arguments.no_arguments("cos", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cos")
             raise
 
-    def cosh(self):
+    def cosh(self, *extra):
         """cosh(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cosh, (self,), {})
+            heard = _modes.dispatch(TensorMethods.cosh, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cosh(self)
+            return ops.cosh(self) if not extra else _arguments.no_arguments("cosh", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cosh")
             raise
@@ -714,122 +714,122 @@ class TensorMethods:
             _arguments.reword_for_method(error, "count_nonzero")
             raise
 
-    def cummax(self, dim=MISSING, **kwargs):
+    def cummax(self, dim=MISSING, *extra, **kwargs):
         """cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cummax, (self, dim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.cummax, (self, dim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cummax(self, dim) if not kwargs else ops.cummax(self, dim, **_arguments.method_keywords("cummax", kwargs))
+            return ops.cummax(self, dim) if not kwargs and not extra else ops.cummax(self, dim, *extra, **_arguments.method_keywords("cummax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cummax")
             raise
 
-    def cummin(self, dim=MISSING, **kwargs):
+    def cummin(self, dim=MISSING, *extra, **kwargs):
         """cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cummin, (self, dim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.cummin, (self, dim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cummin(self, dim) if not kwargs else ops.cummin(self, dim, **_arguments.method_keywords("cummin", kwargs))
+            return ops.cummin(self, dim) if not kwargs and not extra else ops.cummin(self, dim, *extra, **_arguments.method_keywords("cummin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cummin")
             raise
 
-    def cumprod(self, dim=MISSING, *, dtype=None, **kwargs):
+    def cumprod(self, dim=MISSING, *extra, dtype=None, **kwargs):
         """cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cumprod, (self, dim), {"dtype": dtype, **kwargs})
+            heard = _modes.dispatch(TensorMethods.cumprod, (self, dim, *extra), {"dtype": dtype, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cumprod(self, dim, dtype=dtype) if not kwargs else ops.cumprod(self, dim, dtype=dtype, **_arguments.method_keywords("cumprod", kwargs))
+            return ops.cumprod(self, dim, dtype=dtype) if not kwargs and not extra else ops.cumprod(self, dim, *extra, dtype=dtype, **_arguments.method_keywords("cumprod", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cumprod")
             raise
 
-    def cumsum(self, dim=MISSING, *, dtype=None, **kwargs):
+    def cumsum(self, dim=MISSING, *extra, dtype=None, **kwargs):
         """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cumsum, (self, dim), {"dtype": dtype, **kwargs})
+            heard = _modes.dispatch(TensorMethods.cumsum, (self, dim, *extra), {"dtype": dtype, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cumsum(self, dim, dtype=dtype) if not kwargs else ops.cumsum(self, dim, dtype=dtype, **_arguments.method_keywords("cumsum", kwargs))
+            return ops.cumsum(self, dim, dtype=dtype) if not kwargs and not extra else ops.cumsum(self, dim, *extra, dtype=dtype, **_arguments.method_keywords("cumsum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cumsum")
             raise
 
-    def deg2rad(self):
+    def deg2rad(self, *extra):
         """deg2rad(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.deg2rad, (self,), {})
+            heard = _modes.dispatch(TensorMethods.deg2rad, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.deg2rad(self)
+            return ops.deg2rad(self) if not extra else _arguments.no_arguments("deg2rad", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "deg2rad")
             raise
 
-    def diag_embed(self, offset=0, dim1=-2, dim2=-1, **kwargs):
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1, *extra, **kwargs):
         """diag_embed(Tensor self, int offset=0, int dim1=-2, int dim2=-1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.diag_embed, (self, offset, dim1, dim2), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.diag_embed, (self, offset, dim1, dim2, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.diag_embed(self, offset, dim1, dim2) if not kwargs else ops.diag_embed(self, offset, dim1, dim2, **_arguments.method_keywords("diag_embed", kwargs))
+            return ops.diag_embed(self, offset, dim1, dim2) if not kwargs and not extra else ops.diag_embed(self, offset, dim1, dim2, *extra, **_arguments.method_keywords("diag_embed", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "diag_embed")
             raise
 
-    def diagonal(self, offset=0, dim1=0, dim2=1, **kwargs):
+    def diagonal(self, offset=0, dim1=0, dim2=1, *extra, **kwargs):
         """diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.diagonal, (self, offset, dim1, dim2), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.diagonal, (self, offset, dim1, dim2, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.diagonal(self, offset, dim1, dim2) if not kwargs else ops.diagonal(self, offset, dim1, dim2, **_arguments.method_keywords("diagonal", kwargs))
+            return ops.diagonal(self, offset, dim1, dim2) if not kwargs and not extra else ops.diagonal(self, offset, dim1, dim2, *extra, **_arguments.method_keywords("diagonal", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "diagonal")
             raise
 
-    def diagonal_scatter(self, src=MISSING, offset=0, dim1=0, dim2=1, **kwargs):
+    def diagonal_scatter(self, src=MISSING, offset=0, dim1=0, dim2=1, *extra, **kwargs):
         """diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.diagonal_scatter, (self, src, offset, dim1, dim2), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.diagonal_scatter, (self, src, offset, dim1, dim2, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.diagonal_scatter(self, src, offset, dim1, dim2) if not kwargs else ops.diagonal_scatter(self, src, offset, dim1, dim2, **_arguments.method_keywords("diagonal_scatter", kwargs))
+            return ops.diagonal_scatter(self, src, offset, dim1, dim2) if not kwargs and not extra else ops.diagonal_scatter(self, src, offset, dim1, dim2, *extra, **_arguments.method_keywords("diagonal_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "diagonal_scatter")
             raise
 
-    def digamma(self):
+    def digamma(self, *extra):
         """digamma(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.digamma, (self,), {})
+            heard = _modes.dispatch(TensorMethods.digamma, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.digamma(self)
+            return ops.digamma(self) if not extra else _arguments.no_arguments("digamma", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "digamma")
             raise
 
-    def dist(self, other=MISSING, p=2, **kwargs):
+    def dist(self, other=MISSING, p=2, *extra, **kwargs):
         """dist(Tensor self, Tensor other, Scalar p=2) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.dist, (self, other, p), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.dist, (self, other, p, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.dist(self, other, p) if not kwargs else ops.dist(self, other, p, **_arguments.method_keywords("dist", kwargs))
+            return ops.dist(self, other, p) if not kwargs and not extra else ops.dist(self, other, p, *extra, **_arguments.method_keywords("dist", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "dist")
             raise
@@ -848,26 +848,26 @@ class TensorMethods:
             _arguments.reword_for_method(error, "div")
             raise
 
-    def dot(self, tensor=MISSING, **kwargs):
+    def dot(self, tensor=MISSING, *extra, **kwargs):
         """dot(Tensor self, Tensor tensor) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.dot, (self, tensor), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.dot, (self, tensor, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.dot(self, tensor) if not kwargs else ops.dot(self, tensor, **_arguments.method_keywords("dot", kwargs))
+            return ops.dot(self, tensor) if not kwargs and not extra else ops.dot(self, tensor, *extra, **_arguments.method_keywords("dot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "dot")
             raise
 
-    def embedding_renorm_(self, indices=MISSING, max_norm=MISSING, norm_type=MISSING, **kwargs):
+    def embedding_renorm_(self, indices=MISSING, max_norm=MISSING, norm_type=MISSING, *extra, **kwargs):
         """embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.embedding_renorm_, (self, indices, max_norm, norm_type), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.embedding_renorm_, (self, indices, max_norm, norm_type, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.embedding_renorm_(self, indices, max_norm, norm_type) if not kwargs else ops.embedding_renorm_(self, indices, max_norm, norm_type, **_arguments.method_keywords("embedding_renorm_", kwargs))
+            return ops.embedding_renorm_(self, indices, max_norm, norm_type) if not kwargs and not extra else ops.embedding_renorm_(self, indices, max_norm, norm_type, *extra, **_arguments.method_keywords("embedding_renorm_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "embedding_renorm_")
             raise
@@ -900,62 +900,62 @@ class TensorMethods:
             _arguments.reword_for_method(error, "eq_")
             raise
 
-    def erf(self):
+    def erf(self, *extra):
         """erf(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.erf, (self,), {})
+            heard = _modes.dispatch(TensorMethods.erf, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.erf(self)
+            return ops.erf(self) if not extra else _arguments.no_arguments("erf", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "erf")
             raise
 
-    def erfc(self):
+    def erfc(self, *extra):
         """erfc(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.erfc, (self,), {})
+            heard = _modes.dispatch(TensorMethods.erfc, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.erfc(self)
+            return ops.erfc(self) if not extra else _arguments.no_arguments("erfc", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "erfc")
             raise
 
-    def erfinv(self):
+    def erfinv(self, *extra):
         """erfinv(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.erfinv, (self,), {})
+            heard = _modes.dispatch(TensorMethods.erfinv, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.erfinv(self)
+            return ops.erfinv(self) if not extra else _arguments.no_arguments("erfinv", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "erfinv")
             raise
 
-    def exp(self):
+    def exp(self, *extra):
         """exp(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.exp, (self,), {})
+            heard = _modes.dispatch(TensorMethods.exp, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.exp(self)
+            return ops.exp(self) if not extra else _arguments.no_arguments("exp", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "exp")
             raise
 
-    def exp2(self):
+    def exp2(self, *extra):
         """exp2(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.exp2, (self,), {})
+            heard = _modes.dispatch(TensorMethods.exp2, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.exp2(self)
+            return ops.exp2(self) if not extra else _arguments.no_arguments("exp2", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "exp2")
             raise
@@ -972,26 +972,26 @@ class TensorMethods:
             _arguments.reword_for_method(error, "expand")
             raise
 
-    def expm1(self):
+    def expm1(self, *extra):
         """expm1(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.expm1, (self,), {})
+            heard = _modes.dispatch(TensorMethods.expm1, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.expm1(self)
+            return ops.expm1(self) if not extra else _arguments.no_arguments("expm1", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "expm1")
             raise
 
-    def exponential_(self, lambd=1, *, generator=None, **kwargs):
+    def exponential_(self, lambd=1, *extra, generator=None, **kwargs):
         """exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.exponential_, (self, lambd), {"generator": generator, **kwargs})
+            heard = _modes.dispatch(TensorMethods.exponential_, (self, lambd, *extra), {"generator": generator, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.exponential_(self, lambd, generator=generator) if not kwargs else ops.exponential_(self, lambd, generator=generator, **_arguments.method_keywords("exponential_", kwargs))
+            return ops.exponential_(self, lambd, generator=generator) if not kwargs and not extra else ops.exponential_(self, lambd, *extra, generator=generator, **_arguments.method_keywords("exponential_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "exponential_")
             raise
@@ -1022,14 +1022,14 @@ class TensorMethods:
             _arguments.reword_for_method(error, "flip")
             raise
 
-    def floor(self):
+    def floor(self, *extra):
         """floor(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.floor, (self,), {})
+            heard = _modes.dispatch(TensorMethods.floor, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.floor(self)
+            return ops.floor(self) if not extra else _arguments.no_arguments("floor", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "floor")
             raise
@@ -1048,26 +1048,26 @@ class TensorMethods:
             _arguments.reword_for_method(error, "floor_divide")
             raise
 
-    def fmax(self, other=MISSING, **kwargs):
+    def fmax(self, other=MISSING, *extra, **kwargs):
         """fmax(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.fmax, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.fmax, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.fmax(self, other) if not kwargs else ops.fmax(self, other, **_arguments.method_keywords("fmax", kwargs))
+            return ops.fmax(self, other) if not kwargs and not extra else ops.fmax(self, other, *extra, **_arguments.method_keywords("fmax", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "fmax")
             raise
 
-    def fmin(self, other=MISSING, **kwargs):
+    def fmin(self, other=MISSING, *extra, **kwargs):
         """fmin(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.fmin, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.fmin, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.fmin(self, other) if not kwargs else ops.fmin(self, other, **_arguments.method_keywords("fmin", kwargs))
+            return ops.fmin(self, other) if not kwargs and not extra else ops.fmin(self, other, *extra, **_arguments.method_keywords("fmin", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "fmin")
             raise
@@ -1086,38 +1086,38 @@ class TensorMethods:
             _arguments.reword_for_method(error, "fmod")
             raise
 
-    def frac(self):
+    def frac(self, *extra):
         """frac(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.frac, (self,), {})
+            heard = _modes.dispatch(TensorMethods.frac, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.frac(self)
+            return ops.frac(self) if not extra else _arguments.no_arguments("frac", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "frac")
             raise
 
-    def frexp(self):
+    def frexp(self, *extra):
         """frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.frexp, (self,), {})
+            heard = _modes.dispatch(TensorMethods.frexp, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.frexp_Tensor(self)
+            return ops.frexp_Tensor(self) if not extra else _arguments.no_arguments("frexp", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "frexp")
             raise
 
-    def gather(self, dim=MISSING, index=MISSING, *, sparse_grad=False, **kwargs):
+    def gather(self, dim=MISSING, index=MISSING, *extra, sparse_grad=False, **kwargs):
         """gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.gather, (self, dim, index), {"sparse_grad": sparse_grad, **kwargs})
+            heard = _modes.dispatch(TensorMethods.gather, (self, dim, index, *extra), {"sparse_grad": sparse_grad, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.gather(self, dim, index, sparse_grad=sparse_grad) if not kwargs else ops.gather(self, dim, index, sparse_grad=sparse_grad, **_arguments.method_keywords("gather", kwargs))
+            return ops.gather(self, dim, index, sparse_grad=sparse_grad) if not kwargs and not extra else ops.gather(self, dim, index, *extra, sparse_grad=sparse_grad, **_arguments.method_keywords("gather", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "gather")
             raise
@@ -1150,14 +1150,14 @@ class TensorMethods:
             _arguments.reword_for_method(error, "ge_")
             raise
 
-    def geometric_(self, p=MISSING, *, generator=None, **kwargs):
+    def geometric_(self, p=MISSING, *extra, generator=None, **kwargs):
         """geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.geometric_, (self, p), {"generator": generator, **kwargs})
+            heard = _modes.dispatch(TensorMethods.geometric_, (self, p, *extra), {"generator": generator, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.geometric_(self, p, generator=generator) if not kwargs else ops.geometric_(self, p, generator=generator, **_arguments.method_keywords("geometric_", kwargs))
+            return ops.geometric_(self, p, generator=generator) if not kwargs and not extra else ops.geometric_(self, p, *extra, generator=generator, **_arguments.method_keywords("geometric_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "geometric_")
             raise
@@ -1190,98 +1190,98 @@ class TensorMethods:
             _arguments.reword_for_method(error, "gt_")
             raise
 
-    def hardshrink(self, lambd=0.5, **kwargs):
+    def hardshrink(self, lambd=0.5, *extra, **kwargs):
         """hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.hardshrink, (self, lambd), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.hardshrink, (self, lambd, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.hardshrink(self, lambd) if not kwargs else ops.hardshrink(self, lambd, **_arguments.method_keywords("hardshrink", kwargs))
+            return ops.hardshrink(self, lambd) if not kwargs and not extra else ops.hardshrink(self, lambd, *extra, **_arguments.method_keywords("hardshrink", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "hardshrink")
             raise
 
-    def histc(self, bins=100, min=0, max=0, **kwargs):
+    def histc(self, bins=100, min=0, max=0, *extra, **kwargs):
         """histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.histc, (self, bins, min, max), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.histc, (self, bins, min, max, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.histc(self, bins, min, max) if not kwargs else ops.histc(self, bins, min, max, **_arguments.method_keywords("histc", kwargs))
+            return ops.histc(self, bins, min, max) if not kwargs and not extra else ops.histc(self, bins, min, max, *extra, **_arguments.method_keywords("histc", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "histc")
             raise
 
-    def hypot(self, other=MISSING, **kwargs):
+    def hypot(self, other=MISSING, *extra, **kwargs):
         """hypot(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.hypot, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.hypot, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.hypot(self, other) if not kwargs else ops.hypot(self, other, **_arguments.method_keywords("hypot", kwargs))
+            return ops.hypot(self, other) if not kwargs and not extra else ops.hypot(self, other, *extra, **_arguments.method_keywords("hypot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "hypot")
             raise
 
-    def i0(self):
+    def i0(self, *extra):
         """i0(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.i0, (self,), {})
+            heard = _modes.dispatch(TensorMethods.i0, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.i0(self)
+            return ops.i0(self) if not extra else _arguments.no_arguments("i0", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "i0")
             raise
 
-    def igamma(self, other=MISSING, **kwargs):
+    def igamma(self, other=MISSING, *extra, **kwargs):
         """igamma(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.igamma, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.igamma, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.igamma(self, other) if not kwargs else ops.igamma(self, other, **_arguments.method_keywords("igamma", kwargs))
+            return ops.igamma(self, other) if not kwargs and not extra else ops.igamma(self, other, *extra, **_arguments.method_keywords("igamma", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "igamma")
             raise
 
-    def igammac(self, other=MISSING, **kwargs):
+    def igammac(self, other=MISSING, *extra, **kwargs):
         """igammac(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.igammac, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.igammac, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.igammac(self, other) if not kwargs else ops.igammac(self, other, **_arguments.method_keywords("igammac", kwargs))
+            return ops.igammac(self, other) if not kwargs and not extra else ops.igammac(self, other, *extra, **_arguments.method_keywords("igammac", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "igammac")
             raise
 
-    def index_add(self, dim=MISSING, index=MISSING, source=MISSING, *, alpha=1, **kwargs):
+    def index_add(self, dim=MISSING, index=MISSING, source=MISSING, *extra, alpha=1, **kwargs):
         """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_add, (self, dim, index, source), {"alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.index_add, (self, dim, index, source, *extra), {"alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.index_add(self, dim, index, source, alpha=alpha) if not kwargs else ops.index_add(self, dim, index, source, alpha=alpha, **_arguments.method_keywords("index_add", kwargs))
+            return ops.index_add(self, dim, index, source, alpha=alpha) if not kwargs and not extra else ops.index_add(self, dim, index, source, *extra, alpha=alpha, **_arguments.method_keywords("index_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_add")
             raise
 
-    def index_copy(self, dim=MISSING, index=MISSING, source=MISSING, **kwargs):
+    def index_copy(self, dim=MISSING, index=MISSING, source=MISSING, *extra, **kwargs):
         """index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_copy, (self, dim, index, source), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.index_copy, (self, dim, index, source, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.index_copy(self, dim, index, source) if not kwargs else ops.index_copy(self, dim, index, source, **_arguments.method_keywords("index_copy", kwargs))
+            return ops.index_copy(self, dim, index, source) if not kwargs and not extra else ops.index_copy(self, dim, index, source, *extra, **_arguments.method_keywords("index_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_copy")
             raise
@@ -1300,74 +1300,74 @@ class TensorMethods:
             _arguments.reword_for_method(error, "index_fill")
             raise
 
-    def index_put(self, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
+    def index_put(self, indices=MISSING, values=MISSING, accumulate=False, *extra, **kwargs):
         """index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_put, (self, indices, values, accumulate), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.index_put, (self, indices, values, accumulate, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.index_put(self, indices, values, accumulate) if not kwargs else ops.index_put(self, indices, values, accumulate, **_arguments.method_keywords("index_put", kwargs))
+            return ops.index_put(self, indices, values, accumulate) if not kwargs and not extra else ops.index_put(self, indices, values, accumulate, *extra, **_arguments.method_keywords("index_put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_put")
             raise
 
-    def index_reduce(self, dim=MISSING, index=MISSING, source=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+    def index_reduce(self, dim=MISSING, index=MISSING, source=MISSING, reduce=MISSING, *extra, include_self=True, **kwargs):
         """index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_reduce, (self, dim, index, source, reduce), {"include_self": include_self, **kwargs})
+            heard = _modes.dispatch(TensorMethods.index_reduce, (self, dim, index, source, reduce, *extra), {"include_self": include_self, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.index_reduce(self, dim, index, source, reduce, include_self=include_self) if not kwargs else ops.index_reduce(self, dim, index, source, reduce, include_self=include_self, **_arguments.method_keywords("index_reduce", kwargs))
+            return ops.index_reduce(self, dim, index, source, reduce, include_self=include_self) if not kwargs and not extra else ops.index_reduce(self, dim, index, source, reduce, *extra, include_self=include_self, **_arguments.method_keywords("index_reduce", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_reduce")
             raise
 
-    def index_select(self, dim=MISSING, index=MISSING, **kwargs):
+    def index_select(self, dim=MISSING, index=MISSING, *extra, **kwargs):
         """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_select, (self, dim, index), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.index_select, (self, dim, index, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.index_select(self, dim, index) if not kwargs else ops.index_select(self, dim, index, **_arguments.method_keywords("index_select", kwargs))
+            return ops.index_select(self, dim, index) if not kwargs and not extra else ops.index_select(self, dim, index, *extra, **_arguments.method_keywords("index_select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_select")
             raise
 
-    def isnan(self):
+    def isnan(self, *extra):
         """isnan(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.isnan, (self,), {})
+            heard = _modes.dispatch(TensorMethods.isnan, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.isnan(self)
+            return ops.isnan(self) if not extra else _arguments.no_arguments("isnan", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "isnan")
             raise
 
-    def kthvalue(self, k=MISSING, dim=-1, keepdim=False, **kwargs):
+    def kthvalue(self, k=MISSING, dim=-1, keepdim=False, *extra, **kwargs):
         """kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.kthvalue, (self, k, dim, keepdim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.kthvalue, (self, k, dim, keepdim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.kthvalue(self, k, dim, keepdim) if not kwargs else ops.kthvalue(self, k, dim, keepdim, **_arguments.method_keywords("kthvalue", kwargs))
+            return ops.kthvalue(self, k, dim, keepdim) if not kwargs and not extra else ops.kthvalue(self, k, dim, keepdim, *extra, **_arguments.method_keywords("kthvalue", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "kthvalue")
             raise
 
-    def ldexp(self, other=MISSING, **kwargs):
+    def ldexp(self, other=MISSING, *extra, **kwargs):
         """ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.ldexp, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.ldexp, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.ldexp_Tensor(self, other) if not kwargs else ops.ldexp_Tensor(self, other, **_arguments.method_keywords("ldexp", kwargs))
+            return ops.ldexp_Tensor(self, other) if not kwargs and not extra else ops.ldexp_Tensor(self, other, *extra, **_arguments.method_keywords("ldexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ldexp")
             raise
@@ -1414,170 +1414,170 @@ class TensorMethods:
             _arguments.reword_for_method(error, "lerp")
             raise
 
-    def lgamma(self):
+    def lgamma(self, *extra):
         """lgamma(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.lgamma, (self,), {})
+            heard = _modes.dispatch(TensorMethods.lgamma, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.lgamma(self)
+            return ops.lgamma(self) if not extra else _arguments.no_arguments("lgamma", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "lgamma")
             raise
 
-    def log(self):
+    def log(self, *extra):
         """log(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.log, (self,), {})
+            heard = _modes.dispatch(TensorMethods.log, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.log(self)
+            return ops.log(self) if not extra else _arguments.no_arguments("log", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "log")
             raise
 
-    def log10(self):
+    def log10(self, *extra):
         """log10(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.log10, (self,), {})
+            heard = _modes.dispatch(TensorMethods.log10, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.log10(self)
+            return ops.log10(self) if not extra else _arguments.no_arguments("log10", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "log10")
             raise
 
-    def log1p(self):
+    def log1p(self, *extra):
         """log1p(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.log1p, (self,), {})
+            heard = _modes.dispatch(TensorMethods.log1p, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.log1p(self)
+            return ops.log1p(self) if not extra else _arguments.no_arguments("log1p", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "log1p")
             raise
 
-    def log2(self):
+    def log2(self, *extra):
         """log2(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.log2, (self,), {})
+            heard = _modes.dispatch(TensorMethods.log2, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.log2(self)
+            return ops.log2(self) if not extra else _arguments.no_arguments("log2", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "log2")
             raise
 
-    def log_normal_(self, mean=1, std=2, *, generator=None, **kwargs):
+    def log_normal_(self, mean=1, std=2, *extra, generator=None, **kwargs):
         """log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.log_normal_, (self, mean, std), {"generator": generator, **kwargs})
+            heard = _modes.dispatch(TensorMethods.log_normal_, (self, mean, std, *extra), {"generator": generator, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.log_normal_(self, mean, std, generator=generator) if not kwargs else ops.log_normal_(self, mean, std, generator=generator, **_arguments.method_keywords("log_normal_", kwargs))
+            return ops.log_normal_(self, mean, std, generator=generator) if not kwargs and not extra else ops.log_normal_(self, mean, std, *extra, generator=generator, **_arguments.method_keywords("log_normal_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "log_normal_")
             raise
 
-    def logaddexp(self, other=MISSING, **kwargs):
+    def logaddexp(self, other=MISSING, *extra, **kwargs):
         """logaddexp(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logaddexp, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logaddexp, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.logaddexp(self, other) if not kwargs else ops.logaddexp(self, other, **_arguments.method_keywords("logaddexp", kwargs))
+            return ops.logaddexp(self, other) if not kwargs and not extra else ops.logaddexp(self, other, *extra, **_arguments.method_keywords("logaddexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "logaddexp")
             raise
 
-    def logaddexp2(self, other=MISSING, **kwargs):
+    def logaddexp2(self, other=MISSING, *extra, **kwargs):
         """logaddexp2(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logaddexp2, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logaddexp2, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.logaddexp2(self, other) if not kwargs else ops.logaddexp2(self, other, **_arguments.method_keywords("logaddexp2", kwargs))
+            return ops.logaddexp2(self, other) if not kwargs and not extra else ops.logaddexp2(self, other, *extra, **_arguments.method_keywords("logaddexp2", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "logaddexp2")
             raise
 
-    def logcumsumexp(self, dim=MISSING, **kwargs):
+    def logcumsumexp(self, dim=MISSING, *extra, **kwargs):
         """logcumsumexp(Tensor self, int dim) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logcumsumexp, (self, dim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logcumsumexp, (self, dim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.logcumsumexp(self, dim) if not kwargs else ops.logcumsumexp(self, dim, **_arguments.method_keywords("logcumsumexp", kwargs))
+            return ops.logcumsumexp(self, dim) if not kwargs and not extra else ops.logcumsumexp(self, dim, *extra, **_arguments.method_keywords("logcumsumexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "logcumsumexp")
             raise
 
-    def logical_and(self, other=MISSING, **kwargs):
+    def logical_and(self, other=MISSING, *extra, **kwargs):
         """logical_and(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logical_and, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logical_and, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.logical_and(self, other) if not kwargs else ops.logical_and(self, other, **_arguments.method_keywords("logical_and", kwargs))
+            return ops.logical_and(self, other) if not kwargs and not extra else ops.logical_and(self, other, *extra, **_arguments.method_keywords("logical_and", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "logical_and")
             raise
 
-    def logical_not(self):
+    def logical_not(self, *extra):
         """logical_not(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logical_not, (self,), {})
+            heard = _modes.dispatch(TensorMethods.logical_not, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.logical_not(self)
+            return ops.logical_not(self) if not extra else _arguments.no_arguments("logical_not", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "logical_not")
             raise
 
-    def logical_or(self, other=MISSING, **kwargs):
+    def logical_or(self, other=MISSING, *extra, **kwargs):
         """logical_or(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logical_or, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logical_or, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.logical_or(self, other) if not kwargs else ops.logical_or(self, other, **_arguments.method_keywords("logical_or", kwargs))
+            return ops.logical_or(self, other) if not kwargs and not extra else ops.logical_or(self, other, *extra, **_arguments.method_keywords("logical_or", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "logical_or")
             raise
 
-    def logit(self, eps=None, **kwargs):
+    def logit(self, eps=None, *extra, **kwargs):
         """logit(Tensor self, float? eps=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logit, (self, eps), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logit, (self, eps, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.logit(self, eps) if not kwargs else ops.logit(self, eps, **_arguments.method_keywords("logit", kwargs))
+            return ops.logit(self, eps) if not kwargs and not extra else ops.logit(self, eps, *extra, **_arguments.method_keywords("logit", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "logit")
             raise
 
-    def logsumexp(self, dim=MISSING, keepdim=False, **kwargs):
+    def logsumexp(self, dim=MISSING, keepdim=False, *extra, **kwargs):
         """logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logsumexp, (self, dim, keepdim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logsumexp, (self, dim, keepdim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.logsumexp(self, dim, keepdim) if not kwargs else ops.logsumexp(self, dim, keepdim, **_arguments.method_keywords("logsumexp", kwargs))
+            return ops.logsumexp(self, dim, keepdim) if not kwargs and not extra else ops.logsumexp(self, dim, keepdim, *extra, **_arguments.method_keywords("logsumexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "logsumexp")
             raise
@@ -1624,26 +1624,26 @@ class TensorMethods:
             _arguments.reword_for_method(error, "masked_fill")
             raise
 
-    def masked_scatter(self, mask=MISSING, source=MISSING, **kwargs):
+    def masked_scatter(self, mask=MISSING, source=MISSING, *extra, **kwargs):
         """masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.masked_scatter, (self, mask, source), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.masked_scatter, (self, mask, source, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.masked_scatter(self, mask, source) if not kwargs else ops.masked_scatter(self, mask, source, **_arguments.method_keywords("masked_scatter", kwargs))
+            return ops.masked_scatter(self, mask, source) if not kwargs and not extra else ops.masked_scatter(self, mask, source, *extra, **_arguments.method_keywords("masked_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "masked_scatter")
             raise
 
-    def masked_select(self, mask=MISSING, **kwargs):
+    def masked_select(self, mask=MISSING, *extra, **kwargs):
         """masked_select(Tensor self, Tensor mask) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.masked_select, (self, mask), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.masked_select, (self, mask, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.masked_select(self, mask) if not kwargs else ops.masked_select(self, mask, **_arguments.method_keywords("masked_select", kwargs))
+            return ops.masked_select(self, mask) if not kwargs and not extra else ops.masked_select(self, mask, *extra, **_arguments.method_keywords("masked_select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "masked_select")
             raise
@@ -1662,14 +1662,14 @@ class TensorMethods:
             _arguments.reword_for_method(error, "max")
             raise
 
-    def maximum(self, other=MISSING, **kwargs):
+    def maximum(self, other=MISSING, *extra, **kwargs):
         """maximum(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.maximum, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.maximum, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.maximum(self, other) if not kwargs else ops.maximum(self, other, **_arguments.method_keywords("maximum", kwargs))
+            return ops.maximum(self, other) if not kwargs and not extra else ops.maximum(self, other, *extra, **_arguments.method_keywords("maximum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "maximum")
             raise
@@ -1716,110 +1716,110 @@ class TensorMethods:
             _arguments.reword_for_method(error, "min")
             raise
 
-    def minimum(self, other=MISSING, **kwargs):
+    def minimum(self, other=MISSING, *extra, **kwargs):
         """minimum(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.minimum, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.minimum, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.minimum(self, other) if not kwargs else ops.minimum(self, other, **_arguments.method_keywords("minimum", kwargs))
+            return ops.minimum(self, other) if not kwargs and not extra else ops.minimum(self, other, *extra, **_arguments.method_keywords("minimum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "minimum")
             raise
 
-    def mm(self, mat2=MISSING, **kwargs):
+    def mm(self, mat2=MISSING, *extra, **kwargs):
         """mm(Tensor self, Tensor mat2) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mm, (self, mat2), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mm, (self, mat2, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.mm(self, mat2) if not kwargs else ops.mm(self, mat2, **_arguments.method_keywords("mm", kwargs))
+            return ops.mm(self, mat2) if not kwargs and not extra else ops.mm(self, mat2, *extra, **_arguments.method_keywords("mm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "mm")
             raise
 
-    def mode(self, dim=-1, keepdim=False, **kwargs):
+    def mode(self, dim=-1, keepdim=False, *extra, **kwargs):
         """mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mode, (self, dim, keepdim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mode, (self, dim, keepdim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.mode(self, dim, keepdim) if not kwargs else ops.mode(self, dim, keepdim, **_arguments.method_keywords("mode", kwargs))
+            return ops.mode(self, dim, keepdim) if not kwargs and not extra else ops.mode(self, dim, keepdim, *extra, **_arguments.method_keywords("mode", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "mode")
             raise
 
-    def mul(self, other=MISSING, **kwargs):
+    def mul(self, other=MISSING, *extra, **kwargs):
         """mul.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mul, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mul, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.mul_Tensor(self, other) if not kwargs else ops.mul_Tensor(self, other, **_arguments.method_keywords("mul", kwargs))
+            return ops.mul_Tensor(self, other) if not kwargs and not extra else ops.mul_Tensor(self, other, *extra, **_arguments.method_keywords("mul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "mul")
             raise
 
-    def multi_margin_loss(self, target=MISSING, p=1, margin=1, weight=None, reduction=1, **kwargs):
+    def multi_margin_loss(self, target=MISSING, p=1, margin=1, weight=None, reduction=1, *extra, **kwargs):
         """multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.multi_margin_loss, (self, target, p, margin, weight, reduction), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.multi_margin_loss, (self, target, p, margin, weight, reduction, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.multi_margin_loss(self, target, p, margin, weight, reduction) if not kwargs else ops.multi_margin_loss(self, target, p, margin, weight, reduction, **_arguments.method_keywords("multi_margin_loss", kwargs))
+            return ops.multi_margin_loss(self, target, p, margin, weight, reduction) if not kwargs and not extra else ops.multi_margin_loss(self, target, p, margin, weight, reduction, *extra, **_arguments.method_keywords("multi_margin_loss", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "multi_margin_loss")
             raise
 
-    def multilabel_margin_loss_forward(self, target=MISSING, reduction=MISSING, **kwargs):
+    def multilabel_margin_loss_forward(self, target=MISSING, reduction=MISSING, *extra, **kwargs):
         """multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.multilabel_margin_loss_forward, (self, target, reduction), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.multilabel_margin_loss_forward, (self, target, reduction, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.multilabel_margin_loss_forward(self, target, reduction) if not kwargs else ops.multilabel_margin_loss_forward(self, target, reduction, **_arguments.method_keywords("multilabel_margin_loss_forward", kwargs))
+            return ops.multilabel_margin_loss_forward(self, target, reduction) if not kwargs and not extra else ops.multilabel_margin_loss_forward(self, target, reduction, *extra, **_arguments.method_keywords("multilabel_margin_loss_forward", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "multilabel_margin_loss_forward")
             raise
 
-    def mv(self, vec=MISSING, **kwargs):
+    def mv(self, vec=MISSING, *extra, **kwargs):
         """mv(Tensor self, Tensor vec) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mv, (self, vec), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mv, (self, vec, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.mv(self, vec) if not kwargs else ops.mv(self, vec, **_arguments.method_keywords("mv", kwargs))
+            return ops.mv(self, vec) if not kwargs and not extra else ops.mv(self, vec, *extra, **_arguments.method_keywords("mv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "mv")
             raise
 
-    def mvlgamma(self, p=MISSING, **kwargs):
+    def mvlgamma(self, p=MISSING, *extra, **kwargs):
         """mvlgamma(Tensor self, int p) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mvlgamma, (self, p), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mvlgamma, (self, p, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.mvlgamma(self, p) if not kwargs else ops.mvlgamma(self, p, **_arguments.method_keywords("mvlgamma", kwargs))
+            return ops.mvlgamma(self, p) if not kwargs and not extra else ops.mvlgamma(self, p, *extra, **_arguments.method_keywords("mvlgamma", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "mvlgamma")
             raise
 
-    def nan_to_num(self, nan=None, posinf=None, neginf=None, **kwargs):
+    def nan_to_num(self, nan=None, posinf=None, neginf=None, *extra, **kwargs):
         """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.nan_to_num, (self, nan, posinf, neginf), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.nan_to_num, (self, nan, posinf, neginf, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.nan_to_num(self, nan, posinf, neginf) if not kwargs else ops.nan_to_num(self, nan, posinf, neginf, **_arguments.method_keywords("nan_to_num", kwargs))
+            return ops.nan_to_num(self, nan, posinf, neginf) if not kwargs and not extra else ops.nan_to_num(self, nan, posinf, neginf, *extra, **_arguments.method_keywords("nan_to_num", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "nan_to_num")
             raise
@@ -1838,26 +1838,26 @@ class TensorMethods:
             _arguments.reword_for_method(error, "nanmedian")
             raise
 
-    def nansum(self, dim=None, keepdim=False, *, dtype=None, **kwargs):
+    def nansum(self, dim=None, keepdim=False, *extra, dtype=None, **kwargs):
         """nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.nansum, (self, dim, keepdim), {"dtype": dtype, **kwargs})
+            heard = _modes.dispatch(TensorMethods.nansum, (self, dim, keepdim, *extra), {"dtype": dtype, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.nansum(self, dim, keepdim, dtype=dtype) if not kwargs else ops.nansum(self, dim, keepdim, dtype=dtype, **_arguments.method_keywords("nansum", kwargs))
+            return ops.nansum(self, dim, keepdim, dtype=dtype) if not kwargs and not extra else ops.nansum(self, dim, keepdim, *extra, dtype=dtype, **_arguments.method_keywords("nansum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "nansum")
             raise
 
-    def narrow_copy(self, dim=MISSING, start=MISSING, length=MISSING, **kwargs):
+    def narrow_copy(self, dim=MISSING, start=MISSING, length=MISSING, *extra, **kwargs):
         """narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.narrow_copy, (self, dim, start, length), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.narrow_copy, (self, dim, start, length, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.narrow_copy(self, dim, start, length) if not kwargs else ops.narrow_copy(self, dim, start, length, **_arguments.method_keywords("narrow_copy", kwargs))
+            return ops.narrow_copy(self, dim, start, length) if not kwargs and not extra else ops.narrow_copy(self, dim, start, length, *extra, **_arguments.method_keywords("narrow_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "narrow_copy")
             raise
@@ -1890,50 +1890,50 @@ class TensorMethods:
             _arguments.reword_for_method(error, "ne_")
             raise
 
-    def neg(self):
+    def neg(self, *extra):
         """neg(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.neg, (self,), {})
+            heard = _modes.dispatch(TensorMethods.neg, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.neg(self)
+            return ops.neg(self) if not extra else _arguments.no_arguments("neg", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "neg")
             raise
 
-    def nextafter(self, other=MISSING, **kwargs):
+    def nextafter(self, other=MISSING, *extra, **kwargs):
         """nextafter(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.nextafter, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.nextafter, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.nextafter(self, other) if not kwargs else ops.nextafter(self, other, **_arguments.method_keywords("nextafter", kwargs))
+            return ops.nextafter(self, other) if not kwargs and not extra else ops.nextafter(self, other, *extra, **_arguments.method_keywords("nextafter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "nextafter")
             raise
 
-    def normal_(self, mean=0, std=1, *, generator=None, **kwargs):
+    def normal_(self, mean=0, std=1, *extra, generator=None, **kwargs):
         """normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.normal_, (self, mean, std), {"generator": generator, **kwargs})
+            heard = _modes.dispatch(TensorMethods.normal_, (self, mean, std, *extra), {"generator": generator, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.normal_(self, mean, std, generator=generator) if not kwargs else ops.normal_(self, mean, std, generator=generator, **_arguments.method_keywords("normal_", kwargs))
+            return ops.normal_(self, mean, std, generator=generator) if not kwargs and not extra else ops.normal_(self, mean, std, *extra, generator=generator, **_arguments.method_keywords("normal_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "normal_")
             raise
 
-    def one_hot(self, num_classes=-1, **kwargs):
+    def one_hot(self, num_classes=-1, *extra, **kwargs):
         """one_hot(Tensor self, int num_classes=-1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.one_hot, (self, num_classes), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.one_hot, (self, num_classes, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.one_hot(self, num_classes) if not kwargs else ops.one_hot(self, num_classes, **_arguments.method_keywords("one_hot", kwargs))
+            return ops.one_hot(self, num_classes) if not kwargs and not extra else ops.one_hot(self, num_classes, *extra, **_arguments.method_keywords("one_hot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "one_hot")
             raise
@@ -1950,14 +1950,14 @@ class TensorMethods:
             _arguments.reword_for_method(error, "permute")
             raise
 
-    def polygamma_(self, n=MISSING, **kwargs):
+    def polygamma_(self, n=MISSING, *extra, **kwargs):
         """polygamma_(Tensor(a!) self, int n) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.polygamma_, (self, n), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.polygamma_, (self, n, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.polygamma_(self, n) if not kwargs else ops.polygamma_(self, n, **_arguments.method_keywords("polygamma_", kwargs))
+            return ops.polygamma_(self, n) if not kwargs and not extra else ops.polygamma_(self, n, *extra, **_arguments.method_keywords("polygamma_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "polygamma_")
             raise
@@ -1990,50 +1990,50 @@ class TensorMethods:
             _arguments.reword_for_method(error, "prod")
             raise
 
-    def put(self, index=MISSING, source=MISSING, accumulate=False, **kwargs):
+    def put(self, index=MISSING, source=MISSING, accumulate=False, *extra, **kwargs):
         """put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.put, (self, index, source, accumulate), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.put, (self, index, source, accumulate, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.put(self, index, source, accumulate) if not kwargs else ops.put(self, index, source, accumulate, **_arguments.method_keywords("put", kwargs))
+            return ops.put(self, index, source, accumulate) if not kwargs and not extra else ops.put(self, index, source, accumulate, *extra, **_arguments.method_keywords("put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "put")
             raise
 
-    def rad2deg(self):
+    def rad2deg(self, *extra):
         """rad2deg(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.rad2deg, (self,), {})
+            heard = _modes.dispatch(TensorMethods.rad2deg, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.rad2deg(self)
+            return ops.rad2deg(self) if not extra else _arguments.no_arguments("rad2deg", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "rad2deg")
             raise
 
-    def reciprocal(self):
+    def reciprocal(self, *extra):
         """reciprocal(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.reciprocal, (self,), {})
+            heard = _modes.dispatch(TensorMethods.reciprocal, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.reciprocal(self)
+            return ops.reciprocal(self) if not extra else _arguments.no_arguments("reciprocal", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "reciprocal")
             raise
 
-    def relu(self):
+    def relu(self, *extra):
         """relu(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.relu, (self,), {})
+            heard = _modes.dispatch(TensorMethods.relu, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.relu(self)
+            return ops.relu(self) if not extra else _arguments.no_arguments("relu", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "relu")
             raise
@@ -2052,14 +2052,14 @@ class TensorMethods:
             _arguments.reword_for_method(error, "remainder")
             raise
 
-    def renorm(self, p=MISSING, dim=MISSING, maxnorm=MISSING, **kwargs):
+    def renorm(self, p=MISSING, dim=MISSING, maxnorm=MISSING, *extra, **kwargs):
         """renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.renorm, (self, p, dim, maxnorm), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.renorm, (self, p, dim, maxnorm, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.renorm(self, p, dim, maxnorm) if not kwargs else ops.renorm(self, p, dim, maxnorm, **_arguments.method_keywords("renorm", kwargs))
+            return ops.renorm(self, p, dim, maxnorm) if not kwargs and not extra else ops.renorm(self, p, dim, maxnorm, *extra, **_arguments.method_keywords("renorm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "renorm")
             raise
@@ -2076,26 +2076,26 @@ class TensorMethods:
             _arguments.reword_for_method(error, "repeat")
             raise
 
-    def roll(self, shifts=MISSING, dims=(), **kwargs):
+    def roll(self, shifts=MISSING, dims=(), *extra, **kwargs):
         """roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.roll, (self, shifts, dims), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.roll, (self, shifts, dims, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.roll(self, shifts, dims) if not kwargs else ops.roll(self, shifts, dims, **_arguments.method_keywords("roll", kwargs))
+            return ops.roll(self, shifts, dims) if not kwargs and not extra else ops.roll(self, shifts, dims, *extra, **_arguments.method_keywords("roll", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "roll")
             raise
 
-    def rot90(self, k=1, dims=(0, 1), **kwargs):
+    def rot90(self, k=1, dims=(0, 1), *extra, **kwargs):
         """rot90(Tensor self, int k=1, int[] dims=[0,1]) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.rot90, (self, k, dims), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.rot90, (self, k, dims, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.rot90(self, k, dims) if not kwargs else ops.rot90(self, k, dims, **_arguments.method_keywords("rot90", kwargs))
+            return ops.rot90(self, k, dims) if not kwargs and not extra else ops.rot90(self, k, dims, *extra, **_arguments.method_keywords("rot90", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "rot90")
             raise
@@ -2114,14 +2114,14 @@ class TensorMethods:
             _arguments.reword_for_method(error, "round")
             raise
 
-    def rsqrt(self):
+    def rsqrt(self, *extra):
         """rsqrt(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.rsqrt, (self,), {})
+            heard = _modes.dispatch(TensorMethods.rsqrt, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.rsqrt(self)
+            return ops.rsqrt(self) if not extra else _arguments.no_arguments("rsqrt", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "rsqrt")
             raise
@@ -2142,146 +2142,146 @@ class TensorMethods:
             _arguments.reword_for_method(error, "scatter")
             raise
 
-    def scatter_add(self, dim=MISSING, index=MISSING, src=MISSING, **kwargs):
+    def scatter_add(self, dim=MISSING, index=MISSING, src=MISSING, *extra, **kwargs):
         """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.scatter_add, (self, dim, index, src), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.scatter_add, (self, dim, index, src, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.scatter_add(self, dim, index, src) if not kwargs else ops.scatter_add(self, dim, index, src, **_arguments.method_keywords("scatter_add", kwargs))
+            return ops.scatter_add(self, dim, index, src) if not kwargs and not extra else ops.scatter_add(self, dim, index, src, *extra, **_arguments.method_keywords("scatter_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "scatter_add")
             raise
 
-    def scatter_reduce(self, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+    def scatter_reduce(self, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *extra, include_self=True, **kwargs):
         """scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.scatter_reduce, (self, dim, index, src, reduce), {"include_self": include_self, **kwargs})
+            heard = _modes.dispatch(TensorMethods.scatter_reduce, (self, dim, index, src, reduce, *extra), {"include_self": include_self, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.scatter_reduce_two(self, dim, index, src, reduce, include_self=include_self) if not kwargs else ops.scatter_reduce_two(self, dim, index, src, reduce, include_self=include_self, **_arguments.method_keywords("scatter_reduce", kwargs))
+            return ops.scatter_reduce_two(self, dim, index, src, reduce, include_self=include_self) if not kwargs and not extra else ops.scatter_reduce_two(self, dim, index, src, reduce, *extra, include_self=include_self, **_arguments.method_keywords("scatter_reduce", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "scatter_reduce")
             raise
 
-    def select(self, dim=MISSING, index=MISSING, **kwargs):
+    def select(self, dim=MISSING, index=MISSING, *extra, **kwargs):
         """select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.select, (self, dim, index), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.select, (self, dim, index, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.select_int(self, dim, index) if not kwargs else ops.select_int(self, dim, index, **_arguments.method_keywords("select", kwargs))
+            return ops.select_int(self, dim, index) if not kwargs and not extra else ops.select_int(self, dim, index, *extra, **_arguments.method_keywords("select", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "select")
             raise
 
-    def select_scatter(self, src=MISSING, dim=MISSING, index=MISSING, **kwargs):
+    def select_scatter(self, src=MISSING, dim=MISSING, index=MISSING, *extra, **kwargs):
         """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.select_scatter, (self, src, dim, index), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.select_scatter, (self, src, dim, index, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.select_scatter(self, src, dim, index) if not kwargs else ops.select_scatter(self, src, dim, index, **_arguments.method_keywords("select_scatter", kwargs))
+            return ops.select_scatter(self, src, dim, index) if not kwargs and not extra else ops.select_scatter(self, src, dim, index, *extra, **_arguments.method_keywords("select_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "select_scatter")
             raise
 
-    def sgn(self):
+    def sgn(self, *extra):
         """sgn(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sgn, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sgn, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sgn(self)
+            return ops.sgn(self) if not extra else _arguments.no_arguments("sgn", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sgn")
             raise
 
-    def sigmoid(self):
+    def sigmoid(self, *extra):
         """sigmoid(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sigmoid, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sigmoid, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sigmoid(self)
+            return ops.sigmoid(self) if not extra else _arguments.no_arguments("sigmoid", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sigmoid")
             raise
 
-    def sign(self):
+    def sign(self, *extra):
         """sign(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sign, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sign, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sign(self)
+            return ops.sign(self) if not extra else _arguments.no_arguments("sign", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sign")
             raise
 
-    def sin(self):
+    def sin(self, *extra):
         """sin(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sin, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sin, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sin(self)
+            return ops.sin(self) if not extra else _arguments.no_arguments("sin", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sin")
             raise
 
-    def sinc(self):
+    def sinc(self, *extra):
         """sinc(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sinc, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sinc, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sinc(self)
+            return ops.sinc(self) if not extra else _arguments.no_arguments("sinc", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sinc")
             raise
 
-    def sinh(self):
+    def sinh(self, *extra):
         """sinh(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sinh, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sinh, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sinh(self)
+            return ops.sinh(self) if not extra else _arguments.no_arguments("sinh", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sinh")
             raise
 
-    def slice_inverse(self, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
+    def slice_inverse(self, src=MISSING, dim=0, start=None, end=None, step=1, *extra, **kwargs):
         """slice_inverse(Tensor(a) self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.slice_inverse, (self, src, dim, start, end, step), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.slice_inverse, (self, src, dim, start, end, step, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.slice_inverse(self, src, dim, start, end, step) if not kwargs else ops.slice_inverse(self, src, dim, start, end, step, **_arguments.method_keywords("slice_inverse", kwargs))
+            return ops.slice_inverse(self, src, dim, start, end, step) if not kwargs and not extra else ops.slice_inverse(self, src, dim, start, end, step, *extra, **_arguments.method_keywords("slice_inverse", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "slice_inverse")
             raise
 
-    def slice_scatter(self, src=MISSING, dim=0, start=None, end=None, step=1, **kwargs):
+    def slice_scatter(self, src=MISSING, dim=0, start=None, end=None, step=1, *extra, **kwargs):
         """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.slice_scatter, (self, src, dim, start, end, step), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.slice_scatter, (self, src, dim, start, end, step, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.slice_scatter(self, src, dim, start, end, step) if not kwargs else ops.slice_scatter(self, src, dim, start, end, step, **_arguments.method_keywords("slice_scatter", kwargs))
+            return ops.slice_scatter(self, src, dim, start, end, step) if not kwargs and not extra else ops.slice_scatter(self, src, dim, start, end, step, *extra, **_arguments.method_keywords("slice_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "slice_scatter")
             raise
@@ -2300,26 +2300,26 @@ class TensorMethods:
             _arguments.reword_for_method(error, "sort")
             raise
 
-    def split_with_sizes(self, split_sizes=MISSING, dim=0, **kwargs):
+    def split_with_sizes(self, split_sizes=MISSING, dim=0, *extra, **kwargs):
         """split_with_sizes(Tensor(a) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.split_with_sizes, (self, split_sizes, dim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.split_with_sizes, (self, split_sizes, dim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.split_with_sizes(self, split_sizes, dim) if not kwargs else ops.split_with_sizes(self, split_sizes, dim, **_arguments.method_keywords("split_with_sizes", kwargs))
+            return ops.split_with_sizes(self, split_sizes, dim) if not kwargs and not extra else ops.split_with_sizes(self, split_sizes, dim, *extra, **_arguments.method_keywords("split_with_sizes", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "split_with_sizes")
             raise
 
-    def sqrt(self):
+    def sqrt(self, *extra):
         """sqrt(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sqrt, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sqrt, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sqrt(self)
+            return ops.sqrt(self) if not extra else _arguments.no_arguments("sqrt", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sqrt")
             raise
@@ -2383,254 +2383,254 @@ class TensorMethods:
             _arguments.reword_for_method(error, "sum")
             raise
 
-    def t(self):
+    def t(self, *extra):
         """t(Tensor(a) self) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.t, (self,), {})
+            heard = _modes.dispatch(TensorMethods.t, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.t(self)
+            return ops.t(self) if not extra else _arguments.no_arguments("t", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "t")
             raise
 
-    def t_(self):
+    def t_(self, *extra):
         """t_(Tensor(a!) self) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.t_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.t_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.t_(self)
+            return ops.t_(self) if not extra else _arguments.no_arguments("t_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "t_")
             raise
 
-    def take(self, index=MISSING, **kwargs):
+    def take(self, index=MISSING, *extra, **kwargs):
         """take(Tensor self, Tensor index) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.take, (self, index), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.take, (self, index, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.take(self, index) if not kwargs else ops.take(self, index, **_arguments.method_keywords("take", kwargs))
+            return ops.take(self, index) if not kwargs and not extra else ops.take(self, index, *extra, **_arguments.method_keywords("take", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "take")
             raise
 
-    def tan(self):
+    def tan(self, *extra):
         """tan(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.tan, (self,), {})
+            heard = _modes.dispatch(TensorMethods.tan, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.tan(self)
+            return ops.tan(self) if not extra else _arguments.no_arguments("tan", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "tan")
             raise
 
-    def tanh(self):
+    def tanh(self, *extra):
         """tanh(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.tanh, (self,), {})
+            heard = _modes.dispatch(TensorMethods.tanh, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.tanh(self)
+            return ops.tanh(self) if not extra else _arguments.no_arguments("tanh", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "tanh")
             raise
 
-    def topk(self, k=MISSING, dim=-1, largest=True, sorted=True, **kwargs):
+    def topk(self, k=MISSING, dim=-1, largest=True, sorted=True, *extra, **kwargs):
         """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.topk, (self, k, dim, largest, sorted), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.topk, (self, k, dim, largest, sorted, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.topk(self, k, dim, largest, sorted) if not kwargs else ops.topk(self, k, dim, largest, sorted, **_arguments.method_keywords("topk", kwargs))
+            return ops.topk(self, k, dim, largest, sorted) if not kwargs and not extra else ops.topk(self, k, dim, largest, sorted, *extra, **_arguments.method_keywords("topk", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "topk")
             raise
 
-    def trace(self):
+    def trace(self, *extra):
         """trace(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.trace, (self,), {})
+            heard = _modes.dispatch(TensorMethods.trace, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.trace(self)
+            return ops.trace(self) if not extra else _arguments.no_arguments("trace", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "trace")
             raise
 
-    def transpose(self, dim0=MISSING, dim1=MISSING, **kwargs):
+    def transpose(self, dim0=MISSING, dim1=MISSING, *extra, **kwargs):
         """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.transpose, (self, dim0, dim1), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.transpose, (self, dim0, dim1, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.transpose_int(self, dim0, dim1) if not kwargs else ops.transpose_int(self, dim0, dim1, **_arguments.method_keywords("transpose", kwargs))
+            return ops.transpose_int(self, dim0, dim1) if not kwargs and not extra else ops.transpose_int(self, dim0, dim1, *extra, **_arguments.method_keywords("transpose", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "transpose")
             raise
 
-    def transpose_(self, dim0=MISSING, dim1=MISSING, **kwargs):
+    def transpose_(self, dim0=MISSING, dim1=MISSING, *extra, **kwargs):
         """transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.transpose_, (self, dim0, dim1), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.transpose_, (self, dim0, dim1, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.transpose_(self, dim0, dim1) if not kwargs else ops.transpose_(self, dim0, dim1, **_arguments.method_keywords("transpose_", kwargs))
+            return ops.transpose_(self, dim0, dim1) if not kwargs and not extra else ops.transpose_(self, dim0, dim1, *extra, **_arguments.method_keywords("transpose_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "transpose_")
             raise
 
-    def triangular_solve(self, A=MISSING, upper=True, transpose=False, unitriangular=False, **kwargs):
+    def triangular_solve(self, A=MISSING, upper=True, transpose=False, unitriangular=False, *extra, **kwargs):
         """triangular_solve(Tensor self, Tensor A, bool upper=True, bool transpose=False, bool unitriangular=False) -> (Tensor solution, Tensor cloned_coefficient)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.triangular_solve, (self, A, upper, transpose, unitriangular), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.triangular_solve, (self, A, upper, transpose, unitriangular, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.triangular_solve(self, A, upper, transpose, unitriangular) if not kwargs else ops.triangular_solve(self, A, upper, transpose, unitriangular, **_arguments.method_keywords("triangular_solve", kwargs))
+            return ops.triangular_solve(self, A, upper, transpose, unitriangular) if not kwargs and not extra else ops.triangular_solve(self, A, upper, transpose, unitriangular, *extra, **_arguments.method_keywords("triangular_solve", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "triangular_solve")
             raise
 
-    def tril(self, diagonal=0, **kwargs):
+    def tril(self, diagonal=0, *extra, **kwargs):
         """tril(Tensor self, SymInt diagonal=0) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.tril, (self, diagonal), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.tril, (self, diagonal, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.tril(self, diagonal) if not kwargs else ops.tril(self, diagonal, **_arguments.method_keywords("tril", kwargs))
+            return ops.tril(self, diagonal) if not kwargs and not extra else ops.tril(self, diagonal, *extra, **_arguments.method_keywords("tril", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "tril")
             raise
 
-    def triu(self, diagonal=0, **kwargs):
+    def triu(self, diagonal=0, *extra, **kwargs):
         """triu(Tensor self, SymInt diagonal=0) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.triu, (self, diagonal), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.triu, (self, diagonal, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.triu(self, diagonal) if not kwargs else ops.triu(self, diagonal, **_arguments.method_keywords("triu", kwargs))
+            return ops.triu(self, diagonal) if not kwargs and not extra else ops.triu(self, diagonal, *extra, **_arguments.method_keywords("triu", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "triu")
             raise
 
-    def trunc(self):
+    def trunc(self, *extra):
         """trunc(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.trunc, (self,), {})
+            heard = _modes.dispatch(TensorMethods.trunc, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.trunc(self)
+            return ops.trunc(self) if not extra else _arguments.no_arguments("trunc", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "trunc")
             raise
 
-    def unbind(self, dim=0, **kwargs):
+    def unbind(self, dim=0, *extra, **kwargs):
         """unbind.int(Tensor(a) self, int dim=0) -> Tensor(a)[]"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.unbind, (self, dim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.unbind, (self, dim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.unbind_int(self, dim) if not kwargs else ops.unbind_int(self, dim, **_arguments.method_keywords("unbind", kwargs))
+            return ops.unbind_int(self, dim) if not kwargs and not extra else ops.unbind_int(self, dim, *extra, **_arguments.method_keywords("unbind", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "unbind")
             raise
 
-    def unfold(self, dimension=MISSING, size=MISSING, step=MISSING, **kwargs):
+    def unfold(self, dimension=MISSING, size=MISSING, step=MISSING, *extra, **kwargs):
         """unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.unfold, (self, dimension, size, step), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.unfold, (self, dimension, size, step, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.unfold(self, dimension, size, step) if not kwargs else ops.unfold(self, dimension, size, step, **_arguments.method_keywords("unfold", kwargs))
+            return ops.unfold(self, dimension, size, step) if not kwargs and not extra else ops.unfold(self, dimension, size, step, *extra, **_arguments.method_keywords("unfold", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "unfold")
             raise
 
-    def uniform_(self, low=0, to=1, *, generator=None, **kwargs):
+    def uniform_(self, low=0, to=1, *extra, generator=None, **kwargs):
         """uniform_(Tensor(a!) self, float low=0, float to=1, *, Generator? generator=None) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.uniform_, (self, low, to), {"generator": generator, **kwargs})
+            heard = _modes.dispatch(TensorMethods.uniform_, (self, low, to, *extra), {"generator": generator, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.uniform_(self, low, to, generator=generator) if not kwargs else ops.uniform_(self, low, to, generator=generator, **_arguments.method_keywords("uniform_", kwargs))
+            return ops.uniform_(self, low, to, generator=generator) if not kwargs and not extra else ops.uniform_(self, low, to, *extra, generator=generator, **_arguments.method_keywords("uniform_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "uniform_")
             raise
 
-    def unsafe_split(self, split_size=MISSING, dim=0, **kwargs):
+    def unsafe_split(self, split_size=MISSING, dim=0, *extra, **kwargs):
         """unsafe_split.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.unsafe_split, (self, split_size, dim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.unsafe_split, (self, split_size, dim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.unsafe_split_Tensor(self, split_size, dim) if not kwargs else ops.unsafe_split_Tensor(self, split_size, dim, **_arguments.method_keywords("unsafe_split", kwargs))
+            return ops.unsafe_split_Tensor(self, split_size, dim) if not kwargs and not extra else ops.unsafe_split_Tensor(self, split_size, dim, *extra, **_arguments.method_keywords("unsafe_split", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "unsafe_split")
             raise
 
-    def unsafe_split_with_sizes(self, split_sizes=MISSING, dim=0, **kwargs):
+    def unsafe_split_with_sizes(self, split_sizes=MISSING, dim=0, *extra, **kwargs):
         """unsafe_split_with_sizes(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.unsafe_split_with_sizes, (self, split_sizes, dim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.unsafe_split_with_sizes, (self, split_sizes, dim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.unsafe_split_with_sizes(self, split_sizes, dim) if not kwargs else ops.unsafe_split_with_sizes(self, split_sizes, dim, **_arguments.method_keywords("unsafe_split_with_sizes", kwargs))
+            return ops.unsafe_split_with_sizes(self, split_sizes, dim) if not kwargs and not extra else ops.unsafe_split_with_sizes(self, split_sizes, dim, *extra, **_arguments.method_keywords("unsafe_split_with_sizes", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "unsafe_split_with_sizes")
             raise
 
-    def unsqueeze(self, dim=MISSING, **kwargs):
+    def unsqueeze(self, dim=MISSING, *extra, **kwargs):
         """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.unsqueeze, (self, dim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.unsqueeze, (self, dim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.unsqueeze(self, dim) if not kwargs else ops.unsqueeze(self, dim, **_arguments.method_keywords("unsqueeze", kwargs))
+            return ops.unsqueeze(self, dim) if not kwargs and not extra else ops.unsqueeze(self, dim, *extra, **_arguments.method_keywords("unsqueeze", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "unsqueeze")
             raise
 
-    def unsqueeze_(self, dim=MISSING, **kwargs):
+    def unsqueeze_(self, dim=MISSING, *extra, **kwargs):
         """unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.unsqueeze_, (self, dim), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.unsqueeze_, (self, dim, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.unsqueeze_(self, dim) if not kwargs else ops.unsqueeze_(self, dim, **_arguments.method_keywords("unsqueeze_", kwargs))
+            return ops.unsqueeze_(self, dim) if not kwargs and not extra else ops.unsqueeze_(self, dim, *extra, **_arguments.method_keywords("unsqueeze_", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "unsqueeze_")
             raise
 
-    def vdot(self, other=MISSING, **kwargs):
+    def vdot(self, other=MISSING, *extra, **kwargs):
         """vdot(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.vdot, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.vdot, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.vdot(self, other) if not kwargs else ops.vdot(self, other, **_arguments.method_keywords("vdot", kwargs))
+            return ops.vdot(self, other) if not kwargs and not extra else ops.vdot(self, other, *extra, **_arguments.method_keywords("vdot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "vdot")
             raise
@@ -2661,38 +2661,38 @@ class TensorMethods:
             _arguments.reword_for_method(error, "xlogy")
             raise
 
-    def zero_(self):
+    def zero_(self, *extra):
         """zero_(Tensor(a!) self) -> Tensor(a!)"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.zero_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.zero_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.zero_(self)
+            return ops.zero_(self) if not extra else _arguments.no_arguments("zero_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "zero_")
             raise
 
-    def abs_(self):
+    def abs_(self, *extra):
         """In-place abs(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.abs_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.abs_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.abs_(self)
+            return ops.abs_(self) if not extra else _arguments.no_arguments("abs_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "abs_")
             raise
 
-    def acos_(self):
+    def acos_(self, *extra):
         """In-place acos(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.acos_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.acos_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.acos_(self)
+            return ops.acos_(self) if not extra else _arguments.no_arguments("acos_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "acos_")
             raise
@@ -2712,14 +2712,14 @@ class TensorMethods:
             _arguments.reword_for_method(error, "add_")
             raise
 
-    def addbmm_(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
+    def addbmm_(self, batch1=MISSING, batch2=MISSING, *extra, beta=1, alpha=1, **kwargs):
         """In-place addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addbmm_, (self, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addbmm_, (self, batch1, batch2, *extra), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha, **_arguments.method_keywords("addbmm", kwargs))
+            return ops.addbmm_(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs and not extra else ops.addbmm_(self, batch1, batch2, *extra, beta=beta, alpha=alpha, **_arguments.method_keywords("addbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "addbmm_")
             raise
@@ -2754,146 +2754,146 @@ class TensorMethods:
             _arguments.reword_for_method(error, "addcmul_")
             raise
 
-    def addmm_(self, mat1=MISSING, mat2=MISSING, *, beta=1, alpha=1, **kwargs):
+    def addmm_(self, mat1=MISSING, mat2=MISSING, *extra, beta=1, alpha=1, **kwargs):
         """In-place addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addmm_, (self, mat1, mat2), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addmm_, (self, mat1, mat2, *extra), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.addmm_(self, mat1, mat2, beta=beta, alpha=alpha) if not kwargs else ops.addmm_(self, mat1, mat2, beta=beta, alpha=alpha, **_arguments.method_keywords("addmm", kwargs))
+            return ops.addmm_(self, mat1, mat2, beta=beta, alpha=alpha) if not kwargs and not extra else ops.addmm_(self, mat1, mat2, *extra, beta=beta, alpha=alpha, **_arguments.method_keywords("addmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "addmm_")
             raise
 
-    def addmv_(self, mat=MISSING, vec=MISSING, *, beta=1, alpha=1, **kwargs):
+    def addmv_(self, mat=MISSING, vec=MISSING, *extra, beta=1, alpha=1, **kwargs):
         """In-place addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addmv_, (self, mat, vec), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addmv_, (self, mat, vec, *extra), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.addmv_(self, mat, vec, beta=beta, alpha=alpha) if not kwargs else ops.addmv_(self, mat, vec, beta=beta, alpha=alpha, **_arguments.method_keywords("addmv", kwargs))
+            return ops.addmv_(self, mat, vec, beta=beta, alpha=alpha) if not kwargs and not extra else ops.addmv_(self, mat, vec, *extra, beta=beta, alpha=alpha, **_arguments.method_keywords("addmv", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "addmv_")
             raise
 
-    def addr_(self, vec1=MISSING, vec2=MISSING, *, beta=1, alpha=1, **kwargs):
+    def addr_(self, vec1=MISSING, vec2=MISSING, *extra, beta=1, alpha=1, **kwargs):
         """In-place addr(Tensor self, Tensor vec1, Tensor vec2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.addr_, (self, vec1, vec2), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.addr_, (self, vec1, vec2, *extra), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha) if not kwargs else ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha, **_arguments.method_keywords("addr", kwargs))
+            return ops.addr_(self, vec1, vec2, beta=beta, alpha=alpha) if not kwargs and not extra else ops.addr_(self, vec1, vec2, *extra, beta=beta, alpha=alpha, **_arguments.method_keywords("addr", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "addr_")
             raise
 
-    def asin_(self):
+    def asin_(self, *extra):
         """In-place asin(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.asin_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.asin_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.asin_(self)
+            return ops.asin_(self) if not extra else _arguments.no_arguments("asin_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "asin_")
             raise
 
-    def atan_(self):
+    def atan_(self, *extra):
         """In-place atan(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.atan_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.atan_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.atan_(self)
+            return ops.atan_(self) if not extra else _arguments.no_arguments("atan_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "atan_")
             raise
 
-    def atan2_(self, other=MISSING, **kwargs):
+    def atan2_(self, other=MISSING, *extra, **kwargs):
         """In-place atan2(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.atan2_, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.atan2_, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.atan2_(self, other) if not kwargs else ops.atan2_(self, other, **_arguments.method_keywords("atan2", kwargs))
+            return ops.atan2_(self, other) if not kwargs and not extra else ops.atan2_(self, other, *extra, **_arguments.method_keywords("atan2", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "atan2_")
             raise
 
-    def baddbmm_(self, batch1=MISSING, batch2=MISSING, *, beta=1, alpha=1, **kwargs):
+    def baddbmm_(self, batch1=MISSING, batch2=MISSING, *extra, beta=1, alpha=1, **kwargs):
         """In-place baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.baddbmm_, (self, batch1, batch2), {"beta": beta, "alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.baddbmm_, (self, batch1, batch2, *extra), {"beta": beta, "alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs else ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha, **_arguments.method_keywords("baddbmm", kwargs))
+            return ops.baddbmm_(self, batch1, batch2, beta=beta, alpha=alpha) if not kwargs and not extra else ops.baddbmm_(self, batch1, batch2, *extra, beta=beta, alpha=alpha, **_arguments.method_keywords("baddbmm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "baddbmm_")
             raise
 
-    def bitwise_and_(self, other=MISSING, **kwargs):
+    def bitwise_and_(self, other=MISSING, *extra, **kwargs):
         """In-place bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_and_, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bitwise_and_, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.bitwise_and_Tensor_(self, other) if not kwargs else ops.bitwise_and_Tensor_(self, other, **_arguments.method_keywords("bitwise_and", kwargs))
+            return ops.bitwise_and_Tensor_(self, other) if not kwargs and not extra else ops.bitwise_and_Tensor_(self, other, *extra, **_arguments.method_keywords("bitwise_and", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "bitwise_and_")
             raise
 
-    def bitwise_not_(self):
+    def bitwise_not_(self, *extra):
         """In-place bitwise_not(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_not_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.bitwise_not_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.bitwise_not_(self)
+            return ops.bitwise_not_(self) if not extra else _arguments.no_arguments("bitwise_not_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "bitwise_not_")
             raise
 
-    def bitwise_or_(self, other=MISSING, **kwargs):
+    def bitwise_or_(self, other=MISSING, *extra, **kwargs):
         """In-place bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_or_, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bitwise_or_, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.bitwise_or_Tensor_(self, other) if not kwargs else ops.bitwise_or_Tensor_(self, other, **_arguments.method_keywords("bitwise_or", kwargs))
+            return ops.bitwise_or_Tensor_(self, other) if not kwargs and not extra else ops.bitwise_or_Tensor_(self, other, *extra, **_arguments.method_keywords("bitwise_or", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "bitwise_or_")
             raise
 
-    def bitwise_xor_(self, other=MISSING, **kwargs):
+    def bitwise_xor_(self, other=MISSING, *extra, **kwargs):
         """In-place bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.bitwise_xor_, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.bitwise_xor_, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.bitwise_xor_Tensor_(self, other) if not kwargs else ops.bitwise_xor_Tensor_(self, other, **_arguments.method_keywords("bitwise_xor", kwargs))
+            return ops.bitwise_xor_Tensor_(self, other) if not kwargs and not extra else ops.bitwise_xor_Tensor_(self, other, *extra, **_arguments.method_keywords("bitwise_xor", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "bitwise_xor_")
             raise
 
-    def ceil_(self):
+    def ceil_(self, *extra):
         """In-place ceil(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.ceil_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.ceil_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.ceil_(self)
+            return ops.ceil_(self) if not extra else _arguments.no_arguments("ceil_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ceil_")
             raise
@@ -2954,74 +2954,74 @@ class TensorMethods:
             _arguments.reword_for_method(error, "copysign_")
             raise
 
-    def cos_(self):
+    def cos_(self, *extra):
         """In-place cos(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cos_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.cos_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cos_(self)
+            return ops.cos_(self) if not extra else _arguments.no_arguments("cos_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cos_")
             raise
 
-    def cosh_(self):
+    def cosh_(self, *extra):
         """In-place cosh(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cosh_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.cosh_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cosh_(self)
+            return ops.cosh_(self) if not extra else _arguments.no_arguments("cosh_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cosh_")
             raise
 
-    def cumprod_(self, dim=MISSING, *, dtype=None, **kwargs):
+    def cumprod_(self, dim=MISSING, *extra, dtype=None, **kwargs):
         """In-place cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cumprod_, (self, dim), {"dtype": dtype, **kwargs})
+            heard = _modes.dispatch(TensorMethods.cumprod_, (self, dim, *extra), {"dtype": dtype, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cumprod_(self, dim, dtype=dtype) if not kwargs else ops.cumprod_(self, dim, dtype=dtype, **_arguments.method_keywords("cumprod", kwargs))
+            return ops.cumprod_(self, dim, dtype=dtype) if not kwargs and not extra else ops.cumprod_(self, dim, *extra, dtype=dtype, **_arguments.method_keywords("cumprod", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cumprod_")
             raise
 
-    def cumsum_(self, dim=MISSING, *, dtype=None, **kwargs):
+    def cumsum_(self, dim=MISSING, *extra, dtype=None, **kwargs):
         """In-place cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.cumsum_, (self, dim), {"dtype": dtype, **kwargs})
+            heard = _modes.dispatch(TensorMethods.cumsum_, (self, dim, *extra), {"dtype": dtype, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.cumsum_(self, dim, dtype=dtype) if not kwargs else ops.cumsum_(self, dim, dtype=dtype, **_arguments.method_keywords("cumsum", kwargs))
+            return ops.cumsum_(self, dim, dtype=dtype) if not kwargs and not extra else ops.cumsum_(self, dim, *extra, dtype=dtype, **_arguments.method_keywords("cumsum", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "cumsum_")
             raise
 
-    def deg2rad_(self):
+    def deg2rad_(self, *extra):
         """In-place deg2rad(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.deg2rad_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.deg2rad_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.deg2rad_(self)
+            return ops.deg2rad_(self) if not extra else _arguments.no_arguments("deg2rad_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "deg2rad_")
             raise
 
-    def digamma_(self):
+    def digamma_(self, *extra):
         """In-place digamma(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.digamma_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.digamma_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.digamma_(self)
+            return ops.digamma_(self) if not extra else _arguments.no_arguments("digamma_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "digamma_")
             raise
@@ -3040,86 +3040,86 @@ class TensorMethods:
             _arguments.reword_for_method(error, "div_")
             raise
 
-    def erf_(self):
+    def erf_(self, *extra):
         """In-place erf(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.erf_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.erf_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.erf_(self)
+            return ops.erf_(self) if not extra else _arguments.no_arguments("erf_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "erf_")
             raise
 
-    def erfc_(self):
+    def erfc_(self, *extra):
         """In-place erfc(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.erfc_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.erfc_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.erfc_(self)
+            return ops.erfc_(self) if not extra else _arguments.no_arguments("erfc_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "erfc_")
             raise
 
-    def erfinv_(self):
+    def erfinv_(self, *extra):
         """In-place erfinv(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.erfinv_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.erfinv_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.erfinv_(self)
+            return ops.erfinv_(self) if not extra else _arguments.no_arguments("erfinv_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "erfinv_")
             raise
 
-    def exp_(self):
+    def exp_(self, *extra):
         """In-place exp(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.exp_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.exp_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.exp_(self)
+            return ops.exp_(self) if not extra else _arguments.no_arguments("exp_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "exp_")
             raise
 
-    def exp2_(self):
+    def exp2_(self, *extra):
         """In-place exp2(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.exp2_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.exp2_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.exp2_(self)
+            return ops.exp2_(self) if not extra else _arguments.no_arguments("exp2_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "exp2_")
             raise
 
-    def expm1_(self):
+    def expm1_(self, *extra):
         """In-place expm1(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.expm1_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.expm1_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.expm1_(self)
+            return ops.expm1_(self) if not extra else _arguments.no_arguments("expm1_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "expm1_")
             raise
 
-    def floor_(self):
+    def floor_(self, *extra):
         """In-place floor(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.floor_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.floor_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.floor_(self)
+            return ops.floor_(self) if not extra else _arguments.no_arguments("floor_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "floor_")
             raise
@@ -3152,122 +3152,122 @@ class TensorMethods:
             _arguments.reword_for_method(error, "fmod_")
             raise
 
-    def frac_(self):
+    def frac_(self, *extra):
         """In-place frac(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.frac_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.frac_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.frac_(self)
+            return ops.frac_(self) if not extra else _arguments.no_arguments("frac_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "frac_")
             raise
 
-    def hardsigmoid_(self):
+    def hardsigmoid_(self, *extra):
         """In-place hardsigmoid(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.hardsigmoid_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.hardsigmoid_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.hardsigmoid_(self)
+            return ops.hardsigmoid_(self) if not extra else _arguments.no_arguments("hardsigmoid_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "hardsigmoid_")
             raise
 
-    def hardswish_(self):
+    def hardswish_(self, *extra):
         """In-place hardswish(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.hardswish_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.hardswish_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.hardswish_(self)
+            return ops.hardswish_(self) if not extra else _arguments.no_arguments("hardswish_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "hardswish_")
             raise
 
-    def hardtanh_(self, min_val=-1, max_val=1, **kwargs):
+    def hardtanh_(self, min_val=-1, max_val=1, *extra, **kwargs):
         """In-place hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.hardtanh_, (self, min_val, max_val), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.hardtanh_, (self, min_val, max_val, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.hardtanh_(self, min_val, max_val) if not kwargs else ops.hardtanh_(self, min_val, max_val, **_arguments.method_keywords("hardtanh", kwargs))
+            return ops.hardtanh_(self, min_val, max_val) if not kwargs and not extra else ops.hardtanh_(self, min_val, max_val, *extra, **_arguments.method_keywords("hardtanh", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "hardtanh_")
             raise
 
-    def hypot_(self, other=MISSING, **kwargs):
+    def hypot_(self, other=MISSING, *extra, **kwargs):
         """In-place hypot(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.hypot_, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.hypot_, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.hypot_(self, other) if not kwargs else ops.hypot_(self, other, **_arguments.method_keywords("hypot", kwargs))
+            return ops.hypot_(self, other) if not kwargs and not extra else ops.hypot_(self, other, *extra, **_arguments.method_keywords("hypot", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "hypot_")
             raise
 
-    def i0_(self):
+    def i0_(self, *extra):
         """In-place i0(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.i0_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.i0_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.i0_(self)
+            return ops.i0_(self) if not extra else _arguments.no_arguments("i0_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "i0_")
             raise
 
-    def igamma_(self, other=MISSING, **kwargs):
+    def igamma_(self, other=MISSING, *extra, **kwargs):
         """In-place igamma(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.igamma_, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.igamma_, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.igamma_(self, other) if not kwargs else ops.igamma_(self, other, **_arguments.method_keywords("igamma", kwargs))
+            return ops.igamma_(self, other) if not kwargs and not extra else ops.igamma_(self, other, *extra, **_arguments.method_keywords("igamma", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "igamma_")
             raise
 
-    def igammac_(self, other=MISSING, **kwargs):
+    def igammac_(self, other=MISSING, *extra, **kwargs):
         """In-place igammac(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.igammac_, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.igammac_, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.igammac_(self, other) if not kwargs else ops.igammac_(self, other, **_arguments.method_keywords("igammac", kwargs))
+            return ops.igammac_(self, other) if not kwargs and not extra else ops.igammac_(self, other, *extra, **_arguments.method_keywords("igammac", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "igammac_")
             raise
 
-    def index_add_(self, dim=MISSING, index=MISSING, source=MISSING, *, alpha=1, **kwargs):
+    def index_add_(self, dim=MISSING, index=MISSING, source=MISSING, *extra, alpha=1, **kwargs):
         """In-place index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_add_, (self, dim, index, source), {"alpha": alpha, **kwargs})
+            heard = _modes.dispatch(TensorMethods.index_add_, (self, dim, index, source, *extra), {"alpha": alpha, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.index_add_(self, dim, index, source, alpha=alpha) if not kwargs else ops.index_add_(self, dim, index, source, alpha=alpha, **_arguments.method_keywords("index_add", kwargs))
+            return ops.index_add_(self, dim, index, source, alpha=alpha) if not kwargs and not extra else ops.index_add_(self, dim, index, source, *extra, alpha=alpha, **_arguments.method_keywords("index_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_add_")
             raise
 
-    def index_copy_(self, dim=MISSING, index=MISSING, source=MISSING, **kwargs):
+    def index_copy_(self, dim=MISSING, index=MISSING, source=MISSING, *extra, **kwargs):
         """In-place index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_copy_, (self, dim, index, source), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.index_copy_, (self, dim, index, source, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.index_copy_(self, dim, index, source) if not kwargs else ops.index_copy_(self, dim, index, source, **_arguments.method_keywords("index_copy", kwargs))
+            return ops.index_copy_(self, dim, index, source) if not kwargs and not extra else ops.index_copy_(self, dim, index, source, *extra, **_arguments.method_keywords("index_copy", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_copy_")
             raise
@@ -3286,38 +3286,38 @@ class TensorMethods:
             _arguments.reword_for_method(error, "index_fill_")
             raise
 
-    def index_put_(self, indices=MISSING, values=MISSING, accumulate=False, **kwargs):
+    def index_put_(self, indices=MISSING, values=MISSING, accumulate=False, *extra, **kwargs):
         """In-place index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_put_, (self, indices, values, accumulate), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.index_put_, (self, indices, values, accumulate, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.index_put_(self, indices, values, accumulate) if not kwargs else ops.index_put_(self, indices, values, accumulate, **_arguments.method_keywords("index_put", kwargs))
+            return ops.index_put_(self, indices, values, accumulate) if not kwargs and not extra else ops.index_put_(self, indices, values, accumulate, *extra, **_arguments.method_keywords("index_put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_put_")
             raise
 
-    def index_reduce_(self, dim=MISSING, index=MISSING, source=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+    def index_reduce_(self, dim=MISSING, index=MISSING, source=MISSING, reduce=MISSING, *extra, include_self=True, **kwargs):
         """In-place index_reduce(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.index_reduce_, (self, dim, index, source, reduce), {"include_self": include_self, **kwargs})
+            heard = _modes.dispatch(TensorMethods.index_reduce_, (self, dim, index, source, reduce, *extra), {"include_self": include_self, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.index_reduce_(self, dim, index, source, reduce, include_self=include_self) if not kwargs else ops.index_reduce_(self, dim, index, source, reduce, include_self=include_self, **_arguments.method_keywords("index_reduce", kwargs))
+            return ops.index_reduce_(self, dim, index, source, reduce, include_self=include_self) if not kwargs and not extra else ops.index_reduce_(self, dim, index, source, reduce, *extra, include_self=include_self, **_arguments.method_keywords("index_reduce", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "index_reduce_")
             raise
 
-    def ldexp_(self, other=MISSING, **kwargs):
+    def ldexp_(self, other=MISSING, *extra, **kwargs):
         """In-place ldexp.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.ldexp_, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.ldexp_, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.ldexp_Tensor_(self, other) if not kwargs else ops.ldexp_Tensor_(self, other, **_arguments.method_keywords("ldexp", kwargs))
+            return ops.ldexp_Tensor_(self, other) if not kwargs and not extra else ops.ldexp_Tensor_(self, other, *extra, **_arguments.method_keywords("ldexp", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ldexp_")
             raise
@@ -3336,110 +3336,110 @@ class TensorMethods:
             _arguments.reword_for_method(error, "lerp_")
             raise
 
-    def lgamma_(self):
+    def lgamma_(self, *extra):
         """In-place lgamma(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.lgamma_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.lgamma_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.lgamma_(self)
+            return ops.lgamma_(self) if not extra else _arguments.no_arguments("lgamma_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "lgamma_")
             raise
 
-    def log_(self):
+    def log_(self, *extra):
         """In-place log(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.log_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.log_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.log_(self)
+            return ops.log_(self) if not extra else _arguments.no_arguments("log_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "log_")
             raise
 
-    def log10_(self):
+    def log10_(self, *extra):
         """In-place log10(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.log10_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.log10_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.log10_(self)
+            return ops.log10_(self) if not extra else _arguments.no_arguments("log10_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "log10_")
             raise
 
-    def log1p_(self):
+    def log1p_(self, *extra):
         """In-place log1p(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.log1p_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.log1p_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.log1p_(self)
+            return ops.log1p_(self) if not extra else _arguments.no_arguments("log1p_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "log1p_")
             raise
 
-    def log2_(self):
+    def log2_(self, *extra):
         """In-place log2(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.log2_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.log2_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.log2_(self)
+            return ops.log2_(self) if not extra else _arguments.no_arguments("log2_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "log2_")
             raise
 
-    def logical_and_(self, other=MISSING, **kwargs):
+    def logical_and_(self, other=MISSING, *extra, **kwargs):
         """In-place logical_and(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logical_and_, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logical_and_, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.logical_and_(self, other) if not kwargs else ops.logical_and_(self, other, **_arguments.method_keywords("logical_and", kwargs))
+            return ops.logical_and_(self, other) if not kwargs and not extra else ops.logical_and_(self, other, *extra, **_arguments.method_keywords("logical_and", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "logical_and_")
             raise
 
-    def logical_not_(self):
+    def logical_not_(self, *extra):
         """In-place logical_not(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logical_not_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.logical_not_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.logical_not_(self)
+            return ops.logical_not_(self) if not extra else _arguments.no_arguments("logical_not_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "logical_not_")
             raise
 
-    def logical_or_(self, other=MISSING, **kwargs):
+    def logical_or_(self, other=MISSING, *extra, **kwargs):
         """In-place logical_or(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logical_or_, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logical_or_, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.logical_or_(self, other) if not kwargs else ops.logical_or_(self, other, **_arguments.method_keywords("logical_or", kwargs))
+            return ops.logical_or_(self, other) if not kwargs and not extra else ops.logical_or_(self, other, *extra, **_arguments.method_keywords("logical_or", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "logical_or_")
             raise
 
-    def logit_(self, eps=None, **kwargs):
+    def logit_(self, eps=None, *extra, **kwargs):
         """In-place logit(Tensor self, float? eps=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.logit_, (self, eps), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.logit_, (self, eps, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.logit_(self, eps) if not kwargs else ops.logit_(self, eps, **_arguments.method_keywords("logit", kwargs))
+            return ops.logit_(self, eps) if not kwargs and not extra else ops.logit_(self, eps, *extra, **_arguments.method_keywords("logit", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "logit_")
             raise
@@ -3458,86 +3458,86 @@ class TensorMethods:
             _arguments.reword_for_method(error, "masked_fill_")
             raise
 
-    def masked_scatter_(self, mask=MISSING, source=MISSING, **kwargs):
+    def masked_scatter_(self, mask=MISSING, source=MISSING, *extra, **kwargs):
         """In-place masked_scatter(Tensor self, Tensor mask, Tensor source) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.masked_scatter_, (self, mask, source), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.masked_scatter_, (self, mask, source, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.masked_scatter_(self, mask, source) if not kwargs else ops.masked_scatter_(self, mask, source, **_arguments.method_keywords("masked_scatter", kwargs))
+            return ops.masked_scatter_(self, mask, source) if not kwargs and not extra else ops.masked_scatter_(self, mask, source, *extra, **_arguments.method_keywords("masked_scatter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "masked_scatter_")
             raise
 
-    def mish_(self):
+    def mish_(self, *extra):
         """In-place mish(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mish_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.mish_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.mish_(self)
+            return ops.mish_(self) if not extra else _arguments.no_arguments("mish_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "mish_")
             raise
 
-    def mul_(self, other=MISSING, **kwargs):
+    def mul_(self, other=MISSING, *extra, **kwargs):
         """In-place mul.Tensor(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mul_, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mul_, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.mul_Tensor_(self, other) if not kwargs else ops.mul_Tensor_(self, other, **_arguments.method_keywords("mul", kwargs))
+            return ops.mul_Tensor_(self, other) if not kwargs and not extra else ops.mul_Tensor_(self, other, *extra, **_arguments.method_keywords("mul", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "mul_")
             raise
 
-    def mvlgamma_(self, p=MISSING, **kwargs):
+    def mvlgamma_(self, p=MISSING, *extra, **kwargs):
         """In-place mvlgamma(Tensor self, int p) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.mvlgamma_, (self, p), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.mvlgamma_, (self, p, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.mvlgamma_(self, p) if not kwargs else ops.mvlgamma_(self, p, **_arguments.method_keywords("mvlgamma", kwargs))
+            return ops.mvlgamma_(self, p) if not kwargs and not extra else ops.mvlgamma_(self, p, *extra, **_arguments.method_keywords("mvlgamma", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "mvlgamma_")
             raise
 
-    def nan_to_num_(self, nan=None, posinf=None, neginf=None, **kwargs):
+    def nan_to_num_(self, nan=None, posinf=None, neginf=None, *extra, **kwargs):
         """In-place nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.nan_to_num_, (self, nan, posinf, neginf), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.nan_to_num_, (self, nan, posinf, neginf, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.nan_to_num_(self, nan, posinf, neginf) if not kwargs else ops.nan_to_num_(self, nan, posinf, neginf, **_arguments.method_keywords("nan_to_num", kwargs))
+            return ops.nan_to_num_(self, nan, posinf, neginf) if not kwargs and not extra else ops.nan_to_num_(self, nan, posinf, neginf, *extra, **_arguments.method_keywords("nan_to_num", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "nan_to_num_")
             raise
 
-    def neg_(self):
+    def neg_(self, *extra):
         """In-place neg(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.neg_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.neg_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.neg_(self)
+            return ops.neg_(self) if not extra else _arguments.no_arguments("neg_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "neg_")
             raise
 
-    def nextafter_(self, other=MISSING, **kwargs):
+    def nextafter_(self, other=MISSING, *extra, **kwargs):
         """In-place nextafter(Tensor self, Tensor other) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.nextafter_, (self, other), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.nextafter_, (self, other, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.nextafter_(self, other) if not kwargs else ops.nextafter_(self, other, **_arguments.method_keywords("nextafter", kwargs))
+            return ops.nextafter_(self, other) if not kwargs and not extra else ops.nextafter_(self, other, *extra, **_arguments.method_keywords("nextafter", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "nextafter_")
             raise
@@ -3556,50 +3556,50 @@ class TensorMethods:
             _arguments.reword_for_method(error, "pow_")
             raise
 
-    def put_(self, index=MISSING, source=MISSING, accumulate=False, **kwargs):
+    def put_(self, index=MISSING, source=MISSING, accumulate=False, *extra, **kwargs):
         """In-place put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.put_, (self, index, source, accumulate), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.put_, (self, index, source, accumulate, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.put_(self, index, source, accumulate) if not kwargs else ops.put_(self, index, source, accumulate, **_arguments.method_keywords("put", kwargs))
+            return ops.put_(self, index, source, accumulate) if not kwargs and not extra else ops.put_(self, index, source, accumulate, *extra, **_arguments.method_keywords("put", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "put_")
             raise
 
-    def rad2deg_(self):
+    def rad2deg_(self, *extra):
         """In-place rad2deg(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.rad2deg_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.rad2deg_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.rad2deg_(self)
+            return ops.rad2deg_(self) if not extra else _arguments.no_arguments("rad2deg_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "rad2deg_")
             raise
 
-    def reciprocal_(self):
+    def reciprocal_(self, *extra):
         """In-place reciprocal(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.reciprocal_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.reciprocal_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.reciprocal_(self)
+            return ops.reciprocal_(self) if not extra else _arguments.no_arguments("reciprocal_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "reciprocal_")
             raise
 
-    def relu_(self):
+    def relu_(self, *extra):
         """In-place relu(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.relu_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.relu_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.relu_(self)
+            return ops.relu_(self) if not extra else _arguments.no_arguments("relu_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "relu_")
             raise
@@ -3618,14 +3618,14 @@ class TensorMethods:
             _arguments.reword_for_method(error, "remainder_")
             raise
 
-    def renorm_(self, p=MISSING, dim=MISSING, maxnorm=MISSING, **kwargs):
+    def renorm_(self, p=MISSING, dim=MISSING, maxnorm=MISSING, *extra, **kwargs):
         """In-place renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.renorm_, (self, p, dim, maxnorm), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.renorm_, (self, p, dim, maxnorm, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.renorm_(self, p, dim, maxnorm) if not kwargs else ops.renorm_(self, p, dim, maxnorm, **_arguments.method_keywords("renorm", kwargs))
+            return ops.renorm_(self, p, dim, maxnorm) if not kwargs and not extra else ops.renorm_(self, p, dim, maxnorm, *extra, **_arguments.method_keywords("renorm", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "renorm_")
             raise
@@ -3644,14 +3644,14 @@ class TensorMethods:
             _arguments.reword_for_method(error, "round_")
             raise
 
-    def rsqrt_(self):
+    def rsqrt_(self, *extra):
         """In-place rsqrt(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.rsqrt_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.rsqrt_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.rsqrt_(self)
+            return ops.rsqrt_(self) if not extra else _arguments.no_arguments("rsqrt_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "rsqrt_")
             raise
@@ -3672,122 +3672,122 @@ class TensorMethods:
             _arguments.reword_for_method(error, "scatter_")
             raise
 
-    def scatter_add_(self, dim=MISSING, index=MISSING, src=MISSING, **kwargs):
+    def scatter_add_(self, dim=MISSING, index=MISSING, src=MISSING, *extra, **kwargs):
         """In-place scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.scatter_add_, (self, dim, index, src), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.scatter_add_, (self, dim, index, src, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.scatter_add_(self, dim, index, src) if not kwargs else ops.scatter_add_(self, dim, index, src, **_arguments.method_keywords("scatter_add", kwargs))
+            return ops.scatter_add_(self, dim, index, src) if not kwargs and not extra else ops.scatter_add_(self, dim, index, src, *extra, **_arguments.method_keywords("scatter_add", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "scatter_add_")
             raise
 
-    def scatter_reduce_(self, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *, include_self=True, **kwargs):
+    def scatter_reduce_(self, dim=MISSING, index=MISSING, src=MISSING, reduce=MISSING, *extra, include_self=True, **kwargs):
         """In-place scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.scatter_reduce_, (self, dim, index, src, reduce), {"include_self": include_self, **kwargs})
+            heard = _modes.dispatch(TensorMethods.scatter_reduce_, (self, dim, index, src, reduce, *extra), {"include_self": include_self, **kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.scatter_reduce_two_(self, dim, index, src, reduce, include_self=include_self) if not kwargs else ops.scatter_reduce_two_(self, dim, index, src, reduce, include_self=include_self, **_arguments.method_keywords("scatter_reduce", kwargs))
+            return ops.scatter_reduce_two_(self, dim, index, src, reduce, include_self=include_self) if not kwargs and not extra else ops.scatter_reduce_two_(self, dim, index, src, reduce, *extra, include_self=include_self, **_arguments.method_keywords("scatter_reduce", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "scatter_reduce_")
             raise
 
-    def sgn_(self):
+    def sgn_(self, *extra):
         """In-place sgn(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sgn_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sgn_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sgn_(self)
+            return ops.sgn_(self) if not extra else _arguments.no_arguments("sgn_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sgn_")
             raise
 
-    def sigmoid_(self):
+    def sigmoid_(self, *extra):
         """In-place sigmoid(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sigmoid_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sigmoid_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sigmoid_(self)
+            return ops.sigmoid_(self) if not extra else _arguments.no_arguments("sigmoid_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sigmoid_")
             raise
 
-    def sign_(self):
+    def sign_(self, *extra):
         """In-place sign(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sign_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sign_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sign_(self)
+            return ops.sign_(self) if not extra else _arguments.no_arguments("sign_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sign_")
             raise
 
-    def silu_(self):
+    def silu_(self, *extra):
         """In-place silu(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.silu_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.silu_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.silu_(self)
+            return ops.silu_(self) if not extra else _arguments.no_arguments("silu_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "silu_")
             raise
 
-    def sin_(self):
+    def sin_(self, *extra):
         """In-place sin(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sin_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sin_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sin_(self)
+            return ops.sin_(self) if not extra else _arguments.no_arguments("sin_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sin_")
             raise
 
-    def sinc_(self):
+    def sinc_(self, *extra):
         """In-place sinc(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sinc_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sinc_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sinc_(self)
+            return ops.sinc_(self) if not extra else _arguments.no_arguments("sinc_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sinc_")
             raise
 
-    def sinh_(self):
+    def sinh_(self, *extra):
         """In-place sinh(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sinh_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sinh_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sinh_(self)
+            return ops.sinh_(self) if not extra else _arguments.no_arguments("sinh_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sinh_")
             raise
 
-    def sqrt_(self):
+    def sqrt_(self, *extra):
         """In-place sqrt(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.sqrt_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.sqrt_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sqrt_(self)
+            return ops.sqrt_(self) if not extra else _arguments.no_arguments("sqrt_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sqrt_")
             raise
@@ -3807,62 +3807,62 @@ class TensorMethods:
             _arguments.reword_for_method(error, "sub_")
             raise
 
-    def tan_(self):
+    def tan_(self, *extra):
         """In-place tan(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.tan_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.tan_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.tan_(self)
+            return ops.tan_(self) if not extra else _arguments.no_arguments("tan_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "tan_")
             raise
 
-    def tanh_(self):
+    def tanh_(self, *extra):
         """In-place tanh(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.tanh_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.tanh_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.tanh_(self)
+            return ops.tanh_(self) if not extra else _arguments.no_arguments("tanh_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "tanh_")
             raise
 
-    def tril_(self, diagonal=0, **kwargs):
+    def tril_(self, diagonal=0, *extra, **kwargs):
         """In-place tril(Tensor self, SymInt diagonal=0) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.tril_, (self, diagonal), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.tril_, (self, diagonal, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.tril_(self, diagonal) if not kwargs else ops.tril_(self, diagonal, **_arguments.method_keywords("tril", kwargs))
+            return ops.tril_(self, diagonal) if not kwargs and not extra else ops.tril_(self, diagonal, *extra, **_arguments.method_keywords("tril", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "tril_")
             raise
 
-    def triu_(self, diagonal=0, **kwargs):
+    def triu_(self, diagonal=0, *extra, **kwargs):
         """In-place triu(Tensor self, SymInt diagonal=0) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.triu_, (self, diagonal), {**kwargs})
+            heard = _modes.dispatch(TensorMethods.triu_, (self, diagonal, *extra), {**kwargs})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.triu_(self, diagonal) if not kwargs else ops.triu_(self, diagonal, **_arguments.method_keywords("triu", kwargs))
+            return ops.triu_(self, diagonal) if not kwargs and not extra else ops.triu_(self, diagonal, *extra, **_arguments.method_keywords("triu", kwargs))
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "triu_")
             raise
 
-    def trunc_(self):
+    def trunc_(self, *extra):
         """In-place trunc(Tensor self) -> Tensor"""
         if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorMethods.trunc_, (self,), {})
+            heard = _modes.dispatch(TensorMethods.trunc_, (self, *extra), {})
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.trunc_(self)
+            return ops.trunc_(self) if not extra else _arguments.no_arguments("trunc_", extra)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "trunc_")
             raise

@@ -182,6 +182,36 @@ def _missing(name: str, names: Sequence[str]) -> TypeError:
                      f"{'s' if len(names) == 1 else ''}: {quoted}")
 
 
+def _positions_message(name: str, least: int, most: int, given: int) -> str:
+    """torch's message for more positional arguments than a signature takes ("mul() takes 2
+    positional arguments but 3 were given"; "from 1 to 2" where some may be left out)."""
+    if least != most:
+        return (f"{name}() takes from {least} to {most} positional arguments but {given} "
+                "were given")
+    return (f"{name}() takes {most} positional argument{'' if most == 1 else 's'} but "
+            f"{given} were given")
+
+
+def _too_many_positional(name: str, overload: Overload, values: tuple, extra: tuple,
+                         kwargs: dict) -> TypeError:
+    """torch's error for a call of a generated wrapper with more positional arguments than
+    its schema has (they came in its `*extra`), with its method form (self not counted)."""
+    params = overload.params
+    positional = [v for p, v in zip(params, values, strict=True) if not p.keyword_only]
+    if overload.several:  # torch binds more signatures: it lists them
+        return _invalid_combination(name, [overload], (*positional, *extra), kwargs)
+    most = len(positional)
+    least = sum(not p.has_default for p in params)  # torch counts keyword-only ones too
+    given = most + len(extra)
+    return _set_method_form(TypeError(_positions_message(name, least, most, given)), name,
+                            _positions_message(name, least - 1, most - 1, given - 1))
+
+
+def no_arguments(name: str, given: tuple) -> None:
+    """A Tensor method that takes no argument, given some: torch's message for it."""
+    raise TypeError(f"TensorBase.{name}() takes no arguments ({len(given)} given)")
+
+
 def _extra_keywords(name: str, names: Sequence[str], positional: int, kwargs: dict
                     ) -> TypeError:
     """torch's message for a keyword no parameter took: the first that names no parameter,
@@ -475,12 +505,16 @@ def _rebind(name: str, overload: Overload, values: tuple, kwargs: dict) -> tuple
     return tuple(bound)
 
 
-def bind(overload: Overload, values: tuple, kwargs: dict, inplace: bool = False) -> tuple:
+def bind(overload: Overload, values: tuple, kwargs: dict, extra: tuple = (),
+         inplace: bool = False) -> tuple:
     """A generated wrapper's slow path: its parameters' values (in schema order, MISSING
-    where none was given) and the keywords that are none of its parameters' own names.
-    Return the values bound as torch's parser binds them (numpy-style keywords taken, each
-    0-dim tensor given for a number read as that number), or raise torch's TypeError."""
+    where none was given), the keywords that are none of its parameters' own names, and
+    the positional arguments past its parameters (`extra`, an error). Return the values
+    bound as torch's parser binds them (numpy-style keywords taken, each 0-dim tensor given
+    for a number read as that number), or raise torch's TypeError."""
     name = _op_name(overload, inplace)
+    if extra:
+        raise _too_many_positional(name, overload, values, extra, kwargs)
     values = _rebind(name, overload, values, kwargs)
     indices = [i for i, p in enumerate(overload.params) if checked(p)]
     if not indices:
@@ -763,6 +797,7 @@ def _leading_parameters(function: Callable, count: int) -> tuple[str, ...] | Non
 def _resolve(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict,
              tensor_types: tuple = ()) -> tuple[Callable, tuple[str, ...] | None, tuple | None] \
         | _ByValue:
+    """The overload the arguments bind to, or torch's TypeError."""
     for strict in (True, False):
         for overload in overloads:
             bound = _bind(overload.params, args, kwargs, strict, tensor_types,
@@ -775,7 +810,38 @@ def _resolve(name: str, overloads: Sequence[Overload], args: tuple, kwargs: dict
             names = tuple(p.name for p in overload.params if not p.keyword_only)[:len(args)]
             return (function, None if _leading_parameters(function, len(args)) == names
                     else names, _renames(overload.params, kwargs))
-    raise _invalid_combination(name, overloads, args, kwargs, tensor_types)
+    error = _invalid_combination(name, overloads, args, kwargs, tensor_types)
+    # torch's parser, when no signature binds, finds those that take as many arguments as
+    # were given: if just one does, its own error is the one raised (`torch.sum(x, 0, True,
+    # None, 4)`: "sum() takes from 2 to 3 positional arguments but 5 were given"); for a
+    # method, self is not counted and out= is no parameter.
+    function = _one_plausible(name, overloads, len(args), len(kwargs), method=False)
+    method = _one_plausible(name, overloads, len(args) - 1, len(kwargs), method=True)
+    if function is not None:
+        error.args = (function,)
+    if method is not None:
+        _set_method_form(error, name, method)
+    raise error
+
+
+def _one_plausible(name: str, overloads: Sequence[Overload], positional: int, keywords: int,
+                   method: bool) -> str | None:
+    """torch's message for too many positional arguments, when exactly one overload takes as
+    many arguments as were given but fewer by position; None otherwise (or when torch binds
+    signatures the spec does not have)."""
+    plausible = []
+    for overload in overloads:
+        if overload.several:
+            return None
+        params = overload.params[1:] if method else overload.params
+        takes_out = not method and "out" in inspect.signature(overload.wrapper).parameters
+        least = sum(not p.has_default for p in params)
+        if least <= positional + keywords <= len(params) + takes_out:
+            plausible.append((least, sum(not p.keyword_only for p in params)))
+    if len(plausible) != 1 or positional <= plausible[0][1]:
+        return None
+    least, most = plausible[0]
+    return _positions_message(name, least, most, positional)
 
 
 # -- the factories: torch's signatures, tried in order ---------------------------------------------

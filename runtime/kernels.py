@@ -104,8 +104,13 @@ def default_float(dtype: np.dtype) -> None:
     _DEFAULT_COMPLEX = _COMPLEX_OF[np.dtype(dtype)]
 
 
+# The numpy values that have a dtype, for isinstance: a tuple made once (`np.ndarray |
+# np.generic` written in a call builds a union at every call, which costs as much again).
+_NUMPY_VALUES = (np.ndarray, np.generic)
+
+
 def _category(value: Any) -> int:
-    if isinstance(value, np.ndarray | np.generic):
+    if isinstance(value, _NUMPY_VALUES):
         return _CATEGORY[value.dtype.kind]
     if isinstance(value, bool):
         return 0
@@ -348,19 +353,20 @@ def add_Scalar(self, other, alpha=1):
 
 
 def _is_bool(value: Any) -> bool:
-    return type(value) is bool or (isinstance(value, np.ndarray | np.generic)
+    return type(value) is bool or (isinstance(value, _NUMPY_VALUES)
                                    and value.dtype.kind == "b")
 
 
 def _check_subtraction(self: Any, other: Any) -> None:
     """PyTorch refuses `-` with a bool operand, pointing to what was probably meant."""
+    if not (_is_bool(self) or _is_bool(other)):
+        return
     if _is_bool(self) and _is_bool(other):
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
-    if _is_bool(self) or _is_bool(other):
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
+    raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                       "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                       "operator instead.")
 
 
 def sub_Tensor(self, other, alpha=1):
@@ -859,10 +865,13 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(result)
 
 
+_NUMPY_VALUES_OR_COMPLEX = (np.ndarray, np.generic, builtins.complex)
+
+
 def no_complex(name: str, *operands: Any) -> None:
     """torch's NotImplementedError for a kernel it has no complex version of."""
     for value in operands:
-        if isinstance(value, np.ndarray | np.generic | builtins.complex) and \
+        if isinstance(value, _NUMPY_VALUES_OR_COMPLEX) and \
                 np.result_type(value).kind == "c":
             raise NotImplementedError(f'"{name}" not implemented for '
                                       f"'{_TYPE_NAMES[result_type(*operands).name]}'")
@@ -870,8 +879,9 @@ def no_complex(name: str, *operands: Any) -> None:
 
 def _no_complex_error(kind: type, message: str, *operands: Any) -> None:
     """`kind(message)` when an operand is complex."""
-    if builtins.any(isinstance(v, np.ndarray) and v.dtype.kind == "c" for v in operands):
-        raise kind(message)
+    for value in operands:  # (a loop: cheaper than any() of a generator, on every relu)
+        if isinstance(value, np.ndarray) and value.dtype.kind == "c":
+            raise kind(message)
 
 
 _ORDERED = {np.greater_equal: "ge_cpu", np.greater: "gt_cpu", np.less_equal: "le_cpu",
@@ -1079,7 +1089,12 @@ def _float_input(array: np.ndarray) -> np.ndarray:
 def sum(self, dtype=None):  # noqa: A001 - the op's name
     """Silently, as PyTorch sums (a float32 sum past its largest value is inf, no warning)."""
     out = _sum_dtype(self, dtype)
-    return _array(quietly(np.sum, self, None, out), out)
+    # np.sum's own reduction, without np.sum's Python layers (which cost more than summing
+    # a small array)
+    return _array(quietly(_add_reduce, self, None, out), out)
+
+
+_add_reduce = np.add.reduce
 
 
 @silent
@@ -1853,8 +1868,14 @@ def flip(self, dims):
 
 def _no_bool(kernel: str, *arrays: np.ndarray) -> None:
     """PyTorch's CPU matrix products have no bool kernel."""
-    if builtins.any(a.dtype == np.bool_ for a in arrays):
-        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    for array in arrays:  # (a loop: cheaper than any() of a generator, on every product)
+        if array.dtype == np.bool_:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
+# The inner size from which a short, wide product is computed transposed (see mm): below
+# it, the time saved is small beside the copy.
+_LONG_INNER = 256
 
 
 def mm(self, mat2):
@@ -1871,6 +1892,13 @@ def mm(self, mat2):
                            f"{_C_TYPE_NAMES[mat2.dtype.str[1:]]}")
     if self.size and mat2.size:  # an empty product returns before a kernel is picked
         _no_bool("addmm_impl_cpu_", self)
+    rows, inner, columns = self.shape[0], self.shape[1], mat2.shape[1]
+    if rows < columns <= inner and inner >= _LONG_INNER and self.dtype.char in "fd":
+        # (mat2ᵀ selfᵀ)ᵀ: the same products and sums, but OpenBLAS's kernel runs about twice
+        # as fast with the longer side as rows (nn.Linear on a small batch: 16 by 1000
+        # times 1000 by 100); the copy to a row-major result is small beside the product.
+        # (Which kernel sums them may differ, so the last bit may: as between machines.)
+        return np.ascontiguousarray(quietly(np.matmul, mat2.T, self.T).T)
     return quietly(np.matmul, self, mat2)  # (torch's products never warn: nor do these)
 
 

@@ -152,7 +152,9 @@ def pow_backward(ops: Any, grad: Any, self: Any, exponent: Any) -> Any:
     """d/dx x**e = e * x**(e-1); zero when e == 0 (not NaN at x == 0)."""
     if exponent == 0:
         return zeros_like(ops, self)
-    return grad * conj(ops, exponent * ops.pow(self, exponent - 1))
+    # x ** 1 is x (pow's kernel copies it): a square's gradient, the usual one, skips it
+    power = self if exponent == 2 else ops.pow(self, exponent - 1)
+    return grad * conj(ops, exponent * power)
 
 
 def pow_backward_self(ops: Any, grad: Any, self: Any, exponent: Any) -> Any:

@@ -24,12 +24,16 @@ from runtime.node import CopySlices, Node, gradient_edge, regenerate_view, view_
 
 # -- arguments in, results out ------------------------------------------------------------
 
+# For isinstance, made once: `list | tuple` written in a call builds a union at every call.
+_SEQUENCES = (list, tuple)
+
+
 def data(value: Any) -> Any:
     """The numpy array of a Tensor, a list of them for a Tensor[] (None items stay None,
     as in index's `Tensor?[] indices`); anything else (a number, None) as it is."""
     if isinstance(value, Tensor):
         return value._data
-    if isinstance(value, list | tuple) and any(isinstance(v, Tensor) for v in value):
+    if isinstance(value, _SEQUENCES) and any(isinstance(v, Tensor) for v in value):
         return [v._data if isinstance(v, Tensor) else v for v in value]
     return value
 
@@ -150,8 +154,9 @@ def strides(value: Any) -> tuple[int, ...]:
 
 
 def scalar_type(value: Any) -> Any:
-    """`x.dtype`, saved by a node whose formula reads only that."""
-    return value.dtype if isinstance(value, Tensor) else None
+    """`x.dtype`, saved by a node whose formula reads only that (read off the array, as
+    `sizes` reads the shape: a mode hears the op, not what it saves)."""
+    return dtypes.from_numpy(value._data.dtype) if isinstance(value, Tensor) else None
 
 
 # -- in-place ops -------------------------------------------------------------------------

@@ -298,7 +298,8 @@ def test_wrappers_check_the_parameters_dispatch_reads() -> None:
     """A wrapper passes `bind` the values of all its parameters, in schema order, when its
     quick test refuses one: that test reads exactly the parameters runtime/arguments.py's
     `checked` picks (codegen/render.py picks them by the same rule, on the schema), the
-    required ones left without a value (MISSING) and the keywords no parameter took."""
+    required ones left without a value (MISSING), the keywords no parameter took and the
+    positional arguments past the parameters (`extra`)."""
     calls = _check_calls()
     assert len(calls) > 100
     for key, names, tests in calls:
@@ -307,7 +308,7 @@ def test_wrappers_check_the_parameters_dispatch_reads() -> None:
         checked = [p.name for p in overload.params if arguments.checked(p)]
         assert tests == [*checked, *(f"{p.name} is MISSING" for p in overload.params
                                      if not p.has_default and not arguments.checked(p)),
-                         "kwargs"], key
+                         "kwargs", "extra"], key
 
 
 def test_overloads_carry_the_generation_time_table() -> None:

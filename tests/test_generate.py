@@ -186,15 +186,15 @@ def test_generated_ops_before_runtime_fail_loudly() -> None:
 
 @pytest.mark.parametrize(("schema", "signature"), [
     ("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-     "self_=MISSING, other=MISSING, *, alpha=1, **kwargs"),
+     "self_=MISSING, other=MISSING, *extra, alpha=1, **kwargs"),
     ("max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, "
      "int[1] dilation=1, bool ceil_mode=False) -> Tensor",
      "self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), dilation=(1,), "
-     "ceil_mode=False, **kwargs"),
+     "ceil_mode=False, *extra, **kwargs"),
     ("f(Tensor self, int[] dims=[0, 1], int[] one=[2], float eps=1e-05, str mode='mean', "
      "Tensor? weight=None, int reduction=Mean) -> Tensor",
      "self_=MISSING, dims=(0, 1), one=(2,), eps=1e-05, mode=\"mean\", weight=None, "
-     "reduction=1, **kwargs"),
+     "reduction=1, *extra, **kwargs"),
 ])
 def test_python_signature(schema: str, signature: str) -> None:
     assert render.python_signature(parse_schema(schema)) == signature
