@@ -14,6 +14,7 @@ stops the trace, since later calls would not take that branch anew.
 
 from __future__ import annotations
 
+import ast
 import math
 import operator
 from collections.abc import Callable
@@ -21,19 +22,21 @@ from typing import Any
 
 import numpy as np
 
+from runtime.compile.emit import call, number, var
+
 
 class Number(float):
-    """A float, with the source (`text`) that computes it from the step's variables
-    (`reads`)."""
+    """A float, with the expression (`tree`, of ast nodes) that computes it from the
+    step's variables (`reads`)."""
 
-    text: str
+    tree: ast.expr
     reads: tuple[str, ...]
     # numpy's arrays and scalars leave their operations with a Number to it.
     __array_ufunc__ = None
 
-    def __new__(cls, value: float, text: str, reads: tuple[str, ...]) -> Number:
+    def __new__(cls, value: float, tree: ast.expr, reads: tuple[str, ...]) -> Number:
         made = super().__new__(cls, value)
-        made.text, made.reads = text, reads
+        made.tree, made.reads = tree, reads
         return made
 
     def __repr__(self) -> str:
@@ -48,13 +51,13 @@ class Number(float):
         return float(self) != 0
 
     def __neg__(self) -> Number:
-        return Number(-float(self), f"(-{self.text})", self.reads)
+        return Number(-float(self), ast.UnaryOp(ast.USub(), self.tree), self.reads)
 
     def __pos__(self) -> Number:
         return self
 
     def __abs__(self) -> Number:
-        return Number(abs(float(self)), f"abs({self.text})", self.reads)
+        return Number(abs(float(self)), call(var("abs"), [self.tree]), self.reads)
 
 
 def plain(values: Any) -> tuple:
@@ -77,15 +80,15 @@ def _branch(what: str) -> None:
                     f"(the learning rate, the step count): {what}")
 
 
-def _source(value: Any) -> tuple[str, tuple[str, ...]] | None:
+def _source(value: Any) -> tuple[ast.expr, tuple[str, ...]] | None:
     if type(value) is Number:
-        return value.text, value.reads
+        return value.tree, value.reads
     if type(value) in (int, float) and math.isfinite(value):
-        return repr(value), ()
+        return number(value), ()
     return None
 
 
-def _binary(name: str, symbol: str, reflected: bool) -> Callable:
+def _binary(name: str, symbol: ast.operator, reflected: bool) -> Callable:
     method = getattr(float, name)
     plain_operator = getattr(operator, name.replace("__r", "__"))
 
@@ -102,8 +105,8 @@ def _binary(name: str, symbol: str, reflected: bool) -> Callable:
         result = method(float(self), float(other) if type(other) is Number else other)
         if type(result) is not float:
             return result
-        left, right = (source[0], self.text) if reflected else (self.text, source[0])
-        return Number(result, f"({left} {symbol} {right})", (*self.reads, *source[1]))
+        left, right = (source[0], self.tree) if reflected else (self.tree, source[0])
+        return Number(result, ast.BinOp(left, symbol, right), (*self.reads, *source[1]))
 
     binary.__name__ = name
     return binary
@@ -122,8 +125,8 @@ def _comparison(name: str) -> Callable:
     return compare
 
 
-for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"),
-                       ("pow", "**")):
+for _name, _symbol in (("add", ast.Add()), ("sub", ast.Sub()), ("mul", ast.Mult()),
+                       ("truediv", ast.Div()), ("pow", ast.Pow())):
     setattr(Number, f"__{_name}__", _binary(f"__{_name}__", _symbol, False))
     setattr(Number, f"__r{_name}__", _binary(f"__r{_name}__", _symbol, True))
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "int", "floor", "ceil", "trunc", "round",

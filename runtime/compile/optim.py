@@ -16,10 +16,11 @@ eagerly and the next call traces again.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from runtime.compile.emit import GRAD_NONE, GRAD_STATE
+from runtime.compile.emit import GRAD_NONE, GRAD_STATE, attribute, call, subscript, var
 from runtime.compile.numbers import Number
 from runtime.optim.optimizer import Optimizer
 
@@ -90,10 +91,12 @@ def _learning_rates(tracer: Tracer, optimizer: Any) -> list[tuple[dict, Number, 
     for index, group in enumerate(optimizer.param_groups):
         if type(group.get("lr")) is float:
             name = tracer.source.fresh("lr")
-            tracer.source.add(name, f"{owner}.param_groups[{index}]['lr']", (),
+            where = subscript(subscript(attribute(owner, "param_groups"), ast.Constant(index)),
+                              ast.Constant("lr"))
+            tracer.source.add(name, where, (),
                               f"{type(optimizer).__name__}: the learning rate, read at "
                               "every step", "update").neutral = True
-            rate = Number(group["lr"], name, (name,))
+            rate = Number(group["lr"], var(name), (name,))
             rates.append((group, rate, group["lr"]))
             group["lr"] = rate
     return rates
@@ -159,12 +162,13 @@ def zero_grad_listener(tracer: Tracer, zero_grad: Callable) -> Callable:
                     for param in group["params"]:
                         name = tracer.tensor_name(param)
                         label = tracer.parameter_names.get(id(param), name)
-                        tracer.source.add("", f"{name}._grad = None", (),
-                                          f"{type(self).__name__}.zero_grad: {label}.grad = "
-                                          "None", phase, GRAD_NONE, name)
+                        tracer.source.add((), None, (), f"{type(self).__name__}.zero_grad: "
+                                          f"{label}.grad = None", phase, GRAD_NONE,
+                                          name).tensor_tree = tracer.tensor_tree(name)
             else:
                 owner = tracer.source.constant(self, "O")
-                tracer.source.add("", f"{owner}.zero_grad({set_to_none!r})", (),
+                zero_grad_call = call(attribute(owner, "zero_grad"), [ast.Constant(set_to_none)])
+                tracer.source.add((), ast.Expr(zero_grad_call), (),
                                   f"{type(self).__name__}.zero_grad: runs as in eager", phase,
                                   GRAD_STATE)
         tracer.paused += 1

@@ -26,11 +26,13 @@ wrong.
 
 from __future__ import annotations
 
+import ast
 import types
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from runtime._tensor import Tensor
+from runtime.compile.emit import attribute, call, subscript
 from runtime.nn.module import Module
 
 DEPTH = 4  # reads from a name the step binds: `self.opt.param_groups[0]["lr"]` at most
@@ -129,16 +131,21 @@ class Source:
             return self.container.get(self.key)
         return self.container[self.key] if self.key < len(self.container) else None
 
-    def expression(self, container: str) -> str:
-        """The read as source, `container` the name of the holder (a list's length is
-        checked before: reads.py's "length" Read)."""
+    def tree(self, container: str) -> ast.expr:
+        """The read as an expression, `container` the name of the holder (a list's length
+        is checked before: reads.py's "length" Read)."""
         if self.kind == "cell":
-            return f"{container}.cell_contents"
+            return attribute(container, "cell_contents")
+        key = ast.Constant(self.key)
         if self.kind == "attribute":
-            return f"{container}.__dict__.get({self.key!r})"
+            return call(attribute(container, "__dict__", "get"), [key])
         if isinstance(self.container, dict):
-            return f"{container}.get({self.key!r})"
-        return f"{container}[{self.key!r}]"
+            return call(attribute(container, "get"), [key])
+        return subscript(container, key)
+
+    def expression(self, container: str) -> str:
+        """The read as source, for the generated guard."""
+        return ast.unparse(self.tree(container))
 
 
 class Alias(NamedTuple):
