@@ -2236,16 +2236,3 @@ def test_a_number_read_afresh_writes_the_arithmetic_done_on_it():
     assert text == "-lr0 / (1 - 0.9 ** n0)"
     assert eval(text, {"lr0": 0.01, "n0": 3.0}) == float(alpha) == -0.01 / (1 - 0.9 ** 3.0)
     assert type(lr * np.ones(2)) is np.ndarray  # (no trace listening: nothing stops)
-
-
-def test_an_optimizer_branching_on_its_step_count_runs_eagerly_and_says_so():
-    """RAdam compares its step-derived rho_t with 5 in Python: later calls could not take
-    that branch anew, so the step runs eagerly, with eager's results."""
-    eager_model, _, eager_step = _classifier_step(runtime, "RAdam", lr=0.01)
-    model, _, step = _classifier_step(runtime, "RAdam", lr=0.01)
-    compiled = runtime.compile(step)
-    for x, target in _batches(runtime, 4):
-        assert compiled(x, target).item() == eager_step(x, target).item()
-        assert _same(_bits(model), _bits(eager_model))
-    assert compiled.fallback_reason.startswith(
-        "in RAdam.step: the step's Python uses a number it reads afresh at each call")

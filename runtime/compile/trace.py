@@ -62,7 +62,7 @@ from runtime.compile.emit import (
     var,
 )
 from runtime.compile.listen import AFTER_BACKWARD, current, listening  # noqa: F401
-from runtime.compile.numbers import Number, plain, plain_keywords
+from runtime.compile.numbers import READ_AFRESH, Number, plain, plain_keywords
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import GraphTask, _Mode
 from runtime.nn.module import Module
@@ -402,7 +402,7 @@ class Tracer:
         kind = type(value)
         if kind is Value:
             return var(value.name)
-        if kind is Number:
+        if kind in READ_AFRESH:
             return copy.deepcopy(value.tree)
         if kind is np.ndarray:
             return var(self.value_of(value, "an argument").name)
@@ -429,7 +429,7 @@ class Tracer:
             kind = type(value)
             if kind is Value:
                 found.append(value.name)
-            elif kind is Number:
+            elif kind in READ_AFRESH:
                 found.extend(value.reads)
             elif kind is np.ndarray and id(value) in self.names:
                 found.append(self.names[id(value)])
@@ -487,7 +487,7 @@ class Tracer:
         tree = self.render_call(callee, args, kwargs)  # (first: it names the inputs it reads)
         kernel = _kernel_name(callee)
         if self.numpy_forms and kernel and \
-                not any(type(v) is Number for v in (*args, *kwargs.values())):
+                not any(type(v) in READ_AFRESH for v in (*args, *kwargs.values())):
             form = forms.rewrite(kernel, args, kwargs, unwrap(args), result, self.render)
             if form is not None:
                 return form
