@@ -1391,13 +1391,13 @@ def test_a_tensor_read_through_a_container_is_read_there_at_every_call():
 
 def test_generated_guard_agrees_with_the_plain_checks():
     """The guard is generated code (runtime/compile/guards.py): after every change to what
-    the step depends on it says what the plain checks (`holds_slowly`) say, and each of
-    these changes makes it fail."""
+    the step depends on, each of these changes makes it fail, and undoing the change makes
+    it pass again."""
     model, optimizer, step = _tiny_step(runtime)
     compiled = runtime.compile(step)
     compiled()
     entry = compiled.last
-    assert entry.holds() and entry.holds_slowly()
+    assert entry.holds()
     weight = model[0].weight
 
     def replace_weight():
@@ -1444,12 +1444,12 @@ def test_generated_guard_agrees_with_the_plain_checks():
     model[1].act = runtime.relu
     compiled()
     entry = compiled.last
-    assert entry.holds() and entry.holds_slowly()
+    assert entry.holds()
     for index, (change, undo) in enumerate(changes):
         change()
-        assert entry.holds() is False and entry.holds_slowly() is False, index
+        assert entry.holds() is False, index
         undo()
-        assert entry.holds() is True and entry.holds_slowly() is True, index
+        assert entry.holds() is True, index
     assert "def guard():" in entry.guard_code
 
 
@@ -1475,11 +1475,11 @@ def test_a_forward_patched_on_the_class_traces_again():
 
     compiled = runtime.compile(step)
     compiled(), compiled()
-    assert compiled.last.holds() and compiled.last.holds_slowly()
+    assert compiled.last.holds()
     original = Model.forward
     try:
         Model.forward = lambda self, x: self.layer(x) * 100
-        assert compiled.last.holds() is compiled.last.holds_slowly() is False
+        assert compiled.last.holds() is False
         expected = (model(x) * 1).sum().item()
         assert compiled().item() == expected
         assert compiled.traces == 2
@@ -1525,7 +1525,6 @@ def test_tuple_and_list_arguments_are_guarded_item_by_item():
         if index:
             previous = compiled.last
             holds = previous.holds(args)
-            assert holds is previous.holds_slowly(args), index
             assert holds is (index == 1), index
         if index == 5:  # three items where the step unpacks two: eager's error
             with pytest.raises(ValueError):
@@ -1558,7 +1557,7 @@ def test_a_dict_argument_is_guarded_by_its_keys_and_items():
     for index, batch in enumerate(batches):
         entry = compiled.last
         if entry is not None:
-            assert entry.holds((batch,)) is entry.holds_slowly((batch,)) is (index == 1)
+            assert entry.holds((batch,)) is (index == 1)
         got, expected = compiled(batch), eager_step(batch)
         assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
         assert _same(_bits(model), _bits(eager_model)), index
@@ -1585,7 +1584,7 @@ def test_a_repeated_call_checks_its_arguments_and_modes_in_the_guard():
             # The previous call's entry (its guard, and its plain checks) on these arguments:
             # only the second call is like the one before it.
             previous = compiled.last
-            assert previous.holds(args) is previous.holds_slowly(args) is (index == 1), index
+            assert previous.holds(args) is (index == 1), index
         got, expected = compiled(*args), eager_step(*args)
         assert got.detach().numpy().tobytes() == expected.detach().numpy().tobytes(), index
         assert _same(_bits(model), _bits(eager_model)), index
@@ -1596,10 +1595,10 @@ def test_a_repeated_call_checks_its_arguments_and_modes_in_the_guard():
     assert compiled.traces == len(set(map(id, entries))) == 7
     assert entries[-1] is entries[4]
     with runtime.no_grad():
-        assert compiled.last.holds((x, 3)) is compiled.last.holds_slowly((x, 3)) is False
+        assert compiled.last.holds((x, 3)) is False
     with runtime.autograd.set_detect_anomaly(True):
-        assert compiled.last.holds((x, 3)) is compiled.last.holds_slowly((x, 3)) is False
-    assert compiled.last.holds((x, 3)) is compiled.last.holds_slowly((x, 3)) is True
+        assert compiled.last.holds((x, 3)) is False
+    assert compiled.last.holds((x, 3)) is True
 
 
 class _Block(runtime.nn.Module):

@@ -200,25 +200,3 @@ class Guard:
     def _stateful(self) -> list[bool]:
         state = self.optimizer.state
         return [bool(state.get(p)) for _, _, _, params in self.groups for p in params]
-
-    def holds(self) -> bool:
-        groups = self.optimizer.param_groups
-        if len(groups) != len(self.groups):
-            return False
-        for group, (expected, keys, settings, params) in zip(groups, self.groups, strict=True):
-            if group is not expected or tuple(group) != keys:  # keys in their order
-                return False
-            for key, value in settings:
-                # By identity: an equal value of another type (np.float64(0.9) for 0.9)
-                # would pass `==`, and the update's lines wrote the traced value in.
-                if group.get(key, _MISSING) is not value:
-                    return False
-            current = group["params"]
-            if len(current) != len(params) or any(a is not b for a, b in
-                                                   zip(current, params, strict=True)):
-                return False
-        return self._stateful() == self.stateful and \
-            [type(group.get("lr")) for group in groups] == self.lr_types
-
-
-_MISSING = object()

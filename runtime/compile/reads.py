@@ -51,21 +51,6 @@ class Read(NamedTuple):
     key: Any
     expected: tuple  # ("value", (type, value)) or ("object", obj) or ("length", n)
 
-    def holds(self) -> bool:
-        if self.kind == "length":
-            return len(self.holder) == self.expected[1]
-        found = self.find()
-        if self.expected[0] == "value":
-            return (type(found), found) == self.expected[1]
-        return found is self.expected[1]
-
-    def find(self) -> Any:
-        if self.kind == "attribute":
-            return vars(self.holder).get(self.key, MISSING)
-        if isinstance(self.holder, dict):
-            return self.holder.get(self.key, MISSING)
-        return self.holder[self.key]  # a list or tuple whose length a Read checked first
-
 
 def is_plain_value(value: Any) -> bool:
     return value is None or type(value) in (bool, int, float, str)
@@ -155,9 +140,6 @@ class Alias(NamedTuple):
 
     first: Source
     other: Source
-
-    def holds(self) -> bool:
-        return self.other() is self.first()
 
 
 def plain_reads(roots: list[Any], functions: list[Callable],

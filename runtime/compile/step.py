@@ -164,8 +164,7 @@ class _Entry:
         self.module_keys = [_module_key(m) for m in self.modules]
         self.module_objects = [_module_objects(m) for m in self.modules]
         self.optimizers = [optim.Guard(o) for o in tracer.optimizers]
-        # The checks above as one generated function (guards.py): the fast form of
-        # `holds_slowly`, which says the same in plain Python.
+        # The checks above as one generated function (guards.py).
         held = [t if id(t) not in tracer.sources else find
                 for t, find in zip(tensors, self.tensors, strict=True)]
         # (No modes for an entry made without a call: it is never looked up.)
@@ -178,37 +177,6 @@ class _Entry:
     def holds(self, args: tuple = ()) -> bool:
         """Whether a call with `args` (as many as traced) finds the world as it was traced."""
         return self._guard(*args)
-
-    def _tensors_hold(self) -> bool:
-        for find, key in zip(self.tensors, self.tensor_keys, strict=True):
-            tensor = find()
-            if not isinstance(tensor, Tensor) or _tensor_key(tensor) != key:
-                return False
-        return True
-
-    def holds_slowly(self, args: tuple = ()) -> bool:
-        """`holds`, walking the lists: what the generated guard must agree with."""
-        try:
-            if tuple(map(_argument_key, args)) != self.arguments:
-                return False
-        except TraceBreak:
-            return False
-        if grad_state() != self.modes:
-            return False
-        if not self._tensors_hold():
-            return False
-        for find, expected in self.named:
-            if find() is not expected:
-                return False
-        for find, key in self.scalars:
-            if _scalar_key(find()) != key:
-                return False
-        if not all(read.holds() for read in self.reads):
-            return False
-        for module, key in zip(self.modules, self.module_keys, strict=True):
-            if _module_key(module) != key:
-                return False
-        return all(guard.holds() for guard in self.optimizers)
 
 
 def _named_and_scalars(tracer: Any, reads: list) -> tuple[list, list]:
