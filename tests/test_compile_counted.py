@@ -1,6 +1,6 @@
 """A compiled step's guard skips its checks of modules and held tensors while
 runtime/changes.py's count stands; every change gradgen makes to them moves the count, so
-the guard checks again and says what the plain checks (`holds_slowly`) say."""
+the guard checks again."""
 
 from __future__ import annotations
 
@@ -45,19 +45,19 @@ def _traced(step):
     compiled = runtime.compile(step)
     compiled(), compiled()
     entry = compiled.last
-    assert entry.function is not None and entry.holds() and entry.holds_slowly()
+    assert entry.function is not None and entry.holds()
     return compiled, entry
 
 
 def test_the_guard_skips_its_module_checks_until_the_count_moves(monkeypatch):
     """A write that bypasses gradgen (`vars(module)[name] = value`) is not counted: the guard
-    built without VERIFY still passes, though the plain checks fail (docs/compile.md says so);
-    once anything is counted, it checks again and fails."""
+    built without VERIFY still passes, though its skipped checks would fail (docs/compile.md
+    says so); once anything is counted, it checks again and fails."""
     monkeypatch.setattr(guards, "VERIFY", False)
     model, _, step = _tiny_step(runtime)
     _, entry = _traced(step)
     vars(model[1])["inplace"] = True
-    assert entry.holds() is True and entry.holds_slowly() is False
+    assert entry.holds() is True
     changes.changed()
     assert entry.holds() is False
 
@@ -122,11 +122,11 @@ def test_a_counted_change_makes_the_guard_check_again(prepare):
     compiled = runtime.compile(step)
     compiled(), compiled()
     entry = compiled.last
-    assert entry.holds() and entry.holds_slowly()
+    assert entry.holds()
     before = changes.COUNT.value
     change()
     assert changes.COUNT.value > before
-    assert entry.holds() is False and entry.holds_slowly() is False
+    assert entry.holds() is False
 
 
 def test_a_buffer_reshaped_in_place_or_given_a_history_is_checked_again():
@@ -138,16 +138,16 @@ def test_a_buffer_reshaped_in_place_or_given_a_history_is_checked_again():
     scale = model.scale
     traced = scale.detach()
     scale.squeeze_(0)
-    assert entry.holds() is False and entry.holds_slowly() is False
+    assert entry.holds() is False
     scale.data = traced
-    assert entry.holds() is True and entry.holds_slowly() is True
+    assert entry.holds() is True
     zero = runtime.zeros(1, 4, requires_grad=True)  # (made first: making it counts)
     before = changes.COUNT.value
     scale.add_(zero)
     assert scale.grad_fn is not None and changes.COUNT.value > before
-    assert entry.holds() is False and entry.holds_slowly() is False
+    assert entry.holds() is False
     scale.detach_()
-    assert entry.holds() is True and entry.holds_slowly() is True
+    assert entry.holds() is True
 
 
 def test_functional_call_through_a_compiled_forward_uses_the_swapped_weights():
@@ -195,7 +195,7 @@ def test_an_out_tensor_resized_is_checked_again():
     with pytest.warns(UserWarning, match="resized"):
         runtime.add(ones, ones, out=model.scale)
     assert model.scale.shape == (4,) and changes.COUNT.value > before
-    assert entry.holds() is False and entry.holds_slowly() is False
+    assert entry.holds() is False
 
 
 def test_functional_call_counts_its_swap_of_a_plain_attribute():
@@ -219,7 +219,7 @@ def test_functional_call_counts_its_swap_of_a_plain_attribute():
 def _fails_then_runs_as_eager(entry, compiled, model, eager_model, eager_step):
     """After a change: the guard fails, as the plain checks do, and three more steps give
     eager's losses and parameters, bit for bit."""
-    assert entry.holds() is False and entry.holds_slowly() is False
+    assert entry.holds() is False
     for _ in range(3):
         assert compiled().item() == eager_step().item()
     for p, q in zip(model.parameters(), eager_model.parameters(), strict=True):
@@ -289,7 +289,7 @@ def test_a_group_the_user_gave_stays_theirs_and_is_checked_at_every_call(monkeyp
 
     _, entry = _traced(step)
     dict.__setitem__(given, "momentum", 0.9)
-    assert entry.holds() is False and entry.holds_slowly() is False
+    assert entry.holds() is False
 
 
 def test_verify_catches_a_group_write_that_was_not_counted():
@@ -375,7 +375,7 @@ def test_an_optimizer_holding_a_plain_container_is_checked_at_every_call(monkeyp
     assert not changes.counts_its_writes(optimizer)
     assert entry.holds() is True and entry.holds() is True
     list.reverse(optimizer.param_groups[0]["params"])
-    assert entry.holds() is False and entry.holds_slowly() is False
+    assert entry.holds() is False
 
 
 def test_the_guard_skips_the_optimizer_until_its_count_moves(monkeypatch):
@@ -385,7 +385,7 @@ def test_the_guard_skips_the_optimizer_until_its_count_moves(monkeypatch):
     _, optimizer, step = _tiny_step(runtime)
     _, entry = _traced(step)
     list.reverse(optimizer.param_groups[0]["params"])
-    assert entry.holds() is True and entry.holds_slowly() is False
+    assert entry.holds() is True
     optimizer.param_groups[0]["lr"] = 1e-3
     assert entry.holds() is False
 
@@ -438,7 +438,7 @@ def test_an_input_the_guard_passed_is_checked_again_after_a_counted_change(prepa
     before = changes.COUNT.value
     change(batch())
     assert changes.COUNT.value > before
-    assert entry.holds() is False and entry.holds_slowly() is False
+    assert entry.holds() is False
 
 
 def test_another_input_object_is_checked_in_full(monkeypatch):
@@ -450,12 +450,12 @@ def test_another_input_object_is_checked_in_full(monkeypatch):
     step, batch, set_batch = _input_step()
     compiled, entry = _traced(step)
     set_batch(runtime.ones(5, 6))
-    assert entry.holds() is False and entry.holds_slowly() is False
+    assert entry.holds() is False
     for _ in range(20):
         set_batch(runtime.ones(4, 6))
-        assert entry.holds() is True and entry.holds_slowly() is True
+        assert entry.holds() is True
         set_batch(runtime.ones(4, 6, dtype=runtime.float64))
-        assert entry.holds() is False and entry.holds_slowly() is False
+        assert entry.holds() is False
 
 
 def test_an_uncounted_change_to_an_input_is_skipped_and_verify_catches_it(monkeypatch):

@@ -185,7 +185,7 @@ def test_a_step_that_changes_a_value_it_reads_stays_right():
 
 def test_generated_guard_agrees_with_the_plain_checks_on_reads():
     """Each kind of read (an attribute's value, an object's identity, a dict's item, a
-    list's length and item) fails the generated guard and `holds_slowly` alike."""
+    list's length and item) fails the generated guard."""
     losses, bits, compiled = _global_program(True, {})
     entry = compiled.last
     kinds = {(read.kind, read.expected[0]) for read in entry.reads}
@@ -201,12 +201,12 @@ def test_generated_guard_agrees_with_the_plain_checks_on_reads():
         (lambda: schedule.append(1.0), lambda: schedule.pop()),
         (lambda: delattr(cfg, "alpha"), lambda: setattr(cfg, "alpha", 0.5)),
     ]
-    assert entry.holds() and entry.holds_slowly()
+    assert entry.holds()
     for change, undo in changes:
         change()
-        assert not entry.holds() and not entry.holds_slowly(), change
+        assert not entry.holds(), change
         undo()
-        assert entry.holds() and entry.holds_slowly(), undo
+        assert entry.holds(), undo
 
 
 def test_reads_follow_attribute_names_the_code_reads_only():

@@ -1,12 +1,19 @@
-"""The generated step as it is being written: lines of Python, the names they bind, and
-the constants and tensors they read.
+"""The generated step as it is being written: typed lines, the names they bind, and the
+constants and tensors they read.
+
+A line is never text until the end. The tracer builds each one as a tree of Python's own
+ast nodes (`v2 = np.maximum(v1, 0)` is an Assign of a Call of an Attribute...), made by the
+small builders below (`var`, `attribute`, `call`, `number`); the passes (optimize.py) read
+and rewrite those trees and the lines' kinds and fields; the printer (step.py) turns each
+line into source with `ast.unparse`, last, and puts its comment beside it.
 
 Every name in the generated source is made here (`v3`, `g7`, `c2`, `T1`) or is one of the
 fixed names of the step's namespace (`np`, `kernels`, `ops`, `accumulate`, ...). A value
 that has no exact literal (a numpy dtype, a numpy scalar, an infinity, an object the step
 calls) goes into the namespace as a constant `cN`; only Python's own literals are written
-out, with `repr`, which reads back exactly. Text from the spec reaches the source only in
-comments, as generated/spec_data.py holds it: escaped for a comment by the generator.
+out (`ast.unparse` writes a constant with `repr`, which reads back exactly). Text from the
+spec reaches the source only in comments, as generated/spec_data.py holds it: escaped for
+a comment by the generator.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ class TraceBreak(Exception):
 
 # What a statement is: the passes (optimize.py) read and rewrite a line by its kind and
 # fields, never by its text.
-VALUE = "value"  # `target = expression` over arrays and numbers: its `tree` is the expression
+VALUE = "value"  # `targets = tree` over arrays and numbers
 TENSOR = "tensor"  # the prologue's read of a tensor (`T4 = c0['x']`) or its array (`tensor`)
 GRAD_READ = "grad read"  # `r0 = T0._grad._data`: the array of `tensor`'s .grad
 GRAD_NONE = "grad none"  # `T0._grad = None`
@@ -39,13 +46,58 @@ GRAD_STATE = "grad state"  # a statement that may change a .grad (`O0.zero_grad(
 STATE = "state"  # any other statement (an in-place write, a version counter's move)
 
 
+# -- building expression trees (Python's own ast nodes: the printer is ast.unparse) -------
+def var(identifier: str) -> ast.Name:
+    """A read of the variable `identifier`."""
+    return ast.Name(identifier, ast.Load())
+
+
+def attribute(value: ast.expr | str, *names: str) -> ast.expr:
+    """`value.a.b`; a str `value` is a variable's name."""
+    tree = var(value) if type(value) is str else value
+    for attr in names:
+        tree = ast.Attribute(tree, attr, ast.Load())
+    return tree
+
+
+def call(function: ast.expr, args: Any = (), keywords: dict | None = None) -> ast.Call:
+    return ast.Call(function, list(args),
+                    [ast.keyword(k, v) for k, v in (keywords or {}).items()])
+
+
+def subscript(value: ast.expr | str, key: ast.expr) -> ast.Subscript:
+    return ast.Subscript(var(value) if type(value) is str else value, key, ast.Load())
+
+
+def number(value: int | float) -> ast.expr:
+    """A finite int or float as a literal: a negative one (and -0.0) as `-(n)`, which the
+    printer parenthesises where it must (`(-1) ** x`)."""
+    if value < 0 or value == 0 and math.copysign(1.0, value) < 0:
+        return ast.UnaryOp(ast.USub(), ast.Constant(-value))
+    return ast.Constant(value)
+
+
+def names_in(tree: ast.AST | None) -> list[str]:
+    """The variables an expression reads, in order."""
+    if tree is None:
+        return []
+    return [node.id for node in ast.walk(tree) if type(node) is ast.Name]
+
+
+def _store(targets: tuple[str, ...]) -> ast.expr:
+    if len(targets) == 1:
+        return ast.Name(targets[0], ast.Store())
+    return ast.Tuple([ast.Name(t, ast.Store()) for t in targets], ast.Store())
+
+
 @dataclass
 class Line:
-    """One statement: `target = expression`, the names it reads, where it came from, and
-    what it is (`kind` and its fields), which the passes rewrite and `statement` prints."""
+    """One statement: `targets = tree` (a value), or the statement `tree`, or one built from
+    its fields (a kind on a tensor's .grad); the names it reads, where it came from, and
+    what it is, which the passes read and rewrite and `statement` gives the printer."""
 
-    target: str  # what it binds ("" for a statement that binds nothing)
-    expression: str
+    targets: tuple[str, ...]  # what it binds (() for a statement that binds nothing)
+    tree: ast.AST | None  # a value's expression; a statement (ast.stmt) if nothing is bound
     reads: tuple[str, ...]
     comment: str
     phase: str  # "prologue", "forward", "backward", "update", "epilogue"
@@ -53,7 +105,7 @@ class Line:
     tensor: str = ""  # the Tensor's variable, for the kinds on a tensor's state
     grad: str = ""  # the gradient's variable (ACCUMULATE, SET_GRAD)
     copy_grad: bool = False  # ACCUMULATE: hand over a copy of `grad` (optimize.py)
-    tree: ast.Expression | None = None  # VALUE: `expression`, parsed
+    tensor_tree: ast.expr | None = None  # the Tensor `tensor` names, as an expression
     # Where a line comes from: the kernel or op it calls, and for a backward line the
     # node whose formula wrote it and that formula, as the spec writes it.
     op: str = ""
@@ -66,23 +118,29 @@ class Line:
     # raise numpy's warnings, so a block where they are off may run on across it.
     neutral: bool = False
 
-    def __post_init__(self) -> None:
-        if self.kind == VALUE and self.tree is None:
-            self.tree = ast.parse(self.expression, mode="eval")
+    @property
+    def target(self) -> str:
+        """The one variable the line binds ("" for none, or for several)."""
+        return self.targets[0] if len(self.targets) == 1 else ""
 
-    def statement(self) -> str:
-        """The line as Python source."""
+    def statement(self) -> ast.stmt:
+        """The line as a Python statement, for the printer."""
+        tensor = self.tensor_tree if self.tensor_tree is not None else var(self.tensor)
         if self.kind == ACCUMULATE:
-            grad = f"{self.grad}.copy()" if self.copy_grad else self.grad
-            return f"accumulate({self.tensor}, {grad})"
+            grad = call(attribute(self.grad, "copy")) if self.copy_grad else var(self.grad)
+            return ast.Expr(call(var("accumulate"), [tensor, grad]))
         if self.kind == SET_GRAD:
-            return f"{self.tensor}._grad = new({self.grad}, None)"
-        return f"{self.target} = {self.expression}" if self.target else self.expression
+            return _assign(ast.Attribute(tensor, "_grad", ast.Store()),
+                           call(var("new"), [var(self.grad), ast.Constant(None)]))
+        if self.kind == GRAD_NONE:
+            return _assign(ast.Attribute(tensor, "_grad", ast.Store()), ast.Constant(None))
+        if self.targets:
+            return _assign(_store(self.targets), self.tree)
+        return self.tree
 
-    def rewrite(self, tree: ast.Expression) -> None:
-        """A VALUE line's expression replaced by `tree`."""
-        self.tree = tree
-        self.expression = ast.unparse(tree)
+
+def _assign(target: ast.expr, value: ast.expr) -> ast.Assign:
+    return ast.Assign([target], value, lineno=0)
 
 
 @dataclass
@@ -105,45 +163,42 @@ class Source:
 
     def constant(self, value: Any, prefix: str = "c") -> str:
         """A name in the namespace for `value` (the same object, the same name)."""
-        name = self._constant_ids.get(id(value))
-        if name is None or self.namespace.get(name) is not value:
-            name = self.fresh(prefix)
-            self._constant_ids[id(value)] = name
-            self.namespace[name] = value
-        return name
+        key = self._constant_ids.get(id(value))
+        if key is None or self.namespace.get(key) is not value:
+            key = self.fresh(prefix)
+            self._constant_ids[id(value)] = key
+            self.namespace[key] = value
+        return key
 
-    def literal(self, value: Any) -> str | None:
-        """`value` as Python source that evaluates to an equal value of the same type, or
+    def literal(self, value: Any) -> ast.expr | None:
+        """`value` as an expression that evaluates to an equal value of the same type, or
         None when it has no such literal."""
         kind = type(value)
-        if value is None or kind is bool or kind is int or kind is str:
-            return repr(value)
-        if kind is float:
-            return repr(value) if math.isfinite(value) else None
+        if value is None or kind is bool or kind is str or value is Ellipsis:
+            return ast.Constant(value)
+        if kind is int or kind is float and math.isfinite(value):
+            return number(value)
         if kind is tuple or kind is list or kind is slice:
             return self._sequence_literal(value)
-        return "..." if value is Ellipsis else None
+        return None
 
-    def _sequence_literal(self, value: tuple | list | slice) -> str | None:
+    def _sequence_literal(self, value: tuple | list | slice) -> ast.expr | None:
         """A tuple, list or slice as a literal, when each of its items has one."""
         kind = type(value)
         parts = (value.start, value.stop, value.step) if kind is slice else value
         items = [self.literal(v) for v in parts]
         if any(item is None for item in items):
             return None
-        inner = ", ".join(items)
         if kind is slice:
-            return f"slice({inner})"
-        if kind is tuple:
-            return f"({inner},)" if len(items) == 1 else f"({inner})"
-        return f"[{inner}]"
+            return call(var("slice"), items)
+        return (ast.Tuple if kind is tuple else ast.List)(items, ast.Load())
 
-    def add(self, target: str, expression: str, reads: tuple[str, ...], comment: str,
-            phase: str, kind: str | None = None, tensor: str = "") -> Line:
-        """A line; by default a VALUE when it binds a target (its expression parsed), else
-        a STATE."""
-        line = Line(target, expression, reads, comment, phase,
-                    kind or (VALUE if target else STATE), tensor)
+    def add(self, targets: str | tuple[str, ...], tree: ast.AST, reads: tuple[str, ...],
+            comment: str, phase: str, kind: str | None = None, tensor: str = "") -> Line:
+        """A line; by default a VALUE when it binds targets, else a STATE."""
+        targets = (targets,) if type(targets) is str and targets else tuple(targets)
+        line = Line(targets, tree, reads, comment, phase,
+                    kind or (VALUE if targets else STATE), tensor)
         self.lines.append(line)
         return line
 

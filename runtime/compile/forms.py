@@ -73,23 +73,23 @@ def forms() -> dict[str, tuple[Form, ...]]:
 
 
 def rewrite(kernel: str, args: tuple, kwargs: dict, values: tuple, result: Any,
-            render: Any) -> tuple[str, bool] | None:
-    """The source of `kernel(*args)` as the first of its `numpy:` forms that applies, and
-    whether it runs with numpy's warnings off; or None (no form, or none gives the
-    kernel's result on these values). `values` are the arrays and numbers of `args`;
-    `render` writes one argument as source."""
+            render: Any) -> tuple[ast.expr, bool] | None:
+    """`kernel(*args)` as the first of its `numpy:` forms that applies (its expression
+    tree), and whether it runs with numpy's warnings off; or None (no form, or none gives
+    the kernel's result on these values). `values` are the arrays and numbers of `args`;
+    `render` makes one argument's expression."""
     entries = forms().get(kernel)
     if entries is None or kwargs or type(result) is not np.ndarray:
         return None
     for form in entries:
-        text = _apply(form, args, values, result, render)
-        if text is not None:
-            return text, form.quiet
+        tree = _apply(form, args, values, result, render)
+        if tree is not None:
+            return tree, form.quiet
     return None
 
 
 def _apply(form: Form, args: tuple, values: tuple, result: np.ndarray,
-           render: Any) -> str | None:
+           render: Any) -> ast.expr | None:
     if len(args) > len(form.params):
         return None
     bound = {**form.defaults, **dict(zip(form.params, values, strict=False))}
@@ -114,8 +114,8 @@ def _apply(form: Form, args: tuple, values: tuple, result: np.ndarray,
     arrays = [v for v in values if isinstance(v, np.ndarray)]
     if not _same_result(got, result, arrays):
         return None
-    sources = dict(zip(form.params, map(render, args), strict=False))
-    return ast.unparse(_Substitute(sources).visit(copy.deepcopy(form.tree))).strip()
+    trees = dict(zip(form.params, map(render, args), strict=False))
+    return _Substitute(trees).visit(copy.deepcopy(form.tree)).body
 
 
 @contextlib.contextmanager
@@ -149,13 +149,12 @@ def _fresh(array: np.ndarray, arguments: list[np.ndarray]) -> bool:
 
 
 class _Substitute(ast.NodeTransformer):
-    """Each argument's name replaced by the step's source for it (a variable, a literal)."""
+    """Each argument's name replaced by the step's expression for it (a variable, a
+    literal)."""
 
-    def __init__(self, sources: dict[str, str]) -> None:
-        self.sources = sources
+    def __init__(self, trees: dict[str, ast.expr]) -> None:
+        self.trees = trees
 
     def visit_Name(self, node: ast.Name) -> ast.AST:  # noqa: N802 - ast's naming
-        source = self.sources.get(node.id)
-        if source is None:
-            return node
-        return ast.parse(source, mode="eval").body
+        tree = self.trees.get(node.id)
+        return node if tree is None else copy.deepcopy(tree)

@@ -11,9 +11,8 @@ step more than a tenth of its time (about 18 µs of a 220 µs TinyModel step at 
 Here they are written out as Python source instead, as torch._dynamo writes its guards:
 one `if` per object, reading each field once and comparing it with the traced value, a
 constant of the function's namespace. The checks are step.py's `_tensor_key` and
-`_module_key`, spelled out (`_Entry.holds_slowly` keeps them as they were, and a test
-checks that both agree); `guard_code` keeps the source for a reader. A check may
-be stricter than the plain one, never looser: a new trace is never a wrong result.
+`_module_key`, spelled out; `guard_code` keeps the source for a reader. A check may be
+stricter than the key's comparison, never looser: a new trace is never a wrong result.
 
 The checks of the modules and of the tensors the step holds (their parameters and
 buffers) sit in one block, which runs only when runtime/changes.py's count has moved since
@@ -311,7 +310,7 @@ def _nothing() -> None:
 
 
 def _read_value(write: _Writer, read: Any) -> None:
-    """reads.py's `Read.holds`: a plain value by type and value, an object by identity,
+    """A reads.py Read: a plain value by type and value, an object by identity,
     a container's length. The holder is a constant: checked by identity before."""
     if isinstance(read, reads.Alias):
         first, other = read.first, read.other
@@ -368,7 +367,7 @@ def _not_the_same(values: str, expected: tuple, write: _Writer) -> str:
 
 
 def _optimizer(write: _Writer, guard: Any) -> None:
-    """optim.py's `Guard.holds`: the same groups, keys, hyperparameters (the learning rate
+    """optim.py's Guard: the same groups, keys, hyperparameters (the learning rate
     excepted), parameters, and which parameters have state. All in a block skipped while
     changes.OPTIMIZERS stands, when the block last found that every container it read
     counts its writes there (`changes.counts_its_writes`: not so where the user gave a

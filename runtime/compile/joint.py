@@ -25,10 +25,11 @@ double backward through a compiled function.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import linecache
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,7 @@ from runtime import grad_mode
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.autograd.function import Function
-from runtime.compile.emit import TENSOR, Line, Source, TraceBreak
+from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, var
 from runtime.compile.optimize import optimize
 from runtime.compile.reads import is_plain_value
 
@@ -74,12 +75,12 @@ class Joint:
         _self_check([outputs[i] for i in self.differentiable], seeds, reached)
 
     def build(self, name: str, arity: int, filename: str, optimizations: bool, namespace: dict,
-              format_lines: Callable[[Source, str | None], list[str]]) -> tuple[str, Callable]:
+              format_lines: Callable[[Source, Sequence[str] | None], list[str]]
+              ) -> tuple[str, Callable]:
         """The two functions' source, and the callable the compiled step runs."""
         source = self.tracer.source
-        grads = ", ".join(self.grads)
         if optimizations:
-            optimize(source, f"{', '.join(self.outputs)}, {grads}")
+            optimize(source, [*self.outputs, *self.grads])
             namespace.update(source.namespace)  # (the constants the optimisations made)
         forward_lines, backward_lines, made, saved = _split(source)
         shared = self._sharing(source, made, saved)
@@ -94,8 +95,8 @@ class Joint:
             "    arrays, the tensors that need a gradient (the edges of the outputs' node,",
             f'    CompiledFunctionBackward) and what {backward_name} will read."""',
             *format_lines(dataclasses.replace(source, lines=forward_lines),
-                          returned if optimizations else None),
-            f"    return {returned}", ""])
+                          names_in(returned) if optimizations else None),
+            f"    return {ast.unparse(returned)}", ""])
         backward_code = "\n".join([
             f"def {backward_name}({', '.join([*saved, *self.seeds])}):",
             f'    """The backward of {title}: the formulas of the nodes the traced forward '
@@ -104,8 +105,8 @@ class Joint:
             f"({', '.join(self.seeds)});",
             '    it returns the gradients of the tensors that need one, in their order."""',
             *format_lines(dataclasses.replace(source, lines=backward_lines),
-                          grads if optimizations else None),
-            f"    return {_tuple(self.grads)}", ""])
+                          self.grads if optimizations else None),
+            f"    return {ast.unparse(_tuple(map(var, self.grads)))}", ""])
         code = forward_code + "\n\n" + backward_code
         compiled = compile(code, filename, "exec", dont_inherit=True)
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
@@ -114,7 +115,8 @@ class Joint:
                                    self.differentiable, shared)
         return code, function
 
-    def _returned(self, source: Source, made: dict[str, Line], saved: list[str]) -> str:
+    def _returned(self, source: Source, made: dict[str, Line], saved: list[str]
+                  ) -> ast.expr:
         """What the forward returns: the outputs' arrays, the tensors that need a gradient,
         and what the backward reads. A saved input's array is saved as its Tensor (the
         version check sees a change to it); an output's and the forward's own arrays as
@@ -125,7 +127,9 @@ class Joint:
         self.traced_saved = [self.tracer.owners[id(source.traced[name])] if item != name
                              else source.traced[name]
                              for name, item in zip(saved, kept, strict=True)]
-        return f"{_tuple(self.outputs)}, {_tuple(self.tensors)}, {_tuple(kept)}"
+        tensor = self.tracer.tensor_tree
+        return _tuple([_tuple(map(var, self.outputs)), _tuple(map(tensor, self.tensors)),
+                       _tuple(tensor(name) for name in kept)])
 
     def first_result(self, function: CompiledForward) -> Any:
         """What the traced call returns: its outputs' arrays as the compiled call would
@@ -163,18 +167,14 @@ def _split(source: Source) -> tuple[list[Line], list[Line], dict[str, Line], lis
     and the forward's variables the backward reads (what the forward saves for it)."""
     forward_lines = [line for line in source.lines if line.phase != "backward"]
     backward_lines = [line for line in source.lines if line.phase == "backward"]
-    made = {target: line for line in forward_lines for target in _targets(line)}
+    made = {target: line for line in forward_lines for target in line.targets}
     saved = list(dict.fromkeys(name for line in backward_lines for name in line.reads
                                if name in made))
     return forward_lines, backward_lines, made, saved
 
 
-def _tuple(names: list[str]) -> str:
-    return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
-
-
-def _targets(line: Line) -> list[str]:
-    return [t.strip() for t in line.target.split(",") if t.strip()]
+def _tuple(items: Iterable[ast.expr]) -> ast.Tuple:
+    return ast.Tuple(list(items), ast.Load())
 
 
 def _flatten(value: Any, outputs: list[Tensor]) -> Any:

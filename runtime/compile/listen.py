@@ -42,7 +42,7 @@ from runtime import random as random_module
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.compile import optim
-from runtime.compile.emit import TraceBreak
+from runtime.compile.emit import TraceBreak, attribute, call, var
 from runtime.compile.numbers import Number
 from runtime.nn.module import Module
 from runtime.optim import optimizer as optimizer_module
@@ -352,8 +352,9 @@ def _empty_like_layout(tracer: Any, proceed: Callable, args: tuple, kwargs: dict
         try:
             tracer.data_seen(input)
             source = tracer.value_of(input._data, "empty_like's input")
-            kind = "" if dtype is None else f", {tracer.source.constant(dtype.numpy)}"
-            tracer.factory(f"np.empty_like({source.name}{kind})", tensor._data, (source.name,),
+            kind = [] if dtype is None else [var(tracer.source.constant(dtype.numpy))]
+            tree = call(attribute("np", "empty_like"), [var(source.name), *kind])
+            tracer.factory(tree, tensor._data, (source.name,),
                            f"forward: an uninitialised tensor laid out as {source.name}, "
                            "to fill")
         except TraceBreak as stop:
@@ -389,13 +390,13 @@ def _item(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     if type(value) is float and optim.holds_state(tracer, self):
         try:
             name = tracer.value_of(self._data, "an optimizer's state").name
-            return Number(value, f"{name}.item()", (name,))
+            return Number(value, call(attribute(name, "item")), (name,))
         except TraceBreak as stop:
             tracer.stop(stop.reason)
             return value
     if type(value) is float and name is not None and \
             _returned_at_once(_caller_of_item(), tracer.code):
-        tracer.items[id(value)] = (value, f"{name}.item()")
+        tracer.items[id(value)] = (value, call(attribute(name, "item")))
     else:
         tracer.stop(_data_reason("item()"))
     return value

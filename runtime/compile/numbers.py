@@ -7,13 +7,20 @@ through its own code, its learning rate is a `Number` (a float that knows the so
 which reads it, `lr0`), and so is a `.item()` of its state (`s0.item()`); arithmetic on
 them gives Numbers whose source is the same arithmetic, so a kernel's argument is written
 as the expression (`-lr0 / (1 - 0.9 ** n0)`), which later calls evaluate on their own
-values: the same Python float operations, so the same bits. A Number used any other way
-outside a kernel (compared, made an int, hashed: a branch of the step's Python on it)
-stops the trace, since later calls would not take that branch anew.
+values: the same Python float operations, so the same bits.
+
+A comparison of Numbers (RAdam's `rho_t > 5`, from its step count) is a `Condition`: a bool
+that knows its expression too. An `if` on it, or a Number made an int or hashed, stops the
+trace, since later calls would not take that branch anew; an optimizer that chooses with
+runtime.optim.optimizer's `select(condition, if_true, if_false)` instead has the choice
+written into the step (`a if condition else b` for numbers, `where` for tensors), made
+at each call on that call's numbers: torch's capturable optimizers choose with
+torch.where for the same reason.
 """
 
 from __future__ import annotations
 
+import ast
 import math
 import operator
 from collections.abc import Callable
@@ -21,19 +28,21 @@ from typing import Any
 
 import numpy as np
 
+from runtime.compile.emit import call, number, var
+
 
 class Number(float):
-    """A float, with the source (`text`) that computes it from the step's variables
-    (`reads`)."""
+    """A float, with the expression (`tree`, of ast nodes) that computes it from the
+    step's variables (`reads`)."""
 
-    text: str
+    tree: ast.expr
     reads: tuple[str, ...]
     # numpy's arrays and scalars leave their operations with a Number to it.
     __array_ufunc__ = None
 
-    def __new__(cls, value: float, text: str, reads: tuple[str, ...]) -> Number:
+    def __new__(cls, value: float, tree: ast.expr, reads: tuple[str, ...]) -> Number:
         made = super().__new__(cls, value)
-        made.text, made.reads = text, reads
+        made.tree, made.reads = tree, reads
         return made
 
     def __repr__(self) -> str:
@@ -48,22 +57,76 @@ class Number(float):
         return float(self) != 0
 
     def __neg__(self) -> Number:
-        return Number(-float(self), f"(-{self.text})", self.reads)
+        return Number(-float(self), ast.UnaryOp(ast.USub(), self.tree), self.reads)
 
     def __pos__(self) -> Number:
         return self
 
     def __abs__(self) -> Number:
-        return Number(abs(float(self)), f"abs({self.text})", self.reads)
+        return Number(abs(float(self)), call(var("abs"), [self.tree]), self.reads)
+
+
+class Condition(int):
+    """A comparison of Numbers: the bool it is (an int of 0 or 1, since bool cannot be
+    subclassed), with its expression (`tree`) and the variables it reads."""
+
+    tree: ast.expr
+    reads: tuple[str, ...]
+    __array_ufunc__ = None
+
+    def __new__(cls, value: bool, tree: ast.expr, reads: tuple[str, ...]) -> Condition:
+        made = super().__new__(cls, bool(value))
+        made.tree, made.reads = tree, reads
+        return made
+
+    def __repr__(self) -> str:
+        return repr(bool(self))
+
+    def __bool__(self) -> bool:
+        _branch("an `if` on a comparison of it (runtime.optim.optimizer.select makes such a "
+                "choice at each call)")
+        return int(self) != 0
+
+    def __hash__(self) -> int:
+        _branch("hashed")
+        return int.__hash__(self)
+
+    def __index__(self) -> int:
+        _branch("used as an index")
+        return int(self)
+
+    def choose(self, if_true: Any, if_false: Any) -> Any:
+        """`if_true if self else if_false`, made at each call of the generated step: for
+        numbers a Number whose expression is that conditional; for tensors `where` on a
+        0-d bool tensor the step fills with the condition."""
+        sources = _source(if_true), _source(if_false)
+        if None not in sources:
+            value = if_true if int(self) else if_false
+            tree = ast.IfExp(self.tree, sources[0][0], sources[1][0])
+            return Number(float(value), tree, (*self.reads, *sources[0][1], *sources[1][1]))
+        import runtime  # (a cycle: the runtime imports the compiler)
+
+        flag = runtime.zeros((), dtype=runtime.bool)
+        flag.fill_(self)
+        return runtime.where(flag, if_true, if_false)
+
+
+# What the tracer writes as an expression read afresh at each call.
+READ_AFRESH = (Number, Condition)
 
 
 def plain(values: Any) -> tuple:
-    """`values` with each Number as the float it is."""
-    return tuple(float(v) if type(v) is Number else v for v in values)
+    """`values` with each Number as the float it is, each Condition as the bool."""
+    return tuple(_plain(v) for v in values)
 
 
 def plain_keywords(values: dict) -> dict:
-    return {k: float(v) if type(v) is Number else v for k, v in values.items()}
+    return {k: _plain(v) for k, v in values.items()}
+
+
+def _plain(value: Any) -> Any:
+    kind = type(value)
+    return float(value) if kind is Number else int(value) != 0 if kind is Condition else value
 
 
 def _branch(what: str) -> None:
@@ -77,15 +140,15 @@ def _branch(what: str) -> None:
                     f"(the learning rate, the step count): {what}")
 
 
-def _source(value: Any) -> tuple[str, tuple[str, ...]] | None:
-    if type(value) is Number:
-        return value.text, value.reads
+def _source(value: Any) -> tuple[ast.expr, tuple[str, ...]] | None:
+    if type(value) in READ_AFRESH:
+        return value.tree, value.reads
     if type(value) in (int, float) and math.isfinite(value):
-        return repr(value), ()
+        return number(value), ()
     return None
 
 
-def _binary(name: str, symbol: str, reflected: bool) -> Callable:
+def _binary(name: str, symbol: ast.operator, reflected: bool) -> Callable:
     method = getattr(float, name)
     plain_operator = getattr(operator, name.replace("__r", "__"))
 
@@ -102,30 +165,49 @@ def _binary(name: str, symbol: str, reflected: bool) -> Callable:
         result = method(float(self), float(other) if type(other) is Number else other)
         if type(result) is not float:
             return result
-        left, right = (source[0], self.text) if reflected else (self.text, source[0])
-        return Number(result, f"({left} {symbol} {right})", (*self.reads, *source[1]))
+        left, right = (source[0], self.tree) if reflected else (self.tree, source[0])
+        return Number(result, ast.BinOp(left, symbol, right), (*self.reads, *source[1]))
 
     binary.__name__ = name
     return binary
 
 
-def _comparison(name: str) -> Callable:
-    """A comparison, or a conversion that leaves the float behind (`int()`, `round()`):
-    the step's Python would branch on this call's number."""
+def _comparison(name: str, symbol: ast.cmpop) -> Callable:
+    """A comparison with a number: a Condition (see the module's docstring)."""
     method = getattr(float, name)
 
-    def compare(self: Number, *other: Any) -> Any:
-        _branch(f"{name.strip('_')}()")
-        return method(float(self), *(float(v) if type(v) is Number else v for v in other))
+    def compare(self: Number, other: Any) -> Any:
+        source = _source(other)
+        result = method(float(self), float(other) if type(other) is Number else other)
+        if source is None or type(result) is not bool:
+            return _conversion(name)(self, other)
+        return Condition(result, ast.Compare(self.tree, [symbol], [source[0]]),
+                         (*self.reads, *source[1]))
 
     compare.__name__ = name
     return compare
 
 
-for _name, _symbol in (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"),
-                       ("pow", "**")):
+def _conversion(name: str) -> Callable:
+    """A conversion that leaves the float behind (`int()`, `round()`), or a comparison with
+    something other than a number: the step's Python would branch on this call's number."""
+    method = getattr(float, name)
+
+    def convert(self: Number, *other: Any) -> Any:
+        _branch(f"{name.strip('_')}()")
+        return method(float(self), *(float(v) if type(v) is Number else v for v in other))
+
+    convert.__name__ = name
+    return convert
+
+
+for _name, _symbol in (("add", ast.Add()), ("sub", ast.Sub()), ("mul", ast.Mult()),
+                       ("truediv", ast.Div()), ("pow", ast.Pow())):
     setattr(Number, f"__{_name}__", _binary(f"__{_name}__", _symbol, False))
     setattr(Number, f"__r{_name}__", _binary(f"__r{_name}__", _symbol, True))
-for _name in ("eq", "ne", "lt", "le", "gt", "ge", "int", "floor", "ceil", "trunc", "round",
-              "floordiv", "rfloordiv", "mod", "rmod", "divmod", "rdivmod"):
-    setattr(Number, f"__{_name}__", _comparison(f"__{_name}__"))
+for _name, _symbol in (("eq", ast.Eq()), ("ne", ast.NotEq()), ("lt", ast.Lt()),
+                       ("le", ast.LtE()), ("gt", ast.Gt()), ("ge", ast.GtE())):
+    setattr(Number, f"__{_name}__", _comparison(f"__{_name}__", _symbol))
+for _name in ("int", "floor", "ceil", "trunc", "round", "floordiv", "rfloordiv", "mod", "rmod",
+              "divmod", "rdivmod"):
+    setattr(Number, f"__{_name}__", _conversion(f"__{_name}__"))

@@ -16,10 +16,11 @@ eagerly and the next call traces again.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from runtime.compile.emit import GRAD_NONE, GRAD_STATE
+from runtime.compile.emit import GRAD_NONE, GRAD_STATE, attribute, call, subscript, var
 from runtime.compile.numbers import Number
 from runtime.optim.optimizer import Optimizer
 
@@ -90,10 +91,12 @@ def _learning_rates(tracer: Tracer, optimizer: Any) -> list[tuple[dict, Number, 
     for index, group in enumerate(optimizer.param_groups):
         if type(group.get("lr")) is float:
             name = tracer.source.fresh("lr")
-            tracer.source.add(name, f"{owner}.param_groups[{index}]['lr']", (),
+            where = subscript(subscript(attribute(owner, "param_groups"), ast.Constant(index)),
+                              ast.Constant("lr"))
+            tracer.source.add(name, where, (),
                               f"{type(optimizer).__name__}: the learning rate, read at "
                               "every step", "update").neutral = True
-            rate = Number(group["lr"], name, (name,))
+            rate = Number(group["lr"], var(name), (name,))
             rates.append((group, rate, group["lr"]))
             group["lr"] = rate
     return rates
@@ -159,12 +162,13 @@ def zero_grad_listener(tracer: Tracer, zero_grad: Callable) -> Callable:
                     for param in group["params"]:
                         name = tracer.tensor_name(param)
                         label = tracer.parameter_names.get(id(param), name)
-                        tracer.source.add("", f"{name}._grad = None", (),
-                                          f"{type(self).__name__}.zero_grad: {label}.grad = "
-                                          "None", phase, GRAD_NONE, name)
+                        tracer.source.add((), None, (), f"{type(self).__name__}.zero_grad: "
+                                          f"{label}.grad = None", phase, GRAD_NONE,
+                                          name).tensor_tree = tracer.tensor_tree(name)
             else:
                 owner = tracer.source.constant(self, "O")
-                tracer.source.add("", f"{owner}.zero_grad({set_to_none!r})", (),
+                zero_grad_call = call(attribute(owner, "zero_grad"), [ast.Constant(set_to_none)])
+                tracer.source.add((), ast.Expr(zero_grad_call), (),
                                   f"{type(self).__name__}.zero_grad: runs as in eager", phase,
                                   GRAD_STATE)
         tracer.paused += 1
@@ -196,25 +200,3 @@ class Guard:
     def _stateful(self) -> list[bool]:
         state = self.optimizer.state
         return [bool(state.get(p)) for _, _, _, params in self.groups for p in params]
-
-    def holds(self) -> bool:
-        groups = self.optimizer.param_groups
-        if len(groups) != len(self.groups):
-            return False
-        for group, (expected, keys, settings, params) in zip(groups, self.groups, strict=True):
-            if group is not expected or tuple(group) != keys:  # keys in their order
-                return False
-            for key, value in settings:
-                # By identity: an equal value of another type (np.float64(0.9) for 0.9)
-                # would pass `==`, and the update's lines wrote the traced value in.
-                if group.get(key, _MISSING) is not value:
-                    return False
-            current = group["params"]
-            if len(current) != len(params) or any(a is not b for a, b in
-                                                   zip(current, params, strict=True)):
-                return False
-        return self._stateful() == self.stateful and \
-            [type(group.get("lr")) for group in groups] == self.lr_types
-
-
-_MISSING = object()

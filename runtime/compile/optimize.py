@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import copy
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,7 @@ from runtime.compile.emit import (
     VALUE,
     Line,
     Source,
+    var,
 )
 
 # The kinds of statement that read or write a .grad: what the passes know of the .grad
@@ -53,14 +55,15 @@ from runtime.compile.emit import (
 _ON_GRADS = frozenset({GRAD_READ, GRAD_NONE, ACCUMULATE, SET_GRAD, "grad state"})
 
 
-def optimize(source: Source, returned: str) -> None:
-    """Rewrite `source.lines` in place (their kinds, fields and expressions)."""
+def optimize(source: Source, returned: Sequence[str]) -> None:
+    """Rewrite `source.lines` in place (their kinds, fields and expression trees);
+    `returned`: the variables the step returns."""
     _drop_unread(source, returned)
     _fold_copies(source, returned)
     readers = _readers(source.lines, returned)
     made_by = {}
     for line in source.lines:
-        for target in _targets(line):
+        for target in line.targets:
             made_by[target] = line
     for line in source.lines:
         if line.kind == ACCUMULATE and not _handed_over(line.grad, readers, made_by, source):
@@ -71,7 +74,7 @@ def optimize(source: Source, returned: str) -> None:
     _numbers_as_arrays(source)
 
 
-def _fold_copies(source: Source, returned: str) -> None:
+def _fold_copies(source: Source, returned: Sequence[str]) -> None:
     """`g2 = v5.copy()` then `g3 = 2 * g2`, g2 read nowhere else: `g3 = 2 * v5`. The copy
     (pow's `pow(x, 1)`, say) only guards its values against a later write to v5, and the
     next line reads them before any; its result is a new array, not a view of g2 (the
@@ -84,7 +87,7 @@ def _fold_copies(source: Source, returned: str) -> None:
         line, after = lines[index], lines[index + 1] if index + 1 < len(lines) else None
         copied = _foldable_copy(source, line, after, readers)
         if copied is not None:
-            after.rewrite(_Rename(line.target, copied).visit(copy.deepcopy(after.tree)))
+            after.tree = _Rename(line.target, copied).visit(copy.deepcopy(after.tree))
             after.reads = tuple(copied if r == line.target else r for r in after.reads)
             index += 1
             continue
@@ -95,7 +98,7 @@ def _fold_copies(source: Source, returned: str) -> None:
 
 def _copied(line: Line) -> str | None:
     """The variable a VALUE line copies (`v5.copy()`), or None."""
-    body = line.tree.body if line.kind == VALUE and line.tree is not None else None
+    body = line.tree if line.kind == VALUE else None
     if type(body) is ast.Call and not body.args and not body.keywords and \
             type(body.func) is ast.Attribute and body.func.attr == "copy" and \
             type(body.func.value) is ast.Name:
@@ -159,8 +162,8 @@ def _read_set_grads(source: Source) -> None:
             known[line.tensor] = line.grad
         elif line.kind == GRAD_READ and line.tensor in known:
             line.kind = VALUE
-            line.rewrite(ast.Expression(ast.Name(known[line.tensor], ast.Load())))
-            line.reads = (line.expression,)
+            line.tree = var(known[line.tensor])
+            line.reads = (known[line.tensor],)
         elif line.kind not in (VALUE, TENSOR):
             known.clear()
 
@@ -185,16 +188,12 @@ def _set_grads_last(source: Source) -> None:
     lines[end:end] = reversed(moved)
 
 
-def _targets(line: Line) -> list[str]:
-    return [t.strip() for t in line.target.split(",") if t.strip()]
-
-
-def _readers(lines: list[Line], returned: str) -> dict[str, int]:
+def _readers(lines: list[Line], returned: Sequence[str]) -> dict[str, int]:
     count: dict[str, int] = {}
     for line in lines:
         for name in line.reads:
             count[name] = count.get(name, 0) + 1
-    for name in returned.replace("(", " ").replace(")", " ").replace(",", " ").split():
+    for name in returned:
         count[name] = count.get(name, 0) + 1
     return count
 
@@ -217,13 +216,13 @@ def _handed_over(name: str, readers: dict[str, int], made_by: dict, source: Sour
             and made_by[owner].phase == "backward" and readers.get(owner, 0) == 1)
 
 
-def _drop_unread(source: Source, returned: str) -> None:
+def _drop_unread(source: Source, returned: Sequence[str]) -> None:
     """Drop the backward's lines, and the forward's quiet forms, that bind values nothing
     reads, last line first."""
     readers = _readers(source.lines, returned)
     kept: list[Line] = []
     for line in reversed(source.lines):
-        targets = _targets(line)
+        targets = line.targets
         if (line.phase == "backward" or line.quiet) and targets and \
                 not any(readers.get(t) for t in targets):
             for name in line.reads:
@@ -238,14 +237,15 @@ def _drop_unread(source: Source, returned: str) -> None:
 FREE_BYTES = 1 << 16
 
 
-def last_uses(lines: list[Line], returned: str, source: Source) -> dict[int, list[str]]:
+def last_uses(lines: list[Line], returned: Sequence[str], source: Source
+              ) -> dict[int, list[str]]:
     """Line index -> the large arrays of the step (`vN`, `gN`, owning at least FREE_BYTES
     in the trace) that no later line reads, to delete there: the step then holds no more memory
     than the engine, which frees saved tensors as it goes."""
-    kept = set(_readers([], returned))
+    kept = set(returned)
     last: dict[str, int] = {}
     for index, line in enumerate(lines):
-        for name in (*_targets(line), *line.reads):
+        for name in (*line.targets, *line.reads):
             array = source.traced.get(name)
             if name[:1] in ("v", "g") and isinstance(array, np.ndarray) and \
                     array.base is None and array.nbytes >= FREE_BYTES:
@@ -292,13 +292,13 @@ def _numbers_as_arrays(source: Source) -> None:
         scope.update(numbers.made)
         if not _same_array(_evaluated(tree, scope), _evaluated(rewritten, scope)):
             continue
-        line.rewrite(rewritten)
+        line.tree = rewritten
         for name, value in numbers.made.items():
             source.namespace[name] = arrays[name] = value
 
 
 def _pure_tree(line: Line, source: Source, arrays: dict[str, np.ndarray]
-               ) -> ast.Expression | None:
+               ) -> ast.expr | None:
     """The line's expression, when it is a forward or backward value that may be
     evaluated on the traced values (_pure); else None."""
     if line.kind != VALUE or line.phase not in ("forward", "backward"):
@@ -312,7 +312,7 @@ def _same_array(expected: np.ndarray | None, got: np.ndarray | None) -> bool:
         got.tobytes() == expected.tobytes()
 
 
-def _pure(tree: ast.Expression, source: Source, arrays: dict[str, np.ndarray]) -> bool:
+def _pure(tree: ast.expr, source: Source, arrays: dict[str, np.ndarray]) -> bool:
     return all(_pure_node(node, source, arrays) for node in ast.walk(tree))
 
 
@@ -334,12 +334,13 @@ def _pure_node(node: ast.AST, source: Source, arrays: dict[str, np.ndarray]) -> 
     return True
 
 
-def _evaluated(tree: ast.Expression, scope: dict[str, Any]) -> np.ndarray | None:
+def _evaluated(tree: ast.expr, scope: dict[str, Any]) -> np.ndarray | None:
     """The line's value on the traced arrays (None: not an array, or it raised)."""
+    expression = ast.fix_missing_locations(ast.Expression(copy.deepcopy(tree)))
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            value = eval(compile(ast.fix_missing_locations(tree), "<line>", "eval"),  # noqa: S307
+            value = eval(compile(expression, "<line>", "eval"),  # noqa: S307
                          {"__builtins__": {}}, dict(scope))
     except Exception:  # noqa: BLE001 - a line that cannot run here is left as it is
         return None
@@ -387,7 +388,7 @@ class _Numbers(ast.NodeTransformer):
     def _array(self, number: int | float, beside: ast.expr) -> ast.Name | None:
         """The name of `number` as a 0-d array of the dtype numpy converts it to beside the
         array `beside` evaluates to; None when it cannot be made exactly so."""
-        other = _evaluated(ast.Expression(copy.deepcopy(beside)), self.scope)
+        other = _evaluated(beside, self.scope)
         made = None if other is None else number_as_array(number, other.dtype)
         if made is None:
             return None

@@ -26,11 +26,13 @@ wrong.
 
 from __future__ import annotations
 
+import ast
 import types
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from runtime._tensor import Tensor
+from runtime.compile.emit import attribute, call, subscript
 from runtime.nn.module import Module
 
 DEPTH = 4  # reads from a name the step binds: `self.opt.param_groups[0]["lr"]` at most
@@ -48,21 +50,6 @@ class Read(NamedTuple):
     kind: str  # "attribute" (vars(holder).get), "item" (holder.get / holder[i]), "length"
     key: Any
     expected: tuple  # ("value", (type, value)) or ("object", obj) or ("length", n)
-
-    def holds(self) -> bool:
-        if self.kind == "length":
-            return len(self.holder) == self.expected[1]
-        found = self.find()
-        if self.expected[0] == "value":
-            return (type(found), found) == self.expected[1]
-        return found is self.expected[1]
-
-    def find(self) -> Any:
-        if self.kind == "attribute":
-            return vars(self.holder).get(self.key, MISSING)
-        if isinstance(self.holder, dict):
-            return self.holder.get(self.key, MISSING)
-        return self.holder[self.key]  # a list or tuple whose length a Read checked first
 
 
 def is_plain_value(value: Any) -> bool:
@@ -129,16 +116,21 @@ class Source:
             return self.container.get(self.key)
         return self.container[self.key] if self.key < len(self.container) else None
 
-    def expression(self, container: str) -> str:
-        """The read as source, `container` the name of the holder (a list's length is
-        checked before: reads.py's "length" Read)."""
+    def tree(self, container: str) -> ast.expr:
+        """The read as an expression, `container` the name of the holder (a list's length
+        is checked before: reads.py's "length" Read)."""
         if self.kind == "cell":
-            return f"{container}.cell_contents"
+            return attribute(container, "cell_contents")
+        key = ast.Constant(self.key)
         if self.kind == "attribute":
-            return f"{container}.__dict__.get({self.key!r})"
+            return call(attribute(container, "__dict__", "get"), [key])
         if isinstance(self.container, dict):
-            return f"{container}.get({self.key!r})"
-        return f"{container}[{self.key!r}]"
+            return call(attribute(container, "get"), [key])
+        return subscript(container, key)
+
+    def expression(self, container: str) -> str:
+        """The read as source, for the generated guard."""
+        return ast.unparse(self.tree(container))
 
 
 class Alias(NamedTuple):
@@ -148,9 +140,6 @@ class Alias(NamedTuple):
 
     first: Source
     other: Source
-
-    def holds(self) -> bool:
-        return self.other() is self.first()
 
 
 def plain_reads(roots: list[Any], functions: list[Callable],

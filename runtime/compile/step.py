@@ -21,6 +21,7 @@ with the reason in `fallback_reason`. Either way the result is eager gradgen's.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import linecache
@@ -30,7 +31,7 @@ import re
 import sys
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,7 @@ from runtime import kernels, random_ops
 from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.compile import config, guards, optim
-from runtime.compile.emit import Source, TraceBreak
+from runtime.compile.emit import Source, TraceBreak, call, names_in, var
 from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
@@ -163,8 +164,7 @@ class _Entry:
         self.module_keys = [_module_key(m) for m in self.modules]
         self.module_objects = [_module_objects(m) for m in self.modules]
         self.optimizers = [optim.Guard(o) for o in tracer.optimizers]
-        # The checks above as one generated function (guards.py): the fast form of
-        # `holds_slowly`, which says the same in plain Python.
+        # The checks above as one generated function (guards.py).
         held = [t if id(t) not in tracer.sources else find
                 for t, find in zip(tensors, self.tensors, strict=True)]
         # (No modes for an entry made without a call: it is never looked up.)
@@ -177,37 +177,6 @@ class _Entry:
     def holds(self, args: tuple = ()) -> bool:
         """Whether a call with `args` (as many as traced) finds the world as it was traced."""
         return self._guard(*args)
-
-    def _tensors_hold(self) -> bool:
-        for find, key in zip(self.tensors, self.tensor_keys, strict=True):
-            tensor = find()
-            if not isinstance(tensor, Tensor) or _tensor_key(tensor) != key:
-                return False
-        return True
-
-    def holds_slowly(self, args: tuple = ()) -> bool:
-        """`holds`, walking the lists: what the generated guard must agree with."""
-        try:
-            if tuple(map(_argument_key, args)) != self.arguments:
-                return False
-        except TraceBreak:
-            return False
-        if grad_state() != self.modes:
-            return False
-        if not self._tensors_hold():
-            return False
-        for find, expected in self.named:
-            if find() is not expected:
-                return False
-        for find, key in self.scalars:
-            if _scalar_key(find()) != key:
-                return False
-        if not all(read.holds() for read in self.reads):
-            return False
-        for module, key in zip(self.modules, self.module_keys, strict=True):
-            if _module_key(module) != key:
-                return False
-        return all(guard.holds() for guard in self.optimizers)
 
 
 def _named_and_scalars(tracer: Any, reads: list) -> tuple[list, list]:
@@ -442,14 +411,15 @@ class CompiledStep:
         return joint.build(name, arity, f"<gradgen compiled {name} #{self._count + 1}>",
                            self.optimizations, _namespace(joint.tracer.source), _format)
 
-    def _build(self, tracer: Tracer, arity: int, returned: str) -> tuple[str, Callable]:
+    def _build(self, tracer: Tracer, arity: int, returned: ast.expr) -> tuple[str, Callable]:
         source = tracer.source
+        kept = names_in(returned)
         if self.optimizations:
-            optimize(source, returned)
+            optimize(source, kept)
         name = self._name()
         filename = f"<gradgen compiled {name} #{self._count + 1}>"
         params = ", ".join(f"a{i}" for i in range(arity))
-        body = _format(source, returned if self.optimizations else None)
+        body = _format(source, kept if self.optimizations else None)
         if tracer.backwards:
             header = [f"def {name}({params}):",
                       f'    """{name}, compiled by gradgen from one eager run: forward from '
@@ -460,7 +430,7 @@ class CompiledStep:
             header = [f"def {name}({params}):",
                       f'    """{name}, compiled by gradgen from one eager run: a forward from '
                       'the kernels."""']
-        code = "\n".join(header + body + [f"    return {returned}", ""])
+        code = "\n".join(header + body + [f"    return {ast.unparse(returned)}", ""])
         namespace = _namespace(source)
         compiled = builtins.compile(code, filename, "exec", dont_inherit=True)
         linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
@@ -538,7 +508,7 @@ _TITLES = {"prologue": "# the tensors the step reads", "forward": "# forward",
            "epilogue": "# after"}
 
 
-def _format(source: Source, returned: str | None) -> list[str]:
+def _format(source: Source, returned: Sequence[str] | None) -> list[str]:
     """The body: each statement with its comment, phase by phase; with `returned` (the
     optimisations on), each array variable deleted after its last use, so that the step
     holds no more memory than the engine would (which frees saved tensors as it goes)."""
@@ -547,7 +517,7 @@ def _format(source: Source, returned: str | None) -> list[str]:
     ordered += [line for line in source.lines if line.phase != "prologue"]
     frees = last_uses(ordered, returned, source) if returned is not None else {}
     frees.pop(len(ordered) - 1, None)  # (after the last line, return frees them)
-    texts = [line.statement() for line in ordered]
+    texts = [ast.unparse(line.statement()) for line in ordered]
     silent = _silent(ordered, texts)
     body = _Body()
     for index, line in enumerate(ordered):
@@ -665,7 +635,7 @@ def _returns_a_graph(value: Any) -> bool:
     return False
 
 
-def _render_result(tracer: Tracer, value: Any) -> str:
+def _render_result(tracer: Tracer, value: Any) -> ast.expr:
     """What the generated step returns: new Tensors around this step's arrays, and the
     floats of `return loss.item()` (trace.py's `_item_listener`)."""
     found = tracer.items.get(id(value))
@@ -679,13 +649,11 @@ def _render_result(tracer: Tracer, value: Any) -> str:
         return _render_tensor(tracer, value)
     if isinstance(value, tuple | list):
         items = [_render_result(tracer, v) for v in value]
-        if isinstance(value, list):
-            return f"[{', '.join(items)}]"
-        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+        return (ast.List if isinstance(value, list) else ast.Tuple)(items, ast.Load())
     raise TraceBreak(f"the step returns a {type(value).__name__}")
 
 
-def _render_tensor(tracer: Tracer, value: Tensor) -> str:
+def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
     """A tensor the step returns: one it computed, around its array (with a spent node if
     its backward walked its graph, as in eager), or one it read (a name of the step)."""
     if value._counter is not None and value._counter.inference:
@@ -694,15 +662,15 @@ def _render_tensor(tracer: Tracer, value: Tensor) -> str:
     name = tracer.names.get(id(value._data))
     if name is not None and id(value) not in tracer.tensors:
         if value.grad_fn is None:
-            return f"wrap({name})"
+            return call(var("wrap"), [var(name)])
         reason = _not_spent(tracer, value.grad_fn)
         if reason is not None:
             raise TraceBreak(reason)
         # (The loss, or a sum of losses: a graph its backward spent, as in eager.)
         node_class = spent_node_class(value.grad_fn.name())
-        return f"spent({name}, {tracer.source.constant(node_class)})"
+        return call(var("spent"), [var(name), var(tracer.source.constant(node_class))])
     if id(value) in tracer.tensors:
-        return tracer.tensors[id(value)]
+        return tracer.tensor_tree(tracer.tensors[id(value)])
     raise TraceBreak("the step returns a tensor the trace did not compute")
 
 

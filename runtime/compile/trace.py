@@ -25,6 +25,8 @@ gradgen's own: the trace only watches.
 
 from __future__ import annotations
 
+import ast
+import copy
 import functools
 import operator
 import types
@@ -53,10 +55,14 @@ from runtime.compile.emit import (
     TENSOR,
     Source,
     TraceBreak,
+    attribute,
+    call,
     describe_array,
+    subscript,
+    var,
 )
 from runtime.compile.listen import AFTER_BACKWARD, current, listening  # noqa: F401
-from runtime.compile.numbers import Number, plain, plain_keywords
+from runtime.compile.numbers import READ_AFRESH, Number, plain, plain_keywords
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import GraphTask, _Mode
 from runtime.nn.module import Module
@@ -75,7 +81,12 @@ class Tracer:
         self.source = Source()
         # The tensors among the arguments, with where the step finds each: `a1`, or
         # `a2[0]` inside a tuple or list argument (an RNN's hidden state `(h, c)`).
-        self.argument_tensors: list[tuple[Tensor, str]] = list(_argument_paths(args))
+        self.argument_tensors: list[tuple[Tensor, str]] = []
+        # The expression of each tensor name that is not a variable (`a2[0]`, `T0._grad`).
+        self.tensor_trees: dict[str, ast.expr] = {}
+        for tensor, path, tree in _argument_paths(args):
+            self.argument_tensors.append((tensor, path))
+            self.tensor_trees[path] = tree
         # Where fn finds the objects it names: (container, key) of each global it reads
         # and each variable it closes over, by the id of the object found there.
         self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn is not None else {}
@@ -196,7 +207,9 @@ class Tracer:
             return name
         variable = self.grads.get(id(tensor))
         if variable is not None:
-            name = f"{self.tensor_name(variable)}._grad"
+            owner = self.tensor_name(variable)
+            name = f"{owner}._grad"
+            self.tensor_trees[name] = attribute(self.tensor_tree(owner), "_grad")
             self.tensors[id(tensor)] = name
             return name
         if id(tensor) in self.made:
@@ -220,6 +233,11 @@ class Tracer:
         self.keep.append(tensor)
         return name
 
+    def tensor_tree(self, key: str) -> ast.expr:
+        """The expression of a tensor's name in the step (tensor_name's)."""
+        tree = self.tensor_trees.get(key)
+        return var(key) if tree is None else copy.deepcopy(tree)
+
     def _bound_tensor(self, tensor: Tensor) -> str | None:
         """A tensor the step names as a global or a closed-over variable is read from there
         at every call (a loop that rebinds `x` feeds the step its new batch); None for
@@ -228,26 +246,26 @@ class Tracer:
         if binding is None:
             return None
         container, key, _ = binding
-        name = self.source.fresh("T")
+        variable = self.source.fresh("T")
         holder = self.source.constant(container, "c")
-        where = f"{holder}[{key!r}]" if isinstance(container, dict) else \
-            f"{holder}.cell_contents"
+        where = subscript(holder, ast.Constant(key)) if isinstance(container, dict) else \
+            attribute(holder, "cell_contents")
         kind = "global" if isinstance(container, dict) else "free variable"
-        self.source.add(name, where, (), f"the step's {kind} {key}", "prologue", TENSOR)
+        self.source.add(variable, where, (), f"the step's {kind} {key}", "prologue", TENSOR)
         self.sources[id(tensor)] = _getter(container, key)
-        return name
+        return variable
 
     def _reached_tensor_line(self, tensor: Tensor) -> str:
         """A tensor reached through an object the step names (`self.x`, `batches[0]`): read
         there at every call, its holder guarded by identity (reads.py), its metadata
         checked as an argument's."""
         found = self.reached[id(tensor)]
-        name = self.source.fresh("T")
+        variable = self.source.fresh("T")
         holder = self.source.constant(found.container, "c")
-        self.source.add(name, found.expression(holder), (), found.path, "prologue", TENSOR)
+        self.source.add(variable, found.tree(holder), (), found.path, "prologue", TENSOR)
         self.sources[id(tensor)] = found
         self.parameter_names.setdefault(id(tensor), found.path)
-        return name
+        return variable
 
     def _guard_paths(self, tensor: Tensor) -> None:
         """A tensor found at several places of the objects the step names: each place must
@@ -303,20 +321,21 @@ class Tracer:
             raise TraceBreak(f"{what} is an array that no spec kernel made and no Tensor "
                              "argument gave")
         tensor = self.tensor_name(owner)
+        data = attribute(self.tensor_tree(tensor), "_data")
         if id(owner) in self.grads:
             # A gradient, read after the backward that set it (and written into in place,
             # like a step's own array: `.grad` holds an array nothing else of the step does).
-            name = self.bind(array, "r")
-            variable = self.grads[id(owner)]
-            label = self.parameter_names.get(id(variable), tensor.removesuffix("._grad"))
-            self.source.add(name, f"{tensor}._data", (), f"{label}.grad, as backward left it",
-                            self.phase, GRAD_READ, self.tensor_name(variable)).neutral = True
-            return name
-        name = self.bind(array, "x")
+            variable = self.bind(array, "r")
+            holder = self.grads[id(owner)]
+            label = self.parameter_names.get(id(holder), tensor.removesuffix("._grad"))
+            self.source.add(variable, data, (), f"{label}.grad, as backward left it",
+                            self.phase, GRAD_READ, self.tensor_name(holder)).neutral = True
+            return variable
+        variable = self.bind(array, "x")
         label = self.parameter_names.get(id(owner), "")
         comment = f"input {label or tensor}: {describe_array(array)}"
-        self.source.add(name, f"{tensor}._data", (), comment, "prologue", TENSOR, tensor)
-        return name
+        self.source.add(variable, data, (), comment, "prologue", TENSOR, tensor)
+        return variable
 
     def held_variable(self, array: Any) -> str | None:
         """The variable of `array` when it is the array of a tensor a module or optimizer
@@ -364,7 +383,9 @@ class Tracer:
                     name = self.tensor_name(holder)
                     break
         if name is not None and not name.startswith("a"):
-            self.source.add("", f"{name}._version_counter.version += 1", (),
+            counter = ast.Attribute(attribute(self.tensor_tree(name), "_version_counter"),
+                                    "version", ast.Store())
+            self.source.add("", ast.AugAssign(counter, ast.Add(), ast.Constant(1), lineno=0), (),
                             f"{self.comment}: the version counter moves", self.phase,
                             GRAD_STATE if id(tensor) in self.grads else STATE).neutral = True
 
@@ -376,33 +397,30 @@ class Tracer:
             name = self.input_name(array, what)
         return Value(name, array, self)
 
-    def render(self, value: Any, subscript: bool = False) -> str:
-        """`value` as source: a variable, a literal, or a constant of the namespace."""
+    def render(self, value: Any, in_subscript: bool = False) -> ast.expr:
+        """`value` as an expression: a variable, a literal, or a constant of the namespace."""
         kind = type(value)
         if kind is Value:
-            return value.name
-        if kind is Number:
-            return value.text
+            return var(value.name)
+        if kind in READ_AFRESH:
+            return copy.deepcopy(value.tree)
         if kind is np.ndarray:
-            return self.value_of(value, "an argument").name
+            return var(self.value_of(value, "an argument").name)
         if kind is tuple or kind is list:
-            return self._render_sequence(value, subscript)
-        if kind is slice and subscript:
-            parts = ["" if v is None else self.render(v) for v in
-                     (value.start, value.stop, value.step)]
-            return ":".join(parts).rstrip(":") if parts[2] == "" else ":".join(parts)
+            items = [self.render(v, in_subscript) for v in value]
+            return (ast.Tuple if kind is tuple else ast.List)(items, ast.Load())
+        if kind is slice and in_subscript:
+            return ast.Slice(*(None if v is None else self.render(v)
+                               for v in (value.start, value.stop, value.step)))
         if isinstance(value, Tensor):
             raise TraceBreak("a Tensor reached a kernel (not its array)")
         literal = self.source.literal(value)
-        return literal if literal is not None else self.source.constant(value)
+        return literal if literal is not None else var(self.source.constant(value))
 
-    def _render_sequence(self, value: tuple | list, subscript: bool) -> str:
-        items = [self.render(v, subscript) for v in value]
-        if type(value) is list:
-            return f"[{', '.join(items)}]"
-        if subscript and items:
-            return ", ".join(items) + ("," if len(items) == 1 else "")
-        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    def render_call(self, function: ast.expr, args: tuple, kwargs: dict) -> ast.Call:
+        """`function(args)` over the rendered arguments."""
+        return call(function, [self.render(a) for a in args],
+                    {k: self.render(v) for k, v in kwargs.items()})
 
     def _reads(self, operands: Any) -> tuple[str, ...]:
         found: list[str] = []
@@ -411,7 +429,7 @@ class Tracer:
             kind = type(value)
             if kind is Value:
                 found.append(value.name)
-            elif kind is Number:
+            elif kind in READ_AFRESH:
                 found.extend(value.reads)
             elif kind is np.ndarray and id(value) in self.names:
                 found.append(self.names[id(value)])
@@ -428,55 +446,52 @@ class Tracer:
         return tuple(found)
 
     # -- lines ----------------------------------------------------------------------------
-    def _line(self, target: str, expression: str, reads: tuple[str, ...],
+    def _line(self, targets: tuple[str, ...], tree: ast.expr, reads: tuple[str, ...],
               quiet: bool = False) -> None:
-        self.line_of[target] = len(self.source.lines)
-        self.source.add(target, expression, reads, self.comment, self.phase).quiet = quiet
+        for target in targets:
+            self.line_of[target] = len(self.source.lines)
+        self.source.add(targets, tree, reads, self.comment, self.phase).quiet = quiet
 
-    def expression(self, text: str, operands: tuple, result: Any) -> Value:
-        """A line `gN = text` whose value is `result`."""
-        name = self.bind(result, "g" if self.phase == "backward" else "v")
-        self._line(name, text, self._reads(operands))
-        return Value(name, result, self)
+    def expression(self, tree: ast.expr, operands: tuple, result: Any) -> Value:
+        """A line `gN = tree` whose value is `result`."""
+        target = self.bind(result, "g" if self.phase == "backward" else "v")
+        self._line((target,), tree, self._reads(operands))
+        return Value(target, result, self)
 
-    def call(self, callee: str, args: tuple, kwargs: dict, result: Any,
+    def call(self, callee: ast.expr, args: tuple, kwargs: dict, result: Any,
              extra: tuple = ()) -> Any:
         """A line `target = callee(args)` whose value is `result`; a result that is not an
         array (a size, a count) is a constant and writes no line."""
-        text, quiet = self._call_text(callee, args, kwargs, result)
+        tree, quiet = self._call_tree(callee, args, kwargs, result)
         reads = self._reads((args, kwargs)) + self._reads(extra)
         prefix = "g" if self.phase == "backward" else "v"
         if isinstance(result, np.ndarray | np.generic):
-            name = self.bind(result, prefix)
-            self._line(name, text, reads, quiet)
-            self.source.lines[-1].op = callee.rpartition(".")[2]
-            return Value(name, result, self)
+            target = self.bind(result, prefix)
+            self._line((target,), tree, reads, quiet)
+            self.source.lines[-1].op = getattr(callee, "attr", getattr(callee, "id", ""))
+            return Value(target, result, self)
         if isinstance(result, tuple | list) and result and \
                 all(isinstance(r, np.ndarray) for r in result):
-            names = [self.bind(r, prefix) for r in result]
-            target = ", ".join(names) + ("," if len(names) == 1 else "")
-            self._line(target, text, reads)
-            for name in names:
-                self.line_of[name] = len(self.source.lines) - 1
-            values = [Value(n, r, self) for n, r in zip(names, result, strict=True)]
+            targets = tuple(self.bind(r, prefix) for r in result)
+            self._line(targets, tree, reads)
+            values = [Value(n, r, self) for n, r in zip(targets, result, strict=True)]
             return type(result)(values)
         if _contains_array(result):
-            raise TraceBreak(f"{callee} returned arrays mixed with other values")
+            raise TraceBreak(f"{ast.unparse(callee)} returned arrays mixed with other values")
         return result
 
-    def _call_text(self, callee: str, args: tuple, kwargs: dict, result: Any
-                   ) -> tuple[str, bool]:
-        """`callee(args)` as source, or its spec's `numpy:` form (forms.py), and whether
-        that form runs with numpy's warnings off."""
-        rendered = [self.render(a) for a in args]  # (first: it names the inputs it reads)
-        rendered += [f"{k}={self.render(v)}" for k, v in kwargs.items()]
-        if self.numpy_forms and callee.startswith("kernels.") and \
-                not any(type(v) is Number for v in (*args, *kwargs.values())):
-            form = forms.rewrite(callee[len("kernels."):], args, kwargs, unwrap(args), result,
-                                 self.render)
+    def _call_tree(self, callee: ast.expr, args: tuple, kwargs: dict, result: Any
+                   ) -> tuple[ast.expr, bool]:
+        """`callee(args)`, or its spec's `numpy:` form (forms.py), and whether that form
+        runs with numpy's warnings off."""
+        tree = self.render_call(callee, args, kwargs)  # (first: it names the inputs it reads)
+        kernel = _kernel_name(callee)
+        if self.numpy_forms and kernel and \
+                not any(type(v) in READ_AFRESH for v in (*args, *kwargs.values())):
+            form = forms.rewrite(kernel, args, kwargs, unwrap(args), result, self.render)
             if form is not None:
                 return form
-        return f"{callee}({', '.join(rendered)})", False
+        return tree, False
 
     # -- the forward: kernel calls ------------------------------------------------------------
     def kernel_call(self, name: str, function: Callable, args: tuple, kwargs: dict) -> Any:
@@ -496,7 +511,7 @@ class Tracer:
             return result
         try:
             self.comment = f"{self.where}: {name}"
-            value = self.call(f"kernels.{name}", args, kwargs, result)
+            value = self.call(attribute("kernels", name), args, kwargs, result)
             if name == "t" and type(value) is Value and id(args[0]) in self.names:
                 self.transposed[value.name] = Value(self.names[id(args[0])], args[0], self)
             if type(result) in (bool, int, float, complex):
@@ -531,14 +546,13 @@ class Tracer:
         try:
             if type(result) is np.ndarray and id(result) not in self.names:
                 self.comment = f"{self.where}: {name}, computed (written in place below)"
-                self.call(f"kernels.{name}", args, kwargs, result)
+                self.call(attribute("kernels", name), args, kwargs, result)
                 return
             self.comment = f"{self.where}: {name}, in place"
             if name == "add_Tensor_" and self._scaled_add(args, kwargs):
                 return
-            rendered = [self.render(a) for a in args] + \
-                [f"{k}={self.render(v)}" for k, v in kwargs.items()]
-            self.source.add("", f"kernels.{name}({', '.join(rendered)})",
+            self.source.add((), ast.Expr(self.render_call(attribute("kernels", name), args,
+                                                          kwargs)),
                             self._reads((args, kwargs)), self.comment, self.phase)
         except TraceBreak as stop:
             self.stop(stop.reason)
@@ -559,28 +573,34 @@ class Tracer:
                 type(a) is not np.ndarray or type(b) is not np.ndarray or \
                 a.dtype.kind not in "fV" or b.dtype != a.dtype or b.shape != a.shape:
             return False
-        target, operand, value = self.render(a), self.render(b), self.render(alpha)
+        target, operand = self.render(a).id, self.render(b).id
         reads = self._reads(alpha)
-        key = (value, a.dtype)
+        key = (ast.dump(self.render(alpha)), a.dtype)
         factor = self.factors.get(key)
         if factor is None:
-            dtype = a.dtype
-            kind = f"np.{dtype.name}" if getattr(np, dtype.name, None) is dtype.type else \
-                self.source.constant(dtype)
-            limit = f"{dtype.kind}{dtype.itemsize * 8}_max"  # f32_max: float32's largest
-            self.source.namespace[limit] = float(np.finfo(dtype).max)
             factor = self.source.fresh("n")
-            self.source.add(factor, f"np.array({value}, {kind}) if abs({value}) <= {limit} "
-                            f"else {value}", reads, f"{self.comment}: alpha as a 0-d {dtype} "
-                            "array", self.phase).neutral = True
+            self.source.add(factor, self._as_array(alpha, a.dtype), reads,
+                            f"{self.comment}: alpha as a 0-d {a.dtype} array",
+                            self.phase).neutral = True
             if all(name.startswith("lr") for name in reads):  # (read once: reused)
                 self.factors[key] = factor
         product = self.source.fresh("u")
-        self.source.add(product, f"{factor} * {operand}", (factor, operand),
-                        f"{self.comment}: alpha * other", self.phase)
-        self.source.add("", f"{target} += {product}", (target, product),
-                        f"{self.comment}: the sum", self.phase).quiet = True
+        self.source.add(product, ast.BinOp(var(factor), ast.Mult(), var(operand)),
+                        (factor, operand), f"{self.comment}: alpha * other", self.phase)
+        self.source.add((), ast.AugAssign(ast.Name(target, ast.Store()), ast.Add(),
+                                          var(product), lineno=0),
+                        (target, product), f"{self.comment}: the sum", self.phase).quiet = True
         return True
+
+    def _as_array(self, alpha: Any, dtype: np.dtype) -> ast.expr:
+        """`np.array(alpha, np.float32) if abs(alpha) <= f32_max else alpha`."""
+        kind = attribute("np", dtype.name) if getattr(np, dtype.name, None) is dtype.type \
+            else var(self.source.constant(dtype))
+        limit = f"{dtype.kind}{dtype.itemsize * 8}_max"  # f32_max: float32's largest
+        self.source.namespace[limit] = float(np.finfo(dtype).max)
+        fits = ast.Compare(call(var("abs"), [self.render(alpha)]), [ast.LtE()], [var(limit)])
+        return ast.IfExp(fits, call(attribute("np", "array"), [self.render(alpha), kind]),
+                         self.render(alpha))
 
     def write_inplace(self, tensor: Tensor, result: Any) -> None:
         """recording.write_inplace: a kernel's result copied into a tensor the step made."""
@@ -591,15 +611,16 @@ class Tracer:
                       "not write into their inputs)")
             return
         self.comment = "the result written in place"
-        self.source.add("", f"np.copyto({target}, {name}, casting='unsafe')", (target, name),
+        copy_to = call(attribute("np", "copyto"), [var(target), var(name)],
+                       {"casting": ast.Constant("unsafe")})
+        self.source.add((), ast.Expr(copy_to), (target, name),
                         f"{self.phase}: {self.comment}", self.phase)
         self.version_moved(tensor)
 
-    def factory(self, source: str, array: np.ndarray, reads: tuple[str, ...],
+    def factory(self, tree: ast.expr, array: np.ndarray, reads: tuple[str, ...],
                 comment: str) -> None:
         """A tensor made in the step by a factory the tracer knows (`empty_like_layout`)."""
-        name = self.bind(array, "v")
-        self._line(name, source, reads)
+        self._line((self.bind(array, "v"),), tree, reads)
         self.source.lines[-1].comment = comment
 
     def grad_set(self, tensor: Tensor, value: Any) -> None:
@@ -618,8 +639,8 @@ class Tracer:
             del self.grads[id(old)]
             self.tensors.pop(id(old), None)
         label = self.parameter_names.get(id(tensor), name)
-        self.source.add("", f"{name}._grad = None", (), f"{self.phase}: {label}.grad = None",
-                        self.phase, GRAD_NONE, name)
+        self.source.add((), None, (), f"{self.phase}: {label}.grad = None", self.phase,
+                        GRAD_NONE, name).tensor_tree = self.tensor_tree(name)
 
     def constant_factory(self, name: str, tensor: Tensor, kwargs: dict) -> None:
         """A tensor made in the step by a factory of CONSTANT_FACTORIES: written as a line
@@ -632,10 +653,11 @@ class Tracer:
         array = tensor._data
         fresh = name.removeprefix("new_").removesuffix("_like")
         if fresh in ("zeros", "ones", "empty"):
-            source = f"np.{fresh}({array.shape!r}, {self.source.constant(array.dtype)})"
+            tree = call(attribute("np", fresh), [self.source.literal(array.shape),
+                                                 var(self.source.constant(array.dtype))])
         else:  # made once, at trace time: a copy at each step
-            source = f"{self.source.constant(array.copy())}.copy()"
-        self.factory(source, array, (), f"{self.phase}: {name}, {describe_array(array)}")
+            tree = call(attribute(self.source.constant(array.copy()), "copy"))
+        self.factory(tree, array, (), f"{self.phase}: {name}, {describe_array(array)}")
 
     def random_factory(self, name: str, args: tuple, kwargs: dict, tensor: Tensor) -> None:
         """`torch.randn(16, 4)` in the step: a line that calls the factory again, so the
@@ -645,12 +667,12 @@ class Tracer:
             self.stop(f"{name} with tensor arguments, out= or requires_grad=True in the step")
             return
         try:
-            rendered = [self.render(a) for a in args] + \
-                [f"{k}={self.render(v)}" for k, v in kwargs.items()]
+            tree = attribute(self.render_call(attribute("random_ops", name), args, kwargs),
+                             "_data")
         except TraceBreak as stop:
             self.stop(stop.reason)
             return
-        self.factory(f"random_ops.{name}({', '.join(rendered)})._data", tensor._data, (),
+        self.factory(tree, tensor._data, (),
                      f"{self.phase}: {name}, fresh draws in eager's order")
 
     def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
@@ -662,12 +684,12 @@ class Tracer:
             self.stop(f"{method} on a tensor the step did not make, or with tensor arguments")
             return False
         try:
-            rendered = [f"wrap({target})"] + [self.render(a) for a in args] + \
-                [f"{k}={self.render(v)}" for k, v in kwargs.items()]
+            fill = self.render_call(attribute("random_ops", method), args, kwargs)
         except TraceBreak as stop:
             self.stop(stop.reason)
             return False
-        self.source.add("", f"random_ops.{method}({', '.join(rendered)})", (target,),
+        fill.args.insert(0, call(var("wrap"), [var(target)]))
+        self.source.add((), ast.Expr(fill), (target,),
                         f"{self.phase}: {method}, fresh draws in eager's order", self.phase)
         return True
 
@@ -686,7 +708,8 @@ class Tracer:
         """recording.wrap turned a kernel's numpy scalar into an array."""
         if self.recording and array is not result and id(array) in self.names:
             self.comment = "forward: a scalar result as a 0-d array"
-            self.call("np.asarray", (Value(self.names[id(array)], array, self),), {}, result)
+            self.call(attribute("np", "asarray"), (Value(self.names[id(array)], array, self),),
+                      {}, result)
 
     def node_made(self, tensor: Tensor, node: Any) -> None:
         """recording.set_history: name the node on the line that made the tensor."""
@@ -712,8 +735,8 @@ class Tracer:
         else:
             self.comment = f"backward: the seed, d {loss.name} / d {loss.name} = 1"
             seed = np.ones_like(tensor._data)
-            shape, dtype = self.render(seed.shape), self.source.constant(seed.dtype)
-            root = self.expression(f"np.ones({shape}, {dtype})", (), seed)
+            shape, dtype = self.render(seed.shape), var(self.source.constant(seed.dtype))
+            root = self.expression(call(attribute("np", "ones"), [shape, dtype]), (), seed)
             self.ones.add(root.name)
         _trace_backward(self, [((tensor.grad_fn, tensor._output_nr), root)],
                         GraphTask(True, False, SymbolicOps(self)))
@@ -769,8 +792,9 @@ class Tracer:
         name = self.tensor_name(variable)
         label = self.parameter_names.get(id(variable), name)
         self.comment = f"AccumulateGrad: {label}.grad"
-        self.source.add("", f"accumulate({name}, {grad.name})", (grad.name,), self.comment,
-                        "backward", ACCUMULATE, name).grad = grad.name
+        line = self.source.add((), None, (grad.name,), self.comment, "backward", ACCUMULATE,
+                               name)
+        line.grad, line.tensor_tree = grad.name, self.tensor_tree(name)
         before = variable._grad._data.copy() if variable._grad is not None else None
         expected = grad.array.copy() if before is None else before + grad.array
         self.grads_checked.append((variable, expected))
@@ -894,7 +918,7 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
     wrote it): the formula of the first gradient that needs the line."""
     formulas = FORMULAS.get(node.name(), {})
     lines = tracer.source.lines
-    made_here = {line.target: line for line in lines[start:] if line.target}
+    made_here = {target: line for line in lines[start:] for target in line.targets}
     for index, grad in enumerate(outputs):
         if grad is None:
             continue
@@ -978,17 +1002,21 @@ def _names_read(code: types.CodeType) -> list[str]:
     return names
 
 
-def _argument_paths(args: Any, prefix: str = "a") -> Iterator[tuple[Tensor, str]]:
-    """(tensor, its path) for the tensors of the arguments, in tuples, lists and dicts
-    (of str keys, written as literals: `a0['x']`) too."""
+def _argument_paths(args: Any, prefix: str = "a", tree: ast.expr | None = None
+                    ) -> Iterator[tuple[Tensor, str, ast.expr]]:
+    """(tensor, its path, the path as an expression) for the tensors of the arguments, in
+    tuples, lists and dicts (of str keys: `a0['x']`) too."""
     items = args.items() if isinstance(args, dict) else enumerate(args)
     for key, arg in items:
-        path = f"{prefix}{key}" if prefix == "a" else f"{prefix}[{key!r}]"
+        if tree is None:
+            path, where = f"{prefix}{key}", var(f"{prefix}{key}")
+        else:
+            path, where = f"{prefix}[{key!r}]", subscript(copy.deepcopy(tree), ast.Constant(key))
         if isinstance(arg, Tensor):
-            yield arg, path
+            yield arg, path, where
         elif isinstance(arg, tuple | list) or isinstance(arg, dict) and \
                 all(type(k) is str for k in arg):
-            yield from _argument_paths(arg, path)
+            yield from _argument_paths(arg, path, where)
 
 
 def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]],
@@ -1021,6 +1049,14 @@ def _contains_tensor(value: Any) -> bool:
     if isinstance(value, dict):
         return any(_contains_tensor(v) for v in value.values())
     return False
+
+
+def _kernel_name(callee: ast.expr) -> str:
+    """NAME, for the callee `kernels.NAME`; else ""."""
+    if type(callee) is ast.Attribute and type(callee.value) is ast.Name and \
+            callee.value.id == "kernels":
+        return callee.attr
+    return ""
 
 
 def _contains_array(value: Any) -> bool:

@@ -12,6 +12,7 @@ the trace: the step then runs eagerly.
 
 from __future__ import annotations
 
+import ast
 import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ import numpy as np
 from generated import ops as generated_ops
 from runtime import arguments, kernels
 from runtime.compile import forms
-from runtime.compile.emit import TraceBreak
+from runtime.compile.emit import TraceBreak, attribute, subscript, var
 from runtime.namespaces import array_ops, numpy_dtype
 
 if TYPE_CHECKING:
@@ -69,16 +70,14 @@ class Value:
         if name in _SIZE_ATTRIBUTES:
             return getattr(self.array, name)
         if name == "T":
-            return self.tracer.expression(f"{self.name}.T", (self,), self.array.T)
-        attribute = getattr(self.array, name)
-        if not callable(attribute):
+            return self.tracer.expression(attribute(self.name, "T"), (self,), self.array.T)
+        if not callable(getattr(self.array, name)):
             raise TraceBreak(f"a formula reads the array attribute {name!r}")
         return _Method(self, name)
 
     def __getitem__(self, key: Any) -> Value:
-        text = self.tracer.render(key, subscript=True)
-        return self.tracer.expression(f"{self.name}[{text}]", (self, key),
-                                      self.array[unwrap(key)])
+        tree = subscript(self.name, self.tracer.render(key, in_subscript=True))
+        return self.tracer.expression(tree, (self, key), self.array[unwrap(key)])
 
 
 class _Method:
@@ -91,20 +90,22 @@ class _Method:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         result = getattr(self.value.array, self.name)(*unwrap(args), **unwrap(kwargs))
-        return self.value.tracer.call(f"{self.value.name}.{self.name}", args, kwargs, result,
-                                      (self.value,))
+        return self.value.tracer.call(attribute(self.value.name, self.name), args, kwargs,
+                                      result, (self.value,))
 
 
-def _binary(symbol: str, function: Callable, reflected: bool = False) -> Callable:
+def _binary(symbol: type[ast.AST], function: Callable, reflected: bool = False) -> Callable:
     def method(self: Value, other: Any) -> Any:
         left, right = (other, self) if reflected else (self, other)
         result = function(unwrap(left), unwrap(right))
-        if symbol == "*":
+        if symbol is ast.Mult:
             kept = _times_ones(self.tracer, left, right, result)
             if kept is not None:
                 return kept
-        text = f"{self.tracer.render(left)} {symbol} {self.tracer.render(right)}"
-        return self.tracer.expression(text, (left, right), result)
+        operands = self.tracer.render(left), self.tracer.render(right)
+        tree = ast.Compare(operands[0], [symbol()], [operands[1]]) \
+            if issubclass(symbol, ast.cmpop) else ast.BinOp(operands[0], symbol(), operands[1])
+        return self.tracer.expression(tree, (left, right), result)
 
     return method
 
@@ -120,30 +121,34 @@ def _times_ones(tracer: Tracer, left: Any, right: Any, result: Any) -> Value | N
     return None
 
 
-def _unary(symbol: str, function: Callable) -> Callable:
+def _unary(symbol: type[ast.unaryop], function: Callable) -> Callable:
     def method(self: Value) -> Any:
-        return self.tracer.expression(f"{symbol}{self.name}", (self,), function(self.array))
+        return self.tracer.expression(ast.UnaryOp(symbol(), var(self.name)), (self,),
+                                      function(self.array))
 
     return method
 
 
 for _name, _symbol, _function in (
-    ("add", "+", operator.add), ("sub", "-", operator.sub), ("mul", "*", operator.mul),
-    ("truediv", "/", operator.truediv), ("floordiv", "//", operator.floordiv),
-    ("pow", "**", operator.pow), ("matmul", "@", operator.matmul), ("mod", "%", operator.mod),
-    ("and", "&", operator.and_), ("or", "|", operator.or_), ("xor", "^", operator.xor),
+    ("add", ast.Add, operator.add), ("sub", ast.Sub, operator.sub),
+    ("mul", ast.Mult, operator.mul), ("truediv", ast.Div, operator.truediv),
+    ("floordiv", ast.FloorDiv, operator.floordiv), ("pow", ast.Pow, operator.pow),
+    ("matmul", ast.MatMult, operator.matmul), ("mod", ast.Mod, operator.mod),
+    ("and", ast.BitAnd, operator.and_), ("or", ast.BitOr, operator.or_),
+    ("xor", ast.BitXor, operator.xor),
 ):
     setattr(Value, f"__{_name}__", _binary(_symbol, _function))
     setattr(Value, f"__r{_name}__", _binary(_symbol, _function, reflected=True))
 for _name, _symbol, _function in (
-    ("lt", "<", operator.lt), ("le", "<=", operator.le), ("gt", ">", operator.gt),
-    ("ge", ">=", operator.ge), ("eq", "==", operator.eq), ("ne", "!=", operator.ne),
+    ("lt", ast.Lt, operator.lt), ("le", ast.LtE, operator.le), ("gt", ast.Gt, operator.gt),
+    ("ge", ast.GtE, operator.ge), ("eq", ast.Eq, operator.eq), ("ne", ast.NotEq, operator.ne),
 ):
     setattr(Value, f"__{_name}__", _binary(_symbol, _function))
-for _name, _symbol, _function in (("neg", "-", operator.neg), ("pos", "+", operator.pos),
-                                  ("invert", "~", operator.invert)):
+for _name, _symbol, _function in (("neg", ast.USub, operator.neg),
+                                  ("pos", ast.UAdd, operator.pos),
+                                  ("invert", ast.Invert, operator.invert)):
     setattr(Value, f"__{_name}__", _unary(_symbol, _function))
-Value.__abs__ = lambda self: self.tracer.call("abs", (self,), {}, abs(self.array))
+Value.__abs__ = lambda self: self.tracer.call(var("abs"), (self,), {}, abs(self.array))
 Value.__hash__ = object.__hash__
 
 
@@ -187,7 +192,8 @@ class SymbolicOps:
         """A numpy scalar made an array (a Value that holds an array is one already)."""
         if type(value) is Value and type(value.array) is np.ndarray:
             return value
-        return self._tracer.call("np.asarray", (value,), {}, np.asarray(unwrap(value)))
+        return self._tracer.call(attribute("np", "asarray"), (value,), {},
+                                 np.asarray(unwrap(value)))
 
     def sum_to(self, grad: Value, shape: tuple[int, ...]) -> Value:
         """kernels.sum_to, written down. For a bias's gradient (a matrix summed over its
@@ -214,9 +220,10 @@ class SymbolicOps:
                 product = ones @ array
             if product.dtype == result.dtype and product.shape == result.shape and \
                     product.tobytes() == np.ascontiguousarray(result).tobytes():
-                return tracer.expression(f"{tracer.source.constant(ones)} @ {grad.name}",
-                                         (grad,), result)
-        return tracer.call("kernels.sum_to", (grad, shape), {}, result)
+                tree = ast.BinOp(var(tracer.source.constant(ones)), ast.MatMult(),
+                                 var(grad.name))
+                return tracer.expression(tree, (grad,), result)
+        return tracer.call(attribute("kernels", "sum_to"), (grad, shape), {}, result)
 
     def __getattr__(self, name: str) -> Any:
         function = getattr(array_ops, name)
@@ -230,7 +237,8 @@ class SymbolicOps:
                 original = tracer.transposed.get(args[0].name)
                 if original is not None:  # t(t(x)) is x, laid out as x is
                     return original
-            callee, args = kernel_for(name, args, kwargs, result) or (f"ops.{name}", args)
+            callee, args = kernel_for(name, args, kwargs, result) or \
+                (attribute("ops", name), args)
             value = tracer.call(callee, args, kwargs, result)
             if name == "expand" and type(value) is Value and type(args[0]) is Value \
                     and args[0].name in tracer.ones:
@@ -242,7 +250,8 @@ class SymbolicOps:
         return traced
 
 
-def kernel_for(name: str, args: tuple, kwargs: dict, result: Any) -> tuple[str, tuple] | None:
+def kernel_for(name: str, args: tuple, kwargs: dict, result: Any
+               ) -> tuple[ast.expr, tuple] | None:
     """`kernels.KERNEL` and its arguments, the kernel `array_ops.NAME` runs for these
     arguments, when calling it directly is the same call (no numpy scalar to convert, an
     array back): overload resolution done once, at trace time, instead of at every step.
@@ -266,5 +275,5 @@ def kernel_for(name: str, args: tuple, kwargs: dict, result: Any) -> tuple[str, 
                 return None
             args = tuple(numpy_dtype(arg) if param.type.startswith("ScalarType") else arg
                          for param, arg in zip(overload.params, args, strict=False))
-            return f"kernels.{overload.kernel.__name__}", args
+            return attribute("kernels", overload.kernel.__name__), args
     return None

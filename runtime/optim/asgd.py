@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from runtime import factories
-from runtime.optim.optimizer import Optimizer, scalar_state, step_without_grad
+from runtime.optim.optimizer import Optimizer, scalar_state, select, step_without_grad
 
 __all__ = ["ASGD"]
 
@@ -61,10 +61,17 @@ class ASGD(Optimizer):
         eta_value = eta.item()
         param.mul_(1 - lambd * eta_value)
         param.add_(grad, alpha=-eta_value)
-        if mu.item() != 1:
-            ax.add_(param.sub(ax).mul_(mu))
-        else:
-            ax.copy_(param)
+        # Choices (`select`), not `if`s or max(): a compiled step makes them at each call,
+        # on that call's numbers.
+        ax.copy_(select(mu.item() != 1, ax.add(param.sub(ax).mul_(mu)), param))
         step = state["step"].item()
-        eta.copy_(factories.tensor(lr / ((1 + lambd * lr * step) ** group["alpha"])))
-        mu.copy_(factories.tensor(1 / max(1, step - group["t0"])))
+        _set(eta, lr / ((1 + lambd * lr * step) ** group["alpha"]))
+        since = step - group["t0"]
+        _set(mu, 1 / select(since > 1, since, 1))
+
+
+def _set(state: Any, value: float) -> None:
+    """`state.copy_(torch.as_tensor(value))`, as torch sets it: the value rounded to the
+    default dtype first (a state loaded as float64 still gets float32's value). Filled,
+    not made from the number, so that a compiled step writes the value it reads afresh."""
+    state.copy_(factories.zeros(()).fill_(value))

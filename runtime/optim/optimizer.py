@@ -203,6 +203,19 @@ def scalar_state(value: float) -> Tensor:
     return factories.tensor(value, dtype=dtypes.float32)
 
 
+def select(condition: Any, if_true: Any, if_false: Any) -> Any:
+    """`if_true if condition else if_false`, for a choice an optimizer makes on the numbers
+    of its step (RAdam's `rho_t > 5`, from its step count). Eagerly it is that expression.
+    While runtime.compile traces a step, such a condition is one the generated step reads
+    afresh at each call (runtime/compile/numbers.py's Condition), and the choice is written
+    into the step, made at each call: as torch's capturable optimizers choose with
+    torch.where, where an `if` would fix the first call's branch."""
+    choose = getattr(condition, "choose", None)
+    if choose is not None:
+        return choose(if_true, if_false)
+    return if_true if condition else if_false
+
+
 def run_step(optimizer: Optimizer, step: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """Where every optimizer's `step` runs, however it is reached: through the class, or
     through a wrapper that holds the function (an lr scheduler's, which counts the calls).

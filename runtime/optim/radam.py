@@ -6,7 +6,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from runtime import factories
-from runtime.optim.optimizer import Optimizer, check_adam_options, scalar_state, step_without_grad
+from runtime.optim.optimizer import (
+    Optimizer,
+    check_adam_options,
+    scalar_state,
+    select,
+    step_without_grad,
+)
 
 __all__ = ["RAdam"]
 
@@ -66,10 +72,11 @@ class RAdam(Optimizer):
         corrected = exp_avg / bias_correction1
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-        if rho_t > 5.0:
-            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
-                    / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-            adaptive = (bias_correction2**0.5) / exp_avg_sq.sqrt().add_(eps)
-            param.add_(corrected * lr * adaptive * rect, alpha=-1.0)
-        else:
-            param.add_(corrected * lr, alpha=-1.0)
+        # Rectified once the variance is tractable. A choice (`select`), not an `if`: a
+        # compiled step makes it at each call, on that call's step count.
+        tractable = rho_t > 5.0
+        rect = select(tractable, (rho_t - 4) * (rho_t - 2) * rho_inf
+                      / ((rho_inf - 4) * (rho_inf - 2) * rho_t), 0.0) ** 0.5
+        adaptive = (bias_correction2**0.5) / exp_avg_sq.sqrt().add_(eps)
+        step_size = corrected * lr
+        param.add_(select(tractable, step_size * adaptive * rect, step_size), alpha=-1.0)
