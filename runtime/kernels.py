@@ -1455,7 +1455,8 @@ def cast(array, dtype):
     its Half and BFloat16 from a float, so a double is rounded twice: 1 + 2**-8 + 2**-30
     becomes bfloat16's 1, not 1.0078125)."""
     dtype = np.dtype(dtype)
-    array = np.asarray(array)
+    if not hasattr(array, "astype"):  # a number (a traced array has astype: compile's Value)
+        array = np.asarray(array)
     if dtype in _HALVES and array.dtype not in _HALVES and array.dtype != np.float32 \
             and array.dtype.kind != "c":
         array = array.astype(np.float32)
