@@ -10,6 +10,10 @@ tensors) of every OpInfo gradgen maps, and counts per check how many samples agr
   forms them (where the OpInfo says torch supports that derivative);
 - errors: the exception class on the OpInfo's error inputs.
 
+Derivatives are taken of each sample's `output_process_fn_grad` of the op's outputs, as
+torch's own gradient tests take them; forward values too for the factorizations whose
+factors are unique only up to sign or phase (test_opinfo.UP_TO_SIGN: svd, eig, eigh...).
+
 Every sample counts, those of KNOWN_DIFFERENCES included (a known difference is still a
 difference), but for what gradgen does not aim at and samples cannot be compared on: dtypes
 gradgen lacks (float16, bfloat16, complex), `out=` and the orders of tied elements that torch
@@ -99,11 +103,12 @@ def _same_arrays(got: list, want: list) -> bool:
 
 def _forward(op: Any, sample: Any) -> bool | None:
     try:
-        want = opinfo._call_torch(op, sample)
+        want = opinfo.defined_part(op, sample, opinfo._call_torch(op, sample))
     except Exception:  # noqa: BLE001 - torch refuses the sample: nothing to compare
         return None
     try:
-        got = opinfo._call_gradgen(op, sample, requires_grad=False)
+        got = opinfo.defined_part(op, sample,
+                                  opinfo._call_gradgen(op, sample, requires_grad=False))
         opinfo.assert_same(got, want, "")
     except Exception:  # noqa: BLE001 - any difference or error is a disagreement
         return False
