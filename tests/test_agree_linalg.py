@@ -74,6 +74,8 @@ def _outcome(library: Any, call: Any, array: np.ndarray) -> Any:
     lambda t, x: t.norm(x, "foo"),
     lambda t, x: t.linalg.matrix_norm(x[0, 0], "foo"),  # the order is checked first
     lambda t, x: t.linalg.matrix_norm(x, True),
+    lambda t, x: t.linalg.matrix_norm(x, 3.0), lambda t, x: t.linalg.matrix_norm(x, 2.5),
+    lambda t, x: t.linalg.norm(x[0], -3),
 ])
 def test_norm_matrix_orders(call: Any) -> None:
     """torch.norm hands a string order other than a Frobenius norm over at most two dims to
