@@ -293,7 +293,8 @@ def matrix_norm_of(A: Any, ord: Any, dim: Any, keepdim: bool, dtype: Any) -> Any
     """torch.linalg.matrix_norm once its arguments are checked (torch.norm's matrix norms
     come here too)."""
     if ord not in ("fro", "nuc", 2, -2, 1, -1, math.inf, -math.inf):  # (checked first)
-        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+        shown = f"{ord:g}" if isinstance(ord, int | float) else ord  # C++'s way: 3, not 3.0
+        raise RuntimeError(f"linalg.matrix_norm: Order {shown} not supported.")
     rows, columns = _two_dims(A, tuple(dim), "matrix_norm")
     if ord == "fro":
         return ops.linalg_vector_norm(A, 2, [rows, columns], keepdim, dtype=dtype)

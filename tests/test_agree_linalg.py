@@ -74,6 +74,8 @@ def _outcome(library: Any, call: Any, array: np.ndarray) -> Any:
     lambda t, x: t.norm(x, "foo"),
     lambda t, x: t.linalg.matrix_norm(x[0, 0], "foo"),  # the order is checked first
     lambda t, x: t.linalg.matrix_norm(x, True),
+    lambda t, x: t.linalg.matrix_norm(x, 3.0), lambda t, x: t.linalg.matrix_norm(x, 2.5),
+    lambda t, x: t.linalg.norm(x[0], -3),
 ])
 def test_norm_matrix_orders(call: Any) -> None:
     """torch.norm hands a string order other than a Frobenius norm over at most two dims to
@@ -341,3 +343,28 @@ def test_searchsorted_empty_batches(sequence_shape: tuple, values_shape: tuple,
     want = torch.searchsorted(torch.tensor(sequence), torch.tensor(values), right=right)
     assert str(got.dtype) == str(want.dtype)
     np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+# -- svd_lowrank and pca_lowrank: torch's draws, torch's values up to the wide SVD's signs -----
+
+@pytest.mark.parametrize("name,kwargs", [("svd_lowrank", {"q": 2}), ("svd_lowrank", {"q": 3}),
+                                         ("pca_lowrank", {"q": 2, "center": True})])
+@pytest.mark.parametrize("shape", [(4, 3), (3, 5), (2, 4, 6)])
+def test_lowrank_is_torchs_up_to_one_sign_per_singular_pair(name: str, kwargs: dict,
+                                                            shape: tuple) -> None:
+    """The same random matrix (torch's stream) and the same steps: the singular values
+    agree, and U and V agree up to one sign per singular pair, the sign that the SVD of
+    the small wide matrix B = Qᴴ A takes. (torch's LAPACK, MKL, and numpy's, OpenBLAS,
+    choose those signs differently for wide matrices: the one known cause of OpInfo's
+    svd_lowrank and pca_lowrank disagreements.)"""
+    values = np.random.default_rng(14).standard_normal(shape)
+    results = []
+    for library in (runtime, torch):
+        library.manual_seed(42)
+        results.append([t.numpy() for t in getattr(library, name)(library.tensor(values),
+                                                                  **kwargs)])
+    (U, S, V), (want_U, want_S, want_V) = results  # noqa: N806
+    np.testing.assert_allclose(S, want_S, rtol=1e-7, atol=1e-7)
+    signs = np.sign(np.sum(U * want_U, axis=-2, keepdims=True))
+    np.testing.assert_allclose(U * signs, want_U, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(V * signs, want_V, rtol=1e-6, atol=1e-7)
