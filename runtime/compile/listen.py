@@ -389,11 +389,16 @@ def _item(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     value = proceed(*args, **kwargs)
     if type(value) is float and optim.holds_state(tracer, self):
         try:
-            name = tracer.value_of(self._data, "an optimizer's state").name
-            return Number(value, call(attribute(name, "item")), (name,))
+            array = tracer.value_of(self._data, "an optimizer's state").name
         except TraceBreak as stop:
             tracer.stop(stop.reason)
             return value
+        # (Read once, into a variable: the update's arithmetic names it many times.)
+        read = tracer.source.fresh("item")
+        tracer.source.add(read, call(attribute(array, "item")), (array,),
+                          f"{tracer.where}: a number of its state, read at every call",
+                          tracer.phase).neutral = True
+        return Number(value, var(read), (read,))
     if type(value) is float and name is not None and \
             _returned_at_once(_caller_of_item(), tracer.code):
         tracer.items[id(value)] = (value, call(attribute(name, "item")))
