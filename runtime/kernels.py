@@ -4842,49 +4842,6 @@ def _bernoulli_even(count: int) -> list[Fraction]:
 _BERNOULLI = _bernoulli_even(12)
 
 
-def _digamma_scalar(x: float) -> float:
-    """psi(x) = d/dx lgamma(x): -inf at +0 (+inf at -0), nan at the negative integers, the
-    reflection psi(x) = psi(1 - x) - pi / tan(pi x) below 0, the recurrence psi(x) =
-    psi(x + 1) - 1/x up to 10, then its asymptotic series in 1/x^2."""
-    if x == 0:
-        return math.copysign(math.inf, -x)
-    if math.isnan(x) or math.isinf(x):
-        return x if x > 0 or math.isnan(x) else math.nan
-    if x < 0:
-        if x == math.floor(x):
-            return math.nan
-        return _digamma_scalar(1 - x) - math.pi / math.tan(math.pi * (x - math.floor(x)))
-    result = 0.0
-    while x < 10:
-        result -= 1 / x
-        x += 1
-    square = 1 / (x * x)
-    series = 0.0
-    for k in range(7, 0, -1):  # - sum_k B_2k / (2k x^2k)
-        series = series * square + float(_BERNOULLI[k - 1] / (2 * k))
-    return result + math.log(x) - 0.5 / x - series * square
-
-
-def _trigamma_scalar(x: float) -> float:
-    """psi'(x) as torch computes it: the reflection psi'(x) = pi^2 / sin^2(pi x) - psi'(1 - x)
-    below 1/2, six steps of the recurrence psi'(x) = psi'(x + 1) + 1/x^2, then the
-    asymptotic series to its x^-7 term (torch's truncation: a few 1e-10 off at small x;
-    inf at 0, and huge but finite at the negative integers, where sin(pi x) rounds)."""
-    if math.isnan(x) or math.isinf(x):
-        return 0.0 if x == math.inf else math.nan
-    sign, result = 1.0, 0.0
-    if x < 0.5:
-        sine = math.sin(math.pi * x)
-        result = -((math.pi / sine) ** 2 if sine else math.inf)
-        sign, x = -1.0, 1 - x
-    for _ in range(6):
-        result += 1 / (x * x)
-        x += 1
-    square = 1 / (x * x)
-    result += (1 + 1 / (2 * x) + square * (1 / 6 - square * (1 / 30 - square / 42))) / x
-    return sign * result
-
-
 def _zeta_scalar(s: float, q: float) -> float:
     """The Hurwitz zeta function sum_k (k + q)^-s, s > 1 (inf at s == 1, nan below), by
     Euler-Maclaurin summation: at least nine terms and q past 9, then the tail's integral,
@@ -4923,8 +4880,49 @@ def _zeta_scalar(s: float, q: float) -> float:
     return total
 
 
-_digamma = np.vectorize(_digamma_scalar, otypes=[np.float64])
-_trigamma = np.vectorize(_trigamma_scalar, otypes=[np.float64])
+def _digamma(x: np.ndarray) -> np.ndarray:
+    """psi(x) = d/dx lgamma(x): -inf at +0 (+inf at -0), nan at the negative integers, the
+    reflection psi(x) = psi(1 - x) - pi / tan(pi x) below 0, the recurrence psi(x) =
+    psi(x + 1) - 1/x up to 10, then its asymptotic series in 1/x^2 (elementwise, in numpy)."""
+    x = np.asarray(x, dtype=np.float64)
+    reflected = (x < 0) & (x != np.floor(x)) & np.isfinite(x)
+    y = np.where(reflected, 1 - x, x)
+    y = np.where(np.isfinite(y) & (y > 0), y, 10.0)  # (the others are set below)
+    result = np.zeros_like(y)
+    for _ in range(10):  # psi(x) = psi(x + 1) - 1/x, up to 10 (x > 0 needs at most ten)
+        below = y < 10
+        result = np.where(below, result - 1 / y, result)
+        y = np.where(below, y + 1, y)
+    square = 1 / (y * y)
+    series = np.zeros_like(y)
+    for k in range(7, 0, -1):
+        series = series * square + float(_BERNOULLI[k - 1] / (2 * k))
+    result = result + np.log(y) - 0.5 / y - series * square
+    # (torch's reflection takes the fractional part with x's sign, modf's: at tiny negative x
+    # that keeps pi x, where x - floor(x) rounds to 1)
+    result = np.where(reflected, result - math.pi / np.tan(math.pi * np.modf(x)[0]), result)
+    result = np.where(x == 0, np.copysign(np.inf, -x), result)
+    result = np.where((x < 0) & (x == np.floor(x)), np.nan, result)  # and -inf
+    return np.where(np.isnan(x) | (x == np.inf), x, result)
+
+
+def _trigamma(x: np.ndarray) -> np.ndarray:
+    """psi'(x) as torch computes it: the reflection psi'(x) = pi^2 / sin^2(pi x) - psi'(1 - x)
+    below 1/2, six steps of the recurrence psi'(x) = psi'(x + 1) + 1/x^2, then the
+    asymptotic series to its x^-7 term (torch's truncation: a few 1e-10 off at small x;
+    inf at 0, and huge but finite at the negative integers, where sin(pi x) rounds)."""
+    x = np.asarray(x, dtype=np.float64)
+    reflected = x < 0.5
+    sine = np.sin(math.pi * x)
+    result = np.where(reflected, -np.where(sine != 0, (math.pi / sine) ** 2, np.inf), 0.0)
+    y = np.where(reflected, 1 - x, x)
+    for _ in range(6):
+        result = result + 1 / (y * y)
+        y = y + 1
+    square = 1 / (y * y)
+    result = result + (1 + 1 / (2 * y) + square * (1 / 6 - square * (1 / 30 - square / 42))) / y
+    result = np.where(reflected, -result, result)
+    return np.where(np.isnan(x) | np.isinf(x), np.where(x == np.inf, 0.0, np.nan), result)
 _zeta = np.vectorize(_zeta_scalar, otypes=[np.float64])
 
 
