@@ -4842,27 +4842,43 @@ def _bernoulli_even(count: int) -> list[Fraction]:
 _BERNOULLI = _bernoulli_even(12)
 
 
+def _whole(value: float) -> bool:
+    """value == floor(value), as C compares them (true at the infinities, false at NaN)."""
+    return math.isinf(value) or (not math.isnan(value) and value == math.floor(value))
+
+
+def _power(base: float, exponent: float) -> float:
+    """base ** exponent, infinite where it overflows (as C's pow; Python's raises)."""
+    try:
+        return base ** exponent
+    except OverflowError:
+        odd = exponent == math.floor(exponent) and exponent % 2 == 1
+        return math.copysign(math.inf, base) if odd else math.inf
+
+
 def _zeta_scalar(s: float, q: float) -> float:
     """The Hurwitz zeta function sum_k (k + q)^-s, s > 1 (inf at s == 1, nan below), by
     Euler-Maclaurin summation: at least nine terms and q past 9, then the tail's integral,
     half its first term and the Bernoulli corrections."""
-    if s == 1:
+    if s == 1:  # (torch's order of tests: zeta(nan, -inf) is inf)
         return math.inf
-    if math.isnan(s) or math.isnan(q) or s < 1:
+    if s < 1:
         return math.nan
-    if math.isinf(q) or math.isinf(s):  # torch's: its summation gives 0 * inf there
-        return math.inf if q == -math.inf else math.nan
     if q <= 0:
-        if q == math.floor(q):
+        if _whole(q):
             return math.inf
-        if s != math.floor(s):
+        if not _whole(s):
             return math.nan  # q^-s is not real
-    total = q ** -s
+    if math.isnan(s) or math.isnan(q):
+        return math.nan
+    if math.isinf(q):  # torch's: its summation gives 0 * inf there
+        return math.nan
+    total = _power(q, -s)
     a, i = q, 0
     while i < 9 or a <= 9:
         i += 1
         a += 1
-        term = a ** -s
+        term = _power(a, -s)
         total += term
         if builtins.abs(term) < 1.1e-16 * builtins.abs(total):
             return total

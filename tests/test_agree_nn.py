@@ -233,3 +233,13 @@ def test_digamma_and_trigamma_in_numpy_at_their_edges(n):
     _both(lambda lib, x: lib.polygamma(n, x), values)
     grid = np.linspace(-40.0, 40.0, 4001)
     _both(lambda lib, x: lib.polygamma(n, x), grid)
+
+
+def test_zeta_at_its_edges_in_torchs_order():
+    """zeta(nan, -inf) is inf (torch tests q <= 0 before NaN); an overflowing power is inf
+    (Python's raised OverflowError); s = inf runs the summation as torch's does."""
+    values = [NAN, INF, -INF, 0.0, -0.0, 1.0, 2.0, -2.0, -2.5, 0.5, 1e-300, -1e-300, 1e300,
+              3.0, 9.5, 1.5, -1.5]
+    s = np.array([a for a in values for _ in values])
+    q = np.array([b for _ in values for b in values])
+    _both(lambda lib, x, y: lib.special.zeta(x, y), s, q)
