@@ -5009,6 +5009,9 @@ def erfinv(self):
 _SQRT_HALF = math.sqrt(0.5)
 
 
+_ISPI = 0.56418958354775628694807945156  # 1 / sqrt(pi)
+
+
 def _erfcx64(x: np.ndarray) -> np.ndarray:
     """exp(x^2) erfc(x): the product up to 25, beyond it the asymptotic series
     1/(x sqrt(pi)) sum_k (-1)^k (2k-1)!! / (2x^2)^k (whose terms shrink well past
@@ -5023,7 +5026,13 @@ def _erfcx64(x: np.ndarray) -> np.ndarray:
             term = term * -(2 * k - 1) * inverse
             series = series + term
         asymptotic = series / (large * math.sqrt(math.pi))
-        positive = np.where(magnitude < 25, direct, asymptotic)
+        # above 50, torch's own: its continued fraction to four terms, and past 5e7 the
+        # first term 1 / (x sqrt(pi)) alone (so that 2 x erfcx(x) - 2 / sqrt(pi), erfcx's
+        # gradient, cancels far out as torch's does)
+        square = large * large
+        fraction = _ISPI * (square * (square + 4.5) + 2) / (large * (square * (square + 5) + 3.75))
+        far = np.where(large > 5e7, _ISPI / large, fraction)
+        positive = np.where(magnitude < 25, direct, np.where(magnitude > 50, far, asymptotic))
         positive = np.where(np.isnan(x), x, positive)
         return np.where(x < 0, 2 * np.exp(x * x) - positive, positive)
 
@@ -5041,8 +5050,9 @@ def _log_ndtr64(x: np.ndarray) -> np.ndarray:
     """log Phi(x): log1p(-Phi(-x)) above -1, and below it log(erfcx(-x/sqrt(2)) / 2) - x^2/2,
     which stays finite far into the tail where Phi itself underflows."""
     with silenced():
-        upper = np.log1p(-0.5 * _erfc(x * _SQRT_HALF))
-        lower = np.log(_erfcx64(-x * _SQRT_HALF) / 2) - x * x / 2
+        t = x * _SQRT_HALF  # (torch's t; t * t rounds as its does, which the gradient
+        upper = np.log1p(-_erfc(t) / 2)  # exp(-(result + x²/2)) magnifies far in the tail)
+        lower = np.log(_erfcx64(-t) / 2) - t * t
         return np.where(x < -1, lower, upper)
 
 

@@ -243,3 +243,14 @@ def test_zeta_at_its_edges_in_torchs_order():
     s = np.array([a for a in values for _ in values])
     q = np.array([b for _ in values for b in values])
     _both(lambda lib, x, y: lib.special.zeta(x, y), s, q)
+
+
+def test_erfcx_and_log_ndtr_far_in_the_tail():
+    """erfcx above 50 as torch computes it (2 x erfcx(x) - 2/sqrt(pi) cancels as torch's, in
+    the second order), and log_ndtr's t * t as torch rounds it (its gradient
+    exp(-(result + x²/2)) magnifies the last bit far in the lower tail)."""
+    far = np.array([1e20, 1e8, 5e7, 75.0, 51.0, 30.0, 1.0, -3.0])
+    _compare_grads(lambda lib, x: lib.special.erfcx(x), [far], 2)
+    _both(lambda lib, x: lib.special.erfcx(x), np.geomspace(20.0, 1e300, 500))
+    tail = np.array([-4988429.2, -1e4, -40.0, -1.5, -0.5, 2.0])
+    _compare_grads(lambda lib, x: lib.special.log_ndtr(x), [tail], 1)
