@@ -4901,70 +4901,43 @@ def _bernoulli_even(count: int) -> list[Fraction]:
 _BERNOULLI = _bernoulli_even(12)
 
 
-def _digamma_scalar(x: float) -> float:
-    """psi(x) = d/dx lgamma(x): -inf at +0 (+inf at -0), nan at the negative integers, the
-    reflection psi(x) = psi(1 - x) - pi / tan(pi x) below 0, the recurrence psi(x) =
-    psi(x + 1) - 1/x up to 10, then its asymptotic series in 1/x^2."""
-    if x == 0:
-        return math.copysign(math.inf, -x)
-    if math.isnan(x) or math.isinf(x):
-        return x if x > 0 or math.isnan(x) else math.nan
-    if x < 0:
-        if x == math.floor(x):
-            return math.nan
-        return _digamma_scalar(1 - x) - math.pi / math.tan(math.pi * (x - math.floor(x)))
-    result = 0.0
-    while x < 10:
-        result -= 1 / x
-        x += 1
-    square = 1 / (x * x)
-    series = 0.0
-    for k in range(7, 0, -1):  # - sum_k B_2k / (2k x^2k)
-        series = series * square + float(_BERNOULLI[k - 1] / (2 * k))
-    return result + math.log(x) - 0.5 / x - series * square
+def _whole(value: float) -> bool:
+    """value == floor(value), as C compares them (true at the infinities, false at NaN)."""
+    return math.isinf(value) or (not math.isnan(value) and value == math.floor(value))
 
 
-def _trigamma_scalar(x: float) -> float:
-    """psi'(x) as torch computes it: the reflection psi'(x) = pi^2 / sin^2(pi x) - psi'(1 - x)
-    below 1/2, six steps of the recurrence psi'(x) = psi'(x + 1) + 1/x^2, then the
-    asymptotic series to its x^-7 term (torch's truncation: a few 1e-10 off at small x;
-    inf at 0, and huge but finite at the negative integers, where sin(pi x) rounds)."""
-    if math.isnan(x) or math.isinf(x):
-        return 0.0 if x == math.inf else math.nan
-    sign, result = 1.0, 0.0
-    if x < 0.5:
-        sine = math.sin(math.pi * x)
-        result = -((math.pi / sine) ** 2 if sine else math.inf)
-        sign, x = -1.0, 1 - x
-    for _ in range(6):
-        result += 1 / (x * x)
-        x += 1
-    square = 1 / (x * x)
-    result += (1 + 1 / (2 * x) + square * (1 / 6 - square * (1 / 30 - square / 42))) / x
-    return sign * result
+def _power(base: float, exponent: float) -> float:
+    """base ** exponent, infinite where it overflows (as C's pow; Python's raises)."""
+    try:
+        return base ** exponent
+    except OverflowError:
+        odd = exponent == math.floor(exponent) and exponent % 2 == 1
+        return math.copysign(math.inf, base) if odd else math.inf
 
 
 def _zeta_scalar(s: float, q: float) -> float:
     """The Hurwitz zeta function sum_k (k + q)^-s, s > 1 (inf at s == 1, nan below), by
     Euler-Maclaurin summation: at least nine terms and q past 9, then the tail's integral,
     half its first term and the Bernoulli corrections."""
-    if s == 1:
+    if s == 1:  # (torch's order of tests: zeta(nan, -inf) is inf)
         return math.inf
-    if math.isnan(s) or math.isnan(q) or s < 1:
+    if s < 1:
         return math.nan
-    if math.isinf(q) or math.isinf(s):  # torch's: its summation gives 0 * inf there
-        return math.inf if q == -math.inf else math.nan
     if q <= 0:
-        if q == math.floor(q):
+        if _whole(q):
             return math.inf
-        if s != math.floor(s):
+        if not _whole(s):
             return math.nan  # q^-s is not real
-    total = q ** -s
+    if math.isnan(s) or math.isnan(q):
+        return math.nan
+    if math.isinf(q):  # torch's: its summation gives 0 * inf there
+        return math.nan
+    total = _power(q, -s)
     a, i = q, 0
     while i < 9 or a <= 9:
         i += 1
         a += 1
-        term = a ** -s
+        term = _power(a, -s)
         total += term
         if builtins.abs(term) < 1.1e-16 * builtins.abs(total):
             return total
@@ -4982,8 +4955,49 @@ def _zeta_scalar(s: float, q: float) -> float:
     return total
 
 
-_digamma = np.vectorize(_digamma_scalar, otypes=[np.float64])
-_trigamma = np.vectorize(_trigamma_scalar, otypes=[np.float64])
+def _digamma(x: np.ndarray) -> np.ndarray:
+    """psi(x) = d/dx lgamma(x): -inf at +0 (+inf at -0), nan at the negative integers, the
+    reflection psi(x) = psi(1 - x) - pi / tan(pi x) below 0, the recurrence psi(x) =
+    psi(x + 1) - 1/x up to 10, then its asymptotic series in 1/x^2 (elementwise, in numpy)."""
+    x = np.asarray(x, dtype=np.float64)
+    reflected = (x < 0) & (x != np.floor(x)) & np.isfinite(x)
+    y = np.where(reflected, 1 - x, x)
+    y = np.where(np.isfinite(y) & (y > 0), y, 10.0)  # (the others are set below)
+    result = np.zeros_like(y)
+    for _ in range(10):  # psi(x) = psi(x + 1) - 1/x, up to 10 (x > 0 needs at most ten)
+        below = y < 10
+        result = np.where(below, result - 1 / y, result)
+        y = np.where(below, y + 1, y)
+    square = 1 / (y * y)
+    series = np.zeros_like(y)
+    for k in range(7, 0, -1):
+        series = series * square + float(_BERNOULLI[k - 1] / (2 * k))
+    result = result + np.log(y) - 0.5 / y - series * square
+    # (torch's reflection takes the fractional part with x's sign, modf's: at tiny negative x
+    # that keeps pi x, where x - floor(x) rounds to 1)
+    result = np.where(reflected, result - math.pi / np.tan(math.pi * np.modf(x)[0]), result)
+    result = np.where(x == 0, np.copysign(np.inf, -x), result)
+    result = np.where((x < 0) & (x == np.floor(x)), np.nan, result)  # and -inf
+    return np.where(np.isnan(x) | (x == np.inf), x, result)
+
+
+def _trigamma(x: np.ndarray) -> np.ndarray:
+    """psi'(x) as torch computes it: the reflection psi'(x) = pi^2 / sin^2(pi x) - psi'(1 - x)
+    below 1/2, six steps of the recurrence psi'(x) = psi'(x + 1) + 1/x^2, then the
+    asymptotic series to its x^-7 term (torch's truncation: a few 1e-10 off at small x;
+    inf at 0, and huge but finite at the negative integers, where sin(pi x) rounds)."""
+    x = np.asarray(x, dtype=np.float64)
+    reflected = x < 0.5
+    sine = np.sin(math.pi * x)
+    result = np.where(reflected, -np.where(sine != 0, (math.pi / sine) ** 2, np.inf), 0.0)
+    y = np.where(reflected, 1 - x, x)
+    for _ in range(6):
+        result = result + 1 / (y * y)
+        y = y + 1
+    square = 1 / (y * y)
+    result = result + (1 + 1 / (2 * y) + square * (1 / 6 - square * (1 / 30 - square / 42))) / y
+    result = np.where(reflected, -result, result)
+    return np.where(np.isnan(x) | np.isinf(x), np.where(x == np.inf, 0.0, np.nan), result)
 _zeta = np.vectorize(_zeta_scalar, otypes=[np.float64])
 
 
@@ -5054,6 +5068,9 @@ def erfinv(self):
 _SQRT_HALF = math.sqrt(0.5)
 
 
+_ISPI = 0.56418958354775628694807945156  # 1 / sqrt(pi)
+
+
 def _erfcx64(x: np.ndarray) -> np.ndarray:
     """exp(x^2) erfc(x): the product up to 25, beyond it the asymptotic series
     1/(x sqrt(pi)) sum_k (-1)^k (2k-1)!! / (2x^2)^k (whose terms shrink well past
@@ -5068,7 +5085,13 @@ def _erfcx64(x: np.ndarray) -> np.ndarray:
             term = term * -(2 * k - 1) * inverse
             series = series + term
         asymptotic = series / (large * math.sqrt(math.pi))
-        positive = np.where(magnitude < 25, direct, asymptotic)
+        # above 50, torch's own: its continued fraction to four terms, and past 5e7 the
+        # first term 1 / (x sqrt(pi)) alone (so that 2 x erfcx(x) - 2 / sqrt(pi), erfcx's
+        # gradient, cancels far out as torch's does)
+        square = large * large
+        fraction = _ISPI * (square * (square + 4.5) + 2) / (large * (square * (square + 5) + 3.75))
+        far = np.where(large > 5e7, _ISPI / large, fraction)
+        positive = np.where(magnitude < 25, direct, np.where(magnitude > 50, far, asymptotic))
         positive = np.where(np.isnan(x), x, positive)
         return np.where(x < 0, 2 * np.exp(x * x) - positive, positive)
 
@@ -5086,8 +5109,9 @@ def _log_ndtr64(x: np.ndarray) -> np.ndarray:
     """log Phi(x): log1p(-Phi(-x)) above -1, and below it log(erfcx(-x/sqrt(2)) / 2) - x^2/2,
     which stays finite far into the tail where Phi itself underflows."""
     with silenced():
-        upper = np.log1p(-0.5 * _erfc(x * _SQRT_HALF))
-        lower = np.log(_erfcx64(-x * _SQRT_HALF) / 2) - x * x / 2
+        t = x * _SQRT_HALF  # (torch's t; t * t rounds as its does, which the gradient
+        upper = np.log1p(-_erfc(t) / 2)  # exp(-(result + x²/2)) magnifies far in the tail)
+        lower = np.log(_erfcx64(-t) / 2) - t * t
         return np.where(x < -1, lower, upper)
 
 

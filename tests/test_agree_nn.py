@@ -221,3 +221,36 @@ ACTIVATIONS_MORE = {
     "mish": lambda lib, x: lib.nn.functional.mish(x),
     "sinc": lambda lib, x: lib.sinc(x),
 }
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_digamma_and_trigamma_in_numpy_at_their_edges(n):
+    """Computed elementwise in numpy now (a reference sample has a million elements); at a
+    tiny negative x the reflection keeps pi x (torch's modf), and trigamma at a tiny x is
+    infinite instead of overflowing Python's float."""
+    values = np.array([-4.97e-158, -2.3e-74, 1e-200, -1e-200, 0.0, -0.0, INF, -INF, NAN, -3.0,
+                       -2.5, 0.5, 9.75, 10.0, 1e17, 1e300, 1e-320])
+    _both(lambda lib, x: lib.polygamma(n, x), values)
+    grid = np.linspace(-40.0, 40.0, 4001)
+    _both(lambda lib, x: lib.polygamma(n, x), grid)
+
+
+def test_zeta_at_its_edges_in_torchs_order():
+    """zeta(nan, -inf) is inf (torch tests q <= 0 before NaN); an overflowing power is inf
+    (Python's raised OverflowError); s = inf runs the summation as torch's does."""
+    values = [NAN, INF, -INF, 0.0, -0.0, 1.0, 2.0, -2.0, -2.5, 0.5, 1e-300, -1e-300, 1e300,
+              3.0, 9.5, 1.5, -1.5]
+    s = np.array([a for a in values for _ in values])
+    q = np.array([b for _ in values for b in values])
+    _both(lambda lib, x, y: lib.special.zeta(x, y), s, q)
+
+
+def test_erfcx_and_log_ndtr_far_in_the_tail():
+    """erfcx above 50 as torch computes it (2 x erfcx(x) - 2/sqrt(pi) cancels as torch's, in
+    the second order), and log_ndtr's t * t as torch rounds it (its gradient
+    exp(-(result + x²/2)) magnifies the last bit far in the lower tail)."""
+    far = np.array([1e20, 1e8, 5e7, 75.0, 51.0, 30.0, 1.0, -3.0])
+    _compare_grads(lambda lib, x: lib.special.erfcx(x), [far], 2)
+    _both(lambda lib, x: lib.special.erfcx(x), np.geomspace(20.0, 1e300, 500))
+    tail = np.array([-4988429.2, -1e4, -40.0, -1.5, -0.5, 2.0])
+    _compare_grads(lambda lib, x: lib.special.log_ndtr(x), [tail], 1)

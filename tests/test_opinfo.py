@@ -110,16 +110,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
            ("bitwise_right_shift", "errors"), ("lcm", "errors"),
            ("gcd", "errors"), ("hsplit", "errors"), ("vsplit", "errors"),
            ("hstack", "errors"), ("vstack", "errors"), ("dstack", "errors"))},
-    **{("nn.functional.multi_head_attention_forward", "", check): (
-        "a defect, not yet found: on OpInfo's samples (bias_k/bias_v, unbatched and batched "
-        "inputs) the forward values differ from torch's; the module path "
-        "(tests/test_nn_transformer.py) agrees with torch", None)
-       for check in ("forward", "float32")},
-    # (its gradients agree in a whole run and not in this file alone: its dropout samples
-    # draw from the process's generator, so they are left out, as the random ops are)
-    **{("nn.functional.multi_head_attention_forward", "", check): (
-        "random samples (dropout) whose draws depend on what ran before in the process",
-        lambda sample: True) for check in ("backward", "gradgrad", "forward_ad")},
 
     # -- elementwise math and torch.special (family 1): entries follow --
     **{(name, variant, check): (
@@ -209,6 +199,10 @@ OPINFO_HELPERS: dict[str, Callable] = {
     # wrapper_set_seed(F.scaled_dot_product_attention, ...): the same dropout masks.
     "nn.functional.scaled_dot_product_attention": lambda *args, **kwargs: _call_in_order(
         runtime_functional.scaled_dot_product_attention, *args, **kwargs),
+    # lambda input, *args, **kwargs: wrapper_set_seed(F.multi_head_attention_forward, ...),
+    # written over two lines
+    "nn.functional.multi_head_attention_forward": lambda *args, **kwargs: _call_in_order(
+        runtime_functional.multi_head_attention_forward, *args, **kwargs),
     # issue 28, helper nnB: wrapper_set_seed(F.<name>, ...) around nn's random ops
     **{f"nn.functional.{name}": (lambda function: lambda *args, **kwargs: _call_in_order(
         function, *args, **kwargs))(getattr(runtime_functional, name))
@@ -713,8 +707,6 @@ def _check_compiled(op: Any, left_out: Callable[[Any], bool]) -> None:
 COMPILED_NOT_YET = {
     "stft": "runtime.compile carries no gradient of a complex output yet",
     "linalg.eigvals": "runtime.compile carries no gradient of a complex output yet",
-    "nn.functional.multi_head_attention_forward": "compiled differs from eager on OpInfo's "
-                                                  "samples: not yet investigated",
     "lu": "the compiled step's generated code fails on lu's samples: not yet investigated",
     "matrix_exp": "the compiled backward returns a gradient of the wrong shape: not yet "
                   "investigated",
