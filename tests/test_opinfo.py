@@ -323,6 +323,8 @@ def _by_name(op: Any) -> Callable | None:
         return None
     if isinstance(method, property):  # `x.T`
         return lambda self: getattr(self, name)
+    if name.startswith("__"):  # torch's op is the unbound `Tensor.__radd__`: so is gradgen's
+        return method  # (`getattr(2, "__radd__")` would be int's own method)
     return lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs)
 
 
@@ -403,8 +405,8 @@ def assert_same(got: Any, want: Any, where: str, rtol: float = 1e-7, atol: float
         assert isinstance(got, list | tuple) and len(got) == len(want), f"{where}: structure"
         for index, (g, w) in enumerate(zip(got, want, strict=True)):
             assert_same(g, w, f"{where}[{index}]", rtol, atol)
-    elif want is None:
-        assert got is None, f"{where}: {got!r} for None"
+    elif want is None or want is NotImplemented:  # (a reflected operator's own answer)
+        assert got is want, f"{where}: {got!r} for {want!r}"
     else:
         assert got == pytest.approx(want, rel=rtol, abs=atol, nan_ok=True), where
 
