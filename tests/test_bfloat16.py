@@ -242,3 +242,13 @@ def test_backward_in_bfloat16() -> None:
         return [loss, x.grad, w.grad]
 
     same(program)
+
+
+def test_save_and_load_between_torch_and_gradgen(tmp_path: Any) -> None:
+    values = [1.5, 2.25, -3.1, 1 + 2**-8 + 2**-30]
+    runtime.save({"w": runtime.tensor(values, dtype=runtime.bfloat16)}, tmp_path / "ours.pt")
+    theirs = torch.load(tmp_path / "ours.pt")["w"]
+    torch.save({"w": torch.tensor(values, dtype=torch.bfloat16)}, tmp_path / "theirs.pt")
+    ours = runtime.load(tmp_path / "theirs.pt")["w"]
+    assert str(theirs.dtype) == str(ours.dtype) == "torch.bfloat16"
+    assert bits(theirs) == bits(ours) == bits(torch.tensor(values, dtype=torch.bfloat16))
