@@ -31,8 +31,10 @@ _DEFAULT_FLOAT = np.float32
 _DEFAULT_COMPLEX = np.dtype(np.complex64)  # the complex dtype of the default float's parts
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 _HALVES = (np.dtype(np.float16), _BFLOAT16)  # computed in float32 (their opmath type)
+_COMPLEX32 = np.dtype(ml_dtypes.complex32)
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # "V": bfloat16
-_COMPLEX_OF = {np.dtype(np.float16): None, np.dtype(np.float32): np.dtype(np.complex64),
+_COMPLEX_OF = {np.dtype(np.float16): np.dtype(ml_dtypes.complex32),
+               np.dtype(np.float32): np.dtype(np.complex64),
                np.dtype(np.float64): np.dtype(np.complex128),
                np.dtype(ml_dtypes.bfloat16): np.dtype(np.complex64)}  # (torch's choice too)
 
@@ -1472,6 +1474,12 @@ def cast(array, dtype):
         array = array.astype(np.float32)
     elif array.dtype in _HALVES and dtype.kind in "iu":  # as C converts a float to integer
         array = array.astype(np.float32)
+    elif (dtype == _COMPLEX32) != (array.dtype == _COMPLEX32) and array.dtype.kind != "b":
+        # complex32 is made from and read as complex<float> (its float16 parts from floats)
+        array = array.astype(np.complex64 if array.dtype.kind == "c" or dtype == _COMPLEX32
+                             else np.float32)
+        if dtype.kind != "c" and array.dtype.kind == "c":
+            array = array.real
     return array.astype(dtype)
 
 
@@ -4705,7 +4713,8 @@ def sgn(self):
 # -- complex numbers -------------------------------------------------------------------------
 
 _REAL_PARTS = {np.dtype(np.complex64): np.dtype(np.float32),
-               np.dtype(np.complex128): np.dtype(np.float64)}
+               np.dtype(np.complex128): np.dtype(np.float64),
+               np.dtype(ml_dtypes.complex32): np.dtype(np.float16)}
 _FLOAT_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
 
 
@@ -4722,6 +4731,8 @@ def view_as_real(self):
     if self.dtype.kind != "c":
         raise RuntimeError("view_as_real is only supported for complex tensors")
     part = _REAL_PARTS[self.dtype]
+    if self.dtype == _COMPLEX32:  # (numpy's .real of ml_dtypes' complex32 is not its part)
+        return self[..., None].view(part)
     return np.lib.stride_tricks.as_strided(self.real, (*self.shape, 2),
                                            (*self.strides, part.itemsize))
 
@@ -4729,12 +4740,10 @@ def view_as_real(self):
 def view_as_complex(self):
     """A float array whose last dimension holds (real, imaginary) pairs, as complex numbers:
     a view."""
-    if self.dtype.kind not in "fV" or self.dtype == np.float16:
+    if self.dtype.kind != "f":
         name = _FLOAT_NAMES.get(self.dtype.name) or _scalar_type_name(self.dtype)
-        if self.dtype != np.float16:
-            raise RuntimeError("view_as_complex is only supported for half, float and double "
-                               f"tensors, but got a tensor of scalar type: {name}")
-        complex_of(self.dtype)  # complex32: refused with gradgen's reason
+        raise RuntimeError("view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {name}")
     if self.ndim == 0 or self.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if self.size == 0:  # (numpy's strides of an empty array mean nothing)
@@ -4743,6 +4752,8 @@ def view_as_complex(self):
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if builtins.any(stride % (2 * self.itemsize) for stride in self.strides[:-1]):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if self.dtype == np.float16:  # (numpy's as_strided does not know complex32)
+        return self.view(_COMPLEX32)[..., 0]
     return np.lib.stride_tricks.as_strided(_complex_start(self), self.shape[:-1],
                                            self.strides[:-1])
 

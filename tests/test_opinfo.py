@@ -82,9 +82,6 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], tuple[str, Callable[[Any], bool] |
         "algorithm (not a stable order); gradgen's are in a stable order. The values agree",
         _has_ties_unstable)
        for name, check in (("sort", "bool"), ("argsort", "bool"), ("topk", "int64"))},
-    ("chalf", "", "*"): (
-        "gradgen has no complex32 (numpy has no complex type of float16 parts): x.chalf() "
-        "raises a TypeError that says so, where torch converts", None),
     # -- end of opinfo fixes 2 --
     ("nn.functional.embedding", "", "*"): (
         "gradgen has no sparse gradients (sparse=True raises NotImplementedError)",
@@ -378,6 +375,8 @@ def _to_numpy(value: Any) -> Any:
         value = value.detach().resolve_conj()  # (torch's lazy conjugates resolved)
         if str(value.dtype) == "torch.bfloat16":  # numpy has none: as the float32s they are
             value = value.float()
+        elif str(value.dtype) == "torch.complex32":  # nor this: as the complex64s they are
+            value = value.cfloat()
         return value.numpy()
     return value
 
@@ -715,7 +714,7 @@ COMPILED_NOT_YET = {
                   "investigated",
     **{name: "runtime.compile does not yet carry the gradient of a complex output (the "
              "compiled call's outputs do not require grad): not yet investigated"
-       for name in ("complex", "view_as_complex", "polar", "cfloat", "cdouble", "fft.fft",
+       for name in ("complex", "view_as_complex", "polar", "cfloat", "cdouble", "chalf", "fft.fft",
                     "fft.fft2", "fft.fftn", "fft.rfft",
                     "fft.rfft2", "fft.rfftn", "fft.ifft", "fft.ifft2", "fft.ifftn", "fft.ihfft",
                     "fft.ihfft2", "fft.ihfftn")},
