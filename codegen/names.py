@@ -19,7 +19,7 @@ MODULE_NAMES = frozenset({
     "SavedVariable", "SavedVariableList", "NOT_SAVED", "namedtuple", "OVERLOADS", "BY_NAME",
     "Overload", "Param", "MISSING", "tensor_ops", "NUMBER", "NUMBER_OR_NONE", "TENSOR_OR_NUMBER",
     "TensorMethods", "recording", "forward_grad", "_arguments",
-    "map", "tuple", "TypeError", "NotImplemented", "Tensor", "isinstance",
+    "map", "tuple", "TypeError", "NotImplemented", "Tensor", "isinstance", "type",
     "_out",  # runtime/out.py, which a wrapper hands an out= call to
     "_modes",  # runtime/modes.py, which every wrapper and method asks first
     "_grad_state", "gradient_edge",  # a recorded op's own test and edges (the fast path)

@@ -36,6 +36,9 @@ OPERATORS = {
     "__rand__": ("bitwise_and", False), "__ror__": ("bitwise_or", False),
     "__rxor__": ("bitwise_xor", False),
 }
+# The reflected operators torch's Tensor has as C descriptors, which refuse a self that is
+# not a Tensor (`Tensor.__radd__(2, x)`); its __rsub__ and __rpow__ are Python functions.
+_DESCRIPTORS = ("__radd__", "__rmul__", "__rand__", "__ror__", "__rxor__")
 INPLACE_OPERATORS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_",
                      "__itruediv__": "div_"}
 
@@ -1030,12 +1033,10 @@ def operator_contexts(infos: list[OpInfo]) -> list[dict]:
         unary = dunder in ("__neg__", "__abs__", "__invert__")
         if unary:
             result.append({"name": dunder, "signature": "self", "call": f"ops.{op}(self)"})
-        elif swapped:
-            result.append({"name": dunder, "signature": "self, other",
-                           "call": f"ops.{op}(other, self)"})
         else:
-            result.append({"name": dunder, "signature": "self, other",
-                           "call": f"ops.{op}(self, other)"})
+            result.append({"name": dunder, "signature": "self, other", "call":
+                           f"ops.{op}(other, self)" if swapped else f"ops.{op}(self, other)",
+                           "reflected": dunder in _DESCRIPTORS})
     for dunder, method in INPLACE_OPERATORS.items():
         base = method[:-1]
         if any(i.inplace for i in groups.get(base, [])):

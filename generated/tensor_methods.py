@@ -9,6 +9,7 @@ the same wrapper as `torch.sum(x, 1)`.
 from generated import ops
 from runtime import arguments as _arguments
 from runtime import modes as _modes
+from runtime._tensor import Tensor
 from runtime.arguments import MISSING
 
 
@@ -3888,6 +3889,9 @@ class TensorMethods:
             return NotImplemented
 
     def __radd__(self, other):
+        if not isinstance(self, Tensor):  # `Tensor.__radd__(2, x)`: torch's descriptor refuses
+            raise TypeError(f"descriptor '__radd__' for 'torch._C.TensorBase' objects "
+                            f"doesn't apply to a '{type(self).__name__}' object")
         try:
             return ops.add(self, other)
         except TypeError:  # an operand the op does not take (`x == None`): Python decides
@@ -3912,6 +3916,9 @@ class TensorMethods:
             return NotImplemented
 
     def __rmul__(self, other):
+        if not isinstance(self, Tensor):  # `Tensor.__rmul__(2, x)`: torch's descriptor refuses
+            raise TypeError(f"descriptor '__rmul__' for 'torch._C.TensorBase' objects "
+                            f"doesn't apply to a '{type(self).__name__}' object")
         try:
             return ops.mul(self, other)
         except TypeError:  # an operand the op does not take (`x == None`): Python decides
@@ -3999,18 +4006,27 @@ class TensorMethods:
         return ops.bitwise_not(self)
 
     def __rand__(self, other):
+        if not isinstance(self, Tensor):  # `Tensor.__rand__(2, x)`: torch's descriptor refuses
+            raise TypeError(f"descriptor '__rand__' for 'torch._C.TensorBase' objects "
+                            f"doesn't apply to a '{type(self).__name__}' object")
         try:
             return ops.bitwise_and(self, other)
         except TypeError:  # an operand the op does not take (`x == None`): Python decides
             return NotImplemented
 
     def __ror__(self, other):
+        if not isinstance(self, Tensor):  # `Tensor.__ror__(2, x)`: torch's descriptor refuses
+            raise TypeError(f"descriptor '__ror__' for 'torch._C.TensorBase' objects "
+                            f"doesn't apply to a '{type(self).__name__}' object")
         try:
             return ops.bitwise_or(self, other)
         except TypeError:  # an operand the op does not take (`x == None`): Python decides
             return NotImplemented
 
     def __rxor__(self, other):
+        if not isinstance(self, Tensor):  # `Tensor.__rxor__(2, x)`: torch's descriptor refuses
+            raise TypeError(f"descriptor '__rxor__' for 'torch._C.TensorBase' objects "
+                            f"doesn't apply to a '{type(self).__name__}' object")
         try:
             return ops.bitwise_xor(self, other)
         except TypeError:  # an operand the op does not take (`x == None`): Python decides

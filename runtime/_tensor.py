@@ -103,6 +103,9 @@ def _requires_grad_leaf_error(requires_grad: bool) -> str:
     )
 
 
+# The dtypes whose tensors torch's .numpy() refuses (numpy has no such type of its own).
+_NOT_NUMPY = {"bfloat16": "BFloat16", "complex32": "ComplexHalf"}
+
 # How PyTorch's messages name a dtype by its C type (typeMetaToScalarType's name()).
 _C_TYPE_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
                  "bool": "bool", "uint8": "unsigned char", "int16": "short int",
@@ -522,8 +525,8 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
-        if self._data.dtype.kind == "V":  # numpy itself has no bfloat16: torch refuses
-            raise TypeError("Got unsupported ScalarType BFloat16")
+        if self.dtype.name in _NOT_NUMPY:  # numpy itself has no bfloat16: torch refuses
+            raise TypeError(f"Got unsupported ScalarType {_NOT_NUMPY[self.dtype.name]}")
         # A new ndarray on the tensor's memory at every call, as torch's: reshaping it in
         # place (`a.shape = ...`) or reinterpreting its dtype leaves the tensor as it is.
         return self._data.view()

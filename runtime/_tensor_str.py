@@ -86,6 +86,7 @@ _OTHER_DTYPES: dict[str, type[np.generic]] = {
     "bool": np.bool_,
 }
 _COMPLEX_DTYPES: dict[str, type[np.generic]] = {
+    "complex32": np.complex64,  # (ml_dtypes' complex32 values print as the complex64s they are)
     "complex64": np.complex64,
     "complex128": np.complex128,
 }

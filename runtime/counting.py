@@ -198,14 +198,23 @@ def _integer_pair(name: str, input: Any, other: Any) -> tuple[np.ndarray, np.nda
 
 def gcd(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """The greatest common divisor, element by element (of integers)."""
+    _check_tensor("gcd", other, "other", 2)
     a, b = _integer_pair("gcd", input, other)
     return _new(np.gcd(a, b))
 
 
 def lcm(input: Any, other: Any, *, out: Any = None) -> Tensor:
     """The least common multiple, element by element (of integers; never negative)."""
+    _check_tensor("lcm", other, "other", 2)
     a, b = _integer_pair("lcm", input, other)
     return _new(np.abs(np.lcm(a, b)))
+
+
+def _other_of_method(name: str, other: Any) -> None:
+    """A method's `other` must be a Tensor (torch counts its position without self)."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}(): argument 'other' (position 1) must be Tensor, not "
+                        f"{arguments.type_name(other)}")
 
 
 def _in_place(tensor: Any, result: Tensor) -> Any:
@@ -256,6 +265,16 @@ def _shift_operands(input: Any, other: Any) -> tuple[np.ndarray, np.ndarray, np.
 def _shift(kernel: str, input: Any, other: Any, left: bool) -> Tensor:
     """Shifts of integers by other's bits: a left shift by a count outside [0, bits) gives 0,
     a right shift the sign (0 or -1), as torch defines them."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        name = "bitwise_left_shift" if left else "bitwise_right_shift"
+        got = f"{arguments.type_name(input)}, {arguments.type_name(other)}"
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got ({got}), but "
+            "expected one of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n"
+            " * (Number self, Tensor other)\n      didn't match because some of the arguments "
+            f"have invalid types: (!{arguments.type_name(input)}!, "
+            f"!{arguments.type_name(other)}!)\n * (Tensor input, Number other, *, Tensor out = "
+            "None)\n")
     a, b, dtype = _shift_operands(input, other)
     if dtype.kind not in "iu":
         raise NotImplementedError(f'"{kernel}" not implemented for '
@@ -304,15 +323,19 @@ class CountingMethods:
         return histc(self, bins, min, max)
 
     def gcd(self, other: Any) -> Tensor:
+        _other_of_method("gcd", other)
         return gcd(self, other)
 
     def gcd_(self, other: Any) -> Any:
+        _other_of_method("gcd_", other)
         return gcd_(self, other)
 
     def lcm(self, other: Any) -> Tensor:
+        _other_of_method("lcm", other)
         return lcm(self, other)
 
     def lcm_(self, other: Any) -> Any:
+        _other_of_method("lcm_", other)
         return lcm_(self, other)
 
     def logical_xor(self, other: Any) -> Tensor:

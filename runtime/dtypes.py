@@ -70,38 +70,20 @@ cfloat = complex64
 cdouble = complex128
 
 
-class _NoArithmetic(dtype):
-    """A dtype torch has and numpy lacks: it can be named, printed and compared, but any
-    use that needs its numpy type (a factory, `.to`, a cast) fails with a clear message."""
-
-    __slots__ = ("_why",)
-
-    def __init__(self, name: str, itemsize: int, type_string: str, why: str):
-        self.name = name
-        self.is_floating_point = name != "complex32"
-        self.is_complex = name == "complex32"
-        self.itemsize = itemsize
-        self._type_string = type_string
-        self._why = why
-
-    @property
-    def numpy(self) -> np.dtype:
-        raise TypeError(self._why)
-
-
 # bfloat16 (8 exponent bits, 7 fraction bits): numpy's bfloat16 from the ml_dtypes package.
 # Its numpy kind is "V" (a numpy extension type), not "f": kernels ask `is_float(dtype)`.
 # Elementwise arithmetic rounds as torch's CPU kernels do (both compute each op in float32
 # and round its result once); a cast from float64 goes through float32, as torch's does.
 bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, True, "torch.BFloat16Tensor")
 
-complex32 = _NoArithmetic("complex32", 4, "torch.ComplexHalfTensor",
-                          "gradgen has no complex32 arithmetic: numpy has no complex type with "
-                          "float16 parts. Use torch.complex64 or torch.complex128 instead.")
+# complex32 (torch's ComplexHalf, two float16 parts): numpy's complex32 from ml_dtypes (0.7 or
+# later). numpy's `.real` and `.imag` of it are wrong (the array itself, and zeros): gradgen
+# reads its parts through view_as_real (a float16 view), as torch does.
+complex32 = dtype("complex32", ml_dtypes.complex32, False, "torch.ComplexHalfTensor")
 chalf = complex32
 
 _BY_NUMPY = {d.numpy: d for d in (float32, float64, float16, bfloat16, int64, int32, bool_,
-                                   uint8, int8, int16, complex64, complex128)}
+                                   uint8, int8, int16, complex64, complex128, complex32)}
 _REAL_OF = {"complex64": float32, "complex128": float64, "complex32": float16}
 _COMPLEX_OF = {"float32": complex64, "float64": complex128, "float16": complex32}
 _SCALAR_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte",
@@ -146,7 +128,7 @@ _OTHER_TYPE_STRINGS = ("torch.ByteTensor",)
 
 def from_type_string(name: str) -> dtype:
     """The dtype of a tensor type name, `torch.FloatTensor` -> float32 (for Tensor.type)."""
-    for candidate in (*_BY_NUMPY.values(), complex32):  # complex32's use says why not
+    for candidate in _BY_NUMPY.values():
         if candidate._type_string == name:
             return candidate
     if name.startswith("torch.cuda."):

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from generated.signatures import SIGNATURES
-from runtime import cpu_math, devices, dtypes
+from runtime import cpu_math, devices, dtypes, memory_formats
 from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Size, Tensor
@@ -787,6 +787,16 @@ def _like(input: Tensor, dtype: dtypes.dtype | None) -> tuple[tuple[int, ...], n
     return input.shape, (dtype.numpy if dtype is not None else input._data.dtype)
 
 
+def _formatted(array: np.ndarray, input: Tensor, options: dict) -> np.ndarray:
+    """A `*_like` result in the memory format asked for (memory_format=channels_last & co;
+    without one, gradgen's row-major array)."""
+    format_ = options.get("memory_format") if options else None
+    if format_ is None:
+        return array
+    memory_formats.check_rank(format_, input.ndim)
+    return memory_formats.laid_out(array, memory_formats.strides_for(format_, input._data))
+
+
 def zeros_like(*args: Any, **options: Any) -> Tensor:
     """torch.zeros_like(input, *, memory_format=None, dtype=None, layout=None, device=None,
     pin_memory=False, requires_grad=False)."""
@@ -795,7 +805,7 @@ def zeros_like(*args: Any, **options: Any) -> Tensor:
         if heard is not _modes.PASS:
             return heard
     input, dtype, requires_grad = _like_call(_ZEROS_LIKE, args, options)
-    return _finish(np.zeros(*_like(input, dtype)), requires_grad)
+    return _finish(_formatted(np.zeros(*_like(input, dtype)), input, options), requires_grad)
 
 
 def ones_like(*args: Any, **options: Any) -> Tensor:
@@ -806,7 +816,7 @@ def ones_like(*args: Any, **options: Any) -> Tensor:
         if heard is not _modes.PASS:
             return heard
     input, dtype, requires_grad = _like_call(_ONES_LIKE, args, options)
-    return _finish(np.ones(*_like(input, dtype)), requires_grad)
+    return _finish(_formatted(np.ones(*_like(input, dtype)), input, options), requires_grad)
 
 
 def empty_like(*args: Any, **options: Any) -> Tensor:
@@ -817,7 +827,7 @@ def empty_like(*args: Any, **options: Any) -> Tensor:
         if heard is not _modes.PASS:
             return heard
     input, dtype, requires_grad = _like_call(_EMPTY_LIKE, args, options)
-    return _finish(np.empty(*_like(input, dtype)), requires_grad)
+    return _finish(_formatted(np.empty(*_like(input, dtype)), input, options), requires_grad)
 
 
 def full_like(*args: Any, **options: Any) -> Tensor:
@@ -835,8 +845,8 @@ def full_like(*args: Any, **options: Any) -> Tensor:
         dtype, requires_grad = options_of(bound)
         input, value = bound["input"], bound_scalar(bound["fill_value"])
     shape, numpy_dtype = _like(input, dtype)
-    return _finish(np.full(shape, checked_fill_value(value, numpy_dtype), numpy_dtype),
-                   requires_grad)
+    filled = np.full(shape, checked_fill_value(value, numpy_dtype), numpy_dtype)
+    return _finish(_formatted(filled, input, options), requires_grad)
 
 
 # -- Tensor.new_zeros, new_ones, new_empty, new_full --------------------------------------------

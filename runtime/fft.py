@@ -419,9 +419,11 @@ def _reflect_pad(input: Tensor, pad: int) -> Tensor:
         raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                            f"input dimension, but got: padding ({pad}, {pad}) at dimension "
                            f"{input.ndim - 1} of input {list(input.shape)}")
-    left = input.narrow(-1, 1, pad).flip(-1)
-    right = input.narrow(-1, length - pad - 1, pad).flip(-1)
-    return ops.cat([left, input, right], -1)
+    # as torch's stft pads: reflection_pad1d of a 3-d view, whose backward node keeps
+    # `input` as an input (so a gradient made with create_graph=True is in its graph)
+    extended = (1,) * (3 - input.ndim) + tuple(input.shape)
+    padded = ops.reflection_pad1d(input.view(extended), [pad, pad])
+    return padded.view(tuple(padded.shape)[-input.ndim:])
 
 
 def _stft_checks(input: Tensor, n_fft: int, hop_length: int, win_length: int,

@@ -29,8 +29,12 @@ from runtime._warn import warn_at_caller
 
 _DEFAULT_FLOAT = np.float32
 _DEFAULT_COMPLEX = np.dtype(np.complex64)  # the complex dtype of the default float's parts
+_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
+_HALVES = (np.dtype(np.float16), _BFLOAT16)  # computed in float32 (their opmath type)
+_COMPLEX32 = np.dtype(ml_dtypes.complex32)
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # "V": bfloat16
-_COMPLEX_OF = {np.dtype(np.float16): None, np.dtype(np.float32): np.dtype(np.complex64),
+_COMPLEX_OF = {np.dtype(np.float16): np.dtype(ml_dtypes.complex32),
+               np.dtype(np.float32): np.dtype(np.complex64),
                np.dtype(np.float64): np.dtype(np.complex128),
                np.dtype(ml_dtypes.bfloat16): np.dtype(np.complex64)}  # (torch's choice too)
 
@@ -316,6 +320,10 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
             or (type(other) is float and self.dtype.kind in "fV")
             or (type(other) is int and self.dtype.kind in "fV" and -_EXACT <= other <= _EXACT)):
         a, b = self, other
+        if self.dtype in _HALVES and type(other) is not np.ndarray and ufunc in _SCALAR_IN_OPMATH:
+            return _with_scalar(ufunc, self, other)
+    elif dtype is None and _scalar_in_opmath(ufunc, self, other):
+        return _with_scalar(ufunc, self, other.item())
     else:
         a, b = _binary(self, other, dtype)
     token = _set_state(_QUIET)
@@ -330,6 +338,24 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
         else _array(result, a.dtype)
 
 
+_SCALAR_IN_OPMATH = (np.multiply, np.true_divide)
+
+
+def _scalar_in_opmath(ufunc: np.ufunc, self: Any, other: Any) -> bool:
+    """A float16 / bfloat16 array times (or over) a 0-dim float array that does not promote
+    it: torch's CPU scalar, taken in float32."""
+    return (ufunc in _SCALAR_IN_OPMATH and type(self) is np.ndarray and self.ndim > 0
+            and self.dtype in _HALVES and type(other) is np.ndarray and other.ndim == 0
+            and other.dtype.kind in "fV")
+
+
+def _with_scalar(ufunc: np.ufunc, self: np.ndarray, other: Any) -> np.ndarray:
+    """float16 / bfloat16 `self` with a number: torch's CPU mul and div take the number in
+    float32 (not rounded to self's dtype), compute in float32, round once."""
+    with silenced():
+        return _array(ufunc(self.astype(np.float32), np.float32(other)), self.dtype)
+
+
 def _scaled(self: Any, other: Any, alpha: Any) -> tuple[Any, Any]:
     """add's and sub's `self` and `alpha * other`, in the dtype alpha promotes them to."""
     a, b = _binary(self, other, result_type(self, other, alpha))
@@ -339,6 +365,11 @@ def _scaled(self: Any, other: Any, alpha: Any) -> tuple[Any, Any]:
 def add_Tensor(self, other, alpha=1):
     if alpha == 1:
         return _arithmetic(np.add, self, other)
+    dtype = result_type(self, other, alpha)
+    if dtype in _HALVES:  # self + alpha * other in float32 (alpha in dtype), rounded once
+        a, b = (np.asarray(_as(x, dtype), np.float32) for x in (self, other))
+        with silenced():
+            return _array(a + np.float32(_as(alpha, dtype)) * b, dtype)
     return _arithmetic(np.add, *_scaled(self, other, alpha))
 
 
@@ -503,9 +534,10 @@ def pow_Scalar(self, exponent):
 
 
 def _unary_float(function: Any, self: Any) -> np.ndarray:
-    """A float function of one tensor; integer and bool inputs give the default float."""
+    """A float function of one tensor; integer and bool inputs give the default float.
+    float16 and bfloat16 are computed in float32 and rounded once, as torch's kernels do."""
     dtype = _float_type(self)
-    return _array(quietly(function, _as(self, dtype)), dtype)
+    return _array(quietly(function, _as(self, _opmath(dtype))), dtype)
 
 
 def reciprocal(self):
@@ -1087,11 +1119,12 @@ def _float_input(array: np.ndarray) -> np.ndarray:
 
 
 def sum(self, dtype=None):  # noqa: A001 - the op's name
-    """Silently, as PyTorch sums (a float32 sum past its largest value is inf, no warning)."""
+    """Silently, as PyTorch sums (a float32 sum past its largest value is inf, no warning);
+    float16 and bfloat16 add up in float32, rounded once."""
     out = _sum_dtype(self, dtype)
     # np.sum's own reduction, without np.sum's Python layers (which cost more than summing
     # a small array)
-    return _array(quietly(_add_reduce, self, None, out), out)
+    return _array(quietly(_add_reduce, self, None, _opmath(out)), out)
 
 
 _add_reduce = np.add.reduce
@@ -1100,19 +1133,21 @@ _add_reduce = np.add.reduce
 @silent
 def sum_dim_IntList(self, dim, keepdim=False, dtype=None):
     out = _sum_dtype(self, dtype)
-    return _array(np.sum(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+    return _array(np.sum(self, axis=_axes(dim, self.ndim), keepdims=keepdim,
+                         dtype=_opmath(out)), out)
 
 
 @silent
 def mean(self, dtype=None):
     out = _mean_dtype(self, dtype)
-    return _array(np.mean(self, dtype=out), out)
+    return _array(np.mean(self, dtype=_opmath(out)), out)
 
 
 @silent
 def mean_dim(self, dim, keepdim=False, dtype=None):
     out = _mean_dtype(self, dtype)
-    return _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim, dtype=out), out)
+    return _array(np.mean(self, axis=_axes(dim, self.ndim), keepdims=keepdim,
+                          dtype=_opmath(out)), out)
 
 
 def _check_nonempty(self: np.ndarray, axes: tuple[int, ...], name: str, hint: str = "",
@@ -1444,8 +1479,6 @@ def _to_copy(self, dtype=None):
     return cast(self, dtype)
 
 
-_BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
-_HALVES = (np.dtype(np.float16), _BFLOAT16)
 
 
 @silent
@@ -1462,6 +1495,12 @@ def cast(array, dtype):
         array = array.astype(np.float32)
     elif array.dtype in _HALVES and dtype.kind in "iu":  # as C converts a float to integer
         array = array.astype(np.float32)
+    elif (dtype == _COMPLEX32) != (array.dtype == _COMPLEX32) and array.dtype.kind != "b":
+        # complex32 is made from and read as complex<float> (its float16 parts from floats)
+        array = array.astype(np.complex64 if array.dtype.kind == "c" or dtype == _COMPLEX32
+                             else np.float32)
+        if dtype.kind != "c" and array.dtype.kind == "c":
+            array = array.real
     return array.astype(dtype)
 
 
@@ -1893,6 +1932,9 @@ def mm(self, mat2):
                            f"{_C_TYPE_NAMES[mat2.dtype.str[1:]]}")
     if self.size and mat2.size:  # an empty product returns before a kernel is picked
         _no_bool("addmm_impl_cpu_", self)
+    if self.dtype == _BFLOAT16:  # accumulated in float32, rounded once
+        return _array(quietly(np.matmul, self.astype(np.float32), mat2.astype(np.float32)),
+                      self.dtype)
     rows, inner, columns = self.shape[0], self.shape[1], mat2.shape[1]
     if rows < columns <= inner and inner >= _LONG_INNER and self.dtype.char in "fd":
         # (mat2ᵀ selfᵀ)ᵀ: the same products and sums, but OpenBLAS's kernel runs about twice
@@ -1999,7 +2041,8 @@ def _softmax(self, dim, half_to_float):
     axis = _softmax_input(self, dim, half_to_float)
     if not self.size:  # (of any dtype: PyTorch returns before it picks a kernel)
         return np.empty(self.shape, self.dtype)
-    shifted = np.exp(self - np.max(self, axis=axis, keepdims=True))
+    work = self.astype(_opmath(self.dtype), copy=False)  # halves in float32, rounded once
+    shifted = np.exp(work - np.max(work, axis=axis, keepdims=True))
     return _array(shifted / np.sum(shifted, axis=axis, keepdims=True), self.dtype)
 
 
@@ -2008,7 +2051,8 @@ def _log_softmax(self, dim, half_to_float):
     axis = _softmax_input(self, dim, half_to_float, "log_softmax")
     if not self.size:
         return np.empty(self.shape, self.dtype)
-    shifted = self - np.max(self, axis=axis, keepdims=True)
+    work = self.astype(_opmath(self.dtype), copy=False)  # halves in float32, rounded once
+    shifted = work - np.max(work, axis=axis, keepdims=True)
     return _array(shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True)),
                   self.dtype)
 
@@ -3407,6 +3451,7 @@ def replication_pad3d_backward(grad_output, self, padding):
 # and in its messages for bad input.
 
 _TYPE_NAMES["float16"] = "Half"  # torch.float16's name in messages
+_TYPE_NAMES["bfloat16"] = "BFloat16"
 
 
 class _LinAlgError(RuntimeError):
@@ -3425,7 +3470,7 @@ def _dtype_label(array: np.ndarray) -> str:
 
 def _not_for(kernel: str, array: np.ndarray, kinds: str) -> None:
     """PyTorch's NotImplementedError for a dtype its CPU kernel was not compiled for."""
-    if array.dtype.kind not in kinds:
+    if array.dtype.kind not in kinds.replace("f", "fV"):  # (bfloat16's kind is V)
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_dtype_label(array)}\'')
 
 
@@ -3437,14 +3482,14 @@ def _scan_axis(self: np.ndarray, dim: int) -> int:
 def _accumulator(dtype: np.dtype) -> np.dtype:
     """The type a scan adds up in, as PyTorch's CPU kernels do (its `acc_type`): float16 in
     float32 and float32 in float64, each result rounded once; other dtypes in themselves."""
-    return {np.dtype(np.float16): np.dtype(np.float32),
+    return {np.dtype(np.float16): np.dtype(np.float32), _BFLOAT16: np.dtype(np.float32),
             np.dtype(np.float32): np.dtype(np.float64)}.get(np.dtype(dtype), np.dtype(dtype))
 
 
 def _opmath(dtype: np.dtype) -> np.dtype:
     """The type PyTorch's elementwise kernels compute in: float32 for float16 (its
     `opmath_type`), every other dtype itself."""
-    return np.dtype(np.float32) if dtype == np.float16 else np.dtype(dtype)
+    return np.dtype(np.float32) if dtype in _HALVES else np.dtype(dtype)
 
 
 def _fused(a: Any, b: Any, c: Any, dtype: np.dtype) -> np.ndarray:
@@ -4724,7 +4769,8 @@ def sgn(self):
 # -- complex numbers -------------------------------------------------------------------------
 
 _REAL_PARTS = {np.dtype(np.complex64): np.dtype(np.float32),
-               np.dtype(np.complex128): np.dtype(np.float64)}
+               np.dtype(np.complex128): np.dtype(np.float64),
+               np.dtype(ml_dtypes.complex32): np.dtype(np.float16)}
 _FLOAT_NAMES = {"float16": "Half", "float32": "Float", "float64": "Double"}
 
 
@@ -4741,6 +4787,8 @@ def view_as_real(self):
     if self.dtype.kind != "c":
         raise RuntimeError("view_as_real is only supported for complex tensors")
     part = _REAL_PARTS[self.dtype]
+    if self.dtype == _COMPLEX32:  # (numpy's .real of ml_dtypes' complex32 is not its part)
+        return self[..., None].view(part)
     return np.lib.stride_tricks.as_strided(self.real, (*self.shape, 2),
                                            (*self.strides, part.itemsize))
 
@@ -4748,12 +4796,10 @@ def view_as_real(self):
 def view_as_complex(self):
     """A float array whose last dimension holds (real, imaginary) pairs, as complex numbers:
     a view."""
-    if self.dtype.kind not in "fV" or self.dtype == np.float16:
+    if self.dtype.kind != "f":
         name = _FLOAT_NAMES.get(self.dtype.name) or _scalar_type_name(self.dtype)
-        if self.dtype != np.float16:
-            raise RuntimeError("view_as_complex is only supported for half, float and double "
-                               f"tensors, but got a tensor of scalar type: {name}")
-        complex_of(self.dtype)  # complex32: refused with gradgen's reason
+        raise RuntimeError("view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {name}")
     if self.ndim == 0 or self.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if self.size == 0:  # (numpy's strides of an empty array mean nothing)
@@ -4762,6 +4808,8 @@ def view_as_complex(self):
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if builtins.any(stride % (2 * self.itemsize) for stride in self.strides[:-1]):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")
+    if self.dtype == np.float16:  # (numpy's as_strided does not know complex32)
+        return self.view(_COMPLEX32)[..., 0]
     return np.lib.stride_tricks.as_strided(_complex_start(self), self.shape[:-1],
                                            self.strides[:-1])
 
@@ -9507,7 +9555,8 @@ def matmul(self, other):
                            f"[{math.prod(b.shape[:-2]) or 1}, {a.shape[-1]}] but got: "
                            f"[{math.prod(b.shape[:-2]) or 1}, {b.shape[-2]}].")
     broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    result = _array(np.matmul(a, b), result_type(a, b))
+    result = _array(np.matmul(a, b) if a.dtype != _BFLOAT16 else np.matmul(
+        a.astype(np.float32), b.astype(np.float32)), result_type(a, b))
     if self.ndim == 1:
         result = result[..., 0, :]
     return result[..., 0] if other.ndim == 1 else result

@@ -149,8 +149,8 @@ def laid_out(array: np.ndarray, strides: tuple[int, ...] | None) -> np.ndarray:
         return array
     extent = 1 + sum((size - 1) * step for size, step in zip(array.shape, strides,
                                                               strict=True) if size)
-    memory = np.empty(extent if array.size else 0, array.dtype)
-    result = np.lib.stride_tricks.as_strided(
-        memory, array.shape, tuple(step * array.itemsize for step in strides), writeable=True)
+    memory = np.empty((extent if array.size else 0) * array.itemsize, np.uint8)
+    result = np.ndarray(array.shape, array.dtype, buffer=memory,
+                        strides=tuple(step * array.itemsize for step in strides))
     result[...] = array
     return result

@@ -71,6 +71,7 @@ DEFAULT_PROTOCOL = 2
 # torch's storage class for each element type (numpy's name on the right).
 _STORAGES = {
     "FloatStorage": "float32", "DoubleStorage": "float64", "HalfStorage": "float16",
+    "BFloat16Storage": "bfloat16",
     "LongStorage": "int64", "IntStorage": "int32", "ShortStorage": "int16",
     "CharStorage": "int8", "ByteStorage": "uint8", "BoolStorage": "bool",
     "ComplexFloatStorage": "complex64", "ComplexDoubleStorage": "complex128",

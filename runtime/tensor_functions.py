@@ -130,6 +130,14 @@ def broadcast_tensors(*tensors: Any) -> tuple:
 
 def _split_dims(name: str, input: Any, sections: Any, dim: int, least: int) -> tuple:
     _check_tensor(name, input)
+    if not isinstance(sections, int | list | tuple | Tensor):  # torch's parser's refusal
+        got = arguments.type_name(sections)
+        raise TypeError(
+            f"{name}() received an invalid combination of arguments - got (Tensor, {got}), but "
+            f"expected one of:\n * (Tensor input, int sections)\n      didn't match because "
+            f"some of the arguments have invalid types: (Tensor, !{got}!)\n * (Tensor input, "
+            f"tuple of ints indices)\n      didn't match because some of the arguments have "
+            f"invalid types: (Tensor, !{got}!)\n")
     if input.ndim < least:
         raise RuntimeError(f"torch.{name} requires a tensor with at least {least} dimension"
                            f", but got a tensor with {input.ndim} "
@@ -207,7 +215,7 @@ def hstack(tensors: Any, *, out: Any = None) -> Any:
         heard = _modes.dispatch(hstack, (tensors,), {"out": out})
         if heard is not _modes.PASS:
             return heard
-    tensors = atleast_1d(_tensor_sequence("hstack", (tensors,)))
+    tensors = atleast_1d(_non_empty("hstack", _tensor_sequence("hstack", (tensors,))))
     dim = 0 if tensors and tensors[0].ndim == 1 else 1
     return _cat(tensors, dim, out)
 
@@ -217,7 +225,7 @@ def vstack(tensors: Any, *, out: Any = None) -> Any:
         heard = _modes.dispatch(vstack, (tensors,), {"out": out})
         if heard is not _modes.PASS:
             return heard
-    return _cat(atleast_2d(_tensor_sequence("vstack", (tensors,))), 0, out)
+    return _cat(atleast_2d(_non_empty("vstack", _tensor_sequence("vstack", (tensors,)))), 0, out)
 
 
 def row_stack(tensors: Any, *, out: Any = None) -> Any:
@@ -226,7 +234,8 @@ def row_stack(tensors: Any, *, out: Any = None) -> Any:
         heard = _modes.dispatch(row_stack, (tensors,), {"out": out})
         if heard is not _modes.PASS:
             return heard
-    return _cat(atleast_2d(_tensor_sequence("row_stack", (tensors,))), 0, out)
+    return _cat(atleast_2d(_non_empty("vstack", _tensor_sequence("row_stack", (tensors,)))), 0,
+                out)
 
 
 def dstack(tensors: Any, *, out: Any = None) -> Any:
@@ -234,7 +243,7 @@ def dstack(tensors: Any, *, out: Any = None) -> Any:
         heard = _modes.dispatch(dstack, (tensors,), {"out": out})
         if heard is not _modes.PASS:
             return heard
-    return _cat(atleast_3d(_tensor_sequence("dstack", (tensors,))), 2, out)
+    return _cat(atleast_3d(_non_empty("dstack", _tensor_sequence("dstack", (tensors,)))), 2, out)
 
 
 def column_stack(tensors: Any, *, out: Any = None) -> Any:
@@ -244,8 +253,14 @@ def column_stack(tensors: Any, *, out: Any = None) -> Any:
         if heard is not _modes.PASS:
             return heard
     tensors = [t.reshape(t.numel(), 1) if t.ndim <= 1 else t
-               for t in _tensor_sequence("column_stack", (tensors,))]
+               for t in _non_empty("column_stack", _tensor_sequence("column_stack", (tensors,)))]
     return _cat(tensors, 1, out)
+
+
+def _non_empty(name: str, tensors: list) -> list:
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
 
 
 def _cat(tensors: Any, dim: int, out: Any) -> Any:

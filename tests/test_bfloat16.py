@@ -188,3 +188,67 @@ def test_a_fill_value_beyond_bfloat16_is_refused(value: float) -> None:
         messages.append(str(caught.value))
     assert messages[0] == messages[1] == ("value cannot be converted to type c10::BFloat16 "
                                           "without overflow")
+
+
+# -- arithmetic: computed in float32 and rounded once per op, as torch's CPU kernels ----------
+
+_RNG = np.random.default_rng(5)
+_A, _B = _RNG.standard_normal((7, 9)) * 3, _RNG.standard_normal((7, 9))
+_P = np.abs(_A) + 0.1
+ARITHMETIC: dict[str, Callable] = {
+    "add": lambda t, a, b, p: a + b, "sub": lambda t, a, b, p: a - b,
+    "mul": lambda t, a, b, p: a * b, "div": lambda t, a, b, p: a / b,
+    "add a number": lambda t, a, b, p: a + 0.1, "mul by a number": lambda t, a, b, p: a * 0.1,
+    "mul by a 0-dim double": lambda t, a, b, p: a * t.tensor(0.1, dtype=t.float64),
+    "div by a number": lambda t, a, b, p: a / 3, "number minus": lambda t, a, b, p: 1.3 - a,
+    "exp": lambda t, a, b, p: a.exp(), "log": lambda t, a, b, p: p.log(),
+    "sin": lambda t, a, b, p: a.sin(), "tanh": lambda t, a, b, p: a.tanh(),
+    "sigmoid": lambda t, a, b, p: a.sigmoid(), "sqrt": lambda t, a, b, p: p.sqrt(),
+    "square": lambda t, a, b, p: a ** 2, "pow": lambda t, a, b, p: p ** b,
+    "sum": lambda t, a, b, p: a.sum(), "sum(0)": lambda t, a, b, p: a.sum(0),
+    "mean": lambda t, a, b, p: a.mean(), "mean(1)": lambda t, a, b, p: a.mean(1),
+    "mm": lambda t, a, b, p: a @ b.T, "linear": lambda t, a, b, p: t.nn.functional.linear(a, b[:3]),
+    "softmax": lambda t, a, b, p: a.softmax(-1), "relu": lambda t, a, b, p: a.relu(),
+    "abs": lambda t, a, b, p: a.abs(), "neg": lambda t, a, b, p: -a,
+    "clamp": lambda t, a, b, p: a.clamp(-1, 1), "maximum": lambda t, a, b, p: t.maximum(a, b),
+    "cumsum": lambda t, a, b, p: a.cumsum(1), "max": lambda t, a, b, p: a.max(),
+    "argmax": lambda t, a, b, p: a.argmax(1), "sort": lambda t, a, b, p: a.sort(1)[0],
+    "where": lambda t, a, b, p: t.where(a > 0, a, b),
+    "silu": lambda t, a, b, p: t.nn.functional.silu(a),
+    "reciprocal": lambda t, a, b, p: a.reciprocal(), "floor": lambda t, a, b, p: a.floor(),
+    "round": lambda t, a, b, p: a.round(), "lerp": lambda t, a, b, p: t.lerp(a, b, 0.3),
+    "mse_loss": lambda t, a, b, p: t.nn.functional.mse_loss(a, b),
+    "addcmul": lambda t, a, b, p: t.addcmul(a, a, b, value=0.5), "eq": lambda t, a, b, p: a == b,
+}
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("name", list(ARITHMETIC))
+def test_arithmetic_bit_for_bit(name: str, dtype: str) -> None:
+    def program(t: Any) -> list:
+        a, b, p = (t.tensor(x).to(getattr(t, dtype)) for x in (_A, _B, _P))
+        return [ARITHMETIC[name](t, a, b, p)]
+
+    same(program)
+
+
+def test_backward_in_bfloat16() -> None:
+    """Gradients of bfloat16 leaves are bfloat16, each node's arithmetic rounded as torch's."""
+    def program(t: Any) -> list:
+        x = t.tensor(_A[:3], dtype=t.bfloat16, requires_grad=True)
+        w = t.tensor(_B[:4].T, dtype=t.bfloat16, requires_grad=True)
+        loss = ((x @ w).sigmoid() * 3 + x.sum(1, keepdim=True)).mean()
+        loss.backward()
+        return [loss, x.grad, w.grad]
+
+    same(program)
+
+
+def test_save_and_load_between_torch_and_gradgen(tmp_path: Any) -> None:
+    values = [1.5, 2.25, -3.1, 1 + 2**-8 + 2**-30]
+    runtime.save({"w": runtime.tensor(values, dtype=runtime.bfloat16)}, tmp_path / "ours.pt")
+    theirs = torch.load(tmp_path / "ours.pt")["w"]
+    torch.save({"w": torch.tensor(values, dtype=torch.bfloat16)}, tmp_path / "theirs.pt")
+    ours = runtime.load(tmp_path / "theirs.pt")["w"]
+    assert str(theirs.dtype) == str(ours.dtype) == "torch.bfloat16"
+    assert bits(theirs) == bits(ours) == bits(torch.tensor(values, dtype=torch.bfloat16))

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import torch  # the oracle
 
 import runtime
 from tests.oracle import close, same, same_outcome
@@ -27,15 +26,6 @@ def test_to_complex_and_real() -> None:
     same(lambda lib: [repr(d.to_complex()) for d in (lib.float32, lib.float64, lib.float16)])
     same(lambda lib: [repr(d.to_real()) for d in (lib.float32, lib.int64, lib.complex128)])
     same(lambda lib: lib.int64.to_complex())
-
-
-def test_complex32_is_named_but_refused() -> None:
-    assert repr(runtime.complex32) == repr(torch.complex32) == repr(runtime.chalf)
-    assert runtime.complex32.is_complex
-    with pytest.raises(TypeError, match="complex32"):
-        runtime.zeros(2, dtype=runtime.complex32)
-    with pytest.raises(TypeError, match="complex32"):
-        runtime.ones(2).chalf()
 
 
 PROMOTIONS = [

@@ -114,3 +114,16 @@ def test_rank_errors_3d(shape: tuple) -> None:
 def test_contiguous_refuses_preserve_format() -> None:
     same_error(lambda t, x: x.permute(0, 2, 3, 1).contiguous(memory_format=t.preserve_format),
                (2, 3, 4, 5))
+
+
+def test_like_factories_in_a_memory_format() -> None:
+    def program(t: Any, x: Any) -> list:
+        x = x.detach()
+        made = [f(x, memory_format=t.channels_last) for f in (t.zeros_like, t.ones_like)]
+        made += [t.full_like(x, 2.5, memory_format=t.channels_last),
+                 t.zeros_like(x.permute(0, 2, 3, 1), memory_format=t.preserve_format),
+                 t.ones_like(x, memory_format=t.contiguous_format)]
+        return made + [tuple(t.empty_like(x, memory_format=t.channels_last).stride())]
+
+    same(program)
+    same_error(lambda t, x: t.zeros_like(x, memory_format=t.channels_last), (2, 3, 4))

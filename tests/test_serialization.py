@@ -282,10 +282,27 @@ def test_torch_names():
     assert Path(rt.serialization.__file__).name == "serialization.py"
 
 
+class _QuantizedStoragePickler(pickle.Pickler):
+    """The string "STORAGE" pickles as a storage of quantized int8s (a dtype gradgen lacks)."""
+
+    def persistent_id(self, obj):
+        if isinstance(obj, str) and obj == "STORAGE":
+            return ("storage", torch.QInt8Storage, "0", "cpu", 4)
+        return None
+
+
 def test_a_dtype_gradgen_lacks_is_named():
+    data = io.BytesIO()
+    _QuantizedStoragePickler(data, protocol=2).dump(_Rebuild("STORAGE", 0, (4,), (1,), False,
+                                                             OrderedDict()))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("archive/data.pkl", data.getvalue())
+        archive.writestr("archive/data/0", bytes(4))
+    buffer.seek(0)
     with pytest.raises(pickle.UnpicklingError, match="no dtype for the tensors of "
-                                                     "torch.BFloat16Storage"):
-        rt.load(_buffer(torch.save, torch.ones(2, dtype=torch.bfloat16)))
+                                                     "torch.QInt8Storage"):
+        rt.load(buffer)
 
 
 class _Rebuild:
