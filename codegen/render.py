@@ -884,15 +884,20 @@ def _method_params(schema: FunctionSchema) -> tuple[list[str], list[str]]:
     return params, call
 
 
-def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
+def method_context(name: str, infos: list[OpInfo], suffix: str = "",
+                   group: list[OpInfo] | None = None) -> dict:
     """A Tensor method (or, with suffix "_", its in-place form); its docstring is the
-    schema of each overload it may call, one a line."""
+    schema of each overload it may call, one a line. `group`: all the overloads of the name,
+    in the order resolution tries them."""
     doc = [("In-place " if suffix else "") + str(i.schema) for i in infos]
     if len(infos) > 1:
         call = f"ops.{name}{suffix}(self, *args, **kwargs)"
         if not suffix and any(i.name in OUT_OVERLOADS for i in infos):
             # the function takes out= (`torch.max(x, 0, out=...)`), the method does not
             call += f' if "out" not in kwargs else _arguments.no_out({escape(name, Into.LITERAL)})'
+        bare = _bare_call(group) if group and not suffix else None
+        if bare is not None:  # `x.sum()`: the overload resolution would pick, called at once
+            call = f"ops.{wrapper_name(bare, group)}(self) if not args and not kwargs else {call}"
         return {"name": name + suffix, "signature": "self, *args, **kwargs", "call": call,
                 "doc": doc}
     params, call = _method_params(infos[0].schema)
@@ -918,6 +923,17 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
     context = {"name": name + suffix, "signature": ", ".join(params), "call": expression,
                "doc": doc}
     return _deprecated_form(context, params) if name in DEPRECATED_FORMS else context
+
+
+def _bare_call(group: list[OpInfo]) -> OpInfo | None:
+    """The overload a call with a Tensor alone resolves to (runtime/arguments.py tries the
+    overloads in order): the first whose arguments after a Tensor self all have defaults."""
+    for info in group:
+        arguments = info.schema.arguments
+        if arguments and _argument_kind(arguments[0]) == "Tensor" \
+                and all(a.default is not None for a in arguments[1:]):
+            return info
+    return None
 
 
 def _with_extra(params: list[str]) -> list[str]:
@@ -1166,7 +1182,8 @@ def render_forward(env: jinja2.Environment, header: dict, infos: list[OpInfo],
 
 def render_tensor_methods(env: jinja2.Environment, header: dict, infos: list[OpInfo],
                           bindings: Bindings) -> str:
-    methods = [method_context(base, group) for base, group in sorted(bindings.methods.items())]
+    methods = [method_context(base, group, group=bindings.groups[base])
+               for base, group in sorted(bindings.methods.items())]
     methods += [method_context(base, group, "_")
                 for base, group in sorted(bindings.inplace.items())]
     return env.get_template("tensor_methods.py.j2").render(

@@ -274,7 +274,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.all(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("all")
+            return ops.all_default(self) if not args and not kwargs else ops.all(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("all")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "all")
             raise
@@ -337,7 +337,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.any(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("any")
+            return ops.any_default(self) if not args and not kwargs else ops.any(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("any")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "any")
             raise
@@ -471,7 +471,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.bernoulli_(self, *args, **kwargs)
+            return ops.bernoulli__float(self) if not args and not kwargs else ops.bernoulli_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "bernoulli_")
             raise
@@ -605,7 +605,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp")
+            return ops.clamp_Tensor(self) if not args and not kwargs else ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "clamp")
             raise
@@ -709,7 +709,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.count_nonzero(self, *args, **kwargs)
+            return ops.count_nonzero_default(self) if not args and not kwargs else ops.count_nonzero(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "count_nonzero")
             raise
@@ -1657,7 +1657,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.max(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("max")
+            return ops.max_default(self) if not args and not kwargs else ops.max(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("max")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "max")
             raise
@@ -1683,7 +1683,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.mean(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("mean")
+            return ops.mean_default(self) if not args and not kwargs else ops.mean(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("mean")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "mean")
             raise
@@ -1697,7 +1697,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.median(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("median")
+            return ops.median_default(self) if not args and not kwargs else ops.median(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("median")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "median")
             raise
@@ -1711,7 +1711,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.min(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("min")
+            return ops.min_default(self) if not args and not kwargs else ops.min(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("min")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "min")
             raise
@@ -1833,7 +1833,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.nanmedian(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("nanmedian")
+            return ops.nanmedian_default(self) if not args and not kwargs else ops.nanmedian(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("nanmedian")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "nanmedian")
             raise
@@ -1985,7 +1985,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.prod(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("prod")
+            return ops.prod_default(self) if not args and not kwargs else ops.prod(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("prod")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "prod")
             raise
@@ -2109,7 +2109,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.round(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("round")
+            return ops.round_default(self) if not args and not kwargs else ops.round(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("round")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "round")
             raise
@@ -2295,7 +2295,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sort(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("sort")
+            return ops.sort_default(self) if not args and not kwargs else ops.sort(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("sort")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sort")
             raise
@@ -2334,7 +2334,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.squeeze(self, *args, **kwargs)
+            return ops.squeeze_default(self) if not args and not kwargs else ops.squeeze(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "squeeze")
             raise
@@ -2349,7 +2349,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.squeeze_(self, *args, **kwargs)
+            return ops.squeeze__default(self) if not args and not kwargs else ops.squeeze_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "squeeze_")
             raise
@@ -2378,7 +2378,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sum(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("sum")
+            return ops.sum_default(self) if not args and not kwargs else ops.sum(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("sum")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sum")
             raise
