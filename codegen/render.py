@@ -895,6 +895,10 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "",
         if not suffix and any(i.name in OUT_OVERLOADS for i in infos):
             # the function takes out= (`torch.max(x, 0, out=...)`), the method does not
             call += f' if "out" not in kwargs else _arguments.no_out({escape(name, Into.LITERAL)})'
+        scalar = _one_number_call(group) if group and not suffix else None
+        if scalar is not None:  # `x.pow(2)`: the overload resolution would pick, called at once
+            call = (f"ops.{wrapper_name(scalar, group)}(self, args[0]) if len(args) == 1 and "
+                    f"not kwargs and type(args[0]) in _arguments.NUMBER else {call}")
         bare = _bare_call(group) if group and not suffix else None
         if bare is not None:  # `x.sum()`: the overload resolution would pick, called at once
             call = f"ops.{wrapper_name(bare, group)}(self) if not args and not kwargs else {call}"
@@ -933,6 +937,33 @@ def _bare_call(group: list[OpInfo]) -> OpInfo | None:
         if arguments and _argument_kind(arguments[0]) == "Tensor" \
                 and all(a.default is not None for a in arguments[1:]):
             return info
+    return None
+
+
+# Argument kinds that a Python int or float never fits in resolution's first (strict) pass.
+_NO_NUMBER_KINDS = ("Tensor", "Tensor?", "Tensor[]", "Tensor?[]", "bool", "str", "ScalarType",
+                    "ScalarType?", "Generator?")
+
+
+def _one_number_call(group: list[OpInfo]) -> OpInfo | None:
+    """The overload a call with a Tensor and one Python int or float resolves to (`x.pow(2)`),
+    when resolution's first pass surely picks it: the first overload that could take the
+    two has a Scalar there and defaults for the rest. None where another kind (int, float)
+    would decide by the value's type."""
+    for info in group:
+        arguments = info.schema.arguments
+        if len(arguments) < 2 or arguments[1].kwarg_only \
+                or any(a.default is None for a in arguments[2:]):
+            continue  # it cannot take two positional arguments alone
+        first, second = _argument_kind(arguments[0]), _argument_kind(arguments[1])
+        if first != "Tensor":
+            if first in ("Scalar", "float", "int"):
+                continue  # a number there: a Tensor does not fit it in the first pass
+            return None
+        if second in ("Scalar", "Scalar?"):
+            return info
+        if second not in _NO_NUMBER_KINDS:
+            return None
     return None
 
 

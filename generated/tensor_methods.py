@@ -605,7 +605,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.clamp_Tensor(self) if not args and not kwargs else ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp")
+            return ops.clamp_Tensor(self) if not args and not kwargs else ops.clamp_default(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "clamp")
             raise
@@ -619,7 +619,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.clamp_max(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp_max")
+            return ops.clamp_max_default(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.clamp_max(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp_max")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "clamp_max")
             raise
@@ -633,7 +633,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.clamp_min(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp_min")
+            return ops.clamp_min_default(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.clamp_min(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp_min")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "clamp_min")
             raise
@@ -671,7 +671,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.copysign(self, *args, **kwargs)
+            return ops.copysign_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.copysign(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "copysign")
             raise
@@ -881,7 +881,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.eq(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("eq")
+            return ops.eq_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.eq(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("eq")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "eq")
             raise
@@ -895,7 +895,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.eq_(self, *args, **kwargs)
+            return ops.eq__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.eq_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "eq_")
             raise
@@ -1005,7 +1005,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.fill_(self, *args, **kwargs)
+            return ops.fill__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "fill_")
             raise
@@ -1043,7 +1043,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.floor_divide(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("floor_divide")
+            return ops.floor_divide_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.floor_divide(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("floor_divide")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "floor_divide")
             raise
@@ -1081,7 +1081,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.fmod(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("fmod")
+            return ops.fmod_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.fmod(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("fmod")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "fmod")
             raise
@@ -1131,7 +1131,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.ge(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("ge")
+            return ops.ge_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.ge(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("ge")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ge")
             raise
@@ -1145,7 +1145,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.ge_(self, *args, **kwargs)
+            return ops.ge__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.ge_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ge_")
             raise
@@ -1171,7 +1171,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.gt(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("gt")
+            return ops.gt_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.gt(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("gt")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "gt")
             raise
@@ -1185,7 +1185,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.gt_(self, *args, **kwargs)
+            return ops.gt__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.gt_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "gt_")
             raise
@@ -1381,7 +1381,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.le(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("le")
+            return ops.le_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.le(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("le")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "le")
             raise
@@ -1395,7 +1395,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.le_(self, *args, **kwargs)
+            return ops.le__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.le_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "le_")
             raise
@@ -1591,7 +1591,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.lt(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("lt")
+            return ops.lt_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.lt(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("lt")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "lt")
             raise
@@ -1605,7 +1605,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.lt_(self, *args, **kwargs)
+            return ops.lt__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.lt_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "lt_")
             raise
@@ -1871,7 +1871,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.ne(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("ne")
+            return ops.ne_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.ne(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("ne")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ne")
             raise
@@ -1885,7 +1885,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.ne_(self, *args, **kwargs)
+            return ops.ne__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.ne_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ne_")
             raise
@@ -1971,7 +1971,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.pow(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("pow")
+            return ops.pow_Tensor_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.pow(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("pow")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "pow")
             raise
@@ -2047,7 +2047,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("remainder")
+            return ops.remainder_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("remainder")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "remainder")
             raise
@@ -2656,7 +2656,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.xlogy(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("xlogy")
+            return ops.xlogy_Scalar_Other(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.xlogy(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("xlogy")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "xlogy")
             raise
