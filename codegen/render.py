@@ -924,15 +924,24 @@ def _method_params(schema: FunctionSchema) -> tuple[list[str], list[str]]:
     return params, call
 
 
-def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
+def method_context(name: str, infos: list[OpInfo], suffix: str = "",
+                   group: list[OpInfo] | None = None) -> dict:
     """A Tensor method (or, with suffix "_", its in-place form); its docstring is the
-    schema of each overload it may call, one a line."""
+    schema of each overload it may call, one a line. `group`: all the overloads of the name,
+    in the order resolution tries them."""
     doc = [("In-place " if suffix else "") + str(i.schema) for i in infos]
     if len(infos) > 1:
         call = f"ops.{name}{suffix}(self, *args, **kwargs)"
         if not suffix and any(i.name in OUT_OVERLOADS for i in infos):
             # the function takes out= (`torch.max(x, 0, out=...)`), the method does not
             call += f' if "out" not in kwargs else _arguments.no_out({escape(name, Into.LITERAL)})'
+        scalar = _one_number_call(group) if group and not suffix else None
+        if scalar is not None:  # `x.pow(2)`: the overload resolution would pick, called at once
+            call = (f"ops.{wrapper_name(scalar, group)}(self, args[0]) if len(args) == 1 and "
+                    f"not kwargs and type(args[0]) in _arguments.NUMBER else {call}")
+        bare = _bare_call(group) if group and not suffix else None
+        if bare is not None:  # `x.sum()`: the overload resolution would pick, called at once
+            call = f"ops.{wrapper_name(bare, group)}(self) if not args and not kwargs else {call}"
         return {"name": name + suffix, "signature": "self, *args, **kwargs", "call": call,
                 "doc": doc}
     params, call = _method_params(infos[0].schema)
@@ -958,6 +967,44 @@ def method_context(name: str, infos: list[OpInfo], suffix: str = "") -> dict:
     context = {"name": name + suffix, "signature": ", ".join(params), "call": expression,
                "doc": doc}
     return _deprecated_form(context, params) if name in DEPRECATED_FORMS else context
+
+
+def _bare_call(group: list[OpInfo]) -> OpInfo | None:
+    """The overload a call with a Tensor alone resolves to (runtime/arguments.py tries the
+    overloads in order): the first whose arguments after a Tensor self all have defaults."""
+    for info in group:
+        arguments = info.schema.arguments
+        if arguments and _argument_kind(arguments[0]) == "Tensor" \
+                and all(a.default is not None for a in arguments[1:]):
+            return info
+    return None
+
+
+# Argument kinds that a Python int or float never fits in resolution's first (strict) pass.
+_NO_NUMBER_KINDS = ("Tensor", "Tensor?", "Tensor[]", "Tensor?[]", "bool", "str", "ScalarType",
+                    "ScalarType?", "Generator?")
+
+
+def _one_number_call(group: list[OpInfo]) -> OpInfo | None:
+    """The overload a call with a Tensor and one Python int or float resolves to (`x.pow(2)`),
+    when resolution's first pass surely picks it: the first overload that could take the
+    two has a Scalar there and defaults for the rest. None where another kind (int, float)
+    would decide by the value's type."""
+    for info in group:
+        arguments = info.schema.arguments
+        if len(arguments) < 2 or arguments[1].kwarg_only \
+                or any(a.default is None for a in arguments[2:]):
+            continue  # it cannot take two positional arguments alone
+        first, second = _argument_kind(arguments[0]), _argument_kind(arguments[1])
+        if first != "Tensor":
+            if first in ("Scalar", "float", "int"):
+                continue  # a number there: a Tensor does not fit it in the first pass
+            return None
+        if second in ("Scalar", "Scalar?"):
+            return info
+        if second not in _NO_NUMBER_KINDS:
+            return None
+    return None
 
 
 def _with_extra(params: list[str]) -> list[str]:
@@ -1204,7 +1251,8 @@ def render_forward(env: jinja2.Environment, header: dict, infos: list[OpInfo],
 
 def render_tensor_methods(env: jinja2.Environment, header: dict, infos: list[OpInfo],
                           bindings: Bindings) -> str:
-    methods = [method_context(base, group) for base, group in sorted(bindings.methods.items())]
+    methods = [method_context(base, group, group=bindings.groups[base])
+               for base, group in sorted(bindings.methods.items())]
     methods += [method_context(base, group, "_")
                 for base, group in sorted(bindings.inplace.items())]
     return env.get_template("tensor_methods.py.j2").render(

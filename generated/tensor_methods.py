@@ -275,7 +275,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.all(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("all")
+            return ops.all_default(self) if not args and not kwargs else ops.all(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("all")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "all")
             raise
@@ -338,7 +338,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.any(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("any")
+            return ops.any_default(self) if not args and not kwargs else ops.any(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("any")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "any")
             raise
@@ -472,7 +472,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.bernoulli_(self, *args, **kwargs)
+            return ops.bernoulli__float(self) if not args and not kwargs else ops.bernoulli_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "bernoulli_")
             raise
@@ -606,7 +606,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp")
+            return ops.clamp_Tensor(self) if not args and not kwargs else ops.clamp_default(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.clamp(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "clamp")
             raise
@@ -620,7 +620,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.clamp_max(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp_max")
+            return ops.clamp_max_default(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.clamp_max(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp_max")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "clamp_max")
             raise
@@ -634,7 +634,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.clamp_min(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp_min")
+            return ops.clamp_min_default(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.clamp_min(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("clamp_min")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "clamp_min")
             raise
@@ -672,7 +672,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.copysign(self, *args, **kwargs)
+            return ops.copysign_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.copysign(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "copysign")
             raise
@@ -710,7 +710,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.count_nonzero(self, *args, **kwargs)
+            return ops.count_nonzero_default(self) if not args and not kwargs else ops.count_nonzero(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "count_nonzero")
             raise
@@ -882,7 +882,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.eq(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("eq")
+            return ops.eq_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.eq(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("eq")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "eq")
             raise
@@ -896,7 +896,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.eq_(self, *args, **kwargs)
+            return ops.eq__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.eq_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "eq_")
             raise
@@ -1006,7 +1006,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.fill_(self, *args, **kwargs)
+            return ops.fill__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.fill_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "fill_")
             raise
@@ -1044,7 +1044,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.floor_divide(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("floor_divide")
+            return ops.floor_divide_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.floor_divide(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("floor_divide")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "floor_divide")
             raise
@@ -1082,7 +1082,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.fmod(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("fmod")
+            return ops.fmod_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.fmod(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("fmod")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "fmod")
             raise
@@ -1132,7 +1132,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.ge(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("ge")
+            return ops.ge_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.ge(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("ge")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ge")
             raise
@@ -1146,7 +1146,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.ge_(self, *args, **kwargs)
+            return ops.ge__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.ge_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ge_")
             raise
@@ -1172,7 +1172,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.gt(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("gt")
+            return ops.gt_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.gt(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("gt")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "gt")
             raise
@@ -1186,7 +1186,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.gt_(self, *args, **kwargs)
+            return ops.gt__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.gt_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "gt_")
             raise
@@ -1382,7 +1382,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.le(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("le")
+            return ops.le_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.le(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("le")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "le")
             raise
@@ -1396,7 +1396,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.le_(self, *args, **kwargs)
+            return ops.le__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.le_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "le_")
             raise
@@ -1592,7 +1592,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.lt(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("lt")
+            return ops.lt_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.lt(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("lt")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "lt")
             raise
@@ -1606,7 +1606,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.lt_(self, *args, **kwargs)
+            return ops.lt__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.lt_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "lt_")
             raise
@@ -1658,7 +1658,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.max(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("max")
+            return ops.max_default(self) if not args and not kwargs else ops.max(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("max")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "max")
             raise
@@ -1684,7 +1684,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.mean(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("mean")
+            return ops.mean_default(self) if not args and not kwargs else ops.mean(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("mean")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "mean")
             raise
@@ -1698,7 +1698,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.median(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("median")
+            return ops.median_default(self) if not args and not kwargs else ops.median(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("median")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "median")
             raise
@@ -1712,7 +1712,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.min(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("min")
+            return ops.min_default(self) if not args and not kwargs else ops.min(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("min")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "min")
             raise
@@ -1834,7 +1834,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.nanmedian(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("nanmedian")
+            return ops.nanmedian_default(self) if not args and not kwargs else ops.nanmedian(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("nanmedian")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "nanmedian")
             raise
@@ -1872,7 +1872,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.ne(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("ne")
+            return ops.ne_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.ne(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("ne")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ne")
             raise
@@ -1886,7 +1886,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.ne_(self, *args, **kwargs)
+            return ops.ne__Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.ne_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "ne_")
             raise
@@ -1972,7 +1972,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.pow(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("pow")
+            return ops.pow_Tensor_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.pow(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("pow")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "pow")
             raise
@@ -1986,7 +1986,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.prod(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("prod")
+            return ops.prod_default(self) if not args and not kwargs else ops.prod(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("prod")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "prod")
             raise
@@ -2048,7 +2048,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("remainder")
+            return ops.remainder_Scalar(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.remainder(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("remainder")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "remainder")
             raise
@@ -2110,7 +2110,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.round(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("round")
+            return ops.round_default(self) if not args and not kwargs else ops.round(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("round")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "round")
             raise
@@ -2296,7 +2296,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sort(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("sort")
+            return ops.sort_default(self) if not args and not kwargs else ops.sort(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("sort")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sort")
             raise
@@ -2335,7 +2335,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.squeeze(self, *args, **kwargs)
+            return ops.squeeze_default(self) if not args and not kwargs else ops.squeeze(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "squeeze")
             raise
@@ -2350,7 +2350,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.squeeze_(self, *args, **kwargs)
+            return ops.squeeze__default(self) if not args and not kwargs else ops.squeeze_(self, *args, **kwargs)
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "squeeze_")
             raise
@@ -2379,7 +2379,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.sum(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("sum")
+            return ops.sum_default(self) if not args and not kwargs else ops.sum(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("sum")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "sum")
             raise
@@ -2657,7 +2657,7 @@ class TensorMethods:
             if heard is not _modes.PASS:
                 return heard
         try:
-            return ops.xlogy(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("xlogy")
+            return ops.xlogy_Scalar_Other(self, args[0]) if len(args) == 1 and not kwargs and type(args[0]) in _arguments.NUMBER else ops.xlogy(self, *args, **kwargs) if "out" not in kwargs else _arguments.no_out("xlogy")
         except TypeError as error:  # torch counts a method's positions without self
             _arguments.reword_for_method(error, "xlogy")
             raise

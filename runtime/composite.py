@@ -666,8 +666,9 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
-    if input.ndim == 2 and bias is not None:
-        return ops.addmm(bias, input, weight.t())
+    if bias is not None and type(input) is Tensor and input._data.ndim == 2:
+        # nn.Linear's usual call, with the op called directly rather than through the method
+        return ops.addmm(bias, input, ops.t(weight))
     if bias is not None and _is_contiguous(input) and (input.ndim == 3 or bias.ndim == 1):
         flat = reshape(input, _product(input.shape[:-1]), input.shape[-1])
         output = ops.addmm(bias, flat, weight.t())

@@ -49,6 +49,9 @@ def _is_complex(value: Any) -> bool:
 
 def conj(ops: Any, value: Any) -> Any:
     """The conjugate of a tensor or of a Python number (a Scalar argument)."""
+    kind = type(value)  # a real Python number, the usual Scalar, without the ABC's check
+    if kind is float or kind is int:
+        return value
     if isinstance(value, Number):
         return value.conjugate() if isinstance(value, complex) else value
     return ops.conj(value) if _is_complex(value) else value

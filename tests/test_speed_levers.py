@@ -65,3 +65,45 @@ def test_pow_backward_matches_torch(exponent: float, create_graph: bool) -> None
             (gradient,) = library.autograd.grad(gradient.sum(), x)
         grads.append(gradient.detach().numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-6)
+
+
+def test_a_bare_method_call_goes_where_resolution_goes() -> None:
+    """`x.sum()` calls the overload the name's dispatcher would pick for a Tensor alone
+    (codegen/render.py's _bare_call), without the dispatcher."""
+    import re
+    from pathlib import Path
+
+    import runtime
+    from generated import ops
+    from runtime import arguments
+
+    text = (Path(__file__).resolve().parent.parent / "generated" / "tensor_methods.py").read_text()
+    found = re.findall(r"return ops\.(\w+)\(self\) if not args and not kwargs else "
+                       r"ops\.(\w+)\(self, \*args", text)
+    assert ("sum_default", "sum") in found and len(found) >= 10
+    tensor = runtime.ones(3)
+    for wrapper, name in found:
+        resolved = arguments._resolve(name, ops.BY_NAME[name], (tensor,), {})
+        assert resolved[0] is getattr(ops, wrapper), (name, wrapper)
+
+
+@pytest.mark.parametrize("number", [2, 2.5, -1])
+def test_a_method_given_one_number_goes_where_resolution_goes(number: float) -> None:
+    """`x.pow(2)` calls the overload the name's dispatcher would pick for a Tensor and one
+    Python int or float (codegen/render.py's _one_number_call)."""
+    import re
+    from pathlib import Path
+
+    import runtime
+    from generated import ops
+    from runtime import arguments
+
+    text = (Path(__file__).resolve().parent.parent / "generated" / "tensor_methods.py").read_text()
+    found = re.findall(r"ops\.(\w+)\(self, args\[0\]\) if len\(args\) == 1 and not kwargs and "
+                       r"type\(args\[0\]\) in _arguments.NUMBER else (?:.* else )?"
+                       r"ops\.(\w+)\(self, \*args", text)
+    assert ("pow_Tensor_Scalar", "pow") in found and len(found) >= 10
+    tensor = runtime.ones(3)
+    for wrapper, name in found:
+        resolved = arguments._resolve(name, ops.BY_NAME[name], (tensor, number), {})
+        assert resolved[0] is getattr(ops, wrapper), (name, wrapper)
