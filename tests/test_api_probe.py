@@ -13,9 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import torch
 
-import runtime
 from tests.oracle import same
 
 
