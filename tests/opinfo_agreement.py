@@ -15,9 +15,9 @@ torch's own gradient tests take them; forward values too for the factorizations 
 factors are unique only up to sign or phase (test_opinfo.UP_TO_SIGN: svd, eig, eigh...).
 
 Every sample counts, those of KNOWN_DIFFERENCES included (a known difference is still a
-difference), but for what gradgen does not aim at and samples cannot be compared on: dtypes
-gradgen lacks (float16, bfloat16, complex), `out=` and the orders of tied elements that torch
-leaves undefined. A sample on which torch itself raises is not compared.
+difference), but for what test_opinfo leaves out (its `_outside_gradgen`: tensors of dtypes
+other than bool, uint8, int32, int64, float32 and float64, complex numbers, `out=`) and the
+orders of tied elements that torch leaves undefined. A sample on which torch itself raises is not compared.
 
     python -m tests.opinfo_agreement                 every mapped OpInfo (about 30 minutes)
     python -m tests.opinfo_agreement add mul ...     these OpInfo names
