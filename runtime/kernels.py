@@ -1954,7 +1954,7 @@ def addmm(self, mat1, mat2, beta=1, alpha=1):
     if beta == 0:
         return product + np.zeros_like(bias)
     bias = bias if beta == 1 else bias * product.dtype.type(beta)
-    shape = np.shape(bias)
+    shape = bias.shape if type(bias) is np.ndarray else np.shape(bias)  # (np.shape: Python)
     if shape != product.shape and shape != product.shape[1:]:  # not nn.Linear's (out,)
         expand(np.asarray(bias), product.shape)  # PyTorch expands self: its errors
     product += bias  # nn.Linear's bias, (out,), added in place
