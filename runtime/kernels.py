@@ -4894,8 +4894,9 @@ def complex(real, imag):  # noqa: A001 - the op's name
                            f"got scalar type {_FLOAT_NAMES[imag.dtype.name]} for second argument")
     shape = broadcast_shapes(real.shape, imag.shape)
     result = np.empty(shape, complex_of(real.dtype))
-    result.real = real
-    result.imag = imag
+    parts = view_as_real(result)  # (numpy's .real of complex32 is not its part)
+    parts[..., 0] = real
+    parts[..., 1] = imag
     return result
 
 

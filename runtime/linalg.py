@@ -683,7 +683,7 @@ def ldl_factor_ex(A: Any, *, hermitian: bool = False, check_errors: bool = False
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
                            f"Got {_dtype_name(A.dtype)}")
     batch, n = tuple(A.shape[:-2]), A.shape[-1]
-    matrices = A.detach().numpy().reshape((math.prod(batch), n, n))
+    matrices = A.detach()._data.reshape((math.prod(batch), n, n))
     factors = [kernels.ldl_factor_matrix(matrix) for matrix in matrices]
     LD = np.stack([f[0] for f in factors]) if factors else np.zeros(matrices.shape, A.dtype.numpy)
     pivots = np.stack([f[1] for f in factors]) if factors else np.zeros(matrices.shape[:-1],

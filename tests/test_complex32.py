@@ -52,7 +52,8 @@ def test_parts_and_ops_torch_has() -> None:
         c = t.tensor([1.5 + 2j, -2.3 - 0.25j, 3 + 0j], dtype=t.complex32)
         pairs = t.view_as_real(c)
         return [pairs, c.real, c.imag, t.view_as_complex(pairs), c + c, c * c, c - c, c.abs(),
-                c.conj().resolve_conj(), t.cat([c, c]), t.ones(2, dtype=t.half) * 1j]
+                c.conj().resolve_conj(), t.cat([c, c]), t.ones(2, dtype=t.half) * 1j,
+                t.complex(pairs[:, 0], pairs[:, 1].contiguous()), c == c]
 
     same(program)
 

@@ -163,7 +163,7 @@ def _basis(output: Tensor) -> list[Tensor]:
 
 def _allclose(a: Tensor, b: Tensor, rtol: float, atol: float) -> bool:
     """torch.allclose: |a - b| <= atol + rtol * |b| everywhere (nan never close)."""
-    return bool(np.allclose(a.detach().numpy(), b.detach().numpy(), rtol=rtol, atol=atol))
+    return bool(np.allclose(a.detach()._data, b.detach()._data, rtol=rtol, atol=atol))
 
 
 def _is_zero(value: Tensor) -> bool:

@@ -160,7 +160,7 @@ def _rrelu_noise(input: Tensor, lower: float, upper: float) -> Tensor:
     """The slopes training draws: U(lower, upper) for each element at or below 0, in memory
     order, one 64-bit draw each in double precision (as torch's CPU kernel draws), and 1 for
     the others."""
-    values = np.ascontiguousarray(input.detach().numpy())
+    values = np.ascontiguousarray(input.detach()._data)
     negative = values <= 0
     generator = random_ops.default_generator
     # torch's kernel holds the bounds in the input's dtype, and draws unfused in double
@@ -208,7 +208,7 @@ def _check_rrelu_dtype(input: Tensor) -> None:
 
 def _type_name(tensor: Tensor) -> str:
     """`Long`, `Int`, `Bool`: how torch's kernel messages name a dtype."""
-    return kernels._dtype_name(tensor.detach().numpy())
+    return kernels._dtype_name(tensor.detach()._data)
 
 
 class RReLU(Module):

@@ -95,7 +95,7 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0,
     if x1.numel() == 0 or x2.numel() == 0 or not by_product:
         return ops._cdist_forward(x1, x2, p, mode)
     # torch's cdist_impl: its checks, then the batch flattened for the matrix product
-    kernels._distance_checks(x1.detach().numpy(), x2.detach().numpy(), p)
+    kernels._distance_checks(x1.detach()._data, x2.detach()._data, p)
     batch = list(np.broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2])))
     size = int(np.prod(batch))
     left = x1.expand(*batch, rows1, x1.shape[-1]).reshape(size, rows1, x1.shape[-1])

@@ -110,7 +110,7 @@ class Muon(Optimizer):
         buffer = state["momentum_buffer"]
         buffer.lerp_(grad, 1 - momentum)
         update = grad.lerp(buffer, momentum) if group["nesterov"] else buffer
-        orthogonal = _newton_schulz(update.numpy().astype(np.float32),
+        orthogonal = _newton_schulz(update._data.astype(np.float32),
                                     group["ns_coefficients"], group["ns_steps"], group["eps"])
         lr = float(group["lr"])
         param.mul_(1 - lr * group["weight_decay"])

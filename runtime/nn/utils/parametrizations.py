@@ -51,7 +51,7 @@ def _householder_product(reflectors: Tensor, tau: Tensor) -> Tensor:
 def _is_orthogonal(q: Tensor) -> bool:
     n, k = q.shape[-2], q.shape[-1]
     identity = factories.eye(k, dtype=q.dtype)
-    eps = 10.0 * n * float(np.finfo(q.detach().numpy().dtype).eps)
+    eps = 10.0 * n * float(np.finfo(q.detach()._data.dtype).eps)
     return allclose(q.mT @ q, identity, atol=eps)
 
 
@@ -65,7 +65,7 @@ def _householder_inverse(Q: Tensor, transpose: bool) -> Tensor:
     """The reflectors whose householder map gives Q: Q's geqrf (numpy's raw QR, LAPACK's
     layout) with the diagonal replaced by the signs the map multiplies by (flipped where a
     reflector is the identity, tau = 0)."""
-    reflectors, tau = np.linalg.qr(Q.detach().numpy(), mode="raw")
+    reflectors, tau = np.linalg.qr(Q.detach()._data, mode="raw")
     A = np.ascontiguousarray(np.swapaxes(reflectors, -1, -2))
     diagonal = np.sign(np.diagonal(A, axis1=-2, axis2=-1))
     diagonal = np.where(tau == 0.0, -diagonal, diagonal)
