@@ -132,7 +132,7 @@ from runtime.distributions.samplers import (  # torch's samplers under the distr
     binomial,
     poisson,
 )
-from runtime.dtypes import bfloat16 as bfloat16  # no arithmetic: numpy lacks it
+from runtime.dtypes import bfloat16 as bfloat16  # numpy's from ml_dtypes
 from runtime.dtypes import (
     bool_ as bool,  # noqa: A004 - torch.bool
 )
