@@ -254,3 +254,21 @@ def test_erfcx_and_log_ndtr_far_in_the_tail():
     _both(lambda lib, x: lib.special.erfcx(x), np.geomspace(20.0, 1e300, 500))
     tail = np.array([-4988429.2, -1e4, -40.0, -1.5, -0.5, 2.0])
     _compare_grads(lambda lib, x: lib.special.log_ndtr(x), [tail], 1)
+
+
+@pytest.mark.parametrize("options", [{"scale_grad_by_freq": True}, {"sparse": True},
+                                     {"sparse": True, "scale_grad_by_freq": True,
+                                      "padding_idx": 0, "max_norm": 1.0}])
+def test_embedding_bag_forward_with_gradient_options_gradgen_lacks(options):
+    weight = np.arange(25.0).reshape(5, 5) / 10
+    indices = np.array([0, 2, 4, 1, 3, 3])
+    offsets = np.array([0, 4])
+    for mode in ("sum", "mean"):
+        _both(lambda lib, w, i, o, mode=mode: lib.nn.functional.embedding_bag(
+                  i, w, o, mode=mode, **options),
+              weight, indices, offsets)
+    w = runtime.tensor(weight, requires_grad=True)
+    out = runtime.nn.functional.embedding_bag(runtime.tensor(indices), w,
+                                              runtime.tensor(offsets), **options)
+    with pytest.raises(NotImplementedError, match="embedding_bag"):
+        out.sum().backward()
