@@ -4998,7 +4998,7 @@ def _erfinv64(y: np.ndarray) -> np.ndarray:
                             -(np.log(complement) - tail) * complement / slope)
             x = np.where(np.isfinite(step), x - step, x)
         x = np.where(magnitude == 1, np.inf, x)
-        x = np.where(magnitude > 1, np.nan, x)
+        x = np.where((magnitude > 1) | np.isnan(y), np.nan, x)  # (NaN stays NaN)
         return np.copysign(x, y)
 
 

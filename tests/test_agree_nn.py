@@ -272,3 +272,9 @@ def test_embedding_bag_forward_with_gradient_options_gradgen_lacks(options):
                                               runtime.tensor(offsets), **options)
     with pytest.raises(NotImplementedError, match="embedding_bag"):
         out.sum().backward()
+
+
+def test_erfinv_of_nan_is_nan():
+    values = np.array([NAN, -NAN, 0.5, -0.999, 1.0, -1.0, 1.5, INF])
+    _both(lambda lib, x: lib.erfinv(x), values)
+    _compare_grads(lambda lib, x: lib.erfinv(x), [values], 1)
