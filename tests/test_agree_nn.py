@@ -278,3 +278,17 @@ def test_erfinv_of_nan_is_nan():
     values = np.array([NAN, -NAN, 0.5, -0.999, 1.0, -1.0, 1.5, INF])
     _both(lambda lib, x: lib.erfinv(x), values)
     _compare_grads(lambda lib, x: lib.erfinv(x), [values], 1)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_polygamma_of_higher_order_on_a_grid(n):
+    """zeta (polygamma's from order 2) is summed elementwise in numpy now: torch's values on
+    a grid that crosses the poles, the negative axis and large x."""
+    grid = np.concatenate([np.linspace(-12.0, 40.0, 2081), [1e-300, 1e6, -60.5, NAN, INF]])
+    _both(lambda lib, x: lib.polygamma(n, x), grid)
+
+
+def test_zeta_on_a_grid():
+    s = np.repeat(np.array([1.0, 1.5, 2.0, 3.0, 7.5, 12.0]), 400)
+    q = np.tile(np.linspace(-20.0, 60.0, 400), 6)
+    _both(lambda lib, x, y: lib.special.zeta(x, y), s, q)
