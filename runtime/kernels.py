@@ -5047,7 +5047,50 @@ def _trigamma(x: np.ndarray) -> np.ndarray:
     result = result + (1 + 1 / (2 * y) + square * (1 / 6 - square * (1 / 30 - square / 42))) / y
     result = np.where(reflected, -result, result)
     return np.where(np.isnan(x) | np.isinf(x), np.where(x == np.inf, 0.0, np.nan), result)
-_zeta = np.vectorize(_zeta_scalar, otypes=[np.float64])
+_zeta_each = np.vectorize(_zeta_scalar, otypes=[np.float64])
+
+
+def _zeta(s: Any, q: Any) -> np.ndarray:
+    """_zeta_scalar on every element: in numpy for s > 1 finite and q > -50 not at a pole
+    (the same operations, each element stopping where the scalar code returns), element by
+    element for the edges and for q far below 0 (whose summation is long)."""
+    s, q = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(q, dtype=np.float64))
+    with silenced():
+        whole = np.floor(q) == q
+        regular = ((s > 1) & np.isfinite(s) & np.isfinite(q) & (q > -50)
+                   & ~((q <= 0) & (whole | (np.floor(s) != s))))
+        out = np.empty(s.shape)
+        out[~regular] = _zeta_each(s[~regular], q[~regular])
+        out[regular] = _zeta_summed(s[regular], q[regular])
+    return out
+
+
+def _zeta_summed(s: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """_zeta_scalar's summation and Euler-Maclaurin tail, elementwise (1-d arrays)."""
+    total = q ** -s
+    a, term = q.copy(), np.zeros_like(q)
+    done = np.zeros(q.shape, dtype=bool)
+    i = 0
+    while True:
+        looping = ~done & ((i < 9) | (a <= 9))
+        if not looping.any():
+            break
+        i += 1
+        a = np.where(looping, a + 1, a)
+        term = np.where(looping, a ** -s, term)
+        total = np.where(looping, total + term, total)
+        done |= looping & (np.abs(term) < 1.1e-16 * np.abs(total))
+    total = np.where(done, total, total + (term * a / (s - 1) - 0.5 * term))
+    factor, power = np.ones_like(q), term
+    for k in range(12):
+        factor = factor * (s + 2 * k)
+        power = power / a
+        correction = factor * power * float(_BERNOULLI[k] / math.factorial(2 * k + 2))
+        total = np.where(done, total, total + correction)
+        done |= np.abs(correction) < 1.1e-16 * np.abs(total)
+        factor = factor * (s + 2 * k + 1)
+        power = power / a
+    return total
 
 
 def digamma(self):
@@ -5106,7 +5149,7 @@ def _erfinv64(y: np.ndarray) -> np.ndarray:
                             -(np.log(complement) - tail) * complement / slope)
             x = np.where(np.isfinite(step), x - step, x)
         x = np.where(magnitude == 1, np.inf, x)
-        x = np.where(magnitude > 1, np.nan, x)
+        x = np.where((magnitude > 1) | np.isnan(y), np.nan, x)  # (NaN stays NaN)
         return np.copysign(x, y)
 
 

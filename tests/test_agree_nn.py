@@ -254,3 +254,41 @@ def test_erfcx_and_log_ndtr_far_in_the_tail():
     _both(lambda lib, x: lib.special.erfcx(x), np.geomspace(20.0, 1e300, 500))
     tail = np.array([-4988429.2, -1e4, -40.0, -1.5, -0.5, 2.0])
     _compare_grads(lambda lib, x: lib.special.log_ndtr(x), [tail], 1)
+
+
+@pytest.mark.parametrize("options", [{"scale_grad_by_freq": True}, {"sparse": True},
+                                     {"sparse": True, "scale_grad_by_freq": True,
+                                      "padding_idx": 0, "max_norm": 1.0}])
+def test_embedding_bag_forward_with_gradient_options_gradgen_lacks(options):
+    weight = np.arange(25.0).reshape(5, 5) / 10
+    indices = np.array([0, 2, 4, 1, 3, 3])
+    offsets = np.array([0, 4])
+    for mode in ("sum", "mean"):
+        _both(lambda lib, w, i, o, mode=mode: lib.nn.functional.embedding_bag(
+                  i, w, o, mode=mode, **options),
+              weight, indices, offsets)
+    w = runtime.tensor(weight, requires_grad=True)
+    out = runtime.nn.functional.embedding_bag(runtime.tensor(indices), w,
+                                              runtime.tensor(offsets), **options)
+    with pytest.raises(NotImplementedError, match="embedding_bag"):
+        out.sum().backward()
+
+
+def test_erfinv_of_nan_is_nan():
+    values = np.array([NAN, -NAN, 0.5, -0.999, 1.0, -1.0, 1.5, INF])
+    _both(lambda lib, x: lib.erfinv(x), values)
+    _compare_grads(lambda lib, x: lib.erfinv(x), [values], 1)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_polygamma_of_higher_order_on_a_grid(n):
+    """zeta (polygamma's from order 2) is summed elementwise in numpy now: torch's values on
+    a grid that crosses the poles, the negative axis and large x."""
+    grid = np.concatenate([np.linspace(-12.0, 40.0, 2081), [1e-300, 1e6, -60.5, NAN, INF]])
+    _both(lambda lib, x: lib.polygamma(n, x), grid)
+
+
+def test_zeta_on_a_grid():
+    s = np.repeat(np.array([1.0, 1.5, 2.0, 3.0, 7.5, 12.0]), 400)
+    q = np.tile(np.linspace(-20.0, 60.0, 400), 6)
+    _both(lambda lib, x, y: lib.special.zeta(x, y), s, q)

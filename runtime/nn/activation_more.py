@@ -372,9 +372,6 @@ def _check_embedding_bag(input: Tensor, weight: Tensor, per_sample_weights: Any,
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
             "GitHub.")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("gradgen's embedding_bag has no scale_grad_by_freq or "
-                                  "sparse gradients")
 
 
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
@@ -397,6 +394,23 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         weight, input = input, weight
     _check_embedding_bag(input, weight, per_sample_weights, mode,
                          (max_norm, scale_grad_by_freq, sparse))
+    bags = _embedding_bags(input, weight, offsets, (max_norm, norm_type), mode,
+                           per_sample_weights, include_last_offset, padding_idx)
+    if (scale_grad_by_freq or sparse) and bags.requires_grad:
+        bags.register_hook(_refuse_gradient)  # the values are torch's; their gradient is not
+    return bags
+
+
+def _refuse_gradient(grad: Tensor) -> None:
+    raise NotImplementedError("gradgen's embedding_bag has no scale_grad_by_freq or sparse "
+                              "gradients (its forward runs; its backward refuses)")
+
+
+def _embedding_bags(input: Tensor, weight: Tensor, offsets: Tensor | None, norm: tuple,
+                    mode: str, per_sample_weights: Tensor | None, include_last_offset: bool,
+                    padding_idx: int | None) -> Tensor:
+    """embedding_bag's bags, once its arguments are checked."""
+    max_norm, norm_type = norm
     if max_norm is not None:  # as torch's: the rows input names renormalized in place first
         with no_grad():
             ops.embedding_renorm_(weight, input, max_norm, norm_type)
