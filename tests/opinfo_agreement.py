@@ -17,7 +17,8 @@ factors are unique only up to sign or phase (test_opinfo.UP_TO_SIGN: svd, eig, e
 Every sample counts, those of KNOWN_DIFFERENCES included (a known difference is still a
 difference), but for what test_opinfo leaves out (its `_outside_gradgen`: tensors of dtypes
 other than bool, uint8, int32, int64, float32 and float64, complex numbers, `out=`) and the
-orders of tied elements that torch leaves undefined. A sample on which torch itself raises is not compared.
+orders of tied elements that torch leaves undefined. A sample on which torch itself raises
+is not compared.
 
     python -m tests.opinfo_agreement                 every mapped OpInfo (about 30 minutes)
     python -m tests.opinfo_agreement add mul ...     these OpInfo names
