@@ -39,4 +39,6 @@ LOCAL_NAMES = NODE_MODULE_NAMES | {
     "heard",  # what a mode answered for the call (runtime/modes.py)
     "out",  # the keyword-only out= of the wrappers of torch's out= overloads
     "deprecated",  # the extra positionals of torch's deprecated forms (x.add_(alpha, other))
+    "extra",  # the positionals past a wrapper's parameters (torch's too-many-arguments error)
+    "branch1", "branch2",  # a JVP where(c, a, b)'s branches, summed of their defined terms
 }

@@ -1122,6 +1122,10 @@ def sum(self, dtype=None):  # noqa: A001 - the op's name
     """Silently, as PyTorch sums (a float32 sum past its largest value is inf, no warning);
     float16 and bfloat16 add up in float32, rounded once."""
     out = _sum_dtype(self, dtype)
+    if self.dtype.kind == "c" and np.dtype(out).kind != "c":  # torch casts the input first
+        warn_at_caller("Casting complex values to real discards the imaginary part",
+                       UserWarning)
+        self = self.real
     # np.sum's own reduction, without np.sum's Python layers (which cost more than summing
     # a small array)
     return _array(quietly(_add_reduce, self, None, _opmath(out)), out)

@@ -144,7 +144,7 @@ EXPECTED = {
     "ASGD": None, "Adadelta": None, "Adagrad": None, "Adam": None, "AdamW": None,
     "Adamax": None, "NAdam": None, "RAdam": None, "RMSprop": None, "Rprop": None, "SGD": None,
     # Its Newton-Schulz iterations are numpy on the gradient's array, outside the kernels.
-    "Muon": "in Muon.step: the step reads a tensor's values in Python (numpy())",
+    "Muon": "in Muon.step: the step makes a tensor outside the spec's kernels",
     # It reads its parameter's norm as a Python number (`param.norm(2).item()`).
     "Adafactor": "in Adafactor.step: the step's Python uses a number it reads afresh",
     "LBFGS": "optimizer.step(closure): the closure runs eagerly",

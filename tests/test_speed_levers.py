@@ -45,6 +45,11 @@ def test_sum_equals_np_sum(shape: tuple[int, ...], dtype: type) -> None:
     total = kernels.sum(array)
     assert type(total) is np.ndarray and total.dtype == expected.dtype
     np.testing.assert_array_equal(total, expected)
+    if array.dtype.kind == "c":  # as torch: the real parts, with torch's warning
+        with pytest.warns(UserWarning, match="discards the imaginary part"):
+            real = kernels.sum(array, np.dtype(np.float64))
+        np.testing.assert_array_equal(real, np.sum(array.real, dtype=np.float64))
+        return
     np.testing.assert_array_equal(kernels.sum(array, np.dtype(np.float64)),
                                   np.sum(array, dtype=np.float64))
 
