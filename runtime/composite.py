@@ -182,6 +182,18 @@ def _as_dtype(self: Any, dtype: Any, memory_format: Any = None) -> Any:
     return to(self, dtype, memory_format=memory_format)
 
 
+def _conversion(name: str, dtype: dtypes.dtype) -> Any:
+    """The Tensor method `name` that converts to `dtype` (`x.byte()`: x.to(torch.uint8)),
+    heard by a mode as itself (runtime/modes.py's `heard`)."""
+    def convert(self: Tensor, memory_format: Any = None) -> Any:
+        return _as_dtype(self, dtype, memory_format)
+
+    convert.__name__ = name
+    convert.__qualname__ = f"CompositeMethods.{name}"
+    convert.__doc__ = f"x.to({dtype})"
+    return _modes.heard(convert)
+
+
 def _tensor_type(self: Any, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
     """`x.type()` is the tensor's type name (`torch.FloatTensor`); `x.type(dtype)` converts,
     taking a dtype, such a name or the legacy class of that name."""
@@ -1150,45 +1162,20 @@ class CompositeMethods:
                 return heard
         return _tensor_type(self, dtype, non_blocking, **kwargs)
 
-    def float(self, memory_format: Any = None) -> Any:
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(CompositeMethods.float, (self,), {} if memory_format is
-                                    None else {"memory_format": memory_format})
-            if heard is not _modes.PASS:
-                return heard
-        return _as_dtype(self, dtypes.float32, memory_format)
-
-    def double(self, memory_format: Any = None) -> Any:
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(CompositeMethods.double, (self,), {} if memory_format is
-                                    None else {"memory_format": memory_format})
-            if heard is not _modes.PASS:
-                return heard
-        return _as_dtype(self, dtypes.float64, memory_format)
-
-    def long(self, memory_format: Any = None) -> Any:
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(CompositeMethods.long, (self,), {} if memory_format is
-                                    None else {"memory_format": memory_format})
-            if heard is not _modes.PASS:
-                return heard
-        return _as_dtype(self, dtypes.int64, memory_format)
-
-    def int(self, memory_format: Any = None) -> Any:
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(CompositeMethods.int, (self,), {} if memory_format is
-                                    None else {"memory_format": memory_format})
-            if heard is not _modes.PASS:
-                return heard
-        return _as_dtype(self, dtypes.int32, memory_format)
-
-    def bool(self, memory_format: Any = None) -> Any:
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(CompositeMethods.bool, (self,), {} if memory_format is
-                                    None else {"memory_format": memory_format})
-            if heard is not _modes.PASS:
-                return heard
-        return _as_dtype(self, dtypes.bool_, memory_format)
+    # x.float(), x.half(), x.byte(), ...: x.to(dtype), with torch's memory_format=
+    float = _conversion("float", dtypes.float32)  # noqa: A003 - torch's method names
+    double = _conversion("double", dtypes.float64)
+    half = _conversion("half", dtypes.float16)
+    bfloat16 = _conversion("bfloat16", dtypes.bfloat16)
+    long = _conversion("long", dtypes.int64)
+    int = _conversion("int", dtypes.int32)  # noqa: A003
+    short = _conversion("short", dtypes.int16)
+    char = _conversion("char", dtypes.int8)
+    byte = _conversion("byte", dtypes.uint8)
+    bool = _conversion("bool", dtypes.bool_)  # noqa: A003
+    cfloat = _conversion("cfloat", dtypes.complex64)
+    cdouble = _conversion("cdouble", dtypes.complex128)
+    chalf = _conversion("chalf", dtypes.complex32)
 
     # -- elementwise --------------------------------------------------------------------------
     def __rtruediv__(self, other: Any) -> Any:
@@ -2266,14 +2253,6 @@ class TensorOpsMethods:
                 return heard
         return inverse(self)
 
-    def half(self, memory_format: Any = None) -> Any:
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorOpsMethods.half, (self,), {} if memory_format is
-                                    None else {"memory_format": memory_format})
-            if heard is not _modes.PASS:
-                return heard
-        return _as_dtype(self, dtypes.float16, memory_format)
-
     # new_tensor: a new leaf of this tensor's dtype (unless given). new_zeros / new_ones /
     # new_empty / new_full are runtime/factories.py's FactoryMethods, with torch's parser.
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None,
@@ -2290,15 +2269,6 @@ class TensorOpsMethods:
                            "tensor.new_tensor(sourceTensor).")
         return factories.tensor(data, dtype=dtype or self.dtype, device=device,
                                 requires_grad=requires_grad)
-
-    def bfloat16(self, memory_format: Any = None) -> Any:
-        """x.to(torch.bfloat16)."""
-        if _modes.active:  # a mode may hear the call (runtime/modes.py)
-            heard = _modes.dispatch(TensorOpsMethods.bfloat16, (self,), {} if memory_format is
-                                    None else {"memory_format": memory_format})
-            if heard is not _modes.PASS:
-                return heard
-        return _as_dtype(self, dtypes.bfloat16, memory_format)
 
     @property
     def mT(self) -> Any:  # noqa: N802 - torch's name

@@ -72,7 +72,7 @@ ByteTensor = _legacy("ByteTensor", dtypes.uint8)
 BoolTensor = _legacy("BoolTensor", dtypes.bool_)
 CharTensor = _legacy("CharTensor", dtypes.int8)
 ShortTensor = _legacy("ShortTensor", dtypes.int16)
-BFloat16Tensor = _legacy("BFloat16Tensor", dtypes.bfloat16)  # refuses as bfloat16 does
+BFloat16Tensor = _legacy("BFloat16Tensor", dtypes.bfloat16)
 
 
 # -- Variable ---------------------------------------------------------------------------------

@@ -406,19 +406,6 @@ def _mapped_operand(self: Any, other: Any, name: str, argument: str, position: i
     return other._data
 
 
-def _conversion(name: str, dtype: dtypes.dtype) -> Callable:
-    """The method `name` that converts a tensor to `dtype` (`x.byte()`: x.to(torch.uint8))."""
-    def convert(self: Tensor, memory_format: Any = None) -> Any:
-        if memory_format is None:
-            return self.to(dtype)
-        return self.to(dtype, memory_format=memory_format)
-
-    convert.__name__ = name
-    convert.__qualname__ = f"AttributeMethods.{name}"
-    convert.__doc__ = f"x.to({dtype})"
-    return _modes.heard(convert)
-
-
 class AttributeMethods:
     """The Tensor methods and properties of this module, set on Tensor by runtime/methods.py."""
 
@@ -531,16 +518,6 @@ class AttributeMethods:
             if heard is not _modes.PASS:
                 return heard
         return self.ndim
-
-    # x.cfloat(), x.byte(), ...: x.to(dtype), heard by a mode as themselves. chalf is
-    # x.to(torch.complex32), which gradgen refuses with its reason (numpy has no complex type
-    # of float16 parts).
-    cfloat = _conversion("cfloat", dtypes.complex64)
-    cdouble = _conversion("cdouble", dtypes.complex128)
-    chalf = _conversion("chalf", dtypes.complex32)
-    byte = _conversion("byte", dtypes.uint8)
-    char = _conversion("char", dtypes.int8)
-    short = _conversion("short", dtypes.int16)
 
     def reshape_as(self, other: Any) -> Any:
         if _modes.active:  # a mode may hear the call (runtime/modes.py)

@@ -9,24 +9,21 @@ from typing import Any
 
 import numpy as np
 
-from runtime import factories
+from runtime import dtypes, factories
 from runtime._tensor import Tensor
 from runtime.optim.optimizer import Optimizer, step_without_grad
 
 __all__ = ["Muon"]
 
 _COEFFICIENTS = (3.4445, -4.7750, 2.0315)
+_BFLOAT16 = dtypes.bfloat16.numpy
 _ADJUSTMENTS = ("original", "match_rms_adamw")
 
 
 def _bfloat16(values: np.ndarray) -> np.ndarray:
     """float32 values rounded to bfloat16 (to nearest, ties to even), kept as float32: the
-    rounding torch does after every bfloat16 operation (gradgen has no bfloat16 type)."""
-    values = np.asarray(values, dtype=np.float32)
-    bits = values.view(np.uint32).astype(np.uint64)
-    bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
-    rounded = bits.astype(np.uint32).view(np.float32)
-    return np.where(np.isnan(values), values, rounded)
+    rounding torch does after every bfloat16 operation."""
+    return np.asarray(values, dtype=np.float32).astype(_BFLOAT16).astype(np.float32)
 
 
 def _newton_schulz(update: np.ndarray, coefficients: tuple[float, float, float], steps: int,
