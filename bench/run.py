@@ -277,12 +277,14 @@ def goals(results: dict) -> list[str]:
         ("bytes kept per node", f"≤ {GOALS['bytes_per_node']}", "", GOALS["bytes_per_node"],
          {name: long_chain[name]["bytes_per_node"] for name in ("gradgen", "torch")}),
     ]
-    lines = ["## Against the goals", "",
+    lines = ["## Against the goals", "", "Issue 5's goals, as ratios to the numpy floor and in "
+             "absolute terms:", "",
              "| measure | goal | gradgen | met | torch |", "|---|---:|---:|---|---:|"]
     for name, goal_text, unit, goal, values in rows:
         shown = {k: f"{v:.2f}{unit}" if unit else f"{v:.0f}" for k, v in values.items()}
         met = "yes" if values["gradgen"] <= goal else "no"
         lines.append(f"| {name} | {goal_text} | {shown['gradgen']} | {met} | {shown['torch']} |")
+    lines += eager_goals(results)
     if "compiled" in steps:
         lines += ["", "Issue 14's goals, for `runtime.compile`'s step (same run, same table "
                   f"below; `per round`: the ratio within each of the {rounds_run} rounds, "
@@ -300,15 +302,48 @@ def goals(results: dict) -> list[str]:
                 ratio = steps[form][batch] / floor[batch]
                 each = [c / n for c, n in zip(rounds[form][batch], rounds["numpy"][batch],
                                               strict=True)]
-                low, _, high = statistics.quantiles(each, n=4) if len(each) > 1 else each * 3
                 lines.append(f"| {form} TinyModel step, batch {batch} | ≤ {goal}× | "
                              f"{ratio:.2f}× | {'yes' if ratio <= goal else 'no'} | "
-                             f"{low:.2f}–{high:.2f}× ({min(each):.2f}–{max(each):.2f}×) |")
+                             f"{_quartiles(each)} |")
     return lines + [""]
 
 
 # Issue 14's goals: the compiled step as a ratio to the numpy floor, per batch.
 COMPILED_GOALS = {16: 1.10, 256: 1.03, 4096: 1.03}
+
+# Issue 29's goals: eager gradgen at or below torch eager on the step at every batch, at
+# most 2.0x the numpy floor at batch 16, and per op at or below torch's.
+EAGER_NUMPY_GOAL = {16: 2.0}
+
+
+def _quartiles(each: list[float]) -> str:
+    """The middle half of per-round ratios and, in brackets, the lowest and highest."""
+    low, _, high = statistics.quantiles(each, n=4) if len(each) > 1 else each * 3
+    return f"{low:.2f}–{high:.2f}× ({min(each):.2f}–{max(each):.2f}×)"
+
+
+def eager_goals(results: dict) -> list[str]:
+    """Issue 29's rows: eager gradgen beside torch eager in this run, as ratios to torch."""
+    steps, floor, chain = results["steps"], results["steps"]["numpy"], results["chain"]
+    lines = ["", "Issue 29's goals, eager gradgen against torch eager (same run; `per round`: "
+             "gradgen's time over torch's within each round, as below):", "",
+             "| measure | goal | gradgen / torch | met | per round |", "|---|---:|---:|---|---:|"]
+    for batch in (b for b in (16, 256, 4096) if b in floor):
+        ratio = steps["gradgen"][batch] / steps["torch"][batch]
+        each = [g / t for g, t in zip(steps["rounds"]["gradgen"][batch],
+                                      steps["rounds"]["torch"][batch], strict=True)]
+        lines.append(f"| TinyModel step, batch {batch} | ≤ 1.00× | {ratio:.2f}× | "
+                     f"{'yes' if ratio <= 1 else 'no'} | {_quartiles(each)} |")
+    for batch, goal in EAGER_NUMPY_GOAL.items():
+        if batch in floor:
+            ratio = steps["gradgen"][batch] / floor[batch]
+            lines.append(f"| TinyModel step, batch {batch}, to numpy | ≤ {goal}× | "
+                         f"{ratio:.2f}× (numpy) | {'yes' if ratio <= goal else 'no'} | |")
+    for name, key in (("forward cost per op (GC on)", "forward_us_per_op"),
+                      ("backward cost per node (GC on)", "backward_us_per_node")):
+        ratio = chain["gradgen"][key] / chain["torch"][key]
+        lines.append(f"| {name} | ≤ 1.00× | {ratio:.2f}× | {'yes' if ratio <= 1 else 'no'} | |")
+    return lines
 
 
 def report(results: dict, quick: bool) -> str:
