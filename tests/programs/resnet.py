@@ -5,7 +5,7 @@
 # weight decay, nesterov) and MultiStepLR, then evaluated. CIFAR-10 is downloaded in the
 # original; a seeded synthetic set of 3x32x32 images with 10 classes stands in for it, and
 # the network is two stages of one block each, with 8 and 16 channels. torchvision's
-# initialisation loop also names nn.GroupNorm, which gradgen lacks: only BatchNorm2d here.
+# initialisation loop names nn.GroupNorm too, which this network does not use.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -70,7 +70,7 @@ class ResNet(nn.Module):
         for m in self.modules():
             if isinstance(m, nn.Conv2d):
                 nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-            elif isinstance(m, nn.BatchNorm2d):  # torchvision: (nn.BatchNorm2d, nn.GroupNorm)
+            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
                 nn.init.constant_(m.weight, 1)
                 nn.init.constant_(m.bias, 0)
 
