@@ -84,6 +84,7 @@ TORCH_MODULES: dict[str, str] = {
         ".negative_binomial", ".relaxed_categorical", ".lowrank_multivariate_normal",
         ".von_mises", ".lkj_cholesky", ".wishart")},
     "torch.utils.checkpoint": "runtime.utils.checkpoint",
+    "torch.utils.benchmark": "runtime.utils.benchmark",
     # issue 28, helper nnlayers: where programs import pad_sequence & co. from
     "torch.nn.utils.rnn": "runtime.nn.utils.rnn",
     # torch.backends: the flags of a CPU-only torch

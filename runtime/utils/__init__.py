@@ -1,15 +1,15 @@
 """runtime.utils: torch.utils's data loading (`torch.utils.data`), activation
-checkpointing (`torch.utils.checkpoint`) and TorchDispatchMode
-(`torch.utils._python_dispatch`)."""
+checkpointing (`torch.utils.checkpoint`), TorchDispatchMode
+(`torch.utils._python_dispatch`) and the statement timer (`torch.utils.benchmark`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from runtime.aliases import missing_attribute
-from runtime.utils import _python_dispatch, checkpoint, data
+from runtime.utils import _python_dispatch, benchmark, checkpoint, data
 
-__all__ = ["checkpoint", "data", "_python_dispatch"]
+__all__ = ["benchmark", "checkpoint", "data", "_python_dispatch"]
 
 
 def __getattr__(name: str) -> Any:
