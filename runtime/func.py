@@ -379,11 +379,41 @@ def _forward(func: Callable[..., Any], args: list, kwargs: dict, has_aux: bool,
     return primals, tangents, spec, aux
 
 
+def _nested_forward() -> bool:
+    """Whether a forward transform runs inside another one's open dual level.
+
+    gradgen's forward mode has one dual level (runtime/forward_grad.py), where torch.func
+    stacks as many as the transforms nest. An inner forward transform (the inner jacfwd
+    of `jacfwd(jacfwd(f))`) therefore computes its products by reverse mode, whose ops
+    carry the outer level's tangents as any op does (as `hessian`, jacfwd over jacrev,
+    relies on): the same derivatives, reached the other way, so rounding may differ.
+    """
+    return forward_grad.current_level() >= 0
+
+
+def _jvp_by_reverse(func: Callable[..., Any], primal_leaves: list, tangent_leaves: list,
+                    spec: Any, has_aux: bool) -> tuple:
+    """(func(*primals), J v) inside an open dual level: J v is the gradient, with respect
+    to a cotangent u, of the vector-Jacobian product uᵀJ taken against v."""
+    with _level() as outermost:
+        inputs = [_differentiable_copy(p) for p in primal_leaves]
+        output, aux = _split_aux(func(*_rebuild(spec, inputs)), has_aux,
+                                 "jvp(f, primals, tangents)")
+        outputs, out_spec = _flatten(output)
+        cotangents = [zeros_like(out).requires_grad_() for out in outputs]
+        vjps = _gradients(outputs, inputs, cotangents)
+        jvps = _gradients(vjps, cotangents, list(tangent_leaves))
+        result = (_rebuild(out_spec, outputs), _rebuild(out_spec, jvps))
+        return _unwrap((*result, aux) if has_aux else result, outermost)
+
+
 def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool = False,
         has_aux: bool = False) -> tuple:
     """(func(*primals), J v) for the tangents v, by forward-mode AD (dual tensors)."""
     api = "jvp(f, primals, tangents)"
     primal_leaves, tangent_leaves, spec = _check_tangents(primals, tangents)
+    if _nested_forward():
+        return _jvp_by_reverse(func, primal_leaves, tangent_leaves, spec, has_aux)
     with _level() as outermost, forward_ad.dual_level():
         duals = [forward_ad.make_dual(p, t) for p, t in zip(primal_leaves, tangent_leaves,
                                                              strict=True)]
@@ -438,6 +468,8 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _nested_forward():  # the same Jacobian, row by row (see _nested_forward)
+            return jacrev(func, argnums, has_aux=has_aux)(*args, **kwargs)
         with _level() as outermost:
             inputs = _Inputs(args, argnums, _tensor_input)
             # One plain call for the output's structure, shapes and aux.
