@@ -96,7 +96,17 @@ TORCH_MODULES: dict[str, str] = {
     "torch.nn.utils.parametrize": "runtime.nn.utils.parametrize",
     "torch.nn.utils.prune": "runtime.nn.utils.prune",
     "torch.nn.utils.stateless": "runtime.nn.utils.stateless",
+    # functorch, the package torch ships beside itself (its deprecated transforms)
+    "functorch": "runtime.functorch",
 }
+
+# The top-level packages the finder answers for: torch's own and those torch ships.
+ROOTS = ("torch", "functorch")
+
+
+def _is_aliased(name: str) -> bool:
+    """Whether `name` is one of ROOTS or inside one."""
+    return name.partition(".")[0] in ROOTS
 
 _GRADGEN_NAMES = {gradgen: torch for torch, gradgen in TORCH_MODULES.items()}
 
@@ -133,11 +143,12 @@ class _AliasLoader(importlib.abc.Loader):
 
 
 class TorchFinder(importlib.abc.MetaPathFinder):
-    """A `sys.meta_path` finder that answers every `torch` and `torch.*` import."""
+    """A `sys.meta_path` finder that answers every `torch` and `torch.*` import (and
+    `functorch`, which torch ships beside itself)."""
 
     def find_spec(self, fullname: str, path: Any = None,
                   target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "torch" and not fullname.startswith("torch."):
+        if not _is_aliased(fullname):
             return None
         gradgen_name = TORCH_MODULES.get(fullname)
         if gradgen_name is None:
@@ -162,8 +173,7 @@ def _real_torch_modules() -> list[str]:
     """Modules of the real torch already imported (whatever does not belong to gradgen)."""
     gradgen = set(TORCH_MODULES.values())
     return [name for name, module in sys.modules.items()
-            if (name == "torch" or name.startswith("torch."))
-            and getattr(module, "__name__", None) not in gradgen]
+            if _is_aliased(name) and getattr(module, "__name__", None) not in gradgen]
 
 
 def install_as_torch() -> None:
@@ -185,6 +195,6 @@ def uninstall_as_torch() -> None:
     """Undo install_as_torch: `torch` names no gradgen module any more."""
     while _finder in sys.meta_path:
         sys.meta_path.remove(_finder)
-    for name in [name for name in sys.modules if name == "torch" or name.startswith("torch.")]:
+    for name in [name for name in sys.modules if _is_aliased(name)]:
         if getattr(sys.modules[name], "__name__", None) in _GRADGEN_NAMES:
             del sys.modules[name]
