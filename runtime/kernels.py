@@ -362,6 +362,10 @@ def _scaled(self: Any, other: Any, alpha: Any) -> tuple[Any, Any]:
     return a, quietly(np.multiply, b, alpha)
 
 
+# With an alpha, torch's CPU kernels compute add and sub as a fused multiply-add, rounded
+# once; numpy has none, so float32 and float64 round twice here (alpha * other, then the
+# sum): at most an ulp apart, on about a quarter of the elements. Rounding once through
+# float64 would take about 7 times as long on an optimizer's 100,000-element update.
 def add_Tensor(self, other, alpha=1):
     if alpha == 1:
         return _arithmetic(np.add, self, other)

@@ -21,9 +21,13 @@ class Adadelta(Optimizer):
         p ← p - lr·Δ                          (lr defaults to 1: Δ has the units of p)
     """
 
+    # torch's refusal of capturable=True lists no xla for this optimizer
+    CAPTURABLE_DEVICES = "['cuda', 'xpu', 'hpu', 'privateuseone']"
+
     def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9,
-                 eps: float = 1e-6, weight_decay: float = 0, *,
-                 maximize: bool = False) -> None:
+                 eps: float = 1e-6, weight_decay: float = 0, foreach: bool | None = None, *,
+                 capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= rho <= 1.0:
@@ -33,7 +37,8 @@ class Adadelta(Optimizer):
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
-                    "maximize": maximize}
+                    "maximize": maximize, "capturable": capturable, "foreach": foreach,
+                    "differentiable": differentiable}
         super().__init__(params, defaults)
 
     def _make_state(self, param: Any, group: dict[str, Any]) -> None:

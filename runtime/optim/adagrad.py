@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from runtime import dtypes, factories
-from runtime.optim.optimizer import Optimizer, step_without_grad
+from runtime.optim.optimizer import Optimizer, check_fused, step_without_grad
 
 __all__ = ["Adagrad"]
 
@@ -25,7 +25,8 @@ class Adagrad(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0,
                  weight_decay: float = 0, initial_accumulator_value: float = 0,
-                 eps: float = 1e-10, *, maximize: bool = False) -> None:
+                 eps: float = 1e-10, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= lr_decay:
@@ -39,7 +40,9 @@ class Adagrad(Optimizer):
             raise ValueError(f"Invalid epsilon value: {eps}")
         defaults = {"lr": lr, "lr_decay": lr_decay, "eps": eps, "weight_decay": weight_decay,
                     "initial_accumulator_value": initial_accumulator_value,
-                    "maximize": maximize}
+                    "foreach": foreach, "maximize": maximize, "differentiable": differentiable,
+                    "fused": fused}
+        check_fused(fused, foreach, differentiable)
         super().__init__(params, defaults)
         for group in self.param_groups:
             for param in group["params"]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from generated import ops
 from runtime import dtypes, factories
-from runtime.optim.optimizer import Optimizer, check_adam_options, step_without_grad
+from runtime.optim.optimizer import Optimizer, check_adam_options, check_fused, step_without_grad
 
 __all__ = ["Adam"]
 
@@ -24,12 +24,16 @@ class Adam(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0, amsgrad: bool = False, *, maximize: bool = False,
+                 weight_decay: float = 0, amsgrad: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False, fused: bool | None = None,
                  decoupled_weight_decay: bool = False) -> None:
         check_adam_options(lr, betas, eps, weight_decay)
         defaults = {"lr": lr, "betas": tuple(betas), "eps": eps, "weight_decay": weight_decay,
-                    "amsgrad": amsgrad, "maximize": maximize,
+                    "amsgrad": amsgrad, "maximize": maximize, "foreach": foreach,
+                    "capturable": capturable, "differentiable": differentiable, "fused": fused,
                     "decoupled_weight_decay": decoupled_weight_decay}
+        check_fused(fused, foreach, differentiable)
         super().__init__(params, defaults)
 
     def _make_state(self, param: Any, group: dict[str, Any]) -> None:
@@ -67,6 +71,9 @@ class Adam(Optimizer):
                 exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
                 exp_avg.add_(grad - exp_avg, alpha=1 - beta1)  # lerp towards grad
                 exp_avg_sq.mul_(beta2).add_(grad * grad, alpha=1 - beta2)
+                if group["differentiable"]:
+                    _differentiable_update(param, state, lr, (beta1, beta2), eps, amsgrad)
+                    continue
                 step = state["step"].item()
                 bias_correction1 = 1 - beta1**step
                 bias_correction2_sqrt = (1 - beta2**step) ** 0.5
@@ -77,3 +84,22 @@ class Adam(Optimizer):
                     second_moment = exp_avg_sq
                 denom = second_moment.sqrt() / bias_correction2_sqrt + eps
                 param.add_(exp_avg / denom, alpha=-lr / bias_correction1)
+
+
+def _differentiable_update(param: Any, state: dict, lr: float, betas: tuple[float, float],
+                           eps: float, amsgrad: bool) -> None:
+    """The update of a `differentiable=True` Adam, in torch's form for it: the bias
+    corrections are tensors of the float32 step count (not Python numbers of its value),
+    the step size folded into the denominator, and nothing the graph needs overwritten."""
+    beta1, beta2 = betas
+    step = state["step"]
+    step_size_neg = (lr / (1 - beta1**step)).neg()
+    bias_correction2_sqrt = (1 - beta2**step).sqrt()
+    second_moment = state["exp_avg_sq"]
+    if amsgrad:
+        state["max_exp_avg_sq"].copy_(ops.maximum(state["max_exp_avg_sq"].clone(),
+                                                  second_moment))
+        second_moment = state["max_exp_avg_sq"]
+    denom = (second_moment.sqrt() / (bias_correction2_sqrt * step_size_neg)).add_(
+        eps / step_size_neg)
+    param.addcdiv_(state["exp_avg"].clone(), denom)

@@ -20,15 +20,20 @@ class ASGD(Optimizer):
     `ax`, the average, is in the state; the parameters themselves are not averaged.
     """
 
+    # torch's refusal of capturable=True names the state this optimizer keeps
+    CAPTURABLE_STATE = "params, mus, etas, and state_steps"
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4,
                  alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
-                 maximize: bool = False) -> None:
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         defaults = {"lr": lr, "lambd": lambd, "alpha": alpha, "t0": t0,
-                    "weight_decay": weight_decay, "maximize": maximize}
+                    "weight_decay": weight_decay, "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable, "capturable": capturable}
         super().__init__(params, defaults)
 
     def _make_state(self, param: Any, group: dict[str, Any]) -> None:

@@ -104,7 +104,8 @@ class Optimizer:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
                                 + typename(param))
-            if not (param.is_leaf or param.retains_grad):
+            if not (self.defaults.get("differentiable") or param.is_leaf
+                    or param.retains_grad):  # a differentiable step may update a non-leaf
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
@@ -198,6 +199,38 @@ def check_adam_options(lr: float, betas: tuple[float, float], eps: float,
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
+def check_fused(fused: bool | None, foreach: bool | None, differentiable: bool) -> None:
+    """torch's refusals of the `fused` implementation (SGD, Adam, AdamW, Adagrad).
+
+    `foreach` and `fused` choose among torch's kernels for one update: a loop over the
+    parameters (the default on the CPU), one kernel per operation over them all, or one
+    kernel for the whole update. gradgen computes the loop's form whichever is asked for,
+    and keeps the choice in the state dict as torch does; torch's other kernels round some
+    updates differently in the last bits (fused Adam, AdamW and Adagrad; foreach NAdam,
+    RAdam and ASGD).
+    """
+    if fused:
+        if differentiable:
+            raise RuntimeError("`fused` does not support `differentiable`")
+        if foreach:
+            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+# What torch's capturable updates accept, and the state each optimizer names in its refusal.
+CAPTURABLE_DEVICES = "['cuda', 'xpu', 'hpu', 'privateuseone', 'xla']"
+
+
+def _check_capturable(optimizer: Optimizer) -> None:
+    """torch refuses `capturable=True` for CPU parameters when the step meets a gradient:
+    it keeps its step counts on the accelerator, which gradgen (a CPU) is not."""
+    for group in optimizer.param_groups:
+        if group.get("capturable") and any(p.grad is not None for p in group["params"]):
+            state = getattr(optimizer, "CAPTURABLE_STATE", "params and state_steps")
+            devices = getattr(optimizer, "CAPTURABLE_DEVICES", CAPTURABLE_DEVICES)
+            raise AssertionError(f"If capturable=True, {state} must be on supported devices: "
+                                 f"{devices}.")
+
+
 def scalar_state(value: float) -> Tensor:
     """A 0-dim float32 state entry (`step`, `mu_product`, `eta`), as torch keeps them."""
     return factories.tensor(value, dtype=dtypes.float32)
@@ -238,7 +271,9 @@ def _through_run_step(step: Callable[..., Any]) -> Callable[..., Any]:
 
 def step_without_grad(step: Callable[[Any], None]) -> Callable[..., Any]:
     """Decorator for `step(self)`: the closure, if any, runs with grad (it computes the loss
-    and its gradients); the update runs under no_grad, so it records no graph."""
+    and its gradients); the update runs under no_grad, so it records no graph, unless the
+    optimizer was made `differentiable=True`: then it runs with grad, as torch's does, and
+    an update of a leaf that requires grad is refused as any in-place op on one is."""
 
     @functools.wraps(step)
     def wrapper(self: Optimizer, closure: Callable[[], Any] | None = None) -> Any:
@@ -246,7 +281,8 @@ def step_without_grad(step: Callable[[Any], None]) -> Callable[..., Any]:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        _check_capturable(self)
+        with enable_grad() if self.defaults.get("differentiable") else no_grad():
             step(self)
         return loss
 
