@@ -15,12 +15,12 @@ does not have).
 from __future__ import annotations
 
 import copy
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 from generated import ops as _ops
 from runtime import func as _func
+from runtime._warn import warn_at_caller
 from runtime.aliases import missing_attribute
 from runtime.nn.module import Module
 from runtime.version import __version__
@@ -33,13 +33,13 @@ __all__ = ["FunctionalModule", "FunctionalModuleWithBuffers", "__version__",
 
 def _deprecated(api: str, new_api: str | None = None) -> None:
     """torch's FutureWarning for a functorch name, pointing at the caller's line."""
-    warnings.warn(
+    warn_at_caller(
         f"We've integrated functorch into PyTorch. As the final step of the integration, "
         f"`functorch.{api}` is deprecated as of PyTorch 2.0 and will be deleted in a future "
         f"version of PyTorch >= 2.3. Please use `{new_api or f'torch.func.{api}'}` instead; "
         "see the PyTorch 2.0 release notes and/or the `torch.func` migration guide for more "
         "details https://pytorch.org/docs/main/func.migrating.html",
-        FutureWarning, stacklevel=3)
+        FutureWarning)
 
 
 def _transform(api: str, new_api: str | None = None) -> Callable[..., Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from generated import ops
 from runtime import engine
 from runtime import modes as _modes
 from runtime._tensor import Tensor
@@ -90,12 +91,21 @@ def backward(
     grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    grad_variables: Tensor | Sequence[Tensor | None] | None = None,
     inputs: Tensor | Sequence[Tensor] | None = None,
 ) -> None:
-    """Accumulate into `.grad` of the leaves (or of `inputs`) the gradient of `tensors`."""
-    if _modes.active:  # a mode may hear the call (runtime/modes.py)
-        heard = _modes.dispatch(backward, (tensors, grad_tensors, retain_graph, create_graph,
-            inputs), {})
+    """Accumulate into `.grad` of the leaves (or of `inputs`) the gradient of `tensors`.
+    `grad_variables` is the deprecated name of `grad_tensors`."""
+    if grad_variables is not None:
+        warn_at_caller("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                       FutureWarning)
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments "
+                               "both passed to `backward()`. Please only use `grad_tensors`.")
+        grad_tensors = grad_variables
+    if _modes.active:  # a mode may hear the call (runtime/modes.py), by its current names
+        heard = _modes.dispatch(backward, (tensors, grad_tensors, retain_graph, create_graph),
+                                {"inputs": inputs})
         if heard is not _modes.PASS:
             return heard
     outputs = _as_tuple(tensors)
@@ -117,21 +127,35 @@ def backward(
 
 def grad(
     outputs: Tensor | Sequence[Tensor],
-    inputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor] | dict[str, Tensor],
     grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
-) -> tuple:
-    """The gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone."""
+) -> tuple | dict:
+    """The gradients of `outputs` with respect to `inputs`, leaving every `.grad` alone.
+
+    `inputs` given as a dict gives a dict of gradients under the same names. With
+    `is_grads_batched`, the first dimension of every grad_output indexes a batch of
+    cotangents: one gradient per batch entry, stacked (torch vectorises this with vmap;
+    here it is a loop over the batch, each pass keeping the graph for the next).
+    `only_inputs` is deprecated and ignored, as in torch.
+    """
     if _modes.active:  # a mode may hear the call (runtime/modes.py)
         heard = _modes.dispatch(grad, (outputs, inputs, grad_outputs, retain_graph, create_graph,
-            allow_unused, materialize_grads), {})
+            only_inputs, allow_unused, is_grads_batched, materialize_grads), {})
         if heard is not _modes.PASS:
             return heard
+    if not only_inputs:
+        warn_at_caller("only_inputs argument is deprecated and is ignored now (defaults to "
+                       "True). To accumulate gradient for other parts of the graph, please use "
+                       "torch.autograd.backward.", FutureWarning)
+    names = list(inputs) if isinstance(inputs, dict) else None
     outs = _as_tuple(outputs)
-    ins = _as_tuple(inputs)
+    ins = tuple(inputs.values()) if names is not None else _as_tuple(inputs)
     if not ins:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if allow_unused is None:
@@ -141,15 +165,10 @@ def grad(
                          "materialize_grads=True, but got: allow_unused=False.")
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _make_grads(outs, _as_tuple(grad_outputs), create_graph)
-    roots = _root_edges(outs)
-    capture = []
-    for tensor in ins:
-        if not tensor.requires_grad:
-            raise RuntimeError("One of the differentiated Tensors does not require grad")
-        capture.append(gradient_edge(tensor))
-    captured = engine.execute(roots, grads, retain_graph, create_graph, capture,
-                              accumulate=False)
+    if is_grads_batched:
+        captured = _batched(outs, ins, _as_tuple(grad_outputs), retain_graph, create_graph)
+    else:
+        captured = _captured(outs, ins, _as_tuple(grad_outputs), retain_graph, create_graph)
     results = []
     for i, (tensor, grad_) in enumerate(zip(ins, captured, strict=True)):
         if grad_ is None:
@@ -161,4 +180,38 @@ def grad(
                     "the graph. Set allow_unused=True if this is the desired behavior."
                 )
         results.append(grad_)
+    if names is not None:
+        return dict(zip(names, results, strict=True))
     return tuple(results)
+
+
+def _captured(outs: tuple, ins: tuple, grad_outputs: tuple, retain_graph: bool,
+              create_graph: bool) -> list:
+    """One engine run from `outs`, returning the gradient reaching each of `ins` (or None)."""
+    grads = _make_grads(outs, grad_outputs, create_graph)
+    roots = _root_edges(outs)
+    capture = []
+    for tensor in ins:
+        if not tensor.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        capture.append(gradient_edge(tensor))
+    return engine.execute(roots, grads, retain_graph, create_graph, capture,
+                          accumulate=False)
+
+
+def _batched(outs: tuple, ins: tuple, grad_outputs: tuple, retain_graph: bool,
+             create_graph: bool) -> list:
+    """is_grads_batched: an engine run per entry of the grad_outputs' first dimension, the
+    gradients stacked along a new first dimension (None for an input none of them reach)."""
+    given = [g for g in grad_outputs if g is not None]
+    if not given:  # nothing to batch over: as torch, the scalar-output rule decides
+        return _captured(outs, ins, grad_outputs, retain_graph, create_graph)
+    size = given[0].shape[0]
+    runs = [_captured(outs, ins, tuple(None if g is None else g[b] for g in grad_outputs),
+                      retain_graph if b == size - 1 else True, create_graph)
+            for b in range(size)]
+    stacked = []
+    for j in range(len(ins)):
+        column = [run[j] for run in runs]
+        stacked.append(None if any(g is None for g in column) else ops.stack(column))
+    return stacked

@@ -100,13 +100,7 @@ class Optimizer:
                                  "names are missing")
             param_group["param_names"] = names
         param_group["params"] = params = changes.CountedList(params)
-        for param in params:
-            if not isinstance(param, Tensor):
-                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + typename(param))
-            if not (self.defaults.get("differentiable") or param.is_leaf
-                    or param.retains_grad):  # a differentiable step may update a non-leaf
-                raise ValueError("can't optimize a non-leaf Tensor")
+        self._check_params(params)
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
                 raise ValueError("parameter group didn't specify a value of required "
@@ -120,6 +114,17 @@ class Optimizer:
             if not set(group["params"]).isdisjoint(params):
                 raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
+
+    def _check_params(self, params: list) -> None:
+        """Tensors only, and leaves (or tensors that retain their grad), unless the step is
+        differentiable: then it may update a non-leaf, recording the update."""
+        for param in params:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + typename(param))
+            if not (self.defaults.get("differentiable") or param.is_leaf
+                    or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
 
     def _make_state(self, param: Any, group: dict[str, Any]) -> None:
         """Make `param`'s state as the step would on its first call, where an optimizer's
