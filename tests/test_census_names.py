@@ -429,3 +429,32 @@ def test_transform() -> None:
 ], ids=["call", "jacobian", "sign", "cache"])
 def test_transform_refused(call: Any) -> None:
     assert same(call)[0][0] == "raises"
+
+
+# -- torch.threshold_ and F.threshold_ -------------------------------------------------------
+
+
+def _threshold_in_place(t: Any) -> Any:
+    results = []
+    for function in (t.threshold_, t.nn.functional.threshold_):
+        leaf = t.tensor([-2.0, -0.7, 0.1, 0.3, 0.9, 4.0], dtype=t.float64, requires_grad=True)
+        x = leaf * 1
+        returned = function(x, 0.2, 20.0)
+        (returned * t.arange(6.0, dtype=t.float64)).sum().backward()
+        results.append((returned is x, x.tolist(), leaf.grad.tolist(), x.grad_fn.name()))
+    integers = t.arange(5)
+    t.threshold_(integers, 2, -1)
+    return results, integers.tolist(), t.threshold_(t.arange(3), 0.5, 0.25).tolist()
+
+
+def test_threshold_() -> None:
+    same(_threshold_in_place)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.threshold_(t.ones(2, requires_grad=True), 0.5, 0.0),
+    lambda t: t.nn.functional.threshold_(t.ones(2, requires_grad=True), 0.5, 0.0),
+    lambda t: t.nn.functional.threshold_(t.ones(2), "a", 0.0),
+], ids=["leaf", "functional-leaf", "threshold"])
+def test_threshold_refused(call: Any) -> None:
+    assert same(call)[0][0] == "raises"

@@ -4,8 +4,10 @@
   Tensor attributes its method), whose in-place variant tests/test_opinfo_inplace.py
   compares (`Tensor.NAME_`, and `torch.NAME_` where torch has one), or whose method and
   aliases tests/test_opinfo_variants.py compares; or
-- by name, in a test file that compares with torch: one that imports torch (the oracle),
-  directly or through tests/oracle.py or tests/test_opinfo.py, tests/programs/ among them.
+- by name, in the code of a test file that compares with torch (one that imports torch,
+  the oracle, directly or through tests/oracle.py or tests/test_opinfo.py; tests/programs/
+  among them): an identifier, an attribute or a word of a string it runs, not a comment or
+  a docstring.
 
 The test prints, per census module, how many present names are proven each way, and fails
 listing any present name proven nowhere. UNCOMPARABLE holds the few names that cannot be
@@ -14,6 +16,7 @@ compared with torch, each with its reason (and where their behaviour is tested i
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -33,15 +36,39 @@ _ORACLE_IMPORT = re.compile(
     r"from tests\.test_opinfo\b|import tests\.oracle)", re.MULTILINE)
 
 
+def _code_words(text: str) -> set[str]:
+    """The names a file's code uses: its identifiers, attributes, imported names and the
+    words of its strings (tests name ops in strings they run: `"ReLU6(True)"`), but not
+    its comments, docstrings or the names of its own functions."""
+    tree = ast.parse(text)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef
+                                | ast.ClassDef)
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    words: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            words.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            words.add(node.attr)
+        elif isinstance(node, ast.alias):
+            words.update(node.name.split("."))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in docstrings:
+            words.update(re.findall(r"\w+", node.value))
+    return words
+
+
 def oracle_words() -> set[str]:
-    """The words of every test file that compares with torch."""
+    """The names used by the code of every test file that compares with torch."""
     words: set[str] = set()
     for path in sorted(TESTS.rglob("*.py")):
         if path.name == Path(__file__).name:
             continue
         text = path.read_text(encoding="utf-8", errors="replace")
         if _ORACLE_IMPORT.search(text):
-            words.update(re.findall(r"\w+", text))
+            words.update(_code_words(text))
     return words
 
 
