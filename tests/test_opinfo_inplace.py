@@ -9,8 +9,9 @@ imported from there):
   would change) gradgen raises the same class, with torch's message for the cases whose
   message is gradgen's own (CHECKED_MESSAGES), and the tensor is left as it was;
 - gradients: the in-place call on a non-leaf (`x.clone().NAME_(...)`) then backward with the
-  fixed cotangent gives torch's gradients in float64, where the OpInfo says in-place
-  autograd is supported;
+  fixed cotangent gives torch's gradients in float64, where the OpInfo supports autograd
+  (its supports_inplace_autograd flag too is left aside: torch's own tests skip those for
+  complex reasons; on these real samples both libraries differentiate them);
 - a leaf that requires grad, used in place, is refused with torch's error.
 
 What gradgen does not do as torch does is in KNOWN_DIFFERENCES, each entry with its reason.
@@ -248,7 +249,7 @@ def _check_inplace_gradients(op: Any, left_out: Callable[[Any], bool]) -> None:
                                        err_msg=where)
 
 
-GRAD_OPS = [op for op in OPS if op.supports_autograd and op.supports_inplace_autograd]
+GRAD_OPS = [op for op in OPS if op.supports_autograd]
 
 
 @pytest.mark.parametrize("op", GRAD_OPS, ids=[opinfo._opinfo_name(op) for op in GRAD_OPS])
