@@ -12,6 +12,8 @@ imported from there):
   fixed cotangent gives torch's gradients in float64, where the OpInfo supports autograd
   (its supports_inplace_autograd flag too is left aside: torch's own tests skip those for
   complex reasons; on these real samples both libraries differentiate them);
+- forward mode: the in-place call on a dual tensor gives torch's tangents, where the OpInfo
+  supports forward AD;
 - a leaf that requires grad, used in place, is refused with torch's error.
 
 What gradgen does not do as torch does is in KNOWN_DIFFERENCES, each entry with its reason.
@@ -78,8 +80,8 @@ CHECKED_MESSAGES = re.compile(
     r"doesn't match the broadcast shape")
 
 # (OpInfo name, variant, check) -> (why gradgen differs, which samples). `check` is one of
-# "float64", "float32", "int64", "bool", "function", "backward", "leaf", or "*". With a
-# predicate, the samples it picks are left out; with None the whole check is a strict
+# "float64", "float32", "int64", "bool", "function", "backward", "forward_ad", "leaf", or
+# "*". With a predicate, the samples it picks are left out; with None the whole check is a strict
 # expected failure. test_opinfo's own KNOWN_DIFFERENCES apply as well (their samples are
 # the same), without being strict: an in-place call may raise where the out-of-place one
 # differed (an int64 tensor cannot hold cosh's float result), which then agrees.
@@ -256,6 +258,70 @@ GRAD_OPS = [op for op in OPS if op.supports_autograd]
 def test_inplace_backward(op: Any) -> None:
     if torch.float64 in op.supported_backward_dtypes("cpu"):
         _run_check(op, "backward", lambda left_out: _check_inplace_gradients(op, left_out))
+
+
+# -- forward mode ---------------------------------------------------------------------------
+
+
+def _inplace_tangents(op: Any, sample: Any, library: Any) -> list:
+    """The tangents of the in-place call's outputs, for fixed random input tangents (the
+    input a dual tensor of its own, written in place)."""
+    forward_ad = library.autograd.forward_ad
+    kind = torch.Tensor if library is torch else runtime.Tensor
+    values = (sample.input, sample.args, sample.kwargs)
+    if library is not torch:
+        values = opinfo.to_gradgen(values)
+    generator = np.random.default_rng(2)
+
+    def dual(value: Any) -> Any:
+        if isinstance(value, kind):
+            if not (value.requires_grad and value.dtype.is_floating_point):
+                return value.detach()
+            tangent = library.tensor(generator.standard_normal(tuple(value.shape)),
+                                     dtype=value.dtype)
+            return forward_ad.make_dual(value.detach().clone(), tangent)
+        if isinstance(value, list | tuple):
+            return type(value)(dual(v) for v in value)
+        if isinstance(value, dict):
+            return {k: dual(v) for k, v in value.items()}
+        return value
+
+    call = _torch_inplace(op) if library is torch else _gradgen_inplace(op)
+    with forward_ad.dual_level():
+        first, rest, kwargs = dual(values)
+        result = sample.output_process_fn_grad(call(first, *rest, **kwargs))
+        return [opinfo._array(forward_ad.unpack_dual(o).tangent)
+                for o in opinfo._leaves(result, kind) if o.dtype.is_floating_point]
+
+
+def _check_inplace_tangents(op: Any, left_out: Callable[[Any], bool]) -> None:
+    for index, sample in opinfo._samples(op, torch.float64, True, left_out):
+        where = f"sample {index}: {sample.summary()}"
+        want, torch_error = _outcome(lambda sample=sample: _inplace_tangents(op, sample, torch))
+        got, error = _outcome(lambda sample=sample: _inplace_tangents(op, sample, runtime))
+        if torch_error is not None:
+            _compare_errors(error, torch_error, where)
+            continue
+        if error is not None:
+            raise AssertionError(f"{where}: gradgen raises {error!r}, torch returns") from error
+        assert len(got) == len(want), where
+        for g, w in zip(got, want, strict=True):
+            if w is None or g is None:
+                assert (w if g is None else g) is None or not np.any(w if g is None else g), \
+                    where
+                continue
+            np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-7, equal_nan=True,
+                                       err_msg=where)
+
+
+FORWARD_AD_OPS = [op for op in OPS if op.supports_forward_ad]
+
+
+@pytest.mark.parametrize("op", FORWARD_AD_OPS,
+                         ids=[opinfo._opinfo_name(op) for op in FORWARD_AD_OPS])
+def test_inplace_forward_ad(op: Any) -> None:
+    if torch.float64 in op.supported_backward_dtypes("cpu"):
+        _run_check(op, "forward_ad", lambda left_out: _check_inplace_tangents(op, left_out))
 
 
 # -- a leaf that requires grad, used in place ------------------------------------------------
