@@ -312,9 +312,10 @@ def _check_first_items(data: Any) -> None:
 def _check_item(item: Any, dtype: dtypes.dtype) -> None:
     """An item torch cannot write into a tensor of `dtype` (asked for: nothing inferred)."""
     kind = dtype.numpy.kind
-    if isinstance(item, bool | int | float | np.integer | np.bool_ | np.floating) or \
-            kind in "bc" and isinstance(item, complex | np.complexfloating):
-        return  # (a bool tensor takes a complex number too: its truth)
+    if isinstance(item, bool | int | float | np.generic) or kind in "bc" and isinstance(
+            item, complex):
+        return  # (a bool tensor takes a complex number too: its truth; numpy's scalars
+        # are converted as numpy converts them)
     if kind in "fV":
         raise TypeError(f"must be real number, not {type(item).__name__}")
     if kind != "c":
