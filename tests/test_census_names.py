@@ -54,6 +54,16 @@ def test_tensor_of_data_its_dtype_cannot_hold(data: list, dtype: str | None) -> 
     same(lambda t: t.tensor(data, dtype=dtype and getattr(t, dtype)).tolist())
 
 
+def test_tensor_of_numpy_scalars_for_another_dtype() -> None:
+    """numpy's scalars in a list are converted, not refused as Python's complex numbers are
+    (outcomes compared: torch warns of the discarded imaginary part once per process)."""
+    import numpy as np
+
+    same_outcome(lambda t: (t.tensor([np.complex128(1 + 2j)], dtype=t.float32).tolist(),
+                            t.tensor([np.complex128(1 + 2j)], dtype=t.bool).tolist(),
+                            t.tensor([np.int8(3)], dtype=t.float32).tolist()))
+
+
 # -- torch: autocast settings ---------------------------------------------------------------
 
 

@@ -74,7 +74,13 @@ OPS = [op for op in opinfo.OPS if _gradgen_inplace(op) is not None]
 IDS = [opinfo._opinfo_name(op) for op in OPS]
 FUNCTION_OPS = [op for op in OPS if _function_name(op) is not None]
 
-# Errors whose message gradgen writes itself, after torch's: compared word for word.
+# Errors whose message gradgen writes itself, after torch's: compared word for word. Others
+# are compared by class: among them the shape refusals some ops word their own way in torch
+# (addmm_, addmv_, addr_, baddbmm_: "Bad in-place call: input tensor size [1] and output
+# tensor size [5, 10] should match"; masked_scatter_: expand's message), which gradgen gives
+# as every in-place op's "output with shape [1] doesn't match the broadcast shape [5, 10]",
+# and the forward-mode refusals of acosh_, asinh_, atanh_ (gradgen's message names the spec
+# entry to complete).
 CHECKED_MESSAGES = re.compile(
     r"can't be cast to the desired output type|a leaf Variable that requires grad|"
     r"doesn't match the broadcast shape")
