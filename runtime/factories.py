@@ -233,10 +233,7 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
     except ValueError:  # ragged: numpy refuses it
         array = None
     if array is None or array.dtype.kind not in "biufcV" or array.dtype == _UINT64:
-        _check_items(data)
-        _check_data(data, _data_shape(data), 0)
-        raise ValueError("Overflow when unpacking long long")  # ints beyond int64: numpy
-        # made them uint64 or Python objects
+        _refuse(data, dtype)
     if array.dtype == np.bool_:
         return array
     if array.dtype.kind in "iu":
@@ -248,6 +245,7 @@ def _infer(data: Any, dtype: dtypes.dtype | None = None) -> np.ndarray:
         return quietly(cast, array,
                        (dtype if dtype is not None else dtypes.get_default_dtype()).numpy)
     if array.dtype.kind == "c":  # Python complex numbers: the default complex dtype
+        _check_complex_fits(data, dtype)
         if dtype is not None:
             return array  # as complex128: tensor() casts them to the dtype
         return array.astype(dtypes.get_default_complex_dtype().numpy)
@@ -284,14 +282,56 @@ def _check_items(data: Any) -> None:
         raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
-def _check_data(data: Any, sizes: list[int], dim: int) -> None:
+def _check_complex_fits(data: Any, dtype: dtypes.dtype | None) -> None:
+    """Python complex numbers for a real dtype asked for: torch refuses them."""
+    if dtype is not None and dtype.numpy.kind != "c":
+        _check_data(data, _data_shape(data), 0, dtype)
+
+
+def _refuse(data: Any, dtype: dtypes.dtype | None) -> None:
+    """Data numpy made no number array of: torch's error, in the order of its passes
+    (the shape, the dtype inferred when none is asked for, the items written)."""
+    _check_first_items(data)
+    if dtype is None:
+        _check_items(data)
+    _check_data(data, _data_shape(data), 0, dtype)
+    raise ValueError("Overflow when unpacking long long")  # ints beyond int64: numpy
+    # made them uint64 or Python objects
+
+
+def _check_first_items(data: Any) -> None:
+    """torch infers the shape along the first items; a string there is a sequence of
+    strings without end."""
+    depth = 0
+    while _is_sequence(data) and len(data):
+        data, depth = data[0], depth + 1
+    if depth and isinstance(data, str):
+        raise ValueError("too many dimensions 'str'")
+
+
+def _check_item(item: Any, dtype: dtypes.dtype) -> None:
+    """An item torch cannot write into a tensor of `dtype` (asked for: nothing inferred)."""
+    kind = dtype.numpy.kind
+    if isinstance(item, bool | int | float | np.generic) or kind in "bc" and isinstance(
+            item, complex):
+        return  # (a bool tensor takes a complex number too: its truth; numpy's scalars
+        # are converted as numpy converts them)
+    if kind in "fV":
+        raise TypeError(f"must be real number, not {type(item).__name__}")
+    if kind != "c":
+        raise TypeError(f"'{type(item).__name__}' object cannot be interpreted as an integer")
+
+
+def _check_data(data: Any, sizes: list[int], dim: int, dtype: Any = None) -> None:
     """torch's second pass, filling the tensor from nested data of a known dtype: it
-    stops at a sequence of another length than the first one there, or where the
-    nesting differs."""
+    stops at a sequence of another length than the first one there, where the nesting
+    differs, or at an item the dtype asked for cannot hold."""
     if dim == len(sizes):
         if _is_sequence(data):
             raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as an "
                             "integer")
+        if dtype is not None:
+            _check_item(data, dtype)
         return
     if not _is_sequence(data):
         raise TypeError("not a sequence")
@@ -299,7 +339,7 @@ def _check_data(data: Any, sizes: list[int], dim: int) -> None:
         raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
                          f"(got {len(data)})")
     for item in data:
-        _check_data(item, sizes, dim + 1)
+        _check_data(item, sizes, dim + 1, dtype)
 
 
 def tensor(*args: Any, **options: Any) -> Tensor:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import anomaly, dtypes, factories, storage
+from runtime import anomaly, devices, dtypes, factories, storage
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
 from runtime.aliases import torch_name
@@ -142,7 +142,9 @@ def is_autocast_cache_enabled() -> bool:
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
-    _autocast_cache[0] = bool(enabled)
+    if not isinstance(enabled, bool):
+        raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
+    _autocast_cache[0] = enabled
 
 
 def clear_autocast_cache() -> None:
@@ -169,7 +171,8 @@ _autocast_dtypes = {"cpu": dtypes.bfloat16, "cuda": dtypes.float16}
 
 
 def get_autocast_dtype(device_type: str) -> Any:
-    return _autocast_dtypes.get(device_type, dtypes.float16)
+    kind = _autocast_device("get_autocast_dtype", device_type)
+    return _autocast_dtypes.get(kind, dtypes.float16)
 
 
 def get_autocast_cpu_dtype() -> Any:
@@ -182,18 +185,37 @@ def get_autocast_gpu_dtype() -> Any:
     return _autocast_dtypes["cuda"]
 
 
+def _autocast_device(function: str, device_type: Any) -> str:
+    """A device type as torch's autocast functions take it (`"cuda:0"` is cuda's)."""
+    if not isinstance(device_type, str):
+        raise TypeError(f"{function}(): argument 'device_type' (position 1) must be str, not "
+                        f"{type(device_type).__name__}")
+    return devices.device(device_type).type
+
+
 def set_autocast_dtype(device_type: str, dtype: Any) -> None:
-    _autocast_dtypes[device_type] = dtype
+    kind = _autocast_device("set_autocast_dtype", device_type)
+    if not isinstance(dtype, dtypes.dtype):
+        raise TypeError("set_autocast_dtype(): argument 'dtype' (position 2) must be "
+                        f"torch.dtype, not {type(dtype).__name__}")
+    _autocast_dtypes[kind] = dtype
+
+
+def _legacy_autocast_dtype(kind: str, dtype: Any) -> None:
+    """set_autocast_cpu_dtype / set_autocast_gpu_dtype: the dtype checked, then the warning."""
+    if not isinstance(dtype, dtypes.dtype):
+        raise TypeError(f"dtype must be a torch.dtype (got {type(dtype).__name__})")
+    device = "gpu" if kind == "cuda" else kind
+    _deprecated(f"set_autocast_{device}_dtype(dtype)", f"set_autocast_dtype('{kind}', dtype)")
+    _autocast_dtypes[kind] = dtype
 
 
 def set_autocast_cpu_dtype(dtype: Any) -> None:
-    _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
-    _autocast_dtypes["cpu"] = dtype
+    _legacy_autocast_dtype("cpu", dtype)
 
 
 def set_autocast_gpu_dtype(dtype: Any) -> None:
-    _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
-    _autocast_dtypes["cuda"] = dtype
+    _legacy_autocast_dtype("cuda", dtype)
 
 
 # -- small factories ---------------------------------------------------------------------------

@@ -275,10 +275,8 @@ _TYPE_NAMES = {"float64": "Double", "float32": "Float", "int64": "Long", "int32"
 
 def check_inplace_result(target: np.ndarray, dtype: np.dtype, shape: tuple[int, ...]) -> None:
     """PyTorch's checks before an in-place op writes a result of `dtype` and `shape`
-    into `target`: the type must cast within its kind, the shape broadcast to target's."""
-    if not np.can_cast(dtype, target.dtype, casting="same_kind"):
-        raise RuntimeError(f"result type {_TYPE_NAMES[dtype.name]} can't be cast to the "
-                           f"desired output type {_TYPE_NAMES[target.dtype.name]}")
+    into `target`: the shape must broadcast to target's, then (checked second, as torch
+    does: `int_tensor.div_(wider)` names the shape) the type must cast within its kind."""
     if shape != target.shape:
         try:
             broadcast = np.broadcast_shapes(shape, target.shape)
@@ -287,6 +285,9 @@ def check_inplace_result(target: np.ndarray, dtype: np.dtype, shape: tuple[int, 
         if broadcast != target.shape:
             raise RuntimeError(f"output with shape {list(target.shape)} doesn't match the "
                                f"broadcast shape {list(broadcast) if broadcast else '(none)'}")
+    if not np.can_cast(dtype, target.dtype, casting="same_kind"):
+        raise RuntimeError(f"result type {_TYPE_NAMES[dtype.name]} can't be cast to the "
+                           f"desired output type {_TYPE_NAMES[target.dtype.name]}")
 
 
 def _inplace(ufunc: np.ufunc, self: np.ndarray, other: Any, dtype: np.dtype) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime import devices, dtypes
+from runtime import devices, dtypes, factories
 from runtime import out as _out
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
@@ -213,7 +213,9 @@ class TypedStorage:
         elif len(args) == 1 and isinstance(args[0], int) and not isinstance(args[0], bool):
             data = np.zeros(args[0], numpy)
         elif len(args) == 1 and isinstance(args[0], Sequence):
-            data = np.array(list(args[0]), numpy)
+            # torch makes the tensor of the sequence (its checks and messages), then takes
+            # its storage
+            data = factories.tensor(list(args[0]), dtype=dtype)._data
         else:
             raise TypeError(f"TypedStorage(): invalid arguments {args!r}")
         self._set(UntypedStorage._over(data.reshape(-1).view(np.uint8)), dtype)

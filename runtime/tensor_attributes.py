@@ -369,6 +369,64 @@ def _dim_order(tensor: Any) -> tuple[int, ...]:
 
 # -- Python callbacks --------------------------------------------------------------------------
 
+def _resized(tensor: Any, sizes: tuple) -> Any:
+    """torch's autograd Resize: the sizes' product must be the tensor's element count (sizes
+    are multiplied as given: one list or Size argument is its own product, and refused, as
+    torch's are)."""
+    count: Any = 1
+    for size in sizes:
+        count = count * size
+    if count != tensor.numel():
+        raise RuntimeError(
+            f"requested resize to {'x'.join(map(str, sizes))} ({count} elements in total), "
+            f"but the given tensor has a size of {'x'.join(map(str, tensor.shape))} "
+            f"({tensor.numel()} elements). autograd's resize can only change the shape of a "
+            "given tensor, while preserving the number of elements. ")
+    return tensor.reshape(sizes).clone() if tensor.requires_grad else \
+        tensor.detach().clone().reshape(sizes)
+
+
+def _diagonal_mask(data: np.ndarray, wrap: bool) -> np.ndarray:
+    """The cells fill_diagonal_ writes: the main diagonal; a tall contiguous matrix's starts
+    again one row below its end when wrap is set."""
+    mask = np.zeros(data.shape, dtype=bool)
+    if data.ndim > 2:
+        mask[(np.arange(data.shape[0]),) * data.ndim] = True
+        return mask
+    rows, columns = data.shape
+    step = columns + 1  # along the flattened matrix, from one diagonal cell to the next
+    end = rows * columns if wrap and rows > columns else min(rows, columns) * columns
+    if data.flags.c_contiguous:
+        mask.reshape(-1)[:end:step] = True
+    else:  # a strided view: its diagonal cell by cell (without wrapping)
+        index = np.arange(min(rows, columns))
+        mask[index, index] = True
+    return mask
+
+
+def _check_dim_order_ambiguity(tensor: Any, ambiguity_check: Any) -> None:
+    """torch's first ambiguity check of dim_order: a tensor with a size-1 dimension or two
+    equal strides has several dim orders, and is refused unless exactly one of the memory
+    formats listed is contiguous for it."""
+    from runtime.memory_formats import memory_format  # (a sibling module: no cycle)
+
+    if not isinstance(ambiguity_check, bool) and not (
+            isinstance(ambiguity_check, list)
+            and all(isinstance(m, memory_format) for m in ambiguity_check)):
+        raise TypeError("The ambiguity_check argument must be a bool or a list of memory "
+                        "formats.")
+    if ambiguity_check is False:
+        return
+    strides = tensor.stride()
+    several = (any(a == b for a, b in zip(strides, strides[1:], strict=False))
+               or 1 in tuple(tensor.shape))
+    formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+    fitting = sum(1 for m in formats if tensor.is_contiguous(memory_format=m))
+    if several and fitting != 1:
+        raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact "
+                           "one of the given memory formats.")
+
+
 def _callback_target(self: Any, name: str) -> None:
     if self.requires_grad:  # even under no_grad
         raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
@@ -402,7 +460,11 @@ def _mapped_operand(self: Any, other: Any, name: str, argument: str, position: i
                 f"expand({other.type()}{{{list(other.shape)}}}, size={list(self.shape)}): the "
                 f"number of sizes provided ({self_dims}) must be greater or equal to the number "
                 f"of dimensions in the tensor ({other_dims})")
-        return np.broadcast_to(other._data, self.shape)
+        try:
+            return np.broadcast_to(other._data, self.shape)
+        except ValueError:  # torch's expand message
+            other.expand(self.shape)
+            raise
     return other._data
 
 
@@ -510,6 +572,7 @@ class AttributeMethods:
                 {"ambiguity_check": ambiguity_check})
             if heard is not _modes.PASS:
                 return heard
+        _check_dim_order_ambiguity(self, ambiguity_check)
         return _dim_order(self)
 
     def ndimension(self) -> int:
@@ -680,18 +743,12 @@ class AttributeMethods:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
                                "an in-place operation.")
         recording.check_inplace(self)
-        data = self._data
-        if self.ndim > 2:
-            data[(np.arange(self.shape[0]),) * self.ndim] = fill_value
-        else:
-            rows, columns = self.shape
-            step = columns + 1  # along the flattened matrix, from one diagonal cell to the next
-            end = rows * columns if wrap and rows > columns else min(rows, columns) * columns
-            if data.flags.c_contiguous:
-                data.reshape(-1)[:end:step] = fill_value
-            else:  # a strided view: its diagonal cell by cell (without wrapping)
-                index = np.arange(min(rows, columns))
-                data[index, index] = fill_value
+        mask = _diagonal_mask(self._data, wrap)
+        if self.requires_grad and grad_mode.is_grad_enabled() or self._fw_grad is not None:
+            # recorded (torch records it through a diagonal view: CopySlices); the same
+            # gradient, zero on the cells written
+            return self.masked_fill_(Tensor._make(mask, None, False), fill_value)
+        self._data[mask] = fill_value
         self._version_counter.version += 1
         return self
 
@@ -737,18 +794,14 @@ class AttributeMethods:
         return AttributeMethods.resize_(self, *the_template.shape)
 
     def resize(self, *sizes: Any) -> Any:
-        """Deprecated: a resized copy (of the same elements when their count is unchanged)."""
+        """Deprecated: a copy of another shape, of the same number of elements."""
         warn_at_caller("non-inplace resize is deprecated", UserWarning)
-        shape = arguments.int_list(sizes)
-        if int(np.prod(shape, dtype=np.int64)) == self.numel():
-            return self.reshape(shape).clone() if self.requires_grad else \
-                self.detach().clone().reshape(shape)
-        return AttributeMethods.resize_(self.detach().clone(), *shape)
+        return _resized(self, sizes)
 
     def resize_as(self, tensor: Any) -> Any:
-        """Deprecated: a copy resized as tensor."""
+        """Deprecated: a copy shaped as tensor, of the same number of elements."""
         warn_at_caller("non-inplace resize_as is deprecated", UserWarning)
-        return AttributeMethods.resize_(self.detach().clone(), *tensor.shape)
+        return _resized(self, tuple(tensor.shape))
 
     def nonzero_static(self, *, size: int, fill_value: int = -1) -> Any:
         from runtime.global_flags import nonzero_static  # (a sibling module: no cycle)

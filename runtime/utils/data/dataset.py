@@ -37,12 +37,10 @@ class Dataset(Generic[_T_co]):
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset[_T_co]):
-    """A stream of samples: subclasses define __iter__. A DataLoader reads it in order
-    (no sampler, no shuffle). `a + b` chains two streams."""
-
-    def __iter__(self) -> Iterator[Any]:
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+class IterableDataset(Dataset[_T_co], Iterable[_T_co]):
+    """A stream of samples: subclasses define __iter__ (an abstract method, as torch's: a
+    class without one cannot be made). A DataLoader reads it in order (no sampler, no
+    shuffle). `a + b` chains two streams."""
 
     def __add__(self, other: Dataset) -> ChainDataset:
         return ChainDataset([self, other])
