@@ -203,6 +203,13 @@ class Source:
         return line
 
 
+def same_bits(a: Any, b: Any, strides: bool = False) -> bool:
+    """Whether two arrays have one dtype, shape (and strides) and the same bits."""
+    return type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and \
+        a.shape == b.shape and (not strides or a.strides == b.strides) and \
+        np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
 def describe_array(array: np.ndarray) -> str:
     """`float32[16, 1000]`, for the comments."""
     return f"{array.dtype}[{', '.join(map(str, array.shape))}]"

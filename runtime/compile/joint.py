@@ -38,7 +38,7 @@ from runtime import grad_mode
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.autograd.function import Function
-from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, var
+from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, same_bits, var
 from runtime.compile.optimize import optimize
 from runtime.compile.reads import is_plain_value
 
@@ -237,10 +237,7 @@ def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
                              [Tensor._make(seed.array.copy(), None) for seed in seeds],
                              retain_graph=True, allow_unused=True)
         for grad, (_, array) in zip(got, totals.values(), strict=True):
-            if grad is None or grad._data.shape != array.shape or \
-                    grad._data.dtype != array.dtype or \
-                    np.ascontiguousarray(grad._data).tobytes() != \
-                    np.ascontiguousarray(array).tobytes():
+            if grad is None or not same_bits(grad._data, array):
                 raise TraceBreak("self-check: the traced backward does not reproduce the "
                                  "engine's gradient bit for bit")
 

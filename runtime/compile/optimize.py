@@ -47,6 +47,7 @@ from runtime.compile.emit import (
     VALUE,
     Line,
     Source,
+    same_bits,
     var,
 )
 
@@ -290,7 +291,7 @@ def _numbers_as_arrays(source: Source) -> None:
         if not numbers.made:
             continue
         scope.update(numbers.made)
-        if not _same_array(_evaluated(tree, scope), _evaluated(rewritten, scope)):
+        if not same_bits(_evaluated(tree, scope), _evaluated(rewritten, scope), strides=True):
             continue
         line.tree = rewritten
         for name, value in numbers.made.items():
@@ -304,12 +305,6 @@ def _pure_tree(line: Line, source: Source, arrays: dict[str, np.ndarray]
     if line.kind != VALUE or line.phase not in ("forward", "backward"):
         return None
     return line.tree if _pure(line.tree, source, arrays) else None
-
-
-def _same_array(expected: np.ndarray | None, got: np.ndarray | None) -> bool:
-    return got is not None and expected is not None and got.dtype == expected.dtype and \
-        got.shape == expected.shape and got.strides == expected.strides and \
-        got.tobytes() == expected.tobytes()
 
 
 def _pure(tree: ast.expr, source: Source, arrays: dict[str, np.ndarray]) -> bool:

@@ -161,8 +161,6 @@ class _Entry:
         self.reads = [*tracer.reads, *method_reads(tracer.modules)]
         self.named, self.scalars = _named_and_scalars(tracer, self.reads)
         self.modules = list(tracer.modules)
-        self.module_keys = [_module_key(m) for m in self.modules]
-        self.module_objects = [_module_objects(m) for m in self.modules]
         self.optimizers = [optim.Guard(o) for o in tracer.optimizers]
         # The checks above as one generated function (guards.py).
         held = [t if id(t) not in tracer.sources else find
@@ -197,29 +195,6 @@ def _named_and_scalars(tracer: Any, reads: list) -> tuple[list, list]:
 def _scalar_key(value: Any) -> tuple:
     """A plain value with its type (1 == 1.0 == True, but each traces differently)."""
     return (type(value), value) if is_plain_value(value) else (object, id(value))
-
-
-def _module_key(module: Any) -> tuple:
-    """A module's attributes by name and by identity (its training flag, `dropout.p`, a
-    function its forward calls: the trace baked in what it found), its forward hooks, and
-    which parameters, buffers and submodules it holds (replacing `layer.weight`, or
-    `model[2]`, makes a new trace), and its class and the class's forward (a forward
-    patched on the class, `Model.forward = ...`, too). The entry keeps the objects alive
-    (`_module_objects`), so that their addresses stay theirs."""
-    attributes = vars(module)
-    return (id(type(module)), id(type(module).forward), tuple(attributes),
-            tuple(map(id, attributes.values())),
-            bool(module._forward_hooks), bool(module._forward_pre_hooks),
-            *(tuple(map(id, attributes[holder].values()))
-              for holder in ("_parameters", "_buffers", "_modules")))
-
-
-def _module_objects(module: Any) -> tuple:
-    """What `_module_key` identifies by address, held by the entry for as long as it is."""
-    attributes = vars(module)
-    return (type(module), type(module).forward, tuple(attributes.values()),
-            *(tuple(attributes[holder].values())
-              for holder in ("_parameters", "_buffers", "_modules")))
 
 
 def _held(tensor: Tensor) -> Callable[[], Tensor]:

@@ -22,7 +22,7 @@ import numpy as np
 from generated import ops as generated_ops
 from runtime import arguments, kernels
 from runtime.compile import forms
-from runtime.compile.emit import TraceBreak, attribute, subscript, var
+from runtime.compile.emit import TraceBreak, attribute, same_bits, subscript, var
 from runtime.namespaces import array_ops, numpy_dtype
 
 if TYPE_CHECKING:
@@ -218,8 +218,7 @@ class SymbolicOps:
             ones.setflags(write=False)
             with forms.quiet():
                 product = ones @ array
-            if product.dtype == result.dtype and product.shape == result.shape and \
-                    product.tobytes() == np.ascontiguousarray(result).tobytes():
+            if same_bits(product, result):
                 tree = ast.BinOp(var(tracer.source.constant(ones)), ast.MatMult(),
                                  var(grad.name))
                 return tracer.expression(tree, (grad,), result)
