@@ -1,20 +1,8 @@
 """The generated step as it is being written: typed lines, the names they bind, and the
-constants and tensors they read.
-
-A line is never text until the end. The tracer builds each one as a tree of Python's own
-ast nodes (`v2 = np.maximum(v1, 0)` is an Assign of a Call of an Attribute...), made by the
-small builders below (`var`, `attribute`, `call`, `number`); the passes (optimize.py) read
-and rewrite those trees and the lines' kinds and fields; the printer (step.py) turns each
-line into source with `ast.unparse`, last, and puts its comment beside it.
-
-Every name in the generated source is made here (`v3`, `g7`, `c2`, `T1`) or is one of the
-fixed names of the step's namespace (`np`, `kernels`, `ops`, `accumulate`, ...). A value
-that has no exact literal (a numpy dtype, a numpy scalar, an infinity, an object the step
-calls) goes into the namespace as a constant `cN`; only Python's own literals are written
-out (`ast.unparse` writes a constant with `repr`, which reads back exactly). Text from the
-spec reaches the source only in comments, as generated/spec_data.py holds it: escaped for
-a comment by the generator.
-"""
+constants they read. A line is a tree of Python's own ast nodes until the printer (step.py)
+unparses it; the passes (optimize.py) read and rewrite the trees and the lines' kinds. Every
+name in the code is made here (`v3`, `g7`, `c2`, `T1`) or is a fixed name of the step's
+namespace; a value with no exact literal is a namespace constant `cN`."""
 
 from __future__ import annotations
 
@@ -70,8 +58,7 @@ def subscript(value: ast.expr | str, key: ast.expr) -> ast.Subscript:
 
 
 def number(value: int | float) -> ast.expr:
-    """A finite int or float as a literal: a negative one (and -0.0) as `-(n)`, which the
-    printer parenthesises where it must (`(-1) ** x`)."""
+    """A finite number as a literal; a negative one as `-(n)`."""
     if value < 0 or value == 0 and math.copysign(1.0, value) < 0:
         return ast.UnaryOp(ast.USub(), ast.Constant(-value))
     return ast.Constant(value)
@@ -92,9 +79,8 @@ def _store(targets: tuple[str, ...]) -> ast.expr:
 
 @dataclass
 class Line:
-    """One statement: `targets = tree` (a value), or the statement `tree`, or one built from
-    its fields (a kind on a tensor's .grad); the names it reads, where it came from, and
-    what it is, which the passes read and rewrite and `statement` gives the printer."""
+    """One statement: `targets = tree`, the statement `tree`, or one built from its fields (a
+    kind on a tensor's .grad), with the names it reads and where it came from."""
 
     targets: tuple[str, ...]  # what it binds (() for a statement that binds nothing)
     tree: ast.AST | None  # a value's expression; a statement (ast.stmt) if nothing is bound
@@ -171,8 +157,7 @@ class Source:
         return key
 
     def literal(self, value: Any) -> ast.expr | None:
-        """`value` as an expression that evaluates to an equal value of the same type, or
-        None when it has no such literal."""
+        """`value` as an expression of an equal value and type; None if it has none."""
         kind = type(value)
         if value is None or kind is bool or kind is str or value is Ellipsis:
             return ast.Constant(value)

@@ -1,22 +1,11 @@
 """A Python number the step reads afresh at every call: the learning rate, the step count.
 
-An optimizer's update computes Python numbers (Adam's bias corrections from
-`state["step"].item()`, `-lr / bias_correction1`) and passes them to its kernels. Traced
-as constants, they would be the first step's numbers forever. While an optimizer is traced
-through its own code, its learning rate is a `Number` (a float that knows the source
-which reads it, `lr0`), and so is a `.item()` of its state (`s0.item()`); arithmetic on
-them gives Numbers whose source is the same arithmetic, so a kernel's argument is written
-as the expression (`-lr0 / (1 - 0.9 ** n0)`), which later calls evaluate on their own
-values: the same Python float operations, so the same bits.
-
-A comparison of Numbers (RAdam's `rho_t > 5`, from its step count) is a `Condition`: a bool
-that knows its expression too. An `if` on it, or a Number made an int or hashed, stops the
-trace, since later calls would not take that branch anew; an optimizer that chooses with
-runtime.optim.optimizer's `select(condition, if_true, if_false)` instead has the choice
-written into the step (`a if condition else b` for numbers, `where` for tensors), made
-at each call on that call's numbers: torch's capturable optimizers choose with
-torch.where for the same reason.
-"""
+While an optimizer is traced, its float learning rate and a `.item()` of its state are
+`Number`s: floats that know the expression reading them (`lr0`), so arithmetic on them writes
+the same arithmetic into the kernel's argument (`-lr0 / (1 - 0.9 ** item0)`), the same float
+operations at every call. A comparison gives a `Condition`; an `if` on it, or an int made of a
+Number, stops the trace, while runtime.optim.optimizer's `select` writes the choice into the
+step (as torch's capturable optimizers use torch.where)."""
 
 from __future__ import annotations
 
@@ -32,8 +21,7 @@ from runtime.compile.emit import call, number, var
 
 
 class Number(float):
-    """A float, with the expression (`tree`, of ast nodes) that computes it from the
-    step's variables (`reads`)."""
+    """A float with the expression (`tree`) computing it from the step's variables (`reads`)."""
 
     tree: ast.expr
     reads: tuple[str, ...]
@@ -67,8 +55,8 @@ class Number(float):
 
 
 class Condition(int):
-    """A comparison of Numbers: the bool it is (an int of 0 or 1, since bool cannot be
-    subclassed), with its expression (`tree`) and the variables it reads."""
+    """A comparison of Numbers: the bool it is (an int: bool cannot be subclassed), with its
+    expression."""
 
     tree: ast.expr
     reads: tuple[str, ...]
@@ -96,9 +84,8 @@ class Condition(int):
         return int(self)
 
     def choose(self, if_true: Any, if_false: Any) -> Any:
-        """`if_true if self else if_false`, made at each call of the generated step: for
-        numbers a Number whose expression is that conditional; for tensors `where` on a
-        0-d bool tensor the step fills with the condition."""
+        """`if_true if self else if_false`, chosen at each call: a conditional Number, or
+        `where` on a 0-d flag for tensors."""
         sources = _source(if_true), _source(if_false)
         if None not in sources:
             value = if_true if int(self) else if_false
@@ -130,8 +117,8 @@ def _plain(value: Any) -> Any:
 
 
 def _branch(what: str) -> None:
-    """A Number used where later calls could not follow it: stop the trace, unless a
-    kernel uses it (kernels run again at every call, on that call's numbers)."""
+    """A Number used where later calls could not follow it: stop the trace (unless a kernel uses
+    it)."""
     from runtime.compile import trace  # a cycle: trace imports this module
 
     tracer = trace.current()
@@ -189,8 +176,7 @@ def _comparison(name: str, symbol: ast.cmpop) -> Callable:
 
 
 def _conversion(name: str) -> Callable:
-    """A conversion that leaves the float behind (`int()`, `round()`), or a comparison with
-    something other than a number: the step's Python would branch on this call's number."""
+    """A conversion that leaves the float behind, or a comparison with a non-number."""
     method = getattr(float, name)
 
     def convert(self: Number, *other: Any) -> Any:

@@ -1,23 +1,11 @@
 """`runtime.compile(fn)`: a training step traced once, then run as one generated function.
 
-The first call with given guards runs `fn` eagerly while the tracer (trace.py) listens;
-if nothing stopped the trace, the lines it wrote become the source of one Python
-function (`compiled.code`), which later calls run instead of `fn`. Each cache entry is
-kept under its guards:
-
-- the arguments: for a Tensor its shape, dtype, strides, requires_grad, whether it is a
-  leaf and has hooks; any other argument by value (it was a constant of the trace);
-- the global modes: grad mode, anomaly mode, the forward-AD level, tensor_backward();
-- the tensors the step reads that are not arguments (parameters, closure tensors): the
-  same checks as an argument's, on the same Tensor objects;
-- every module called: its training mode and whether it has forward hooks;
-- every optimizer stepped: its parameters, their state, its hyperparameters (the
-  learning rate excepted: the update reads it at every step).
-
-A call whose guards match no entry traces again (a small cache, `cache_size` entries),
-and past that runs eagerly. A trace that stopped leaves an entry that runs `fn` eagerly,
-with the reason in `fallback_reason`. Either way the result is eager gradgen's.
-"""
+The first call with given guards runs `fn` eagerly under the tracer (trace.py); if nothing
+stopped the trace, its lines become one Python function (`compiled.code`), which later calls run
+instead, while the entry's guard holds (guards.py: the arguments' metadata, the global modes,
+the tensors, modules and optimizers the step reads). A call that matches no entry traces again,
+up to `cache_size` entries, then runs eagerly; a trace that stopped leaves an entry that runs
+`fn` eagerly, with the reason in `fallback_reason`."""
 
 from __future__ import annotations
 
@@ -62,17 +50,13 @@ from runtime.node import (
 ALL_STEPS: weakref.WeakSet = weakref.WeakSet()
 # Set (to anything) by `python -m runtime.compile`: every trace prints its code.
 PRINT_CODE = "GRADGEN_COMPILE_PRINT"
-# How many steps printed their code or their reason (python -m runtime.compile says so
-# when none did).
+# How many steps printed their code or their reason.
 PRINTED = [0]
 
 
 def accumulate(variable: Tensor, grad: np.ndarray) -> None:
-    """AccumulateGrad on arrays (runtime/node.py): set `.grad`, or add to the one there.
-
-    The generated code hands over a gradient that no other variable of the step holds,
-    and a copy of any other (a broadcast view, a forward value).
-    """
+    """AccumulateGrad on arrays: set `.grad`, or add to the one there (the code hands over a
+    gradient no other variable holds, else a copy)."""
     if variable._grad is None:
         variable._grad = Tensor._make(grad, None)
     else:
@@ -84,9 +68,8 @@ def wrap(array: np.ndarray) -> Tensor:
 
 
 class SpentBackward(Node):
-    """The grad_fn of a tensor a compiled step returns that has one in eager (the loss),
-    a subclass named as eager's node is (`SumBackward0`: spent_node_class): its graph was
-    walked by the step's backward and freed, so another backward raises eager's error."""
+    """The grad_fn of a returned tensor whose graph the step's backward freed (named as eager's
+    node): another backward raises eager's error."""
 
     __slots__ = ()
 
@@ -133,39 +116,31 @@ def _argument_key(value: Any) -> Any:
                      "tensors, Python numbers, dtypes, and tuples, lists and dicts of them)")
 
 
-# What an entry made without a trace (a call that runs eagerly) guards: nothing.
 _NO_TRACE = types.SimpleNamespace(closure_tensors=(), sources={}, reads=(), modules=(),
                                   optimizers=(), bindings={})
 
 
 class _Entry:
-    """One trace: its guards on the world outside the arguments, and its function (None:
-    the step runs eagerly, for `reason`)."""
+    """One trace: its guard, and its function (None: the step runs eagerly, for `reason`)."""
 
     def __init__(self, function: Callable | None, code: str, reason: str | None,
                  tracer: Tracer | None, key: tuple = ((), ())) -> None:
         self.function = function
         self.code = code
         self.reason = reason
-        # What the call that traced it was given: its arguments' keys, the global modes.
         self.arguments, self.modes = key
         self.arity = len(self.arguments)
         self.keywords = bool(self.arguments) and self.arguments[-1][0] == "keywords"
         tracer = tracer or _NO_TRACE
         tensors = list(tracer.closure_tensors)
-        # Each tensor as the next call finds it: where fn names it, or the one held.
         self.tensors = [tracer.sources.get(id(t), _held(t)) for t in tensors]
         self.tensor_keys = [_tensor_key(t) for t in tensors]
-        # The modules and optimizers fn names must still be the ones traced.
-        # (And the objects the step reads plain values through: reads.py.)
         self.reads = [*tracer.reads, *method_reads(tracer.modules)]
         self.named, self.scalars = _named_and_scalars(tracer, self.reads)
         self.modules = list(tracer.modules)
         self.optimizers = [optim.Guard(o) for o in tracer.optimizers]
-        # The checks above as one generated function (guards.py).
         held = [t if id(t) not in tracer.sources else find
                 for t, find in zip(tensors, self.tensors, strict=True)]
-        # (No modes for an entry made without a call: it is never looked up.)
         modes = [(holder, name, value)
                  for (holder, name), value in zip(MODES, self.modes, strict=False)]
         self.guard_code, self._guard = guards.build(
@@ -178,10 +153,8 @@ class _Entry:
 
 
 def _named_and_scalars(tracer: Any, reads: list) -> tuple[list, list]:
-    """The objects fn names that must still be the ones traced (the modules, optimizers
-    and holders of reads among its globals and free variables), each with where fn finds
-    it; and the plain values (numbers, strings, None) it names so, by value: the trace
-    baked them in as constants, so another value needs another trace."""
+    """The objects fn names that must still be the ones traced, with where fn finds them; and
+    the plain values it names, by value."""
     objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
                                         *(read.holder for read in reads
                                           if type(read) is not Alias)]}
@@ -216,8 +189,7 @@ class CompiledStep:
         self.optimizations = optimizations
         self.traces = 0  # how many times fn ran under the tracer
         self.reset()
-        # A function compiled in a class body (`@torch.compile` on `forward`): the compiled
-        # step of each instance's bound method (__get__).
+        # The compiled step of each instance's bound method, for a class that compiled `forward`.
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         ALL_STEPS.add(self)
         if isinstance(fn, types.FunctionType | types.MethodType):
@@ -225,8 +197,7 @@ class CompiledStep:
 
     @property
     def cache_size(self) -> int:
-        """How many traces are kept before the step runs eagerly (torch._dynamo.config's
-        recompile_limit, 8, unless given)."""
+        """How many traces are kept (torch._dynamo.config.recompile_limit)."""
         return config.recompile_limit if self._cache_size is None else self._cache_size
 
     def reset(self) -> None:
@@ -239,8 +210,7 @@ class CompiledStep:
         self._stopped: str | None = None  # why the latest trace that stopped did
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
-        """`model.forward` where the class compiled its `forward`: the instance's own
-        compiled step of the bound method, kept as long as the instance is."""
+        """`model.forward` where the class compiled `forward`: the instance's own compiled step."""
         if instance is None or not isinstance(self.fn, types.FunctionType):
             return self
         bound = self._bound.get(instance)
@@ -249,7 +219,6 @@ class CompiledStep:
                 types.MethodType(self.fn, instance), self._cache_size, self.optimizations)
         return bound
 
-    # -- what the user reads ---------------------------------------------------------------
     @property
     def code(self) -> str | None:
         """The generated source of the latest call's trace (None if it runs eagerly)."""
@@ -260,11 +229,8 @@ class CompiledStep:
         """Why the latest call ran eagerly (None if it ran the generated code)."""
         return None if self.last is None else self.last.reason
 
-    # -- calls -----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # The usual call: the entry the previous one ran, whose guard (arguments and modes
-        # included) holds again. Keyword arguments come as one last argument, a dict.
-        # (`self.last` is that entry already: `_call` sets `_hot` only with it.)
+        # The usual call: the entry the previous one ran, whose guard holds again.
         hot = self._hot
         if hot is not None and not _modes.active:
             if kwargs:
@@ -284,9 +250,8 @@ class CompiledStep:
         return self.fn(*args)
 
     def _call(self, args: tuple) -> Any:
-        """Find the entry by the arguments' keys and the modes, and the first of those
-        whose guard holds; or trace. Inside another step's trace (a compiled model called
-        by a compiled step), it runs eagerly: its ops are that step's."""
+        """The entry whose keys and guard match, or a new trace. Inside another step's trace the
+        call runs eagerly: its ops are that step's."""
         if _modes.active and current() is not None:
             return self._run(args)
         self._hot = None
@@ -327,8 +292,6 @@ class CompiledStep:
         if tracer.broken is None:
             try:
                 if not tracer.backwards and _returns_a_graph(result):
-                    # A forward whose backward runs later (a model compiled on its own):
-                    # a generated forward and backward, joined by one node (joint.py).
                     joint = Joint(tracer, result)
                     built = self._build_joint(joint, len(args))
                 else:
@@ -347,8 +310,7 @@ class CompiledStep:
                 PRINTED[0] += 1
                 print(code, file=sys.stdout)
             if joint is not None:
-                # The traced call's outputs, from its own values, with their compiled node
-                # (as every later call's): the eager graph is dropped.
+                # The traced call's outputs, with their compiled node as every later call's.
                 result = joint.first_result(function)
         self.last = entry
         return result
@@ -358,12 +320,11 @@ class CompiledStep:
         entry = _Entry(None, "", tracer.broken, tracer, key)
         self._stopped = tracer.broken
         if tracer.passing and self._passing < self.cache_size:
-            # (`model.train()` in a step called after `model.eval()`: the next call
-            # finds the flag set and may trace; a few times, then the entry stays.)
+            # (`model.train()` after `model.eval()`: the next call may trace; a few times.)
             self._passing += 1
         else:
-            # (An entry that runs eagerly counts too: a step that changes what its
-            # guards read, `history.append(...)`, would otherwise trace at every call.)
+            # (An eager entry counts too: else a step that changes what its guards read would trace
+            # at every call.)
             self._count += 1
             entries.append(entry)
         if os.environ.get(PRINT_CODE):
@@ -372,8 +333,8 @@ class CompiledStep:
         return entry
 
     def _name(self) -> str:
-        """The generated function's name: fn's (a module's: `forward`), unless it would
-        shadow a name of the code's namespace (`np`, `kernels`, a variable `v0`, `c1`)."""
+        """The generated function's name: fn's, unless it would shadow a name of the code's
+        namespace."""
         name = getattr(self.fn, "__name__", None) or \
             ("forward" if hasattr(self.fn, "forward") else "step")
         if not name.isidentifier() or name in _namespace(Source()) or \
@@ -435,9 +396,8 @@ def _check_python(tracer: Tracer, drawn: Callable[[], str | None]) -> None:
 
 
 def _rebound(tracer: Tracer) -> str | None:
-    """The first tensor the step found where it names it (a global, `self.x`) and which it
-    rebinds there itself (`self.h = h.detach()`): Python that later calls would not
-    repeat. None if none."""
+    """The first tensor the step read where it names it and rebinds there itself (`self.h =
+    h.detach()`); None if none."""
     for tensor in tracer.closure_tensors:
         find = tracer.sources.get(id(tensor))
         if find is not None and find() is not tensor:
@@ -446,10 +406,8 @@ def _rebound(tracer: Tracer) -> str | None:
 
 
 def _python_draws() -> Callable[[], str | None]:
-    """The states of Python's random module and numpy's global generator now; the function
-    returned names the one that has moved since (None if neither has): a step that draws
-    from them (`random.randint`, `random.shuffle`, `np.random.rand`) gets numbers the
-    trace would bake in, and the draws would not happen again at later calls."""
+    """A function naming the Python or numpy random generator that has drawn since now (None if
+    neither): those draws would be baked into the trace."""
     python_state = random.getstate()
     numpy_state = np.random.get_state()
 
@@ -484,10 +442,8 @@ _TITLES = {"prologue": "# the tensors the step reads", "forward": "# forward",
 
 
 def _format(source: Source, returned: Sequence[str] | None) -> list[str]:
-    """The body: each statement with its comment, phase by phase; with `returned` (the
-    optimisations on), each array variable deleted after its last use, so that the step
-    holds no more memory than the engine would (which frees saved tensors as it goes)."""
-    # The reads of the tensors' arrays go first: nothing in the step rebinds them.
+    """The body, phase by phase, each statement with its comment; with `returned`, each large
+    array deleted after its last use."""
     ordered = [line for line in source.lines if line.phase == "prologue"]
     ordered += [line for line in source.lines if line.phase != "prologue"]
     frees = last_uses(ordered, returned, source) if returned is not None else {}
@@ -502,10 +458,8 @@ def _format(source: Source, returned: Sequence[str] | None) -> list[str]:
 
 
 def _silent(ordered: list, texts: list[str]) -> list[bool]:
-    """Which lines run with numpy's warnings off. A quiet form's kernel silences them, and
-    the engine runs a backward such as a compiled step's (no hooks, no create_graph) with
-    them off. A neutral line (it cannot warn) stays in a block that the next line that can
-    warn continues."""
+    """Which lines run with numpy's warnings off: quiet forms and the backward, and the neutral
+    lines between them."""
     silent = [line.quiet or line.phase == "backward" for line in ordered]
     following = False
     for index in reversed(range(len(ordered))):
@@ -517,8 +471,8 @@ def _silent(ordered: list, texts: list[str]) -> list[bool]:
 
 
 class _Body:
-    """The body's lines as they are written: a title where the phase changes, the
-    warnings-off blocks opened and closed around silent lines."""
+    """The body's lines as written: a title where the phase changes, warnings-off blocks around
+    silent lines."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -550,19 +504,15 @@ class _Body:
         return self.lines
 
 
-# Around lines whose kernels compute them with numpy's warnings off (the spec's `quiet`
-# forms), and around the backward, which the engine runs so: the warnings off, and back on
-# whatever happens.
+# Around quiet forms and the backward: numpy's warnings off, and back on whatever happens.
 _QUIET_START = ["    q = quiet()                                               "
                 "# numpy's warnings off, as eager has them here", "    try:"]
 _QUIET_END = ["    finally:", "        loud(q)"]
 
 
 def _not_spent(tracer: Tracer, node: Any) -> str | None:
-    """Why the graph from `node` is not spent, as another backward through it would find it
-    in eager (None: it is): it reaches no node the step's backward walked, or none of those
-    held a saved tensor, which that backward freed (`(w + 1).sum()`: a second backward
-    works in eager, and in torch)."""
+    """Why a second backward through `node`'s graph would not raise in eager (None: it would,
+    the graph is spent)."""
     stack, seen, walked = [node], {node}, False
     while stack:
         node = stack.pop()
@@ -582,8 +532,7 @@ def _not_spent(tracer: Tracer, node: Any) -> str | None:
 
 
 def _freed_saved(node: Any, seen: set[int]) -> bool:
-    """Whether `node` holds a saved tensor (or a number saved in a tensor's place) that was
-    freed: in its slots, a saved list (cat's), or the node it wraps (CopySlices' `fn`)."""
+    """Whether `node` (or a node it wraps) holds a freed saved tensor."""
     seen.add(id(node))
     for cls in type(node).__mro__:
         for slot in getattr(cls, "__slots__", ()):
@@ -611,8 +560,8 @@ def _returns_a_graph(value: Any) -> bool:
 
 
 def _render_result(tracer: Tracer, value: Any) -> ast.expr:
-    """What the generated step returns: new Tensors around this step's arrays, and the
-    floats of `return loss.item()` (trace.py's `_item_listener`)."""
+    """What the generated step returns: Tensors around its arrays, and the floats of `return
+    loss.item()`."""
     found = tracer.items.get(id(value))
     if found is not None and found[0] is value:
         return found[1]
@@ -629,8 +578,7 @@ def _render_result(tracer: Tracer, value: Any) -> ast.expr:
 
 
 def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
-    """A tensor the step returns: one it computed, around its array (with a spent node if
-    its backward walked its graph, as in eager), or one it read (a name of the step)."""
+    """A returned tensor: one the step computed (with a spent node) or read."""
     if value._counter is not None and value._counter.inference:
         raise TraceBreak("the step returns an inference tensor (made under "
                          "torch.inference_mode())")
@@ -641,7 +589,6 @@ def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
         reason = _not_spent(tracer, value.grad_fn)
         if reason is not None:
             raise TraceBreak(reason)
-        # (The loss, or a sum of losses: a graph its backward spent, as in eager.)
         node_class = spent_node_class(value.grad_fn.name())
         return call(var("spent"), [var(name), var(tracer.source.constant(node_class))])
     if id(value) in tracer.tensors:
@@ -652,12 +599,8 @@ def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
 def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: Any = None,  # noqa: A001
             backend: Any = "gradgen", mode: Any = None, options: dict | None = None,
             disable: bool = False) -> Any:
-    """torch.compile's signature: `compile(fn)` or `@compile` / `@compile(...)`.
-
-    Only gradgen's own backend exists; `fullgraph=True` makes a step that cannot be
-    compiled an error instead of an eager fallback. `dynamic` and `mode` are accepted and
-    change nothing (every new shape is a new trace).
-    """
+    """torch.compile's signature, as a function or decorator. Only gradgen's backend;
+    `fullgraph=True` makes a fallback an error; `dynamic` and `mode` change nothing."""
     if backend not in ("gradgen", "inductor", "eager", "aot_eager"):
         raise ValueError(f"gradgen compiles with its own backend only, not {backend!r}")
     options = dict(options or {})

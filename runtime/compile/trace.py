@@ -891,7 +891,7 @@ def _bindings(fn: Callable, found: dict | None = None,
         return found
     inner = []
     namespace = getattr(fn, "__globals__", {})
-    for name in _names_read(code):
+    for name in reads.code_names([code]):
         if name in namespace:
             value = namespace[name]
             inner.append(value)
@@ -928,15 +928,6 @@ _CONTAINERS = (list, dict, set, Registry)
 def _same_contents(now: tuple, before: tuple) -> bool:
     return now[0] == before[0] and len(now[1]) == len(before[1]) and \
         not any(map(operator.is_not, now[1], before[1]))
-
-
-def _names_read(code: types.CodeType) -> list[str]:
-    """The names `code` reads, then those of the code nested in it, in order."""
-    names = list(code.co_names)
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            names += [name for name in _names_read(constant) if name not in names]
-    return names
 
 
 def _argument_paths(args: Any, prefix: str = "a", tree: ast.expr | None = None

@@ -1,14 +1,9 @@
 """Values of the traced backward: an array that also knows its name in the generated step.
 
-The backward is traced by running each node's own `apply` (its formulas as codegen
-rendered them, generated/functions.py) with `SymbolicOps` in place of `array_ops`: every op
-a formula calls, and every operator it applies (`grad * factor`), runs on the real arrays,
-as the engine would, and also writes one line of the step. Branches of a helper on sizes,
-strides or constants (`maybe_multiply`'s `factor == 1`, `mm_mat1_backward`'s layout) are
-taken at trace time and leave no trace in the code; the shape guards keep them valid.
-A branch on the values themselves (`bool(x)`), or numpy called on a value directly, stops
-the trace: the step then runs eagerly.
-"""
+Each node's own `apply` runs with `SymbolicOps` in place of `array_ops`: every op and operator a
+formula applies runs on the real arrays and writes one line. A helper's branches on sizes and
+constants are taken at trace time (the guards keep them valid); a branch on the values
+themselves stops the trace."""
 
 from __future__ import annotations
 
@@ -111,8 +106,7 @@ def _binary(symbol: type[ast.AST], function: Callable, reflected: bool = False) 
 
 
 def _times_ones(tracer: Tracer, left: Any, right: Any, result: Any) -> Value | None:
-    """`ones * x` (the seed's gradient, expanded, times a formula's factor) is x, when it
-    has x's shape and dtype: 1 * v == v exactly, for every float (NaN, inf, -0.0 too)."""
+    """`ones * x` (the expanded seed times a factor) is x, when it has x's shape and dtype."""
     for ones, other in ((left, right), (right, left)):
         if type(ones) is Value and ones.name in tracer.ones and type(other) is Value and \
                 type(result) is np.ndarray and type(other.array) is np.ndarray and \
@@ -196,11 +190,8 @@ class SymbolicOps:
                                  np.asarray(unwrap(value)))
 
     def sum_to(self, grad: Value, shape: tuple[int, ...]) -> Value:
-        """kernels.sum_to, written down. For a bias's gradient (a matrix summed over its
-        rows) the kernel multiplies by a vector of ones, made at every call; the step makes
-        that vector once, a constant of its namespace (read-only), and writes `c @ g`, when
-        that gives the kernel's result bit for bit (checked here, on the traced values; the
-        guards keep the shapes and dtypes, which are all the kernel's choice depends on)."""
+        """kernels.sum_to, written down; a bias's gradient as `c @ g`, a ones vector made once,
+        where that gives the kernel's bits."""
         tracer = self._tracer
         node = tracer.comment  # (the node whose gradients the engine checks: _evaluate)
         tracer.comment = f"engine: {node}'s gradient summed back to {list(shape)}"
@@ -251,11 +242,8 @@ class SymbolicOps:
 
 def kernel_for(name: str, args: tuple, kwargs: dict, result: Any
                ) -> tuple[ast.expr, tuple] | None:
-    """`kernels.KERNEL` and its arguments, the kernel `array_ops.NAME` runs for these
-    arguments, when calling it directly is the same call (no numpy scalar to convert, an
-    array back): overload resolution done once, at trace time, instead of at every step.
-    A dtype (ScalarType: `self.dtype` saved by a formula) is given as numpy's, converted
-    here as array_ops converts it at every call."""
+    """`kernels.KERNEL` and its arguments where calling the kernel `array_ops.NAME` runs is the
+    same call: overload resolution done once, at trace time."""
     if kwargs or type(result) is not np.ndarray or result.ndim == 0:
         # (A 0-d result: the kernel's own may be a numpy scalar, which array_ops makes an
         # array; the next kernel would take the scalar for a Python number, of float32.)
