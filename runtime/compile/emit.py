@@ -22,8 +22,7 @@ class TraceBreak(Exception):
         self.reason = reason
 
 
-# What a statement is: the passes (optimize.py) read and rewrite a line by its kind and
-# fields, never by its text.
+# What a statement is: the passes read and rewrite lines by kind and fields, never text.
 VALUE = "value"  # `targets = tree` over arrays and numbers
 TENSOR = "tensor"  # the prologue's read of a tensor (`T4 = c0['x']`) or its array (`tensor`)
 GRAD_READ = "grad read"  # `r0 = T0._grad._data`: the array of `tensor`'s .grad
@@ -34,7 +33,6 @@ GRAD_STATE = "grad state"  # a statement that may change a .grad (`O0.zero_grad(
 STATE = "state"  # any other statement (an in-place write, a version counter's move)
 
 
-# -- building expression trees (Python's own ast nodes: the printer is ast.unparse) -------
 def var(identifier: str) -> ast.Name:
     """A read of the variable `identifier`."""
     return ast.Name(identifier, ast.Load())
@@ -92,16 +90,13 @@ class Line:
     grad: str = ""  # the gradient's variable (ACCUMULATE, SET_GRAD)
     copy_grad: bool = False  # ACCUMULATE: hand over a copy of `grad` (optimize.py)
     tensor_tree: ast.expr | None = None  # the Tensor `tensor` names, as an expression
-    # Where a line comes from: the kernel or op it calls, and for a backward line the
-    # node whose formula wrote it and that formula, as the spec writes it.
+    # Where it comes from: its kernel or op, and a backward line's node and formula.
     op: str = ""
     node: str = ""
     formula: str = ""
-    # A spec's `numpy:` form that its kernel computes with numpy's warnings off: written
-    # where they are off (step.py), and, being pure and silent, dropped if nothing reads it.
+    # A quiet `numpy:` form: run with warnings off, and dropped if nothing reads it.
     quiet: bool = False
-    # No numpy arithmetic (a read, a version counter's move, Python floats): it cannot
-    # raise numpy's warnings, so a block where they are off may run on across it.
+    # No numpy arithmetic: a warnings-off block may run on across it.
     neutral: bool = False
 
     @property
@@ -137,8 +132,7 @@ class Source:
     namespace: dict[str, Any] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
     _constant_ids: dict[int, str] = field(default_factory=dict)
-    # The traced value of each variable, and the variable of each traced array (by id),
-    # for the optimisations that look at layouts (optimize.py).
+    # Each variable's traced value, and each traced array's variable (by id).
     traced: dict[str, Any] = field(default_factory=dict)
     traced_ids: dict[int, str] = field(default_factory=dict)
 

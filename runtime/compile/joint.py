@@ -257,8 +257,7 @@ def _function_class(backward: Callable, differentiable: tuple[int, ...],
         @staticmethod
         def backward(ctx: Any, *grads: Tensor) -> tuple:
             saved = ctx.saved_tensors
-            # Each as the engine gives it (a broadcast ones from `sum()` too): the formulas'
-            # calls then see the layouts eager's would, and give the same bits.
+            # Each as the engine gives it: the formulas see eager's layouts.
             seeds = [grads[index]._data for index in differentiable]
             results = backward(*(tensor._data for tensor in saved), *seeds)
             if grad_mode.is_grad_enabled():  # create_graph=True

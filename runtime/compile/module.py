@@ -43,7 +43,6 @@ class OptimizedModule(Module):
         if self.__dict__.get("_ready"):
             self._orig_mod.training = value
 
-    # -- what the compiled call reports --------------------------------------------------
     @property
     def code(self) -> str | None:
         return self._compiled.code
@@ -60,7 +59,6 @@ class OptimizedModule(Module):
     def last(self) -> Any:
         return self._compiled.last
 
-    # -- the original's attributes, read and written through ------------------------------
     def __getattr__(self, name: str) -> Any:
         if name == "_orig_mod":
             return self._modules["_orig_mod"]

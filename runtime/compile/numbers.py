@@ -98,7 +98,6 @@ class Condition(int):
         return runtime.where(flag, if_true, if_false)
 
 
-# What the tracer writes as an expression read afresh at each call.
 READ_AFRESH = (Number, Condition)
 
 
@@ -144,8 +143,7 @@ def _binary(name: str, symbol: ast.operator, reflected: bool) -> Callable:
         if source is None:
             if not isinstance(other, np.ndarray | np.generic):
                 return method(float(self), other)
-            # numpy's operands leave the operation to the Number (`__array_ufunc__`): a
-            # numpy scalar (np.float64(0.9) ** step) would make it a constant of the trace.
+            # numpy operands leave the operation to the Number; a numpy scalar would be a constant.
             _branch(f"arithmetic with {type(other).__name__}")
             return plain_operator(other, float(self)) if reflected else \
                 plain_operator(float(self), other)

@@ -49,7 +49,6 @@ def _traced_step(tracer: Tracer, optimizer: Any, step: Callable, args: tuple, kw
                 group["lr"] = value
         tracer.phase = phase if phase != "backward" else "update"
         if broken is None and tracer.broken is not None:
-            # (Where it stopped: in the optimizer's own code.)
             tracer.broken = f"in {type(optimizer).__name__}.step: {tracer.broken}"
         _check_python_state(tracer, optimizer, before, broken)
 
@@ -118,8 +117,7 @@ def _check_python_state(tracer: Tracer, optimizer: Any, before: list[tuple],
     states = 1 + len(optimizer.param_groups)
     if len(after) == len(before) and any(
             not old and new for old, new in zip(before[states:], after[states:], strict=True)):
-        # Its first step made its state (a step that stopped the trace making it, as SGD
-        # clones its first gradient, too): the next call, which finds it made, traces again.
+        # Its first step made its state: the next call, which finds it made, traces again.
         if broken is None:
             tracer.broken = None
         tracer.stop(f"{name} made its state in this step", passing=True)
@@ -136,8 +134,8 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
         phase = "update" if tracer.backwards else "forward"
         if set_to_none is True and isinstance(self, Optimizer) and \
                 all(p.grad_fn is None for g in self.param_groups for p in g["params"]):
-            # zero_grad_of on a leaf, set_to_none: its .grad slot emptied. The optimizer's
-            # parameter list is guarded from here on, as if it had stepped.
+            # zero_grad on leaves, set_to_none: each .grad emptied; the optimizer is guarded from
+            # here on.
             if all(o is not self for o in tracer.optimizers):
                 tracer.optimizers.append(self)
             for group in self.param_groups:
@@ -166,15 +164,13 @@ class Guard:
 
     def __init__(self, optimizer: Any) -> None:
         self.optimizer = optimizer
-        # (A learning rate that is a Python float is read at every step.)
         self.groups = [(group, tuple(group), [(k, v) for k, v in group.items()
                                               if k != "params" and not
                                               (k == "lr" and type(v) is float)],
                         list(group["params"]))
                        for group in optimizer.param_groups]
         self.stateful = self._stateful()
-        # A learning rate that is a Python float is read at every step, anything else
-        # guarded by identity: its type chose which.
+        # A float learning rate is read at every step, anything else guarded by identity.
         self.lr_types = [type(group.get("lr")) for group in optimizer.param_groups]
 
     def _stateful(self) -> list[bool]:

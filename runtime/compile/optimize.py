@@ -29,8 +29,7 @@ from runtime.compile.emit import (
     var,
 )
 
-# The kinds of statement that read or write a .grad: what the passes know of the .grad
-# slots does not hold across them.
+# The kinds that read or write a .grad: what is known of the .grad slots ends there.
 _ON_GRADS = frozenset({GRAD_READ, GRAD_NONE, ACCUMULATE, SET_GRAD, "grad state"})
 
 
@@ -203,8 +202,7 @@ def _drop_unread(source: Source, returned: Sequence[str]) -> None:
     source.lines[:] = reversed(kept)
 
 
-# Arrays smaller than this are left to the end of the step: deleting them saves little
-# and would put a `del` after almost every line.
+# Smaller arrays are left to the end of the step (a `del` after almost every line).
 FREE_BYTES = 1 << 16
 
 
@@ -228,14 +226,11 @@ def last_uses(lines: list[Line], returned: Sequence[str], source: Source
             for index, names in frees.items()}
 
 
-# -- Python numbers as 0-d arrays ------------------------------------------------------------
 
-# The operators whose Python-number operand is written as an array: ** is not (numpy squares
-# `x ** 2` by another path than np.power with an array exponent).
+# The operators whose number operand may become an array (not **: numpy squares `x ** 2` apart).
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.BitAnd,
                ast.BitOr, ast.BitXor)
-# What a line may hold to be evaluated on the traced values (it reads and makes arrays,
-# writes none: an in-place add only into a product it makes, as the numpy forms allow).
+# What a line may hold to be evaluated on the traced values (it writes no array).
 _PURE_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Attribute,
                ast.Name, ast.Constant, ast.Load, ast.Tuple, ast.Subscript, ast.Slice,
                ast.keyword, ast.operator, ast.unaryop, ast.cmpop)
@@ -363,7 +358,6 @@ def number_as_array(number: int | float, beside: np.dtype) -> tuple[str, np.ndar
     """`number` as the read-only 0-d array numpy converts it to beside `beside`, and its name
     (`f32_0_5`); None where it cannot be made exactly."""
     try:
-        # numpy's promotion of a Python number
         dtype = np.result_type(beside, number)
         if dtype.kind not in "biufV":
             return None

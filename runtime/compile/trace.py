@@ -52,8 +52,7 @@ from runtime.nn.module import Module
 from runtime.node import AccumulateGrad
 from runtime.optim.optimizer import Optimizer
 
-# Kernels that exist to check, not to compute: calling them again is harmless but says
-# nothing; they are not written into the step.
+# Kernels that only check: not written into the step.
 _CHECKS_ONLY = frozenset({"check_inplace_result"})
 
 
@@ -62,21 +61,16 @@ class Tracer:
 
     def __init__(self, args: tuple, fn: Callable | None = None) -> None:
         self.source = Source()
-        # The tensors among the arguments, with where the step finds each: `a1`, or
-        # `a2[0]` inside a tuple or list argument (an RNN's hidden state `(h, c)`).
+        # The tensors among the arguments and their paths (`a1`, `a2[0]`).
         self.argument_tensors: list[tuple[Tensor, str]] = []
         # The expression of each tensor name that is not a variable (`a2[0]`, `T0._grad`).
         self.tensor_trees: dict[str, ast.expr] = {}
         for tensor, path, tree in _argument_paths(args):
             self.argument_tensors.append((tensor, path))
             self.tensor_trees[path] = tree
-        # Where fn finds the objects it names: (container, key) of each global it reads
-        # and each variable it closes over, by the id of the object found there.
+        # id(object) -> (container, key, object) of each global and free variable fn reads.
         self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn is not None else {}
-        # What the step reaches through those objects (`cfg.alpha`, `self.scale`), as it
-        # is before the call (reads.py); and where it found the tensors and modules it
-        # reaches so (`self.x`, `batches[0]`, `self.model`): a tensor is read there anew
-        # at every call (reads.py's Source).
+        # The reads through those objects (reads.py), and where it found tensors and modules so.
         self.reached: dict[int, reads.Source] = {}
         self.reads = _plain_reads(fn, self.bindings, self.reached) if fn is not None else []
         self.sources: dict[int, Callable[[], Any]] = {}  # id(Tensor) -> where to find it
@@ -93,15 +87,13 @@ class Tracer:
         self.keep: list[Any] = []  # every array named, alive, so that ids stay unique
         self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor a heard call was given
         self.made: set[int] = set()  # ids of the Tensors made while tracing
-        # id(a `.grad` Tensor the engine set in this step) -> its variable: after backward
-        # the step may read and scale it (clip_grad_norm_), as `T0._grad`.
+        # id(a `.grad` the engine set in this step) -> its variable (read after backward).
         self.grads: dict[int, Tensor] = {}
         self.tensors: dict[int, str] = {}  # id(Tensor) -> its name in the step (T0, a1)
         self.closure_tensors: list[Tensor] = []  # tensors the step reads that are not args
         self.modules: list[Module] = []  # modules called, for the training-mode guard
         if isinstance(getattr(fn, "__self__", None), Module):
-            # A module's own method compiled (`@torch.compile` on `forward`): the module
-            # was called outside the trace, and its attributes are guarded all the same.
+            # A module's own method compiled: its attributes are guarded all the same.
             self.modules.append(fn.__self__)
         self.optimizers: list[Optimizer] = []
         self.line_of: dict[str, int] = {}  # variable -> index of the line that made it
@@ -117,22 +109,17 @@ class Tracer:
         self.comment = ""
         self.backwards = 0
         self.grads_checked: list[tuple[Tensor, np.ndarray]] = []
-        # Write a kernel call as its spec's `numpy:` form where it has one (forms.py).
         self.numpy_forms = True
         # `return loss.item()`: id(the float) -> (the float, the line that computes it).
         self.code = getattr(fn, "__code__", None)
         self.items: dict[int, tuple[float, str]] = {}
-        # The first sequence number of the nodes this call makes (backward_of: where the
-        # forward's own graph ends and the history of its inputs begins).
+        # Where the nodes this call makes start (backward_of).
         self.first_node = next(node_module._sequence_numbers)
-        # id(module or container) -> (what to call it, its lists, dicts and sets as they
-        # were before the step changed anything in them): watch() and changed_container().
+        # id(module or container) -> (name, its containers as they were): watch().
         self.containers: dict[int, tuple[str, list]] = {}
-        # The nodes a traced backward walked (held: their ids stay theirs): a tensor the
-        # step returns whose grad_fn is among them had its graph spent, as in eager.
+        # The nodes a traced backward walked: a returned tensor's graph there is spent.
         self.swept: set = set()
 
-    # -- stopping --------------------------------------------------------------------------
     def stop(self, reason: str, passing: bool = False) -> None:
         """Stop the trace (the first reason is kept); `passing`: the next call may trace again
         (the reason may not hold then)."""
@@ -149,7 +136,6 @@ class Tracer:
     def recording(self) -> bool:
         return self.broken is None and not self.paused and not self.depth
 
-    # -- Python the trace cannot replay ---------------------------------------------------
     def watch(self, owner: Any, name: str = "") -> None:
         """Keep the contents of a module's lists, dicts and sets, or of a container the step
         names (`name`), for changed_container."""
@@ -171,7 +157,6 @@ class Tracer:
                     return name
         return None
 
-    # -- names ----------------------------------------------------------------------------
     def bind(self, array: Any, prefix: str) -> str:
         name = self.source.fresh(prefix)
         self.names[id(array)] = name
@@ -268,8 +253,7 @@ class Tracer:
         if any(_holds(module, tensor) for module in self.modules) or \
                 any(_optimizer_holds(optimizer, tensor) for optimizer in self.optimizers):
             return True
-        # A module the step names but has not called yet (`p.grad = None` over its
-        # parameters before the forward): it and its submodules are guarded from here on.
+        # A module named but not called yet: guarded with its submodules from here on.
         for value in self._named_modules():
             if any(_holds(module, tensor) for module in value.modules()):
                 for module in value.modules():
@@ -295,8 +279,7 @@ class Tracer:
         tensor = self.tensor_name(owner)
         data = attribute(self.tensor_tree(tensor), "_data")
         if id(owner) in self.grads:
-            # A gradient, read after the backward that set it (and written into in place,
-            # like a step's own array: `.grad` holds an array nothing else of the step does).
+            # A gradient read after the backward that set it.
             variable = self.bind(array, "r")
             holder = self.grads[id(owner)]
             label = self.parameter_names.get(id(holder), tensor.removesuffix("._grad"))
@@ -315,14 +298,12 @@ class Tracer:
         owner = self.owners.get(id(array)) if type(array) is np.ndarray else None
         if owner is not None and owner._data is array and self.stepping is not None and \
                 _optimizer_holds(self.stepping, owner):
-            # (A parameter the optimizer stepped now updates, wherever the step finds it.)
             return self.value_of(array, "a parameter").name
         if owner is None or owner._data is not array or \
                 id(owner) in self.grads or any(a is owner for a, _ in self.argument_tensors) or \
                 id(owner) in self.bindings:
             return None
-        # The tensor, or a module's that holds the same array (`p.data`, or `p.detach()`,
-        # made in the step, writes into p's).
+        # The tensor, or a module's holding the same array (`p.data`, `p.detach()`).
         for holder in ((owner,) if id(owner) not in self.made else ()) + \
                 tuple(self._holders_of(array)):
             try:
@@ -344,8 +325,7 @@ class Tracer:
         """A version counter's move on a tensor the step holds by name: a line."""
         name = self.tensors.get(id(tensor))
         if name is None and id(tensor) in self.made and tensor._counter is not None:
-            # A tensor the step made on a module's array that shares its counter
-            # (`p.detach()`, unlike `p.data`): the module's tensor's counter moves.
+            # A tensor made on a module's array that shares its counter (`p.detach()`).
             for holder in self._holders_of(tensor._data):
                 if holder._counter is tensor._counter:
                     name = self.tensor_name(holder)
@@ -413,7 +393,6 @@ class Tracer:
         visit(operands)
         return tuple(found)
 
-    # -- lines ----------------------------------------------------------------------------
     def _line(self, targets: tuple[str, ...], tree: ast.expr, reads: tuple[str, ...],
               quiet: bool = False) -> None:
         for target in targets:
@@ -461,14 +440,12 @@ class Tracer:
                 return form
         return tree, False
 
-    # -- the forward: kernel calls ------------------------------------------------------------
     def kernel_call(self, name: str, function: Callable, args: tuple, kwargs: dict) -> Any:
         if not self.recording:
             return function(*plain(args), **plain_keywords(kwargs))
         self.depth += 1
         try:
-            # (A Number reaches the kernel as the float it is: its type would change the
-            # kernel's promotion.)
+            # (A Number reaches the kernel as its float: its type would change promotion.)
             result = function(*plain(args), **plain_keywords(kwargs))
         finally:
             self.depth -= 1
@@ -676,7 +653,6 @@ class Tracer:
             if node.name() not in line.comment:
                 line.comment += f" -> {node.name()}"
 
-    # -- the backward ------------------------------------------------------------------------
     def backward(self, tensor: Tensor, gradient: Any, retain_graph: Any, create_graph: bool,
                  inputs: Any) -> None:
         """Trace `tensor.backward()`: the engine's walk over the graph, written out."""
@@ -829,8 +805,7 @@ def _trace_backward(tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]],
     following = task.deliver(edges, [seed for _, seed in roots])
     tracer.paused += 1  # the kernels the formulas run are written as the formulas' lines
     try:
-        # (With numpy's warnings off, as the engine runs such a backward; the step's
-        # backward lines run so too, step.py.)
+        # (Warnings off, as the engine runs such a backward.)
         with kernels.silenced():
             task.run(following, functools.partial(_evaluate, tracer, task))
     finally:
@@ -852,8 +827,6 @@ def _evaluate(tracer: Tracer, task: GraphTask, node: Any, grads: list) -> Any:
     if any(grad is not None and type(grad) is not Value for grad in outputs):
         raise TraceBreak(f"{node.name()} returned a gradient not computed by its formulas")
     _label(tracer, node, outputs, start)
-    # (What the engine adds next, as it delivers these: a gradient into a buffer that
-    # holds one.)
     tracer.comment = f"engine: a gradient of {node.name()} added to another"
     return outputs
 
@@ -920,8 +893,7 @@ def _contents(container: list | dict | set) -> tuple:
     return frozenset(container), ()
 
 
-# What watch() keeps of a module: its lists, dicts and sets, and its registries (a forward
-# that registers a parameter or a hook changes one).
+# What watch() keeps of a module: its containers and registries.
 _CONTAINERS = (list, dict, set, Registry)
 
 
@@ -985,9 +957,7 @@ def _kernel_name(callee: ast.expr) -> str:
     return ""
 
 
-# The global modes a compiled step depends on (see CompiledStep's guards), as where each
-# is held: grad mode (per thread), anomaly mode, the open forward-AD level, and whether
-# backward may run on arrays (engine.tensor_backward). The generated guard reads the same.
+# The global modes a compiled step depends on, as (holder, attribute); the guard reads the same.
 MODES: tuple[tuple[Any, str], ...] = (
     (grad_mode._state, "enabled"), (anomaly._state, "enabled"), (forward_grad._Level, "current"),
     (_Mode, "raw_allowed"),

@@ -23,7 +23,7 @@ from runtime.namespaces import array_ops, numpy_dtype
 if TYPE_CHECKING:
     from runtime.compile.trace import Tracer
 
-# Attributes of an array a formula may read: sizes, fixed by the shape guards.
+# Array attributes a formula may read: sizes, fixed by the guards.
 _SIZE_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "strides"})
 
 
@@ -42,7 +42,6 @@ class Value:
     def __repr__(self) -> str:
         return f"<traced {self.name}>"
 
-    # -- what would make the code depend on the values -----------------------------------
     def __bool__(self) -> bool:
         raise TraceBreak("a formula branches on the values of a tensor")
 
@@ -60,7 +59,6 @@ class Value:
     def __iter__(self):
         raise TraceBreak("a formula iterates over a tensor")
 
-    # -- sizes are constants; methods and .T are traced -----------------------------------
     def __getattr__(self, name: str) -> Any:
         if name in _SIZE_ATTRIBUTES:
             return getattr(self.array, name)
@@ -174,14 +172,12 @@ class SymbolicOps:
         if data is None:  # not saved: no formula that runs reads it
             return None
         if type(data) in (int, float, bool):
-            # A Python number that stood for a Tensor (`x * 2` is mul.Tensor, as in
-            # PyTorch): a constant of the trace, as the number itself was.
+            # A number standing for a Tensor (`x * 2`): a constant of the trace.
             return data
         if isinstance(data, list):
             return [self._tracer.value_of(item, "a saved tensor") for item in data]
         return self._tracer.value_of(data, "a saved tensor")
 
-    # -- what the engine's raw backward does to a gradient (engine.validate_outputs) ------
     def asarray(self, value: Any) -> Any:
         """A numpy scalar made an array (a Value that holds an array is one already)."""
         if type(value) is Value and type(value.array) is np.ndarray:
@@ -245,8 +241,7 @@ def kernel_for(name: str, args: tuple, kwargs: dict, result: Any
     """`kernels.KERNEL` and its arguments where calling the kernel `array_ops.NAME` runs is the
     same call: overload resolution done once, at trace time."""
     if kwargs or type(result) is not np.ndarray or result.ndim == 0:
-        # (A 0-d result: the kernel's own may be a numpy scalar, which array_ops makes an
-        # array; the next kernel would take the scalar for a Python number, of float32.)
+        # (A 0-d result: the kernel's may be a numpy scalar, which array_ops makes an array.)
         return None
     values = unwrap(args)
     if any(isinstance(v, np.generic) for v in values):
