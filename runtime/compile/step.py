@@ -125,58 +125,29 @@ class _Entry:
 
     def __init__(self, function: Callable | None, code: str, reason: str | None,
                  tracer: Tracer | None, key: tuple = ((), ())) -> None:
-        self.function = function
-        self.code = code
-        self.reason = reason
-        self.arguments, self.modes = key
-        self.arity = len(self.arguments)
-        self.keywords = bool(self.arguments) and self.arguments[-1][0] == "keywords"
+        self.function, self.code, self.reason = function, code, reason
+        arguments, modes = key
+        self.arity = len(arguments)
+        self.keywords = bool(arguments) and arguments[-1][0] == "keywords"
         tracer = tracer or _NO_TRACE
-        tensors = list(tracer.closure_tensors)
-        self.tensors = [tracer.sources.get(id(t), _held(t)) for t in tensors]
-        self.tensor_keys = [_tensor_key(t) for t in tensors]
-        self.reads = [*tracer.reads, *method_reads(tracer.modules)]
-        self.named, self.scalars = _named_and_scalars(tracer, self.reads)
-        self.modules = list(tracer.modules)
-        self.optimizers = [optim.Guard(o) for o in tracer.optimizers]
-        held = [t if id(t) not in tracer.sources else find
-                for t, find in zip(tensors, self.tensors, strict=True)]
-        modes = [(holder, name, value)
-                 for (holder, name), value in zip(MODES, self.modes, strict=False)]
+        # Each tensor as the next call finds it: a getter, or the Tensor the step holds.
+        tensors = [tracer.sources.get(id(t), t) for t in tracer.closure_tensors]
+        self.reads = reads = [*tracer.reads, *method_reads(tracer.modules)]
+        objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
+                                            *(r.holder for r in reads if type(r) is not Alias)]}
+        bindings = tracer.bindings
+        named = [(_getter(*bindings[key][:2]), obj) for key, obj in objects.items()
+                 if key in bindings]
+        scalars = [(_getter(container, key), (type(value), value))
+                   for container, key, value in bindings.values() if is_plain_value(value)]
         self.guard_code, self._guard = guards.build(
-            self.arguments, modes, held, self.tensor_keys, self.named, self.scalars,
-            self.reads, self.modules, self.optimizers)
+            arguments, [(*mode, value) for mode, value in zip(MODES, modes, strict=False)],
+            tensors, list(map(_tensor_key, tracer.closure_tensors)), named, scalars, reads,
+            list(tracer.modules), [optim.Guard(o) for o in tracer.optimizers])
 
     def holds(self, args: tuple = ()) -> bool:
         """Whether a call with `args` (as many as traced) finds the world as it was traced."""
         return self._guard(*args)
-
-
-def _named_and_scalars(tracer: Any, reads: list) -> tuple[list, list]:
-    """The objects fn names that must still be the ones traced, with where fn finds them; and
-    the plain values it names, by value."""
-    objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
-                                        *(read.holder for read in reads
-                                          if type(read) is not Alias)]}
-    named = [(_getter_of(tracer, obj), obj) for obj in objects.values()
-             if id(obj) in tracer.bindings]
-    scalars = [(_getter(container, key), _scalar_key(value))
-               for container, key, value in tracer.bindings.values() if is_plain_value(value)]
-    return named, scalars
-
-
-def _scalar_key(value: Any) -> tuple:
-    """A plain value with its type (1 == 1.0 == True, but each traces differently)."""
-    return (type(value), value) if is_plain_value(value) else (object, id(value))
-
-
-def _held(tensor: Tensor) -> Callable[[], Tensor]:
-    return lambda: tensor
-
-
-def _getter_of(tracer: Tracer, obj: Any) -> Callable[[], Any]:
-    container, key, _ = tracer.bindings[id(obj)]
-    return _getter(container, key)
 
 
 class CompiledStep:
