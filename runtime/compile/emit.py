@@ -7,6 +7,7 @@ namespace; a value with no exact literal is a namespace constant `cN`."""
 from __future__ import annotations
 
 import ast
+import linecache
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,6 +188,13 @@ def same_bits(a: Any, b: Any, strides: bool = False) -> bool:
     return type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and \
         a.shape == b.shape and (not strides or a.strides == b.strides) and \
         np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
+def define(code: str, filename: str, namespace: dict[str, Any]) -> None:
+    """Run generated source into `namespace`, kept in linecache for tracebacks."""
+    compiled = compile(code, filename, "exec", dont_inherit=True)
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    exec(compiled, namespace)
 
 
 def describe_array(array: np.ndarray) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import linecache
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -22,7 +21,7 @@ from runtime import grad_mode
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.autograd.function import Function
-from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, same_bits, var
+from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, define, names_in, same_bits, var
 from runtime.compile.optimize import optimize
 from runtime.compile.reads import is_plain_value
 
@@ -92,9 +91,7 @@ class Joint:
                           self.grads if optimizations else None),
             f"    return {ast.unparse(_tuple(map(var, self.grads)))}", ""])
         code = forward_code + "\n\n" + backward_code
-        compiled = compile(code, filename, "exec", dont_inherit=True)
-        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-        exec(compiled, namespace)
+        define(code, filename, namespace)
         function = CompiledForward(namespace[name], namespace[backward_name], self.template,
                                    self.differentiable, shared)
         return code, function

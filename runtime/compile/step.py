@@ -10,9 +10,7 @@ up to `cache_size` entries, then runs eagerly; a trace that stopped leaves an en
 from __future__ import annotations
 
 import ast
-import builtins
 import functools
-import linecache
 import os
 import random
 import re
@@ -28,7 +26,7 @@ from runtime import kernels, random_ops
 from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.compile import config, guards, optim
-from runtime.compile.emit import Source, TraceBreak, call, names_in, var
+from runtime.compile.emit import Source, TraceBreak, call, define, names_in, var
 from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
@@ -154,8 +152,8 @@ class CompiledStep:
     """What `runtime.compile(fn)` returns: call it as `fn`."""
 
     def __init__(self, fn: Callable, cache_size: int | None = None,
-                 optimizations: bool = True) -> None:
-        self.fn = fn
+                 optimizations: bool = True, fullgraph: bool = False) -> None:
+        self.fn, self.fullgraph = fn, fullgraph  # fullgraph: an eager fallback is an error
         self._cache_size = cache_size  # None: torch._dynamo.config's recompile_limit
         self.optimizations = optimizations
         self.traces = 0  # how many times fn ran under the tracer
@@ -187,7 +185,8 @@ class CompiledStep:
         bound = self._bound.get(instance)
         if bound is None:
             bound = self._bound[instance] = CompiledStep(
-                types.MethodType(self.fn, instance), self._cache_size, self.optimizations)
+                types.MethodType(self.fn, instance), self._cache_size, self.optimizations,
+                self.fullgraph)
         return bound
 
     @property
@@ -203,16 +202,15 @@ class CompiledStep:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # The usual call: the entry the previous one ran, whose guard holds again.
         hot = self._hot
-        if hot is not None and not _modes.active:
-            if kwargs:
-                if hot.keywords:
-                    args = (*args, Keywords(kwargs))
-                    if len(args) == hot.arity and hot._guard(*args):
-                        return hot.function(*args)
-                    return self._call(args)
-            elif len(args) == hot.arity and hot._guard(*args):
-                return hot.function(*args)
-        return self._call((*args, Keywords(kwargs)) if kwargs else args)
+        if kwargs:
+            args = (*args, Keywords(kwargs))
+        if hot is not None and not _modes.active and len(args) == hot.arity and \
+                (not kwargs or hot.keywords) and hot._guard(*args):
+            return hot.function(*args)
+        result = self._call(args)
+        if self.fullgraph and self.fallback_reason is not None:
+            raise RuntimeError(f"gradgen cannot compile the whole step: {self.fallback_reason}")
+        return result
 
     def _run(self, args: tuple) -> Any:
         """fn, called eagerly as it was called."""
@@ -339,9 +337,7 @@ class CompiledStep:
                       'the kernels."""']
         code = "\n".join(header + body + [f"    return {ast.unparse(returned)}", ""])
         namespace = _namespace(source)
-        compiled = builtins.compile(code, filename, "exec", dont_inherit=True)
-        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-        exec(compiled, namespace)
+        define(code, filename, namespace)
         return code, namespace[name]
 
 
@@ -579,31 +575,10 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: 
     def make(fn: Callable) -> Callable:
         if disable:
             return fn
-        step = CompiledStep(fn, optimizations=options.get("optimizations", True))
-        compiled = _FullGraph(step) if fullgraph else step
+        step = CompiledStep(fn, None, options.get("optimizations", True), fullgraph)
         if isinstance(fn, Module):  # a module, as torch.compile's OptimizedModule
-            return OptimizedModule(fn, compiled)
-        return compiled
+            return OptimizedModule(fn, step)
+        return step
 
     return make if model is None else make(model)
 
-
-class _FullGraph:
-    """fullgraph=True: an eager fallback is an error (after the eager call ran)."""
-
-    def __init__(self, step: CompiledStep) -> None:
-        self.step = step
-        functools.update_wrapper(self, step.fn)
-
-    def __get__(self, instance: Any, owner: type | None = None) -> Any:
-        return self if instance is None else _FullGraph(self.step.__get__(instance, owner))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.step, name)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        result = self.step(*args, **kwargs)
-        if self.step.fallback_reason is not None:
-            raise RuntimeError(f"gradgen cannot compile the whole step: "
-                               f"{self.step.fallback_reason}")
-        return result
