@@ -199,13 +199,6 @@ class _Kernels:
         self._tracer = tracer
         self._listeners: dict[str, Callable] = {}
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        # (A copy that sets an attribute of the module sets the module's.)
-        if name in ("_tracer", "_listeners"):
-            object.__setattr__(self, name, value)
-        else:
-            setattr(kernels, name, value)
-
     def __getattr__(self, name: str) -> Any:
         value = getattr(kernels, name)
         if not callable(value) or isinstance(value, type) or name.startswith("__") or \
@@ -245,10 +238,11 @@ def _paused(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
         tracer.paused -= 1
 
 
-def _stopping(reason: str, passing: bool = False) -> Callable:
-    """A handler that stops the trace for `reason` when the step makes the call."""
+def _stopping(reason: str, passing: bool = False, when: Callable | None = None) -> Callable:
+    """A handler that stops the trace for `reason` when the step makes the call (and
+    `when(tracer, *args)` holds)."""
     def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-        if tracer.recording:
+        if tracer.recording and (when is None or when(tracer, *args)):
             tracer.stop(reason, passing)
         return proceed(*args, **kwargs)
 
@@ -264,25 +258,6 @@ def _set_grad(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     """`.grad = None` is a line of the step (a hand-written zero_grad)."""
     if tracer.recording:
         tracer.grad_set(*args)
-    return proceed(*args, **kwargs)
-
-
-def _set_requires_grad(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """requires_grad changed on a tensor the step did not make: the generated step would not
-    change it."""
-    tensor, value = args
-    if tracer.recording and id(tensor) not in tracer.made and \
-            bool(value) is not tensor._requires_grad:
-        tracer.stop("requires_grad changed in the step on a tensor it did not make",
-                    passing=True)
-    return proceed(*args, **kwargs)
-
-
-def _detach_(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    tensor = args[0]
-    if tracer.recording and id(tensor) not in tracer.made and \
-            (tensor.grad_fn is not None or tensor._requires_grad):
-        tracer.stop("detach_() in the step on a tensor it did not make", passing=True)
     return proceed(*args, **kwargs)
 
 
@@ -517,8 +492,16 @@ def _handlers() -> dict[Any, Callable]:
         recording.rebase_history: _rebase_history,
         (Tensor.__dict__["grad"], "__set__"): _set_grad,
         (Tensor.__dict__["data"], "__set__"): _stopping("`.data =` in the step"),
-        (Tensor.__dict__["requires_grad"], "__set__"): _set_requires_grad,
-        Tensor.__dict__["detach_"]: _detach_, Tensor.__dict__["item"]: _item,
+        # A tensor the step did not make, changed so: the generated step would not change it.
+        (Tensor.__dict__["requires_grad"], "__set__"): _stopping(
+            "requires_grad changed in the step on a tensor it did not make", True,
+            lambda tracer, t, value: id(t) not in tracer.made and bool(value) is not
+            t._requires_grad),
+        Tensor.__dict__["detach_"]: _stopping(
+            "detach_() in the step on a tensor it did not make", True,
+            lambda tracer, t, *_: id(t) not in tracer.made and
+            (t.grad_fn is not None or t._requires_grad)),
+        Tensor.__dict__["item"]: _item,
         random_ops.empty_like_layout: _empty_like_layout, out_module.write: _out_write,
         gradients.backward: _backward,
         gradients.grad: _stopping("autograd.grad in the step (only loss.backward() is "
