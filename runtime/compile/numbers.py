@@ -20,25 +20,29 @@ import numpy as np
 from runtime.compile.emit import call, number, var
 
 
-class Number(float):
-    """A float with the expression (`tree`) computing it from the step's variables (`reads`)."""
+class _Afresh:
+    """A value with the expression (`tree`) computing it from the step's variables (`reads`)."""
 
     tree: ast.expr
     reads: tuple[str, ...]
-    # numpy's arrays and scalars leave their operations with a Number to it.
+    # numpy's arrays and scalars leave their operations with one to it.
     __array_ufunc__ = None
 
-    def __new__(cls, value: float, tree: ast.expr, reads: tuple[str, ...]) -> Number:
+    def __new__(cls, value: Any, tree: ast.expr, reads: tuple[str, ...]) -> Any:
         made = super().__new__(cls, value)
         made.tree, made.reads = tree, reads
         return made
 
-    def __repr__(self) -> str:
-        return float.__repr__(self)
-
     def __hash__(self) -> int:
         _branch("hashed")
-        return float.__hash__(self)
+        return super().__hash__()
+
+
+class Number(_Afresh, float):
+    """A float read afresh at every call."""
+
+    def __repr__(self) -> str:
+        return float.__repr__(self)
 
     def __bool__(self) -> bool:
         _branch("tested for truth")
@@ -54,18 +58,9 @@ class Number(float):
         return Number(abs(float(self)), call(var("abs"), [self.tree]), self.reads)
 
 
-class Condition(int):
+class Condition(_Afresh, int):
     """A comparison of Numbers: the bool it is (an int: bool cannot be subclassed), with its
     expression."""
-
-    tree: ast.expr
-    reads: tuple[str, ...]
-    __array_ufunc__ = None
-
-    def __new__(cls, value: bool, tree: ast.expr, reads: tuple[str, ...]) -> Condition:
-        made = super().__new__(cls, bool(value))
-        made.tree, made.reads = tree, reads
-        return made
 
     def __repr__(self) -> str:
         return repr(bool(self))
@@ -74,10 +69,6 @@ class Condition(int):
         _branch("an `if` on a comparison of it (runtime.optim.optimizer.select makes such a "
                 "choice at each call)")
         return int(self) != 0
-
-    def __hash__(self) -> int:
-        _branch("hashed")
-        return int.__hash__(self)
 
     def __index__(self) -> int:
         _branch("used as an index")
