@@ -230,14 +230,6 @@ def _rebase_history(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -
     return modes.PASS
 
 
-def _paused(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    tracer.paused += 1
-    try:
-        return proceed(*args, **kwargs)
-    finally:
-        tracer.paused -= 1
-
-
 def _stopping(reason: str, passing: bool = False, when: Callable | None = None) -> Callable:
     """A handler that stops the trace for `reason` when the step makes the call (and
     `when(tracer, *args)` holds)."""
@@ -279,7 +271,7 @@ def _random_factory(name: str) -> Callable:
     def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
         if not tracer.recording:
             return proceed(*args, **kwargs)
-        result = _paused(tracer, proceed, args, kwargs)
+        result = tracer.pause(proceed, *args, **kwargs)
         tracer.random_factory(name, args, kwargs, result)
         return result
 
@@ -291,7 +283,7 @@ def _random_fill(name: str) -> Callable:
         given = {k: v for k, v in kwargs.items() if v is not None}  # (the default generator)
         if not tracer.recording or not tracer.random_fill(name, args[0], args[1:], given):
             return proceed(*args, **kwargs)
-        return _paused(tracer, proceed, args, kwargs)
+        return tracer.pause(proceed, *args, **kwargs)
 
     return handler
 
@@ -418,7 +410,7 @@ def _backward(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
         except Exception as error:  # the engine will raise it again, eagerly
             tracer.stop(f"tracing backward raised {type(error).__name__}: {error}")
     try:
-        result = _paused(tracer, proceed, args, kwargs)
+        result = tracer.pause(proceed, *args, **kwargs)
     finally:
         tracer.phase = AFTER_BACKWARD
     if tracer.broken is None:

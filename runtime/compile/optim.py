@@ -55,14 +55,10 @@ def _traced_step(tracer: Tracer, optimizer: Any, step: Callable, args: tuple, kw
 
 def _make_state(tracer: Tracer, optimizer: Any) -> None:
     """Each parameter's state made unrecorded, as the step would make it."""
-    tracer.paused += 1
-    try:
-        for group in optimizer.param_groups:
-            for param in group["params"]:
-                if param.grad is not None and not optimizer.state.get(param):
-                    optimizer._make_state(param, group)
-    finally:
-        tracer.paused -= 1
+    for group in optimizer.param_groups:
+        for param in group["params"]:
+            if param.grad is not None and not optimizer.state.get(param):
+                tracer.pause(optimizer._make_state, param, group)
 
 
 def _learning_rates(tracer: Tracer, optimizer: Any) -> list[tuple[dict, Number, float]]:
@@ -151,11 +147,7 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
             tracer.source.add((), ast.Expr(zero_grad_call), (),
                               f"{type(self).__name__}.zero_grad: runs as in eager", phase,
                               GRAD_STATE)
-    tracer.paused += 1
-    try:
-        proceed(*args, **kwargs)
-    finally:
-        tracer.paused -= 1
+    tracer.pause(proceed, *args, **kwargs)
 
 
 class Guard:

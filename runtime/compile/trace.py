@@ -132,6 +132,14 @@ class Tracer:
         """The part of the step the lines come from: its phase, or the optimizer's step."""
         return self.phase if self.stepping is None else f"{type(self.stepping).__name__}.step"
 
+    def pause(self, function: Callable, *args: Any, **kwargs: Any) -> Any:
+        """`function(*args, **kwargs)`, with nothing recorded meanwhile."""
+        self.paused += 1
+        try:
+            return function(*args, **kwargs)
+        finally:
+            self.paused -= 1
+
     @property
     def recording(self) -> bool:
         return self.broken is None and not self.paused and not self.depth
@@ -803,13 +811,9 @@ def _trace_backward(tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]],
     task.compute_dependencies(edges, False)
     tracer.swept |= set(task.dependencies)
     following = task.deliver(edges, [seed for _, seed in roots])
-    tracer.paused += 1  # the kernels the formulas run are written as the formulas' lines
-    try:
-        # (Warnings off, as the engine runs such a backward.)
-        with kernels.silenced():
-            task.run(following, functools.partial(_evaluate, tracer, task))
-    finally:
-        tracer.paused -= 1
+    # (Paused: the formulas' kernels are the formulas' lines; warnings off, as the engine has.)
+    with kernels.silenced():
+        tracer.pause(task.run, following, functools.partial(_evaluate, tracer, task))
 
 
 def _evaluate(tracer: Tracer, task: GraphTask, node: Any, grads: list) -> Any:
