@@ -306,22 +306,25 @@ def _not_the_same(values: str, expected: tuple, write: _Writer) -> str:
     return f"any(map(is_not, {values}, {write.constant(expected)}))"
 
 
-def _optimizer(write: _Writer, guard: Any) -> None:
-    """optim.py's Guard: groups, keys, hyperparameters (a float learning rate excepted),
-    parameters and which have state."""
-    optimizer = write.constant(guard.optimizer)
+def _optimizer(write: _Writer, traced: Any) -> None:
+    """An optimizer's groups, keys, hyperparameters (a float learning rate excepted: read at
+    every step), parameters and which have state."""
+    optimizer = write.constant(traced)
     whole = len(write.lines)
     write.lines.append(f"    g = {optimizer}.param_groups")
-    write.fail_if(f"len(g) != {len(guard.groups)}")
+    write.fail_if(f"len(g) != {len(traced.param_groups)}")
     params: list[Any] = []
-    for index, (group, keys, settings, group_params) in enumerate(guard.groups):
+    for index, group in enumerate(traced.param_groups):
+        group_params = list(group["params"])
+        settings = [(k, v) for k, v in group.items()
+                    if k != "params" and not (k == "lr" and type(v) is float)]
         write.lines.append(f"    p = g[{index}]")
         write.fail_if(f"p is not {write.constant(group)}")
         # (The params list is the group's own, but its writes are not counted.)
         write.fail_if(f"len(q := p['params']) != {len(group_params)} or "
                       f"{_not_the_same('q', tuple(group_params), write)}")
         start = len(write.lines)
-        write.fail_if(f"tuple(p) != {write.constant(keys)}")
+        write.fail_if(f"tuple(p) != {write.constant(tuple(group))}")
         if settings:
             # By identity: np.float64(0.9) == 0.9, but the update wrote the traced value in.
             read = write.constant(operator.itemgetter(*(key for key, _ in settings)))
@@ -329,16 +332,16 @@ def _optimizer(write: _Writer, guard: Any) -> None:
             read = f"({read}(p),)" if len(values) == 1 else f"{read}(p)"  # (one: no tuple)
             write.fail_if(f"any(map(is_not, {read}, {write.constant(values)}))")
         lr = "p['lr']" if "lr" in group else "p.get('lr')"
-        write.fail_if(f"type({lr}) is not {write.constant(guard.lr_types[index])}")
+        write.fail_if(f"type({lr}) is not {write.constant(type(group.get('lr')))}")
         if type(group) is changes.ParamGroup:  # a group the optimizer made counts its writes
             write.skip_while_counted(changes.OPTIMIZERS, start)
         params += group_params
     # Which parameters have state: gaining state changes what a step does.
     state = f"{optimizer}.state"
     held = write.constant(tuple(params))
-    if any(guard.stateful):
-        write.fail_if(f"tuple(map(bool, map({state}.get, {held}))) != "
-                      f"{tuple(guard.stateful)!r}")
+    stateful = tuple(bool(traced.state.get(p)) for p in params)
+    if any(stateful):
+        write.fail_if(f"tuple(map(bool, map({state}.get, {held}))) != {stateful!r}")
     else:
         write.fail_if(f"{state} and any(map({state}.get, {held}))")
     write.skip_while_counted(changes.OPTIMIZERS, whole,

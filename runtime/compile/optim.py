@@ -149,22 +149,3 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
                               GRAD_STATE)
     tracer.pause(proceed, *args, **kwargs)
 
-
-class Guard:
-    """What of an optimizer a step depends on: its parameters, hyperparameters (a float learning
-    rate excepted), and which parameters have state."""
-
-    def __init__(self, optimizer: Any) -> None:
-        self.optimizer = optimizer
-        self.groups = [(group, tuple(group), [(k, v) for k, v in group.items()
-                                              if k != "params" and not
-                                              (k == "lr" and type(v) is float)],
-                        list(group["params"]))
-                       for group in optimizer.param_groups]
-        self.stateful = self._stateful()
-        # A float learning rate is read at every step, anything else guarded by identity.
-        self.lr_types = [type(group.get("lr")) for group in optimizer.param_groups]
-
-    def _stateful(self) -> list[bool]:
-        state = self.optimizer.state
-        return [bool(state.get(p)) for _, _, _, params in self.groups for p in params]

@@ -25,7 +25,7 @@ import numpy as np
 from runtime import kernels, random_ops
 from runtime import modes as _modes
 from runtime._tensor import Tensor
-from runtime.compile import config, guards, optim
+from runtime.compile import config, guards
 from runtime.compile.emit import Source, TraceBreak, call, define, names_in, var
 from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
@@ -141,7 +141,7 @@ class _Entry:
         self.guard_code, self._guard = guards.build(
             arguments, [(*mode, value) for mode, value in zip(MODES, modes, strict=False)],
             tensors, list(map(_tensor_key, tracer.closure_tensors)), named, scalars, reads,
-            list(tracer.modules), [optim.Guard(o) for o in tracer.optimizers])
+            list(tracer.modules), list(tracer.optimizers))
 
     def holds(self, args: tuple = ()) -> bool:
         """Whether a call with `args` (as many as traced) finds the world as it was traced."""
