@@ -325,17 +325,11 @@ class CompiledStep:
         filename = f"<gradgen compiled {name} #{self._count + 1}>"
         params = ", ".join(f"a{i}" for i in range(arity))
         body = _format(source, kept if self.optimizations else None)
-        if tracer.backwards:
-            header = [f"def {name}({params}):",
-                      f'    """{name}, compiled by gradgen from one eager run: forward from '
-                      'the kernels,',
-                      "    backward from each node's formulas, the update from its "
-                      'optimizer\'s own code."""']
-        else:  # a forward alone (inference: nothing it returns requires grad)
-            header = [f"def {name}({params}):",
-                      f'    """{name}, compiled by gradgen from one eager run: a forward from '
-                      'the kernels."""']
-        code = "\n".join(header + body + [f"    return {ast.unparse(returned)}", ""])
+        what = "forward from the kernels,\n    backward from each node's formulas, the update " \
+            "from its optimizer's own code" if tracer.backwards else "a forward from the kernels"
+        doc = f'    """{name}, compiled by gradgen from one eager run: {what}."""'
+        code = "\n".join([f"def {name}({params}):", doc, *body,
+                          f"    return {ast.unparse(returned)}", ""])
         namespace = _namespace(source)
         define(code, filename, namespace)
         return code, namespace[name]

@@ -686,7 +686,7 @@ class Tracer:
         engine's walk from `outputs`, each seeded by a variable `sN`, down to the tensors it
         read. Returns the seeds and (tensor, traced gradient) for each gradient sent there,
         in the engine's order."""
-        if anomaly.is_enabled() or forward_grad.current_level() >= 0 or not _Mode.raw_allowed:
+        if not _plain_engine():
             raise TraceBreak("a forward that returns a graph, with anomaly mode, a forward-AD "
                              "level or tensor_backward() on")
         self.phase = "backward"
@@ -764,7 +764,7 @@ def _check_backward(tensor: Any, gradient: Any, options: bool) -> None:
         raise TraceBreak("backward() with retain_graph, create_graph or inputs")
     if not isinstance(tensor, Tensor) or tensor.grad_fn is None:
         raise TraceBreak("backward() of something other than a tensor with a grad_fn")
-    if anomaly.is_enabled() or forward_grad.current_level() >= 0 or not _Mode.raw_allowed:
+    if not _plain_engine():
         raise TraceBreak("backward() with anomaly mode, a forward-AD level or "
                          "tensor_backward() on")
     if gradient is not None and (
@@ -775,6 +775,12 @@ def _check_backward(tensor: Any, gradient: Any, options: bool) -> None:
                          "shape and dtype that requires no grad")
     if gradient is None and tensor._data.size != 1:
         raise TraceBreak("backward() of a tensor that is not a scalar")
+
+
+def _plain_engine() -> bool:
+    """Whether a backward now runs as the generated code does: no anomaly mode, no forward-AD
+    level, tensor_backward() off."""
+    return not anomaly.is_enabled() and forward_grad.current_level() < 0 and _Mode.raw_allowed
 
 
 class _BoundaryTask(GraphTask):
