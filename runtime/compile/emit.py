@@ -23,6 +23,13 @@ class TraceBreak(Exception):
         self.reason = reason
 
 
+# Python's operators by their dunder names (`__add__`, `__radd__`), as ast nodes.
+BINARY = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "truediv": ast.Div,
+          "floordiv": ast.FloorDiv, "pow": ast.Pow, "matmul": ast.MatMult, "mod": ast.Mod,
+          "and": ast.BitAnd, "or": ast.BitOr, "xor": ast.BitXor}
+COMPARE = {"lt": ast.Lt, "le": ast.LtE, "gt": ast.Gt, "ge": ast.GtE, "eq": ast.Eq,
+           "ne": ast.NotEq}
+
 # What a statement is: the passes read and rewrite lines by kind and fields, never text.
 VALUE = "value"  # `targets = tree` over arrays and numbers
 TENSOR = "tensor"  # the prologue's read of a tensor (`T4 = c0['x']`) or its array (`tensor`)

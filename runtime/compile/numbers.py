@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.compile.emit import call, number, var
+from runtime.compile.emit import BINARY, COMPARE, call, number, var
 
 
 class _Afresh:
@@ -176,13 +176,11 @@ def _conversion(name: str) -> Callable:
     return convert
 
 
-for _name, _symbol in (("add", ast.Add()), ("sub", ast.Sub()), ("mul", ast.Mult()),
-                       ("truediv", ast.Div()), ("pow", ast.Pow())):
-    setattr(Number, f"__{_name}__", _binary(f"__{_name}__", _symbol, False))
-    setattr(Number, f"__r{_name}__", _binary(f"__r{_name}__", _symbol, True))
-for _name, _symbol in (("eq", ast.Eq()), ("ne", ast.NotEq()), ("lt", ast.Lt()),
-                       ("le", ast.LtE()), ("gt", ast.Gt()), ("ge", ast.GtE())):
-    setattr(Number, f"__{_name}__", _comparison(f"__{_name}__", _symbol))
+for _name in ("add", "sub", "mul", "truediv", "pow"):
+    setattr(Number, f"__{_name}__", _binary(f"__{_name}__", BINARY[_name](), False))
+    setattr(Number, f"__r{_name}__", _binary(f"__r{_name}__", BINARY[_name](), True))
+for _name, _symbol in COMPARE.items():
+    setattr(Number, f"__{_name}__", _comparison(f"__{_name}__", _symbol()))
 for _name in ("int", "floor", "ceil", "trunc", "round", "floordiv", "rfloordiv", "mod", "rmod",
               "divmod", "rdivmod"):
     setattr(Number, f"__{_name}__", _conversion(f"__{_name}__"))

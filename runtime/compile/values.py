@@ -17,7 +17,7 @@ import numpy as np
 from generated import ops as generated_ops
 from runtime import arguments, kernels
 from runtime.compile import forms
-from runtime.compile.emit import TraceBreak, attribute, same_bits, subscript, var
+from runtime.compile.emit import BINARY, COMPARE, TraceBreak, attribute, same_bits, subscript, var
 from runtime.namespaces import array_ops, numpy_dtype
 
 if TYPE_CHECKING:
@@ -121,25 +121,12 @@ def _unary(symbol: type[ast.unaryop], function: Callable) -> Callable:
     return method
 
 
-for _name, _symbol, _function in (
-    ("add", ast.Add, operator.add), ("sub", ast.Sub, operator.sub),
-    ("mul", ast.Mult, operator.mul), ("truediv", ast.Div, operator.truediv),
-    ("floordiv", ast.FloorDiv, operator.floordiv), ("pow", ast.Pow, operator.pow),
-    ("matmul", ast.MatMult, operator.matmul), ("mod", ast.Mod, operator.mod),
-    ("and", ast.BitAnd, operator.and_), ("or", ast.BitOr, operator.or_),
-    ("xor", ast.BitXor, operator.xor),
-):
-    setattr(Value, f"__{_name}__", _binary(_symbol, _function))
-    setattr(Value, f"__r{_name}__", _binary(_symbol, _function, reflected=True))
-for _name, _symbol, _function in (
-    ("lt", ast.Lt, operator.lt), ("le", ast.LtE, operator.le), ("gt", ast.Gt, operator.gt),
-    ("ge", ast.GtE, operator.ge), ("eq", ast.Eq, operator.eq), ("ne", ast.NotEq, operator.ne),
-):
-    setattr(Value, f"__{_name}__", _binary(_symbol, _function))
-for _name, _symbol, _function in (("neg", ast.USub, operator.neg),
-                                  ("pos", ast.UAdd, operator.pos),
-                                  ("invert", ast.Invert, operator.invert)):
-    setattr(Value, f"__{_name}__", _unary(_symbol, _function))
+for _name, _symbol in (*BINARY.items(), *COMPARE.items()):
+    setattr(Value, f"__{_name}__", _binary(_symbol, getattr(operator, f"__{_name}__")))
+    if _name in BINARY:
+        setattr(Value, f"__r{_name}__", _binary(_symbol, getattr(operator, f"__{_name}__"), True))
+for _name, _symbol in (("neg", ast.USub), ("pos", ast.UAdd), ("invert", ast.Invert)):
+    setattr(Value, f"__{_name}__", _unary(_symbol, getattr(operator, _name)))
 Value.__abs__ = lambda self: self.tracer.call(var("abs"), (self,), {}, abs(self.array))
 Value.__hash__ = object.__hash__
 
