@@ -119,16 +119,10 @@ def plain_reads(roots: list[Any], functions: list[Callable],
                 labels: list[str] | None = None) -> list[Read]:
     """The Reads under `roots`, for the attribute names of `functions` and of the methods found
     on the way; tensors found go into `sources`."""
-    names = set(code_names(functions))
-    while True:  # a method the step calls on a plain object reads names of its own
-        methods = [m for root in roots if _walked(root) and not isinstance(root, dict |
-                                                                          list | tuple)
-                   for m in _methods(type(root), names)]
-        more = code_names(methods).keys() - names
-        if not more:
-            break
-        names |= more
-    walk = _Walk(names, {} if sources is None else sources)
+    classes = [type(root) for root in roots
+               if _walked(root) and not isinstance(root, dict | list | tuple)]
+    walk = _Walk(_with_methods(classes, set(code_names(functions))),
+                 {} if sources is None else sources)
     for index, root in enumerate(roots):
         walk.walk(root, DEPTH, labels[index] if labels else "")
     return walk.found
@@ -142,12 +136,7 @@ def method_reads(modules: list[Any]) -> list[Read]:
     for cls in {id(type(m)): type(m) for m in modules}.values():
         if not _own_class(cls):
             continue
-        names: set[str] = set()
-        more = set(code_names([cls.forward]))
-        while more - names:
-            names |= more
-            more = set(code_names(list(_methods(cls, names))))
-        for name in sorted(names - {"forward"}):
+        for name in sorted(_with_methods([cls], set(code_names([cls.forward]))) - {"forward"}):
             for klass in cls.__mro__:
                 value = vars(klass).get(name)
                 if value is None:
@@ -158,6 +147,13 @@ def method_reads(modules: list[Any]) -> list[Read]:
                     found.append(Read(klass, "attribute", name, ("object", value)))
                 break
     return found
+
+
+def _with_methods(classes: list[type], names: set[str]) -> set[str]:
+    """`names`, with the names read by the classes' methods named there, to a fixed point."""
+    while more := code_names([m for cls in classes for m in _methods(cls, names)]).keys() - names:
+        names |= more
+    return names
 
 
 def _methods(cls: type, names: set[str]) -> Iterator[Callable]:
