@@ -124,8 +124,9 @@ def _check_python_state(tracer: Tracer, optimizer: Any, before: list[tuple],
 
 
 def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> None:
-    """The handler of `zero_grad` (an optimizer's or a module's): a line of the step."""
-    self, set_to_none = (*args, *kwargs.values(), True)[:2]
+    """The handler of `zero_grad(self, set_to_none)` (an optimizer's or a module's, which hand
+    both on by position): a line of the step."""
+    self, set_to_none = args
     if tracer.recording:
         phase = "update" if tracer.backwards else "forward"
         if set_to_none is True and isinstance(self, Optimizer) and \
