@@ -1,24 +1,13 @@
 """The generated step as it is being written: typed lines, the names they bind, and the
-constants and tensors they read.
-
-A line is never text until the end. The tracer builds each one as a tree of Python's own
-ast nodes (`v2 = np.maximum(v1, 0)` is an Assign of a Call of an Attribute...), made by the
-small builders below (`var`, `attribute`, `call`, `number`); the passes (optimize.py) read
-and rewrite those trees and the lines' kinds and fields; the printer (step.py) turns each
-line into source with `ast.unparse`, last, and puts its comment beside it.
-
-Every name in the generated source is made here (`v3`, `g7`, `c2`, `T1`) or is one of the
-fixed names of the step's namespace (`np`, `kernels`, `ops`, `accumulate`, ...). A value
-that has no exact literal (a numpy dtype, a numpy scalar, an infinity, an object the step
-calls) goes into the namespace as a constant `cN`; only Python's own literals are written
-out (`ast.unparse` writes a constant with `repr`, which reads back exactly). Text from the
-spec reaches the source only in comments, as generated/spec_data.py holds it: escaped for
-a comment by the generator.
-"""
+constants they read. A line is a tree of Python's own ast nodes until the printer (step.py)
+unparses it; the passes (optimize.py) read and rewrite the trees and the lines' kinds. Every
+name in the code is made here (`v3`, `g7`, `c2`, `T1`) or is a fixed name of the step's
+namespace; a value with no exact literal is a namespace constant `cN`."""
 
 from __future__ import annotations
 
 import ast
+import linecache
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,8 +23,14 @@ class TraceBreak(Exception):
         self.reason = reason
 
 
-# What a statement is: the passes (optimize.py) read and rewrite a line by its kind and
-# fields, never by its text.
+# Python's operators by their dunder names (`__add__`, `__radd__`), as ast nodes.
+BINARY = {"add": ast.Add, "sub": ast.Sub, "mul": ast.Mult, "truediv": ast.Div,
+          "floordiv": ast.FloorDiv, "pow": ast.Pow, "matmul": ast.MatMult, "mod": ast.Mod,
+          "and": ast.BitAnd, "or": ast.BitOr, "xor": ast.BitXor}
+COMPARE = {"lt": ast.Lt, "le": ast.LtE, "gt": ast.Gt, "ge": ast.GtE, "eq": ast.Eq,
+           "ne": ast.NotEq}
+
+# What a statement is: the passes read and rewrite lines by kind and fields, never text.
 VALUE = "value"  # `targets = tree` over arrays and numbers
 TENSOR = "tensor"  # the prologue's read of a tensor (`T4 = c0['x']`) or its array (`tensor`)
 GRAD_READ = "grad read"  # `r0 = T0._grad._data`: the array of `tensor`'s .grad
@@ -46,7 +41,6 @@ GRAD_STATE = "grad state"  # a statement that may change a .grad (`O0.zero_grad(
 STATE = "state"  # any other statement (an in-place write, a version counter's move)
 
 
-# -- building expression trees (Python's own ast nodes: the printer is ast.unparse) -------
 def var(identifier: str) -> ast.Name:
     """A read of the variable `identifier`."""
     return ast.Name(identifier, ast.Load())
@@ -70,8 +64,7 @@ def subscript(value: ast.expr | str, key: ast.expr) -> ast.Subscript:
 
 
 def number(value: int | float) -> ast.expr:
-    """A finite int or float as a literal: a negative one (and -0.0) as `-(n)`, which the
-    printer parenthesises where it must (`(-1) ** x`)."""
+    """A finite number as a literal; a negative one as `-(n)`."""
     if value < 0 or value == 0 and math.copysign(1.0, value) < 0:
         return ast.UnaryOp(ast.USub(), ast.Constant(-value))
     return ast.Constant(value)
@@ -92,9 +85,8 @@ def _store(targets: tuple[str, ...]) -> ast.expr:
 
 @dataclass
 class Line:
-    """One statement: `targets = tree` (a value), or the statement `tree`, or one built from
-    its fields (a kind on a tensor's .grad); the names it reads, where it came from, and
-    what it is, which the passes read and rewrite and `statement` gives the printer."""
+    """One statement: `targets = tree`, the statement `tree`, or one built from its fields (a
+    kind on a tensor's .grad), with the names it reads and where it came from."""
 
     targets: tuple[str, ...]  # what it binds (() for a statement that binds nothing)
     tree: ast.AST | None  # a value's expression; a statement (ast.stmt) if nothing is bound
@@ -106,16 +98,13 @@ class Line:
     grad: str = ""  # the gradient's variable (ACCUMULATE, SET_GRAD)
     copy_grad: bool = False  # ACCUMULATE: hand over a copy of `grad` (optimize.py)
     tensor_tree: ast.expr | None = None  # the Tensor `tensor` names, as an expression
-    # Where a line comes from: the kernel or op it calls, and for a backward line the
-    # node whose formula wrote it and that formula, as the spec writes it.
+    # Where it comes from: its kernel or op, and a backward line's node and formula.
     op: str = ""
     node: str = ""
     formula: str = ""
-    # A spec's `numpy:` form that its kernel computes with numpy's warnings off: written
-    # where they are off (step.py), and, being pure and silent, dropped if nothing reads it.
+    # A quiet `numpy:` form: run with warnings off, and dropped if nothing reads it.
     quiet: bool = False
-    # No numpy arithmetic (a read, a version counter's move, Python floats): it cannot
-    # raise numpy's warnings, so a block where they are off may run on across it.
+    # No numpy arithmetic: a warnings-off block may run on across it.
     neutral: bool = False
 
     @property
@@ -151,8 +140,7 @@ class Source:
     namespace: dict[str, Any] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
     _constant_ids: dict[int, str] = field(default_factory=dict)
-    # The traced value of each variable, and the variable of each traced array (by id),
-    # for the optimisations that look at layouts (optimize.py).
+    # Each variable's traced value, and each traced array's variable (by id).
     traced: dict[str, Any] = field(default_factory=dict)
     traced_ids: dict[int, str] = field(default_factory=dict)
 
@@ -171,8 +159,7 @@ class Source:
         return key
 
     def literal(self, value: Any) -> ast.expr | None:
-        """`value` as an expression that evaluates to an equal value of the same type, or
-        None when it has no such literal."""
+        """`value` as an expression of an equal value and type; None if it has none."""
         kind = type(value)
         if value is None or kind is bool or kind is str or value is Ellipsis:
             return ast.Constant(value)
@@ -201,6 +188,20 @@ class Source:
                     kind or (VALUE if targets else STATE), tensor)
         self.lines.append(line)
         return line
+
+
+def same_bits(a: Any, b: Any, strides: bool = False) -> bool:
+    """Whether two arrays have one dtype, shape (and strides) and the same bits."""
+    return type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and \
+        a.shape == b.shape and (not strides or a.strides == b.strides) and \
+        np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
+def define(code: str, filename: str, namespace: dict[str, Any]) -> None:
+    """Run generated source into `namespace`, kept in linecache for tracebacks."""
+    compiled = compile(code, filename, "exec", dont_inherit=True)
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    exec(compiled, namespace)
 
 
 def describe_array(array: np.ndarray) -> str:

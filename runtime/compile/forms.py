@@ -1,23 +1,10 @@
 """The spec's `numpy:` forms: a kernel call written as the numpy expression it computes.
 
-derivatives.yaml may declare, per op, the kernel's result as a numpy expression over the
-op's arguments (`mm`: `self @ mat2`, `t`: `self.T`). Where a traced step calls such a
-kernel, the generated line is that expression with the step's variables in place of the
-arguments (`g5 = g4 @ x3` for `g5 = kernels.mm(g4, x3)`): the same numpy work without a
-Python call around it and the checks the trace already passed (the guards keep the shapes
-and dtypes those checks looked at). An op may declare several forms, each for the calls
-where its `when` holds (a condition on the op's non-Tensor arguments and its Tensor
-arguments' dtypes, which are constants of the trace: sub's `self - other` when `alpha ==
-1`, pow's `np.square(self)` when `exponent == 2`, threshold_backward's bitwise AND through
-a 4-byte integer view when `grad_output.dtype == 'float32'`); the first that applies is
-written. A form marked `quiet` is what the kernel computes with numpy's warnings off, and
-the step runs it so (step.py writes such lines inside one block that turns the warnings
-off and back on).
-
-The form is used only when, on the traced call, it gives what the kernel gave: the same
-dtype, shape, strides and bits, and a view exactly where the kernel made a view. Nothing
-here knows an op by name: what an op allows is declared in the spec, checked by
-codegen/load.py and written into generated/spec_data.py, which is all the runtime reads of it."""
+derivatives.yaml may declare, per op, numpy expressions over its arguments (`mm`: `self @
+mat2`), each for the calls where its `when` holds; a traced kernel call is written as the first
+that gives the kernel's result on the traced values (dtype, shape, strides, bits, and a view
+exactly where the kernel made one). A `quiet` form runs with numpy's warnings off, as its kernel
+does. Nothing here knows an op by name: generated/spec_data.py holds the forms."""
 
 from __future__ import annotations
 
@@ -33,6 +20,7 @@ import numpy as np
 
 from generated.spec_data import NUMPY_FORMS
 from runtime import kernels
+from runtime.compile.emit import same_bits
 
 
 class Form(NamedTuple):
@@ -49,8 +37,7 @@ _FORMS: dict[str, tuple[Form, ...]] | None = None
 
 
 def forms() -> dict[str, tuple[Form, ...]]:
-    """Kernel name -> its parsed `numpy:` forms, in the spec's order (generated/spec_data.py,
-    which the generator wrote from the checked spec)."""
+    """Kernel name -> its parsed `numpy:` forms, in the spec's order."""
     global _FORMS
     if _FORMS is None:
         table = {}
@@ -74,10 +61,8 @@ def forms() -> dict[str, tuple[Form, ...]]:
 
 def rewrite(kernel: str, args: tuple, kwargs: dict, values: tuple, result: Any,
             render: Any) -> tuple[ast.expr, bool] | None:
-    """`kernel(*args)` as the first of its `numpy:` forms that applies (its expression
-    tree), and whether it runs with numpy's warnings off; or None (no form, or none gives
-    the kernel's result on these values). `values` are the arrays and numbers of `args`;
-    `render` makes one argument's expression."""
+    """`kernel(*args)` as the first of its forms that applies, and whether it is quiet; None if
+    none. `values` are the arrays and numbers of `args`."""
     entries = forms().get(kernel)
     if entries is None or kwargs or type(result) is not np.ndarray:
         return None
@@ -120,28 +105,20 @@ def _apply(form: Form, args: tuple, values: tuple, result: np.ndarray,
 
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
-    """numpy's floating-point warnings off, and Python's warnings not shown: for work the
-    tracer does only to check a rewrite, which the eager call it watches never did."""
+    """numpy's and Python's warnings off, for work done only to check a rewrite."""
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         yield
 
 
 def _same_result(got: Any, expected: np.ndarray, arguments: list[np.ndarray]) -> bool:
-    """Whether `got` is the kernel's `expected`: dtype, shape, strides and bits, and a view
-    of an argument exactly where the kernel's result is (of the same array). An array that
-    shares no argument's memory is fresh, whether it owns its memory or is a view of an
-    array made inside the kernel or the form (`mask.view(float32)`, `a.sum(keepdims=True)
-    .reshape(())`): any fresh array stands for any other."""
-    if type(got) is not np.ndarray or got.dtype != expected.dtype or \
-            got.shape != expected.shape or got.strides != expected.strides:
+    """Whether `got` is the kernel's `expected`: the same bits and layout, and a view of an
+    argument exactly where `expected` is one."""
+    if not same_bits(got, expected, strides=True):
         return False
     if _fresh(expected, arguments):
-        if not _fresh(got, arguments):
-            return False
-    elif got.base is not expected.base:
-        return False
-    return np.ascontiguousarray(got).tobytes() == np.ascontiguousarray(expected).tobytes()
+        return _fresh(got, arguments)
+    return got.base is expected.base
 
 
 def _fresh(array: np.ndarray, arguments: list[np.ndarray]) -> bool:
@@ -149,8 +126,7 @@ def _fresh(array: np.ndarray, arguments: list[np.ndarray]) -> bool:
 
 
 class _Substitute(ast.NodeTransformer):
-    """Each argument's name replaced by the step's expression for it (a variable, a
-    literal)."""
+    """Each argument's name replaced by the step's expression for it."""
 
     def __init__(self, trees: dict[str, ast.expr]) -> None:
         self.trees = trees

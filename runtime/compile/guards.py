@@ -1,34 +1,10 @@
-"""A compiled step's guards as one generated function: every call runs it before the step.
-
-The guards (step.py's `_Entry`) say what the world looked like when the step was traced:
-the tensors it reads (shape, dtype, strides, requires_grad, leaf, hooks, inference), the
-objects and plain values its names are bound to, the values it reads through those
-(reads.py: `cfg.alpha`), the modules it called (training mode,
-hooks, parameters, buffers, plain attributes) and its optimizers. Checked by walking those
-lists, building a key per tensor and per module and comparing it, the guards cost a small
-step more than a tenth of its time (about 18 µs of a 220 µs TinyModel step at batch 16).
-
-Here they are written out as Python source instead, as torch._dynamo writes its guards:
-one `if` per object, reading each field once and comparing it with the traced value, a
-constant of the function's namespace. The checks are step.py's `_tensor_key` and
-`_module_key`, spelled out; `guard_code` keeps the source for a reader. A check may be
-stricter than the key's comparison, never looser: a new trace is never a wrong result.
-
-The checks of the modules and of the tensors the step holds (their parameters and
-buffers) sit in one block, which runs only when runtime/changes.py's count has moved since
-the guard last passed it: gradgen counts every change it makes to those, so while the count
-stands they are as the guard last found them. That block was three quarters of the guard's
-time (3.8 of 4.5 µs for the TinyModel step); the arguments, the names the step reads, the
-modes and a module class's `forward` are checked at every call; a tensor found anew at each
-call (an argument, a global) is checked at every call unless it is the one last passed and
-the count stands. An optimizer's checks (its groups, their keys, hyperparameters and
-parameters, which parameters have state) sit in a block of their own, skipped while
-changes.OPTIMIZERS stands, where every container they read counts its writes there (the
-optimizer made them: changes.counts_its_writes); else they run at every call, but for the
-keys and hyperparameters of each group the optimizer made (changes.ParamGroup), in a block
-skipped while that count stands. Each block reads its count before its checks, so that a
-change made while they run (by another thread) is not taken as seen.
-"""
+"""A compiled step's guard, written as one Python function that runs before every call, as
+torch._dynamo writes its guards: one `if` per object, each field read once and compared with
+its traced value (a constant of the function's namespace). A check may be stricter than
+needed, never looser: a new trace is never a wrong result. The checks of the tensors the step
+holds and of its modules sit in a block skipped while runtime/changes.py's count stands
+(gradgen counts every change it makes to them); an optimizer's, in a block skipped while
+changes.OPTIMIZERS stands. Each block reads its count before its checks. See docs/compile.md."""
 
 from __future__ import annotations
 
@@ -44,9 +20,8 @@ from runtime import changes
 from runtime._tensor import Tensor
 from runtime.compile import reads
 
-# The tests set this (through the environment, so that the programs they run as scripts do
-# too): a guard that passes runs again with its counted block checked, and raises if that
-# fails (a change gradgen made without counting it).
+# Set by the tests: a guard that passes runs again in full, and raises if that fails (a change made
+# without counting it).
 VERIFY = os.environ.get("GRADGEN_VERIFY_GUARDS") == "1"
 
 
@@ -55,14 +30,13 @@ class _Writer:
         self.lines: list[str] = []
         self.namespace: dict[str, Any] = {"Tensor": Tensor, "is_not": operator.is_not,
                                           "ref": weakref.ref}
-        # The condition under which a block of checks runs, skipped while nothing it reads
-        # has changed (runtime/changes.py): VERIFY runs the block at every call as well.
+        # The conditions of the skippable blocks (VERIFY runs them in full too).
         self.skips: list[str] = []
         self._names: dict[int, str] = {}  # id of a constant -> its name (held: ids stay)
 
     def skipping(self, condition: str, start: int, done: str) -> None:
-        """The lines written since `start` as a block that runs only if `condition`, and
-        ends with `done` (which keeps what it saw)."""
+        """The lines written since `start` as a block run only if `condition`, ending with
+        `done`."""
         block = self.lines[start:]
         del self.lines[start:]
         self.skips.append(condition)
@@ -71,9 +45,8 @@ class _Writer:
         self.lines += [f"        {line}" for line in done.split("\n")]
 
     def skip_while_counted(self, count: changes.Count, start: int, kept_if: str = "") -> None:
-        """The lines written since `start` as a block skipped while `count` stands where the
-        block last passed (and, with `kept_if`, found that condition true). The count is
-        read before the checks, so a change made while they run is not taken as seen."""
+        """The lines since `start` as a block skipped while `count` stands where it last passed
+        (and, with `kept_if`, found that true)."""
         name, seen = self.constant(count), self.constant(changes.Count(-1))
         local = f"c{len(self.skips)}"
         done = f"{seen}.value = {local}"
@@ -102,8 +75,7 @@ class _Writer:
 
 
 class Keywords(dict):
-    """A call's keyword arguments, passed on as the compiled step's last argument (the
-    generated code reads `a1['targets']`): `model(x, targets=y)`."""
+    """A call's keyword arguments, passed as the compiled step's last argument."""
 
 
 def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
@@ -111,23 +83,17 @@ def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
           named: list[tuple[Callable[[], Any], Any]],
           scalars: list[tuple[Callable[[], Any], tuple]], reads: list[Any],
           modules: list[Any], optimizers: list[Any]) -> tuple[str, Callable[..., bool]]:
-    """The source of `guard(a0, a1, ...)` and the function: True when it is called with
-    arguments like the traced ones and the world is as traced.
-
-    `arguments` holds step.py's key of each argument; `modes` each global mode as
-    (holder, attribute, traced value). `tensors` holds, for each tensor the step reads,
-    where the next call finds it (a getter), or the Tensor itself when the step holds it
-    (a module's parameter)."""
+    """The source of `guard(a0, a1, ...)` and the function: True when the arguments and the
+    world are as traced. `tensors` holds a getter for each tensor found anew at each call, or
+    the Tensor the step holds."""
     write = _Writer()
     _modes_and_arguments(write, modes, arguments)
     _names(write, named, scalars, reads)
-    # Found anew at each call (after the reads, which guard their holders and a list's
-    # length): checked at each call.
+    # Found anew at each call (after the reads, which guard their holders): checked at each call.
     for find, key in zip(tensors, tensor_keys, strict=True):
         if not isinstance(find, Tensor):
             _tensor(write, find, key)
-    # A module's class is its own (a class assigned to it is counted), but its `forward`
-    # may be patched on the class, which nothing counts: checked at each call.
+    # A class's `forward` may be patched, which nothing counts: checked at each call.
     classes = list(dict.fromkeys(type(module) for module in modules))
     if classes:
         write.fail_if(" or ".join(f"{write.constant(cls)}.forward is not "
@@ -157,21 +123,18 @@ def _modes_and_arguments(write: _Writer, modes: list[tuple[Any, str, Any]],
 
 
 def _names(write: _Writer, named: list, scalars: list, reads: list) -> None:
-    """The objects fn names by identity, its plain values by type and value, and what it
-    reads through them (reads.py)."""
+    """The objects fn names by identity, its plain values by value, its reads (reads.py)."""
     for find, expected in named:
         write.fail_if(f"{_read(write, find)} is not {write.constant(expected)}")
     for find, key in scalars:
-        # (type, value), compared as step.py's `_scalar_key` compares them.
         write.fail_if(f"(type(v := {_read(write, find)}), v) != {write.constant(key)}")
     for read in reads:
         _read_value(write, read)
 
 
 def _counted(write: _Writer, held: list[tuple[Tensor, tuple]], modules: list[Any]) -> None:
-    """The checks of the tensors the step holds and of its modules, in a block that runs only
-    when runtime/changes.py's count has moved since it last passed (it then keeps the
-    count it saw)."""
+    """The held tensors' and the modules' checks, in a block skipped while the count of changes
+    stands."""
     if not held and not modules:
         return
     start = len(write.lines)
@@ -179,15 +142,13 @@ def _counted(write: _Writer, held: list[tuple[Tensor, tuple]], modules: list[Any
         _tensor(write, tensor, key)
     for module in modules:
         _module(write, module)
-    # (The count the block last passed with: none yet, -1.)
     write.skip_while_counted(changes.COUNT, start)
 
 
 def _verified(guard: Callable[..., bool], code: str, skips: list[str],
               namespace: dict[str, Any]) -> Callable[..., bool]:
-    """`guard`, which also checks (VERIFY) that whenever it passes, it passes with none of
-    its checks skipped: else something changed what a skipped check reads without counting
-    the change."""
+    """`guard`, also checking (VERIFY) that it never passes with a skipped check that fails: a
+    change made without counting it."""
     full_code = code
     for condition in skips:  # (still evaluated: it may name the count it read)
         full_code = full_code.replace(f"    if {condition}:", f"    if ({condition}) or True:", 1)
@@ -209,8 +170,7 @@ def _verified(guard: Callable[..., bool], code: str, skips: list[str],
 
 
 def _read(write: _Writer, find: Callable[[], Any]) -> str:
-    """`find()` as source: written out where the getter can say how (reads.py's Source:
-    a global's or a free variable's read, without a call), else a call."""
+    """`find()` as source: a reads.Source written out, else a call."""
     expression = getattr(find, "expression", None)
     if expression is not None:
         return expression(write.constant(find.container))
@@ -222,9 +182,7 @@ def _singleton(value: Any) -> bool:
 
 
 def _argument(write: _Writer, name: str, key: tuple) -> None:
-    """step.py's `_argument_key(argument) == key`: a tensor's checks, a plain value's type
-    and value (1, 1.0 and True are each their own trace), a tuple's or list's length and
-    items, a dict's keys and items."""
+    """step.py's `_argument_key(argument) == key`, written out."""
     kind, value = key
     if kind == "tensor":
         _tensor(write, name, value)
@@ -249,8 +207,8 @@ def _argument(write: _Writer, name: str, key: tuple) -> None:
 
 
 def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) -> None:
-    """step.py's `_tensor_key(t) == key`, field by field, cheapest first, in one `if`.
-    `find` is the Tensor the step holds, a getter of the tensor, or an argument's name."""
+    """step.py's `_tensor_key(t) == key`, cheapest field first, in one `if`; `find` is a held
+    Tensor, a getter, or an argument's name."""
     shape, dtype, strides, requires_grad, leaf, hooked, inference = key
     held = isinstance(find, Tensor)
     if held:  # held by the step: the same object at every call
@@ -262,15 +220,11 @@ def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) 
     if not held:
         write.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
     write.lines.append("    d = t._data")
-    # (AccumulateGrad.has_hooks, spelled out: its variable's hooks are t's own, tested first.)
+    # (AccumulateGrad.has_hooks, spelled out.)
     hooks = "(t._backward_hooks or (a := t._grad_accumulator) is not None and " \
         "(a := a()) is not None and a._hooks is not None)"
-    # The array traced, if the tensor still holds it, has its shape, strides and dtype:
-    # gradgen rebinds `_data` to change them and never sets them on the array, which it
-    # hands to no one (`numpy()` and `np.asarray` give views). A weak reference, so that a
-    # replaced array is not kept alive; another array is checked field by field (numpy's
-    # built-in dtypes are singletons: `is` is the cheap test, and a dtype equal but not
-    # identical only makes a new trace).
+    # The traced array, while the tensor holds it, keeps its layout (gradgen rebinds `_data` to
+    # change one): a weak reference skips the field checks.
     array = find._data if held else None
     layout = f"(d.shape != {shape!r} or d.strides != {strides!r} or " \
         f"d.dtype is not {write.constant(np.dtype(dtype))})"
@@ -283,10 +237,7 @@ def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) 
                   "t._counter is None or not t._counter.inference"]
     write.fail_if_any(conditions)
     if not held:
-        # Found anew at each call (an argument, a global, a free variable): the checks
-        # above are skipped when it is the tensor they last passed (a weak reference) and
-        # the count of changes (runtime/changes.py) has not moved since, for every change
-        # to what they read (its array's layout, requires_grad, history, hooks) is counted.
+        # Skipped when it is the tensor last passed and the count of changes stands.
         passed, count = write.constant(_Passed()), write.constant(changes.COUNT)
         local = f"c{len(write.skips)}"
         write.skipping(f"({local} := {count}.value) != {passed}.count or "
@@ -295,8 +246,7 @@ def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) 
 
 
 class _Passed:
-    """The tensor one input's checks last passed (a weak reference; at first, none) and
-    the count of changes then."""
+    """The tensor one input's checks last passed (a weak reference) and the count then."""
 
     __slots__ = ("count", "tensor")
 
@@ -310,8 +260,7 @@ def _nothing() -> None:
 
 
 def _read_value(write: _Writer, read: Any) -> None:
-    """A reads.py Read: a plain value by type and value, an object by identity,
-    a container's length. The holder is a constant: checked by identity before."""
+    """A reads.py Read (or Alias), its holder a constant checked before."""
     if isinstance(read, reads.Alias):
         first, other = read.first, read.other
         write.fail_if(f"{other.expression(write.constant(other.container))} is not "
@@ -333,21 +282,13 @@ def _read_value(write: _Writer, read: Any) -> None:
 
 
 def _module(write: _Writer, module: Any) -> None:
-    """step.py's `_module_key` but the class's forward (build checks it at every call): the
-    class, the attributes, by name and by identity (a value set again, a function swapped, the
-    training flag flipped: each a new trace), the hooks, and which parameters, buffers and
-    submodules it holds (`model[2] = nn.Linear(...)` swaps an object inside `_modules`,
-    which keeps its identity). The objects compared are held in
-    the guard's namespace (so that no other can take their address) and compared with
-    `is`, element by element in C (`any(map(is_not, ...))`): building tuples of their ids
-    cost a microsecond a module."""
+    """A module: its class, its attributes by name and identity, its hooks, and which
+    parameters, buffers and submodules it holds (compared with `is`)."""
     attributes = vars(module)
     write.fail_if(f"type({write.constant(module)}) is not {write.constant(type(module))}")
     write.lines.append(f"    d = {write.constant(module)}.__dict__")
     write.fail_if(f"tuple(d) != {write.constant(tuple(attributes))} or "
                   f"{_not_the_same('d.values()', tuple(attributes.values()), write)}")
-    # The values are the traced objects now: the hooks and holders are read through
-    # constants (no lookups in `d`), all in one `if`.
     conditions = []
     for hooks in ("_forward_hooks", "_forward_pre_hooks"):
         held = write.constant(attributes[hooks])
@@ -361,50 +302,46 @@ def _module(write: _Writer, module: Any) -> None:
 
 
 def _not_the_same(values: str, expected: tuple, write: _Writer) -> str:
-    """The condition that `values` (as many as `expected`, the caller checks the count, or
-    the keys) are not, one by one, the objects of `expected`."""
+    """The condition that `values` are not, one by one, the objects of `expected`."""
     return f"any(map(is_not, {values}, {write.constant(expected)}))"
 
 
-def _optimizer(write: _Writer, guard: Any) -> None:
-    """optim.py's Guard: the same groups, keys, hyperparameters (the learning rate
-    excepted), parameters, and which parameters have state. All in a block skipped while
-    changes.OPTIMIZERS stands, when the block last found that every container it read
-    counts its writes there (`changes.counts_its_writes`: not so where the user gave a
-    group as a dict of their own)."""
-    optimizer = write.constant(guard.optimizer)
+def _optimizer(write: _Writer, traced: Any) -> None:
+    """An optimizer's groups, keys, hyperparameters (a float learning rate excepted: read at
+    every step), parameters and which have state."""
+    optimizer = write.constant(traced)
     whole = len(write.lines)
     write.lines.append(f"    g = {optimizer}.param_groups")
-    write.fail_if(f"len(g) != {len(guard.groups)}")
+    write.fail_if(f"len(g) != {len(traced.param_groups)}")
     params: list[Any] = []
-    for index, (group, keys, settings, group_params) in enumerate(guard.groups):
+    for index, group in enumerate(traced.param_groups):
+        group_params = list(group["params"])
+        settings = [(k, v) for k, v in group.items()
+                    if k != "params" and not (k == "lr" and type(v) is float)]
         write.lines.append(f"    p = g[{index}]")
         write.fail_if(f"p is not {write.constant(group)}")
-        # (The list of parameters is the group's own, but a list: its writes are not
-        # counted.)
+        # (The params list is the group's own, but its writes are not counted.)
         write.fail_if(f"len(q := p['params']) != {len(group_params)} or "
                       f"{_not_the_same('q', tuple(group_params), write)}")
         start = len(write.lines)
-        write.fail_if(f"tuple(p) != {write.constant(keys)}")
+        write.fail_if(f"tuple(p) != {write.constant(tuple(group))}")
         if settings:
-            # By identity: an equal value of another type (np.float64(0.9) for 0.9) would
-            # pass `==`, and the update's lines wrote the traced value in.
+            # By identity: np.float64(0.9) == 0.9, but the update wrote the traced value in.
             read = write.constant(operator.itemgetter(*(key for key, _ in settings)))
             values = tuple(v for _, v in settings)
             read = f"({read}(p),)" if len(values) == 1 else f"{read}(p)"  # (one: no tuple)
             write.fail_if(f"any(map(is_not, {read}, {write.constant(values)}))")
         lr = "p['lr']" if "lr" in group else "p.get('lr')"
-        write.fail_if(f"type({lr}) is not {write.constant(guard.lr_types[index])}")
+        write.fail_if(f"type({lr}) is not {write.constant(type(group.get('lr')))}")
         if type(group) is changes.ParamGroup:  # a group the optimizer made counts its writes
             write.skip_while_counted(changes.OPTIMIZERS, start)
         params += group_params
-    # Which parameters have state (Adam's moments, SGD's momentum buffers): a parameter
-    # gaining state changes what its step does.
+    # Which parameters have state: gaining state changes what a step does.
     state = f"{optimizer}.state"
     held = write.constant(tuple(params))
-    if any(guard.stateful):
-        write.fail_if(f"tuple(map(bool, map({state}.get, {held}))) != "
-                      f"{tuple(guard.stateful)!r}")
+    stateful = tuple(bool(traced.state.get(p)) for p in params)
+    if any(stateful):
+        write.fail_if(f"tuple(map(bool, map({state}.get, {held}))) != {stateful!r}")
     else:
         write.fail_if(f"{state} and any(map({state}.get, {held}))")
     write.skip_while_counted(changes.OPTIMIZERS, whole,

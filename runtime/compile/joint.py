@@ -1,33 +1,16 @@
 """A compiled forward whose backward runs later: `torch.compile(model)` in an eager loop.
 
-A function that returns tensors requiring grad and calls no backward (a model compiled
-on its own, used by a training loop that computes the loss, calls `loss.backward()` and
-steps the optimizer eagerly) cannot become one straight-line function: its backward runs
-when the caller's backward reaches its outputs. As AOTAutograd does for torch.compile,
-gradgen writes two functions from the one traced call:
-
-- the forward: the traced forward's lines; it returns the outputs' arrays, the tensors
-  that need a gradient (parameters, inputs with a history of their own) and what the
-  backward will read;
-- the backward: the formulas of the nodes the traced forward made (trace.py's
-  `backward_of`), from a gradient per output (`s0`, `s1`, ...) to one gradient per
-  tensor that needs one.
-
-At every call the forward runs, and its outputs get one node between them,
-`CompiledFunctionBackward` (an autograd.Function's node, as in PyTorch), whose edges go to
-those tensors. The engine runs the generated backward there and hands its gradients on:
-to AccumulateGrad (`.grad` accumulates, a parameter's hooks run, as in eager) and to the
-inputs' own history. What the backward reads is saved as a Function saves it, so an
-in-place change to an input or output it reads, or a second backward, raises eager's
-errors; `create_graph=True` gives gradients whose own backward raises PyTorch's error for
-double backward through a compiled function.
-"""
+As AOTAutograd does, gradgen writes two functions from the one traced call: the forward (which
+returns the outputs' arrays, the tensors that need a gradient and what the backward reads) and
+the backward (the formulas of the nodes the forward made, from one gradient per output to one
+per tensor). At every call the forward runs and its outputs get one `CompiledFunctionBackward`
+node (an autograd.Function's), whose edges go to those tensors; what the backward reads is saved
+as a Function saves it, so eager's errors hold."""
 
 from __future__ import annotations
 
 import ast
 import dataclasses
-import linecache
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -38,7 +21,7 @@ from runtime import grad_mode
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.autograd.function import Function
-from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, var
+from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, define, names_in, same_bits, var
 from runtime.compile.optimize import optimize
 from runtime.compile.reads import is_plain_value
 
@@ -54,8 +37,8 @@ class _Output:
 
 
 class Joint:
-    """One traced call of a function that returns a graph: its forward's lines (already in
-    the tracer's source) and its backward, traced from the outputs to the tensors read."""
+    """One traced call of a function that returns a graph: its forward's lines and its backward,
+    traced from the outputs to the tensors read."""
 
     def __init__(self, tracer: Any, result: Any) -> None:
         if tracer.items:
@@ -108,19 +91,15 @@ class Joint:
                           self.grads if optimizations else None),
             f"    return {ast.unparse(_tuple(map(var, self.grads)))}", ""])
         code = forward_code + "\n\n" + backward_code
-        compiled = compile(code, filename, "exec", dont_inherit=True)
-        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-        exec(compiled, namespace)
+        define(code, filename, namespace)
         function = CompiledForward(namespace[name], namespace[backward_name], self.template,
                                    self.differentiable, shared)
         return code, function
 
     def _returned(self, source: Source, made: dict[str, Line], saved: list[str]
                   ) -> ast.expr:
-        """What the forward returns: the outputs' arrays, the tensors that need a gradient,
-        and what the backward reads. A saved input's array is saved as its Tensor (the
-        version check sees a change to it); an output's and the forward's own arrays as
-        arrays. Keeps the same, as the traced call holds them, for first_result."""
+        """What the forward returns: the outputs' arrays, the tensors that need a gradient, and
+        what the backward reads (a saved input as its Tensor)."""
         kept = [made[name].tensor if made[name].kind == TENSOR and made[name].tensor
                 else name for name in saved]
         self.traced_outputs = [source.traced[name] for name in self.outputs]
@@ -132,20 +111,14 @@ class Joint:
                        _tuple(tensor(name) for name in kept)])
 
     def first_result(self, function: CompiledForward) -> Any:
-        """What the traced call returns: its outputs' arrays as the compiled call would
-        return them, with their CompiledFunctionBackward node (its backward the generated
-        one, on the traced call's values)."""
+        """The traced call's outputs as the compiled call returns them, with their node."""
         outputs = function.function.apply((self.traced_outputs, self.traced_saved),
                                           *self.reached)
         return _rebuild(self.template, outputs)
 
     def _sharing(self, source: Source, made: dict[str, Line], saved: list[str]) -> dict:
-        """Saved value (by index) -> the output that is a view of it, or it of the output
-        (a model that returns `self.main(x).view(-1)`, whose last node saved its result):
-        the two share a version counter, as in eager, so that a write into the output
-        makes the backward raise instead of reading changed values. An output that shares
-        memory with an input or another output would need eager's view tracking: that
-        forward runs eagerly."""
+        """Saved value (by index) -> the output it shares memory with: the two share a version
+        counter, as in eager. A view of an input or another output stops the trace."""
         traced = source.traced
         inputs = [name for name, line in made.items() if line.phase == "prologue"]
         shared = {}
@@ -163,8 +136,8 @@ class Joint:
 
 
 def _split(source: Source) -> tuple[list[Line], list[Line], dict[str, Line], list[str]]:
-    """The forward's lines and the backward's; the forward's by the variables they make;
-    and the forward's variables the backward reads (what the forward saves for it)."""
+    """The forward's lines, the backward's, the forward's by variable, and the forward's
+    variables the backward reads."""
     forward_lines = [line for line in source.lines if line.phase != "backward"]
     backward_lines = [line for line in source.lines if line.phase == "backward"]
     made = {target: line for line in forward_lines for target in line.targets}
@@ -220,10 +193,8 @@ def _hooked(tensor: Tensor) -> bool:
 
 
 def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
-    """The traced backward against the engine, on the traced call's own graph (kept for
-    the caller's backward: retain_graph): the same gradients, bit for bit (those sent to
-    one tensor added in their order, as the engine adds them). Not run when a tensor
-    reached has hooks, which the engine would call."""
+    """The traced backward against the engine's, on the traced call's graph: the same gradients,
+    bit for bit (skipped when a tensor reached has hooks)."""
     totals: dict[int, tuple[Tensor, np.ndarray]] = {}
     for tensor, value in reached:
         total = totals.get(id(tensor))
@@ -237,17 +208,13 @@ def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
                              [Tensor._make(seed.array.copy(), None) for seed in seeds],
                              retain_graph=True, allow_unused=True)
         for grad, (_, array) in zip(got, totals.values(), strict=True):
-            if grad is None or grad._data.shape != array.shape or \
-                    grad._data.dtype != array.dtype or \
-                    np.ascontiguousarray(grad._data).tobytes() != \
-                    np.ascontiguousarray(array).tobytes():
+            if grad is None or not same_bits(grad._data, array):
                 raise TraceBreak("self-check: the traced backward does not reproduce the "
                                  "engine's gradient bit for bit")
 
 
 class CompiledForward:
-    """What a compiled step runs for a function that returns a graph: the generated
-    forward, then one CompiledFunctionBackward node for its outputs."""
+    """The generated forward, then one CompiledFunctionBackward node."""
 
     def __init__(self, forward: Callable, backward: Callable, template: Any,
                  differentiable: tuple[int, ...], shared: dict[int, int]) -> None:
@@ -287,8 +254,7 @@ def _function_class(backward: Callable, differentiable: tuple[int, ...],
         @staticmethod
         def backward(ctx: Any, *grads: Tensor) -> tuple:
             saved = ctx.saved_tensors
-            # Each as the engine gives it (a broadcast ones from `sum()` too): the formulas'
-            # calls then see the layouts eager's would, and give the same bits.
+            # Each as the engine gives it: the formulas see eager's layouts.
             seeds = [grads[index]._data for index in differentiable]
             results = backward(*(tensor._data for tensor in saved), *seeds)
             if grad_mode.is_grad_enabled():  # create_graph=True
@@ -299,8 +265,8 @@ def _function_class(backward: Callable, differentiable: tuple[int, ...],
 
 
 class CompiledFunctionBackward(Function):
-    """The gradients of a compiled backward run with create_graph=True: their own backward
-    (CompiledFunctionBackwardBackward, as in PyTorch) raises."""
+    """The gradients of a compiled backward under create_graph=True: their own backward raises,
+    as PyTorch's."""
 
     @staticmethod
     def forward(ctx: Any, results: tuple, *tensors: Tensor) -> tuple:

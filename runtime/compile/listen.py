@@ -1,28 +1,12 @@
-"""The tracer as a mode: how one traced call hears what the step does, with no attribute of
-any module replaced.
+"""The tracer as a mode: how one traced call hears what the step does, with no attribute of any
+module replaced.
 
-`listening(tracer)` pushes a `TraceMode` on the calling thread's stack of op modes
-(runtime/modes.py), beneath the modes there already, for one eager call of the step: a
-runtime mode, it hears the ops of the spec, the public calls no function mode heard
-(`.item()`, `torch.zeros`, `loss.backward()`) and the runtime's own steps (RUNTIME:
-`recording.write_inplace`, `Module.__call__`, an optimizer's `run_step`...). Another
-thread, or this one after the call, finds the stacks as they were and computes as it
-always does.
-
-Each call heard runs on with the mode still pushed, so the calls it makes are heard too:
-
-- a call the tracer has something to do with (HANDLERS, by the function heard) goes to
-  its handler, which writes lines, stops the trace, or pauses it around the call;
-- a call that runs kernels (runtime/kernels.py, which the generated wrappers call by
-  module attribute, `kernels.addmm(...)`) runs as a copy of its function whose globals see
-  `kernels` as the tracer's listening namespace: each outermost kernel call becomes a line
-  (`vN = kernels.NAME(args)`). The copy shares its code, defaults and closure with the
-  function; the other functions of its module are copied alike, so that a helper's kernel
-  calls are heard too. Nothing of the module changes.
-
-A call's own mode check, when its body starts, finds the call expected (`entering`) and
-runs on: the tracer hears each call once.
-"""
+`listening(tracer)` pushes a `TraceMode` on this thread's stack of op modes (runtime/modes.py),
+beneath the modes there, for one eager call of the step. A call it has something to do with goes
+to its handler (HANDLERS, by the function heard), which writes lines, stops the trace, or pauses
+it around the call. A call that runs kernels runs as a copy of its function whose globals see
+`kernels` as the tracer's listening namespace, so that each outermost kernel call becomes a
+line; nothing of the module changes."""
 
 from __future__ import annotations
 
@@ -48,8 +32,7 @@ from runtime.nn.module import Module
 from runtime.optim import optimizer as optimizer_module
 from runtime.optim.optimizer import Optimizer
 
-# The phase of the lines after a backward: work on the gradients (clip_grad_norm_), or
-# the next forward of a step that has several.
+# The phase of the lines after a backward (clip_grad_norm_, or a step's next forward).
 AFTER_BACKWARD = "after backward"
 
 _local = threading.local()  # .tracers: this thread's tracers listening now, innermost last
@@ -63,9 +46,8 @@ def current() -> Any:
 
 @contextlib.contextmanager
 def listening(tracer: Any) -> Iterator[None]:
-    """The tracer's mode pushed on this thread for the duration of one eager call, under the
-    modes pushed already (a TorchFunctionMode, the profiler), which hear the step's calls
-    first, as they do when it runs eagerly."""
+    """The tracer's mode pushed on this thread for one eager call, under the modes pushed
+    already, which hear the step's calls first."""
     mode = TraceMode(tracer)
     tracers = _local.__dict__.setdefault("tracers", [])
     tracers.append(tracer)
@@ -89,7 +71,6 @@ class TraceMode(modes.OpMode):
         self.overlays: dict[int, dict | None] = {}  # id(a module's globals) -> the copy's
         self.originals: dict[int, Any] = {}  # id(a copied function) -> the function
 
-    # -- hearing ----------------------------------------------------------------------------
     def hear(self, func: Callable, args: tuple, kwargs: dict) -> Any:
         return self.heard(func, args, kwargs, self)
 
@@ -112,8 +93,8 @@ class TraceMode(modes.OpMode):
             tracer.version_moved(args[0])
 
     def heard(self, func: Callable, args: tuple, kwargs: dict, facet: Any) -> Any:
-        """A call heard as an op (`facet`, the mode, taken off its stack meanwhile) or as a
-        runtime step or public call (`facet` None: on the stack still)."""
+        """A call heard as an op (`facet`, the mode, off its stack meanwhile) or as a runtime
+        step or public call (`facet` None)."""
         key = self.key(func)
         if self.entering is not None and key == self.entering:
             self.entering = None  # the call's own check: its body runs on
@@ -132,16 +113,16 @@ class TraceMode(modes.OpMode):
         return handler(self.tracer, proceed, args, kwargs)
 
     def key(self, func: Any) -> Any:
-        """What names a heard function in HANDLERS: the function (a copy's original), or a
-        property's (property, "__set__")."""
+        """A heard function's key in HANDLERS: the function (a copy's original), or (property,
+        name)."""
         owner = getattr(func, "__self__", None)
         if type(owner) is property:
             return owner, func.__name__
         return self.originals.get(id(func), func)
 
     def run(self, func: Callable, key: Any, args: tuple, kwargs: dict, facet: Any) -> Any:
-        """Run the call on, with the mode on its stack (the calls it makes are heard): as
-        the copy of its function that hears its kernels when the trace records."""
+        """Run the call on, with the mode on its stack: as the copy that hears its kernels while
+        the trace records."""
         target = self.copy_of(func) if self.tracer.recording else None
         entering, self.entering = self.entering, key
         if facet is not None:
@@ -153,10 +134,8 @@ class TraceMode(modes.OpMode):
                 modes.pop(facet)
             self.entering = entering
 
-    # -- the copies that hear kernels -----------------------------------------------------------
     def copy_of(self, func: Any) -> Any:
-        """`func` run with `kernels` heard: a copy of it in its module's copied globals;
-        None if its module calls no kernel (or it is not a Python function)."""
+        """`func`'s copy that hears `kernels`; None if its module calls no kernel."""
         if type(func) is not types.FunctionType:
             return None
         original = self.originals.get(id(func), func)
@@ -169,8 +148,8 @@ class TraceMode(modes.OpMode):
         return None if _writes_globals(original.__code__) else self._copy(original, overlay)
 
     def overlay(self, namespace: dict) -> dict | None:
-        """A module's globals as its copies see them: `kernels` the listening namespace,
-        each function of the module its copy. None for a module that names no kernels."""
+        """A module's globals as its copies see them (`kernels` the listening namespace); None
+        for a module that names no kernels."""
         key = id(namespace)
         if key in self.overlays:
             return self.overlays[key]
@@ -202,9 +181,8 @@ _WRITES: dict[types.CodeType, bool] = {}
 
 
 def _writes_globals(code: types.CodeType) -> bool:
-    """Whether the function (or a function it defines) rebinds a global of its module
-    (`global x; x = ...`): its copy would rebind the copied globals' name instead, so it
-    runs as it is."""
+    """Whether the code (or code it defines) rebinds a global: its copy would rebind the copied
+    globals' name, so it runs as it is."""
     found = _WRITES.get(code)
     if found is None:
         found = any(op in _STORES for op in code.co_code[::2]) or any(
@@ -215,19 +193,11 @@ def _writes_globals(code: types.CodeType) -> bool:
 
 
 class _Kernels:
-    """runtime/kernels.py as a traced call's copies see it: each kernel heard by the
-    tracer (`Tracer.kernel_call`), everything else the module's own."""
+    """runtime/kernels.py as the copies see it: each kernel heard by the tracer."""
 
     def __init__(self, tracer: Any) -> None:
         self._tracer = tracer
         self._listeners: dict[str, Callable] = {}
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # (A copy that sets an attribute of the module sets the module's.)
-        if name in ("_tracer", "_listeners"):
-            object.__setattr__(self, name, value)
-        else:
-            setattr(kernels, name, value)
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(kernels, name)
@@ -246,8 +216,7 @@ class _Kernels:
         return listener
 
 
-# -- the handlers: what the tracer does with the calls it has something to do with -------------
-# Each is handler(tracer, proceed, args, kwargs): `proceed(*args, **kwargs)` runs the call.
+# -- the handlers: handler(tracer, proceed, args, kwargs); `proceed(*args, **kwargs)` runs the call
 
 def _write_inplace(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     if tracer.recording:
@@ -261,18 +230,11 @@ def _rebase_history(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -
     return modes.PASS
 
 
-def _paused(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    tracer.paused += 1
-    try:
-        return proceed(*args, **kwargs)
-    finally:
-        tracer.paused -= 1
-
-
-def _stopping(reason: str, passing: bool = False) -> Callable:
-    """A handler that stops the trace for `reason` when the step makes the call."""
+def _stopping(reason: str, passing: bool = False, when: Callable | None = None) -> Callable:
+    """A handler that stops the trace for `reason` when the step makes the call (and
+    `when(tracer, *args)` holds)."""
     def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-        if tracer.recording:
+        if tracer.recording and (when is None or when(tracer, *args)):
             tracer.stop(reason, passing)
         return proceed(*args, **kwargs)
 
@@ -288,25 +250,6 @@ def _set_grad(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     """`.grad = None` is a line of the step (a hand-written zero_grad)."""
     if tracer.recording:
         tracer.grad_set(*args)
-    return proceed(*args, **kwargs)
-
-
-def _set_requires_grad(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """A tensor the step did not make, set to require grad or not: the guards would check
-    its flag as the step left it, and the generated step would not set it."""
-    tensor, value = args
-    if tracer.recording and id(tensor) not in tracer.made and \
-            bool(value) is not tensor._requires_grad:
-        tracer.stop("requires_grad changed in the step on a tensor it did not make",
-                    passing=True)
-    return proceed(*args, **kwargs)
-
-
-def _detach_(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    tensor = args[0]
-    if tracer.recording and id(tensor) not in tracer.made and \
-            (tensor.grad_fn is not None or tensor._requires_grad):
-        tracer.stop("detach_() in the step on a tensor it did not make", passing=True)
     return proceed(*args, **kwargs)
 
 
@@ -328,7 +271,7 @@ def _random_factory(name: str) -> Callable:
     def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
         if not tracer.recording:
             return proceed(*args, **kwargs)
-        result = _paused(tracer, proceed, args, kwargs)
+        result = tracer.pause(proceed, *args, **kwargs)
         tracer.random_factory(name, args, kwargs, result)
         return result
 
@@ -340,7 +283,7 @@ def _random_fill(name: str) -> Callable:
         given = {k: v for k, v in kwargs.items() if v is not None}  # (the default generator)
         if not tracer.recording or not tracer.random_fill(name, args[0], args[1:], given):
             return proceed(*args, **kwargs)
-        return _paused(tracer, proceed, args, kwargs)
+        return tracer.pause(proceed, *args, **kwargs)
 
     return handler
 
@@ -363,9 +306,8 @@ def _empty_like_layout(tracer: Any, proceed: Callable, args: tuple, kwargs: dict
 
 
 def _out_write(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """out= (runtime/out.py's `write`): the result copied into a tensor the step made or
-    holds (AMSGrad's `torch.maximum(m, v, out=m)`), as an in-place op's is; an out tensor
-    resized stops the trace."""
+    """out=: the result copied into a tensor the step made or holds, as an in-place op's; an out
+    tensor resized stops the trace."""
     target, array = args[0], args[1]
     if tracer.recording and target._data.shape != np.shape(array):
         tracer.stop("an out= argument that resizes its tensor")
@@ -378,10 +320,8 @@ _ITEM_CODE = Tensor.__dict__["item"].__code__
 
 
 def _item(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """`Tensor.item`: a float the step returns at once (`return loss.item()`, or among
-    other such values, `return loss.item(), accuracy.item()`) is a line of the step, which
-    the generated code returns; Python does nothing else with it; an optimizer's state
-    (its step count) is read afresh at every call. Any other use stops the trace."""
+    """`Tensor.item`: a float the step returns at once (`return loss.item()`) is a line of the
+    step; an optimizer's state is read afresh at every call; any other use stops the trace."""
     self = args[0]
     if not tracer.recording or len(args) != 1 or kwargs or not isinstance(self, Tensor):
         return _stopping(_data_reason("item()"))(tracer, proceed, args, kwargs)
@@ -393,7 +333,6 @@ def _item(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
         except TraceBreak as stop:
             tracer.stop(stop.reason)
             return value
-        # (Read once, into a variable: the update's arithmetic names it many times.)
         read = tracer.source.fresh("item")
         tracer.source.add(read, call(attribute(array, "item")), (array,),
                           f"{tracer.where}: a number of its state, read at every call",
@@ -416,11 +355,9 @@ def _caller_of_item() -> Any:
 
 
 def _returned_at_once(frame: Any, code: Any) -> bool:
-    """Whether `frame` runs the step's own code and, right after the call it is in,
-    returns its result: alone, or in tuples or lists with values loaded after it (names,
-    constants, their attributes, items and sums, their methods' results without arguments:
-    `loss.item(), (h[0].detach(), h[1].detach())`), none of which can reach it (CPython
-    3.11's bytecode; on another, False: the trace stops)."""
+    """Whether `frame` runs the step's own code and returns the call's result right after it,
+    alone or in tuples and lists of values loaded after it (CPython 3.11's bytecode;
+    elsewhere False)."""
     if code is None or frame.f_code is not code:
         return False
     instructions = list(dis.get_instructions(code))
@@ -441,13 +378,12 @@ def _returned_at_once(frame: Any, code: Any) -> bool:
 
 
 def _stack_step(rest: list, index: int, pushed: int) -> tuple[int, int] | None:
-    """The instruction at `index` after the call, as (next index, values loaded after the
-    call's result); None for one that could reach that result."""
+    """The instruction at `index` as (next index, values loaded after the call's result); None
+    for one that could reach that result."""
     instruction = rest[index]
     name = instruction.opname
     if name in ("BUILD_TUPLE", "BUILD_LIST"):
-        # Of values loaded after it only: one value for those; or of it too (and maybe
-        # of values before it): the container holds it now, and is followed instead.
+        # Of values loaded after it: one value; of it too: the container is followed instead.
         return index + 1, pushed - instruction.arg + 1 if instruction.arg <= pushed else 0
     if name in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF") or \
             name == "LOAD_GLOBAL" and not instruction.arg & 1:
@@ -464,8 +400,8 @@ def _stack_step(rest: list, index: int, pushed: int) -> tuple[int, int] | None:
 
 
 def _backward(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """`loss.backward()`: traced through the engine's own walk (Tracer.backward), then run
-    by the engine, unheard; every `.grad` it wrote is checked against the traced lines."""
+    """`loss.backward()`: traced through the engine's own walk, then run by the engine; every
+    `.grad` it wrote is checked against the lines."""
     if tracer.recording:
         try:
             tracer.backward(*args, **kwargs)
@@ -474,7 +410,7 @@ def _backward(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
         except Exception as error:  # the engine will raise it again, eagerly
             tracer.stop(f"tracing backward raised {type(error).__name__}: {error}")
     try:
-        result = _paused(tracer, proceed, args, kwargs)
+        result = tracer.pause(proceed, *args, **kwargs)
     finally:
         tracer.phase = AFTER_BACKWARD
     if tracer.broken is None:
@@ -490,8 +426,7 @@ def _module_call(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> A
     if tracer.recording:
         tracer.watch(self)
     if tracer.recording and (self._forward_hooks or self._forward_pre_hooks):
-        # A hook is Python: what it does besides tensor work (keeping an activation,
-        # counting calls) would happen on the traced call only.
+        # A hook's Python side effects would happen on the traced call only.
         tracer.stop(f"a forward hook on a {type(self).__name__} module (hooks run eagerly)")
     if tracer.recording and all(m is not self for m in tracer.modules):
         tracer.modules.append(self)
@@ -501,9 +436,8 @@ def _module_call(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> A
 
 
 def _module_write(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """A module's attribute set or deleted in the step (a parameter made anew, a flag
-    flipped) is Python the generated step would not replay: the trace stops. Setting an
-    attribute to the object it holds already changes nothing (`model.train()`)."""
+    """A module's attribute set or deleted in the step stops the trace, unless it sets the
+    object held already."""
     self, name, *value = args
     if tracer.recording and not (value and _module_attribute(self, name) is value[0]):
         tracer.stop(f"a module's attribute set or deleted in the step ({name})", passing=True)
@@ -514,8 +448,7 @@ _MISSING = object()
 
 
 def _module_attribute(module: Module, name: str) -> Any:
-    """What `module.name` finds: the instance's attribute, or a parameter, buffer or
-    submodule of that name."""
+    """What `module.name` finds: an attribute, parameter, buffer or submodule."""
     attributes = vars(module)
     if name in attributes:
         return attributes[name]
@@ -525,16 +458,7 @@ def _module_attribute(module: Module, name: str) -> Any:
     return _MISSING
 
 
-def _run_step(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    return optim.step_listener(tracer, proceed)(*args)
-
-
-def _zero_grad(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    return optim.zero_grad_listener(tracer, proceed)(*args)
-
-
-# Tensor methods that hand a tensor's values to Python: the step's Python may then depend
-# on the data (or print it, which only eager does at every step). Each stops the trace.
+# Tensor methods that hand a tensor's values to Python: each stops the trace.
 DATA_READERS = (
     ("tolist", "tolist()"), ("numpy", "numpy()"),
     ("__bool__", "bool() of a tensor"), ("__float__", "float() of a tensor"),
@@ -542,19 +466,15 @@ DATA_READERS = (
     ("__array__", "numpy reading a tensor"), ("__repr__", "printing a tensor"),
 )
 
-# Factories whose tensor Python values alone decide (sizes, a fill value, a dtype; a
-# `*_like` or `new_*` input's shape and dtype, which the guards fix): made in the step
-# (an RNN's first hidden state), each is a line of the step. torch.tensor and from_numpy
-# are not among them: the data they read could change behind the trace's back.
+# Factories whose tensor Python values alone decide (sizes, a fill value, a `*_like` input's shape
+# and dtype, which the guards fix): a line of the step.
 CONSTANT_FACTORIES = ("zeros", "ones", "empty", "full", "eye", "arange", "linspace",
                       "logspace", "zeros_like", "ones_like", "empty_like", "full_like")
 CONSTANT_FACTORY_METHODS = ("new_zeros", "new_ones", "new_empty", "new_full")
-# torch.tensor of a Python number (`x[0] = 2.0` makes one) is a constant factory too.
+# torch.tensor of a Python number (`x[0] = 2.0` makes one) too.
 NUMBER_FACTORIES = ("tensor", "as_tensor")
-# The random factories of a size (torch.randn(b, nz) in a GAN's step): each a line of
-# the step that calls the factory again, drawing from the same generator in eager's order.
+# Random factories and fills, replayed: the same generator draws in eager's order.
 RANDOM_FACTORIES = ("rand", "randn", "randint", "randperm")
-# The random in-place fills of Tensor (runtime/random_ops.py) a step may replay.
 RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
 
 
@@ -564,8 +484,16 @@ def _handlers() -> dict[Any, Callable]:
         recording.rebase_history: _rebase_history,
         (Tensor.__dict__["grad"], "__set__"): _set_grad,
         (Tensor.__dict__["data"], "__set__"): _stopping("`.data =` in the step"),
-        (Tensor.__dict__["requires_grad"], "__set__"): _set_requires_grad,
-        Tensor.__dict__["detach_"]: _detach_, Tensor.__dict__["item"]: _item,
+        # A tensor the step did not make, changed so: the generated step would not change it.
+        (Tensor.__dict__["requires_grad"], "__set__"): _stopping(
+            "requires_grad changed in the step on a tensor it did not make", True,
+            lambda tracer, t, value: id(t) not in tracer.made and bool(value) is not
+            t._requires_grad),
+        Tensor.__dict__["detach_"]: _stopping(
+            "detach_() in the step on a tensor it did not make", True,
+            lambda tracer, t, *_: id(t) not in tracer.made and
+            (t.grad_fn is not None or t._requires_grad)),
+        Tensor.__dict__["item"]: _item,
         random_ops.empty_like_layout: _empty_like_layout, out_module.write: _out_write,
         gradients.backward: _backward,
         gradients.grad: _stopping("autograd.grad in the step (only loss.backward() is "
@@ -573,8 +501,9 @@ def _handlers() -> dict[Any, Callable]:
         Module.__dict__["__call__"]: _module_call,
         Module.__dict__["__setattr__"]: _module_write,
         Module.__dict__["__delattr__"]: _module_write,
-        optimizer_module.run_step: _run_step,
-        Optimizer.__dict__["zero_grad"]: _zero_grad, Module.__dict__["zero_grad"]: _zero_grad,
+        optimizer_module.run_step: optim.run_step,
+        Optimizer.__dict__["zero_grad"]: optim.zero_grad,
+        Module.__dict__["zero_grad"]: optim.zero_grad,
     }
     for name, what in DATA_READERS:
         table[Tensor.__dict__[name]] = _stopping(_data_reason(what))
@@ -590,13 +519,11 @@ def _handlers() -> dict[Any, Callable]:
         table[getattr(random_ops, name)] = _random_factory(name)
     for name in RANDOM_FILLS:
         table[getattr(random_ops, name)] = _random_fill(name)
-    # Seeding a generator in the step: the generated step would draw on from where the
-    # last call left it, where eager starts again from the seed.
+    # Seeding in the step: the generated step would draw on where eager starts again.
     for name in ("manual_seed", "seed", "set_state"):
         table[random_module.Generator.__dict__[name]] = _stopping(
             "the step seeds or sets the state of a random generator")
     return table
 
 
-# (Made at the first trace: Tensor's methods are all in place by then.)
 HANDLERS: dict[Any, Callable] = {}

@@ -43,24 +43,6 @@ class OptimizedModule(Module):
         if self.__dict__.get("_ready"):
             self._orig_mod.training = value
 
-    # -- what the compiled call reports --------------------------------------------------
-    @property
-    def code(self) -> str | None:
-        return self._compiled.code
-
-    @property
-    def fallback_reason(self) -> str | None:
-        return self._compiled.fallback_reason
-
-    @property
-    def traces(self) -> int:
-        return self._compiled.traces
-
-    @property
-    def last(self) -> Any:
-        return self._compiled.last
-
-    # -- the original's attributes, read and written through ------------------------------
     def __getattr__(self, name: str) -> Any:
         if name == "_orig_mod":
             return self._modules["_orig_mod"]
@@ -87,3 +69,8 @@ class OptimizedModule(Module):
     def __dir__(self) -> list[str]:
         own = super().__dir__()
         return sorted(set(dir(self._orig_mod)) | set(own))
+
+
+# What the compiled call reports, read from it.
+for _name in ("code", "fallback_reason", "traces", "last"):
+    setattr(OptimizedModule, _name, property(lambda self, n=_name: getattr(self._compiled, n)))

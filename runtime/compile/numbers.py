@@ -1,22 +1,11 @@
 """A Python number the step reads afresh at every call: the learning rate, the step count.
 
-An optimizer's update computes Python numbers (Adam's bias corrections from
-`state["step"].item()`, `-lr / bias_correction1`) and passes them to its kernels. Traced
-as constants, they would be the first step's numbers forever. While an optimizer is traced
-through its own code, its learning rate is a `Number` (a float that knows the source
-which reads it, `lr0`), and so is a `.item()` of its state (`s0.item()`); arithmetic on
-them gives Numbers whose source is the same arithmetic, so a kernel's argument is written
-as the expression (`-lr0 / (1 - 0.9 ** n0)`), which later calls evaluate on their own
-values: the same Python float operations, so the same bits.
-
-A comparison of Numbers (RAdam's `rho_t > 5`, from its step count) is a `Condition`: a bool
-that knows its expression too. An `if` on it, or a Number made an int or hashed, stops the
-trace, since later calls would not take that branch anew; an optimizer that chooses with
-runtime.optim.optimizer's `select(condition, if_true, if_false)` instead has the choice
-written into the step (`a if condition else b` for numbers, `where` for tensors), made
-at each call on that call's numbers: torch's capturable optimizers choose with
-torch.where for the same reason.
-"""
+While an optimizer is traced, its float learning rate and a `.item()` of its state are
+`Number`s: floats that know the expression reading them (`lr0`), so arithmetic on them writes
+the same arithmetic into the kernel's argument (`-lr0 / (1 - 0.9 ** item0)`), the same float
+operations at every call. A comparison gives a `Condition`; an `if` on it, or an int made of a
+Number, stops the trace, while runtime.optim.optimizer's `select` writes the choice into the
+step (as torch's capturable optimizers use torch.where)."""
 
 from __future__ import annotations
 
@@ -28,29 +17,32 @@ from typing import Any
 
 import numpy as np
 
-from runtime.compile.emit import call, number, var
+from runtime.compile.emit import BINARY, COMPARE, call, number, var
 
 
-class Number(float):
-    """A float, with the expression (`tree`, of ast nodes) that computes it from the
-    step's variables (`reads`)."""
+class _Afresh:
+    """A value with the expression (`tree`) computing it from the step's variables (`reads`)."""
 
     tree: ast.expr
     reads: tuple[str, ...]
-    # numpy's arrays and scalars leave their operations with a Number to it.
+    # numpy's arrays and scalars leave their operations with one to it.
     __array_ufunc__ = None
 
-    def __new__(cls, value: float, tree: ast.expr, reads: tuple[str, ...]) -> Number:
+    def __new__(cls, value: Any, tree: ast.expr, reads: tuple[str, ...]) -> Any:
         made = super().__new__(cls, value)
         made.tree, made.reads = tree, reads
         return made
 
-    def __repr__(self) -> str:
-        return float.__repr__(self)
-
     def __hash__(self) -> int:
         _branch("hashed")
-        return float.__hash__(self)
+        return super().__hash__()
+
+
+class Number(_Afresh, float):
+    """A float read afresh at every call."""
+
+    def __repr__(self) -> str:
+        return float.__repr__(self)
 
     def __bool__(self) -> bool:
         _branch("tested for truth")
@@ -66,18 +58,9 @@ class Number(float):
         return Number(abs(float(self)), call(var("abs"), [self.tree]), self.reads)
 
 
-class Condition(int):
-    """A comparison of Numbers: the bool it is (an int of 0 or 1, since bool cannot be
-    subclassed), with its expression (`tree`) and the variables it reads."""
-
-    tree: ast.expr
-    reads: tuple[str, ...]
-    __array_ufunc__ = None
-
-    def __new__(cls, value: bool, tree: ast.expr, reads: tuple[str, ...]) -> Condition:
-        made = super().__new__(cls, bool(value))
-        made.tree, made.reads = tree, reads
-        return made
+class Condition(_Afresh, int):
+    """A comparison of Numbers: the bool it is (an int: bool cannot be subclassed), with its
+    expression."""
 
     def __repr__(self) -> str:
         return repr(bool(self))
@@ -87,18 +70,13 @@ class Condition(int):
                 "choice at each call)")
         return int(self) != 0
 
-    def __hash__(self) -> int:
-        _branch("hashed")
-        return int.__hash__(self)
-
     def __index__(self) -> int:
         _branch("used as an index")
         return int(self)
 
     def choose(self, if_true: Any, if_false: Any) -> Any:
-        """`if_true if self else if_false`, made at each call of the generated step: for
-        numbers a Number whose expression is that conditional; for tensors `where` on a
-        0-d bool tensor the step fills with the condition."""
+        """`if_true if self else if_false`, chosen at each call: a conditional Number, or
+        `where` on a 0-d flag for tensors."""
         sources = _source(if_true), _source(if_false)
         if None not in sources:
             value = if_true if int(self) else if_false
@@ -111,7 +89,6 @@ class Condition(int):
         return runtime.where(flag, if_true, if_false)
 
 
-# What the tracer writes as an expression read afresh at each call.
 READ_AFRESH = (Number, Condition)
 
 
@@ -130,8 +107,8 @@ def _plain(value: Any) -> Any:
 
 
 def _branch(what: str) -> None:
-    """A Number used where later calls could not follow it: stop the trace, unless a
-    kernel uses it (kernels run again at every call, on that call's numbers)."""
+    """A Number used where later calls could not follow it: stop the trace (unless a kernel uses
+    it)."""
     from runtime.compile import trace  # a cycle: trace imports this module
 
     tracer = trace.current()
@@ -157,8 +134,7 @@ def _binary(name: str, symbol: ast.operator, reflected: bool) -> Callable:
         if source is None:
             if not isinstance(other, np.ndarray | np.generic):
                 return method(float(self), other)
-            # numpy's operands leave the operation to the Number (`__array_ufunc__`): a
-            # numpy scalar (np.float64(0.9) ** step) would make it a constant of the trace.
+            # numpy operands leave the operation to the Number; a numpy scalar would be a constant.
             _branch(f"arithmetic with {type(other).__name__}")
             return plain_operator(other, float(self)) if reflected else \
                 plain_operator(float(self), other)
@@ -189,8 +165,7 @@ def _comparison(name: str, symbol: ast.cmpop) -> Callable:
 
 
 def _conversion(name: str) -> Callable:
-    """A conversion that leaves the float behind (`int()`, `round()`), or a comparison with
-    something other than a number: the step's Python would branch on this call's number."""
+    """A conversion that leaves the float behind, or a comparison with a non-number."""
     method = getattr(float, name)
 
     def convert(self: Number, *other: Any) -> Any:
@@ -201,13 +176,11 @@ def _conversion(name: str) -> Callable:
     return convert
 
 
-for _name, _symbol in (("add", ast.Add()), ("sub", ast.Sub()), ("mul", ast.Mult()),
-                       ("truediv", ast.Div()), ("pow", ast.Pow())):
-    setattr(Number, f"__{_name}__", _binary(f"__{_name}__", _symbol, False))
-    setattr(Number, f"__r{_name}__", _binary(f"__r{_name}__", _symbol, True))
-for _name, _symbol in (("eq", ast.Eq()), ("ne", ast.NotEq()), ("lt", ast.Lt()),
-                       ("le", ast.LtE()), ("gt", ast.Gt()), ("ge", ast.GtE())):
-    setattr(Number, f"__{_name}__", _comparison(f"__{_name}__", _symbol))
+for _name in ("add", "sub", "mul", "truediv", "pow"):
+    setattr(Number, f"__{_name}__", _binary(f"__{_name}__", BINARY[_name](), False))
+    setattr(Number, f"__r{_name}__", _binary(f"__r{_name}__", BINARY[_name](), True))
+for _name, _symbol in COMPARE.items():
+    setattr(Number, f"__{_name}__", _comparison(f"__{_name}__", _symbol()))
 for _name in ("int", "floor", "ceil", "trunc", "round", "floordiv", "rfloordiv", "mod", "rmod",
               "divmod", "rdivmod"):
     setattr(Number, f"__{_name}__", _conversion(f"__{_name}__"))

@@ -1,32 +1,10 @@
-"""Rewrites of the traced lines that keep their meaning, before the source is written.
-
-- A line of the backward whose value no line reads is dropped (the formulas' ops are pure:
-  a `t(t(x))` cancelled, or `ones * x` folded, leaves the inner line unread), and so is a
-  line of the forward written as a `quiet` numpy form (pure, and silent as its kernel is):
-  the loss of a step that returns nothing, say.
-- A copy read by the next line only, which makes a new array of it, is not made
-  (`g2 = v5.copy()`, `g3 = 2 * g2`: `g3 = 2 * v5`).
-- (At formatting, step.py) each array variable is deleted after its last use.
-- A gradient handed to `accumulate` (AccumulateGrad) becomes the parameter's `.grad`: it
-  goes over as it is when no other line reads it and only it holds its storage (as the
-  engine's `_unshared_array` decides by reference counts), else as a copy, so that `.grad`
-  never shares memory with a forward value or a broadcast view.
-- An `accumulate` into a `.grad` that this step's `zero_grad()` emptied (`T0._grad = None`
-  earlier in the step, and no accumulate into it since) sets the slot directly:
-  `T0._grad = new(g7, None)`, what `accumulate` does when it finds None, without the call.
-- The update's read of a `.grad` the step set so (`d0 = T0._grad._data`, no line since
-  naming a `.grad`) reads the variable it was set from: `d0 = g7`, the same array.
-- Those `T0._grad = new(g7, None)` lines then move to the end of the update, where no line
-  after them names a `.grad`: nothing in the step reads them, and nothing outside it runs
-  before it returns. Made there, next to the version counters' moves on the same tensors,
-  they cost less than amid the backward's matrix products, which leave the caches cold.
-- A Python number that a forward or backward line combines with an array (`2 * v5`,
-  `np.maximum(v1, 0)`, `v2 <= 0`) becomes a 0-d array of the dtype numpy converts it to,
-  made once and named for it (`f32_2`, `f32_0`): numpy takes a slower path for a Python
-  scalar operand than for an array (about 0.4 µs a call here, more with cold caches), and
-  the ufunc then runs the same loop on the same values. Written only where, on the traced
-  values, the line gives the same dtype, layout and bits both ways.
-"""
+"""Rewrites of the traced lines that keep their meaning, by their kinds and trees, before the
+printer: unread backward lines (and unread quiet forward forms) dropped; a copy read once
+folded into its reader; a gradient handed to AccumulateGrad without a copy where nothing else
+holds its memory; an accumulate into a `.grad` the step emptied written as a plain set, read
+back from its variable, and moved to the end of the update; Python numbers beside arrays as
+named 0-d arrays of numpy's dtype (faster, the same bits, checked on the traced values). See
+docs/compile.md."""
 
 from __future__ import annotations
 
@@ -47,17 +25,16 @@ from runtime.compile.emit import (
     VALUE,
     Line,
     Source,
+    same_bits,
     var,
 )
 
-# The kinds of statement that read or write a .grad: what the passes know of the .grad
-# slots does not hold across them.
+# The kinds that read or write a .grad: what is known of the .grad slots ends there.
 _ON_GRADS = frozenset({GRAD_READ, GRAD_NONE, ACCUMULATE, SET_GRAD, "grad state"})
 
 
 def optimize(source: Source, returned: Sequence[str]) -> None:
-    """Rewrite `source.lines` in place (their kinds, fields and expression trees);
-    `returned`: the variables the step returns."""
+    """Rewrite `source.lines` in place; `returned`: the variables the step returns."""
     _drop_unread(source, returned)
     _fold_copies(source, returned)
     readers = _readers(source.lines, returned)
@@ -75,10 +52,8 @@ def optimize(source: Source, returned: Sequence[str]) -> None:
 
 
 def _fold_copies(source: Source, returned: Sequence[str]) -> None:
-    """`g2 = v5.copy()` then `g3 = 2 * g2`, g2 read nowhere else: `g3 = 2 * v5`. The copy
-    (pow's `pow(x, 1)`, say) only guards its values against a later write to v5, and the
-    next line reads them before any; its result is a new array, not a view of g2 (the
-    traced arrays show it), so nothing can come to share v5's memory through it."""
+    """`g2 = v5.copy()` then `g3 = 2 * g2`, g2 read nowhere else: `g3 = 2 * v5` (the next line
+    makes a new array of it before any write)."""
     readers = _readers(source.lines, returned)
     lines = source.lines
     kept: list[Line] = []
@@ -118,8 +93,7 @@ class _Rename(ast.NodeTransformer):
 
 def _foldable_copy(source: Source, line: Line, after: Line | None,
                    readers: dict[str, int]) -> str | None:
-    """The variable `line` copies, when `after` alone reads the copy and may read that
-    variable in its place."""
+    """The variable `line` copies, when `after` alone reads the copy."""
     copied = _copied(line)
     if copied and after is not None and line.target and readers.get(line.target) == 1 \
             and line.target in after.reads and after.kind == VALUE \
@@ -151,11 +125,8 @@ def _set_emptied_grads(source: Source) -> None:
 
 
 def _read_set_grads(source: Source) -> None:
-    """`d0 = T0._grad._data` as `d0 = g7` where the step set `T0._grad = new(g7, None)`
-    (the Tensor wraps g7 itself, not a copy) and every line since binds a variable to a
-    value or reads a tensor. Any other line may have replaced the `.grad` (a second
-    accumulate, a zero_grad, an in-place kernel given the Tensor): from there nothing is
-    known. (A write into g7's memory through another name is seen through g7 too.)"""
+    """`d0 = T0._grad._data` as `d0 = g7` where the step set `T0._grad = new(g7, None)` and
+    every line since is a value or a tensor read."""
     known: dict[str, str] = {}  # tensor -> the variable its .grad's array is
     for line in source.lines:
         if line.kind == SET_GRAD:
@@ -169,8 +140,8 @@ def _read_set_grads(source: Source) -> None:
 
 
 def _set_grads_last(source: Source) -> None:
-    """Each `T._grad = new(g, None)` after which no other line reads or writes a `.grad`
-    moved, in order, before the epilogue (phase "gradients")."""
+    """Each `T._grad = new(g, None)` after which no line names a `.grad` moved before the
+    epilogue (phase "gradients")."""
     lines = source.lines
     moved: list[Line] = []
     clear = True  # no line after this one names a .grad (the moved ones aside)
@@ -217,8 +188,7 @@ def _handed_over(name: str, readers: dict[str, int], made_by: dict, source: Sour
 
 
 def _drop_unread(source: Source, returned: Sequence[str]) -> None:
-    """Drop the backward's lines, and the forward's quiet forms, that bind values nothing
-    reads, last line first."""
+    """Drop the backward's lines and quiet forms that bind values nothing reads."""
     readers = _readers(source.lines, returned)
     kept: list[Line] = []
     for line in reversed(source.lines):
@@ -232,16 +202,14 @@ def _drop_unread(source: Source, returned: Sequence[str]) -> None:
     source.lines[:] = reversed(kept)
 
 
-# Arrays smaller than this are left to the end of the step: deleting them saves little
-# and would put a `del` after almost every line.
+# Smaller arrays are left to the end of the step (a `del` after almost every line).
 FREE_BYTES = 1 << 16
 
 
 def last_uses(lines: list[Line], returned: Sequence[str], source: Source
               ) -> dict[int, list[str]]:
-    """Line index -> the large arrays of the step (`vN`, `gN`, owning at least FREE_BYTES
-    in the trace) that no later line reads, to delete there: the step then holds no more memory
-    than the engine, which frees saved tensors as it goes."""
+    """Line index -> the large arrays (`vN`, `gN`, FREE_BYTES or more) no later line reads, to
+    delete there."""
     kept = set(returned)
     last: dict[str, int] = {}
     for index, line in enumerate(lines):
@@ -258,14 +226,11 @@ def last_uses(lines: list[Line], returned: Sequence[str], source: Source
             for index, names in frees.items()}
 
 
-# -- Python numbers as 0-d arrays ------------------------------------------------------------
 
-# The operators whose Python-number operand is written as an array: ** is not (numpy squares
-# `x ** 2` by another path than np.power with an array exponent).
+# The operators whose number operand may become an array (not **: numpy squares `x ** 2` apart).
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.BitAnd,
                ast.BitOr, ast.BitXor)
-# What a line may hold to be evaluated on the traced values (it reads and makes arrays,
-# writes none: an in-place add only into a product it makes, as the numpy forms allow).
+# What a line may hold to be evaluated on the traced values (it writes no array).
 _PURE_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Attribute,
                ast.Name, ast.Constant, ast.Load, ast.Tuple, ast.Subscript, ast.Slice,
                ast.keyword, ast.operator, ast.unaryop, ast.cmpop)
@@ -274,8 +239,8 @@ _PURE_METHODS = frozenset({"T", "mT", "view", "reshape", "transpose", "astype", 
 
 
 def _numbers_as_arrays(source: Source) -> None:
-    """Each forward or backward line's Python numbers beside arrays as named 0-d arrays (see
-    the module's docstring), where the traced values show the same result."""
+    """Each forward or backward line's Python numbers beside arrays as named 0-d arrays, where
+    the traced values show the same result."""
     arrays = {name: value for name, value in source.namespace.items()
               if type(value) is np.ndarray}
     for line in source.lines:
@@ -290,7 +255,7 @@ def _numbers_as_arrays(source: Source) -> None:
         if not numbers.made:
             continue
         scope.update(numbers.made)
-        if not _same_array(_evaluated(tree, scope), _evaluated(rewritten, scope)):
+        if not same_bits(_evaluated(tree, scope), _evaluated(rewritten, scope), strides=True):
             continue
         line.tree = rewritten
         for name, value in numbers.made.items():
@@ -299,17 +264,10 @@ def _numbers_as_arrays(source: Source) -> None:
 
 def _pure_tree(line: Line, source: Source, arrays: dict[str, np.ndarray]
                ) -> ast.expr | None:
-    """The line's expression, when it is a forward or backward value that may be
-    evaluated on the traced values (_pure); else None."""
+    """The line's expression when it may be evaluated on the traced values; else None."""
     if line.kind != VALUE or line.phase not in ("forward", "backward"):
         return None
     return line.tree if _pure(line.tree, source, arrays) else None
-
-
-def _same_array(expected: np.ndarray | None, got: np.ndarray | None) -> bool:
-    return got is not None and expected is not None and got.dtype == expected.dtype and \
-        got.shape == expected.shape and got.strides == expected.strides and \
-        got.tobytes() == expected.tobytes()
 
 
 def _pure(tree: ast.expr, source: Source, arrays: dict[str, np.ndarray]) -> bool:
@@ -348,8 +306,7 @@ def _evaluated(tree: ast.expr, scope: dict[str, Any]) -> np.ndarray | None:
 
 
 class _Numbers(ast.NodeTransformer):
-    """Numbers beside arrays (operands of arithmetic, of a comparison, of a two-input ufunc)
-    replaced by names of 0-d arrays, which it makes."""
+    """Numbers beside arrays replaced by the names of 0-d arrays, which it makes."""
 
     def __init__(self, scope: dict[str, Any]) -> None:
         self.scope = scope
@@ -386,8 +343,7 @@ class _Numbers(ast.NodeTransformer):
         return left, right
 
     def _array(self, number: int | float, beside: ast.expr) -> ast.Name | None:
-        """The name of `number` as a 0-d array of the dtype numpy converts it to beside the
-        array `beside` evaluates to; None when it cannot be made exactly so."""
+        """`number` as a named 0-d array of the dtype numpy gives it beside `beside`."""
         other = _evaluated(beside, self.scope)
         made = None if other is None else number_as_array(number, other.dtype)
         if made is None:
@@ -399,11 +355,9 @@ class _Numbers(ast.NodeTransformer):
 
 
 def number_as_array(number: int | float, beside: np.dtype) -> tuple[str, np.ndarray] | None:
-    """`number` as the read-only 0-d array numpy converts it to beside an array of dtype
-    `beside`, and its name (`f32_0_5`); None where it cannot be made exactly so (numpy
-    refuses it or overflows, as 300 beside int8 or 1e300 beside float32)."""
+    """`number` as the read-only 0-d array numpy converts it to beside `beside`, and its name
+    (`f32_0_5`); None where it cannot be made exactly."""
     try:
-        # numpy's promotion of a Python number
         dtype = np.result_type(beside, number)
         if dtype.kind not in "biufV":
             return None

@@ -1,28 +1,9 @@
-"""The plain values a step reads through the objects it names: `cfg.alpha`, `self.scale`,
-`config["gamma"]`, `schedule[epoch]`, `optimizer.param_groups[0]["lr"]`.
-
-A number that reaches a kernel is a constant of the trace: the tracer sees the number, not
-where the step found it. The globals and free variables the step names are guarded by
-value (step.py's `scalars`), a module's attributes by identity (`_module_key`); this file
-guards what the step reaches one to four steps further, through plain objects (an
-argparse Namespace, a config class, the `self` of a bound method, an optimizer),
-classes, dicts, lists and tuples, so that `cfg.alpha = 0.25` between two calls makes a
-new trace instead of a step that still multiplies by 0.5.
-
-Which attributes: those whose names the step's code reads (its `co_names`, with those of
-the code nested in it, of the Python functions it names, and of the methods of the plain
-objects it reaches), so that a counter the step never reads (`self.global_step`) can
-change freely. Which items: all of them (a subscript's key is not a name), for containers
-of at most MAX_ITEMS. A plain value (None, bool, int, float, str) is compared by type and
-value; anything else by identity, and walked into if plain (a module or a tensor is not:
-each is guarded as itself). So an optimizer's learning rates are compared by value when
-the step's own code reads `param_groups` (its update reads them afresh at every call, but
-the step's own arithmetic would keep the traced one).
-
-The values are taken before the traced call runs: a step that changes one of them itself
-traces again at the next call, and runs eagerly once the cache is full: slower, never
-wrong.
-"""
+"""The plain values a step reads through the objects it names (`cfg.alpha`, `self.scale`,
+`config["gamma"]`, `optimizer.param_groups[0]["lr"]`), and where it finds the tensors it
+reaches so (`self.x`): walked up to DEPTH steps from its globals, free variables and `self`,
+for the attribute names its code reads, and guarded (guards.py) so that `cfg.alpha = 0.25`
+between two calls makes a new trace. Plain values compare by type and value, other objects by
+identity; modules and tensors are guarded as themselves. See docs/compile.md."""
 
 from __future__ import annotations
 
@@ -42,9 +23,8 @@ MISSING = object()  # what a read finds where the traced object had no such attr
 
 
 class Read(NamedTuple):
-    """One value a later call must find where the traced one found it. `holder` is checked
-    before it (a name's object, guarded by identity, or a value an earlier Read checked by
-    identity): the read goes through the object itself."""
+    """One value a later call must find where the traced one did, through `holder` (checked
+    before it)."""
 
     holder: Any
     kind: str  # "attribute" (vars(holder).get), "item" (holder.get / holder[i]), "length"
@@ -57,9 +37,8 @@ def is_plain_value(value: Any) -> bool:
 
 
 def _walked(value: Any) -> bool:
-    """Whether the values inside `value` are the step's plain data: a container, a class
-    of the program's own, or an object with a `__dict__` that is none of the kinds guarded
-    elsewhere or not at all (a module, a tensor, a function, a Python module)."""
+    """Whether the values inside `value` are the step's plain data (a small container, a class
+    of the program's, a plain object)."""
     if isinstance(value, dict | list | tuple):
         return len(value) <= MAX_ITEMS
     if isinstance(value, type):
@@ -80,26 +59,21 @@ def _own_class(cls: type) -> bool:
     return not module.startswith(("builtins", "runtime", "numpy", "typing", "collections"))
 
 
-def code_names(functions: list[Callable]) -> set[str]:
-    """The names the functions' code reads (globals and attributes alike), with the code
-    nested in them (comprehensions, inner functions, lambdas)."""
-    names: set[str] = set()
-    stack = [f.__code__ for f in functions if isinstance(getattr(f, "__code__", None),
-                                                           types.CodeType)]
-    while stack:
-        code = stack.pop()
-        names.update(code.co_names)
-        stack += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+def code_names(functions: list[Any]) -> dict[str, None]:
+    """The names the functions' code (or code objects) reads, with the code nested in it,
+    in order (a dict's keys)."""
+    names: dict[str, None] = {}
+    for code in functions:
+        code = getattr(code, "__code__", code)
+        if isinstance(code, types.CodeType):
+            names.update(dict.fromkeys(code.co_names))
+            names.update(code_names(list(code.co_consts)))
     return names
 
 
 class Source:
-    """Where a later call finds what the step reads: a global or a free variable it names
-    (an item of its globals, its cell), or a tensor reached through an object it names
-    (`self.x`, `trainer.batch["x"]`, `batches[0]`): one read from `container`, whose
-    identity the Reads before it guard (Dynamo's `L['self'].x`). Called, it reads the
-    tensor (None where there is none); the generated guard and step write the read out
-    (`expression`)."""
+    """Where a later call finds what the step reads: one read from `container` (a global, a free
+    variable's cell, `self.x`). Called, it reads; `tree` and `expression` write the read out."""
 
     __slots__ = ("container", "key", "kind", "others", "path")
 
@@ -117,8 +91,7 @@ class Source:
         return self.container[self.key] if self.key < len(self.container) else None
 
     def tree(self, container: str) -> ast.expr:
-        """The read as an expression, `container` the name of the holder (a list's length
-        is checked before: reads.py's "length" Read)."""
+        """The read as an expression, `container` the name of the holder."""
         if self.kind == "cell":
             return attribute(container, "cell_contents")
         key = ast.Constant(self.key)
@@ -134,9 +107,8 @@ class Source:
 
 
 class Alias(NamedTuple):
-    """Two places where the traced call found the same tensor (`self.x` and
-    `self.batch[0]`): a later call must find one object at both, or the step, which reads
-    the first, would miss a rebinding of the other."""
+    """Two places where the trace found the same tensor: a later call must find one object at
+    both."""
 
     first: Source
     other: Source
@@ -145,42 +117,26 @@ class Alias(NamedTuple):
 def plain_reads(roots: list[Any], functions: list[Callable],
                 sources: dict[int, Source] | None = None,
                 labels: list[str] | None = None) -> list[Read]:
-    """The Reads under `roots` (the objects the step names, and a bound method's self),
-    for the attribute names of `functions` and of the methods found on the way. The
-    tensors found on the way go into `sources` (id -> where it is found), named from
-    `labels`, the names of the roots."""
-    names = code_names(functions)
-    while True:  # a method the step calls on a plain object reads names of its own
-        methods = [m for root in roots if _walked(root) and not isinstance(root, dict |
-                                                                          list | tuple)
-                   for m in _methods(type(root), names)]
-        more = code_names(methods) - names
-        if not more:
-            break
-        names |= more
-    walk = _Walk(names, {} if sources is None else sources)
+    """The Reads under `roots`, for the attribute names of `functions` and of the methods found
+    on the way; tensors found go into `sources`."""
+    classes = [type(root) for root in roots
+               if _walked(root) and not isinstance(root, dict | list | tuple)]
+    walk = _Walk(_with_methods(classes, set(code_names(functions))),
+                 {} if sources is None else sources)
     for index, root in enumerate(roots):
         walk.walk(root, DEPTH, labels[index] if labels else "")
     return walk.found
 
 
 def method_reads(modules: list[Any]) -> list[Read]:
-    """The methods a module's `forward` calls on its own class (`self.encode(x)`), found by
-    the names its code reads, and theirs in turn: patched on the class after the trace
-    (`Model.encode = ...`), each makes a new trace. (`forward` itself is guarded by
-    guards.py's module check; an attribute of the instance that hides a method changes
-    the instance's attributes, guarded there too.)"""
+    """The methods of its own class a module's `forward` calls, found by the names its code
+    reads: patched after the trace, each makes a new trace."""
     found: list[Read] = []
     seen: set[tuple[int, str]] = set()
     for cls in {id(type(m)): type(m) for m in modules}.values():
         if not _own_class(cls):
             continue
-        names: set[str] = set()
-        more = code_names([cls.forward])
-        while more - names:
-            names |= more
-            more = code_names(list(_methods(cls, names)))
-        for name in sorted(names - {"forward"}):
+        for name in sorted(_with_methods([cls], set(code_names([cls.forward]))) - {"forward"}):
             for klass in cls.__mro__:
                 value = vars(klass).get(name)
                 if value is None:
@@ -193,9 +149,15 @@ def method_reads(modules: list[Any]) -> list[Read]:
     return found
 
 
+def _with_methods(classes: list[type], names: set[str]) -> set[str]:
+    """`names`, with the names read by the classes' methods named there, to a fixed point."""
+    while more := code_names([m for cls in classes for m in _methods(cls, names)]).keys() - names:
+        names |= more
+    return names
+
+
 def _methods(cls: type, names: set[str]) -> Iterator[Callable]:
-    """The user-written functions of `cls` named in `names`, found in the classes' own
-    dicts (no descriptor or metaclass code runs)."""
+    """The user-written functions of `cls` named in `names`, from the classes' dicts."""
     for name in names:
         for klass in cls.__mro__:
             method = vars(klass).get(name)
@@ -245,9 +207,8 @@ class _Walk:
                 self.from_class(holder, name, depth, path)
 
     def from_class(self, holder: Any, name: str, depth: int, path: str) -> None:
-        """Not the object's own: its class's (`cfg.alpha` where `class Config: alpha =
-        0.5`). The object must go on without one of its own, and the class's value is
-        guarded."""
+        """A class attribute (`class Config: alpha = 0.5`): the object must go on without its
+        own, and the class's value is guarded."""
         for klass in type(holder).__mro__:
             if name in vars(klass):
                 if _own_class(klass):
@@ -258,8 +219,8 @@ class _Walk:
                 break
 
     def read(self, read: Read, value: Any, depth: int, path: str) -> None:
-        """Keep `read`, and walk into what it found; a tensor is a source instead: found
-        anew at each call, and guarded by its metadata (its holder by identity)."""
+        """Keep `read` and walk into what it found; a tensor is a Source instead, found anew at
+        each call."""
         if isinstance(value, Tensor | Module):  # (a module's: to name its parameters)
             found = Source(read.holder, read.kind, read.key, path)
             first = self.sources.setdefault(id(value), found)

@@ -1,30 +1,16 @@
 """`runtime.compile(fn)`: a training step traced once, then run as one generated function.
 
-The first call with given guards runs `fn` eagerly while the tracer (trace.py) listens;
-if nothing stopped the trace, the lines it wrote become the source of one Python
-function (`compiled.code`), which later calls run instead of `fn`. Each cache entry is
-kept under its guards:
-
-- the arguments: for a Tensor its shape, dtype, strides, requires_grad, whether it is a
-  leaf and has hooks; any other argument by value (it was a constant of the trace);
-- the global modes: grad mode, anomaly mode, the forward-AD level, tensor_backward();
-- the tensors the step reads that are not arguments (parameters, closure tensors): the
-  same checks as an argument's, on the same Tensor objects;
-- every module called: its training mode and whether it has forward hooks;
-- every optimizer stepped: its parameters, their state, its hyperparameters (the
-  learning rate excepted: the update reads it at every step).
-
-A call whose guards match no entry traces again (a small cache, `cache_size` entries),
-and past that runs eagerly. A trace that stopped leaves an entry that runs `fn` eagerly,
-with the reason in `fallback_reason`. Either way the result is eager gradgen's.
-"""
+The first call with given guards runs `fn` eagerly under the tracer (trace.py); if nothing
+stopped the trace, its lines become one Python function (`compiled.code`), which later calls run
+instead, while the entry's guard holds (guards.py: the arguments' metadata, the global modes,
+the tensors, modules and optimizers the step reads). A call that matches no entry traces again,
+up to `cache_size` entries, then runs eagerly; a trace that stopped leaves an entry that runs
+`fn` eagerly, with the reason in `fallback_reason`."""
 
 from __future__ import annotations
 
 import ast
-import builtins
 import functools
-import linecache
 import os
 import random
 import re
@@ -39,8 +25,8 @@ import numpy as np
 from runtime import kernels, random_ops
 from runtime import modes as _modes
 from runtime._tensor import Tensor
-from runtime.compile import config, guards, optim
-from runtime.compile.emit import Source, TraceBreak, call, names_in, var
+from runtime.compile import config, guards
+from runtime.compile.emit import Source, TraceBreak, call, define, names_in, var
 from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
@@ -62,17 +48,13 @@ from runtime.node import (
 ALL_STEPS: weakref.WeakSet = weakref.WeakSet()
 # Set (to anything) by `python -m runtime.compile`: every trace prints its code.
 PRINT_CODE = "GRADGEN_COMPILE_PRINT"
-# How many steps printed their code or their reason (python -m runtime.compile says so
-# when none did).
+# How many steps printed their code or their reason.
 PRINTED = [0]
 
 
 def accumulate(variable: Tensor, grad: np.ndarray) -> None:
-    """AccumulateGrad on arrays (runtime/node.py): set `.grad`, or add to the one there.
-
-    The generated code hands over a gradient that no other variable of the step holds,
-    and a copy of any other (a broadcast view, a forward value).
-    """
+    """AccumulateGrad on arrays: set `.grad`, or add to the one there (the code hands over a
+    gradient no other variable holds, else a copy)."""
     if variable._grad is None:
         variable._grad = Tensor._make(grad, None)
     else:
@@ -84,9 +66,8 @@ def wrap(array: np.ndarray) -> Tensor:
 
 
 class SpentBackward(Node):
-    """The grad_fn of a tensor a compiled step returns that has one in eager (the loss),
-    a subclass named as eager's node is (`SumBackward0`: spent_node_class): its graph was
-    walked by the step's backward and freed, so another backward raises eager's error."""
+    """The grad_fn of a returned tensor whose graph the step's backward freed (named as eager's
+    node): another backward raises eager's error."""
 
     __slots__ = ()
 
@@ -133,116 +114,51 @@ def _argument_key(value: Any) -> Any:
                      "tensors, Python numbers, dtypes, and tuples, lists and dicts of them)")
 
 
-# What an entry made without a trace (a call that runs eagerly) guards: nothing.
 _NO_TRACE = types.SimpleNamespace(closure_tensors=(), sources={}, reads=(), modules=(),
                                   optimizers=(), bindings={})
 
 
 class _Entry:
-    """One trace: its guards on the world outside the arguments, and its function (None:
-    the step runs eagerly, for `reason`)."""
+    """One trace: its guard, and its function (None: the step runs eagerly, for `reason`)."""
 
     def __init__(self, function: Callable | None, code: str, reason: str | None,
                  tracer: Tracer | None, key: tuple = ((), ())) -> None:
-        self.function = function
-        self.code = code
-        self.reason = reason
-        # What the call that traced it was given: its arguments' keys, the global modes.
-        self.arguments, self.modes = key
-        self.arity = len(self.arguments)
-        self.keywords = bool(self.arguments) and self.arguments[-1][0] == "keywords"
+        self.function, self.code, self.reason = function, code, reason
+        arguments, modes = key
+        self.arity = len(arguments)
+        self.keywords = bool(arguments) and arguments[-1][0] == "keywords"
         tracer = tracer or _NO_TRACE
-        tensors = list(tracer.closure_tensors)
-        # Each tensor as the next call finds it: where fn names it, or the one held.
-        self.tensors = [tracer.sources.get(id(t), _held(t)) for t in tensors]
-        self.tensor_keys = [_tensor_key(t) for t in tensors]
-        # The modules and optimizers fn names must still be the ones traced.
-        # (And the objects the step reads plain values through: reads.py.)
-        self.reads = [*tracer.reads, *method_reads(tracer.modules)]
-        self.named, self.scalars = _named_and_scalars(tracer, self.reads)
-        self.modules = list(tracer.modules)
-        self.module_keys = [_module_key(m) for m in self.modules]
-        self.module_objects = [_module_objects(m) for m in self.modules]
-        self.optimizers = [optim.Guard(o) for o in tracer.optimizers]
-        # The checks above as one generated function (guards.py).
-        held = [t if id(t) not in tracer.sources else find
-                for t, find in zip(tensors, self.tensors, strict=True)]
-        # (No modes for an entry made without a call: it is never looked up.)
-        modes = [(holder, name, value)
-                 for (holder, name), value in zip(MODES, self.modes, strict=False)]
+        # Each tensor as the next call finds it: a getter, or the Tensor the step holds.
+        tensors = [tracer.sources.get(id(t), t) for t in tracer.closure_tensors]
+        self.reads = reads = [*tracer.reads, *method_reads(tracer.modules)]
+        objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
+                                            *(r.holder for r in reads if type(r) is not Alias)]}
+        bindings = tracer.bindings
+        named = [(_getter(*bindings[key][:2]), obj) for key, obj in objects.items()
+                 if key in bindings]
+        scalars = [(_getter(container, key), (type(value), value))
+                   for container, key, value in bindings.values() if is_plain_value(value)]
         self.guard_code, self._guard = guards.build(
-            self.arguments, modes, held, self.tensor_keys, self.named, self.scalars,
-            self.reads, self.modules, self.optimizers)
+            arguments, [(*mode, value) for mode, value in zip(MODES, modes, strict=False)],
+            tensors, list(map(_tensor_key, tracer.closure_tensors)), named, scalars, reads,
+            list(tracer.modules), list(tracer.optimizers))
 
     def holds(self, args: tuple = ()) -> bool:
         """Whether a call with `args` (as many as traced) finds the world as it was traced."""
         return self._guard(*args)
 
 
-def _named_and_scalars(tracer: Any, reads: list) -> tuple[list, list]:
-    """The objects fn names that must still be the ones traced (the modules, optimizers
-    and holders of reads among its globals and free variables), each with where fn finds
-    it; and the plain values (numbers, strings, None) it names so, by value: the trace
-    baked them in as constants, so another value needs another trace."""
-    objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
-                                        *(read.holder for read in reads
-                                          if type(read) is not Alias)]}
-    named = [(_getter_of(tracer, obj), obj) for obj in objects.values()
-             if id(obj) in tracer.bindings]
-    scalars = [(_getter(container, key), _scalar_key(value))
-               for container, key, value in tracer.bindings.values() if is_plain_value(value)]
-    return named, scalars
-
-
-def _scalar_key(value: Any) -> tuple:
-    """A plain value with its type (1 == 1.0 == True, but each traces differently)."""
-    return (type(value), value) if is_plain_value(value) else (object, id(value))
-
-
-def _module_key(module: Any) -> tuple:
-    """A module's attributes by name and by identity (its training flag, `dropout.p`, a
-    function its forward calls: the trace baked in what it found), its forward hooks, and
-    which parameters, buffers and submodules it holds (replacing `layer.weight`, or
-    `model[2]`, makes a new trace), and its class and the class's forward (a forward
-    patched on the class, `Model.forward = ...`, too). The entry keeps the objects alive
-    (`_module_objects`), so that their addresses stay theirs."""
-    attributes = vars(module)
-    return (id(type(module)), id(type(module).forward), tuple(attributes),
-            tuple(map(id, attributes.values())),
-            bool(module._forward_hooks), bool(module._forward_pre_hooks),
-            *(tuple(map(id, attributes[holder].values()))
-              for holder in ("_parameters", "_buffers", "_modules")))
-
-
-def _module_objects(module: Any) -> tuple:
-    """What `_module_key` identifies by address, held by the entry for as long as it is."""
-    attributes = vars(module)
-    return (type(module), type(module).forward, tuple(attributes.values()),
-            *(tuple(attributes[holder].values())
-              for holder in ("_parameters", "_buffers", "_modules")))
-
-
-def _held(tensor: Tensor) -> Callable[[], Tensor]:
-    return lambda: tensor
-
-
-def _getter_of(tracer: Tracer, obj: Any) -> Callable[[], Any]:
-    container, key, _ = tracer.bindings[id(obj)]
-    return _getter(container, key)
-
-
 class CompiledStep:
     """What `runtime.compile(fn)` returns: call it as `fn`."""
 
     def __init__(self, fn: Callable, cache_size: int | None = None,
-                 optimizations: bool = True) -> None:
-        self.fn = fn
+                 optimizations: bool = True, fullgraph: bool = False) -> None:
+        self.fn, self.fullgraph = fn, fullgraph  # fullgraph: an eager fallback is an error
         self._cache_size = cache_size  # None: torch._dynamo.config's recompile_limit
         self.optimizations = optimizations
         self.traces = 0  # how many times fn ran under the tracer
         self.reset()
-        # A function compiled in a class body (`@torch.compile` on `forward`): the compiled
-        # step of each instance's bound method (__get__).
+        # The compiled step of each instance's bound method, for a class that compiled `forward`.
         self._bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         ALL_STEPS.add(self)
         if isinstance(fn, types.FunctionType | types.MethodType):
@@ -250,8 +166,7 @@ class CompiledStep:
 
     @property
     def cache_size(self) -> int:
-        """How many traces are kept before the step runs eagerly (torch._dynamo.config's
-        recompile_limit, 8, unless given)."""
+        """How many traces are kept (torch._dynamo.config.recompile_limit)."""
         return config.recompile_limit if self._cache_size is None else self._cache_size
 
     def reset(self) -> None:
@@ -264,17 +179,16 @@ class CompiledStep:
         self._stopped: str | None = None  # why the latest trace that stopped did
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
-        """`model.forward` where the class compiled its `forward`: the instance's own
-        compiled step of the bound method, kept as long as the instance is."""
+        """`model.forward` where the class compiled `forward`: the instance's own compiled step."""
         if instance is None or not isinstance(self.fn, types.FunctionType):
             return self
         bound = self._bound.get(instance)
         if bound is None:
             bound = self._bound[instance] = CompiledStep(
-                types.MethodType(self.fn, instance), self._cache_size, self.optimizations)
+                types.MethodType(self.fn, instance), self._cache_size, self.optimizations,
+                self.fullgraph)
         return bound
 
-    # -- what the user reads ---------------------------------------------------------------
     @property
     def code(self) -> str | None:
         """The generated source of the latest call's trace (None if it runs eagerly)."""
@@ -285,22 +199,18 @@ class CompiledStep:
         """Why the latest call ran eagerly (None if it ran the generated code)."""
         return None if self.last is None else self.last.reason
 
-    # -- calls -----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # The usual call: the entry the previous one ran, whose guard (arguments and modes
-        # included) holds again. Keyword arguments come as one last argument, a dict.
-        # (`self.last` is that entry already: `_call` sets `_hot` only with it.)
+        # The usual call: the entry the previous one ran, whose guard holds again.
         hot = self._hot
-        if hot is not None and not _modes.active:
-            if kwargs:
-                if hot.keywords:
-                    args = (*args, Keywords(kwargs))
-                    if len(args) == hot.arity and hot._guard(*args):
-                        return hot.function(*args)
-                    return self._call(args)
-            elif len(args) == hot.arity and hot._guard(*args):
-                return hot.function(*args)
-        return self._call((*args, Keywords(kwargs)) if kwargs else args)
+        if kwargs:
+            args = (*args, Keywords(kwargs))
+        if hot is not None and not _modes.active and len(args) == hot.arity and \
+                (not kwargs or hot.keywords) and hot._guard(*args):
+            return hot.function(*args)
+        result = self._call(args)
+        if self.fullgraph and self.fallback_reason is not None:
+            raise RuntimeError(f"gradgen cannot compile the whole step: {self.fallback_reason}")
+        return result
 
     def _run(self, args: tuple) -> Any:
         """fn, called eagerly as it was called."""
@@ -309,9 +219,8 @@ class CompiledStep:
         return self.fn(*args)
 
     def _call(self, args: tuple) -> Any:
-        """Find the entry by the arguments' keys and the modes, and the first of those
-        whose guard holds; or trace. Inside another step's trace (a compiled model called
-        by a compiled step), it runs eagerly: its ops are that step's."""
+        """The entry whose keys and guard match, or a new trace. Inside another step's trace the
+        call runs eagerly: its ops are that step's."""
         if _modes.active and current() is not None:
             return self._run(args)
         self._hot = None
@@ -352,8 +261,6 @@ class CompiledStep:
         if tracer.broken is None:
             try:
                 if not tracer.backwards and _returns_a_graph(result):
-                    # A forward whose backward runs later (a model compiled on its own):
-                    # a generated forward and backward, joined by one node (joint.py).
                     joint = Joint(tracer, result)
                     built = self._build_joint(joint, len(args))
                 else:
@@ -372,8 +279,7 @@ class CompiledStep:
                 PRINTED[0] += 1
                 print(code, file=sys.stdout)
             if joint is not None:
-                # The traced call's outputs, from its own values, with their compiled node
-                # (as every later call's): the eager graph is dropped.
+                # The traced call's outputs, with their compiled node as every later call's.
                 result = joint.first_result(function)
         self.last = entry
         return result
@@ -383,12 +289,11 @@ class CompiledStep:
         entry = _Entry(None, "", tracer.broken, tracer, key)
         self._stopped = tracer.broken
         if tracer.passing and self._passing < self.cache_size:
-            # (`model.train()` in a step called after `model.eval()`: the next call
-            # finds the flag set and may trace; a few times, then the entry stays.)
+            # (`model.train()` after `model.eval()`: the next call may trace; a few times.)
             self._passing += 1
         else:
-            # (An entry that runs eagerly counts too: a step that changes what its
-            # guards read, `history.append(...)`, would otherwise trace at every call.)
+            # (An eager entry counts too: else a step that changes what its guards read would trace
+            # at every call.)
             self._count += 1
             entries.append(entry)
         if os.environ.get(PRINT_CODE):
@@ -397,8 +302,8 @@ class CompiledStep:
         return entry
 
     def _name(self) -> str:
-        """The generated function's name: fn's (a module's: `forward`), unless it would
-        shadow a name of the code's namespace (`np`, `kernels`, a variable `v0`, `c1`)."""
+        """The generated function's name: fn's, unless it would shadow a name of the code's
+        namespace."""
         name = getattr(self.fn, "__name__", None) or \
             ("forward" if hasattr(self.fn, "forward") else "step")
         if not name.isidentifier() or name in _namespace(Source()) or \
@@ -420,21 +325,13 @@ class CompiledStep:
         filename = f"<gradgen compiled {name} #{self._count + 1}>"
         params = ", ".join(f"a{i}" for i in range(arity))
         body = _format(source, kept if self.optimizations else None)
-        if tracer.backwards:
-            header = [f"def {name}({params}):",
-                      f'    """{name}, compiled by gradgen from one eager run: forward from '
-                      'the kernels,',
-                      "    backward from each node's formulas, the update from its "
-                      'optimizer\'s own code."""']
-        else:  # a forward alone (inference: nothing it returns requires grad)
-            header = [f"def {name}({params}):",
-                      f'    """{name}, compiled by gradgen from one eager run: a forward from '
-                      'the kernels."""']
-        code = "\n".join(header + body + [f"    return {ast.unparse(returned)}", ""])
+        what = "forward from the kernels,\n    backward from each node's formulas, the update " \
+            "from its optimizer's own code" if tracer.backwards else "a forward from the kernels"
+        doc = f'    """{name}, compiled by gradgen from one eager run: {what}."""'
+        code = "\n".join([f"def {name}({params}):", doc, *body,
+                          f"    return {ast.unparse(returned)}", ""])
         namespace = _namespace(source)
-        compiled = builtins.compile(code, filename, "exec", dont_inherit=True)
-        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
-        exec(compiled, namespace)
+        define(code, filename, namespace)
         return code, namespace[name]
 
 
@@ -460,9 +357,8 @@ def _check_python(tracer: Tracer, drawn: Callable[[], str | None]) -> None:
 
 
 def _rebound(tracer: Tracer) -> str | None:
-    """The first tensor the step found where it names it (a global, `self.x`) and which it
-    rebinds there itself (`self.h = h.detach()`): Python that later calls would not
-    repeat. None if none."""
+    """The first tensor the step read where it names it and rebinds there itself (`self.h =
+    h.detach()`); None if none."""
     for tensor in tracer.closure_tensors:
         find = tracer.sources.get(id(tensor))
         if find is not None and find() is not tensor:
@@ -471,10 +367,8 @@ def _rebound(tracer: Tracer) -> str | None:
 
 
 def _python_draws() -> Callable[[], str | None]:
-    """The states of Python's random module and numpy's global generator now; the function
-    returned names the one that has moved since (None if neither has): a step that draws
-    from them (`random.randint`, `random.shuffle`, `np.random.rand`) gets numbers the
-    trace would bake in, and the draws would not happen again at later calls."""
+    """A function naming the Python or numpy random generator that has drawn since now (None if
+    neither): those draws would be baked into the trace."""
     python_state = random.getstate()
     numpy_state = np.random.get_state()
 
@@ -509,10 +403,8 @@ _TITLES = {"prologue": "# the tensors the step reads", "forward": "# forward",
 
 
 def _format(source: Source, returned: Sequence[str] | None) -> list[str]:
-    """The body: each statement with its comment, phase by phase; with `returned` (the
-    optimisations on), each array variable deleted after its last use, so that the step
-    holds no more memory than the engine would (which frees saved tensors as it goes)."""
-    # The reads of the tensors' arrays go first: nothing in the step rebinds them.
+    """The body, phase by phase, each statement with its comment; with `returned`, each large
+    array deleted after its last use."""
     ordered = [line for line in source.lines if line.phase == "prologue"]
     ordered += [line for line in source.lines if line.phase != "prologue"]
     frees = last_uses(ordered, returned, source) if returned is not None else {}
@@ -527,10 +419,8 @@ def _format(source: Source, returned: Sequence[str] | None) -> list[str]:
 
 
 def _silent(ordered: list, texts: list[str]) -> list[bool]:
-    """Which lines run with numpy's warnings off. A quiet form's kernel silences them, and
-    the engine runs a backward such as a compiled step's (no hooks, no create_graph) with
-    them off. A neutral line (it cannot warn) stays in a block that the next line that can
-    warn continues."""
+    """Which lines run with numpy's warnings off: quiet forms and the backward, and the neutral
+    lines between them."""
     silent = [line.quiet or line.phase == "backward" for line in ordered]
     following = False
     for index in reversed(range(len(ordered))):
@@ -542,8 +432,8 @@ def _silent(ordered: list, texts: list[str]) -> list[bool]:
 
 
 class _Body:
-    """The body's lines as they are written: a title where the phase changes, the
-    warnings-off blocks opened and closed around silent lines."""
+    """The body's lines as written: a title where the phase changes, warnings-off blocks around
+    silent lines."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -575,19 +465,15 @@ class _Body:
         return self.lines
 
 
-# Around lines whose kernels compute them with numpy's warnings off (the spec's `quiet`
-# forms), and around the backward, which the engine runs so: the warnings off, and back on
-# whatever happens.
+# Around quiet forms and the backward: numpy's warnings off, and back on whatever happens.
 _QUIET_START = ["    q = quiet()                                               "
                 "# numpy's warnings off, as eager has them here", "    try:"]
 _QUIET_END = ["    finally:", "        loud(q)"]
 
 
 def _not_spent(tracer: Tracer, node: Any) -> str | None:
-    """Why the graph from `node` is not spent, as another backward through it would find it
-    in eager (None: it is): it reaches no node the step's backward walked, or none of those
-    held a saved tensor, which that backward freed (`(w + 1).sum()`: a second backward
-    works in eager, and in torch)."""
+    """Why a second backward through `node`'s graph would not raise in eager (None: it would,
+    the graph is spent)."""
     stack, seen, walked = [node], {node}, False
     while stack:
         node = stack.pop()
@@ -607,8 +493,7 @@ def _not_spent(tracer: Tracer, node: Any) -> str | None:
 
 
 def _freed_saved(node: Any, seen: set[int]) -> bool:
-    """Whether `node` holds a saved tensor (or a number saved in a tensor's place) that was
-    freed: in its slots, a saved list (cat's), or the node it wraps (CopySlices' `fn`)."""
+    """Whether `node` (or a node it wraps) holds a freed saved tensor."""
     seen.add(id(node))
     for cls in type(node).__mro__:
         for slot in getattr(cls, "__slots__", ()):
@@ -636,8 +521,8 @@ def _returns_a_graph(value: Any) -> bool:
 
 
 def _render_result(tracer: Tracer, value: Any) -> ast.expr:
-    """What the generated step returns: new Tensors around this step's arrays, and the
-    floats of `return loss.item()` (trace.py's `_item_listener`)."""
+    """What the generated step returns: Tensors around its arrays, and the floats of `return
+    loss.item()`."""
     found = tracer.items.get(id(value))
     if found is not None and found[0] is value:
         return found[1]
@@ -654,8 +539,7 @@ def _render_result(tracer: Tracer, value: Any) -> ast.expr:
 
 
 def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
-    """A tensor the step returns: one it computed, around its array (with a spent node if
-    its backward walked its graph, as in eager), or one it read (a name of the step)."""
+    """A returned tensor: one the step computed (with a spent node) or read."""
     if value._counter is not None and value._counter.inference:
         raise TraceBreak("the step returns an inference tensor (made under "
                          "torch.inference_mode())")
@@ -666,7 +550,6 @@ def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
         reason = _not_spent(tracer, value.grad_fn)
         if reason is not None:
             raise TraceBreak(reason)
-        # (The loss, or a sum of losses: a graph its backward spent, as in eager.)
         node_class = spent_node_class(value.grad_fn.name())
         return call(var("spent"), [var(name), var(tracer.source.constant(node_class))])
     if id(value) in tracer.tensors:
@@ -677,12 +560,8 @@ def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
 def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: Any = None,  # noqa: A001
             backend: Any = "gradgen", mode: Any = None, options: dict | None = None,
             disable: bool = False) -> Any:
-    """torch.compile's signature: `compile(fn)` or `@compile` / `@compile(...)`.
-
-    Only gradgen's own backend exists; `fullgraph=True` makes a step that cannot be
-    compiled an error instead of an eager fallback. `dynamic` and `mode` are accepted and
-    change nothing (every new shape is a new trace).
-    """
+    """torch.compile's signature, as a function or decorator. Only gradgen's backend;
+    `fullgraph=True` makes a fallback an error; `dynamic` and `mode` change nothing."""
     if backend not in ("gradgen", "inductor", "eager", "aot_eager"):
         raise ValueError(f"gradgen compiles with its own backend only, not {backend!r}")
     options = dict(options or {})
@@ -690,31 +569,10 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: 
     def make(fn: Callable) -> Callable:
         if disable:
             return fn
-        step = CompiledStep(fn, optimizations=options.get("optimizations", True))
-        compiled = _FullGraph(step) if fullgraph else step
+        step = CompiledStep(fn, None, options.get("optimizations", True), fullgraph)
         if isinstance(fn, Module):  # a module, as torch.compile's OptimizedModule
-            return OptimizedModule(fn, compiled)
-        return compiled
+            return OptimizedModule(fn, step)
+        return step
 
     return make if model is None else make(model)
 
-
-class _FullGraph:
-    """fullgraph=True: an eager fallback is an error (after the eager call ran)."""
-
-    def __init__(self, step: CompiledStep) -> None:
-        self.step = step
-        functools.update_wrapper(self, step.fn)
-
-    def __get__(self, instance: Any, owner: type | None = None) -> Any:
-        return self if instance is None else _FullGraph(self.step.__get__(instance, owner))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.step, name)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        result = self.step(*args, **kwargs)
-        if self.step.fallback_reason is not None:
-            raise RuntimeError(f"gradgen cannot compile the whole step: "
-                               f"{self.step.fallback_reason}")
-        return result

@@ -1,27 +1,9 @@
-"""Tracing one training step: run it eagerly once, and write down what it computed.
-
-While the step runs, the tracer listens, as a mode on the runtime's mode stack (listen.py:
-no attribute of any module is replaced), at the places every op of the runtime passes:
-
-- the kernels (runtime/kernels.py), which the generated wrappers call by module attribute:
-  each outermost kernel call in the forward becomes `vN = kernels.NAME(args)`;
-- the Tensor arguments of every call it hears, which say which Tensor an array that no
-  traced kernel made belongs to: a parameter, an input;
-- `autograd.backward` (what `loss.backward()` calls): before the engine runs, the tracer
-  runs the engine's own GraphTask over the loss's graph with the symbolic op namespace
-  (runtime/compile/values.py), so each node's `apply` writes its lines in the engine's
-  order, then lets the engine run and checks that every `.grad` it wrote equals, bit for
-  bit, what the traced lines compute;
-- an optimizer's `step` (runtime/optim/optimizer.py's `run_step`) and `zero_grad`: every
-  optimizer's update is traced through its own code (runtime/compile/optim.py), its
-  learning rate and step count read afresh at each call (runtime/compile/numbers.py);
-- what makes a step depend on its data (`item()`, `bool(t)`, `tolist()`), in-place ops
-  in the forward, `autograd.grad`, and tensors made outside the kernels: each stops the
-  trace with a reason, and the step keeps running eagerly.
-
-The mode is popped when the traced call returns. The first call's results are eager
-gradgen's own: the trace only watches.
-"""
+"""Tracing one training step: run it eagerly once, under the tracer's mode (listen.py), and
+write down what it computed: each outermost kernel call of the forward as a line, the
+backward by running the engine's own GraphTask on traced values (values.py), an optimizer's
+update through its own code (optim.py). What the generated step could not replay (`item()`,
+in-place writes into inputs, tensors made outside the kernels) stops the trace with a reason,
+and the step runs eagerly. See docs/compile.md."""
 
 from __future__ import annotations
 
@@ -58,6 +40,7 @@ from runtime.compile.emit import (
     attribute,
     call,
     describe_array,
+    same_bits,
     subscript,
     var,
 )
@@ -69,8 +52,7 @@ from runtime.nn.module import Module
 from runtime.node import AccumulateGrad
 from runtime.optim.optimizer import Optimizer
 
-# Kernels that exist to check, not to compute: calling them again is harmless but says
-# nothing; they are not written into the step.
+# Kernels that only check: not written into the step.
 _CHECKS_ONLY = frozenset({"check_inplace_result"})
 
 
@@ -79,21 +61,16 @@ class Tracer:
 
     def __init__(self, args: tuple, fn: Callable | None = None) -> None:
         self.source = Source()
-        # The tensors among the arguments, with where the step finds each: `a1`, or
-        # `a2[0]` inside a tuple or list argument (an RNN's hidden state `(h, c)`).
+        # The tensors among the arguments and their paths (`a1`, `a2[0]`).
         self.argument_tensors: list[tuple[Tensor, str]] = []
         # The expression of each tensor name that is not a variable (`a2[0]`, `T0._grad`).
         self.tensor_trees: dict[str, ast.expr] = {}
         for tensor, path, tree in _argument_paths(args):
             self.argument_tensors.append((tensor, path))
             self.tensor_trees[path] = tree
-        # Where fn finds the objects it names: (container, key) of each global it reads
-        # and each variable it closes over, by the id of the object found there.
+        # id(object) -> (container, key, object) of each global and free variable fn reads.
         self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn is not None else {}
-        # What the step reaches through those objects (`cfg.alpha`, `self.scale`), as it
-        # is before the call (reads.py); and where it found the tensors and modules it
-        # reaches so (`self.x`, `batches[0]`, `self.model`): a tensor is read there anew
-        # at every call (reads.py's Source).
+        # The reads through those objects (reads.py), and where it found tensors and modules so.
         self.reached: dict[int, reads.Source] = {}
         self.reads = _plain_reads(fn, self.bindings, self.reached) if fn is not None else []
         self.sources: dict[int, Callable[[], Any]] = {}  # id(Tensor) -> where to find it
@@ -110,15 +87,13 @@ class Tracer:
         self.keep: list[Any] = []  # every array named, alive, so that ids stay unique
         self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor a heard call was given
         self.made: set[int] = set()  # ids of the Tensors made while tracing
-        # id(a `.grad` Tensor the engine set in this step) -> its variable: after backward
-        # the step may read and scale it (clip_grad_norm_), as `T0._grad`.
+        # id(a `.grad` the engine set in this step) -> its variable (read after backward).
         self.grads: dict[int, Tensor] = {}
         self.tensors: dict[int, str] = {}  # id(Tensor) -> its name in the step (T0, a1)
         self.closure_tensors: list[Tensor] = []  # tensors the step reads that are not args
         self.modules: list[Module] = []  # modules called, for the training-mode guard
         if isinstance(getattr(fn, "__self__", None), Module):
-            # A module's own method compiled (`@torch.compile` on `forward`): the module
-            # was called outside the trace, and its attributes are guarded all the same.
+            # A module's own method compiled: its attributes are guarded all the same.
             self.modules.append(fn.__self__)
         self.optimizers: list[Optimizer] = []
         self.line_of: dict[str, int] = {}  # variable -> index of the line that made it
@@ -134,26 +109,20 @@ class Tracer:
         self.comment = ""
         self.backwards = 0
         self.grads_checked: list[tuple[Tensor, np.ndarray]] = []
-        # Write a kernel call as its spec's `numpy:` form where it has one (forms.py).
         self.numpy_forms = True
         # `return loss.item()`: id(the float) -> (the float, the line that computes it).
         self.code = getattr(fn, "__code__", None)
         self.items: dict[int, tuple[float, str]] = {}
-        # The first sequence number of the nodes this call makes (backward_of: where the
-        # forward's own graph ends and the history of its inputs begins).
+        # Where the nodes this call makes start (backward_of).
         self.first_node = next(node_module._sequence_numbers)
-        # id(module or container) -> (what to call it, its lists, dicts and sets as they
-        # were before the step changed anything in them): watch() and changed_container().
+        # id(module or container) -> (name, its containers as they were): watch().
         self.containers: dict[int, tuple[str, list]] = {}
-        # The nodes a traced backward walked (held: their ids stay theirs): a tensor the
-        # step returns whose grad_fn is among them had its graph spent, as in eager.
+        # The nodes a traced backward walked: a returned tensor's graph there is spent.
         self.swept: set = set()
 
-    # -- stopping --------------------------------------------------------------------------
     def stop(self, reason: str, passing: bool = False) -> None:
-        """Stop the trace (the first reason is kept); the step goes on eagerly. `passing`:
-        the reason may not hold at the next call (the step set a module's flag that the
-        next call finds set already), so the next call traces again."""
+        """Stop the trace (the first reason is kept); `passing`: the next call may trace again
+        (the reason may not hold then)."""
         if self.broken is None:
             self.broken = reason
             self.passing = passing
@@ -163,15 +132,21 @@ class Tracer:
         """The part of the step the lines come from: its phase, or the optimizer's step."""
         return self.phase if self.stepping is None else f"{type(self.stepping).__name__}.step"
 
+    def pause(self, function: Callable, *args: Any, **kwargs: Any) -> Any:
+        """`function(*args, **kwargs)`, with nothing recorded meanwhile."""
+        self.paused += 1
+        try:
+            return function(*args, **kwargs)
+        finally:
+            self.paused -= 1
+
     @property
     def recording(self) -> bool:
         return self.broken is None and not self.paused and not self.depth
 
-    # -- Python the trace cannot replay ---------------------------------------------------
     def watch(self, owner: Any, name: str = "") -> None:
-        """Keep what the lists, dicts and sets a module holds contain now (before the step,
-        or before its first call in the step), or what a list, dict or set the step names
-        (`name`) contains, for changed_container."""
+        """Keep the contents of a module's lists, dicts and sets, or of a container the step
+        names (`name`), for changed_container."""
         if id(owner) in self.containers:
             return
         if isinstance(owner, Module):
@@ -182,16 +157,14 @@ class Tracer:
         self.containers[id(owner)] = (name, held)
 
     def changed_container(self) -> str | None:
-        """The first watched list, dict or set whose contents the step changed
-        (`self.history.append(y)` in a forward: `Model.history`); None if none. Later
-        calls of generated code would not change it: a Python side effect."""
+        """The first watched container whose contents the step changed (a Python side effect
+        later calls would not repeat); None if none."""
         for _, held in self.containers.values():
             for name, value, contents in held:
                 if not _same_contents(_contents(value), contents):
                     return name
         return None
 
-    # -- names ----------------------------------------------------------------------------
     def bind(self, array: Any, prefix: str) -> str:
         name = self.source.fresh(prefix)
         self.names[id(array)] = name
@@ -239,9 +212,8 @@ class Tracer:
         return var(key) if tree is None else copy.deepcopy(tree)
 
     def _bound_tensor(self, tensor: Tensor) -> str | None:
-        """A tensor the step names as a global or a closed-over variable is read from there
-        at every call (a loop that rebinds `x` feeds the step its new batch); None for
-        one it reaches otherwise (a module's parameter), which the step holds."""
+        """A tensor the step names as a global or free variable: read from there at every call;
+        None for one it reaches otherwise."""
         binding = self.bindings.get(id(tensor))
         if binding is None:
             return None
@@ -256,9 +228,8 @@ class Tracer:
         return variable
 
     def _reached_tensor_line(self, tensor: Tensor) -> str:
-        """A tensor reached through an object the step names (`self.x`, `batches[0]`): read
-        there at every call, its holder guarded by identity (reads.py), its metadata
-        checked as an argument's."""
+        """A tensor reached through an object the step names (`self.x`): read there at every
+        call, its holders guarded (reads.py)."""
         found = self.reached[id(tensor)]
         variable = self.source.fresh("T")
         holder = self.source.constant(found.container, "c")
@@ -268,9 +239,7 @@ class Tracer:
         return variable
 
     def _guard_paths(self, tensor: Tensor) -> None:
-        """A tensor found at several places of the objects the step names: each place must
-        hold it at later calls too. The step reads a tensor from the first (or holds it,
-        a module's); a rebinding at another would go unseen."""
+        """A tensor found at several places: each must hold it at later calls too."""
         found = self.reached.get(id(tensor))
         if found is None:
             return
@@ -281,21 +250,18 @@ class Tracer:
                        for place in (found, *found.others)]
 
     def _named_modules(self) -> list[Module]:
-        """The modules the step names (globals, free variables) or reaches through the
-        objects it names (`self.model`)."""
+        """The modules the step names or reaches through the objects it names."""
         named = [value for _c, _k, value in self.bindings.values()]
         named += [read.expected[1] for read in self.reads
                   if type(read) is reads.Read and read.expected[0] == "object"]
         return [value for value in named if isinstance(value, Module)]
 
     def _is_held(self, tensor: Tensor) -> bool:
-        """Whether `tensor` is a parameter or buffer of a module the step called, or an
-        optimizer's: those are guarded as the modules and optimizers are."""
+        """Whether a guarded module or optimizer holds `tensor`."""
         if any(_holds(module, tensor) for module in self.modules) or \
                 any(_optimizer_holds(optimizer, tensor) for optimizer in self.optimizers):
             return True
-        # A module the step names but has not called yet (`p.grad = None` over its
-        # parameters before the forward): it and its submodules are guarded from here on.
+        # A module named but not called yet: guarded with its submodules from here on.
         for value in self._named_modules():
             if any(_holds(module, tensor) for module in value.modules()):
                 for module in value.modules():
@@ -305,10 +271,8 @@ class Tracer:
         return False
 
     def _check_held(self, tensor: Tensor) -> None:
-        """A tensor the step holds (reads through no argument and no name of its own) must
-        be held by a guarded module or optimizer. One reached otherwise (deeper than
-        reads.py walks, or through an object it does not walk) could be rebound behind the
-        trace's back: the step runs eagerly."""
+        """A tensor the step reaches through no argument and no name of its own must be held by
+        a guarded module or optimizer: else it could be rebound unseen."""
         if not self._is_held(tensor):
             raise TraceBreak("the step reads a tensor through an attribute or a container "
                              "that the guards do not follow, which a later call could "
@@ -323,8 +287,7 @@ class Tracer:
         tensor = self.tensor_name(owner)
         data = attribute(self.tensor_tree(tensor), "_data")
         if id(owner) in self.grads:
-            # A gradient, read after the backward that set it (and written into in place,
-            # like a step's own array: `.grad` holds an array nothing else of the step does).
+            # A gradient read after the backward that set it.
             variable = self.bind(array, "r")
             holder = self.grads[id(owner)]
             label = self.parameter_names.get(id(holder), tensor.removesuffix("._grad"))
@@ -338,21 +301,17 @@ class Tracer:
         return variable
 
     def held_variable(self, array: Any) -> str | None:
-        """The variable of `array` when it is the array of a tensor a module or optimizer
-        holds (a BatchNorm's running stats, a parameter), which the step may write into
-        in place: the write is a line of the step, and so is its version counter's move.
-        None for any other (an argument, a global the step names: its inputs)."""
+        """The variable of `array` when a module or optimizer holds it (a parameter, running
+        stats), which the step may write in place; else None."""
         owner = self.owners.get(id(array)) if type(array) is np.ndarray else None
         if owner is not None and owner._data is array and self.stepping is not None and \
                 _optimizer_holds(self.stepping, owner):
-            # (A parameter the optimizer stepped now updates, wherever the step finds it.)
             return self.value_of(array, "a parameter").name
         if owner is None or owner._data is not array or \
                 id(owner) in self.grads or any(a is owner for a, _ in self.argument_tensors) or \
                 id(owner) in self.bindings:
             return None
-        # The tensor, or a module's that holds the same array (`p.data`, or `p.detach()`,
-        # made in the step, writes into p's).
+        # The tensor, or a module's holding the same array (`p.data`, `p.detach()`).
         for holder in ((owner,) if id(owner) not in self.made else ()) + \
                 tuple(self._holders_of(array)):
             try:
@@ -363,8 +322,7 @@ class Tracer:
         return None
 
     def _holders_of(self, array: np.ndarray) -> Iterator[Tensor]:
-        """The parameters and buffers of the modules called (or named) whose array is
-        `array`."""
+        """The parameters and buffers of the known modules whose array is `array`."""
         modules = [*self.modules, *self._named_modules()]
         for module in modules:
             for tensor in (*module.parameters(), *module.buffers()):
@@ -372,12 +330,10 @@ class Tracer:
                     yield tensor
 
     def version_moved(self, tensor: Tensor) -> None:
-        """recording.increment_version (or write_inplace's move) on a tensor the generated
-        step holds by name: the step moves its counter too."""
+        """A version counter's move on a tensor the step holds by name: a line."""
         name = self.tensors.get(id(tensor))
         if name is None and id(tensor) in self.made and tensor._counter is not None:
-            # A tensor the step made on a module's array that shares its counter
-            # (`p.detach()`, unlike `p.data`): the module's tensor's counter moves.
+            # A tensor made on a module's array that shares its counter (`p.detach()`).
             for holder in self._holders_of(tensor._data):
                 if holder._counter is tensor._counter:
                     name = self.tensor_name(holder)
@@ -445,7 +401,6 @@ class Tracer:
         visit(operands)
         return tuple(found)
 
-    # -- lines ----------------------------------------------------------------------------
     def _line(self, targets: tuple[str, ...], tree: ast.expr, reads: tuple[str, ...],
               quiet: bool = False) -> None:
         for target in targets:
@@ -460,8 +415,8 @@ class Tracer:
 
     def call(self, callee: ast.expr, args: tuple, kwargs: dict, result: Any,
              extra: tuple = ()) -> Any:
-        """A line `target = callee(args)` whose value is `result`; a result that is not an
-        array (a size, a count) is a constant and writes no line."""
+        """A line `target = callee(args)`; a result that is not an array is a constant and
+        writes no line."""
         tree, quiet = self._call_tree(callee, args, kwargs, result)
         reads = self._reads((args, kwargs)) + self._reads(extra)
         prefix = "g" if self.phase == "backward" else "v"
@@ -476,14 +431,14 @@ class Tracer:
             self._line(targets, tree, reads)
             values = [Value(n, r, self) for n, r in zip(targets, result, strict=True)]
             return type(result)(values)
-        if _contains_array(result):
+        if _contains(result, np.ndarray):
             raise TraceBreak(f"{ast.unparse(callee)} returned arrays mixed with other values")
         return result
 
     def _call_tree(self, callee: ast.expr, args: tuple, kwargs: dict, result: Any
                    ) -> tuple[ast.expr, bool]:
-        """`callee(args)`, or its spec's `numpy:` form (forms.py), and whether that form
-        runs with numpy's warnings off."""
+        """`callee(args)`, or its spec's `numpy:` form (forms.py), and whether that form runs
+        with numpy's warnings off."""
         tree = self.render_call(callee, args, kwargs)  # (first: it names the inputs it reads)
         kernel = _kernel_name(callee)
         if self.numpy_forms and kernel and \
@@ -493,14 +448,12 @@ class Tracer:
                 return form
         return tree, False
 
-    # -- the forward: kernel calls ------------------------------------------------------------
     def kernel_call(self, name: str, function: Callable, args: tuple, kwargs: dict) -> Any:
         if not self.recording:
             return function(*plain(args), **plain_keywords(kwargs))
         self.depth += 1
         try:
-            # (A Number reaches the kernel as the float it is: its type would change the
-            # kernel's promotion.)
+            # (A Number reaches the kernel as its float: its type would change promotion.)
             result = function(*plain(args), **plain_keywords(kwargs))
         finally:
             self.depth -= 1
@@ -533,11 +486,8 @@ class Tracer:
         return name
 
     def inplace_kernel(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
-        """The kernel of an in-place op, on an array the step made (else the trace stops:
-        an input changed in place). One that writes into its first argument
-        (`add_Tensor_`) is replayed in order; one that computes a new array (`copy_`,
-        `zero_`), which recording.write_inplace then copies in, is a line like any
-        kernel's."""
+        """An in-place kernel on an array the step made or holds (else the trace stops),
+        replayed in order."""
         if (self.local(args[0]) if args else None) is None and \
                 (self.held_variable(args[0]) if args else None) is None:
             self.stop(f"an in-place op ({name}) on a tensor the step did not make (compiled "
@@ -558,14 +508,9 @@ class Tracer:
             self.stop(stop.reason)
 
     def _scaled_add(self, args: tuple, kwargs: dict) -> bool:
-        """`add_Tensor_(a, b, alpha)` on float arrays of one dtype and shape (an
-        optimizer's `p.add_(grad, alpha=-lr)`) as the kernel computes it, without its
-        dispatch: `u = n * b`, which warns as the kernel's product does, then `a += u`,
-        silent as its sum is. `n` is alpha as a 0-d array of the dtype, which numpy
-        multiplies by faster than by the Python float it converts at each call, and runs
-        the same loop on the same value; a value the dtype cannot hold stays the float
-        (its conversion warns at each product, as the kernel's does). An alpha of 1, which
-        the kernel adds unscaled, is the kernel's line."""
+        """`add_Tensor_(a, b, alpha)` on same-dtype float arrays (an optimizer's `p.add_(grad,
+        alpha=-lr)`) as the kernel computes it, without its dispatch: `u = n * b` then `a +=
+        u`, `n` alpha as a 0-d array (see docs/compile.md)."""
         if kwargs or len(args) != 3:
             return False
         a, b, alpha = args
@@ -624,8 +569,7 @@ class Tracer:
         self.source.lines[-1].comment = comment
 
     def grad_set(self, tensor: Tensor, value: Any) -> None:
-        """`tensor.grad = None` in the step (a hand-written zero_grad): a line of the step.
-        A tensor set as a `.grad` stops the trace."""
+        """`tensor.grad = None` in the step: a line; any other value stops the trace."""
         if value is not None:
             self.stop("a tensor assigned to a .grad in the step")
             return
@@ -643,9 +587,7 @@ class Tracer:
                         GRAD_NONE, name).tensor_tree = self.tensor_tree(name)
 
     def constant_factory(self, name: str, tensor: Tensor, kwargs: dict) -> None:
-        """A tensor made in the step by a factory of CONSTANT_FACTORIES: written as a line
-        that makes the same array again at each step (a new one: the step may write into
-        it, and may return it)."""
+        """A tensor made by a factory of constants: a line that makes it anew at each step."""
         if kwargs.get("out") is not None or tensor._requires_grad:
             self.stop(f"{name} with out= or requires_grad=True in the step (make the tensor "
                       "outside the step and pass it in)")
@@ -660,9 +602,9 @@ class Tracer:
         self.factory(tree, array, (), f"{self.phase}: {name}, {describe_array(array)}")
 
     def random_factory(self, name: str, args: tuple, kwargs: dict, tensor: Tensor) -> None:
-        """`torch.randn(16, 4)` in the step: a line that calls the factory again, so the
-        draws come from the same generator in the same order as eager's."""
-        if _contains_tensor((args, kwargs)) or kwargs.get("out") is not None or \
+        """`torch.randn(16, 4)` in the step: a line that calls the factory again, drawing in
+        eager's order."""
+        if _contains((args, kwargs), Tensor) or kwargs.get("out") is not None or \
                 tensor._requires_grad:
             self.stop(f"{name} with tensor arguments, out= or requires_grad=True in the step")
             return
@@ -676,11 +618,10 @@ class Tracer:
                      f"{self.phase}: {name}, fresh draws in eager's order")
 
     def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
-        """`tensor.bernoulli_(p)` and the other random fills, on a tensor the step made:
-        replayed by the same method on the same array, so the draws come from the same
-        generator in the same order. False if it cannot be replayed."""
+        """`t.bernoulli_(p)` and the other random fills on a tensor the step made: replayed;
+        False if they cannot be."""
         target = self.local(tensor._data)
-        if target is None or _contains_tensor((args, kwargs)):
+        if target is None or _contains((args, kwargs), Tensor):
             self.stop(f"{method} on a tensor the step did not make, or with tensor arguments")
             return False
         try:
@@ -720,7 +661,6 @@ class Tracer:
             if node.name() not in line.comment:
                 line.comment += f" -> {node.name()}"
 
-    # -- the backward ------------------------------------------------------------------------
     def backward(self, tensor: Tensor, gradient: Any, retain_graph: Any, create_graph: bool,
                  inputs: Any) -> None:
         """Trace `tensor.backward()`: the engine's walk over the graph, written out."""
@@ -742,15 +682,11 @@ class Tracer:
                         GraphTask(True, False, SymbolicOps(self)))
 
     def backward_of(self, outputs: list[Tensor]) -> tuple[list[Value], list[tuple[Tensor, Value]]]:
-        """Trace the backward of a forward that calls none (`torch.compile(model)` used in
-        an eager training loop): the engine's walk from `outputs`, each seeded by the
-        gradient the engine will give it later (a variable `sN`, a parameter of the
-        backward function), through the nodes this call made, down to the tensors it read
-        that need a gradient: parameters (their AccumulateGrad) and inputs with a history
-        of their own (their grad_fn). Returns the seeds and, for each gradient sent to one
-        of those tensors (in the engine's order; a tensor used twice gets two), the tensor
-        and the traced gradient."""
-        if anomaly.is_enabled() or forward_grad.current_level() >= 0 or not _Mode.raw_allowed:
+        """Trace the backward of a forward that calls none (a model compiled on its own): the
+        engine's walk from `outputs`, each seeded by a variable `sN`, down to the tensors it
+        read. Returns the seeds and (tensor, traced gradient) for each gradient sent there,
+        in the engine's order."""
+        if not _plain_engine():
             raise TraceBreak("a forward that returns a graph, with anomaly mode, a forward-AD "
                              "level or tensor_backward() on")
         self.phase = "backward"
@@ -784,8 +720,7 @@ class Tracer:
         return tensor
 
     def accumulate(self, node: AccumulateGrad, grad: Value | None) -> None:
-        """AccumulateGrad traced: `.grad` set to the gradient (or added to the one there),
-        and what the engine will leave there kept, for check_grads."""
+        """AccumulateGrad traced: a line, and what `.grad` will hold kept for check_grads."""
         if grad is None:
             return
         variable = node.variable
@@ -803,7 +738,7 @@ class Tracer:
         """After the engine ran: every .grad must be, bit for bit, what the lines compute."""
         for variable, expected in self.grads_checked:
             got = variable._grad._data if variable._grad is not None else None
-            if got is None or not _same_bits(got, expected):
+            if not same_bits(got, expected):
                 raise TraceBreak("self-check: the traced backward does not reproduce the "
                                  "engine's gradient bit for bit")
             self.grads[id(variable._grad)] = variable
@@ -812,9 +747,7 @@ class Tracer:
 
 
 def _holds(module: Module, tensor: Tensor) -> bool:
-    """Whether `tensor` is one of the module's own parameters or buffers, or a plain
-    attribute of it (`self.shift = torch.ones(4)`): the guards hold the module's attributes
-    by identity, and its tensors by their metadata."""
+    """Whether `tensor` is a parameter, buffer or plain attribute of `module`."""
     return any(t is tensor for t in (*module._parameters.values(), *module._buffers.values(),
                                      *vars(module).values()))
 
@@ -831,7 +764,7 @@ def _check_backward(tensor: Any, gradient: Any, options: bool) -> None:
         raise TraceBreak("backward() with retain_graph, create_graph or inputs")
     if not isinstance(tensor, Tensor) or tensor.grad_fn is None:
         raise TraceBreak("backward() of something other than a tensor with a grad_fn")
-    if anomaly.is_enabled() or forward_grad.current_level() >= 0 or not _Mode.raw_allowed:
+    if not _plain_engine():
         raise TraceBreak("backward() with anomaly mode, a forward-AD level or "
                          "tensor_backward() on")
     if gradient is not None and (
@@ -844,14 +777,16 @@ def _check_backward(tensor: Any, gradient: Any, options: bool) -> None:
         raise TraceBreak("backward() of a tensor that is not a scalar")
 
 
+def _plain_engine() -> bool:
+    """Whether a backward now runs as the generated code does: no anomaly mode, no forward-AD
+    level, tensor_backward() off."""
+    return not anomaly.is_enabled() and forward_grad.current_level() < 0 and _Mode.raw_allowed
+
+
 class _BoundaryTask(GraphTask):
-    """The engine's walk over the nodes one forward made, from its outputs (several roots,
-    each with its seed) to the edges that leave them: an AccumulateGrad, or a node made
-    before the call. Each gradient sent there is kept in `reached`, with its edge, one by
-    one in the order the engine sends them, instead of delivered: the compiled node sends
-    them on in that order (a parameter used twice gets two), so the engine adds them where
-    eager adds them, interleaved as eager's are with those of other calls in the same
-    backward."""
+    """The engine's walk over the nodes one forward made, from its outputs to the edges that
+    leave them: each gradient sent there is kept in `reached`, in the engine's order, instead
+    of delivered."""
 
     __slots__ = ("first_node", "reached")
 
@@ -876,20 +811,15 @@ class _BoundaryTask(GraphTask):
 
 def _trace_backward(tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]],
                     task: GraphTask) -> None:
-    """The engine's own walk (GraphTask: dependencies, ready order, delivery) from `roots`,
-    each node's formulas run on traced values (SymbolicOps), so that each writes its lines."""
+    """The engine's own walk (GraphTask) from `roots`, each node's formulas run on traced values
+    (SymbolicOps), so that each writes its lines."""
     edges = [edge for edge, _ in roots]
     task.compute_dependencies(edges, False)
     tracer.swept |= set(task.dependencies)
     following = task.deliver(edges, [seed for _, seed in roots])
-    tracer.paused += 1  # the kernels the formulas run are written as the formulas' lines
-    try:
-        # (With numpy's warnings off, as the engine runs such a backward; the step's
-        # backward lines run so too, step.py.)
-        with kernels.silenced():
-            task.run(following, functools.partial(_evaluate, tracer, task))
-    finally:
-        tracer.paused -= 1
+    # (Paused: the formulas' kernels are the formulas' lines; warnings off, as the engine has.)
+    with kernels.silenced():
+        tracer.pause(task.run, following, functools.partial(_evaluate, tracer, task))
 
 
 def _evaluate(tracer: Tracer, task: GraphTask, node: Any, grads: list) -> Any:
@@ -907,15 +837,13 @@ def _evaluate(tracer: Tracer, task: GraphTask, node: Any, grads: list) -> Any:
     if any(grad is not None and type(grad) is not Value for grad in outputs):
         raise TraceBreak(f"{node.name()} returned a gradient not computed by its formulas")
     _label(tracer, node, outputs, start)
-    # (What the engine adds next, as it delivers these: a gradient into a buffer that
-    # holds one.)
     tracer.comment = f"engine: a gradient of {node.name()} added to another"
     return outputs
 
 
 def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
-    """Name, on each line a node's apply wrote, the formula it belongs to (as the spec
-    wrote it): the formula of the first gradient that needs the line."""
+    """Name, on each line a node's apply wrote, the spec's formula of the first gradient that
+    needs it."""
     formulas = FORMULAS.get(node.name(), {})
     lines = tracer.source.lines
     made_here = {target: line for line in lines[start:] for target in line.targets}
@@ -935,16 +863,10 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
             stack.extend(line.reads)
 
 
-def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype and \
-        np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
-
-
 def _bindings(fn: Callable, found: dict | None = None,
               seen: set[int] | None = None) -> dict[int, tuple[Any, Any, Any]]:
-    """id(object) -> (container, key, object) for the globals `fn` names and the variables
-    it closes over, and so on for the Python functions found there (a step that calls a
-    helper step): where a later call finds the objects this trace saw."""
+    """id(object) -> (container, key, object) for the globals and free variables fn reads, and
+    those of the Python functions found there."""
     found = {} if found is None else found
     seen = {id(fn)} if seen is None else seen
     code = getattr(fn, "__code__", None)
@@ -952,7 +874,7 @@ def _bindings(fn: Callable, found: dict | None = None,
         return found
     inner = []
     namespace = getattr(fn, "__globals__", {})
-    for name in _names_read(code):
+    for name in reads.code_names([code]):
         if name in namespace:
             value = namespace[name]
             inner.append(value)
@@ -973,8 +895,7 @@ def _bindings(fn: Callable, found: dict | None = None,
 
 
 def _contents(container: list | dict | set) -> tuple:
-    """What watch() keeps of a container: a list's items, a dict's keys and values, a set's
-    items (the items of a list and the values of a dict are compared by identity)."""
+    """What watch() keeps of a container (items compared by identity)."""
     if type(container) is list:
         return (), tuple(container)
     if type(container) is dict or type(container) is Registry:
@@ -982,8 +903,7 @@ def _contents(container: list | dict | set) -> tuple:
     return frozenset(container), ()
 
 
-# What watch() keeps of a module: its lists, dicts and sets, and its registries (a forward
-# that registers a parameter or a hook changes one).
+# What watch() keeps of a module: its containers and registries.
 _CONTAINERS = (list, dict, set, Registry)
 
 
@@ -992,20 +912,10 @@ def _same_contents(now: tuple, before: tuple) -> bool:
         not any(map(operator.is_not, now[1], before[1]))
 
 
-def _names_read(code: types.CodeType) -> list[str]:
-    """The names `code` reads (`co_names`), then those of the code nested in it (a
-    comprehension, a lambda, an inner function: they read the same globals), in order."""
-    names = list(code.co_names)
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            names += [name for name in _names_read(constant) if name not in names]
-    return names
-
-
 def _argument_paths(args: Any, prefix: str = "a", tree: ast.expr | None = None
                     ) -> Iterator[tuple[Tensor, str, ast.expr]]:
-    """(tensor, its path, the path as an expression) for the tensors of the arguments, in
-    tuples, lists and dicts (of str keys: `a0['x']`) too."""
+    """(tensor, path, path as an expression) for the tensors of the arguments, in tuples, lists
+    and str-keyed dicts too."""
     items = args.items() if isinstance(args, dict) else enumerate(args)
     for key, arg in items:
         if tree is None:
@@ -1021,8 +931,8 @@ def _argument_paths(args: Any, prefix: str = "a", tree: ast.expr | None = None
 
 def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]],
                  sources: dict[int, reads.Source]) -> list:
-    """reads.py's Reads under the objects fn names and, for a bound method, its self; the
-    tensors found there go into `sources`."""
+    """reads.py's Reads under the objects fn names (and a bound method's self); the tensors
+    found go into `sources`."""
     roots = [value for _container, _key, value in bindings.values()]
     labels = [str(key) for _container, key, _value in bindings.values()]
     functions = [fn, *(value for value in roots if isinstance(value, types.FunctionType)
@@ -1035,20 +945,18 @@ def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]],
 
 
 def _getter(container: Any, key: Any) -> reads.Source:
-    """Where the step finds a name it reads: a global (`container` the function's globals)
-    or a free variable (`container` its cell)."""
+    """Where the step finds a global (`container` its globals) or a free variable (a cell)."""
     kind = "item" if isinstance(container, dict) else "cell"
     return reads.Source(container, kind, key, str(key))
 
 
-def _contains_tensor(value: Any) -> bool:
-    if isinstance(value, Tensor):
+def _contains(value: Any, kind: type) -> bool:
+    """Whether `value`, or a tuple, list or dict in it, holds a `kind`."""
+    if isinstance(value, kind):
         return True
-    if isinstance(value, tuple | list):
-        return any(_contains_tensor(v) for v in value)
     if isinstance(value, dict):
-        return any(_contains_tensor(v) for v in value.values())
-    return False
+        value = tuple(value.values())
+    return isinstance(value, tuple | list) and any(_contains(v, kind) for v in value)
 
 
 def _kernel_name(callee: ast.expr) -> str:
@@ -1059,17 +967,7 @@ def _kernel_name(callee: ast.expr) -> str:
     return ""
 
 
-def _contains_array(value: Any) -> bool:
-    if isinstance(value, np.ndarray):
-        return True
-    if isinstance(value, tuple | list):
-        return any(_contains_array(v) for v in value)
-    return False
-
-
-# The global modes a compiled step depends on (see CompiledStep's guards), as where each
-# is held: grad mode (per thread), anomaly mode, the open forward-AD level, and whether
-# backward may run on arrays (engine.tensor_backward). The generated guard reads the same.
+# The global modes a compiled step depends on, as (holder, attribute); the guard reads the same.
 MODES: tuple[tuple[Any, str], ...] = (
     (grad_mode._state, "enabled"), (anomaly._state, "enabled"), (forward_grad._Level, "current"),
     (_Mode, "raw_allowed"),

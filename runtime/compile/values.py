@@ -1,14 +1,9 @@
 """Values of the traced backward: an array that also knows its name in the generated step.
 
-The backward is traced by running each node's own `apply` (its formulas as codegen
-rendered them, generated/functions.py) with `SymbolicOps` in place of `array_ops`: every op
-a formula calls, and every operator it applies (`grad * factor`), runs on the real arrays,
-as the engine would, and also writes one line of the step. Branches of a helper on sizes,
-strides or constants (`maybe_multiply`'s `factor == 1`, `mm_mat1_backward`'s layout) are
-taken at trace time and leave no trace in the code; the shape guards keep them valid.
-A branch on the values themselves (`bool(x)`), or numpy called on a value directly, stops
-the trace: the step then runs eagerly.
-"""
+Each node's own `apply` runs with `SymbolicOps` in place of `array_ops`: every op and operator a
+formula applies runs on the real arrays and writes one line. A helper's branches on sizes and
+constants are taken at trace time (the guards keep them valid); a branch on the values
+themselves stops the trace."""
 
 from __future__ import annotations
 
@@ -22,13 +17,13 @@ import numpy as np
 from generated import ops as generated_ops
 from runtime import arguments, kernels
 from runtime.compile import forms
-from runtime.compile.emit import TraceBreak, attribute, subscript, var
+from runtime.compile.emit import BINARY, COMPARE, TraceBreak, attribute, same_bits, subscript, var
 from runtime.namespaces import array_ops, numpy_dtype
 
 if TYPE_CHECKING:
     from runtime.compile.trace import Tracer
 
-# Attributes of an array a formula may read: sizes, fixed by the shape guards.
+# Array attributes a formula may read: sizes, fixed by the guards.
 _SIZE_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "size", "itemsize", "strides"})
 
 
@@ -47,7 +42,6 @@ class Value:
     def __repr__(self) -> str:
         return f"<traced {self.name}>"
 
-    # -- what would make the code depend on the values -----------------------------------
     def __bool__(self) -> bool:
         raise TraceBreak("a formula branches on the values of a tensor")
 
@@ -65,7 +59,6 @@ class Value:
     def __iter__(self):
         raise TraceBreak("a formula iterates over a tensor")
 
-    # -- sizes are constants; methods and .T are traced -----------------------------------
     def __getattr__(self, name: str) -> Any:
         if name in _SIZE_ATTRIBUTES:
             return getattr(self.array, name)
@@ -111,8 +104,7 @@ def _binary(symbol: type[ast.AST], function: Callable, reflected: bool = False) 
 
 
 def _times_ones(tracer: Tracer, left: Any, right: Any, result: Any) -> Value | None:
-    """`ones * x` (the seed's gradient, expanded, times a formula's factor) is x, when it
-    has x's shape and dtype: 1 * v == v exactly, for every float (NaN, inf, -0.0 too)."""
+    """`ones * x` (the expanded seed times a factor) is x, when it has x's shape and dtype."""
     for ones, other in ((left, right), (right, left)):
         if type(ones) is Value and ones.name in tracer.ones and type(other) is Value and \
                 type(result) is np.ndarray and type(other.array) is np.ndarray and \
@@ -129,25 +121,12 @@ def _unary(symbol: type[ast.unaryop], function: Callable) -> Callable:
     return method
 
 
-for _name, _symbol, _function in (
-    ("add", ast.Add, operator.add), ("sub", ast.Sub, operator.sub),
-    ("mul", ast.Mult, operator.mul), ("truediv", ast.Div, operator.truediv),
-    ("floordiv", ast.FloorDiv, operator.floordiv), ("pow", ast.Pow, operator.pow),
-    ("matmul", ast.MatMult, operator.matmul), ("mod", ast.Mod, operator.mod),
-    ("and", ast.BitAnd, operator.and_), ("or", ast.BitOr, operator.or_),
-    ("xor", ast.BitXor, operator.xor),
-):
-    setattr(Value, f"__{_name}__", _binary(_symbol, _function))
-    setattr(Value, f"__r{_name}__", _binary(_symbol, _function, reflected=True))
-for _name, _symbol, _function in (
-    ("lt", ast.Lt, operator.lt), ("le", ast.LtE, operator.le), ("gt", ast.Gt, operator.gt),
-    ("ge", ast.GtE, operator.ge), ("eq", ast.Eq, operator.eq), ("ne", ast.NotEq, operator.ne),
-):
-    setattr(Value, f"__{_name}__", _binary(_symbol, _function))
-for _name, _symbol, _function in (("neg", ast.USub, operator.neg),
-                                  ("pos", ast.UAdd, operator.pos),
-                                  ("invert", ast.Invert, operator.invert)):
-    setattr(Value, f"__{_name}__", _unary(_symbol, _function))
+for _name, _symbol in (*BINARY.items(), *COMPARE.items()):
+    setattr(Value, f"__{_name}__", _binary(_symbol, getattr(operator, f"__{_name}__")))
+    if _name in BINARY:
+        setattr(Value, f"__r{_name}__", _binary(_symbol, getattr(operator, f"__{_name}__"), True))
+for _name, _symbol in (("neg", ast.USub), ("pos", ast.UAdd), ("invert", ast.Invert)):
+    setattr(Value, f"__{_name}__", _unary(_symbol, getattr(operator, _name)))
 Value.__abs__ = lambda self: self.tracer.call(var("abs"), (self,), {}, abs(self.array))
 Value.__hash__ = object.__hash__
 
@@ -180,14 +159,12 @@ class SymbolicOps:
         if data is None:  # not saved: no formula that runs reads it
             return None
         if type(data) in (int, float, bool):
-            # A Python number that stood for a Tensor (`x * 2` is mul.Tensor, as in
-            # PyTorch): a constant of the trace, as the number itself was.
+            # A number standing for a Tensor (`x * 2`): a constant of the trace.
             return data
         if isinstance(data, list):
             return [self._tracer.value_of(item, "a saved tensor") for item in data]
         return self._tracer.value_of(data, "a saved tensor")
 
-    # -- what the engine's raw backward does to a gradient (engine.validate_outputs) ------
     def asarray(self, value: Any) -> Any:
         """A numpy scalar made an array (a Value that holds an array is one already)."""
         if type(value) is Value and type(value.array) is np.ndarray:
@@ -196,11 +173,8 @@ class SymbolicOps:
                                  np.asarray(unwrap(value)))
 
     def sum_to(self, grad: Value, shape: tuple[int, ...]) -> Value:
-        """kernels.sum_to, written down. For a bias's gradient (a matrix summed over its
-        rows) the kernel multiplies by a vector of ones, made at every call; the step makes
-        that vector once, a constant of its namespace (read-only), and writes `c @ g`, when
-        that gives the kernel's result bit for bit (checked here, on the traced values; the
-        guards keep the shapes and dtypes, which are all the kernel's choice depends on)."""
+        """kernels.sum_to, written down; a bias's gradient as `c @ g`, a ones vector made once,
+        where that gives the kernel's bits."""
         tracer = self._tracer
         node = tracer.comment  # (the node whose gradients the engine checks: _evaluate)
         tracer.comment = f"engine: {node}'s gradient summed back to {list(shape)}"
@@ -218,8 +192,7 @@ class SymbolicOps:
             ones.setflags(write=False)
             with forms.quiet():
                 product = ones @ array
-            if product.dtype == result.dtype and product.shape == result.shape and \
-                    product.tobytes() == np.ascontiguousarray(result).tobytes():
+            if same_bits(product, result):
                 tree = ast.BinOp(var(tracer.source.constant(ones)), ast.MatMult(),
                                  var(grad.name))
                 return tracer.expression(tree, (grad,), result)
@@ -252,14 +225,10 @@ class SymbolicOps:
 
 def kernel_for(name: str, args: tuple, kwargs: dict, result: Any
                ) -> tuple[ast.expr, tuple] | None:
-    """`kernels.KERNEL` and its arguments, the kernel `array_ops.NAME` runs for these
-    arguments, when calling it directly is the same call (no numpy scalar to convert, an
-    array back): overload resolution done once, at trace time, instead of at every step.
-    A dtype (ScalarType: `self.dtype` saved by a formula) is given as numpy's, converted
-    here as array_ops converts it at every call."""
+    """`kernels.KERNEL` and its arguments where calling the kernel `array_ops.NAME` runs is the
+    same call: overload resolution done once, at trace time."""
     if kwargs or type(result) is not np.ndarray or result.ndim == 0:
-        # (A 0-d result: the kernel's own may be a numpy scalar, which array_ops makes an
-        # array; the next kernel would take the scalar for a Python number, of float32.)
+        # (A 0-d result: the kernel's may be a numpy scalar, which array_ops makes an array.)
         return None
     values = unwrap(args)
     if any(isinstance(v, np.generic) for v in values):
