@@ -129,3 +129,20 @@ def test_differentiable_step_records_its_update(name: str, options: dict) -> Non
         results.append((weight.detach().numpy(), base.grad.numpy()))
     for ours, theirs in zip(results[1], results[0], strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "RMSprop"])
+def test_a_state_dict_without_the_flags_loads_and_steps(name: str) -> None:
+    """A state dict saved before the flags existed (an older gradgen or torch) takes the
+    optimizer's defaults for them, as torch's __setstate__ fills them in."""
+    param = runtime.nn.Parameter(runtime.ones(3))
+    optimizer = getattr(runtime.optim, name)([param], lr=0.1)
+    old = optimizer.state_dict()
+    for key in ("foreach", "fused", "capturable", "differentiable"):
+        old["param_groups"][0].pop(key, None)
+    fresh = getattr(runtime.optim, name)([param], lr=0.1)
+    fresh.load_state_dict(old)
+    assert fresh.state_dict()["param_groups"] == optimizer.state_dict()["param_groups"]
+    param.grad = runtime.ones(3)
+    fresh.step()
+    assert param.detach().tolist() != [1.0, 1.0, 1.0]

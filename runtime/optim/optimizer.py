@@ -188,6 +188,8 @@ class Optimizer:
             group["params"] = kept["params"]
             if "param_names" in kept:
                 group.setdefault("param_names", kept["param_names"])
+            for key, default in self.defaults.items():  # options newer than the file
+                group.setdefault(key, default)
 
 def check_adam_options(lr: float, betas: tuple[float, float], eps: float,
                        weight_decay: float) -> None:
