@@ -209,6 +209,11 @@ class Tensor:
         self.requires_grad = requires_grad
         return self
 
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (its `_base`), as torch's private method
+        that torchviz's make_dot asks of every tensor it draws."""
+        return self._base is not None
+
     @property
     def is_leaf(self) -> bool:
         if _modes.active:  # a mode may hear the read (runtime/modes.py)

@@ -154,6 +154,32 @@ def test_views_and_tuples_of_outputs_match_torchviz() -> None:
     assert canonical(viz.make_dot(ours).source) == canonical(torchviz.make_dot(theirs).source)
 
 
+def test_torchviz_itself_draws_gradgen_graphs_as_torchs() -> None:
+    """A program that imports torchviz under `python -m runtime` hands it gradgen's tensors:
+    torchviz reads their grad_fn, next_functions, variable, saved_tensors of custom
+    Functions, and `_is_view()` / `_base` of every tensor it draws."""
+    def program(lib):
+        class Square(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x**2
+
+            @staticmethod
+            def backward(ctx, grad_out):
+                x, = ctx.saved_tensors
+                return grad_out * 2 * x
+
+        x = lib.ones(2, 3, requires_grad=True)
+        y = Square.apply(x * 2)
+        grad_y, = lib.autograd.grad(y.sum(), x, create_graph=True)
+        return y[0], y.sum(), grad_y
+
+    ours, theirs = program(runtime), program(torch)
+    assert canonical(torchviz.make_dot(ours).source) == canonical(
+        torchviz.make_dot(theirs).source)
+
+
 def test_bad_arguments_are_refused_as_torchviz_would_not_crash_on() -> None:
     with pytest.raises(TypeError, match="expected a Tensor"):
         viz.make_dot([1, 2])
