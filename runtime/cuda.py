@@ -4,8 +4,10 @@ that needs a device raises torch's AssertionError."""
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
+from runtime._warn import warn_at_caller
 from runtime.aliases import missing_attribute
 from runtime.devices import CUDA_MISSING
 
@@ -18,7 +20,14 @@ __all__ = ["current_device", "device_count", "empty_cache", "get_device_capabili
            "init", "initial_seed", "ipc_collect", "is_available", "is_bf16_supported",
            "is_initialized", "manual_seed", "manual_seed_all", "max_memory_allocated",
            "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_reserved",
-           "seed", "seed_all", "set_rng_state", "set_rng_state_all", "synchronize"]
+           "seed", "seed_all", "set_rng_state", "set_rng_state_all", "synchronize",
+           "caching_allocator_enable", "current_stream", "default_stream", "get_arch_list",
+           "get_gencode_flags", "get_per_process_memory_fraction", "get_sync_debug_mode",
+           "host_memory_stats", "host_memory_stats_as_nested_dict", "is_tf32_supported",
+           "max_memory_cached", "memory_cached", "memory_snapshot", "memory_stats",
+           "memory_stats_as_nested_dict", "reset_accumulated_memory_stats",
+           "reset_max_memory_allocated", "reset_max_memory_cached", "reset_peak_memory_stats",
+           "set_device", "set_per_process_memory_fraction"]
 
 
 def is_available() -> bool:
@@ -90,7 +99,82 @@ def max_memory_reserved(device: Any = None) -> int:
     return 0
 
 
+def memory_stats(device: Any = None) -> dict:
+    """No allocator statistics: an empty OrderedDict, as torch gives without CUDA."""
+    return collections.OrderedDict()
+
+
+def memory_stats_as_nested_dict(device: Any = None) -> dict:
+    return {}
+
+
+def host_memory_stats() -> dict:
+    return collections.OrderedDict()
+
+
+def host_memory_stats_as_nested_dict() -> dict:
+    return {}
+
+
+def memory_cached(device: Any = None) -> int:
+    warn_at_caller("`torch.cuda.memory_cached` has been renamed to `torch.cuda.memory_reserved`",
+                   FutureWarning)
+    return memory_reserved(device)
+
+
+def max_memory_cached(device: Any = None) -> int:
+    warn_at_caller("`torch.cuda.max_memory_cached` has been renamed to "
+                   "`torch.cuda.max_memory_reserved`", FutureWarning)
+    return max_memory_reserved(device)
+
+
+def get_arch_list() -> list:
+    """The CUDA architectures this build was compiled for: none."""
+    return []
+
+
+def get_gencode_flags() -> str:
+    return ""
+
+
+def is_tf32_supported() -> bool:
+    return False
+
+
+def caching_allocator_enable(value: bool = True) -> None:
+    """No caching allocator to switch: nothing happens, as in torch without CUDA."""
+
+
 # -- what needs a device ----------------------------------------------------------------------
+
+# A CPU-only torch reaches for its missing CUDA bindings in these, and fails with Python's
+# AttributeError naming the binding.
+def _missing_binding(name: str, binding: str, warning: str | None = None) -> Any:
+    def function(*args: Any, **kwargs: Any) -> Any:
+        if warning is not None:
+            warn_at_caller(warning, FutureWarning)
+        raise AttributeError(f"module 'torch._C' has no attribute '{binding}'")
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"torch.cuda.{name}: raises, as torch does without CUDA."
+    return function
+
+
+_RESETS_ALL = ("torch.cuda.{} now calls torch.cuda.reset_peak_memory_stats, which resets "
+               "/all/ peak memory stats.")
+set_device = _missing_binding("set_device", "_cuda_setDevice")
+reset_peak_memory_stats = _missing_binding("reset_peak_memory_stats",
+                                           "_cuda_resetPeakMemoryStats")
+reset_max_memory_allocated = _missing_binding(
+    "reset_max_memory_allocated", "_cuda_resetPeakMemoryStats",
+    _RESETS_ALL.format("reset_max_memory_allocated"))
+reset_max_memory_cached = _missing_binding(
+    "reset_max_memory_cached", "_cuda_resetPeakMemoryStats",
+    _RESETS_ALL.format("reset_max_memory_cached"))
+reset_accumulated_memory_stats = _missing_binding("reset_accumulated_memory_stats",
+                                                  "_cuda_resetAccumulatedMemoryStats")
+memory_snapshot = _missing_binding("memory_snapshot", "_cuda_memorySnapshot")
+
 
 def _needs_device(name: str) -> Any:
     def function(*args: Any, **kwargs: Any) -> Any:
@@ -111,6 +195,11 @@ initial_seed = _needs_device("initial_seed")
 get_rng_state = _needs_device("get_rng_state")
 mem_get_info = _needs_device("mem_get_info")
 ipc_collect = _needs_device("ipc_collect")
+current_stream = _needs_device("current_stream")
+default_stream = _needs_device("default_stream")
+set_per_process_memory_fraction = _needs_device("set_per_process_memory_fraction")
+get_per_process_memory_fraction = _needs_device("get_per_process_memory_fraction")
+get_sync_debug_mode = _needs_device("get_sync_debug_mode")
 
 
 def __getattr__(name: str) -> Any:

@@ -143,3 +143,32 @@ def test_cuda_answers_like_a_cpu_only_torch(name):
             getattr(rt.cuda, name)(*args)
     else:
         assert getattr(rt.cuda, name)(*args) == expected
+
+
+@pytest.mark.parametrize(("name", "args"), [
+    ("memory_stats", ()), ("memory_stats", (0,)), ("memory_stats_as_nested_dict", ()),
+    ("host_memory_stats", ()), ("host_memory_stats_as_nested_dict", ()),
+    ("memory_cached", ()), ("max_memory_cached", ()), ("get_arch_list", ()),
+    ("get_gencode_flags", ()), ("is_tf32_supported", ()), ("caching_allocator_enable", (True,)),
+    ("set_device", (0,)), ("set_device", ("cuda:0",)), ("reset_peak_memory_stats", ()),
+    ("reset_peak_memory_stats", (0,)), ("reset_max_memory_allocated", ()),
+    ("reset_max_memory_cached", ()), ("reset_accumulated_memory_stats", ()),
+    ("memory_snapshot", ()), ("current_stream", ()), ("default_stream", ()),
+    ("set_per_process_memory_fraction", (0.5,)), ("get_per_process_memory_fraction", ()),
+    ("get_sync_debug_mode", ())])
+def test_more_cuda_answers_like_a_cpu_only_torch(name, args):
+    """What a CPU-only torch returns, raises (class and message) and warns, for the memory
+    and device functions programs call unguarded (the custom-Function conv-bn tutorial
+    resets the peak memory statistics)."""
+    import warnings
+
+    def outcome(lib):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = ("returns", getattr(lib.cuda, name)(*args))
+            except Exception as error:  # noqa: BLE001 - the class and message are compared
+                result = (type(error).__name__, str(error))
+        return result, [(w.category, str(w.message)) for w in caught]
+
+    assert outcome(rt) == outcome(torch)
