@@ -320,7 +320,8 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
             or (type(other) is float and self.dtype.kind in "fV")
             or (type(other) is int and self.dtype.kind in "fV" and -_EXACT <= other <= _EXACT)):
         a, b = self, other
-        if self.dtype in _HALVES and type(other) is not np.ndarray and ufunc in _SCALAR_IN_OPMATH:
+        # A number with float16 or bfloat16 (_HALVES: the float kinds two bytes wide).
+        if type(other) is not np.ndarray and self.itemsize == 2 and ufunc in _SCALAR_IN_OPMATH:
             return _with_scalar(ufunc, self, other)
     elif dtype is None and _scalar_in_opmath(ufunc, self, other):
         return _with_scalar(ufunc, self, other.item())
@@ -334,7 +335,8 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
         raise
     finally:
         _reset_state(token)
-    return result if type(result) is np.ndarray and result.dtype == a.dtype \
+    return result if type(result) is np.ndarray and (result.dtype is a.dtype
+                                                     or result.dtype == a.dtype) \
         else _array(result, a.dtype)
 
 

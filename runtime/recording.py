@@ -156,7 +156,7 @@ def strides(value: Any) -> tuple[int, ...]:
 def scalar_type(value: Any) -> Any:
     """`x.dtype`, saved by a node whose formula reads only that (read off the array, as
     `sizes` reads the shape: a mode hears the op, not what it saves)."""
-    return dtypes.from_numpy(value._data.dtype) if isinstance(value, Tensor) else None
+    return dtypes.BY_NUMPY[value._data.dtype] if isinstance(value, Tensor) else None
 
 
 # -- in-place ops -------------------------------------------------------------------------
