@@ -1915,7 +1915,7 @@ def flip(self, dims):
 def _no_bool(kernel: str, *arrays: np.ndarray) -> None:
     """PyTorch's CPU matrix products have no bool kernel."""
     for array in arrays:  # (a loop: cheaper than any() of a generator, on every product)
-        if array.dtype == np.bool_:
+        if array.dtype.kind == "b":  # (the kind: cheaper than comparing with np.bool_)
             raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 

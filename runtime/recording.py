@@ -155,6 +155,9 @@ def strides(value: Any) -> tuple[int, ...]:
         return ()
     data = value._data
     itemsize = data.itemsize
+    if data.ndim == 2:  # a matrix (addmm's and mm's, every Linear): without a loop
+        rows, columns = data.strides
+        return (rows // itemsize, columns // itemsize)
     return tuple([step // itemsize for step in data.strides])
 
 
