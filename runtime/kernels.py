@@ -369,8 +369,8 @@ def add_Tensor(self, other, alpha=1):
         return _arithmetic(np.add, self, other)
     dtype = result_type(self, other, alpha)
     if dtype in _HALVES:  # self + alpha * other in float32 (alpha in dtype), rounded once
-        a, b = (np.asarray(_as(x, dtype), np.float32) for x in (self, other))
-        with silenced():
+        with silenced():  # (a number past float16's range becomes inf, silently, as in torch)
+            a, b = (np.asarray(_as(x, dtype), np.float32) for x in (self, other))
             return _array(a + np.float32(_as(alpha, dtype)) * b, dtype)
     return _arithmetic(np.add, *_scaled(self, other, alpha))
 

@@ -164,3 +164,12 @@ def test_saved_strides_of_a_matrix_are_torchs(transposed: bool) -> None:
         return tuple(out.grad_fn._saved_mat2_sym_strides), tuple(
             out.grad_fn._saved_mat1_sym_strides)
     assert saved(runtime) == saved(torch)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_add_of_a_half_with_alpha_past_its_range_is_silent_inf(dtype: str) -> None:
+    """(Met while checking _arithmetic: numpy's overflow warning leaked from the cast.)"""
+    def run(lib):
+        return lib.ones(2, dtype=getattr(lib, dtype)).add(1e38, alpha=2).float().tolist()
+    assert run(runtime) == run(torch)
