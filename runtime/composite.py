@@ -678,8 +678,13 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     if bias is not None and type(input) is Tensor and input._data.ndim == 2 \
             and isinstance(weight, Tensor) and weight._data.ndim:
         # nn.Linear's usual call, with the op called directly rather than through the method
-        # (and its checks below passed without the ndim properties' calls)
+        # (and the checks of _linear_other passed without the ndim properties' calls)
         return ops.addmm(bias, input, ops.t(weight))
+    return _linear_other(input, weight, bias)
+
+
+def _linear_other(input: Any, weight: Any, bias: Any) -> Any:
+    """linear's calls other than nn.Linear's usual one."""
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")

@@ -335,8 +335,7 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
         raise
     finally:
         _reset_state(token)
-    return result if type(result) is np.ndarray and (result.dtype is a.dtype
-                                                     or result.dtype == a.dtype) \
+    return result if type(result) is np.ndarray and result.dtype == a.dtype \
         else _array(result, a.dtype)
 
 
