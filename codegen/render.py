@@ -544,14 +544,27 @@ def _save_statement(info: OpInfo, attr: SavedAttribute, inplace: bool) -> str:
         return f"grad_fn.{field} = SavedVariable({'self_' if inplace else source}, True)"
     if attr.kind == "tensor_list":
         return f"grad_fn.{field} = SavedVariableList({source}, False)"
+    if attr.kind == SavedKind.SIZES and always_tensor(info, attr.source):
+        return f"grad_fn.{field} = {source}._data.shape"  # recording.sizes of a sure Tensor
     if attr.kind in SIZE_SAVERS:
         return f"grad_fn.{field} = {SIZE_SAVERS[attr.kind]}({source})"
     return f"grad_fn.{field} = {source}"
 
 
-def _kernel_argument(arg: Argument) -> str:
+def always_tensor(info: OpInfo, name: str) -> bool:
+    """Whether the wrapper's argument `name` is sure to be a Tensor past its argument guard
+    (_argument_guard): a Tensor argument, not optional, that no Python number may stand for
+    (codegen/wrapped_numbers.py). Its array is then read as `x._data`, without a call."""
+    arg = next((a for a in info.schema.arguments if a.name == name), None)
+    return arg is not None and arg.type.is_tensor and not arg.type.optional \
+        and not takes_number(info.schema.base, name)
+
+
+def _kernel_argument(info: OpInfo, arg: Argument) -> str:
     """What a kernel receives: numpy arrays for tensors, numpy dtypes for ScalarTypes."""
     name = local_name(arg.name)
+    if always_tensor(info, arg.name):
+        return f"{name}._data"
     if arg.type.is_tensor_like:
         return f"recording.data({name})"
     if arg.type.base == "ScalarType":
@@ -827,7 +840,7 @@ def op_contexts(info: OpInfo, group: list[OpInfo], kernels: frozenset[str] = fro
                 ) -> list[dict]:
     """The forward wrapper of an overload, and its in-place form if it has one."""
     schema = info.schema
-    kernel_args = ", ".join(_kernel_argument(a) for a in schema.arguments)
+    kernel_args = ", ".join(_kernel_argument(info, a) for a in schema.arguments)
     kernel_call = f"{kernel_module(info, kernels)}.{schema.kernel_name}({kernel_args})"
     saves, saves_after = save_statements(info)
     inplace_saves, inplace_saves_after = save_statements(info, inplace=True)

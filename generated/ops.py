@@ -1215,7 +1215,7 @@ def rsub_Tensor(self_=MISSING, other=MISSING, *extra, alpha=1, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
         self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Tensor"], (self_, other, alpha,), kwargs, extra)
-    result = recording.wrap(kernels.rsub_Tensor(recording.data(self_), recording.data(other), alpha))
+    result = recording.wrap(kernels.rsub_Tensor(self_._data, recording.data(other), alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = RsubBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_alpha = alpha
@@ -1238,7 +1238,7 @@ def rsub_Scalar(self_=MISSING, other=MISSING, alpha=1, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
         self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Scalar"], (self_, other, alpha,), kwargs, extra)
-    result = recording.wrap(kernels.rsub_Scalar(recording.data(self_), other, alpha))
+    result = recording.wrap(kernels.rsub_Scalar(self_._data, other, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = RsubBackward1((gradient_edge(self_),))
         grad_fn._saved_alpha = alpha
@@ -1492,7 +1492,7 @@ def neg(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["neg"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("neg", neg, (self_,), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.neg(recording.data(self_)))
+    result = recording.wrap(kernels.neg(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NegBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -1521,7 +1521,7 @@ def neg_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.neg(recording.data(self_)))
+    recording.write_inplace(self_, kernels.neg(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -1693,7 +1693,7 @@ def reciprocal(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["reciprocal"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("reciprocal", reciprocal, (self_,), {}, out)
-    result = recording.wrap(kernels.reciprocal(recording.data(self_)))
+    result = recording.wrap(kernels.reciprocal(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = ReciprocalBackward0((gradient_edge(self_),))
@@ -1726,7 +1726,7 @@ def reciprocal_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.reciprocal(recording.data(self_)))
+    recording.write_inplace(self_, kernels.reciprocal(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -1752,7 +1752,7 @@ def exp(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["exp"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("exp", exp, (self_,), {}, out)
-    result = recording.wrap(kernels.exp(recording.data(self_)))
+    result = recording.wrap(kernels.exp(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = ExpBackward0((gradient_edge(self_),))
@@ -1785,7 +1785,7 @@ def exp_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.exp(recording.data(self_)))
+    recording.write_inplace(self_, kernels.exp(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -1811,7 +1811,7 @@ def expm1(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["expm1"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("expm1", expm1, (self_,), {}, out)
-    result = recording.wrap(kernels.expm1(recording.data(self_)))
+    result = recording.wrap(kernels.expm1(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = Expm1Backward0((gradient_edge(self_),))
@@ -1844,7 +1844,7 @@ def expm1_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.expm1(recording.data(self_)))
+    recording.write_inplace(self_, kernels.expm1(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -1870,7 +1870,7 @@ def log(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["log"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log", log, (self_,), {}, out)
-    result = recording.wrap(kernels.log(recording.data(self_)))
+    result = recording.wrap(kernels.log(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LogBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -1901,7 +1901,7 @@ def log_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.log(recording.data(self_)))
+    recording.write_inplace(self_, kernels.log(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -1924,7 +1924,7 @@ def log1p(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["log1p"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log1p", log1p, (self_,), {}, out)
-    result = recording.wrap(kernels.log1p(recording.data(self_)))
+    result = recording.wrap(kernels.log1p(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = Log1PBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -1955,7 +1955,7 @@ def log1p_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.log1p(recording.data(self_)))
+    recording.write_inplace(self_, kernels.log1p(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -1978,7 +1978,7 @@ def sqrt(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["sqrt"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sqrt", sqrt, (self_,), {}, out)
-    result = recording.wrap(kernels.sqrt(recording.data(self_)))
+    result = recording.wrap(kernels.sqrt(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SqrtBackward0((gradient_edge(self_),))
@@ -2011,7 +2011,7 @@ def sqrt_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.sqrt(recording.data(self_)))
+    recording.write_inplace(self_, kernels.sqrt(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2037,7 +2037,7 @@ def rsqrt(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["rsqrt"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("rsqrt", rsqrt, (self_,), {}, out)
-    result = recording.wrap(kernels.rsqrt(recording.data(self_)))
+    result = recording.wrap(kernels.rsqrt(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = RsqrtBackward0((gradient_edge(self_),))
@@ -2070,7 +2070,7 @@ def rsqrt_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.rsqrt(recording.data(self_)))
+    recording.write_inplace(self_, kernels.rsqrt(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2096,7 +2096,7 @@ def sin(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["sin"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sin", sin, (self_,), {}, out)
-    result = recording.wrap(kernels.sin(recording.data(self_)))
+    result = recording.wrap(kernels.sin(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2127,7 +2127,7 @@ def sin_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.sin(recording.data(self_)))
+    recording.write_inplace(self_, kernels.sin(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2150,7 +2150,7 @@ def cos(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["cos"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cos", cos, (self_,), {}, out)
-    result = recording.wrap(kernels.cos(recording.data(self_)))
+    result = recording.wrap(kernels.cos(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CosBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2181,7 +2181,7 @@ def cos_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.cos(recording.data(self_)))
+    recording.write_inplace(self_, kernels.cos(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2204,7 +2204,7 @@ def tan(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["tan"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tan", tan, (self_,), {}, out)
-    result = recording.wrap(kernels.tan(recording.data(self_)))
+    result = recording.wrap(kernels.tan(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = TanBackward0((gradient_edge(self_),))
@@ -2237,7 +2237,7 @@ def tan_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.tan(recording.data(self_)))
+    recording.write_inplace(self_, kernels.tan(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2263,7 +2263,7 @@ def tanh(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["tanh"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tanh", tanh, (self_,), {}, out)
-    result = recording.wrap(kernels.tanh(recording.data(self_)))
+    result = recording.wrap(kernels.tanh(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = TanhBackward0((gradient_edge(self_),))
@@ -2296,7 +2296,7 @@ def tanh_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.tanh(recording.data(self_)))
+    recording.write_inplace(self_, kernels.tanh(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2320,7 +2320,7 @@ def tanh_backward(grad_output=MISSING, output=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs or extra:
         grad_output, output = _arguments.bind(OVERLOADS["tanh_backward"], (grad_output, output,), kwargs, extra)
-    result = recording.wrap(kernels.tanh_backward(recording.data(grad_output), recording.data(output)))
+    result = recording.wrap(kernels.tanh_backward(grad_output._data, output._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None)):
         grad_fn = TanhBackwardBackward0((gradient_edge(grad_output), gradient_edge(output)))
         grad_fn.output_ = SavedVariable(output, False)
@@ -2346,7 +2346,7 @@ def sigmoid(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["sigmoid"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sigmoid", sigmoid, (self_,), {}, out)
-    result = recording.wrap(kernels.sigmoid(recording.data(self_)))
+    result = recording.wrap(kernels.sigmoid(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SigmoidBackward0((gradient_edge(self_),))
@@ -2379,7 +2379,7 @@ def sigmoid_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.sigmoid(recording.data(self_)))
+    recording.write_inplace(self_, kernels.sigmoid(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2403,7 +2403,7 @@ def sigmoid_backward(grad_output=MISSING, output=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or kwargs or extra:
         grad_output, output = _arguments.bind(OVERLOADS["sigmoid_backward"], (grad_output, output,), kwargs, extra)
-    result = recording.wrap(kernels.sigmoid_backward(recording.data(grad_output), recording.data(output)))
+    result = recording.wrap(kernels.sigmoid_backward(grad_output._data, output._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None)):
         grad_fn = SigmoidBackwardBackward0((gradient_edge(grad_output), gradient_edge(output)))
         grad_fn.output_ = SavedVariable(output, False)
@@ -2429,7 +2429,7 @@ def erf(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["erf"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("erf", erf, (self_,), {}, out)
-    result = recording.wrap(kernels.erf(recording.data(self_)))
+    result = recording.wrap(kernels.erf(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ErfBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2460,7 +2460,7 @@ def erf_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.erf(recording.data(self_)))
+    recording.write_inplace(self_, kernels.erf(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2481,7 +2481,7 @@ def relu(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["relu"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.relu(recording.data(self_)))
+    result = recording.wrap(kernels.relu(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = ReluBackward0((gradient_edge(self_),))
@@ -2514,7 +2514,7 @@ def relu_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.relu(recording.data(self_)))
+    recording.write_inplace(self_, kernels.relu(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2538,7 +2538,7 @@ def gelu(self_=MISSING, *extra, approximate="none", **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, approximate = _arguments.bind(OVERLOADS["gelu"], (self_, approximate,), kwargs, extra)
-    result = recording.wrap(kernels.gelu(recording.data(self_), approximate))
+    result = recording.wrap(kernels.gelu(self_._data, approximate))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = GeluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2562,7 +2562,7 @@ def gelu_backward(grad_output=MISSING, self_=MISSING, *extra, approximate="none"
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs or extra:
         grad_output, self_, approximate = _arguments.bind(OVERLOADS["gelu_backward"], (grad_output, self_, approximate,), kwargs, extra)
-    result = recording.wrap(kernels.gelu_backward(recording.data(grad_output), recording.data(self_), approximate))
+    result = recording.wrap(kernels.gelu_backward(grad_output._data, self_._data, approximate))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = GeluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2587,7 +2587,7 @@ def leaky_relu(self_=MISSING, negative_slope=0.01, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or kwargs or extra:
         self_, negative_slope = _arguments.bind(OVERLOADS["leaky_relu"], (self_, negative_slope,), kwargs, extra)
-    result = recording.wrap(kernels.leaky_relu(recording.data(self_), negative_slope))
+    result = recording.wrap(kernels.leaky_relu(self_._data, negative_slope))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LeakyReluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2611,7 +2611,7 @@ def softplus(self_=MISSING, beta=1, threshold=20, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs or extra:
         self_, beta, threshold = _arguments.bind(OVERLOADS["softplus"], (self_, beta, threshold,), kwargs, extra)
-    result = recording.wrap(kernels.softplus(recording.data(self_), beta, threshold))
+    result = recording.wrap(kernels.softplus(self_._data, beta, threshold))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SoftplusBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2636,7 +2636,7 @@ def leaky_relu_backward(grad_output=MISSING, self_=MISSING, negative_slope=MISSI
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(negative_slope, NUMBER) or self_is_result is MISSING or kwargs or extra:
         grad_output, self_, negative_slope, self_is_result = _arguments.bind(OVERLOADS["leaky_relu_backward"], (grad_output, self_, negative_slope, self_is_result,), kwargs, extra)
-    result = recording.wrap(kernels.leaky_relu_backward(recording.data(grad_output), recording.data(self_), negative_slope, self_is_result))
+    result = recording.wrap(kernels.leaky_relu_backward(grad_output._data, self_._data, negative_slope, self_is_result))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LeakyReluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2660,7 +2660,7 @@ def softplus_backward(grad_output=MISSING, self_=MISSING, beta=MISSING, threshol
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(beta, NUMBER) or not isinstance(threshold, NUMBER) or kwargs or extra:
         grad_output, self_, beta, threshold = _arguments.bind(OVERLOADS["softplus_backward"], (grad_output, self_, beta, threshold,), kwargs, extra)
-    result = recording.wrap(kernels.softplus_backward(recording.data(grad_output), recording.data(self_), beta, threshold))
+    result = recording.wrap(kernels.softplus_backward(grad_output._data, self_._data, beta, threshold))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SoftplusBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2686,7 +2686,7 @@ def threshold_backward(grad_output=MISSING, self_=MISSING, threshold=MISSING, *e
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or kwargs or extra:
         grad_output, self_, threshold = _arguments.bind(OVERLOADS["threshold_backward"], (grad_output, self_, threshold,), kwargs, extra)
-    result = recording.wrap(kernels.threshold_backward(recording.data(grad_output), recording.data(self_), threshold))
+    result = recording.wrap(kernels.threshold_backward(grad_output._data, self_._data, threshold))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ThresholdBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2712,7 +2712,7 @@ def abs(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["abs"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("abs", abs, (self_,), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.abs(recording.data(self_)))
+    result = recording.wrap(kernels.abs(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AbsBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2743,7 +2743,7 @@ def abs_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.abs(recording.data(self_)))
+    recording.write_inplace(self_, kernels.abs(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2766,7 +2766,7 @@ def sign(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["sign"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sign", sign, (self_,), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.sign(recording.data(self_)))
+    result = recording.wrap(kernels.sign(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SignBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -2795,7 +2795,7 @@ def sign_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.sign(recording.data(self_)))
+    recording.write_inplace(self_, kernels.sign(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2818,7 +2818,7 @@ def clamp_Tensor(self_=MISSING, min=None, max=None, *extra, out=None, **kwargs):
         self_, min, max = _arguments.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_Tensor, (self_, min, max), {}, out)
-    result = recording.wrap(kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
+    result = recording.wrap(kernels.clamp_Tensor(self_._data, recording.data(min), recording.data(max)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(min, Tensor) and (min._requires_grad or min.grad_fn is not None) or isinstance(max, Tensor) and (max._requires_grad or max.grad_fn is not None)):
         grad_fn = ClampBackward0((gradient_edge(self_), gradient_edge(min), gradient_edge(max)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2853,7 +2853,7 @@ def clamp_Tensor_(self_=MISSING, min=None, max=None, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, min, max)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.clamp_Tensor(recording.data(self_), recording.data(min), recording.data(max)))
+    recording.write_inplace(self_, kernels.clamp_Tensor(self_._data, recording.data(min), recording.data(max)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2876,7 +2876,7 @@ def clamp_default(self_=MISSING, min=None, max=None, *extra, out=None, **kwargs)
         self_, min, max = _arguments.bind(OVERLOADS["clamp"], (self_, min, max,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_default, (self_, min, max), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.clamp(recording.data(self_), min, max))
+    result = recording.wrap(kernels.clamp(self_._data, min, max))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ClampBackward1((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2911,7 +2911,7 @@ def clamp_default_(self_=MISSING, min=None, max=None, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.clamp(recording.data(self_), min, max))
+    recording.write_inplace(self_, kernels.clamp(self_._data, min, max))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2934,7 +2934,7 @@ def clamp_min_default(self_=MISSING, min=MISSING, *extra, out=None, **kwargs):
         self_, min = _arguments.bind(OVERLOADS["clamp_min"], (self_, min,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_min", clamp_min_default, (self_, min), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.clamp_min(recording.data(self_), min))
+    result = recording.wrap(kernels.clamp_min(self_._data, min))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ClampMinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2967,7 +2967,7 @@ def clamp_min_default_(self_=MISSING, min=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.clamp_min(recording.data(self_), min))
+    recording.write_inplace(self_, kernels.clamp_min(self_._data, min))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -2990,7 +2990,7 @@ def clamp_min_Tensor(self_=MISSING, min=MISSING, *extra, out=None, **kwargs):
         self_, min = _arguments.bind(OVERLOADS["clamp_min.Tensor"], (self_, min,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_min", clamp_min_Tensor, (self_, min), {}, out)
-    result = recording.wrap(kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
+    result = recording.wrap(kernels.clamp_min_Tensor(self_._data, min._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(min, Tensor) and (min._requires_grad or min.grad_fn is not None)):
         grad_fn = ClampMinBackward1((gradient_edge(self_), gradient_edge(min)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -3023,7 +3023,7 @@ def clamp_min_Tensor_(self_=MISSING, min=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, min)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.clamp_min_Tensor(recording.data(self_), recording.data(min)))
+    recording.write_inplace(self_, kernels.clamp_min_Tensor(self_._data, min._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3046,7 +3046,7 @@ def clamp_max_default(self_=MISSING, max=MISSING, *extra, out=None, **kwargs):
         self_, max = _arguments.bind(OVERLOADS["clamp_max"], (self_, max,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_max", clamp_max_default, (self_, max), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.clamp_max(recording.data(self_), max))
+    result = recording.wrap(kernels.clamp_max(self_._data, max))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ClampMaxBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -3079,7 +3079,7 @@ def clamp_max_default_(self_=MISSING, max=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.clamp_max(recording.data(self_), max))
+    recording.write_inplace(self_, kernels.clamp_max(self_._data, max))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3102,7 +3102,7 @@ def clamp_max_Tensor(self_=MISSING, max=MISSING, *extra, out=None, **kwargs):
         self_, max = _arguments.bind(OVERLOADS["clamp_max.Tensor"], (self_, max,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp_max", clamp_max_Tensor, (self_, max), {}, out)
-    result = recording.wrap(kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
+    result = recording.wrap(kernels.clamp_max_Tensor(self_._data, max._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(max, Tensor) and (max._requires_grad or max.grad_fn is not None)):
         grad_fn = ClampMaxBackward1((gradient_edge(self_), gradient_edge(max)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -3135,7 +3135,7 @@ def clamp_max_Tensor_(self_=MISSING, max=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, max)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.clamp_max_Tensor(recording.data(self_), recording.data(max)))
+    recording.write_inplace(self_, kernels.clamp_max_Tensor(self_._data, max._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3158,7 +3158,7 @@ def maximum(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["maximum"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("maximum", maximum, (self_, other), {}, out)
-    result = recording.wrap(kernels.maximum(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.maximum(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = MaximumBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -3184,7 +3184,7 @@ def minimum(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["minimum"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("minimum", minimum, (self_, other), {}, out)
-    result = recording.wrap(kernels.minimum(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.minimum(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = MinimumBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -3210,7 +3210,7 @@ def where_self(condition=MISSING, self_=MISSING, other=MISSING, *extra, out=None
         condition, self_, other = _arguments.bind(OVERLOADS["where.self"], (condition, self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("where", where_self, (condition, self_, other), {}, out, dtype_rule="where")
-    result = recording.wrap(kernels.where_self(recording.data(condition), recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.where_self(condition._data, recording.data(self_), recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = WhereBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.condition_ = SavedVariable(condition, False)
@@ -3233,7 +3233,7 @@ def masked_fill_Scalar(self_=MISSING, mask=MISSING, value=MISSING, *extra, **kwa
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, NUMBER) or kwargs or extra:
         self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Scalar"], (self_, mask, value,), kwargs, extra)
-    result = recording.wrap(kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
+    result = recording.wrap(kernels.masked_fill_Scalar(self_._data, mask._data, value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MaskedFillBackward0((gradient_edge(self_),))
         grad_fn.mask_ = SavedVariable(mask, False)
@@ -3264,7 +3264,7 @@ def masked_fill_Scalar_(self_=MISSING, mask=MISSING, value=MISSING, *extra, **kw
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.masked_fill_Scalar(recording.data(self_), recording.data(mask), value))
+    recording.write_inplace(self_, kernels.masked_fill_Scalar(self_._data, mask._data, value))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3285,7 +3285,7 @@ def masked_fill_Tensor(self_=MISSING, mask=MISSING, value=MISSING, *extra, **kwa
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs or extra:
         self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs, extra)
-    result = recording.wrap(kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
+    result = recording.wrap(kernels.masked_fill_Tensor(self_._data, mask._data, recording.data(value)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None)):
         grad_fn = MaskedFillBackward1((gradient_edge(self_), gradient_edge(value)))
         grad_fn.mask_ = SavedVariable(mask, False)
@@ -3316,7 +3316,7 @@ def masked_fill_Tensor_(self_=MISSING, mask=MISSING, value=MISSING, *extra, **kw
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.masked_fill_Tensor(recording.data(self_), recording.data(mask), recording.data(value)))
+    recording.write_inplace(self_, kernels.masked_fill_Tensor(self_._data, mask._data, recording.data(value)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3337,7 +3337,7 @@ def fill_Scalar(self_=MISSING, value=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or kwargs or extra:
         self_, value = _arguments.bind(OVERLOADS["fill.Scalar"], (self_, value,), kwargs, extra)
-    result = recording.wrap(kernels.fill_Scalar(recording.data(self_), value))
+    result = recording.wrap(kernels.fill_Scalar(self_._data, value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = FillBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -3359,7 +3359,7 @@ def fill_Tensor(self_=MISSING, value=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs or extra:
         self_, value = _arguments.bind(OVERLOADS["fill.Tensor"], (self_, value,), kwargs, extra)
-    result = recording.wrap(kernels.fill_Tensor(recording.data(self_), recording.data(value)))
+    result = recording.wrap(kernels.fill_Tensor(self_._data, recording.data(value)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None)):
         grad_fn = FillBackward1((gradient_edge(self_), gradient_edge(value)))
         recording.set_history(result, grad_fn)
@@ -3388,7 +3388,7 @@ def fill__Scalar(self_=MISSING, value=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.fill__Scalar(recording.data(self_), value))
+    recording.write_inplace(self_, kernels.fill__Scalar(self_._data, value))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3416,7 +3416,7 @@ def fill__Tensor(self_=MISSING, value=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.fill__Tensor(recording.data(self_), recording.data(value)))
+    recording.write_inplace(self_, kernels.fill__Tensor(self_._data, recording.data(value)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3467,7 +3467,7 @@ def eq_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["eq.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("eq", eq_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.eq_Scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.eq_Scalar(self_._data, other))
     return result
 
 
@@ -3484,7 +3484,7 @@ def eq_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["eq.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("eq", eq_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.eq_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.eq_Tensor(self_._data, recording.data(other)))
     return result
 
 
@@ -3501,7 +3501,7 @@ def ge_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["ge.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ge", ge_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.ge_Scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.ge_Scalar(self_._data, other))
     return result
 
 
@@ -3518,7 +3518,7 @@ def ge_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["ge.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ge", ge_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.ge_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.ge_Tensor(self_._data, recording.data(other)))
     return result
 
 
@@ -3535,7 +3535,7 @@ def gt_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["gt.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gt", gt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.gt_Scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.gt_Scalar(self_._data, other))
     return result
 
 
@@ -3552,7 +3552,7 @@ def gt_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["gt.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gt", gt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.gt_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.gt_Tensor(self_._data, recording.data(other)))
     return result
 
 
@@ -3569,7 +3569,7 @@ def le_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["le.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("le", le_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.le_Scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.le_Scalar(self_._data, other))
     return result
 
 
@@ -3586,7 +3586,7 @@ def le_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["le.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("le", le_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.le_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.le_Tensor(self_._data, recording.data(other)))
     return result
 
 
@@ -3603,7 +3603,7 @@ def lt_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["lt.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lt", lt_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.lt_Scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.lt_Scalar(self_._data, other))
     return result
 
 
@@ -3620,7 +3620,7 @@ def lt_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["lt.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lt", lt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.lt_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.lt_Tensor(self_._data, recording.data(other)))
     return result
 
 
@@ -3637,7 +3637,7 @@ def ne_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["ne.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ne", ne_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.ne_Scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.ne_Scalar(self_._data, other))
     return result
 
 
@@ -3654,7 +3654,7 @@ def ne_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["ne.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ne", ne_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.ne_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.ne_Tensor(self_._data, recording.data(other)))
     return result
 
 
@@ -3677,7 +3677,7 @@ def eq__Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.eq__Scalar(recording.data(self_), other))
+    recording.write_inplace(self_, kernels.eq__Scalar(self_._data, other))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3707,7 +3707,7 @@ def eq__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.eq__Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.eq__Tensor(self_._data, recording.data(other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3736,7 +3736,7 @@ def ge__Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.ge__Scalar(recording.data(self_), other))
+    recording.write_inplace(self_, kernels.ge__Scalar(self_._data, other))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3766,7 +3766,7 @@ def ge__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.ge__Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.ge__Tensor(self_._data, recording.data(other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3795,7 +3795,7 @@ def gt__Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.gt__Scalar(recording.data(self_), other))
+    recording.write_inplace(self_, kernels.gt__Scalar(self_._data, other))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3825,7 +3825,7 @@ def gt__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.gt__Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.gt__Tensor(self_._data, recording.data(other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3854,7 +3854,7 @@ def le__Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.le__Scalar(recording.data(self_), other))
+    recording.write_inplace(self_, kernels.le__Scalar(self_._data, other))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3884,7 +3884,7 @@ def le__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.le__Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.le__Tensor(self_._data, recording.data(other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3913,7 +3913,7 @@ def lt__Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.lt__Scalar(recording.data(self_), other))
+    recording.write_inplace(self_, kernels.lt__Scalar(self_._data, other))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3943,7 +3943,7 @@ def lt__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.lt__Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.lt__Tensor(self_._data, recording.data(other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3972,7 +3972,7 @@ def ne__Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.ne__Scalar(recording.data(self_), other))
+    recording.write_inplace(self_, kernels.ne__Scalar(self_._data, other))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -4002,7 +4002,7 @@ def ne__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.ne__Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.ne__Tensor(self_._data, recording.data(other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -4025,7 +4025,7 @@ def logical_not(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["logical_not"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_not", logical_not, (self_,), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.logical_not(recording.data(self_)))
+    result = recording.wrap(kernels.logical_not(self_._data))
     return result
 
 
@@ -4041,7 +4041,7 @@ def logical_not_(self_=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["logical_not"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
-    recording.write_inplace(self_, kernels.logical_not(recording.data(self_)))
+    recording.write_inplace(self_, kernels.logical_not(self_._data))
     return self_
 
 
@@ -4058,7 +4058,7 @@ def logical_and(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["logical_and"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_and", logical_and, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.logical_and(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.logical_and(self_._data, other._data))
     return result
 
 
@@ -4074,7 +4074,7 @@ def logical_and_(self_=MISSING, other=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["logical_and"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
-    recording.write_inplace(self_, kernels.logical_and(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.logical_and(self_._data, other._data))
     return self_
 
 
@@ -4091,7 +4091,7 @@ def logical_or(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["logical_or"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logical_or", logical_or, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.logical_or(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.logical_or(self_._data, other._data))
     return result
 
 
@@ -4107,7 +4107,7 @@ def logical_or_(self_=MISSING, other=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["logical_or"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
-    recording.write_inplace(self_, kernels.logical_or(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.logical_or(self_._data, other._data))
     return self_
 
 
@@ -4124,7 +4124,7 @@ def bitwise_not(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["bitwise_not"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_not", bitwise_not, (self_,), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.bitwise_not(recording.data(self_)))
+    result = recording.wrap(kernels.bitwise_not(self_._data))
     return result
 
 
@@ -4140,7 +4140,7 @@ def bitwise_not_(self_=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["bitwise_not"], (self_,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
-    recording.write_inplace(self_, kernels.bitwise_not(recording.data(self_)))
+    recording.write_inplace(self_, kernels.bitwise_not(self_._data))
     return self_
 
 
@@ -4254,10 +4254,10 @@ def sum_default(self_=MISSING, *extra, dtype=None, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, dtype = _arguments.bind(OVERLOADS["sum"], (self_, dtype,), kwargs, extra)
-    result = recording.wrap(kernels.sum(recording.data(self_), recording.numpy_dtype(dtype)))
+    result = recording.wrap(kernels.sum(self_._data, recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SumBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -4280,10 +4280,10 @@ def sum_dim_IntList(self_=MISSING, dim=MISSING, keepdim=False, *extra, dtype=Non
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sum", sum_dim_IntList, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
-    result = recording.wrap(kernels.sum_dim_IntList(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
+    result = recording.wrap(kernels.sum_dim_IntList(self_._data, dim, keepdim, recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SumBackward1((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
         recording.set_history(result, grad_fn)
@@ -4307,10 +4307,10 @@ def mean_default(self_=MISSING, *extra, dtype=None, out=None, **kwargs):
         self_, dtype = _arguments.bind(OVERLOADS["mean"], (self_, dtype,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mean", mean_default, (self_,), {"dtype": dtype}, out, dtype_rule="mean")
-    result = recording.wrap(kernels.mean(recording.data(self_), recording.numpy_dtype(dtype)))
+    result = recording.wrap(kernels.mean(self_._data, recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MeanBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_self_sym_numel = recording.numel(self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -4334,10 +4334,10 @@ def mean_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, dtype=None, out=
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mean", mean_dim, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="mean_dim")
-    result = recording.wrap(kernels.mean_dim(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
+    result = recording.wrap(kernels.mean_dim(self_._data, dim, keepdim, recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MeanBackward1((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_dim = dim
         grad_fn._saved_self_sym_numel = recording.numel(self_)
         grad_fn._saved_keepdim = keepdim
@@ -4363,7 +4363,7 @@ def logsumexp(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kwa
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logsumexp", logsumexp, (self_, dim, keepdim), {}, out, dtype_rule="floating")
-    result = recording.wrap(kernels.logsumexp(recording.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.logsumexp(self_._data, dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = LogsumexpBackward0((gradient_edge(self_),))
@@ -4394,12 +4394,12 @@ def max_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kwarg
         self_, dim, keepdim = _arguments.bind(OVERLOADS["max.dim"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("max", max_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
-    values, indices = map(recording.wrap, kernels.max_dim(recording.data(self_), dim, keepdim))
+    values, indices = map(recording.wrap, kernels.max_dim(self_._data, dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = MaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_keepdim = keepdim
         recording.set_history(values, grad_fn)
         recording.skip_output(indices, grad_fn)
@@ -4426,7 +4426,7 @@ def max_default(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["max"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("max", max_default, (self_,), {}, out, dtype_rule="unary")
-    result = recording.wrap(kernels.max(recording.data(self_)))
+    result = recording.wrap(kernels.max(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = MaxBackward1((gradient_edge(self_),))
@@ -4456,7 +4456,7 @@ def amax(self_=MISSING, dim=(), keepdim=False, *extra, out=None, **kwargs):
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("amax", amax, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
-    result = recording.wrap(kernels.amax(recording.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.amax(self_._data, dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = AmaxBackward0((gradient_edge(self_),))
@@ -4488,7 +4488,7 @@ def amin(self_=MISSING, dim=(), keepdim=False, *extra, out=None, **kwargs):
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("amin", amin, (self_, dim, keepdim), {}, out, dtype_rule="reduce")
-    result = recording.wrap(kernels.amin(recording.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.amin(self_._data, dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = AminBackward0((gradient_edge(self_),))
@@ -4519,12 +4519,12 @@ def min_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kwarg
         self_, dim, keepdim = _arguments.bind(OVERLOADS["min.dim"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("min", min_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="same")
-    values, indices = map(recording.wrap, kernels.min_dim(recording.data(self_), dim, keepdim))
+    values, indices = map(recording.wrap, kernels.min_dim(self_._data, dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = MinBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_keepdim = keepdim
         recording.set_history(values, grad_fn)
         recording.skip_output(indices, grad_fn)
@@ -4551,7 +4551,7 @@ def min_default(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["min"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("min", min_default, (self_,), {}, out, dtype_rule="unary")
-    result = recording.wrap(kernels.min(recording.data(self_)))
+    result = recording.wrap(kernels.min(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = MinBackward1((gradient_edge(self_),))
@@ -4580,7 +4580,7 @@ def any_default(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["any"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_default, (self_,), {}, out, dtype_rule="bool")
-    result = recording.wrap(kernels.any(recording.data(self_)))
+    result = recording.wrap(kernels.any(self_._data))
     return result
 
 
@@ -4597,7 +4597,7 @@ def any_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kwarg
         self_, dim, keepdim = _arguments.bind(OVERLOADS["any.dim"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
-    result = recording.wrap(kernels.any_dim(recording.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.any_dim(self_._data, dim, keepdim))
     return result
 
 
@@ -4615,7 +4615,7 @@ def any_dims(self_=MISSING, dim=None, keepdim=False, *extra, out=None, **kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("any", any_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
-    result = recording.wrap(kernels.any_dims(recording.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.any_dims(self_._data, dim, keepdim))
     return result
 
 
@@ -4632,7 +4632,7 @@ def all_default(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["all"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_default, (self_,), {}, out, dtype_rule="bool")
-    result = recording.wrap(kernels.all(recording.data(self_)))
+    result = recording.wrap(kernels.all(self_._data))
     return result
 
 
@@ -4649,7 +4649,7 @@ def all_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kwarg
         self_, dim, keepdim = _arguments.bind(OVERLOADS["all.dim"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_dim, (self_, dim, keepdim), {}, out, dtype_rule="bool")
-    result = recording.wrap(kernels.all_dim(recording.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.all_dim(self_._data, dim, keepdim))
     return result
 
 
@@ -4667,7 +4667,7 @@ def all_dims(self_=MISSING, dim=None, keepdim=False, *extra, out=None, **kwargs)
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("all", all_dims, (self_, dim, keepdim), {}, out, dtype_rule="bool")
-    result = recording.wrap(kernels.all_dims(recording.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.all_dims(self_._data, dim, keepdim))
     return result
 
 
@@ -4684,7 +4684,7 @@ def argmax(self_=MISSING, dim=None, keepdim=False, *extra, out=None, **kwargs):
         self_, dim, keepdim = _arguments.bind(OVERLOADS["argmax"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("argmax", argmax, (self_, dim, keepdim), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels.argmax(recording.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.argmax(self_._data, dim, keepdim))
     return result
 
 
@@ -4701,7 +4701,7 @@ def argmin(self_=MISSING, dim=None, keepdim=False, *extra, out=None, **kwargs):
         self_, dim, keepdim = _arguments.bind(OVERLOADS["argmin"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("argmin", argmin, (self_, dim, keepdim), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels.argmin(recording.data(self_), dim, keepdim))
+    result = recording.wrap(kernels.argmin(self_._data, dim, keepdim))
     return result
 
 
@@ -4716,7 +4716,7 @@ def norm_Scalar(self_=MISSING, p=2, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs or extra:
         self_, p = _arguments.bind(OVERLOADS["norm.Scalar"], (self_, p,), kwargs, extra)
-    result = recording.wrap(kernels.norm_Scalar(recording.data(self_), p))
+    result = recording.wrap(kernels.norm_Scalar(self_._data, p))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = NormBackward0((gradient_edge(self_),))
@@ -4745,7 +4745,7 @@ def norm_ScalarOpt_dim(self_=MISSING, p=MISSING, dim=MISSING, keepdim=False, *ex
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER_OR_NONE) or dim is MISSING or kwargs or extra:
         self_, p, dim, keepdim = _arguments.bind(OVERLOADS["norm.ScalarOpt_dim"], (self_, p, dim, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
-    result = recording.wrap(kernels.norm_ScalarOpt_dim(recording.data(self_), p, dim, keepdim))
+    result = recording.wrap(kernels.norm_ScalarOpt_dim(self_._data, p, dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = NormBackward1((gradient_edge(self_),))
@@ -4776,7 +4776,7 @@ def linalg_vector_norm(self_=MISSING, ord=2, dim=None, keepdim=False, *extra, dt
     if not isinstance(self_, Tensor) or not isinstance(ord, NUMBER) or kwargs or extra:
         self_, ord, dim, keepdim, dtype = _arguments.bind(OVERLOADS["linalg_vector_norm"], (self_, ord, dim, keepdim, dtype,), kwargs, extra)
     dim = recording.int_tuple(dim)
-    result = recording.wrap(kernels.linalg_vector_norm(recording.data(self_), ord, dim, keepdim, recording.numpy_dtype(dtype)))
+    result = recording.wrap(kernels.linalg_vector_norm(self_._data, ord, dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgVectorNormBackward0((gradient_edge(self_),))
@@ -4806,7 +4806,7 @@ def prod_default(self_=MISSING, *extra, dtype=None, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, dtype = _arguments.bind(OVERLOADS["prod"], (self_, dtype,), kwargs, extra)
-    result = recording.wrap(kernels.prod(recording.data(self_), recording.numpy_dtype(dtype)))
+    result = recording.wrap(kernels.prod(self_._data, recording.numpy_dtype(dtype)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = ProdBackward0((gradient_edge(self_),))
@@ -4835,7 +4835,7 @@ def prod_dim_int(self_=MISSING, dim=MISSING, keepdim=False, *extra, dtype=None, 
         self_, dim, keepdim, dtype = _arguments.bind(OVERLOADS["prod.dim_int"], (self_, dim, keepdim, dtype,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("prod", prod_dim_int, (self_, dim, keepdim), {"dtype": dtype}, out, dtype_rule="any")
-    result = recording.wrap(kernels.prod_dim_int(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
+    result = recording.wrap(kernels.prod_dim_int(self_._data, dim, keepdim, recording.numpy_dtype(dtype)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = ProdBackward1((gradient_edge(self_),))
@@ -4865,7 +4865,7 @@ def std_correction(self_=MISSING, dim=None, *extra, correction=None, keepdim=Fal
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs or extra:
         self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["std.correction"], (self_, dim, correction, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
-    result = recording.wrap(kernels.std_correction(recording.data(self_), dim, correction, keepdim))
+    result = recording.wrap(kernels.std_correction(self_._data, dim, correction, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = StdBackward0((gradient_edge(self_),))
@@ -4896,7 +4896,7 @@ def var_correction(self_=MISSING, dim=None, *extra, correction=None, keepdim=Fal
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs or extra:
         self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["var.correction"], (self_, dim, correction, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
-    result = recording.wrap(kernels.var_correction(recording.data(self_), dim, correction, keepdim))
+    result = recording.wrap(kernels.var_correction(self_._data, dim, correction, keepdim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = VarBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -4922,7 +4922,7 @@ def t(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["t"], (self_,), kwargs, extra)
-    result = recording.as_view(self_, kernels.t(recording.data(self_)))
+    result = recording.as_view(self_, kernels.t(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = TBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -4945,10 +4945,10 @@ def expand(self_=MISSING, size=MISSING, *extra, implicit=False, **kwargs):
     if not isinstance(self_, Tensor) or size is MISSING or kwargs or extra:
         self_, size, implicit = _arguments.bind(OVERLOADS["expand"], (self_, size, implicit,), kwargs, extra)
     size = recording.int_tuple(size)
-    result = recording.as_view(self_, kernels.expand(recording.data(self_), size, implicit))
+    result = recording.as_view(self_, kernels.expand(self_._data, size, implicit))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ExpandBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -4968,7 +4968,7 @@ def unsqueeze(self_=MISSING, dim=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
         self_, dim = _arguments.bind(OVERLOADS["unsqueeze"], (self_, dim,), kwargs, extra)
-    result = recording.as_view(self_, kernels.unsqueeze(recording.data(self_), dim))
+    result = recording.as_view(self_, kernels.unsqueeze(self_._data, dim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnsqueezeBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
@@ -4991,10 +4991,10 @@ def squeeze_default(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["squeeze"], (self_,), kwargs, extra)
-    result = recording.as_view(self_, kernels.squeeze(recording.data(self_)))
+    result = recording.as_view(self_, kernels.squeeze(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SqueezeBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -5014,11 +5014,11 @@ def squeeze_dim(self_=MISSING, dim=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
         self_, dim = _arguments.bind(OVERLOADS["squeeze.dim"], (self_, dim,), kwargs, extra)
-    result = recording.as_view(self_, kernels.squeeze_dim(recording.data(self_), dim))
+    result = recording.as_view(self_, kernels.squeeze_dim(self_._data, dim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SqueezeBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -5039,11 +5039,11 @@ def squeeze_dims(self_=MISSING, dim=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
         self_, dim = _arguments.bind(OVERLOADS["squeeze.dims"], (self_, dim,), kwargs, extra)
     dim = recording.int_tuple(dim)
-    result = recording.as_view(self_, kernels.squeeze_dims(recording.data(self_), dim))
+    result = recording.as_view(self_, kernels.squeeze_dims(self_._data, dim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SqueezeBackward2((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -5067,11 +5067,11 @@ def squeeze__default(self_=MISSING, *extra, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SqueezeBackward3((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.squeeze_(recording.data(self_)))
+    recording.write_inplace(self_, kernels.squeeze_(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -5097,11 +5097,11 @@ def squeeze__dim(self_=MISSING, dim=MISSING, *extra, **kwargs):
     if needs_grad:
         grad_fn = SqueezeBackward4((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.squeeze__dim(recording.data(self_), dim))
+    recording.write_inplace(self_, kernels.squeeze__dim(self_._data, dim))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -5128,11 +5128,11 @@ def squeeze__dims(self_=MISSING, dim=MISSING, *extra, **kwargs):
     if needs_grad:
         grad_fn = SqueezeBackward5((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.squeeze__dims(recording.data(self_), dim))
+    recording.write_inplace(self_, kernels.squeeze__dims(self_._data, dim))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -5153,7 +5153,7 @@ def _to_copy(self_=MISSING, *extra, dtype=None, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, dtype = _arguments.bind(OVERLOADS["_to_copy"], (self_, dtype,), kwargs, extra)
-    result = recording.wrap(kernels._to_copy(recording.data(self_), recording.numpy_dtype(dtype)))
+    result = recording.wrap(kernels._to_copy(self_._data, recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ToCopyBackward0((gradient_edge(self_),))
         grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
@@ -5176,7 +5176,7 @@ def clone(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["clone"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.clone(recording.data(self_)))
+    result = recording.wrap(kernels.clone(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CloneBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -5198,7 +5198,7 @@ def transpose_int(self_=MISSING, dim0=MISSING, dim1=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or dim0 is MISSING or dim1 is MISSING or kwargs or extra:
         self_, dim0, dim1 = _arguments.bind(OVERLOADS["transpose.int"], (self_, dim0, dim1,), kwargs, extra)
-    result = recording.as_view(self_, kernels.transpose_int(recording.data(self_), dim0, dim1))
+    result = recording.as_view(self_, kernels.transpose_int(self_._data, dim0, dim1))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = TransposeBackward0((gradient_edge(self_),))
         grad_fn._saved_dim0 = dim0
@@ -5223,10 +5223,10 @@ def _unsafe_view(self_=MISSING, size=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or size is MISSING or kwargs or extra:
         self_, size = _arguments.bind(OVERLOADS["_unsafe_view"], (self_, size,), kwargs, extra)
     size = recording.int_tuple(size)
-    result = recording.wrap(kernels._unsafe_view(recording.data(self_), size))
+    result = recording.wrap(kernels._unsafe_view(self_._data, size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnsafeViewBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -5247,10 +5247,10 @@ def view(self_=MISSING, size=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or size is MISSING or kwargs or extra:
         self_, size = _arguments.bind(OVERLOADS["view"], (self_, size,), kwargs, extra)
     size = recording.int_tuple(size)
-    result = recording.as_view(self_, kernels.view(recording.data(self_), size))
+    result = recording.as_view(self_, kernels.view(self_._data, size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ViewBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -5277,7 +5277,7 @@ def zero_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.zero_(recording.data(self_)))
+    recording.write_inplace(self_, kernels.zero_(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -5298,7 +5298,7 @@ def alias(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["alias"], (self_,), kwargs, extra)
-    result = recording.as_view(self_, kernels.alias(recording.data(self_)))
+    result = recording.as_view(self_, kernels.alias(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AliasBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -5321,7 +5321,7 @@ def permute(self_=MISSING, dims=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or dims is MISSING or kwargs or extra:
         self_, dims = _arguments.bind(OVERLOADS["permute"], (self_, dims,), kwargs, extra)
     dims = recording.int_tuple(dims)
-    result = recording.as_view(self_, kernels.permute(recording.data(self_), dims))
+    result = recording.as_view(self_, kernels.permute(self_._data, dims))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = PermuteBackward0((gradient_edge(self_),))
         grad_fn._saved_dims = dims
@@ -5396,12 +5396,12 @@ def split_Tensor(self_=MISSING, split_size=MISSING, dim=0, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or split_size is MISSING or kwargs or extra:
         self_, split_size, dim = _arguments.bind(OVERLOADS["split.Tensor"], (self_, split_size, dim,), kwargs, extra)
-    result = [recording.as_view(self_, a) for a in kernels.split_Tensor(recording.data(self_), split_size, dim)]
+    result = [recording.as_view(self_, a) for a in kernels.split_Tensor(self_._data, split_size, dim)]
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SplitBackward0((gradient_edge(self_),))
         grad_fn._saved_split_size = split_size
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         for returned in result:
             recording.set_history(returned, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -5423,12 +5423,12 @@ def split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, *extra, **kwargs
     if not isinstance(self_, Tensor) or split_sizes is MISSING or kwargs or extra:
         self_, split_sizes, dim = _arguments.bind(OVERLOADS["split_with_sizes"], (self_, split_sizes, dim,), kwargs, extra)
     split_sizes = recording.int_tuple(split_sizes)
-    result = [recording.as_view(self_, a) for a in kernels.split_with_sizes(recording.data(self_), split_sizes, dim)]
+    result = [recording.as_view(self_, a) for a in kernels.split_with_sizes(self_._data, split_sizes, dim)]
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SplitWithSizesBackward0((gradient_edge(self_),))
         grad_fn._saved_split_sizes = split_sizes
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         for returned in result:
             recording.set_history(returned, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -5449,7 +5449,7 @@ def unbind_int(self_=MISSING, dim=0, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, dim = _arguments.bind(OVERLOADS["unbind.int"], (self_, dim,), kwargs, extra)
-    result = [recording.as_view(self_, a) for a in kernels.unbind_int(recording.data(self_), dim)]
+    result = [recording.as_view(self_, a) for a in kernels.unbind_int(self_._data, dim)]
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnbindBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
@@ -5473,10 +5473,10 @@ def select_int(self_=MISSING, dim=MISSING, index=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or index is MISSING or kwargs or extra:
         self_, dim, index = _arguments.bind(OVERLOADS["select.int"], (self_, dim, index,), kwargs, extra)
-    result = recording.as_view(self_, kernels.select_int(recording.data(self_), dim, index))
+    result = recording.as_view(self_, kernels.select_int(self_._data, dim, index))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SelectBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_dim = dim
         grad_fn._saved_index = index
         recording.set_history(result, grad_fn)
@@ -5499,7 +5499,7 @@ def select_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, index
     if not isinstance(grad_output, Tensor) or input_sizes is MISSING or dim is MISSING or index is MISSING or kwargs or extra:
         grad_output, input_sizes, dim, index = _arguments.bind(OVERLOADS["select_backward"], (grad_output, input_sizes, dim, index,), kwargs, extra)
     input_sizes = recording.int_tuple(input_sizes)
-    result = recording.wrap(kernels.select_backward(recording.data(grad_output), input_sizes, dim, index))
+    result = recording.wrap(kernels.select_backward(grad_output._data, input_sizes, dim, index))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = SelectBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_dim = dim
@@ -5523,10 +5523,10 @@ def slice_Tensor(self_=MISSING, dim=0, start=None, end=None, step=1, *extra, **k
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, dim, start, end, step = _arguments.bind(OVERLOADS["slice.Tensor"], (self_, dim, start, end, step,), kwargs, extra)
-    result = recording.as_view(self_, kernels.slice_Tensor(recording.data(self_), dim, start, end, step))
+    result = recording.as_view(self_, kernels.slice_Tensor(self_._data, dim, start, end, step))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SliceBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
         grad_fn._saved_end = end
@@ -5551,7 +5551,7 @@ def slice_backward(grad_output=MISSING, input_sizes=MISSING, dim=MISSING, start=
     if not isinstance(grad_output, Tensor) or input_sizes is MISSING or dim is MISSING or start is MISSING or end is MISSING or step is MISSING or kwargs or extra:
         grad_output, input_sizes, dim, start, end, step = _arguments.bind(OVERLOADS["slice_backward"], (grad_output, input_sizes, dim, start, end, step,), kwargs, extra)
     input_sizes = recording.int_tuple(input_sizes)
-    result = recording.wrap(kernels.slice_backward(recording.data(grad_output), input_sizes, dim, start, end, step))
+    result = recording.wrap(kernels.slice_backward(grad_output._data, input_sizes, dim, start, end, step))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = SliceBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_dim = dim
@@ -5577,10 +5577,10 @@ def index_Tensor(self_=MISSING, indices=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or indices is MISSING or kwargs or extra:
         self_, indices = _arguments.bind(OVERLOADS["index.Tensor"], (self_, indices,), kwargs, extra)
-    result = recording.wrap(kernels.index_Tensor(recording.data(self_), recording.data(indices)))
+    result = recording.wrap(kernels.index_Tensor(self_._data, recording.data(indices)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = IndexBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn.indices_ = SavedVariableList(indices, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -5601,7 +5601,7 @@ def index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False, 
             return heard
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs or extra:
         self_, indices, values, accumulate = _arguments.bind(OVERLOADS["index_put"], (self_, indices, values, accumulate,), kwargs, extra)
-    result = recording.wrap(kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
+    result = recording.wrap(kernels.index_put(self_._data, recording.data(indices), values._data, accumulate))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None)):
         grad_fn = IndexPutBackward0((gradient_edge(self_), gradient_edge(values)))
         grad_fn._saved_accumulate = accumulate
@@ -5636,7 +5636,7 @@ def index_put_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=False,
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, values)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
+    recording.write_inplace(self_, kernels.index_put(self_._data, recording.data(indices), values._data, accumulate))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -5667,7 +5667,7 @@ def _index_put_impl_(self_=MISSING, indices=MISSING, values=MISSING, accumulate=
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, values)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels._index_put_impl_(recording.data(self_), recording.data(indices), recording.data(values), accumulate, unsafe))
+    recording.write_inplace(self_, kernels._index_put_impl_(self_._data, recording.data(indices), values._data, accumulate, unsafe))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -5690,10 +5690,10 @@ def index_select(self_=MISSING, dim=MISSING, index=MISSING, *extra, out=None, **
         self_, dim, index = _arguments.bind(OVERLOADS["index_select"], (self_, dim, index,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_select", index_select, (self_, dim, index), {}, out, dtype_rule="index")
-    result = recording.wrap(kernels.index_select(recording.data(self_), dim, recording.data(index)))
+    result = recording.wrap(kernels.index_select(self_._data, dim, index._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = IndexSelectBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         recording.set_history(result, grad_fn)
@@ -5717,7 +5717,7 @@ def index_add(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *extra,
         self_, dim, index, source, alpha = _arguments.bind(OVERLOADS["index_add"], (self_, dim, index, source, alpha,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_add", index_add, (self_, dim, index, source), {"alpha": alpha}, out, dtype_rule="same")
-    result = recording.wrap(kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
+    result = recording.wrap(kernels.index_add(self_._data, dim, index._data, source._data, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None)):
         grad_fn = IndexAddBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_dim = dim
@@ -5752,7 +5752,7 @@ def index_add_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *extra
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.index_add(recording.data(self_), dim, recording.data(index), recording.data(source), alpha))
+    recording.write_inplace(self_, kernels.index_add(self_._data, dim, index._data, source._data, alpha))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -5775,10 +5775,10 @@ def gather(self_=MISSING, dim=MISSING, index=MISSING, *extra, sparse_grad=False,
         self_, dim, index, sparse_grad = _arguments.bind(OVERLOADS["gather"], (self_, dim, index, sparse_grad,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gather", gather, (self_, dim, index), {"sparse_grad": sparse_grad}, out, dtype_rule="same")
-    result = recording.wrap(kernels.gather(recording.data(self_), dim, recording.data(index), sparse_grad))
+    result = recording.wrap(kernels.gather(self_._data, dim, index._data, sparse_grad))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = GatherBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_dim = dim
         grad_fn.index_ = SavedVariable(index, False)
         recording.set_history(result, grad_fn)
@@ -5802,7 +5802,7 @@ def scatter_add(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *extra, 
         self_, dim, index, src = _arguments.bind(OVERLOADS["scatter_add"], (self_, dim, index, src,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter_add", scatter_add, (self_, dim, index, src), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
+    result = recording.wrap(kernels.scatter_add(self_._data, dim, index._data, src._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
         grad_fn = ScatterAddBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn._saved_dim = dim
@@ -5835,7 +5835,7 @@ def scatter_add_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *extra,
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.scatter_add(recording.data(self_), dim, recording.data(index), recording.data(src)))
+    recording.write_inplace(self_, kernels.scatter_add(self_._data, dim, index._data, src._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -5857,11 +5857,11 @@ def repeat(self_=MISSING, repeats=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or repeats is MISSING or kwargs or extra:
         self_, repeats = _arguments.bind(OVERLOADS["repeat"], (self_, repeats,), kwargs, extra)
     repeats = recording.int_tuple(repeats)
-    result = recording.wrap(kernels.repeat(recording.data(self_), repeats))
+    result = recording.wrap(kernels.repeat(self_._data, repeats))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = RepeatBackward0((gradient_edge(self_),))
         grad_fn._saved_repeats = repeats
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -5882,7 +5882,7 @@ def flip(self_=MISSING, dims=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or dims is MISSING or kwargs or extra:
         self_, dims = _arguments.bind(OVERLOADS["flip"], (self_, dims,), kwargs, extra)
     dims = recording.int_tuple(dims)
-    result = recording.wrap(kernels.flip(recording.data(self_), dims))
+    result = recording.wrap(kernels.flip(self_._data, dims))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = FlipBackward0((gradient_edge(self_),))
         grad_fn._saved_dims = dims
@@ -5907,14 +5907,14 @@ def mm(self_=MISSING, mat2=MISSING, *extra, out=None, **kwargs):
         self_, mat2 = _arguments.bind(OVERLOADS["mm"], (self_, mat2,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mm", mm, (self_, mat2), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels.mm(recording.data(self_), recording.data(mat2)))
+    result = recording.wrap(kernels.mm(self_._data, mat2._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat2, Tensor) and (mat2._requires_grad or mat2.grad_fn is not None)):
         grad_fn = MmBackward0((gradient_edge(self_), gradient_edge(mat2)))
         grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_self_sym_strides = recording.strides(self_)
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
-        grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
+        grad_fn._saved_mat2_sym_sizes = mat2._data.shape
         grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, mat2):
@@ -5937,16 +5937,16 @@ def addmm(self_=MISSING, mat1=MISSING, mat2=MISSING, *extra, beta=1, alpha=1, ou
         self_, mat1, mat2, beta, alpha = _arguments.bind(OVERLOADS["addmm"], (self_, mat1, mat2, beta, alpha,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addmm", addmm, (self_, mat1, mat2), {"beta": beta, "alpha": alpha}, out, dtype_rule="same")
-    result = recording.wrap(kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
+    result = recording.wrap(kernels.addmm(self_._data, mat1._data, mat2._data, beta, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat1, Tensor) and (mat1._requires_grad or mat1.grad_fn is not None) or isinstance(mat2, Tensor) and (mat2._requires_grad or mat2.grad_fn is not None)):
         grad_fn = AddmmBackward0((gradient_edge(self_), gradient_edge(mat1), gradient_edge(mat2)))
         grad_fn._saved_beta = beta
         grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
-        grad_fn._saved_mat1_sym_sizes = recording.sizes(mat1)
+        grad_fn._saved_mat1_sym_sizes = mat1._data.shape
         grad_fn._saved_mat1_sym_strides = recording.strides(mat1)
         grad_fn._saved_alpha = alpha
         grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
-        grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
+        grad_fn._saved_mat2_sym_sizes = mat2._data.shape
         grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, mat1, mat2):
@@ -5973,16 +5973,16 @@ def addmm_(self_=MISSING, mat1=MISSING, mat2=MISSING, *extra, beta=1, alpha=1, *
         grad_fn = AddmmBackward0((gradient_edge(self_), gradient_edge(mat1), gradient_edge(mat2)))
         grad_fn._saved_beta = beta
         grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
-        grad_fn._saved_mat1_sym_sizes = recording.sizes(mat1)
+        grad_fn._saved_mat1_sym_sizes = mat1._data.shape
         grad_fn._saved_mat1_sym_strides = recording.strides(mat1)
         grad_fn._saved_alpha = alpha
         grad_fn.mat1_ = SavedVariable(mat1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
-        grad_fn._saved_mat2_sym_sizes = recording.sizes(mat2)
+        grad_fn._saved_mat2_sym_sizes = mat2._data.shape
         grad_fn._saved_mat2_sym_strides = recording.strides(mat2)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, mat1, mat2)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.addmm(recording.data(self_), recording.data(mat1), recording.data(mat2), beta, alpha))
+    recording.write_inplace(self_, kernels.addmm(self_._data, mat1._data, mat2._data, beta, alpha))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -6005,7 +6005,7 @@ def bmm(self_=MISSING, mat2=MISSING, *extra, out=None, **kwargs):
         self_, mat2 = _arguments.bind(OVERLOADS["bmm"], (self_, mat2,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bmm", bmm, (self_, mat2), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels.bmm(recording.data(self_), recording.data(mat2)))
+    result = recording.wrap(kernels.bmm(self_._data, mat2._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat2, Tensor) and (mat2._requires_grad or mat2.grad_fn is not None)):
         grad_fn = BmmBackward0((gradient_edge(self_), gradient_edge(mat2)))
         grad_fn.mat2_ = SavedVariable(mat2, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
@@ -6031,7 +6031,7 @@ def dot(self_=MISSING, tensor=MISSING, *extra, out=None, **kwargs):
         self_, tensor = _arguments.bind(OVERLOADS["dot"], (self_, tensor,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("dot", dot, (self_, tensor), {}, out, dtype_rule="dot")
-    result = recording.wrap(kernels.dot(recording.data(self_), recording.data(tensor)))
+    result = recording.wrap(kernels.dot(self_._data, tensor._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(tensor, Tensor) and (tensor._requires_grad or tensor.grad_fn is not None)):
         grad_fn = DotBackward0((gradient_edge(self_), gradient_edge(tensor)))
         grad_fn.tensor_ = SavedVariable(tensor, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
@@ -6057,7 +6057,7 @@ def mv(self_=MISSING, vec=MISSING, *extra, out=None, **kwargs):
         self_, vec = _arguments.bind(OVERLOADS["mv"], (self_, vec,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mv", mv, (self_, vec), {}, out, dtype_rule="mv")
-    result = recording.wrap(kernels.mv(recording.data(self_), recording.data(vec)))
+    result = recording.wrap(kernels.mv(self_._data, vec._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(vec, Tensor) and (vec._requires_grad or vec.grad_fn is not None)):
         grad_fn = MvBackward0((gradient_edge(self_), gradient_edge(vec)))
         grad_fn.vec_ = SavedVariable(vec, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
@@ -6083,7 +6083,7 @@ def _softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *extra, out=None
         self_, dim, half_to_float = _arguments.bind(OVERLOADS["_softmax"], (self_, dim, half_to_float,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_softmax", _softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels._softmax(recording.data(self_), dim, half_to_float))
+    result = recording.wrap(kernels._softmax(self_._data, dim, half_to_float))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SoftmaxBackward0((gradient_edge(self_),))
@@ -6113,7 +6113,7 @@ def _log_softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *extra, out=
         self_, dim, half_to_float = _arguments.bind(OVERLOADS["_log_softmax"], (self_, dim, half_to_float,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_log_softmax", _log_softmax, (self_, dim, half_to_float), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels._log_softmax(recording.data(self_), dim, half_to_float))
+    result = recording.wrap(kernels._log_softmax(self_._data, dim, half_to_float))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = LogSoftmaxBackward0((gradient_edge(self_),))
@@ -6143,7 +6143,7 @@ def _log_softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING,
         grad_output, output, dim, input_dtype = _arguments.bind(OVERLOADS["_log_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("_log_softmax_backward_data", _log_softmax_backward_data, (grad_output, output, dim, input_dtype), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels._log_softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
+    result = recording.wrap(kernels._log_softmax_backward_data(grad_output._data, output._data, dim, recording.numpy_dtype(input_dtype)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None)):
         grad_fn = LogSoftmaxBackwardDataBackward0((gradient_edge(grad_output), gradient_edge(output)))
         grad_fn.output_ = SavedVariable(output, False)
@@ -6168,7 +6168,7 @@ def _softmax_backward_data(grad_output=MISSING, output=MISSING, dim=MISSING, inp
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or dim is MISSING or input_dtype is MISSING or kwargs or extra:
         grad_output, output, dim, input_dtype = _arguments.bind(OVERLOADS["_softmax_backward_data"], (grad_output, output, dim, input_dtype,), kwargs, extra)
-    result = recording.wrap(kernels._softmax_backward_data(recording.data(grad_output), recording.data(output), dim, recording.numpy_dtype(input_dtype)))
+    result = recording.wrap(kernels._softmax_backward_data(grad_output._data, output._data, dim, recording.numpy_dtype(input_dtype)))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(output, Tensor) and (output._requires_grad or output.grad_fn is not None)):
         grad_fn = SoftmaxBackwardDataBackward0((gradient_edge(grad_output), gradient_edge(output)))
         grad_fn.output_ = SavedVariable(output, False)
@@ -6194,7 +6194,7 @@ def mse_loss(self_=MISSING, target=MISSING, reduction=1, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
         self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss"], (self_, target, reduction,), kwargs, extra)
-    result = recording.wrap(kernels.mse_loss(recording.data(self_), recording.data(target), reduction))
+    result = recording.wrap(kernels.mse_loss(self_._data, target._data, reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = MseLossBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6219,7 +6219,7 @@ def mse_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, reduct
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs or extra:
         grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["mse_loss_backward"], (grad_output, self_, target, reduction,), kwargs, extra)
-    result = recording.wrap(kernels.mse_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
+    result = recording.wrap(kernels.mse_loss_backward(grad_output._data, self_._data, target._data, reduction))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = MseLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6245,7 +6245,7 @@ def smooth_l1_loss(self_=MISSING, target=MISSING, reduction=1, beta=1.0, *extra,
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or kwargs or extra:
         self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss"], (self_, target, reduction, beta,), kwargs, extra)
-    result = recording.wrap(kernels.smooth_l1_loss(recording.data(self_), recording.data(target), reduction, beta))
+    result = recording.wrap(kernels.smooth_l1_loss(self_._data, target._data, reduction, beta))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = SmoothL1LossBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6271,7 +6271,7 @@ def smooth_l1_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, 
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(beta, NUMBER) or reduction is MISSING or kwargs or extra:
         grad_output, self_, target, reduction, beta = _arguments.bind(OVERLOADS["smooth_l1_loss_backward"], (grad_output, self_, target, reduction, beta,), kwargs, extra)
-    result = recording.wrap(kernels.smooth_l1_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, beta))
+    result = recording.wrap(kernels.smooth_l1_loss_backward(grad_output._data, self_._data, target._data, reduction, beta))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = SmoothL1LossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6298,7 +6298,7 @@ def nll_loss_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MI
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs or extra:
         self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss_forward"], (self_, target, weight, reduction, ignore_index,), kwargs, extra)
-    output, total_weight = map(recording.wrap, kernels.nll_loss_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
+    output, total_weight = map(recording.wrap, kernels.nll_loss_forward(self_._data, target._data, recording.data(weight), reduction, ignore_index))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = NllLossBackward0((gradient_edge(self_),))
@@ -6330,7 +6330,7 @@ def nll_loss2d_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs or extra:
         self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss2d_forward"], (self_, target, weight, reduction, ignore_index,), kwargs, extra)
-    output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index))
+    output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(self_._data, target._data, recording.data(weight), reduction, ignore_index))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = NllLoss2DBackward0((gradient_edge(self_),))
@@ -6362,7 +6362,7 @@ def nll_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs or extra:
         grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs, extra)
-    result = recording.wrap(kernels.nll_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
+    result = recording.wrap(kernels.nll_loss_backward(grad_output._data, self_._data, target._data, recording.data(weight), reduction, ignore_index, total_weight._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NllLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.target_ = SavedVariable(target, False)
@@ -6388,7 +6388,7 @@ def nll_loss2d_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weig
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs or extra:
         grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs, extra)
-    result = recording.wrap(kernels.nll_loss2d_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction, ignore_index, recording.data(total_weight)))
+    result = recording.wrap(kernels.nll_loss2d_backward(grad_output._data, self_._data, target._data, recording.data(weight), reduction, ignore_index, total_weight._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NllLoss2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.target_ = SavedVariable(target, False)
@@ -6414,7 +6414,7 @@ def binary_cross_entropy(self_=MISSING, target=MISSING, weight=None, reduction=1
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
         self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy"], (self_, target, weight, reduction,), kwargs, extra)
-    result = recording.wrap(kernels.binary_cross_entropy(recording.data(self_), recording.data(target), recording.data(weight), reduction))
+    result = recording.wrap(kernels.binary_cross_entropy(self_._data, target._data, recording.data(weight), reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = BinaryCrossEntropyBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6440,7 +6440,7 @@ def binary_cross_entropy_backward(grad_output=MISSING, self_=MISSING, target=MIS
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
         grad_output, self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target, weight, reduction,), kwargs, extra)
-    result = recording.wrap(kernels.binary_cross_entropy_backward(recording.data(grad_output), recording.data(self_), recording.data(target), recording.data(weight), reduction))
+    result = recording.wrap(kernels.binary_cross_entropy_backward(grad_output._data, self_._data, target._data, recording.data(weight), reduction))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = BinaryCrossEntropyBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6467,7 +6467,7 @@ def binary_cross_entropy_with_logits(self_=MISSING, target=MISSING, weight=None,
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
         self_, target, weight, pos_weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target, weight, pos_weight, reduction,), kwargs, extra)
-    result = recording.wrap(kernels.binary_cross_entropy_with_logits(recording.data(self_), recording.data(target), recording.data(weight), recording.data(pos_weight), reduction))
+    result = recording.wrap(kernels.binary_cross_entropy_with_logits(self_._data, target._data, recording.data(weight), recording.data(pos_weight), reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6494,7 +6494,7 @@ def native_dropout(input=MISSING, p=MISSING, train=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(input, Tensor) or not isinstance(p, NUMBER) or train is MISSING or kwargs or extra:
         input, p, train = _arguments.bind(OVERLOADS["native_dropout"], (input, p, train,), kwargs, extra)
-    result0, result1 = map(recording.wrap, kernels.native_dropout(recording.data(input), p, train))
+    result0, result1 = map(recording.wrap, kernels.native_dropout(input._data, p, train))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None))
     if needs_grad:
         grad_fn = NativeDropoutBackward0((gradient_edge(input),))
@@ -6523,7 +6523,7 @@ def native_dropout_backward(grad_output=MISSING, mask=MISSING, scale=MISSING, *e
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or not isinstance(scale, NUMBER) or kwargs or extra:
         grad_output, mask, scale = _arguments.bind(OVERLOADS["native_dropout_backward"], (grad_output, mask, scale,), kwargs, extra)
-    result = recording.wrap(kernels.native_dropout_backward(recording.data(grad_output), recording.data(mask), scale))
+    result = recording.wrap(kernels.native_dropout_backward(grad_output._data, mask._data, scale))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(mask, Tensor) and (mask._requires_grad or mask.grad_fn is not None)):
         grad_fn = NativeDropoutBackwardBackward0((gradient_edge(grad_output), gradient_edge(mask)))
         grad_fn.mask_ = SavedVariable(mask, False)
@@ -6547,11 +6547,11 @@ def embedding(weight=MISSING, indices=MISSING, padding_idx=-1, scale_grad_by_fre
             return heard
     if not isinstance(weight, Tensor) or not isinstance(indices, Tensor) or kwargs or extra:
         weight, indices, padding_idx, scale_grad_by_freq, sparse = _arguments.bind(OVERLOADS["embedding"], (weight, indices, padding_idx, scale_grad_by_freq, sparse,), kwargs, extra)
-    result = recording.wrap(kernels.embedding(recording.data(weight), recording.data(indices), padding_idx, scale_grad_by_freq, sparse))
+    result = recording.wrap(kernels.embedding(weight._data, indices._data, padding_idx, scale_grad_by_freq, sparse))
     if _grad_state.enabled and (isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = EmbeddingBackward0((gradient_edge(weight),))
         grad_fn.indices_ = SavedVariable(indices, False)
-        grad_fn._saved_weight_sym_sizes = recording.sizes(weight)
+        grad_fn._saved_weight_sym_sizes = weight._data.shape
         grad_fn._saved_padding_idx = padding_idx
         grad_fn._saved_scale_grad_by_freq = scale_grad_by_freq
         grad_fn._saved_sparse = sparse
@@ -6574,7 +6574,7 @@ def embedding_dense_backward(grad_output=MISSING, indices=MISSING, num_weights=M
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(indices, Tensor) or num_weights is MISSING or padding_idx is MISSING or scale_grad_by_freq is MISSING or kwargs or extra:
         grad_output, indices, num_weights, padding_idx, scale_grad_by_freq = _arguments.bind(OVERLOADS["embedding_dense_backward"], (grad_output, indices, num_weights, padding_idx, scale_grad_by_freq,), kwargs, extra)
-    result = recording.wrap(kernels.embedding_dense_backward(recording.data(grad_output), recording.data(indices), num_weights, padding_idx, scale_grad_by_freq))
+    result = recording.wrap(kernels.embedding_dense_backward(grad_output._data, indices._data, num_weights, padding_idx, scale_grad_by_freq))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = EmbeddingDenseBackwardBackward0((gradient_edge(grad_output),))
         grad_fn.indices_ = SavedVariable(indices, False)
@@ -6601,7 +6601,7 @@ def native_layer_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, b
     if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or kwargs or extra:
         input, normalized_shape, weight, bias, eps = _arguments.bind(OVERLOADS["native_layer_norm"], (input, normalized_shape, weight, bias, eps,), kwargs, extra)
     normalized_shape = recording.int_tuple(normalized_shape)
-    result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(recording.data(input), normalized_shape, recording.data(weight), recording.data(bias), eps))
+    result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(input._data, normalized_shape, recording.data(weight), recording.data(bias), eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = NativeLayerNormBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -6635,7 +6635,7 @@ def native_layer_norm_backward(grad_out=MISSING, input=MISSING, normalized_shape
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or output_mask is MISSING or kwargs or extra:
         grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask = _arguments.bind(OVERLOADS["native_layer_norm_backward"], (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,), kwargs, extra)
     normalized_shape = recording.int_tuple(normalized_shape)
-    result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(recording.data(grad_out), recording.data(input), normalized_shape, recording.data(mean), recording.data(rstd), recording.data(weight), recording.data(bias), output_mask))
+    result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(grad_out._data, input._data, normalized_shape, mean._data, rstd._data, recording.data(weight), recording.data(bias), output_mask))
     if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = NativeLayerNormBackwardBackward0((gradient_edge(grad_out), gradient_edge(input), gradient_edge(weight)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -6667,7 +6667,7 @@ def native_batch_norm(input=MISSING, weight=MISSING, bias=MISSING, running_mean=
         input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["native_batch_norm"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("native_batch_norm", native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {}, out, 3, dtype_rule="batch_norm")
-    result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
+    result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(input._data, recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = NativeBatchNormBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -6697,7 +6697,7 @@ def silu(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["silu"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.silu(recording.data(self_)))
+    result = recording.wrap(kernels.silu(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SiluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6728,7 +6728,7 @@ def silu_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.silu(recording.data(self_)))
+    recording.write_inplace(self_, kernels.silu(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -6749,7 +6749,7 @@ def mish(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["mish"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.mish(recording.data(self_)))
+    result = recording.wrap(kernels.mish(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MishBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6780,7 +6780,7 @@ def mish_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.mish(recording.data(self_)))
+    recording.write_inplace(self_, kernels.mish(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -6801,7 +6801,7 @@ def elu(self_=MISSING, alpha=1, scale=1, input_scale=1, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or kwargs or extra:
         self_, alpha, scale, input_scale = _arguments.bind(OVERLOADS["elu"], (self_, alpha, scale, input_scale,), kwargs, extra)
-    result = recording.wrap(kernels.elu(recording.data(self_), alpha, scale, input_scale))
+    result = recording.wrap(kernels.elu(self_._data, alpha, scale, input_scale))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = EluBackward0((gradient_edge(self_),))
         grad_fn._saved_alpha = alpha
@@ -6837,7 +6837,7 @@ def elu_(self_=MISSING, alpha=1, scale=1, input_scale=1, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.elu_(recording.data(self_), alpha, scale, input_scale))
+    recording.write_inplace(self_, kernels.elu_(self_._data, alpha, scale, input_scale))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -6861,7 +6861,7 @@ def hardtanh(self_=MISSING, min_val=-1, max_val=1, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs or extra:
         self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh"], (self_, min_val, max_val,), kwargs, extra)
-    result = recording.wrap(kernels.hardtanh(recording.data(self_), min_val, max_val))
+    result = recording.wrap(kernels.hardtanh(self_._data, min_val, max_val))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardtanhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6896,7 +6896,7 @@ def hardtanh_(self_=MISSING, min_val=-1, max_val=1, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.hardtanh(recording.data(self_), min_val, max_val))
+    recording.write_inplace(self_, kernels.hardtanh(self_._data, min_val, max_val))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -6917,7 +6917,7 @@ def hardtanh_backward(grad_output=MISSING, self_=MISSING, min_val=MISSING, max_v
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(min_val, NUMBER) or not isinstance(max_val, NUMBER) or kwargs or extra:
         grad_output, self_, min_val, max_val = _arguments.bind(OVERLOADS["hardtanh_backward"], (grad_output, self_, min_val, max_val,), kwargs, extra)
-    result = recording.wrap(kernels.hardtanh_backward(recording.data(grad_output), recording.data(self_), min_val, max_val))
+    result = recording.wrap(kernels.hardtanh_backward(grad_output._data, self_._data, min_val, max_val))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardtanhBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6942,7 +6942,7 @@ def hardsigmoid(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["hardsigmoid"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.hardsigmoid(recording.data(self_)))
+    result = recording.wrap(kernels.hardsigmoid(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardsigmoidBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6973,7 +6973,7 @@ def hardsigmoid_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.hardsigmoid(recording.data(self_)))
+    recording.write_inplace(self_, kernels.hardsigmoid(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -6994,7 +6994,7 @@ def hardswish(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["hardswish"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.hardswish(recording.data(self_)))
+    result = recording.wrap(kernels.hardswish(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardswishBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -7025,7 +7025,7 @@ def hardswish_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.hardswish(recording.data(self_)))
+    recording.write_inplace(self_, kernels.hardswish(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -7046,7 +7046,7 @@ def log_sigmoid_forward(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["log_sigmoid_forward"], (self_,), kwargs, extra)
-    output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(recording.data(self_)))
+    output, buffer = map(recording.wrap, kernels.log_sigmoid_forward(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LogSigmoidBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -7070,7 +7070,7 @@ def glu(self_=MISSING, dim=-1, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, dim = _arguments.bind(OVERLOADS["glu"], (self_, dim,), kwargs, extra)
-    result = recording.wrap(kernels.glu(recording.data(self_), dim))
+    result = recording.wrap(kernels.glu(self_._data, dim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = GluBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -7094,7 +7094,7 @@ def huber_loss(self_=MISSING, target=MISSING, reduction=1, delta=1.0, *extra, **
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or kwargs or extra:
         self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss"], (self_, target, reduction, delta,), kwargs, extra)
-    result = recording.wrap(kernels.huber_loss(recording.data(self_), recording.data(target), reduction, delta))
+    result = recording.wrap(kernels.huber_loss(self_._data, target._data, reduction, delta))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = HuberLossBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -7121,7 +7121,7 @@ def glu_backward(grad_output=MISSING, self_=MISSING, dim=MISSING, *extra, **kwar
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
         grad_output, self_, dim = _arguments.bind(OVERLOADS["glu_backward"], (grad_output, self_, dim,), kwargs, extra)
-    result = recording.wrap(kernels.glu_backward(recording.data(grad_output), recording.data(self_), dim))
+    result = recording.wrap(kernels.glu_backward(grad_output._data, self_._data, dim))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = GluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -7146,7 +7146,7 @@ def log_sigmoid_backward(grad_output=MISSING, self_=MISSING, buffer=MISSING, *ex
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(buffer, Tensor) or kwargs or extra:
         grad_output, self_, buffer = _arguments.bind(OVERLOADS["log_sigmoid_backward"], (grad_output, self_, buffer,), kwargs, extra)
-    result = recording.wrap(kernels.log_sigmoid_backward(recording.data(grad_output), recording.data(self_), recording.data(buffer)))
+    result = recording.wrap(kernels.log_sigmoid_backward(grad_output._data, self_._data, buffer._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LogSigmoidBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -7171,7 +7171,7 @@ def huber_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, redu
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(delta, NUMBER) or reduction is MISSING or kwargs or extra:
         grad_output, self_, target, reduction, delta = _arguments.bind(OVERLOADS["huber_loss_backward"], (grad_output, self_, target, reduction, delta,), kwargs, extra)
-    result = recording.wrap(kernels.huber_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction, delta))
+    result = recording.wrap(kernels.huber_loss_backward(grad_output._data, self_._data, target._data, reduction, delta))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = HuberLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -7198,7 +7198,7 @@ def _prelu_kernel(self_=MISSING, weight=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kwargs or extra:
         self_, weight = _arguments.bind(OVERLOADS["_prelu_kernel"], (self_, weight,), kwargs, extra)
-    result = recording.wrap(kernels._prelu_kernel(recording.data(self_), recording.data(weight)))
+    result = recording.wrap(kernels._prelu_kernel(self_._data, weight._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = PreluKernelBackward0((gradient_edge(self_), gradient_edge(weight)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -7222,7 +7222,7 @@ def _prelu_kernel_backward(grad_output=MISSING, self_=MISSING, weight=MISSING, *
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or kwargs or extra:
         grad_output, self_, weight = _arguments.bind(OVERLOADS["_prelu_kernel_backward"], (grad_output, self_, weight,), kwargs, extra)
-    result0, result1 = map(recording.wrap, kernels._prelu_kernel_backward(recording.data(grad_output), recording.data(self_), recording.data(weight)))
+    result0, result1 = map(recording.wrap, kernels._prelu_kernel_backward(grad_output._data, self_._data, weight._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = PreluKernelBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(weight)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -7250,7 +7250,7 @@ def renorm(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, *extra, out=N
         self_, p, dim, maxnorm = _arguments.bind(OVERLOADS["renorm"], (self_, p, dim, maxnorm,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("renorm", renorm, (self_, p, dim, maxnorm), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels.renorm(recording.data(self_), p, dim, maxnorm))
+    result = recording.wrap(kernels.renorm(self_._data, p, dim, maxnorm))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = RenormBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -7287,7 +7287,7 @@ def renorm_(self_=MISSING, p=MISSING, dim=MISSING, maxnorm=MISSING, *extra, **kw
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.renorm(recording.data(self_), p, dim, maxnorm))
+    recording.write_inplace(self_, kernels.renorm(self_._data, p, dim, maxnorm))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -7308,7 +7308,7 @@ def one_hot(self_=MISSING, num_classes=-1, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, num_classes = _arguments.bind(OVERLOADS["one_hot"], (self_, num_classes,), kwargs, extra)
-    result = recording.wrap(kernels.one_hot(recording.data(self_), num_classes))
+    result = recording.wrap(kernels.one_hot(self_._data, num_classes))
     return result
 
 
@@ -7323,7 +7323,7 @@ def _euclidean_dist(x1=MISSING, x2=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or kwargs or extra:
         x1, x2 = _arguments.bind(OVERLOADS["_euclidean_dist"], (x1, x2,), kwargs, extra)
-    result = recording.wrap(kernels._euclidean_dist(recording.data(x1), recording.data(x2)))
+    result = recording.wrap(kernels._euclidean_dist(x1._data, x2._data))
     if _grad_state.enabled and (isinstance(x1, Tensor) and (x1._requires_grad or x1.grad_fn is not None) or isinstance(x2, Tensor) and (x2._requires_grad or x2.grad_fn is not None)):
         grad_fn = EuclideanDistBackward0((gradient_edge(x1), gradient_edge(x2)))
         grad_fn.x1_ = SavedVariable(x1, False)
@@ -7346,7 +7346,7 @@ def _cdist_forward(x1=MISSING, x2=MISSING, p=MISSING, compute_mode=MISSING, *ext
             return heard
     if not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or not isinstance(p, NUMBER) or compute_mode is MISSING or kwargs or extra:
         x1, x2, p, compute_mode = _arguments.bind(OVERLOADS["_cdist_forward"], (x1, x2, p, compute_mode,), kwargs, extra)
-    result = recording.wrap(kernels._cdist_forward(recording.data(x1), recording.data(x2), p, compute_mode))
+    result = recording.wrap(kernels._cdist_forward(x1._data, x2._data, p, compute_mode))
     if _grad_state.enabled and (isinstance(x1, Tensor) and (x1._requires_grad or x1.grad_fn is not None) or isinstance(x2, Tensor) and (x2._requires_grad or x2.grad_fn is not None)):
         grad_fn = CdistBackward0((gradient_edge(x1), gradient_edge(x2)))
         grad_fn.x1_ = SavedVariable(x1, False)
@@ -7370,7 +7370,7 @@ def _cdist_backward(grad_output=MISSING, x1=MISSING, x2=MISSING, p=MISSING, cdis
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(x1, Tensor) or not isinstance(x2, Tensor) or not isinstance(p, NUMBER) or not isinstance(cdist, Tensor) or kwargs or extra:
         grad_output, x1, x2, p, cdist = _arguments.bind(OVERLOADS["_cdist_backward"], (grad_output, x1, x2, p, cdist,), kwargs, extra)
-    result = recording.wrap(kernels._cdist_backward(recording.data(grad_output), recording.data(x1), recording.data(x2), p, recording.data(cdist)))
+    result = recording.wrap(kernels._cdist_backward(grad_output._data, x1._data, x2._data, p, cdist._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(x1, Tensor) and (x1._requires_grad or x1.grad_fn is not None) or isinstance(x2, Tensor) and (x2._requires_grad or x2.grad_fn is not None) or isinstance(cdist, Tensor) and (cdist._requires_grad or cdist.grad_fn is not None)):
         grad_fn = CdistBackwardBackward0((gradient_edge(grad_output), gradient_edge(x1), gradient_edge(x2), gradient_edge(cdist)))
         recording.set_history(result, grad_fn)
@@ -7390,7 +7390,7 @@ def _pdist_forward(self_=MISSING, p=2, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or kwargs or extra:
         self_, p = _arguments.bind(OVERLOADS["_pdist_forward"], (self_, p,), kwargs, extra)
-    result = recording.wrap(kernels._pdist_forward(recording.data(self_), p))
+    result = recording.wrap(kernels._pdist_forward(self_._data, p))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = PdistBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -7413,7 +7413,7 @@ def _pdist_backward(grad_output=MISSING, self_=MISSING, p=MISSING, pdist=MISSING
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(p, NUMBER) or not isinstance(pdist, Tensor) or kwargs or extra:
         grad_output, self_, p, pdist = _arguments.bind(OVERLOADS["_pdist_backward"], (grad_output, self_, p, pdist,), kwargs, extra)
-    result = recording.wrap(kernels._pdist_backward(recording.data(grad_output), recording.data(self_), p, recording.data(pdist)))
+    result = recording.wrap(kernels._pdist_backward(grad_output._data, self_._data, p, pdist._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(pdist, Tensor) and (pdist._requires_grad or pdist.grad_fn is not None)):
         grad_fn = PdistBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(pdist)))
         recording.set_history(result, grad_fn)
@@ -7433,7 +7433,7 @@ def _native_batch_norm_legit_default(input=MISSING, weight=MISSING, bias=MISSING
             return heard
     if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs or extra:
         input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
+    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit(input._data, recording.data(weight), recording.data(bias), running_mean._data, running_var._data, training, momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = NativeBatchNormLegitBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -7468,7 +7468,7 @@ def _native_batch_norm_legit_no_stats(input=MISSING, weight=MISSING, bias=MISSIN
             return heard
     if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs or extra:
         input, weight, bias, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit.no_stats"], (input, weight, bias, training, momentum, eps,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_stats(recording.data(input), recording.data(weight), recording.data(bias), training, momentum, eps))
+    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_stats(input._data, recording.data(weight), recording.data(bias), training, momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = NativeBatchNormLegitBackward1((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -7501,7 +7501,7 @@ def _native_batch_norm_legit_no_training(input=MISSING, weight=MISSING, bias=MIS
             return heard
     if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs or extra:
         input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit_no_training"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_training(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
+    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_training(input._data, recording.data(weight), recording.data(bias), running_mean._data, running_var._data, momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = NativeBatchNormLegitNoTrainingBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -7535,7 +7535,7 @@ def _batch_norm_with_update(input=MISSING, weight=MISSING, bias=MISSING, running
             return heard
     if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs or extra:
         input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_with_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs, extra)
-    result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_with_update(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
+    result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_with_update(input._data, recording.data(weight), recording.data(bias), running_mean._data, running_var._data, momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = BatchNormWithUpdateBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -7571,7 +7571,7 @@ def _batch_norm_no_update(input=MISSING, weight=MISSING, bias=MISSING, running_m
             return heard
     if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or running_mean is MISSING or running_var is MISSING or kwargs or extra:
         input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_no_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs, extra)
-    result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_no_update(recording.data(input), recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
+    result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_no_update(input._data, recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = BatchNormNoUpdateBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -7607,7 +7607,7 @@ def native_batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, 
             return heard
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_invstd is MISSING or train is MISSING or output_mask is MISSING or kwargs or extra:
         grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask = _arguments.bind(OVERLOADS["native_batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm_backward(recording.data(grad_out), recording.data(input), recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_invstd), train, eps, output_mask))
+    result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm_backward(grad_out._data, input._data, recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_invstd), train, eps, output_mask))
     if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(save_mean, Tensor) and (save_mean._requires_grad or save_mean.grad_fn is not None) or isinstance(save_invstd, Tensor) and (save_invstd._requires_grad or save_invstd.grad_fn is not None)):
         grad_fn = NativeBatchNormBackwardBackward0((gradient_edge(grad_out), gradient_edge(input), gradient_edge(weight), gradient_edge(save_mean), gradient_edge(save_invstd)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -7638,7 +7638,7 @@ def batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running
             return heard
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or not isinstance(reserve, Tensor) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_var is MISSING or update is MISSING or output_mask is MISSING or kwargs or extra:
         grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve = _arguments.bind(OVERLOADS["batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels.batch_norm_backward(recording.data(grad_out), recording.data(input), recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_var), update, eps, output_mask, recording.data(reserve)))
+    result0, result1, result2 = map(recording.wrap, kernels.batch_norm_backward(grad_out._data, input._data, recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_var), update, eps, output_mask, reserve._data))
     if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(save_mean, Tensor) and (save_mean._requires_grad or save_mean.grad_fn is not None) or isinstance(save_var, Tensor) and (save_var._requires_grad or save_var.grad_fn is not None) or isinstance(reserve, Tensor) and (reserve._requires_grad or reserve.grad_fn is not None)):
         grad_fn = BatchNormBackwardBackward0((gradient_edge(grad_out), gradient_edge(input), gradient_edge(weight), gradient_edge(save_mean), gradient_edge(save_var), gradient_edge(reserve)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -7669,7 +7669,7 @@ def _safe_softmax(self_=MISSING, dim=MISSING, dtype=None, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
         self_, dim, dtype = _arguments.bind(OVERLOADS["_safe_softmax"], (self_, dim, dtype,), kwargs, extra)
-    result = recording.wrap(kernels._safe_softmax(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    result = recording.wrap(kernels._safe_softmax(self_._data, dim, recording.numpy_dtype(dtype)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SafeSoftmaxBackward0((gradient_edge(self_),))
@@ -7697,7 +7697,7 @@ def _masked_softmax(self_=MISSING, mask=MISSING, dim=None, mask_type=None, *extr
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or kwargs or extra:
         self_, mask, dim, mask_type = _arguments.bind(OVERLOADS["_masked_softmax"], (self_, mask, dim, mask_type,), kwargs, extra)
-    result = recording.wrap(kernels._masked_softmax(recording.data(self_), recording.data(mask), dim, mask_type))
+    result = recording.wrap(kernels._masked_softmax(self_._data, mask._data, dim, mask_type))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MaskedSoftmaxBackward0((gradient_edge(self_),))
         grad_fn.mask_ = SavedVariable(mask, False)
@@ -7720,7 +7720,7 @@ def segment_reduce(data=MISSING, reduce=MISSING, *extra, lengths=None, indices=N
             return heard
     if not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs or extra:
         data, reduce, lengths, indices, offsets, axis, unsafe, initial = _arguments.bind(OVERLOADS["segment_reduce"], (data, reduce, lengths, indices, offsets, axis, unsafe, initial,), kwargs, extra)
-    result = recording.wrap(kernels.segment_reduce(recording.data(data), reduce, recording.data(lengths), recording.data(indices), recording.data(offsets), axis, unsafe, initial))
+    result = recording.wrap(kernels.segment_reduce(data._data, reduce, recording.data(lengths), recording.data(indices), recording.data(offsets), axis, unsafe, initial))
     if _grad_state.enabled and (isinstance(data, Tensor) and (data._requires_grad or data.grad_fn is not None)):
         grad_fn = SegmentReduceBackward0((gradient_edge(data),))
         grad_fn.data_ = SavedVariable(data, False)
@@ -7747,7 +7747,7 @@ def _segment_reduce_backward(grad_output=MISSING, output=MISSING, data=MISSING, 
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs or extra:
         grad_output, output, data, reduce, lengths, offsets, axis, initial = _arguments.bind(OVERLOADS["_segment_reduce_backward"], (grad_output, output, data, reduce, lengths, offsets, axis, initial,), kwargs, extra)
-    result = recording.wrap(kernels._segment_reduce_backward(recording.data(grad_output), recording.data(output), recording.data(data), reduce, recording.data(lengths), recording.data(offsets), axis, initial))
+    result = recording.wrap(kernels._segment_reduce_backward(grad_output._data, output._data, data._data, reduce, recording.data(lengths), recording.data(offsets), axis, initial))
     return result
 
 
@@ -7762,7 +7762,7 @@ def multi_margin_loss(self_=MISSING, target=MISSING, p=1, margin=1, weight=None,
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(p, NUMBER) or not isinstance(margin, NUMBER) or kwargs or extra:
         self_, target, p, margin, weight, reduction = _arguments.bind(OVERLOADS["multi_margin_loss"], (self_, target, p, margin, weight, reduction,), kwargs, extra)
-    result = recording.wrap(kernels.multi_margin_loss(recording.data(self_), recording.data(target), p, margin, recording.data(weight), reduction))
+    result = recording.wrap(kernels.multi_margin_loss(self_._data, target._data, p, margin, recording.data(weight), reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MultiMarginLossBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -7790,7 +7790,7 @@ def multilabel_margin_loss_forward(self_=MISSING, target=MISSING, reduction=MISS
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs or extra:
         self_, target, reduction = _arguments.bind(OVERLOADS["multilabel_margin_loss_forward"], (self_, target, reduction,), kwargs, extra)
-    output, is_target = map(recording.wrap, kernels.multilabel_margin_loss_forward(recording.data(self_), recording.data(target), reduction))
+    output, is_target = map(recording.wrap, kernels.multilabel_margin_loss_forward(self_._data, target._data, reduction))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = MultilabelMarginLossBackward0((gradient_edge(self_),))
@@ -7826,7 +7826,7 @@ def embedding_renorm_(self_=MISSING, indices=MISSING, max_norm=MISSING, norm_typ
         grad_fn = EmbeddingRenormBackward0((gradient_edge(self_),))
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("embedding_renorm_")
-    recording.write_inplace(self_, kernels.embedding_renorm_(recording.data(self_), recording.data(indices), max_norm, norm_type))
+    recording.write_inplace(self_, kernels.embedding_renorm_(self_._data, indices._data, max_norm, norm_type))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     return self_
@@ -7843,7 +7843,7 @@ def native_group_norm(input=MISSING, weight=MISSING, bias=MISSING, N=MISSING, C=
             return heard
     if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or N is MISSING or C is MISSING or HxW is MISSING or group is MISSING or kwargs or extra:
         input, weight, bias, N, C, HxW, group, eps = _arguments.bind(OVERLOADS["native_group_norm"], (input, weight, bias, N, C, HxW, group, eps,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels.native_group_norm(recording.data(input), recording.data(weight), recording.data(bias), N, C, HxW, group, eps))
+    result0, result1, result2 = map(recording.wrap, kernels.native_group_norm(input._data, recording.data(weight), recording.data(bias), N, C, HxW, group, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = NativeGroupNormBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -7883,7 +7883,7 @@ def _trilinear(i1=MISSING, i2=MISSING, i3=MISSING, expand1=MISSING, expand2=MISS
     expand2 = recording.int_tuple(expand2)
     expand3 = recording.int_tuple(expand3)
     sumdim = recording.int_tuple(sumdim)
-    result = recording.wrap(kernels._trilinear(recording.data(i1), recording.data(i2), recording.data(i3), expand1, expand2, expand3, sumdim, unroll_dim))
+    result = recording.wrap(kernels._trilinear(i1._data, i2._data, i3._data, expand1, expand2, expand3, sumdim, unroll_dim))
     if _grad_state.enabled and (isinstance(i1, Tensor) and (i1._requires_grad or i1.grad_fn is not None) or isinstance(i2, Tensor) and (i2._requires_grad or i2.grad_fn is not None) or isinstance(i3, Tensor) and (i3._requires_grad or i3.grad_fn is not None)):
         grad_fn = TrilinearBackward0((gradient_edge(i1), gradient_edge(i2), gradient_edge(i3)))
         grad_fn.i1_ = SavedVariable(i1, False)
@@ -7912,11 +7912,11 @@ def _pack_padded_sequence(input=MISSING, lengths=MISSING, batch_first=MISSING, *
             return heard
     if not isinstance(input, Tensor) or not isinstance(lengths, Tensor) or batch_first is MISSING or kwargs or extra:
         input, lengths, batch_first = _arguments.bind(OVERLOADS["_pack_padded_sequence"], (input, lengths, batch_first,), kwargs, extra)
-    result0, result1 = map(recording.wrap, kernels._pack_padded_sequence(recording.data(input), recording.data(lengths), batch_first))
+    result0, result1 = map(recording.wrap, kernels._pack_padded_sequence(input._data, lengths._data, batch_first))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None))
     if needs_grad:
         grad_fn = PackPaddedSequenceBackward0((gradient_edge(input),))
-        grad_fn._saved_input_sym_sizes = recording.sizes(input)
+        grad_fn._saved_input_sym_sizes = input._data.shape
         grad_fn._saved_batch_first = batch_first
         recording.set_history(result0, grad_fn)
         recording.skip_output(result1, grad_fn)
@@ -7941,7 +7941,7 @@ def _thnn_fused_lstm_cell(input_gates=MISSING, hidden_gates=MISSING, cx=MISSING,
             return heard
     if not isinstance(input_gates, Tensor) or not isinstance(hidden_gates, Tensor) or not isinstance(cx, Tensor) or kwargs or extra:
         input_gates, hidden_gates, cx, input_bias, hidden_bias = _arguments.bind(OVERLOADS["_thnn_fused_lstm_cell"], (input_gates, hidden_gates, cx, input_bias, hidden_bias,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels._thnn_fused_lstm_cell(recording.data(input_gates), recording.data(hidden_gates), recording.data(cx), recording.data(input_bias), recording.data(hidden_bias)))
+    result0, result1, result2 = map(recording.wrap, kernels._thnn_fused_lstm_cell(input_gates._data, hidden_gates._data, cx._data, recording.data(input_bias), recording.data(hidden_bias)))
     if _grad_state.enabled and (isinstance(input_gates, Tensor) and (input_gates._requires_grad or input_gates.grad_fn is not None) or isinstance(hidden_gates, Tensor) and (hidden_gates._requires_grad or hidden_gates.grad_fn is not None) or isinstance(cx, Tensor) and (cx._requires_grad or cx.grad_fn is not None) or isinstance(input_bias, Tensor) and (input_bias._requires_grad or input_bias.grad_fn is not None) or isinstance(hidden_bias, Tensor) and (hidden_bias._requires_grad or hidden_bias.grad_fn is not None)):
         grad_fn = ThnnFusedLstmCellBackward0((gradient_edge(input_gates), gradient_edge(hidden_gates), gradient_edge(cx), gradient_edge(input_bias), gradient_edge(hidden_bias)))
         grad_fn.input_gates_ = SavedVariable(input_gates, False)
@@ -7969,7 +7969,7 @@ def _thnn_fused_gru_cell(input_gates=MISSING, hidden_gates=MISSING, hx=MISSING, 
             return heard
     if not isinstance(input_gates, Tensor) or not isinstance(hidden_gates, Tensor) or not isinstance(hx, Tensor) or kwargs or extra:
         input_gates, hidden_gates, hx, input_bias, hidden_bias = _arguments.bind(OVERLOADS["_thnn_fused_gru_cell"], (input_gates, hidden_gates, hx, input_bias, hidden_bias,), kwargs, extra)
-    result0, result1 = map(recording.wrap, kernels._thnn_fused_gru_cell(recording.data(input_gates), recording.data(hidden_gates), recording.data(hx), recording.data(input_bias), recording.data(hidden_bias)))
+    result0, result1 = map(recording.wrap, kernels._thnn_fused_gru_cell(input_gates._data, hidden_gates._data, hx._data, recording.data(input_bias), recording.data(hidden_bias)))
     if _grad_state.enabled and (isinstance(input_gates, Tensor) and (input_gates._requires_grad or input_gates.grad_fn is not None) or isinstance(hidden_gates, Tensor) and (hidden_gates._requires_grad or hidden_gates.grad_fn is not None) or isinstance(hx, Tensor) and (hx._requires_grad or hx.grad_fn is not None) or isinstance(input_bias, Tensor) and (input_bias._requires_grad or input_bias.grad_fn is not None) or isinstance(hidden_bias, Tensor) and (hidden_bias._requires_grad or hidden_bias.grad_fn is not None)):
         grad_fn = ThnnFusedGruCellBackward0((gradient_edge(input_gates), gradient_edge(hidden_gates), gradient_edge(hx), gradient_edge(input_bias), gradient_edge(hidden_bias)))
         grad_fn.input_gates_ = SavedVariable(input_gates, False)
@@ -7996,7 +7996,7 @@ def constant_pad_nd(self_=MISSING, pad=MISSING, value=0, *extra, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(value, NUMBER) or pad is MISSING or kwargs or extra:
         self_, pad, value = _arguments.bind(OVERLOADS["constant_pad_nd"], (self_, pad, value,), kwargs, extra)
     pad = recording.int_tuple(pad)
-    result = recording.wrap(kernels.constant_pad_nd(recording.data(self_), pad, value))
+    result = recording.wrap(kernels.constant_pad_nd(self_._data, pad, value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ConstantPadNdBackward0((gradient_edge(self_),))
         grad_fn._saved_pad = pad
@@ -8027,7 +8027,7 @@ def leaky_relu_(self_=MISSING, negative_slope=0.01, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.leaky_relu_(recording.data(self_), negative_slope))
+    recording.write_inplace(self_, kernels.leaky_relu_(self_._data, negative_slope))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -8052,7 +8052,7 @@ def reflection_pad1d(self_=MISSING, padding=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
         self_, padding = _arguments.bind(OVERLOADS["reflection_pad1d"], (self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.reflection_pad1d(recording.data(self_), padding))
+    result = recording.wrap(kernels.reflection_pad1d(self_._data, padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReflectionPad1DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -8077,7 +8077,7 @@ def reflection_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
         grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad1d_backward"], (grad_output, self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.reflection_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
+    result = recording.wrap(kernels.reflection_pad1d_backward(grad_output._data, self_._data, padding))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReflectionPad1DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
@@ -8102,7 +8102,7 @@ def reflection_pad2d(self_=MISSING, padding=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
         self_, padding = _arguments.bind(OVERLOADS["reflection_pad2d"], (self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.reflection_pad2d(recording.data(self_), padding))
+    result = recording.wrap(kernels.reflection_pad2d(self_._data, padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReflectionPad2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -8127,7 +8127,7 @@ def reflection_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
         grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad2d_backward"], (grad_output, self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.reflection_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
+    result = recording.wrap(kernels.reflection_pad2d_backward(grad_output._data, self_._data, padding))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReflectionPad2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
@@ -8152,7 +8152,7 @@ def reflection_pad3d(self_=MISSING, padding=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
         self_, padding = _arguments.bind(OVERLOADS["reflection_pad3d"], (self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.reflection_pad3d(recording.data(self_), padding))
+    result = recording.wrap(kernels.reflection_pad3d(self_._data, padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReflectionPad3DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -8177,7 +8177,7 @@ def reflection_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSIN
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
         grad_output, self_, padding = _arguments.bind(OVERLOADS["reflection_pad3d_backward"], (grad_output, self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.reflection_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
+    result = recording.wrap(kernels.reflection_pad3d_backward(grad_output._data, self_._data, padding))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReflectionPad3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
@@ -8202,7 +8202,7 @@ def replication_pad1d(self_=MISSING, padding=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
         self_, padding = _arguments.bind(OVERLOADS["replication_pad1d"], (self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.replication_pad1d(recording.data(self_), padding))
+    result = recording.wrap(kernels.replication_pad1d(self_._data, padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReplicationPad1DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -8227,7 +8227,7 @@ def replication_pad1d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
         grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad1d_backward"], (grad_output, self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.replication_pad1d_backward(recording.data(grad_output), recording.data(self_), padding))
+    result = recording.wrap(kernels.replication_pad1d_backward(grad_output._data, self_._data, padding))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReplicationPad1DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
@@ -8252,7 +8252,7 @@ def replication_pad2d(self_=MISSING, padding=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
         self_, padding = _arguments.bind(OVERLOADS["replication_pad2d"], (self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.replication_pad2d(recording.data(self_), padding))
+    result = recording.wrap(kernels.replication_pad2d(self_._data, padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReplicationPad2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -8277,7 +8277,7 @@ def replication_pad2d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
         grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad2d_backward"], (grad_output, self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.replication_pad2d_backward(recording.data(grad_output), recording.data(self_), padding))
+    result = recording.wrap(kernels.replication_pad2d_backward(grad_output._data, self_._data, padding))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReplicationPad2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
@@ -8302,7 +8302,7 @@ def replication_pad3d(self_=MISSING, padding=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
         self_, padding = _arguments.bind(OVERLOADS["replication_pad3d"], (self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.replication_pad3d(recording.data(self_), padding))
+    result = recording.wrap(kernels.replication_pad3d(self_._data, padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReplicationPad3DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -8327,7 +8327,7 @@ def replication_pad3d_backward(grad_output=MISSING, self_=MISSING, padding=MISSI
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or padding is MISSING or kwargs or extra:
         grad_output, self_, padding = _arguments.bind(OVERLOADS["replication_pad3d_backward"], (grad_output, self_, padding,), kwargs, extra)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.replication_pad3d_backward(recording.data(grad_output), recording.data(self_), padding))
+    result = recording.wrap(kernels.replication_pad3d_backward(grad_output._data, self_._data, padding))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReplicationPad3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_padding = padding
@@ -8353,7 +8353,7 @@ def cumsum(self_=MISSING, dim=MISSING, *extra, dtype=None, out=None, **kwargs):
         self_, dim, dtype = _arguments.bind(OVERLOADS["cumsum"], (self_, dim, dtype,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cumsum", cumsum, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
-    result = recording.wrap(kernels.cumsum(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    result = recording.wrap(kernels.cumsum(self_._data, dim, recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CumsumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_dim = recording.dim(self_)
@@ -8388,7 +8388,7 @@ def cumsum_(self_=MISSING, dim=MISSING, *extra, dtype=None, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    kernels.cumsum_(recording.data(self_), dim, recording.numpy_dtype(dtype))
+    kernels.cumsum_(self_._data, dim, recording.numpy_dtype(dtype))
     recording.increment_version(self_)
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
@@ -8412,7 +8412,7 @@ def cumprod(self_=MISSING, dim=MISSING, *extra, dtype=None, out=None, **kwargs):
         self_, dim, dtype = _arguments.bind(OVERLOADS["cumprod"], (self_, dim, dtype,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cumprod", cumprod, (self_, dim), {"dtype": dtype}, out, dtype_rule="any")
-    result = recording.wrap(kernels.cumprod(recording.data(self_), dim, recording.numpy_dtype(dtype)))
+    result = recording.wrap(kernels.cumprod(self_._data, dim, recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CumprodBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_numel = recording.numel(self_)
@@ -8449,7 +8449,7 @@ def cumprod_(self_=MISSING, dim=MISSING, *extra, dtype=None, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    kernels.cumprod_(recording.data(self_), dim, recording.numpy_dtype(dtype))
+    kernels.cumprod_(self_._data, dim, recording.numpy_dtype(dtype))
     recording.increment_version(self_)
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
@@ -8473,11 +8473,11 @@ def sort_default(self_=MISSING, dim=-1, descending=False, *extra, out=None, **kw
         self_, dim, descending = _arguments.bind(OVERLOADS["sort"], (self_, dim, descending,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sort", sort_default, (self_, dim, descending), {}, out, 2, dtype_rule="same")
-    values, indices = map(recording.wrap, kernels.sort(recording.data(self_), dim, descending))
+    values, indices = map(recording.wrap, kernels.sort(self_._data, dim, descending))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SortBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
         recording.skip_output(indices, grad_fn)
@@ -8504,11 +8504,11 @@ def sort_stable(self_=MISSING, *extra, stable=MISSING, dim=-1, descending=False,
         self_, stable, dim, descending = _arguments.bind(OVERLOADS["sort.stable"], (self_, stable, dim, descending,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sort", sort_stable, (self_,), {"stable": stable, "dim": dim, "descending": descending}, out, 2, dtype_rule="same")
-    values, indices = map(recording.wrap, kernels.sort_stable(recording.data(self_), stable, dim, descending))
+    values, indices = map(recording.wrap, kernels.sort_stable(self_._data, stable, dim, descending))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SortBackward1((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
         recording.skip_output(indices, grad_fn)
@@ -8535,11 +8535,11 @@ def topk(self_=MISSING, k=MISSING, dim=-1, largest=True, sorted=True, *extra, ou
         self_, k, dim, largest, sorted = _arguments.bind(OVERLOADS["topk"], (self_, k, dim, largest, sorted,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("topk", topk, (self_, k, dim, largest, sorted), {}, out, 2, dtype_rule="same")
-    values, indices = map(recording.wrap, kernels.topk(recording.data(self_), k, dim, largest, sorted))
+    values, indices = map(recording.wrap, kernels.topk(self_._data, k, dim, largest, sorted))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = TopkBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_dim = dim
         recording.set_history(values, grad_fn)
         recording.skip_output(indices, grad_fn)
@@ -8566,7 +8566,7 @@ def tril(self_=MISSING, diagonal=0, *extra, out=None, **kwargs):
         self_, diagonal = _arguments.bind(OVERLOADS["tril"], (self_, diagonal,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("tril", tril, (self_, diagonal), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels.tril(recording.data(self_), diagonal))
+    result = recording.wrap(kernels.tril(self_._data, diagonal))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = TrilBackward0((gradient_edge(self_),))
         grad_fn._saved_diagonal = diagonal
@@ -8597,7 +8597,7 @@ def tril_(self_=MISSING, diagonal=0, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.tril(recording.data(self_), diagonal))
+    recording.write_inplace(self_, kernels.tril(self_._data, diagonal))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -8620,7 +8620,7 @@ def triu(self_=MISSING, diagonal=0, *extra, out=None, **kwargs):
         self_, diagonal = _arguments.bind(OVERLOADS["triu"], (self_, diagonal,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("triu", triu, (self_, diagonal), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels.triu(recording.data(self_), diagonal))
+    result = recording.wrap(kernels.triu(self_._data, diagonal))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = TriuBackward0((gradient_edge(self_),))
         grad_fn._saved_diagonal = diagonal
@@ -8651,7 +8651,7 @@ def triu_(self_=MISSING, diagonal=0, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.triu(recording.data(self_), diagonal))
+    recording.write_inplace(self_, kernels.triu(self_._data, diagonal))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -8674,7 +8674,7 @@ def log2(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["log2"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log2", log2, (self_,), {}, out)
-    result = recording.wrap(kernels.log2(recording.data(self_)))
+    result = recording.wrap(kernels.log2(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = Log2Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -8705,7 +8705,7 @@ def log2_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.log2(recording.data(self_)))
+    recording.write_inplace(self_, kernels.log2(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -8728,7 +8728,7 @@ def log10(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["log10"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("log10", log10, (self_,), {}, out)
-    result = recording.wrap(kernels.log10(recording.data(self_)))
+    result = recording.wrap(kernels.log10(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = Log10Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -8759,7 +8759,7 @@ def log10_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.log10(recording.data(self_)))
+    recording.write_inplace(self_, kernels.log10(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -8782,7 +8782,7 @@ def floor(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["floor"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor", floor, (self_,), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.floor(recording.data(self_)))
+    result = recording.wrap(kernels.floor(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = FloorBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -8811,7 +8811,7 @@ def floor_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.floor(recording.data(self_)))
+    recording.write_inplace(self_, kernels.floor(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -8834,7 +8834,7 @@ def ceil(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["ceil"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ceil", ceil, (self_,), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.ceil(recording.data(self_)))
+    result = recording.wrap(kernels.ceil(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CeilBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -8863,7 +8863,7 @@ def ceil_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.ceil(recording.data(self_)))
+    recording.write_inplace(self_, kernels.ceil(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -8886,7 +8886,7 @@ def round_default(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["round"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("round", round_default, (self_,), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.round(recording.data(self_)))
+    result = recording.wrap(kernels.round(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = RoundBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -8915,7 +8915,7 @@ def round_default_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.round(recording.data(self_)))
+    recording.write_inplace(self_, kernels.round(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -8938,7 +8938,7 @@ def round_decimals(self_=MISSING, *extra, decimals=MISSING, out=None, **kwargs):
         self_, decimals = _arguments.bind(OVERLOADS["round.decimals"], (self_, decimals,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("round", round_decimals, (self_,), {"decimals": decimals}, out, dtype_rule="found")
-    result = recording.wrap(kernels.round_decimals(recording.data(self_), decimals))
+    result = recording.wrap(kernels.round_decimals(self_._data, decimals))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = RoundBackward1((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -8967,7 +8967,7 @@ def round_decimals_(self_=MISSING, *extra, decimals=MISSING, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.round_decimals(recording.data(self_), decimals))
+    recording.write_inplace(self_, kernels.round_decimals(self_._data, decimals))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -8990,7 +8990,7 @@ def trunc(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["trunc"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("trunc", trunc, (self_,), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.trunc(recording.data(self_)))
+    result = recording.wrap(kernels.trunc(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = TruncBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -9019,7 +9019,7 @@ def trunc_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.trunc(recording.data(self_)))
+    recording.write_inplace(self_, kernels.trunc(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9042,7 +9042,7 @@ def frac(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["frac"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("frac", frac, (self_,), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.frac(recording.data(self_)))
+    result = recording.wrap(kernels.frac(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = FracBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -9071,7 +9071,7 @@ def frac_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.frac(recording.data(self_)))
+    recording.write_inplace(self_, kernels.frac(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9094,12 +9094,12 @@ def roll(self_=MISSING, shifts=MISSING, dims=(), *extra, **kwargs):
         self_, shifts, dims = _arguments.bind(OVERLOADS["roll"], (self_, shifts, dims,), kwargs, extra)
     shifts = recording.int_tuple(shifts)
     dims = recording.int_tuple(dims)
-    result = recording.wrap(kernels.roll(recording.data(self_), shifts, dims))
+    result = recording.wrap(kernels.roll(self_._data, shifts, dims))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = RollBackward0((gradient_edge(self_),))
         grad_fn._saved_dims = dims
         grad_fn._saved_shifts = shifts
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -9121,14 +9121,14 @@ def masked_select(self_=MISSING, mask=MISSING, *extra, out=None, **kwargs):
         self_, mask = _arguments.bind(OVERLOADS["masked_select"], (self_, mask,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("masked_select", masked_select, (self_, mask), {}, out, dtype_rule="index")
-    result = recording.wrap(kernels.masked_select(recording.data(self_), recording.data(mask)))
+    result = recording.wrap(kernels.masked_select(self_._data, mask._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MaskedSelectBackward0((gradient_edge(self_),))
         grad_fn._saved_self_dim = recording.dim(self_)
         grad_fn._saved_mask_dim = recording.dim(mask)
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn.mask_ = SavedVariable(mask, False)
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -9150,7 +9150,7 @@ def scatter_src(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *extra, 
         self_, dim, index, src = _arguments.bind(OVERLOADS["scatter.src"], (self_, dim, index, src,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_src, (self_, dim, index, src), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
+    result = recording.wrap(kernels.scatter_src(self_._data, dim, index._data, src._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
         grad_fn = ScatterBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn._saved_dim = dim
@@ -9183,7 +9183,7 @@ def scatter_src_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, *extra,
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.scatter_src(recording.data(self_), dim, recording.data(index), recording.data(src)))
+    recording.write_inplace(self_, kernels.scatter_src(self_._data, dim, index._data, src._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9206,7 +9206,7 @@ def scatter_value(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *ext
         self_, dim, index, value = _arguments.bind(OVERLOADS["scatter.value"], (self_, dim, index, value,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_value, (self_, dim, index, value), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
+    result = recording.wrap(kernels.scatter_value(self_._data, dim, index._data, value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ScatterBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
@@ -9239,7 +9239,7 @@ def scatter_value_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSING, *ex
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.scatter_value(recording.data(self_), dim, recording.data(index), value))
+    recording.write_inplace(self_, kernels.scatter_value(self_._data, dim, index._data, value))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9262,7 +9262,7 @@ def scatter_reduce_overload(self_=MISSING, dim=MISSING, index=MISSING, src=MISSI
         self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_reduce_overload, (self_, dim, index, src), {"reduce": reduce}, out, dtype_rule="same")
-    result = recording.wrap(kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
+    result = recording.wrap(kernels.scatter_reduce(self_._data, dim, index._data, src._data, reduce))
     return result
 
 
@@ -9278,7 +9278,7 @@ def scatter_reduce_overload_(self_=MISSING, dim=MISSING, index=MISSING, src=MISS
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(src, Tensor) or dim is MISSING or reduce is MISSING or kwargs or extra:
         self_, dim, index, src, reduce = _arguments.bind(OVERLOADS["scatter.reduce"], (self_, dim, index, src, reduce,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
-    recording.write_inplace(self_, kernels.scatter_reduce(recording.data(self_), dim, recording.data(index), recording.data(src), reduce))
+    recording.write_inplace(self_, kernels.scatter_reduce(self_._data, dim, index._data, src._data, reduce))
     return self_
 
 
@@ -9295,7 +9295,7 @@ def scatter_value_reduce(self_=MISSING, dim=MISSING, index=MISSING, value=MISSIN
         self_, dim, index, value, reduce = _arguments.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter", scatter_value_reduce, (self_, dim, index, value), {"reduce": reduce}, out, dtype_rule="same")
-    result = recording.wrap(kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
+    result = recording.wrap(kernels.scatter_value_reduce(self_._data, dim, index._data, value, reduce))
     return result
 
 
@@ -9311,7 +9311,7 @@ def scatter_value_reduce_(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or reduce is MISSING or kwargs or extra:
         self_, dim, index, value, reduce = _arguments.bind(OVERLOADS["scatter.value_reduce"], (self_, dim, index, value, reduce,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
-    recording.write_inplace(self_, kernels.scatter_value_reduce(recording.data(self_), dim, recording.data(index), value, reduce))
+    recording.write_inplace(self_, kernels.scatter_value_reduce(self_._data, dim, index._data, value, reduce))
     return self_
 
 
@@ -9328,7 +9328,7 @@ def lerp_Scalar(self_=MISSING, end=MISSING, weight=MISSING, *extra, out=None, **
         self_, end, weight = _arguments.bind(OVERLOADS["lerp.Scalar"], (self_, end, weight,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Scalar, (self_, end, weight), {}, out)
-    result = recording.wrap(kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
+    result = recording.wrap(kernels.lerp_Scalar(self_._data, end._data, weight))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(end, Tensor) and (end._requires_grad or end.grad_fn is not None)):
         grad_fn = LerpBackward0((gradient_edge(self_), gradient_edge(end)))
         grad_fn._saved_weight = weight
@@ -9359,7 +9359,7 @@ def lerp_Scalar_(self_=MISSING, end=MISSING, weight=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, end)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.lerp_Scalar(recording.data(self_), recording.data(end), weight))
+    recording.write_inplace(self_, kernels.lerp_Scalar(self_._data, end._data, weight))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9382,7 +9382,7 @@ def lerp_Tensor(self_=MISSING, end=MISSING, weight=MISSING, *extra, out=None, **
         self_, end, weight = _arguments.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Tensor, (self_, end, weight), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
+    result = recording.wrap(kernels.lerp_Tensor(self_._data, end._data, recording.data(weight)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(end, Tensor) and (end._requires_grad or end.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = LerpBackward1((gradient_edge(self_), gradient_edge(end), gradient_edge(weight)))
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -9417,7 +9417,7 @@ def lerp_Tensor_(self_=MISSING, end=MISSING, weight=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, end, weight)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.lerp_Tensor(recording.data(self_), recording.data(end), recording.data(weight)))
+    recording.write_inplace(self_, kernels.lerp_Tensor(self_._data, end._data, recording.data(weight)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9440,7 +9440,7 @@ def addcmul(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *extra, value=1, ou
         self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcmul"], (self_, tensor1, tensor2, value,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addcmul", addcmul, (self_, tensor1, tensor2), {"value": value}, out)
-    result = recording.wrap(kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
+    result = recording.wrap(kernels.addcmul(self_._data, tensor1._data, tensor2._data, value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(tensor1, Tensor) and (tensor1._requires_grad or tensor1.grad_fn is not None) or isinstance(tensor2, Tensor) and (tensor2._requires_grad or tensor2.grad_fn is not None)):
         grad_fn = AddcmulBackward0((gradient_edge(self_), gradient_edge(tensor1), gradient_edge(tensor2)))
         grad_fn.tensor2_ = SavedVariable(tensor2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
@@ -9475,7 +9475,7 @@ def addcmul_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *extra, value=1, *
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.addcmul(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
+    recording.write_inplace(self_, kernels.addcmul(self_._data, tensor1._data, tensor2._data, value))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9498,7 +9498,7 @@ def addcdiv(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *extra, value=1, ou
         self_, tensor1, tensor2, value = _arguments.bind(OVERLOADS["addcdiv"], (self_, tensor1, tensor2, value,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("addcdiv", addcdiv, (self_, tensor1, tensor2), {"value": value}, out)
-    result = recording.wrap(kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
+    result = recording.wrap(kernels.addcdiv(self_._data, tensor1._data, tensor2._data, value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(tensor1, Tensor) and (tensor1._requires_grad or tensor1.grad_fn is not None) or isinstance(tensor2, Tensor) and (tensor2._requires_grad or tensor2.grad_fn is not None)):
         grad_fn = AddcdivBackward0((gradient_edge(self_), gradient_edge(tensor1), gradient_edge(tensor2)))
         grad_fn.tensor2_ = SavedVariable(tensor2, False)
@@ -9533,7 +9533,7 @@ def addcdiv_(self_=MISSING, tensor1=MISSING, tensor2=MISSING, *extra, value=1, *
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, tensor1, tensor2)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.addcdiv(recording.data(self_), recording.data(tensor1), recording.data(tensor2), value))
+    recording.write_inplace(self_, kernels.addcdiv(self_._data, tensor1._data, tensor2._data, value))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9555,14 +9555,14 @@ def var_mean_correction(self_=MISSING, dim=None, *extra, correction=None, keepdi
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs or extra:
         self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["var_mean.correction"], (self_, dim, correction, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
-    result0, result1 = map(recording.wrap, kernels.var_mean_correction(recording.data(self_), dim, correction, keepdim))
+    result0, result1 = map(recording.wrap, kernels.var_mean_correction(self_._data, dim, correction, keepdim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = VarMeanBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
         grad_fn._saved_keepdim = keepdim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_self_sym_numel = recording.numel(self_)
         recording.set_history(result0, grad_fn)
         recording.set_history(result1, grad_fn)
@@ -9585,7 +9585,7 @@ def std_mean_correction(self_=MISSING, dim=None, *extra, correction=None, keepdi
     if not isinstance(self_, Tensor) or not isinstance(correction, NUMBER_OR_NONE) or kwargs or extra:
         self_, dim, correction, keepdim = _arguments.bind(OVERLOADS["std_mean.correction"], (self_, dim, correction, keepdim,), kwargs, extra)
     dim = recording.int_tuple(dim)
-    result0, result1 = map(recording.wrap, kernels.std_mean_correction(recording.data(self_), dim, correction, keepdim))
+    result0, result1 = map(recording.wrap, kernels.std_mean_correction(self_._data, dim, correction, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = StdMeanBackward0((gradient_edge(self_),))
@@ -9593,7 +9593,7 @@ def std_mean_correction(self_=MISSING, dim=None, *extra, correction=None, keepdi
         grad_fn._saved_dim = dim
         grad_fn._saved_correction = correction
         grad_fn._saved_keepdim = keepdim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_self_sym_numel = recording.numel(self_)
         recording.set_history(result0, grad_fn)
         recording.set_history(result1, grad_fn)
@@ -9809,7 +9809,7 @@ def fmod_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["fmod.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Scalar, (self_, other), {}, out)
-    result = recording.wrap(kernels.fmod_Scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.fmod_Scalar(self_._data, other))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = FmodBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -9838,7 +9838,7 @@ def fmod_Scalar_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.fmod_Scalar(recording.data(self_), other))
+    recording.write_inplace(self_, kernels.fmod_Scalar(self_._data, other))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9861,7 +9861,7 @@ def fmod_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Tensor, (self_, other), {}, out)
-    result = recording.wrap(kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.fmod_Tensor(self_._data, recording.data(other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = FmodBackward1((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
@@ -9894,7 +9894,7 @@ def fmod_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.fmod_Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.fmod_Tensor(self_._data, recording.data(other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9915,7 +9915,7 @@ def linalg_inv_ex(A=MISSING, *extra, check_errors=False, **kwargs):
             return heard
     if not isinstance(A, Tensor) or kwargs or extra:
         A, check_errors = _arguments.bind(OVERLOADS["linalg_inv_ex"], (A, check_errors,), kwargs, extra)
-    inverse, info = map(recording.wrap, kernels.linalg_inv_ex(recording.data(A), check_errors))
+    inverse, info = map(recording.wrap, kernels.linalg_inv_ex(A._data, check_errors))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgInvExBackward0((gradient_edge(A),))
@@ -9942,15 +9942,15 @@ def linalg_solve_ex(A=MISSING, B=MISSING, *extra, left=True, check_errors=False,
             return heard
     if not isinstance(A, Tensor) or not isinstance(B, Tensor) or kwargs or extra:
         A, B, left, check_errors = _arguments.bind(OVERLOADS["linalg_solve_ex"], (A, B, left, check_errors,), kwargs, extra)
-    result, info = map(recording.wrap, kernels.linalg_solve_ex(recording.data(A), recording.data(B), left, check_errors))
+    result, info = map(recording.wrap, kernels.linalg_solve_ex(A._data, B._data, left, check_errors))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None) or isinstance(B, Tensor) and (B._requires_grad or B.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgSolveExBackward0((gradient_edge(A), gradient_edge(B)))
         grad_fn.A_ = SavedVariable(A, False)
         grad_fn._saved_left = left
         grad_fn._saved_B_dim = recording.dim(B)
-        grad_fn._saved_B_sym_sizes = recording.sizes(B)
-        grad_fn._saved_A_sym_sizes = recording.sizes(A)
+        grad_fn._saved_B_sym_sizes = B._data.shape
+        grad_fn._saved_A_sym_sizes = A._data.shape
         recording.set_history(result, grad_fn)
         recording.skip_output(info, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(A, B):
@@ -9978,7 +9978,7 @@ def convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, pad
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     output_padding = recording.int_tuple(output_padding)
-    result = recording.wrap(kernels.convolution(recording.data(input), recording.data(weight), recording.data(bias), stride, padding, dilation, transposed, output_padding, groups))
+    result = recording.wrap(kernels.convolution(input._data, weight._data, recording.data(bias), stride, padding, dilation, transposed, output_padding, groups))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = ConvolutionBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -10013,7 +10013,7 @@ def convolution_backward(grad_output=MISSING, input=MISSING, weight=MISSING, bia
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     output_padding = recording.int_tuple(output_padding)
-    result0, result1, result2 = map(recording.wrap, kernels.convolution_backward(recording.data(grad_output), recording.data(input), recording.data(weight), bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask))
+    result0, result1, result2 = map(recording.wrap, kernels.convolution_backward(grad_output._data, input._data, weight._data, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = ConvolutionBackwardBackward0((gradient_edge(grad_output), gradient_edge(input), gradient_edge(weight)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -10050,7 +10050,7 @@ def max_pool2d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), paddi
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result0, result1 = map(recording.wrap, kernels.max_pool2d_with_indices(recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
+    result0, result1 = map(recording.wrap, kernels.max_pool2d_with_indices(self_._data, kernel_size, stride, padding, dilation, ceil_mode))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = MaxPool2DWithIndicesBackward0((gradient_edge(self_),))
@@ -10087,7 +10087,7 @@ def max_pool2d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.max_pool2d_with_indices_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode, recording.data(indices)))
+    result = recording.wrap(kernels.max_pool2d_with_indices_backward(grad_output._data, self_._data, kernel_size, stride, padding, dilation, ceil_mode, indices._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MaxPool2DWithIndicesBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
@@ -10114,7 +10114,7 @@ def avg_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), ce
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.avg_pool2d(recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    result = recording.wrap(kernels.avg_pool2d(self_._data, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AvgPool2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10146,7 +10146,7 @@ def avg_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING,
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.avg_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    result = recording.wrap(kernels.avg_pool2d_backward(grad_output._data, self_._data, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AvgPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_kernel_size = kernel_size
@@ -10176,7 +10176,7 @@ def _adaptive_avg_pool2d(self_=MISSING, output_size=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or output_size is MISSING or kwargs or extra:
         self_, output_size = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d"], (self_, output_size,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels._adaptive_avg_pool2d(recording.data(self_), output_size))
+    result = recording.wrap(kernels._adaptive_avg_pool2d(self_._data, output_size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AdaptiveAvgPool2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10199,10 +10199,10 @@ def _adaptive_avg_pool2d_backward(grad_output=MISSING, self_=MISSING, *extra, **
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs or extra:
         grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool2d_backward"], (grad_output, self_,), kwargs, extra)
-    result = recording.wrap(kernels._adaptive_avg_pool2d_backward(recording.data(grad_output), recording.data(self_)))
+    result = recording.wrap(kernels._adaptive_avg_pool2d_backward(grad_output._data, self_._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AdaptiveAvgPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
-        grad_fn._saved_grad_output_sym_sizes = recording.sizes(grad_output)
+        grad_fn._saved_grad_output_sym_sizes = grad_output._data.shape
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
@@ -10224,7 +10224,7 @@ def adaptive_max_pool2d(self_=MISSING, output_size=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or output_size is MISSING or kwargs or extra:
         self_, output_size = _arguments.bind(OVERLOADS["adaptive_max_pool2d"], (self_, output_size,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result0, result1 = map(recording.wrap, kernels.adaptive_max_pool2d(recording.data(self_), output_size))
+    result0, result1 = map(recording.wrap, kernels.adaptive_max_pool2d(self_._data, output_size))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = AdaptiveMaxPool2DBackward0((gradient_edge(self_),))
@@ -10252,7 +10252,7 @@ def adaptive_max_pool2d_backward(grad_output=MISSING, self_=MISSING, indices=MIS
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs or extra:
         grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool2d_backward"], (grad_output, self_, indices,), kwargs, extra)
-    result = recording.wrap(kernels.adaptive_max_pool2d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
+    result = recording.wrap(kernels.adaptive_max_pool2d_backward(grad_output._data, self_._data, indices._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AdaptiveMaxPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
@@ -10276,7 +10276,7 @@ def _weight_norm_interface(v=MISSING, g=MISSING, dim=0, *extra, **kwargs):
             return heard
     if not isinstance(v, Tensor) or not isinstance(g, Tensor) or kwargs or extra:
         v, g, dim = _arguments.bind(OVERLOADS["_weight_norm_interface"], (v, g, dim,), kwargs, extra)
-    result0, result1 = map(recording.wrap, kernels._weight_norm_interface(recording.data(v), recording.data(g), dim))
+    result0, result1 = map(recording.wrap, kernels._weight_norm_interface(v._data, g._data, dim))
     needs_grad = _grad_state.enabled and (isinstance(v, Tensor) and (v._requires_grad or v.grad_fn is not None) or isinstance(g, Tensor) and (g._requires_grad or g.grad_fn is not None))
     if needs_grad:
         grad_fn = WeightNormInterfaceBackward0((gradient_edge(v), gradient_edge(g)))
@@ -10306,7 +10306,7 @@ def acos(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["acos"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.acos(recording.data(self_)))
+    result = recording.wrap(kernels.acos(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AcosBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10337,7 +10337,7 @@ def acos_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.acos(recording.data(self_)))
+    recording.write_inplace(self_, kernels.acos(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -10358,7 +10358,7 @@ def asin(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["asin"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.asin(recording.data(self_)))
+    result = recording.wrap(kernels.asin(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AsinBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10389,7 +10389,7 @@ def asin_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.asin(recording.data(self_)))
+    recording.write_inplace(self_, kernels.asin(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -10410,7 +10410,7 @@ def atan(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["atan"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.atan(recording.data(self_)))
+    result = recording.wrap(kernels.atan(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AtanBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10441,7 +10441,7 @@ def atan_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.atan(recording.data(self_)))
+    recording.write_inplace(self_, kernels.atan(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -10462,7 +10462,7 @@ def cosh(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["cosh"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.cosh(recording.data(self_)))
+    result = recording.wrap(kernels.cosh(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CoshBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10493,7 +10493,7 @@ def cosh_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.cosh(recording.data(self_)))
+    recording.write_inplace(self_, kernels.cosh(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -10514,7 +10514,7 @@ def sinh(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["sinh"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.sinh(recording.data(self_)))
+    result = recording.wrap(kernels.sinh(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SinhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10545,7 +10545,7 @@ def sinh_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.sinh(recording.data(self_)))
+    recording.write_inplace(self_, kernels.sinh(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -10566,7 +10566,7 @@ def acosh(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["acosh"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.acosh(recording.data(self_)))
+    result = recording.wrap(kernels.acosh(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AcoshBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10589,7 +10589,7 @@ def asinh(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["asinh"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.asinh(recording.data(self_)))
+    result = recording.wrap(kernels.asinh(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AsinhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10612,7 +10612,7 @@ def atanh(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["atanh"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.atanh(recording.data(self_)))
+    result = recording.wrap(kernels.atanh(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AtanhBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10641,7 +10641,7 @@ def acosh_(self_=MISSING, *extra, **kwargs):
         grad_fn = AcoshBackward1((gradient_edge(self_),))
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("acosh_")
-    recording.write_inplace(self_, kernels.acosh_(recording.data(self_)))
+    recording.write_inplace(self_, kernels.acosh_(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     return self_
@@ -10664,7 +10664,7 @@ def asinh_(self_=MISSING, *extra, **kwargs):
         grad_fn = AsinhBackward1((gradient_edge(self_),))
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("asinh_")
-    recording.write_inplace(self_, kernels.asinh_(recording.data(self_)))
+    recording.write_inplace(self_, kernels.asinh_(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     return self_
@@ -10687,7 +10687,7 @@ def atanh_(self_=MISSING, *extra, **kwargs):
         grad_fn = AtanhBackward1((gradient_edge(self_),))
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         forward_grad.not_implemented("atanh_")
-    recording.write_inplace(self_, kernels.atanh_(recording.data(self_)))
+    recording.write_inplace(self_, kernels.atanh_(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     return self_
@@ -10704,7 +10704,7 @@ def exp2(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["exp2"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.exp2(recording.data(self_)))
+    result = recording.wrap(kernels.exp2(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = Exp2Backward0((gradient_edge(self_),))
@@ -10737,7 +10737,7 @@ def exp2_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.exp2(recording.data(self_)))
+    recording.write_inplace(self_, kernels.exp2(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -10761,7 +10761,7 @@ def erfc(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["erfc"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.erfc(recording.data(self_)))
+    result = recording.wrap(kernels.erfc(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ErfcBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10792,7 +10792,7 @@ def erfc_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.erfc(recording.data(self_)))
+    recording.write_inplace(self_, kernels.erfc(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -10813,7 +10813,7 @@ def erfinv(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["erfinv"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.erfinv(recording.data(self_)))
+    result = recording.wrap(kernels.erfinv(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ErfinvBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10844,7 +10844,7 @@ def erfinv_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.erfinv(recording.data(self_)))
+    recording.write_inplace(self_, kernels.erfinv(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -10865,7 +10865,7 @@ def lgamma(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["lgamma"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.lgamma(recording.data(self_)))
+    result = recording.wrap(kernels.lgamma(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LgammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10896,7 +10896,7 @@ def lgamma_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.lgamma(recording.data(self_)))
+    recording.write_inplace(self_, kernels.lgamma(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -10917,7 +10917,7 @@ def digamma(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["digamma"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.digamma(recording.data(self_)))
+    result = recording.wrap(kernels.digamma(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = DigammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -10948,7 +10948,7 @@ def digamma_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.digamma(recording.data(self_)))
+    recording.write_inplace(self_, kernels.digamma(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -10969,7 +10969,7 @@ def polygamma(n=MISSING, self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or n is MISSING or kwargs or extra:
         n, self_ = _arguments.bind(OVERLOADS["polygamma"], (n, self_,), kwargs, extra)
-    result = recording.wrap(kernels.polygamma(n, recording.data(self_)))
+    result = recording.wrap(kernels.polygamma(n, self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = PolygammaBackward0((gradient_edge(self_),))
         grad_fn._saved_n = n
@@ -10993,7 +10993,7 @@ def deg2rad(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["deg2rad"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.deg2rad(recording.data(self_)))
+    result = recording.wrap(kernels.deg2rad(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = Deg2RadBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -11022,7 +11022,7 @@ def deg2rad_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.deg2rad(recording.data(self_)))
+    recording.write_inplace(self_, kernels.deg2rad(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -11043,7 +11043,7 @@ def rad2deg(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["rad2deg"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.rad2deg(recording.data(self_)))
+    result = recording.wrap(kernels.rad2deg(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = Rad2DegBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -11072,7 +11072,7 @@ def rad2deg_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.rad2deg(recording.data(self_)))
+    recording.write_inplace(self_, kernels.rad2deg(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -11093,7 +11093,7 @@ def atan2(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["atan2"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.atan2(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.atan2(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = Atan2Backward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
@@ -11126,7 +11126,7 @@ def atan2_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.atan2(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.atan2(self_._data, other._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -11147,7 +11147,7 @@ def hypot(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["hypot"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.hypot(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.hypot(self_._data, other._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = HypotBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -11184,7 +11184,7 @@ def hypot_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.hypot(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.hypot(self_._data, other._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -11208,7 +11208,7 @@ def logaddexp(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["logaddexp"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.logaddexp(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.logaddexp(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = LogaddexpBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
@@ -11232,7 +11232,7 @@ def logaddexp2(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["logaddexp2"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.logaddexp2(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.logaddexp2(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = Logaddexp2Backward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
@@ -11256,7 +11256,7 @@ def nextafter(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["nextafter"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.nextafter(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.nextafter(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = NextafterBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
@@ -11289,7 +11289,7 @@ def nextafter_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.nextafter(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.nextafter(self_._data, other._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -11310,7 +11310,7 @@ def ldexp_Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["ldexp.Tensor"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.ldexp_Tensor(self_._data, other._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = LdexpBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -11345,7 +11345,7 @@ def ldexp_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.ldexp_Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.ldexp_Tensor(self_._data, other._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -11423,7 +11423,7 @@ def special_xlog1py_default(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["special_xlog1py"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.special_xlog1py(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.special_xlog1py(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = SpecialXlog1PyBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
@@ -11447,7 +11447,7 @@ def special_entr(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_entr"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_entr(recording.data(self_)))
+    result = recording.wrap(kernels.special_entr(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SpecialEntrBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -11470,7 +11470,7 @@ def special_erfcx(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_erfcx"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_erfcx(recording.data(self_)))
+    result = recording.wrap(kernels.special_erfcx(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SpecialErfcxBackward0((gradient_edge(self_),))
@@ -11497,7 +11497,7 @@ def special_ndtri(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_ndtri"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_ndtri(recording.data(self_)))
+    result = recording.wrap(kernels.special_ndtri(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SpecialNdtriBackward0((gradient_edge(self_),))
@@ -11523,7 +11523,7 @@ def special_log_ndtr(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_log_ndtr"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_log_ndtr(recording.data(self_)))
+    result = recording.wrap(kernels.special_log_ndtr(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SpecialLogNdtrBackward0((gradient_edge(self_),))
@@ -11550,7 +11550,7 @@ def fmax(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["fmax"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.fmax(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.fmax(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = FmaxBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -11574,7 +11574,7 @@ def fmin(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["fmin"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.fmin(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.fmin(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = FminBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -11598,7 +11598,7 @@ def mvlgamma(self_=MISSING, p=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or p is MISSING or kwargs or extra:
         self_, p = _arguments.bind(OVERLOADS["mvlgamma"], (self_, p,), kwargs, extra)
-    result = recording.wrap(kernels.mvlgamma(recording.data(self_), p))
+    result = recording.wrap(kernels.mvlgamma(self_._data, p))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MvlgammaBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -11631,7 +11631,7 @@ def mvlgamma_(self_=MISSING, p=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.mvlgamma(recording.data(self_), p))
+    recording.write_inplace(self_, kernels.mvlgamma(self_._data, p))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -11652,7 +11652,7 @@ def sinc(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["sinc"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.sinc(recording.data(self_)))
+    result = recording.wrap(kernels.sinc(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SincBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -11683,7 +11683,7 @@ def sinc_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.sinc(recording.data(self_)))
+    recording.write_inplace(self_, kernels.sinc(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -11706,7 +11706,7 @@ def i0(self_=MISSING, *extra, out=None, **kwargs):
         (self_,) = _arguments.bind(OVERLOADS["i0"], (self_,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("i0", i0, (self_,), {}, out)
-    result = recording.wrap(kernels.i0(recording.data(self_)))
+    result = recording.wrap(kernels.i0(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = I0Backward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -11737,7 +11737,7 @@ def i0_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.i0(recording.data(self_)))
+    recording.write_inplace(self_, kernels.i0(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -11758,7 +11758,7 @@ def special_i0e(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_i0e"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_i0e(recording.data(self_)))
+    result = recording.wrap(kernels.special_i0e(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SpecialI0EBackward0((gradient_edge(self_),))
@@ -11785,7 +11785,7 @@ def special_i1(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_i1"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_i1(recording.data(self_)))
+    result = recording.wrap(kernels.special_i1(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SpecialI1Backward0((gradient_edge(self_),))
@@ -11812,7 +11812,7 @@ def special_i1e(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_i1e"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_i1e(recording.data(self_)))
+    result = recording.wrap(kernels.special_i1e(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SpecialI1EBackward0((gradient_edge(self_),))
@@ -11841,7 +11841,7 @@ def igamma(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["igamma"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("igamma", igamma, (self_, other), {}, out)
-    result = recording.wrap(kernels.igamma(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.igamma(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = IgammaBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
@@ -11871,7 +11871,7 @@ def igamma_(self_=MISSING, other=MISSING, *extra, **kwargs):
         grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         forward_grad.not_implemented("igamma")
-    recording.write_inplace(self_, kernels.igamma(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.igamma(self_._data, other._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     return self_
@@ -11890,7 +11890,7 @@ def igammac(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["igammac"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("igammac", igammac, (self_, other), {}, out)
-    result = recording.wrap(kernels.igammac(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.igammac(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = IgammacBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
@@ -11920,7 +11920,7 @@ def igammac_(self_=MISSING, other=MISSING, *extra, **kwargs):
         grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         forward_grad.not_implemented("igammac")
-    recording.write_inplace(self_, kernels.igammac(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.igammac(self_._data, other._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     return self_
@@ -11937,7 +11937,7 @@ def special_zeta_default(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["special_zeta"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.special_zeta(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.special_zeta(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = SpecialZetaBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
@@ -11959,7 +11959,7 @@ def special_zeta_self_scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["special_zeta.self_scalar"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.special_zeta_self_scalar(self_, recording.data(other)))
+    result = recording.wrap(kernels.special_zeta_self_scalar(self_, other._data))
     if _grad_state.enabled and (isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = SpecialZetaBackward1((gradient_edge(other),))
         grad_fn._saved_self = self_
@@ -11983,7 +11983,7 @@ def special_zeta_other_scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["special_zeta.other_scalar"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.special_zeta_other_scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.special_zeta_other_scalar(self_._data, other))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SpecialZetaBackward2((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -12005,7 +12005,7 @@ def logit(self_=MISSING, eps=None, *extra, out=None, **kwargs):
         self_, eps = _arguments.bind(OVERLOADS["logit"], (self_, eps,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("logit", logit, (self_, eps), {}, out)
-    result = recording.wrap(kernels.logit(recording.data(self_), eps))
+    result = recording.wrap(kernels.logit(self_._data, eps))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LogitBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -12038,7 +12038,7 @@ def logit_(self_=MISSING, eps=None, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.logit(recording.data(self_), eps))
+    recording.write_inplace(self_, kernels.logit(self_._data, eps))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -12141,7 +12141,7 @@ def special_xlog1py_self_scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["special_xlog1py.self_scalar"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.special_xlog1py_self_scalar(self_, recording.data(other)))
+    result = recording.wrap(kernels.special_xlog1py_self_scalar(self_, other._data))
     if _grad_state.enabled and (isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = SpecialXlog1PyBackward1((gradient_edge(other),))
         grad_fn._saved_self = self_
@@ -12165,7 +12165,7 @@ def special_xlog1py_other_scalar(self_=MISSING, other=MISSING, *extra, **kwargs)
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["special_xlog1py.other_scalar"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.special_xlog1py_other_scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.special_xlog1py_other_scalar(self_._data, other))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SpecialXlog1PyBackward2((gradient_edge(self_),))
         grad_fn._saved_other = other
@@ -12189,7 +12189,7 @@ def nan_to_num(self_=MISSING, nan=None, posinf=None, neginf=None, *extra, **kwar
             return heard
     if not isinstance(self_, Tensor) or not isinstance(nan, NUMBER_OR_NONE) or not isinstance(posinf, NUMBER_OR_NONE) or not isinstance(neginf, NUMBER_OR_NONE) or kwargs or extra:
         self_, nan, posinf, neginf = _arguments.bind(OVERLOADS["nan_to_num"], (self_, nan, posinf, neginf,), kwargs, extra)
-    result = recording.wrap(kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
+    result = recording.wrap(kernels.nan_to_num(self_._data, nan, posinf, neginf))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NanToNumBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -12220,7 +12220,7 @@ def nan_to_num_(self_=MISSING, nan=None, posinf=None, neginf=None, *extra, **kwa
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.nan_to_num(recording.data(self_), nan, posinf, neginf))
+    recording.write_inplace(self_, kernels.nan_to_num(self_._data, nan, posinf, neginf))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -12241,7 +12241,7 @@ def special_airy_ai(x=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(x, Tensor) or kwargs or extra:
         (x,) = _arguments.bind(OVERLOADS["special_airy_ai"], (x,), kwargs, extra)
-    result = recording.wrap(kernels.special_airy_ai(recording.data(x)))
+    result = recording.wrap(kernels.special_airy_ai(x._data))
     return result
 
 
@@ -12256,7 +12256,7 @@ def special_bessel_j0(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_bessel_j0"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_bessel_j0(recording.data(self_)))
+    result = recording.wrap(kernels.special_bessel_j0(self_._data))
     return result
 
 
@@ -12271,7 +12271,7 @@ def special_bessel_j1(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_bessel_j1"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_bessel_j1(recording.data(self_)))
+    result = recording.wrap(kernels.special_bessel_j1(self_._data))
     return result
 
 
@@ -12286,7 +12286,7 @@ def special_bessel_y0(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_bessel_y0"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_bessel_y0(recording.data(self_)))
+    result = recording.wrap(kernels.special_bessel_y0(self_._data))
     return result
 
 
@@ -12301,7 +12301,7 @@ def special_bessel_y1(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_bessel_y1"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_bessel_y1(recording.data(self_)))
+    result = recording.wrap(kernels.special_bessel_y1(self_._data))
     return result
 
 
@@ -12316,7 +12316,7 @@ def special_modified_bessel_i0(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_i0"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_modified_bessel_i0(recording.data(self_)))
+    result = recording.wrap(kernels.special_modified_bessel_i0(self_._data))
     return result
 
 
@@ -12331,7 +12331,7 @@ def special_modified_bessel_i1(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_i1"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_modified_bessel_i1(recording.data(self_)))
+    result = recording.wrap(kernels.special_modified_bessel_i1(self_._data))
     return result
 
 
@@ -12346,7 +12346,7 @@ def special_modified_bessel_k0(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_k0"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_modified_bessel_k0(recording.data(self_)))
+    result = recording.wrap(kernels.special_modified_bessel_k0(self_._data))
     return result
 
 
@@ -12361,7 +12361,7 @@ def special_modified_bessel_k1(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["special_modified_bessel_k1"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.special_modified_bessel_k1(recording.data(self_)))
+    result = recording.wrap(kernels.special_modified_bessel_k1(self_._data))
     return result
 
 
@@ -12376,7 +12376,7 @@ def special_scaled_modified_bessel_k0(x=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(x, Tensor) or kwargs or extra:
         (x,) = _arguments.bind(OVERLOADS["special_scaled_modified_bessel_k0"], (x,), kwargs, extra)
-    result = recording.wrap(kernels.special_scaled_modified_bessel_k0(recording.data(x)))
+    result = recording.wrap(kernels.special_scaled_modified_bessel_k0(x._data))
     return result
 
 
@@ -12391,7 +12391,7 @@ def special_scaled_modified_bessel_k1(x=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(x, Tensor) or kwargs or extra:
         (x,) = _arguments.bind(OVERLOADS["special_scaled_modified_bessel_k1"], (x,), kwargs, extra)
-    result = recording.wrap(kernels.special_scaled_modified_bessel_k1(recording.data(x)))
+    result = recording.wrap(kernels.special_scaled_modified_bessel_k1(x._data))
     return result
 
 
@@ -12406,7 +12406,7 @@ def special_spherical_bessel_j0(x=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(x, Tensor) or kwargs or extra:
         (x,) = _arguments.bind(OVERLOADS["special_spherical_bessel_j0"], (x,), kwargs, extra)
-    result = recording.wrap(kernels.special_spherical_bessel_j0(recording.data(x)))
+    result = recording.wrap(kernels.special_spherical_bessel_j0(x._data))
     return result
 
 
@@ -12421,7 +12421,7 @@ def special_chebyshev_polynomial_t_default(x=MISSING, n=MISSING, *extra, **kwarg
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_t"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t(x._data, n._data))
     return result
 
 
@@ -12436,7 +12436,7 @@ def special_chebyshev_polynomial_t_x_scalar(x=MISSING, n=MISSING, *extra, **kwar
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_t.x_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t_x_scalar(x, n._data))
     return result
 
 
@@ -12451,7 +12451,7 @@ def special_chebyshev_polynomial_t_n_scalar(x=MISSING, n=MISSING, *extra, **kwar
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_t.n_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_t_n_scalar(x._data, n))
     return result
 
 
@@ -12466,7 +12466,7 @@ def special_chebyshev_polynomial_u_default(x=MISSING, n=MISSING, *extra, **kwarg
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_u"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u(x._data, n._data))
     return result
 
 
@@ -12481,7 +12481,7 @@ def special_chebyshev_polynomial_u_x_scalar(x=MISSING, n=MISSING, *extra, **kwar
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_u.x_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u_x_scalar(x, n._data))
     return result
 
 
@@ -12496,7 +12496,7 @@ def special_chebyshev_polynomial_u_n_scalar(x=MISSING, n=MISSING, *extra, **kwar
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_u.n_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_u_n_scalar(x._data, n))
     return result
 
 
@@ -12511,7 +12511,7 @@ def special_chebyshev_polynomial_v_default(x=MISSING, n=MISSING, *extra, **kwarg
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_v"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v(x._data, n._data))
     return result
 
 
@@ -12526,7 +12526,7 @@ def special_chebyshev_polynomial_v_x_scalar(x=MISSING, n=MISSING, *extra, **kwar
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_v.x_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v_x_scalar(x, n._data))
     return result
 
 
@@ -12541,7 +12541,7 @@ def special_chebyshev_polynomial_v_n_scalar(x=MISSING, n=MISSING, *extra, **kwar
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_v.n_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_v_n_scalar(x._data, n))
     return result
 
 
@@ -12556,7 +12556,7 @@ def special_chebyshev_polynomial_w_default(x=MISSING, n=MISSING, *extra, **kwarg
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_w"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w(x._data, n._data))
     return result
 
 
@@ -12571,7 +12571,7 @@ def special_chebyshev_polynomial_w_x_scalar(x=MISSING, n=MISSING, *extra, **kwar
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_w.x_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w_x_scalar(x, n._data))
     return result
 
 
@@ -12586,7 +12586,7 @@ def special_chebyshev_polynomial_w_n_scalar(x=MISSING, n=MISSING, *extra, **kwar
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_chebyshev_polynomial_w.n_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
+    result = recording.wrap(kernels.special_chebyshev_polynomial_w_n_scalar(x._data, n))
     return result
 
 
@@ -12601,7 +12601,7 @@ def special_hermite_polynomial_h_default(x=MISSING, n=MISSING, *extra, **kwargs)
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_h"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_hermite_polynomial_h(recording.data(x), recording.data(n)))
+    result = recording.wrap(kernels.special_hermite_polynomial_h(x._data, n._data))
     return result
 
 
@@ -12616,7 +12616,7 @@ def special_hermite_polynomial_h_x_scalar(x=MISSING, n=MISSING, *extra, **kwargs
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_h.x_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_hermite_polynomial_h_x_scalar(x, recording.data(n)))
+    result = recording.wrap(kernels.special_hermite_polynomial_h_x_scalar(x, n._data))
     return result
 
 
@@ -12631,7 +12631,7 @@ def special_hermite_polynomial_h_n_scalar(x=MISSING, n=MISSING, *extra, **kwargs
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_h.n_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_hermite_polynomial_h_n_scalar(recording.data(x), n))
+    result = recording.wrap(kernels.special_hermite_polynomial_h_n_scalar(x._data, n))
     return result
 
 
@@ -12646,7 +12646,7 @@ def special_hermite_polynomial_he_default(x=MISSING, n=MISSING, *extra, **kwargs
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_he"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_hermite_polynomial_he(recording.data(x), recording.data(n)))
+    result = recording.wrap(kernels.special_hermite_polynomial_he(x._data, n._data))
     return result
 
 
@@ -12661,7 +12661,7 @@ def special_hermite_polynomial_he_x_scalar(x=MISSING, n=MISSING, *extra, **kwarg
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_he.x_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_hermite_polynomial_he_x_scalar(x, recording.data(n)))
+    result = recording.wrap(kernels.special_hermite_polynomial_he_x_scalar(x, n._data))
     return result
 
 
@@ -12676,7 +12676,7 @@ def special_hermite_polynomial_he_n_scalar(x=MISSING, n=MISSING, *extra, **kwarg
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_hermite_polynomial_he.n_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_hermite_polynomial_he_n_scalar(recording.data(x), n))
+    result = recording.wrap(kernels.special_hermite_polynomial_he_n_scalar(x._data, n))
     return result
 
 
@@ -12691,7 +12691,7 @@ def special_laguerre_polynomial_l_default(x=MISSING, n=MISSING, *extra, **kwargs
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_laguerre_polynomial_l"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_laguerre_polynomial_l(recording.data(x), recording.data(n)))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l(x._data, n._data))
     return result
 
 
@@ -12706,7 +12706,7 @@ def special_laguerre_polynomial_l_x_scalar(x=MISSING, n=MISSING, *extra, **kwarg
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_laguerre_polynomial_l.x_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_laguerre_polynomial_l_x_scalar(x, recording.data(n)))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l_x_scalar(x, n._data))
     return result
 
 
@@ -12721,7 +12721,7 @@ def special_laguerre_polynomial_l_n_scalar(x=MISSING, n=MISSING, *extra, **kwarg
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_laguerre_polynomial_l.n_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_laguerre_polynomial_l_n_scalar(recording.data(x), n))
+    result = recording.wrap(kernels.special_laguerre_polynomial_l_n_scalar(x._data, n))
     return result
 
 
@@ -12736,7 +12736,7 @@ def special_legendre_polynomial_p_default(x=MISSING, n=MISSING, *extra, **kwargs
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_legendre_polynomial_p"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_legendre_polynomial_p(recording.data(x), recording.data(n)))
+    result = recording.wrap(kernels.special_legendre_polynomial_p(x._data, n._data))
     return result
 
 
@@ -12751,7 +12751,7 @@ def special_legendre_polynomial_p_x_scalar(x=MISSING, n=MISSING, *extra, **kwarg
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_legendre_polynomial_p.x_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_legendre_polynomial_p_x_scalar(x, recording.data(n)))
+    result = recording.wrap(kernels.special_legendre_polynomial_p_x_scalar(x, n._data))
     return result
 
 
@@ -12766,7 +12766,7 @@ def special_legendre_polynomial_p_n_scalar(x=MISSING, n=MISSING, *extra, **kwarg
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_legendre_polynomial_p.n_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_legendre_polynomial_p_n_scalar(recording.data(x), n))
+    result = recording.wrap(kernels.special_legendre_polynomial_p_n_scalar(x._data, n))
     return result
 
 
@@ -12781,7 +12781,7 @@ def special_shifted_chebyshev_polynomial_t_default(x=MISSING, n=MISSING, *extra,
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_t"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t(recording.data(x), recording.data(n)))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t(x._data, n._data))
     return result
 
 
@@ -12796,7 +12796,7 @@ def special_shifted_chebyshev_polynomial_t_x_scalar(x=MISSING, n=MISSING, *extra
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_t.x_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_x_scalar(x, recording.data(n)))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_x_scalar(x, n._data))
     return result
 
 
@@ -12811,7 +12811,7 @@ def special_shifted_chebyshev_polynomial_t_n_scalar(x=MISSING, n=MISSING, *extra
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_t.n_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_n_scalar(recording.data(x), n))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_t_n_scalar(x._data, n))
     return result
 
 
@@ -12826,7 +12826,7 @@ def special_shifted_chebyshev_polynomial_u_default(x=MISSING, n=MISSING, *extra,
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_u"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u(recording.data(x), recording.data(n)))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u(x._data, n._data))
     return result
 
 
@@ -12841,7 +12841,7 @@ def special_shifted_chebyshev_polynomial_u_x_scalar(x=MISSING, n=MISSING, *extra
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_u.x_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_x_scalar(x, recording.data(n)))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_x_scalar(x, n._data))
     return result
 
 
@@ -12856,7 +12856,7 @@ def special_shifted_chebyshev_polynomial_u_n_scalar(x=MISSING, n=MISSING, *extra
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_u.n_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_n_scalar(recording.data(x), n))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_u_n_scalar(x._data, n))
     return result
 
 
@@ -12871,7 +12871,7 @@ def special_shifted_chebyshev_polynomial_v_default(x=MISSING, n=MISSING, *extra,
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_v"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v(recording.data(x), recording.data(n)))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v(x._data, n._data))
     return result
 
 
@@ -12886,7 +12886,7 @@ def special_shifted_chebyshev_polynomial_v_x_scalar(x=MISSING, n=MISSING, *extra
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_v.x_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_x_scalar(x, recording.data(n)))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_x_scalar(x, n._data))
     return result
 
 
@@ -12901,7 +12901,7 @@ def special_shifted_chebyshev_polynomial_v_n_scalar(x=MISSING, n=MISSING, *extra
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_v.n_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_n_scalar(recording.data(x), n))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_v_n_scalar(x._data, n))
     return result
 
 
@@ -12916,7 +12916,7 @@ def special_shifted_chebyshev_polynomial_w_default(x=MISSING, n=MISSING, *extra,
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_w"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w(recording.data(x), recording.data(n)))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w(x._data, n._data))
     return result
 
 
@@ -12931,7 +12931,7 @@ def special_shifted_chebyshev_polynomial_w_x_scalar(x=MISSING, n=MISSING, *extra
             return heard
     if not isinstance(x, NUMBER) or not isinstance(n, Tensor) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_w.x_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_x_scalar(x, recording.data(n)))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_x_scalar(x, n._data))
     return result
 
 
@@ -12946,7 +12946,7 @@ def special_shifted_chebyshev_polynomial_w_n_scalar(x=MISSING, n=MISSING, *extra
             return heard
     if not isinstance(x, Tensor) or not isinstance(n, NUMBER) or kwargs or extra:
         x, n = _arguments.bind(OVERLOADS["special_shifted_chebyshev_polynomial_w.n_scalar"], (x, n,), kwargs, extra)
-    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_n_scalar(recording.data(x), n))
+    result = recording.wrap(kernels.special_shifted_chebyshev_polynomial_w_n_scalar(x._data, n))
     return result
 
 
@@ -12961,10 +12961,10 @@ def diagonal(self_=MISSING, offset=0, dim1=0, dim2=1, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal"], (self_, offset, dim1, dim2,), kwargs, extra)
-    result = recording.as_view(self_, kernels.diagonal(recording.data(self_), offset, dim1, dim2))
+    result = recording.as_view(self_, kernels.diagonal(self_._data, offset, dim1, dim2))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = DiagonalBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_offset = offset
         grad_fn._saved_dim1 = dim1
         grad_fn._saved_dim2 = dim2
@@ -12988,7 +12988,7 @@ def diagonal_backward(grad_output=MISSING, input_sizes=MISSING, offset=MISSING, 
     if not isinstance(grad_output, Tensor) or input_sizes is MISSING or offset is MISSING or dim1 is MISSING or dim2 is MISSING or kwargs or extra:
         grad_output, input_sizes, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_backward"], (grad_output, input_sizes, offset, dim1, dim2,), kwargs, extra)
     input_sizes = recording.int_tuple(input_sizes)
-    result = recording.wrap(kernels.diagonal_backward(recording.data(grad_output), input_sizes, offset, dim1, dim2))
+    result = recording.wrap(kernels.diagonal_backward(grad_output._data, input_sizes, offset, dim1, dim2))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = DiagonalBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_offset = offset
@@ -13013,7 +13013,7 @@ def diag_embed(self_=MISSING, offset=0, dim1=-2, dim2=-1, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diag_embed"], (self_, offset, dim1, dim2,), kwargs, extra)
-    result = recording.wrap(kernels.diag_embed(recording.data(self_), offset, dim1, dim2))
+    result = recording.wrap(kernels.diag_embed(self_._data, offset, dim1, dim2))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = DiagEmbedBackward0((gradient_edge(self_),))
         grad_fn._saved_offset = offset
@@ -13038,7 +13038,7 @@ def diagonal_scatter(self_=MISSING, src=MISSING, offset=0, dim1=0, dim2=1, *extr
             return heard
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs or extra:
         self_, src, offset, dim1, dim2 = _arguments.bind(OVERLOADS["diagonal_scatter"], (self_, src, offset, dim1, dim2,), kwargs, extra)
-    result = recording.wrap(kernels.diagonal_scatter(recording.data(self_), recording.data(src), offset, dim1, dim2))
+    result = recording.wrap(kernels.diagonal_scatter(self_._data, src._data, offset, dim1, dim2))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
         grad_fn = DiagonalScatterBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn.src_ = SavedVariable(src, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
@@ -13064,10 +13064,10 @@ def trace(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["trace"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.trace(recording.data(self_)))
+    result = recording.wrap(kernels.trace(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = TraceBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -13088,7 +13088,7 @@ def rot90(self_=MISSING, k=1, dims=(0, 1), *extra, **kwargs):
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, k, dims = _arguments.bind(OVERLOADS["rot90"], (self_, k, dims,), kwargs, extra)
     dims = recording.int_tuple(dims)
-    result = recording.wrap(kernels.rot90(recording.data(self_), k, dims))
+    result = recording.wrap(kernels.rot90(self_._data, k, dims))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = Rot90Backward0((gradient_edge(self_),))
         grad_fn._saved_k = k
@@ -13112,10 +13112,10 @@ def unfold(self_=MISSING, dimension=MISSING, size=MISSING, step=MISSING, *extra,
             return heard
     if not isinstance(self_, Tensor) or dimension is MISSING or size is MISSING or step is MISSING or kwargs or extra:
         self_, dimension, size, step = _arguments.bind(OVERLOADS["unfold"], (self_, dimension, size, step,), kwargs, extra)
-    result = recording.as_view(self_, kernels.unfold(recording.data(self_), dimension, size, step))
+    result = recording.as_view(self_, kernels.unfold(self_._data, dimension, size, step))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnfoldBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_dimension = dimension
         grad_fn._saved_size = size
         grad_fn._saved_step = step
@@ -13139,7 +13139,7 @@ def unfold_backward(grad_in=MISSING, input_sizes=MISSING, dim=MISSING, size=MISS
     if not isinstance(grad_in, Tensor) or input_sizes is MISSING or dim is MISSING or size is MISSING or step is MISSING or kwargs or extra:
         grad_in, input_sizes, dim, size, step = _arguments.bind(OVERLOADS["unfold_backward"], (grad_in, input_sizes, dim, size, step,), kwargs, extra)
     input_sizes = recording.int_tuple(input_sizes)
-    result = recording.wrap(kernels.unfold_backward(recording.data(grad_in), input_sizes, dim, size, step))
+    result = recording.wrap(kernels.unfold_backward(grad_in._data, input_sizes, dim, size, step))
     if _grad_state.enabled and (isinstance(grad_in, Tensor) and (grad_in._requires_grad or grad_in.grad_fn is not None)):
         grad_fn = UnfoldBackwardBackward0((gradient_edge(grad_in),))
         grad_fn._saved_dim = dim
@@ -13166,10 +13166,10 @@ def narrow_copy(self_=MISSING, dim=MISSING, start=MISSING, length=MISSING, *extr
         self_, dim, start, length = _arguments.bind(OVERLOADS["narrow_copy"], (self_, dim, start, length,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("narrow_copy", narrow_copy, (self_, dim, start, length), {}, out, dtype_rule="expected_true")
-    result = recording.wrap(kernels.narrow_copy(recording.data(self_), dim, start, length))
+    result = recording.wrap(kernels.narrow_copy(self_._data, dim, start, length))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NarrowCopyBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_dim = dim
         grad_fn._saved_start = start
         grad_fn._saved_length = length
@@ -13192,7 +13192,7 @@ def select_scatter(self_=MISSING, src=MISSING, dim=MISSING, index=MISSING, *extr
             return heard
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or dim is MISSING or index is MISSING or kwargs or extra:
         self_, src, dim, index = _arguments.bind(OVERLOADS["select_scatter"], (self_, src, dim, index,), kwargs, extra)
-    result = recording.wrap(kernels.select_scatter(recording.data(self_), recording.data(src), dim, index))
+    result = recording.wrap(kernels.select_scatter(self_._data, src._data, dim, index))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
         grad_fn = SelectScatterBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn.src_ = SavedVariable(src, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
@@ -13219,7 +13219,7 @@ def slice_scatter(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=
         self_, src, dim, start, end, step = _arguments.bind(OVERLOADS["slice_scatter"], (self_, src, dim, start, end, step,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("slice_scatter", slice_scatter, (self_, src, dim, start, end, step), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels.slice_scatter(recording.data(self_), recording.data(src), dim, start, end, step))
+    result = recording.wrap(kernels.slice_scatter(self_._data, src._data, dim, start, end, step))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
         grad_fn = SliceScatterBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn.src_ = SavedVariable(src, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
@@ -13253,7 +13253,7 @@ def t_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.t_(recording.data(self_)))
+    recording.write_inplace(self_, kernels.t_(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -13283,7 +13283,7 @@ def transpose_(self_=MISSING, dim0=MISSING, dim1=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.transpose_(recording.data(self_), dim0, dim1))
+    recording.write_inplace(self_, kernels.transpose_(self_._data, dim0, dim1))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -13312,7 +13312,7 @@ def unsqueeze_(self_=MISSING, dim=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.unsqueeze_(recording.data(self_), dim))
+    recording.write_inplace(self_, kernels.unsqueeze_(self_._data, dim))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -13334,10 +13334,10 @@ def _reshape_copy(self_=MISSING, size=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or size is MISSING or kwargs or extra:
         self_, size = _arguments.bind(OVERLOADS["_reshape_copy"], (self_, size,), kwargs, extra)
     size = recording.int_tuple(size)
-    result = recording.wrap(kernels._reshape_copy(recording.data(self_), size))
+    result = recording.wrap(kernels._reshape_copy(self_._data, size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReshapeCopyBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -13357,12 +13357,12 @@ def unsafe_split_Tensor(self_=MISSING, split_size=MISSING, dim=0, *extra, **kwar
             return heard
     if not isinstance(self_, Tensor) or split_size is MISSING or kwargs or extra:
         self_, split_size, dim = _arguments.bind(OVERLOADS["unsafe_split.Tensor"], (self_, split_size, dim,), kwargs, extra)
-    result = [recording.wrap(a) for a in kernels.unsafe_split_Tensor(recording.data(self_), split_size, dim)]
+    result = [recording.wrap(a) for a in kernels.unsafe_split_Tensor(self_._data, split_size, dim)]
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnsafeSplitBackward0((gradient_edge(self_),))
         grad_fn._saved_split_size = split_size
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         for returned in result:
             recording.set_history(returned, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -13384,12 +13384,12 @@ def unsafe_split_with_sizes(self_=MISSING, split_sizes=MISSING, dim=0, *extra, *
     if not isinstance(self_, Tensor) or split_sizes is MISSING or kwargs or extra:
         self_, split_sizes, dim = _arguments.bind(OVERLOADS["unsafe_split_with_sizes"], (self_, split_sizes, dim,), kwargs, extra)
     split_sizes = recording.int_tuple(split_sizes)
-    result = [recording.wrap(a) for a in kernels.unsafe_split_with_sizes(recording.data(self_), split_sizes, dim)]
+    result = [recording.wrap(a) for a in kernels.unsafe_split_with_sizes(self_._data, split_sizes, dim)]
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnsafeSplitWithSizesBackward0((gradient_edge(self_),))
         grad_fn._saved_split_sizes = split_sizes
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         for returned in result:
             recording.set_history(returned, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -13410,7 +13410,7 @@ def index_fill_int_Scalar(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, NUMBER) or dim is MISSING or kwargs or extra:
         self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Scalar"], (self_, dim, index, value,), kwargs, extra)
-    result = recording.wrap(kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
+    result = recording.wrap(kernels.index_fill_int_Scalar(self_._data, dim, index._data, value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = IndexFillBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
@@ -13443,7 +13443,7 @@ def index_fill_int_Scalar_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.index_fill_int_Scalar(recording.data(self_), dim, recording.data(index), value))
+    recording.write_inplace(self_, kernels.index_fill_int_Scalar(self_._data, dim, index._data, value))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -13464,7 +13464,7 @@ def index_fill_int_Tensor(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs or extra:
         self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs, extra)
-    result = recording.wrap(kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
+    result = recording.wrap(kernels.index_fill_int_Tensor(self_._data, dim, index._data, recording.data(value)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None)):
         grad_fn = IndexFillBackward1((gradient_edge(self_), gradient_edge(value)))
         grad_fn._saved_dim = dim
@@ -13497,7 +13497,7 @@ def index_fill_int_Tensor_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.index_fill_int_Tensor(recording.data(self_), dim, recording.data(index), recording.data(value)))
+    recording.write_inplace(self_, kernels.index_fill_int_Tensor(self_._data, dim, index._data, recording.data(value)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -13520,7 +13520,7 @@ def index_copy(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *extra
         self_, dim, index, source = _arguments.bind(OVERLOADS["index_copy"], (self_, dim, index, source,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("index_copy", index_copy, (self_, dim, index, source), {}, out, dtype_rule="same")
-    result = recording.wrap(kernels.index_copy(recording.data(self_), dim, recording.data(index), recording.data(source)))
+    result = recording.wrap(kernels.index_copy(self_._data, dim, index._data, source._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None)):
         grad_fn = IndexCopyBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_dim = dim
@@ -13557,7 +13557,7 @@ def index_copy_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, *extr
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.index_copy(recording.data(self_), dim, recording.data(index), recording.data(source)))
+    recording.write_inplace(self_, kernels.index_copy(self_._data, dim, index._data, source._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -13578,7 +13578,7 @@ def median_default(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["median"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.median(recording.data(self_)))
+    result = recording.wrap(kernels.median(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = MedianBackward0((gradient_edge(self_),))
@@ -13605,7 +13605,7 @@ def nanmedian_default(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["nanmedian"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.nanmedian(recording.data(self_)))
+    result = recording.wrap(kernels.nanmedian(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = NanmedianBackward0((gradient_edge(self_),))
@@ -13634,12 +13634,12 @@ def median_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, **kw
         self_, dim, keepdim = _arguments.bind(OVERLOADS["median.dim"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("median", median_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
-    values, indices = map(recording.wrap, kernels.median_dim(recording.data(self_), dim, keepdim))
+    values, indices = map(recording.wrap, kernels.median_dim(self_._data, dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = MedianBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_keepdim = keepdim
         recording.set_history(values, grad_fn)
         recording.skip_output(indices, grad_fn)
@@ -13666,12 +13666,12 @@ def nanmedian_dim(self_=MISSING, dim=MISSING, keepdim=False, *extra, out=None, *
         self_, dim, keepdim = _arguments.bind(OVERLOADS["nanmedian.dim"], (self_, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("nanmedian", nanmedian_dim, (self_, dim, keepdim), {}, out, 2, dtype_rule="median")
-    values, indices = map(recording.wrap, kernels.nanmedian_dim(recording.data(self_), dim, keepdim))
+    values, indices = map(recording.wrap, kernels.nanmedian_dim(self_._data, dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = NanmedianBackward1((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_keepdim = keepdim
         recording.set_history(values, grad_fn)
         recording.skip_output(indices, grad_fn)
@@ -13698,12 +13698,12 @@ def kthvalue(self_=MISSING, k=MISSING, dim=-1, keepdim=False, *extra, out=None, 
         self_, k, dim, keepdim = _arguments.bind(OVERLOADS["kthvalue"], (self_, k, dim, keepdim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("kthvalue", kthvalue, (self_, k, dim, keepdim), {}, out, 2, dtype_rule="kthvalue")
-    values, indices = map(recording.wrap, kernels.kthvalue(recording.data(self_), k, dim, keepdim))
+    values, indices = map(recording.wrap, kernels.kthvalue(self_._data, k, dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = KthvalueBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_keepdim = keepdim
         recording.set_history(values, grad_fn)
         recording.skip_output(indices, grad_fn)
@@ -13730,7 +13730,7 @@ def cummax(self_=MISSING, dim=MISSING, *extra, out=None, **kwargs):
         self_, dim = _arguments.bind(OVERLOADS["cummax"], (self_, dim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cummax", cummax, (self_, dim), {}, out, 2, dtype_rule="scan")
-    values, indices = map(recording.wrap, kernels.cummax(recording.data(self_), dim))
+    values, indices = map(recording.wrap, kernels.cummax(self_._data, dim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = CummaxBackward0((gradient_edge(self_),))
@@ -13761,7 +13761,7 @@ def cummin(self_=MISSING, dim=MISSING, *extra, out=None, **kwargs):
         self_, dim = _arguments.bind(OVERLOADS["cummin"], (self_, dim,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("cummin", cummin, (self_, dim), {}, out, 2, dtype_rule="scan")
-    values, indices = map(recording.wrap, kernels.cummin(recording.data(self_), dim))
+    values, indices = map(recording.wrap, kernels.cummin(self_._data, dim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = CumminBackward0((gradient_edge(self_),))
@@ -13793,7 +13793,7 @@ def nansum(self_=MISSING, dim=None, keepdim=False, *extra, dtype=None, out=None,
     dim = recording.int_tuple(dim)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("nansum", nansum, (self_, dim, keepdim), {"dtype": dtype}, out)
-    result = recording.wrap(kernels.nansum(recording.data(self_), dim, keepdim, recording.numpy_dtype(dtype)))
+    result = recording.wrap(kernels.nansum(self_._data, dim, keepdim, recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NansumBackward0((gradient_edge(self_),))
         grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
@@ -13819,7 +13819,7 @@ def count_nonzero_default(self_=MISSING, dim=None, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, dim = _arguments.bind(OVERLOADS["count_nonzero"], (self_, dim,), kwargs, extra)
-    result = recording.wrap(kernels.count_nonzero(recording.data(self_), dim))
+    result = recording.wrap(kernels.count_nonzero(self_._data, dim))
     return result
 
 
@@ -13835,7 +13835,7 @@ def count_nonzero_dim_IntList(self_=MISSING, dim=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
         self_, dim = _arguments.bind(OVERLOADS["count_nonzero.dim_IntList"], (self_, dim,), kwargs, extra)
     dim = recording.int_tuple(dim)
-    result = recording.wrap(kernels.count_nonzero_dim_IntList(recording.data(self_), dim))
+    result = recording.wrap(kernels.count_nonzero_dim_IntList(self_._data, dim))
     return result
 
 
@@ -13852,7 +13852,7 @@ def take(self_=MISSING, index=MISSING, *extra, out=None, **kwargs):
         self_, index = _arguments.bind(OVERLOADS["take"], (self_, index,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("take", take, (self_, index), {}, out, dtype_rule="take")
-    result = recording.wrap(kernels.take(recording.data(self_), recording.data(index)))
+    result = recording.wrap(kernels.take(self_._data, index._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = TakeBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -13876,13 +13876,13 @@ def put(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, *extra, 
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or kwargs or extra:
         self_, index, source, accumulate = _arguments.bind(OVERLOADS["put"], (self_, index, source, accumulate,), kwargs, extra)
-    result = recording.wrap(kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
+    result = recording.wrap(kernels.put(self_._data, index._data, source._data, accumulate))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None)):
         grad_fn = PutBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn._saved_accumulate = accumulate
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.source_ = SavedVariable(source, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn._saved_source_sym_sizes = recording.sizes(source)
+        grad_fn._saved_source_sym_sizes = source._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, source):
         with forward_grad.computing_tangents():
@@ -13909,11 +13909,11 @@ def put_(self_=MISSING, index=MISSING, source=MISSING, accumulate=False, *extra,
         grad_fn._saved_accumulate = accumulate
         grad_fn.index_ = SavedVariable(index, False)
         grad_fn.source_ = SavedVariable(source, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn._saved_source_sym_sizes = recording.sizes(source)
+        grad_fn._saved_source_sym_sizes = source._data.shape
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.put(recording.data(self_), recording.data(index), recording.data(source), accumulate))
+    recording.write_inplace(self_, kernels.put(self_._data, index._data, source._data, accumulate))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -13934,7 +13934,7 @@ def dist(self_=MISSING, other=MISSING, p=2, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or not isinstance(p, NUMBER) or kwargs or extra:
         self_, other, p = _arguments.bind(OVERLOADS["dist"], (self_, other, p,), kwargs, extra)
-    result = recording.wrap(kernels.dist(recording.data(self_), recording.data(other), p))
+    result = recording.wrap(kernels.dist(self_._data, other._data, p))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = DistBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -13963,7 +13963,7 @@ def _is_all_true(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["_is_all_true"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels._is_all_true(recording.data(self_)))
+    result = recording.wrap(kernels._is_all_true(self_._data))
     return result
 
 
@@ -13978,7 +13978,7 @@ def _is_any_true(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["_is_any_true"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels._is_any_true(recording.data(self_)))
+    result = recording.wrap(kernels._is_any_true(self_._data))
     return result
 
 
@@ -13993,7 +13993,7 @@ def nonzero(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["nonzero"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.nonzero(recording.data(self_)))
+    result = recording.wrap(kernels.nonzero(self_._data))
     return result
 
 
@@ -14008,7 +14008,7 @@ def copysign_Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["copysign.Tensor"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.copysign_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.copysign_Tensor(self_._data, other._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = CopysignBackward0((gradient_edge(self_), gradient_edge(other)))
@@ -14045,7 +14045,7 @@ def copysign_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.copysign_Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.copysign_Tensor(self_._data, other._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -14069,7 +14069,7 @@ def copysign_Scalar(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["copysign.Scalar"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.copysign_Scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.copysign_Scalar(self_._data, other))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = CopysignBackward1((gradient_edge(self_),))
@@ -14104,7 +14104,7 @@ def copysign_Scalar_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.copysign_Scalar(recording.data(self_), other))
+    recording.write_inplace(self_, kernels.copysign_Scalar(self_._data, other))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -14128,7 +14128,7 @@ def sgn(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["sgn"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.sgn(recording.data(self_)))
+    result = recording.wrap(kernels.sgn(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = SgnBackward0((gradient_edge(self_),))
@@ -14163,7 +14163,7 @@ def sgn_(self_=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.sgn(recording.data(self_)))
+    recording.write_inplace(self_, kernels.sgn(self_._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -14187,7 +14187,7 @@ def logcumsumexp(self_=MISSING, dim=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
         self_, dim = _arguments.bind(OVERLOADS["logcumsumexp"], (self_, dim,), kwargs, extra)
-    result = recording.wrap(kernels.logcumsumexp(recording.data(self_), dim))
+    result = recording.wrap(kernels.logcumsumexp(self_._data, dim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = LogcumsumexpBackward0((gradient_edge(self_),))
@@ -14215,11 +14215,11 @@ def masked_scatter(self_=MISSING, mask=MISSING, source=MISSING, *extra, **kwargs
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(source, Tensor) or kwargs or extra:
         self_, mask, source = _arguments.bind(OVERLOADS["masked_scatter"], (self_, mask, source,), kwargs, extra)
-    result = recording.wrap(kernels.masked_scatter(recording.data(self_), recording.data(mask), recording.data(source)))
+    result = recording.wrap(kernels.masked_scatter(self_._data, mask._data, source._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None)):
         grad_fn = MaskedScatterBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn.mask_ = SavedVariable(mask, False)
-        grad_fn._saved_source_sym_sizes = recording.sizes(source)
+        grad_fn._saved_source_sym_sizes = source._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, source):
         with forward_grad.computing_tangents():
@@ -14244,11 +14244,11 @@ def masked_scatter_(self_=MISSING, mask=MISSING, source=MISSING, *extra, **kwarg
     if needs_grad:
         grad_fn = MaskedScatterBackward0((gradient_edge(self_), gradient_edge(source)))
         grad_fn.mask_ = SavedVariable(mask, False)
-        grad_fn._saved_source_sym_sizes = recording.sizes(source)
+        grad_fn._saved_source_sym_sizes = source._data.shape
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.masked_scatter(recording.data(self_), recording.data(mask), recording.data(source)))
+    recording.write_inplace(self_, kernels.masked_scatter(self_._data, mask._data, source._data))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -14269,7 +14269,7 @@ def angle(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["angle"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.angle(recording.data(self_)))
+    result = recording.wrap(kernels.angle(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AngleBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -14292,7 +14292,7 @@ def frexp_Tensor(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["frexp.Tensor"], (self_,), kwargs, extra)
-    mantissa, exponent = map(recording.wrap, kernels.frexp_Tensor(recording.data(self_)))
+    mantissa, exponent = map(recording.wrap, kernels.frexp_Tensor(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = FrexpBackward0((gradient_edge(self_),))
@@ -14319,7 +14319,7 @@ def addmv(self_=MISSING, mat=MISSING, vec=MISSING, *extra, beta=1, alpha=1, **kw
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mat, Tensor) or not isinstance(vec, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
         self_, mat, vec, beta, alpha = _arguments.bind(OVERLOADS["addmv"], (self_, mat, vec, beta, alpha,), kwargs, extra)
-    result = recording.wrap(kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
+    result = recording.wrap(kernels.addmv(self_._data, mat._data, vec._data, beta, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(mat, Tensor) and (mat._requires_grad or mat.grad_fn is not None) or isinstance(vec, Tensor) and (vec._requires_grad or vec.grad_fn is not None)):
         grad_fn = AddmvBackward0((gradient_edge(self_), gradient_edge(mat), gradient_edge(vec)))
         grad_fn._saved_beta = beta
@@ -14356,7 +14356,7 @@ def addmv_(self_=MISSING, mat=MISSING, vec=MISSING, *extra, beta=1, alpha=1, **k
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, mat, vec)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.addmv(recording.data(self_), recording.data(mat), recording.data(vec), beta, alpha))
+    recording.write_inplace(self_, kernels.addmv(self_._data, mat._data, vec._data, beta, alpha))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -14377,7 +14377,7 @@ def addr(self_=MISSING, vec1=MISSING, vec2=MISSING, *extra, beta=1, alpha=1, **k
             return heard
     if not isinstance(self_, Tensor) or not isinstance(vec1, Tensor) or not isinstance(vec2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
         self_, vec1, vec2, beta, alpha = _arguments.bind(OVERLOADS["addr"], (self_, vec1, vec2, beta, alpha,), kwargs, extra)
-    result = recording.wrap(kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
+    result = recording.wrap(kernels.addr(self_._data, vec1._data, vec2._data, beta, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(vec1, Tensor) and (vec1._requires_grad or vec1.grad_fn is not None) or isinstance(vec2, Tensor) and (vec2._requires_grad or vec2.grad_fn is not None)):
         grad_fn = AddrBackward0((gradient_edge(self_), gradient_edge(vec1), gradient_edge(vec2)))
         grad_fn._saved_beta = beta
@@ -14414,7 +14414,7 @@ def addr_(self_=MISSING, vec1=MISSING, vec2=MISSING, *extra, beta=1, alpha=1, **
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, vec1, vec2)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.addr(recording.data(self_), recording.data(vec1), recording.data(vec2), beta, alpha))
+    recording.write_inplace(self_, kernels.addr(self_._data, vec1._data, vec2._data, beta, alpha))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -14435,7 +14435,7 @@ def baddbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *extra, beta=1, alpha
             return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
         self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["baddbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, extra)
-    result = recording.wrap(kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
+    result = recording.wrap(kernels.baddbmm(self_._data, batch1._data, batch2._data, beta, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(batch1, Tensor) and (batch1._requires_grad or batch1.grad_fn is not None) or isinstance(batch2, Tensor) and (batch2._requires_grad or batch2.grad_fn is not None)):
         grad_fn = BaddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
         grad_fn._saved_beta = beta
@@ -14472,7 +14472,7 @@ def baddbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *extra, beta=1, alph
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.baddbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
+    recording.write_inplace(self_, kernels.baddbmm(self_._data, batch1._data, batch2._data, beta, alpha))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -14493,12 +14493,12 @@ def addbmm(self_=MISSING, batch1=MISSING, batch2=MISSING, *extra, beta=1, alpha=
             return heard
     if not isinstance(self_, Tensor) or not isinstance(batch1, Tensor) or not isinstance(batch2, Tensor) or not isinstance(beta, NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
         self_, batch1, batch2, beta, alpha = _arguments.bind(OVERLOADS["addbmm"], (self_, batch1, batch2, beta, alpha,), kwargs, extra)
-    result = recording.wrap(kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
+    result = recording.wrap(kernels.addbmm(self_._data, batch1._data, batch2._data, beta, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(batch1, Tensor) and (batch1._requires_grad or batch1.grad_fn is not None) or isinstance(batch2, Tensor) and (batch2._requires_grad or batch2.grad_fn is not None)):
         grad_fn = AddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
         grad_fn._saved_beta = beta
-        grad_fn._saved_batch1_sym_sizes = recording.sizes(batch1)
-        grad_fn._saved_batch2_sym_sizes = recording.sizes(batch2)
+        grad_fn._saved_batch1_sym_sizes = batch1._data.shape
+        grad_fn._saved_batch2_sym_sizes = batch2._data.shape
         grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
         grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
@@ -14526,15 +14526,15 @@ def addbmm_(self_=MISSING, batch1=MISSING, batch2=MISSING, *extra, beta=1, alpha
     if needs_grad:
         grad_fn = AddbmmBackward0((gradient_edge(self_), gradient_edge(batch1), gradient_edge(batch2)))
         grad_fn._saved_beta = beta
-        grad_fn._saved_batch1_sym_sizes = recording.sizes(batch1)
-        grad_fn._saved_batch2_sym_sizes = recording.sizes(batch2)
+        grad_fn._saved_batch1_sym_sizes = batch1._data.shape
+        grad_fn._saved_batch2_sym_sizes = batch2._data.shape
         grad_fn.batch2_ = SavedVariable(batch2, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._saved_alpha = alpha
         grad_fn.batch1_ = SavedVariable(batch1, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, batch1, batch2)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.addbmm(recording.data(self_), recording.data(batch1), recording.data(batch2), beta, alpha))
+    recording.write_inplace(self_, kernels.addbmm(self_._data, batch1._data, batch2._data, beta, alpha))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -14555,7 +14555,7 @@ def vdot(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["vdot"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.vdot(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.vdot(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = VdotBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
@@ -14579,7 +14579,7 @@ def _linalg_det(A=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(A, Tensor) or kwargs or extra:
         (A,) = _arguments.bind(OVERLOADS["_linalg_det"], (A,), kwargs, extra)
-    result, LU, pivots = map(recording.wrap, kernels._linalg_det(recording.data(A)))
+    result, LU, pivots = map(recording.wrap, kernels._linalg_det(A._data))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgDetBackward0((gradient_edge(A),))
@@ -14610,7 +14610,7 @@ def _linalg_slogdet(A=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(A, Tensor) or kwargs or extra:
         (A,) = _arguments.bind(OVERLOADS["_linalg_slogdet"], (A,), kwargs, extra)
-    sign, logabsdet, LU, pivots = map(recording.wrap, kernels._linalg_slogdet(recording.data(A)))
+    sign, logabsdet, LU, pivots = map(recording.wrap, kernels._linalg_slogdet(A._data))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgSlogdetBackward0((gradient_edge(A),))
@@ -14642,7 +14642,7 @@ def linalg_cholesky_ex(self_=MISSING, *extra, upper=False, check_errors=False, *
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, upper, check_errors = _arguments.bind(OVERLOADS["linalg_cholesky_ex"], (self_, upper, check_errors,), kwargs, extra)
-    L, info = map(recording.wrap, kernels.linalg_cholesky_ex(recording.data(self_), upper, check_errors))
+    L, info = map(recording.wrap, kernels.linalg_cholesky_ex(self_._data, upper, check_errors))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgCholeskyExBackward0((gradient_edge(self_),))
@@ -14670,7 +14670,7 @@ def cholesky_solve(self_=MISSING, input2=MISSING, upper=False, *extra, **kwargs)
             return heard
     if not isinstance(self_, Tensor) or not isinstance(input2, Tensor) or kwargs or extra:
         self_, input2, upper = _arguments.bind(OVERLOADS["cholesky_solve"], (self_, input2, upper,), kwargs, extra)
-    result = recording.wrap(kernels.cholesky_solve(recording.data(self_), recording.data(input2), upper))
+    result = recording.wrap(kernels.cholesky_solve(self_._data, input2._data, upper))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(input2, Tensor) and (input2._requires_grad or input2.grad_fn is not None))
     if needs_grad:
         grad_fn = CholeskySolveBackward0((gradient_edge(self_), gradient_edge(input2)))
@@ -14699,7 +14699,7 @@ def linalg_solve_triangular(self_=MISSING, B=MISSING, *extra, upper=MISSING, lef
             return heard
     if not isinstance(self_, Tensor) or not isinstance(B, Tensor) or upper is MISSING or kwargs or extra:
         self_, B, upper, left, unitriangular = _arguments.bind(OVERLOADS["linalg_solve_triangular"], (self_, B, upper, left, unitriangular,), kwargs, extra)
-    result = recording.wrap(kernels.linalg_solve_triangular(recording.data(self_), recording.data(B), upper, left, unitriangular))
+    result = recording.wrap(kernels.linalg_solve_triangular(self_._data, B._data, upper, left, unitriangular))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(B, Tensor) and (B._requires_grad or B.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgSolveTriangularBackward0((gradient_edge(self_), gradient_edge(B)))
@@ -14729,7 +14729,7 @@ def triangular_solve(self_=MISSING, A=MISSING, upper=True, transpose=False, unit
             return heard
     if not isinstance(self_, Tensor) or not isinstance(A, Tensor) or kwargs or extra:
         self_, A, upper, transpose, unitriangular = _arguments.bind(OVERLOADS["triangular_solve"], (self_, A, upper, transpose, unitriangular,), kwargs, extra)
-    solution, cloned_coefficient = map(recording.wrap, kernels.triangular_solve(recording.data(self_), recording.data(A), upper, transpose, unitriangular))
+    solution, cloned_coefficient = map(recording.wrap, kernels.triangular_solve(self_._data, A._data, upper, transpose, unitriangular))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
         grad_fn = TriangularSolveBackward0((gradient_edge(self_), gradient_edge(A)))
@@ -14761,7 +14761,7 @@ def linalg_lu_solve(LU=MISSING, pivots=MISSING, B=MISSING, *extra, left=True, ad
             return heard
     if not isinstance(LU, Tensor) or not isinstance(pivots, Tensor) or not isinstance(B, Tensor) or kwargs or extra:
         LU, pivots, B, left, adjoint = _arguments.bind(OVERLOADS["linalg_lu_solve"], (LU, pivots, B, left, adjoint,), kwargs, extra)
-    result = recording.wrap(kernels.linalg_lu_solve(recording.data(LU), recording.data(pivots), recording.data(B), left, adjoint))
+    result = recording.wrap(kernels.linalg_lu_solve(LU._data, pivots._data, B._data, left, adjoint))
     needs_grad = _grad_state.enabled and (isinstance(LU, Tensor) and (LU._requires_grad or LU.grad_fn is not None) or isinstance(B, Tensor) and (B._requires_grad or B.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgLuSolveBackward0((gradient_edge(LU), gradient_edge(B)))
@@ -14791,7 +14791,7 @@ def linalg_lu_factor_ex(A=MISSING, *extra, pivot=True, check_errors=False, **kwa
             return heard
     if not isinstance(A, Tensor) or kwargs or extra:
         A, pivot, check_errors = _arguments.bind(OVERLOADS["linalg_lu_factor_ex"], (A, pivot, check_errors,), kwargs, extra)
-    LU, pivots, info = map(recording.wrap, kernels.linalg_lu_factor_ex(recording.data(A), pivot, check_errors))
+    LU, pivots, info = map(recording.wrap, kernels.linalg_lu_factor_ex(A._data, pivot, check_errors))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgLuFactorExBackward0((gradient_edge(A),))
@@ -14821,7 +14821,7 @@ def linalg_lu(A=MISSING, *extra, pivot=True, **kwargs):
             return heard
     if not isinstance(A, Tensor) or kwargs or extra:
         A, pivot = _arguments.bind(OVERLOADS["linalg_lu"], (A, pivot,), kwargs, extra)
-    P, L, U = map(recording.wrap, kernels.linalg_lu(recording.data(A), pivot))
+    P, L, U = map(recording.wrap, kernels.linalg_lu(A._data, pivot))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgLuBackward0((gradient_edge(A),))
@@ -14852,10 +14852,10 @@ def lu_unpack(LU_data=MISSING, LU_pivots=MISSING, unpack_data=True, unpack_pivot
             return heard
     if not isinstance(LU_data, Tensor) or not isinstance(LU_pivots, Tensor) or kwargs or extra:
         LU_data, LU_pivots, unpack_data, unpack_pivots = _arguments.bind(OVERLOADS["lu_unpack"], (LU_data, LU_pivots, unpack_data, unpack_pivots,), kwargs, extra)
-    P, L, U = map(recording.wrap, kernels.lu_unpack(recording.data(LU_data), recording.data(LU_pivots), unpack_data, unpack_pivots))
+    P, L, U = map(recording.wrap, kernels.lu_unpack(LU_data._data, LU_pivots._data, unpack_data, unpack_pivots))
     if _grad_state.enabled and (isinstance(LU_data, Tensor) and (LU_data._requires_grad or LU_data.grad_fn is not None)):
         grad_fn = LuUnpackBackward0((gradient_edge(LU_data),))
-        grad_fn._saved_LU_data_sym_sizes = recording.sizes(LU_data)
+        grad_fn._saved_LU_data_sym_sizes = LU_data._data.shape
         recording.skip_output(P, grad_fn)
         recording.set_history(L, grad_fn)
         recording.set_history(U, grad_fn)
@@ -14877,7 +14877,7 @@ def _linalg_svd(A=MISSING, full_matrices=False, compute_uv=True, *extra, driver=
             return heard
     if not isinstance(A, Tensor) or kwargs or extra:
         A, full_matrices, compute_uv, driver = _arguments.bind(OVERLOADS["_linalg_svd"], (A, full_matrices, compute_uv, driver,), kwargs, extra)
-    U, S, Vh = map(recording.wrap, kernels._linalg_svd(recording.data(A), full_matrices, compute_uv, driver))
+    U, S, Vh = map(recording.wrap, kernels._linalg_svd(A._data, full_matrices, compute_uv, driver))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgSvdBackward0((gradient_edge(A),))
@@ -14908,7 +14908,7 @@ def _linalg_eigh(A=MISSING, UPLO="L", compute_v=True, *extra, **kwargs):
             return heard
     if not isinstance(A, Tensor) or kwargs or extra:
         A, UPLO, compute_v = _arguments.bind(OVERLOADS["_linalg_eigh"], (A, UPLO, compute_v,), kwargs, extra)
-    eigenvalues, eigenvectors = map(recording.wrap, kernels._linalg_eigh(recording.data(A), UPLO, compute_v))
+    eigenvalues, eigenvectors = map(recording.wrap, kernels._linalg_eigh(A._data, UPLO, compute_v))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgEighBackward0((gradient_edge(A),))
@@ -14936,7 +14936,7 @@ def linalg_eig(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["linalg_eig"], (self_,), kwargs, extra)
-    eigenvalues, eigenvectors = map(recording.wrap, kernels.linalg_eig(recording.data(self_)))
+    eigenvalues, eigenvectors = map(recording.wrap, kernels.linalg_eig(self_._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgEigBackward0((gradient_edge(self_),))
@@ -14965,7 +14965,7 @@ def linalg_qr(A=MISSING, mode="reduced", *extra, **kwargs):
             return heard
     if not isinstance(A, Tensor) or kwargs or extra:
         A, mode = _arguments.bind(OVERLOADS["linalg_qr"], (A, mode,), kwargs, extra)
-    Q, R = map(recording.wrap, kernels.linalg_qr(recording.data(A), mode))
+    Q, R = map(recording.wrap, kernels.linalg_qr(A._data, mode))
     needs_grad = _grad_state.enabled and (isinstance(A, Tensor) and (A._requires_grad or A.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgQrBackward0((gradient_edge(A),))
@@ -14994,7 +14994,7 @@ def linalg_matrix_exp(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["linalg_matrix_exp"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.linalg_matrix_exp(recording.data(self_)))
+    result = recording.wrap(kernels.linalg_matrix_exp(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LinalgMatrixExpBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -15017,7 +15017,7 @@ def linalg_cross(self_=MISSING, other=MISSING, *extra, dim=-1, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other, dim = _arguments.bind(OVERLOADS["linalg_cross"], (self_, other, dim,), kwargs, extra)
-    result = recording.wrap(kernels.linalg_cross(recording.data(self_), recording.data(other), dim))
+    result = recording.wrap(kernels.linalg_cross(self_._data, other._data, dim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = LinalgCrossBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
@@ -15042,7 +15042,7 @@ def linalg_pinv_atol_rtol_tensor(self_=MISSING, *extra, atol=None, rtol=None, he
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, atol, rtol, hermitian = _arguments.bind(OVERLOADS["linalg_pinv.atol_rtol_tensor"], (self_, atol, rtol, hermitian,), kwargs, extra)
-    result = recording.wrap(kernels.linalg_pinv_atol_rtol_tensor(recording.data(self_), recording.data(atol), recording.data(rtol), hermitian))
+    result = recording.wrap(kernels.linalg_pinv_atol_rtol_tensor(self_._data, recording.data(atol), recording.data(rtol), hermitian))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgPinvBackward0((gradient_edge(self_),))
@@ -15069,7 +15069,7 @@ def linalg_lstsq(self_=MISSING, b=MISSING, rcond=None, *extra, driver=None, **kw
             return heard
     if not isinstance(self_, Tensor) or not isinstance(b, Tensor) or not isinstance(rcond, NUMBER_OR_NONE) or kwargs or extra:
         self_, b, rcond, driver = _arguments.bind(OVERLOADS["linalg_lstsq"], (self_, b, rcond, driver,), kwargs, extra)
-    solution, residuals, rank, singular_values = map(recording.wrap, kernels.linalg_lstsq(recording.data(self_), recording.data(b), rcond, driver))
+    solution, residuals, rank, singular_values = map(recording.wrap, kernels.linalg_lstsq(self_._data, b._data, rcond, driver))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(b, Tensor) and (b._requires_grad or b.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgLstsqBackward0((gradient_edge(self_), gradient_edge(b)))
@@ -15100,7 +15100,7 @@ def hardshrink(self_=MISSING, lambd=0.5, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs or extra:
         self_, lambd = _arguments.bind(OVERLOADS["hardshrink"], (self_, lambd,), kwargs, extra)
-    result = recording.wrap(kernels.hardshrink(recording.data(self_), lambd))
+    result = recording.wrap(kernels.hardshrink(self_._data, lambd))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardshrinkBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -15124,7 +15124,7 @@ def hardshrink_backward(grad_out=MISSING, self_=MISSING, lambd=MISSING, *extra, 
             return heard
     if not isinstance(grad_out, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs or extra:
         grad_out, self_, lambd = _arguments.bind(OVERLOADS["hardshrink_backward"], (grad_out, self_, lambd,), kwargs, extra)
-    result = recording.wrap(kernels.hardshrink_backward(recording.data(grad_out), recording.data(self_), lambd))
+    result = recording.wrap(kernels.hardshrink_backward(grad_out._data, self_._data, lambd))
     if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardshrinkBackwardBackward0((gradient_edge(grad_out), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -15148,7 +15148,7 @@ def softshrink(self_=MISSING, lambd=0.5, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs or extra:
         self_, lambd = _arguments.bind(OVERLOADS["softshrink"], (self_, lambd,), kwargs, extra)
-    result = recording.wrap(kernels.softshrink(recording.data(self_), lambd))
+    result = recording.wrap(kernels.softshrink(self_._data, lambd))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SoftshrinkBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -15172,7 +15172,7 @@ def softshrink_backward(grad_output=MISSING, self_=MISSING, lambd=MISSING, *extr
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(lambd, NUMBER) or kwargs or extra:
         grad_output, self_, lambd = _arguments.bind(OVERLOADS["softshrink_backward"], (grad_output, self_, lambd,), kwargs, extra)
-    result = recording.wrap(kernels.softshrink_backward(recording.data(grad_output), recording.data(self_), lambd))
+    result = recording.wrap(kernels.softshrink_backward(grad_output._data, self_._data, lambd))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SoftshrinkBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -15196,7 +15196,7 @@ def threshold(self_=MISSING, threshold=MISSING, value=MISSING, *extra, **kwargs)
             return heard
     if not isinstance(self_, Tensor) or not isinstance(threshold, NUMBER) or not isinstance(value, NUMBER) or kwargs or extra:
         self_, threshold, value = _arguments.bind(OVERLOADS["threshold"], (self_, threshold, value,), kwargs, extra)
-    result = recording.wrap(kernels.threshold(recording.data(self_), threshold, value))
+    result = recording.wrap(kernels.threshold(self_._data, threshold, value))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ThresholdBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -15229,7 +15229,7 @@ def threshold_(self_=MISSING, threshold=MISSING, value=MISSING, *extra, **kwargs
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.threshold_(recording.data(self_), threshold, value))
+    recording.write_inplace(self_, kernels.threshold_(self_._data, threshold, value))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -15250,7 +15250,7 @@ def celu(self_=MISSING, alpha=1.0, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(alpha, NUMBER) or kwargs or extra:
         self_, alpha = _arguments.bind(OVERLOADS["celu"], (self_, alpha,), kwargs, extra)
-    result = recording.wrap(kernels.celu(recording.data(self_), alpha))
+    result = recording.wrap(kernels.celu(self_._data, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CeluBackward0((gradient_edge(self_),))
         grad_fn._saved_alpha = alpha
@@ -15282,7 +15282,7 @@ def celu_(self_=MISSING, alpha=1.0, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.celu_(recording.data(self_), alpha))
+    recording.write_inplace(self_, kernels.celu_(self_._data, alpha))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -15306,7 +15306,7 @@ def elu_backward(grad_output=MISSING, alpha=MISSING, scale=MISSING, input_scale=
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(alpha, NUMBER) or not isinstance(scale, NUMBER) or not isinstance(input_scale, NUMBER) or not isinstance(self_or_result, Tensor) or is_result is MISSING or kwargs or extra:
         grad_output, alpha, scale, input_scale, is_result, self_or_result = _arguments.bind(OVERLOADS["elu_backward"], (grad_output, alpha, scale, input_scale, is_result, self_or_result,), kwargs, extra)
-    result = recording.wrap(kernels.elu_backward(recording.data(grad_output), alpha, scale, input_scale, is_result, recording.data(self_or_result)))
+    result = recording.wrap(kernels.elu_backward(grad_output._data, alpha, scale, input_scale, is_result, self_or_result._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_or_result, Tensor) and (self_or_result._requires_grad or self_or_result.grad_fn is not None)):
         grad_fn = EluBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_or_result)))
         grad_fn._saved_alpha = alpha
@@ -15335,11 +15335,11 @@ def upsample_nearest1d(self_=MISSING, output_size=MISSING, scales=None, *extra, 
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or kwargs or extra:
         self_, output_size, scales = _arguments.bind(OVERLOADS["upsample_nearest1d"], (self_, output_size, scales,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels.upsample_nearest1d(recording.data(self_), output_size, scales))
+    result = recording.wrap(kernels.upsample_nearest1d(self_._data, output_size, scales))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleNearest1DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_scales = scales
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -15362,7 +15362,7 @@ def upsample_nearest1d_backward(grad_output=MISSING, output_size=MISSING, input_
         grad_output, output_size, input_size, scales = _arguments.bind(OVERLOADS["upsample_nearest1d_backward"], (grad_output, output_size, input_size, scales,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels.upsample_nearest1d_backward(recording.data(grad_output), output_size, input_size, scales))
+    result = recording.wrap(kernels.upsample_nearest1d_backward(grad_output._data, output_size, input_size, scales))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleNearest1DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -15387,11 +15387,11 @@ def _upsample_nearest_exact1d(self_=MISSING, output_size=MISSING, scales=None, *
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or kwargs or extra:
         self_, output_size, scales = _arguments.bind(OVERLOADS["_upsample_nearest_exact1d"], (self_, output_size, scales,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels._upsample_nearest_exact1d(recording.data(self_), output_size, scales))
+    result = recording.wrap(kernels._upsample_nearest_exact1d(self_._data, output_size, scales))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleNearestExact1DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_scales = scales
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -15414,7 +15414,7 @@ def _upsample_nearest_exact1d_backward(grad_output=MISSING, output_size=MISSING,
         grad_output, output_size, input_size, scales = _arguments.bind(OVERLOADS["_upsample_nearest_exact1d_backward"], (grad_output, output_size, input_size, scales,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels._upsample_nearest_exact1d_backward(recording.data(grad_output), output_size, input_size, scales))
+    result = recording.wrap(kernels._upsample_nearest_exact1d_backward(grad_output._data, output_size, input_size, scales))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleNearestExact1DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -15439,11 +15439,11 @@ def upsample_nearest2d(self_=MISSING, output_size=MISSING, scales_h=None, scales
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs or extra:
         self_, output_size, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest2d"], (self_, output_size, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels.upsample_nearest2d(recording.data(self_), output_size, scales_h, scales_w))
+    result = recording.wrap(kernels.upsample_nearest2d(self_._data, output_size, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleNearest2DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
         recording.set_history(result, grad_fn)
@@ -15467,7 +15467,7 @@ def upsample_nearest2d_backward(grad_output=MISSING, output_size=MISSING, input_
         grad_output, output_size, input_size, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest2d_backward"], (grad_output, output_size, input_size, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels.upsample_nearest2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
+    result = recording.wrap(kernels.upsample_nearest2d_backward(grad_output._data, output_size, input_size, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleNearest2DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -15493,11 +15493,11 @@ def _upsample_nearest_exact2d(self_=MISSING, output_size=MISSING, scales_h=None,
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs or extra:
         self_, output_size, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact2d"], (self_, output_size, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels._upsample_nearest_exact2d(recording.data(self_), output_size, scales_h, scales_w))
+    result = recording.wrap(kernels._upsample_nearest_exact2d(self_._data, output_size, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleNearestExact2DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
         recording.set_history(result, grad_fn)
@@ -15521,7 +15521,7 @@ def _upsample_nearest_exact2d_backward(grad_output=MISSING, output_size=MISSING,
         grad_output, output_size, input_size, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact2d_backward"], (grad_output, output_size, input_size, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels._upsample_nearest_exact2d_backward(recording.data(grad_output), output_size, input_size, scales_h, scales_w))
+    result = recording.wrap(kernels._upsample_nearest_exact2d_backward(grad_output._data, output_size, input_size, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleNearestExact2DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -15547,11 +15547,11 @@ def upsample_nearest3d(self_=MISSING, output_size=MISSING, scales_d=None, scales
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs or extra:
         self_, output_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels.upsample_nearest3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
+    result = recording.wrap(kernels.upsample_nearest3d(self_._data, output_size, scales_d, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleNearest3DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_scales_d = scales_d
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
@@ -15576,7 +15576,7 @@ def upsample_nearest3d_backward(grad_output=MISSING, output_size=MISSING, input_
         grad_output, output_size, input_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_nearest3d_backward"], (grad_output, output_size, input_size, scales_d, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels.upsample_nearest3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
+    result = recording.wrap(kernels.upsample_nearest3d_backward(grad_output._data, output_size, input_size, scales_d, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleNearest3DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -15603,11 +15603,11 @@ def _upsample_nearest_exact3d(self_=MISSING, output_size=MISSING, scales_d=None,
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or kwargs or extra:
         self_, output_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact3d"], (self_, output_size, scales_d, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels._upsample_nearest_exact3d(recording.data(self_), output_size, scales_d, scales_h, scales_w))
+    result = recording.wrap(kernels._upsample_nearest_exact3d(self_._data, output_size, scales_d, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleNearestExact3DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_scales_d = scales_d
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
@@ -15632,7 +15632,7 @@ def _upsample_nearest_exact3d_backward(grad_output=MISSING, output_size=MISSING,
         grad_output, output_size, input_size, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_nearest_exact3d_backward"], (grad_output, output_size, input_size, scales_d, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels._upsample_nearest_exact3d_backward(recording.data(grad_output), output_size, input_size, scales_d, scales_h, scales_w))
+    result = recording.wrap(kernels._upsample_nearest_exact3d_backward(grad_output._data, output_size, input_size, scales_d, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleNearestExact3DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -15659,11 +15659,11 @@ def upsample_linear1d(self_=MISSING, output_size=MISSING, align_corners=MISSING,
     if not isinstance(self_, Tensor) or not isinstance(scales, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
         self_, output_size, align_corners, scales = _arguments.bind(OVERLOADS["upsample_linear1d"], (self_, output_size, align_corners, scales,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels.upsample_linear1d(recording.data(self_), output_size, align_corners, scales))
+    result = recording.wrap(kernels.upsample_linear1d(self_._data, output_size, align_corners, scales))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleLinear1DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales = scales
         recording.set_history(result, grad_fn)
@@ -15687,7 +15687,7 @@ def upsample_linear1d_backward(grad_output=MISSING, output_size=MISSING, input_s
         grad_output, output_size, input_size, align_corners, scales = _arguments.bind(OVERLOADS["upsample_linear1d_backward"], (grad_output, output_size, input_size, align_corners, scales,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels.upsample_linear1d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales))
+    result = recording.wrap(kernels.upsample_linear1d_backward(grad_output._data, output_size, input_size, align_corners, scales))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleLinear1DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -15713,11 +15713,11 @@ def upsample_bilinear2d(self_=MISSING, output_size=MISSING, align_corners=MISSIN
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
         self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bilinear2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels.upsample_bilinear2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    result = recording.wrap(kernels.upsample_bilinear2d(self_._data, output_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleBilinear2DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
@@ -15742,7 +15742,7 @@ def upsample_bilinear2d_backward(grad_output=MISSING, output_size=MISSING, input
         grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bilinear2d_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels.upsample_bilinear2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    result = recording.wrap(kernels.upsample_bilinear2d_backward(grad_output._data, output_size, input_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleBilinear2DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -15769,11 +15769,11 @@ def upsample_bicubic2d(self_=MISSING, output_size=MISSING, align_corners=MISSING
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
         self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bicubic2d"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels.upsample_bicubic2d(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    result = recording.wrap(kernels.upsample_bicubic2d(self_._data, output_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleBicubic2DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
@@ -15798,7 +15798,7 @@ def upsample_bicubic2d_backward(grad_output=MISSING, output_size=MISSING, input_
         grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_bicubic2d_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels.upsample_bicubic2d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    result = recording.wrap(kernels.upsample_bicubic2d_backward(grad_output._data, output_size, input_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleBicubic2DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -15825,11 +15825,11 @@ def upsample_trilinear3d(self_=MISSING, output_size=MISSING, align_corners=MISSI
     if not isinstance(self_, Tensor) or not isinstance(scales_d, NUMBER_OR_NONE) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
         self_, output_size, align_corners, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_trilinear3d"], (self_, output_size, align_corners, scales_d, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels.upsample_trilinear3d(recording.data(self_), output_size, align_corners, scales_d, scales_h, scales_w))
+    result = recording.wrap(kernels.upsample_trilinear3d(self_._data, output_size, align_corners, scales_d, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleTrilinear3DBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales_d = scales_d
         grad_fn._saved_scales_h = scales_h
@@ -15855,7 +15855,7 @@ def upsample_trilinear3d_backward(grad_output=MISSING, output_size=MISSING, inpu
         grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w = _arguments.bind(OVERLOADS["upsample_trilinear3d_backward"], (grad_output, output_size, input_size, align_corners, scales_d, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels.upsample_trilinear3d_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_d, scales_h, scales_w))
+    result = recording.wrap(kernels.upsample_trilinear3d_backward(grad_output._data, output_size, input_size, align_corners, scales_d, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleTrilinear3DBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -15882,7 +15882,7 @@ def pixel_shuffle(self_=MISSING, upscale_factor=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or upscale_factor is MISSING or kwargs or extra:
         self_, upscale_factor = _arguments.bind(OVERLOADS["pixel_shuffle"], (self_, upscale_factor,), kwargs, extra)
-    result = recording.wrap(kernels.pixel_shuffle(recording.data(self_), upscale_factor))
+    result = recording.wrap(kernels.pixel_shuffle(self_._data, upscale_factor))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = PixelShuffleBackward0((gradient_edge(self_),))
         grad_fn._saved_upscale_factor = upscale_factor
@@ -15905,7 +15905,7 @@ def pixel_unshuffle(self_=MISSING, downscale_factor=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or downscale_factor is MISSING or kwargs or extra:
         self_, downscale_factor = _arguments.bind(OVERLOADS["pixel_unshuffle"], (self_, downscale_factor,), kwargs, extra)
-    result = recording.wrap(kernels.pixel_unshuffle(recording.data(self_), downscale_factor))
+    result = recording.wrap(kernels.pixel_unshuffle(self_._data, downscale_factor))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = PixelUnshuffleBackward0((gradient_edge(self_),))
         grad_fn._saved_downscale_factor = downscale_factor
@@ -15928,7 +15928,7 @@ def channel_shuffle(self_=MISSING, groups=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or groups is MISSING or kwargs or extra:
         self_, groups = _arguments.bind(OVERLOADS["channel_shuffle"], (self_, groups,), kwargs, extra)
-    result = recording.wrap(kernels.channel_shuffle(recording.data(self_), groups))
+    result = recording.wrap(kernels.channel_shuffle(self_._data, groups))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ChannelShuffleBackward0((gradient_edge(self_),))
         grad_fn._saved_groups = groups
@@ -15951,7 +15951,7 @@ def soft_margin_loss(self_=MISSING, target=MISSING, reduction=1, *extra, **kwarg
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
         self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss"], (self_, target, reduction,), kwargs, extra)
-    result = recording.wrap(kernels.soft_margin_loss(recording.data(self_), recording.data(target), reduction))
+    result = recording.wrap(kernels.soft_margin_loss(self_._data, target._data, reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SoftMarginLossBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -15976,7 +15976,7 @@ def soft_margin_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or reduction is MISSING or kwargs or extra:
         grad_output, self_, target, reduction = _arguments.bind(OVERLOADS["soft_margin_loss_backward"], (grad_output, self_, target, reduction,), kwargs, extra)
-    result = recording.wrap(kernels.soft_margin_loss_backward(recording.data(grad_output), recording.data(self_), recording.data(target), reduction))
+    result = recording.wrap(kernels.soft_margin_loss_backward(grad_output._data, self_._data, target._data, reduction))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SoftMarginLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -16002,7 +16002,7 @@ def hardswish_backward(grad_output=MISSING, self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs or extra:
         grad_output, self_ = _arguments.bind(OVERLOADS["hardswish_backward"], (grad_output, self_,), kwargs, extra)
-    result = recording.wrap(kernels.hardswish_backward(recording.data(grad_output), recording.data(self_)))
+    result = recording.wrap(kernels.hardswish_backward(grad_output._data, self_._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = HardswishBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16030,7 +16030,7 @@ def _convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, pa
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     output_padding = recording.int_tuple(output_padding)
-    result = recording.wrap(kernels._convolution(recording.data(input), recording.data(weight), recording.data(bias), stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32))
+    result = recording.wrap(kernels._convolution(input._data, weight._data, recording.data(bias), stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = ConvolutionBackward1((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -16065,7 +16065,7 @@ def slow_conv_transpose2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bi
     padding = recording.int_tuple(padding)
     output_padding = recording.int_tuple(output_padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.slow_conv_transpose2d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, output_padding, dilation))
+    result = recording.wrap(kernels.slow_conv_transpose2d(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding, output_padding, dilation))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = SlowConvTranspose2DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16098,7 +16098,7 @@ def slow_conv_transpose3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bi
     padding = recording.int_tuple(padding)
     output_padding = recording.int_tuple(output_padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.slow_conv_transpose3d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, output_padding, dilation))
+    result = recording.wrap(kernels.slow_conv_transpose3d(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding, output_padding, dilation))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = SlowConvTranspose3DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16129,7 +16129,7 @@ def _slow_conv2d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bia
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels._slow_conv2d_forward(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding))
+    result = recording.wrap(kernels._slow_conv2d_forward(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = SlowConv2DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16159,7 +16159,7 @@ def _slow_conv2d_backward_output_mask(grad_output=MISSING, self_=MISSING, weight
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
-    grad_input, grad_weight, grad_bias = map(recording.wrap, kernels._slow_conv2d_backward_output_mask(recording.data(grad_output), recording.data(self_), recording.data(weight), kernel_size, stride, padding, output_mask))
+    grad_input, grad_weight, grad_bias = map(recording.wrap, kernels._slow_conv2d_backward_output_mask(grad_output._data, self_._data, weight._data, kernel_size, stride, padding, output_mask))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = SlowConv2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(weight)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -16192,7 +16192,7 @@ def _conv_depthwise2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=M
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels._conv_depthwise2d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
+    result = recording.wrap(kernels._conv_depthwise2d(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding, dilation))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = ConvDepthwise2DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16200,7 +16200,7 @@ def _conv_depthwise2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=M
         grad_fn._saved_stride = stride
         grad_fn._saved_padding = padding
         grad_fn._saved_dilation = dilation
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
         with forward_grad.computing_tangents():
@@ -16224,7 +16224,7 @@ def conv_depthwise3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MI
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.conv_depthwise3d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
+    result = recording.wrap(kernels.conv_depthwise3d(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding, dilation))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = ConvDepthwise3DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16232,7 +16232,7 @@ def conv_depthwise3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MI
         grad_fn._saved_stride = stride
         grad_fn._saved_padding = padding
         grad_fn._saved_dilation = dilation
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, weight, bias):
         with forward_grad.computing_tangents():
@@ -16255,7 +16255,7 @@ def slow_conv3d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.slow_conv3d_forward(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding))
+    result = recording.wrap(kernels.slow_conv3d_forward(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = SlowConv3DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16285,7 +16285,7 @@ def slow_conv_dilated2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.slow_conv_dilated2d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
+    result = recording.wrap(kernels.slow_conv_dilated2d(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding, dilation))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = SlowConvDilated2DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16316,7 +16316,7 @@ def slow_conv_dilated3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.slow_conv_dilated3d(recording.data(self_), recording.data(weight), kernel_size, recording.data(bias), stride, padding, dilation))
+    result = recording.wrap(kernels.slow_conv_dilated3d(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding, dilation))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = SlowConvDilated3DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16343,7 +16343,7 @@ def conv_tbc(self_=MISSING, weight=MISSING, bias=MISSING, pad=0, *extra, **kwarg
             return heard
     if not isinstance(self_, Tensor) or not isinstance(weight, Tensor) or not isinstance(bias, Tensor) or kwargs or extra:
         self_, weight, bias, pad = _arguments.bind(OVERLOADS["conv_tbc"], (self_, weight, bias, pad,), kwargs, extra)
-    result = recording.wrap(kernels.conv_tbc(recording.data(self_), recording.data(weight), recording.data(bias), pad))
+    result = recording.wrap(kernels.conv_tbc(self_._data, weight._data, bias._data, pad))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = ConvTbcBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16373,10 +16373,10 @@ def im2col(self_=MISSING, kernel_size=MISSING, dilation=MISSING, padding=MISSING
     dilation = recording.int_tuple(dilation)
     padding = recording.int_tuple(padding)
     stride = recording.int_tuple(stride)
-    result = recording.wrap(kernels.im2col(recording.data(self_), kernel_size, dilation, padding, stride))
+    result = recording.wrap(kernels.im2col(self_._data, kernel_size, dilation, padding, stride))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = Im2ColBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_kernel_size = kernel_size
         grad_fn._saved_dilation = dilation
         grad_fn._saved_padding = padding
@@ -16405,7 +16405,7 @@ def col2im(self_=MISSING, output_size=MISSING, kernel_size=MISSING, dilation=MIS
     dilation = recording.int_tuple(dilation)
     padding = recording.int_tuple(padding)
     stride = recording.int_tuple(stride)
-    result = recording.wrap(kernels.col2im(recording.data(self_), output_size, kernel_size, dilation, padding, stride))
+    result = recording.wrap(kernels.col2im(self_._data, output_size, kernel_size, dilation, padding, stride))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = Col2ImBackward0((gradient_edge(self_),))
         grad_fn._saved_kernel_size = kernel_size
@@ -16435,7 +16435,7 @@ def max_pool3d_with_indices(self_=MISSING, kernel_size=MISSING, stride=(), paddi
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result0, result1 = map(recording.wrap, kernels.max_pool3d_with_indices(recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
+    result0, result1 = map(recording.wrap, kernels.max_pool3d_with_indices(self_._data, kernel_size, stride, padding, dilation, ceil_mode))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = MaxPool3DWithIndicesBackward0((gradient_edge(self_),))
@@ -16472,7 +16472,7 @@ def max_pool3d_with_indices_backward(grad_output=MISSING, self_=MISSING, kernel_
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.max_pool3d_with_indices_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode, recording.data(indices)))
+    result = recording.wrap(kernels.max_pool3d_with_indices_backward(grad_output._data, self_._data, kernel_size, stride, padding, dilation, ceil_mode, indices._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MaxPool3DWithIndicesBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
@@ -16499,7 +16499,7 @@ def avg_pool3d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0, 0),
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.avg_pool3d(recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    result = recording.wrap(kernels.avg_pool3d(self_._data, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AvgPool3DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16531,7 +16531,7 @@ def avg_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING,
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.avg_pool3d_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
+    result = recording.wrap(kernels.avg_pool3d_backward(grad_output._data, self_._data, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AvgPool3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn._saved_kernel_size = kernel_size
@@ -16561,7 +16561,7 @@ def _adaptive_avg_pool3d(self_=MISSING, output_size=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or output_size is MISSING or kwargs or extra:
         self_, output_size = _arguments.bind(OVERLOADS["_adaptive_avg_pool3d"], (self_, output_size,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels._adaptive_avg_pool3d(recording.data(self_), output_size))
+    result = recording.wrap(kernels._adaptive_avg_pool3d(self_._data, output_size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AdaptiveAvgPool3DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16584,10 +16584,10 @@ def _adaptive_avg_pool3d_backward(grad_output=MISSING, self_=MISSING, *extra, **
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or kwargs or extra:
         grad_output, self_ = _arguments.bind(OVERLOADS["_adaptive_avg_pool3d_backward"], (grad_output, self_,), kwargs, extra)
-    result = recording.wrap(kernels._adaptive_avg_pool3d_backward(recording.data(grad_output), recording.data(self_)))
+    result = recording.wrap(kernels._adaptive_avg_pool3d_backward(grad_output._data, self_._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AdaptiveAvgPool3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
-        grad_fn._saved_grad_output_sym_sizes = recording.sizes(grad_output)
+        grad_fn._saved_grad_output_sym_sizes = grad_output._data.shape
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(grad_output, self_):
@@ -16609,7 +16609,7 @@ def adaptive_max_pool3d(self_=MISSING, output_size=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or output_size is MISSING or kwargs or extra:
         self_, output_size = _arguments.bind(OVERLOADS["adaptive_max_pool3d"], (self_, output_size,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result0, result1 = map(recording.wrap, kernels.adaptive_max_pool3d(recording.data(self_), output_size))
+    result0, result1 = map(recording.wrap, kernels.adaptive_max_pool3d(self_._data, output_size))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = AdaptiveMaxPool3DBackward0((gradient_edge(self_),))
@@ -16637,7 +16637,7 @@ def adaptive_max_pool3d_backward(grad_output=MISSING, self_=MISSING, indices=MIS
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or kwargs or extra:
         grad_output, self_, indices = _arguments.bind(OVERLOADS["adaptive_max_pool3d_backward"], (grad_output, self_, indices,), kwargs, extra)
-    result = recording.wrap(kernels.adaptive_max_pool3d_backward(recording.data(grad_output), recording.data(self_), recording.data(indices)))
+    result = recording.wrap(kernels.adaptive_max_pool3d_backward(grad_output._data, self_._data, indices._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AdaptiveMaxPool3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
@@ -16662,7 +16662,7 @@ def max_unpool2d(self_=MISSING, indices=MISSING, output_size=MISSING, *extra, **
     if not isinstance(self_, Tensor) or not isinstance(indices, Tensor) or output_size is MISSING or kwargs or extra:
         self_, indices, output_size = _arguments.bind(OVERLOADS["max_unpool2d"], (self_, indices, output_size,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels.max_unpool2d(recording.data(self_), recording.data(indices), output_size))
+    result = recording.wrap(kernels.max_unpool2d(self_._data, indices._data, output_size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MaxUnpool2DBackward0((gradient_edge(self_),))
         grad_fn.indices_ = SavedVariable(indices, False)
@@ -16688,7 +16688,7 @@ def max_unpool3d(self_=MISSING, indices=MISSING, output_size=MISSING, stride=MIS
     output_size = recording.int_tuple(output_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.max_unpool3d(recording.data(self_), recording.data(indices), output_size, stride, padding))
+    result = recording.wrap(kernels.max_unpool3d(self_._data, indices._data, output_size, stride, padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MaxUnpool3DBackward0((gradient_edge(self_),))
         grad_fn.indices_ = SavedVariable(indices, False)
@@ -16713,7 +16713,7 @@ def fractional_max_pool2d(self_=MISSING, kernel_size=MISSING, output_size=MISSIN
         self_, kernel_size, output_size, random_samples = _arguments.bind(OVERLOADS["fractional_max_pool2d"], (self_, kernel_size, output_size, random_samples,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     output_size = recording.int_tuple(output_size)
-    result0, result1 = map(recording.wrap, kernels.fractional_max_pool2d(recording.data(self_), kernel_size, output_size, recording.data(random_samples)))
+    result0, result1 = map(recording.wrap, kernels.fractional_max_pool2d(self_._data, kernel_size, output_size, random_samples._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = FractionalMaxPool2DBackward0((gradient_edge(self_),))
@@ -16745,7 +16745,7 @@ def fractional_max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_si
         grad_output, self_, kernel_size, output_size, indices = _arguments.bind(OVERLOADS["fractional_max_pool2d_backward"], (grad_output, self_, kernel_size, output_size, indices,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels.fractional_max_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, output_size, recording.data(indices)))
+    result = recording.wrap(kernels.fractional_max_pool2d_backward(grad_output._data, self_._data, kernel_size, output_size, indices._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = FractionalMaxPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
@@ -16771,7 +16771,7 @@ def fractional_max_pool3d(self_=MISSING, kernel_size=MISSING, output_size=MISSIN
         self_, kernel_size, output_size, random_samples = _arguments.bind(OVERLOADS["fractional_max_pool3d"], (self_, kernel_size, output_size, random_samples,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     output_size = recording.int_tuple(output_size)
-    result0, result1 = map(recording.wrap, kernels.fractional_max_pool3d(recording.data(self_), kernel_size, output_size, recording.data(random_samples)))
+    result0, result1 = map(recording.wrap, kernels.fractional_max_pool3d(self_._data, kernel_size, output_size, random_samples._data))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = FractionalMaxPool3DBackward0((gradient_edge(self_),))
@@ -16803,7 +16803,7 @@ def fractional_max_pool3d_backward(grad_output=MISSING, self_=MISSING, kernel_si
         grad_output, self_, kernel_size, output_size, indices = _arguments.bind(OVERLOADS["fractional_max_pool3d_backward"], (grad_output, self_, kernel_size, output_size, indices,), kwargs, extra)
     kernel_size = recording.int_tuple(kernel_size)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels.fractional_max_pool3d_backward(recording.data(grad_output), recording.data(self_), kernel_size, output_size, recording.data(indices)))
+    result = recording.wrap(kernels.fractional_max_pool3d_backward(grad_output._data, self_._data, kernel_size, output_size, indices._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = FractionalMaxPool3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.indices_ = SavedVariable(indices, False)
@@ -16829,7 +16829,7 @@ def scatter_reduce_two(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, r
         self_, dim, index, src, reduce, include_self = _arguments.bind(OVERLOADS["scatter_reduce.two"], (self_, dim, index, src, reduce, include_self,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("scatter_reduce", scatter_reduce_two, (self_, dim, index, src, reduce), {"include_self": include_self}, out, dtype_rule="same")
-    result = recording.wrap(kernels.scatter_reduce_two(recording.data(self_), dim, recording.data(index), recording.data(src), reduce, include_self))
+    result = recording.wrap(kernels.scatter_reduce_two(self_._data, dim, index._data, src._data, reduce, include_self))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None))
     if needs_grad:
         grad_fn = ScatterReduceBackward0((gradient_edge(self_), gradient_edge(src)))
@@ -16874,7 +16874,7 @@ def scatter_reduce_two_(self_=MISSING, dim=MISSING, index=MISSING, src=MISSING, 
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.scatter_reduce_two(recording.data(self_), dim, recording.data(index), recording.data(src), reduce, include_self))
+    recording.write_inplace(self_, kernels.scatter_reduce_two(self_._data, dim, index._data, src._data, reduce, include_self))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -16898,12 +16898,12 @@ def mode(self_=MISSING, dim=-1, keepdim=False, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, dim, keepdim = _arguments.bind(OVERLOADS["mode"], (self_, dim, keepdim,), kwargs, extra)
-    values, indices = map(recording.wrap, kernels.mode(recording.data(self_), dim, keepdim))
+    values, indices = map(recording.wrap, kernels.mode(self_._data, dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = ModeBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_keepdim = keepdim
         recording.set_history(values, grad_fn)
         recording.skip_output(indices, grad_fn)
@@ -16928,7 +16928,7 @@ def aminmax(self_=MISSING, *extra, dim=None, keepdim=False, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, dim, keepdim = _arguments.bind(OVERLOADS["aminmax"], (self_, dim, keepdim,), kwargs, extra)
-    min, max = map(recording.wrap, kernels.aminmax(recording.data(self_), dim, keepdim))
+    min, max = map(recording.wrap, kernels.aminmax(self_._data, dim, keepdim))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = AminmaxBackward0((gradient_edge(self_),))
@@ -16982,7 +16982,7 @@ def isnan(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["isnan"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.isnan(recording.data(self_)))
+    result = recording.wrap(kernels.isnan(self_._data))
     return result
 
 
@@ -16997,7 +16997,7 @@ def histc(self_=MISSING, bins=100, min=0, max=0, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(min, NUMBER) or not isinstance(max, NUMBER) or kwargs or extra:
         self_, bins, min, max = _arguments.bind(OVERLOADS["histc"], (self_, bins, min, max,), kwargs, extra)
-    result = recording.wrap(kernels.histc(recording.data(self_), bins, min, max))
+    result = recording.wrap(kernels.histc(self_._data, bins, min, max))
     return result
 
 
@@ -17012,7 +17012,7 @@ def cholesky(self_=MISSING, upper=False, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, upper = _arguments.bind(OVERLOADS["cholesky"], (self_, upper,), kwargs, extra)
-    result = recording.wrap(kernels.cholesky(recording.data(self_), upper))
+    result = recording.wrap(kernels.cholesky(self_._data, upper))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = CholeskyBackward0((gradient_edge(self_),))
@@ -17039,7 +17039,7 @@ def cholesky_inverse(self_=MISSING, upper=False, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, upper = _arguments.bind(OVERLOADS["cholesky_inverse"], (self_, upper,), kwargs, extra)
-    result = recording.wrap(kernels.cholesky_inverse(recording.data(self_), upper))
+    result = recording.wrap(kernels.cholesky_inverse(self_._data, upper))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = CholeskyInverseBackward0((gradient_edge(self_),))
@@ -17126,7 +17126,7 @@ def polygamma_(self_=MISSING, n=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.polygamma_(recording.data(self_), n))
+    recording.write_inplace(self_, kernels.polygamma_(self_._data, n))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -17147,7 +17147,7 @@ def lift(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["lift"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels.lift(recording.data(self_)))
+    result = recording.wrap(kernels.lift(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LiftBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -17169,7 +17169,7 @@ def lift_fresh(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["lift_fresh"], (self_,), kwargs, extra)
-    result = recording.as_view(self_, kernels.lift_fresh(recording.data(self_)))
+    result = recording.as_view(self_, kernels.lift_fresh(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LiftFreshBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -17191,7 +17191,7 @@ def _lazy_clone(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["_lazy_clone"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels._lazy_clone(recording.data(self_)))
+    result = recording.wrap(kernels._lazy_clone(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = LazyCloneBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -17215,10 +17215,10 @@ def _reshape_alias(self_=MISSING, size=MISSING, stride=MISSING, *extra, **kwargs
         self_, size, stride = _arguments.bind(OVERLOADS["_reshape_alias"], (self_, size, stride,), kwargs, extra)
     size = recording.int_tuple(size)
     stride = recording.int_tuple(stride)
-    result = recording.as_view(self_, kernels._reshape_alias(recording.data(self_), size, stride))
+    result = recording.as_view(self_, kernels._reshape_alias(self_._data, size, stride))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ReshapeAliasBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -17238,7 +17238,7 @@ def slice_inverse(self_=MISSING, src=MISSING, dim=0, start=None, end=None, step=
             return heard
     if not isinstance(self_, Tensor) or not isinstance(src, Tensor) or kwargs or extra:
         self_, src, dim, start, end, step = _arguments.bind(OVERLOADS["slice_inverse"], (self_, src, dim, start, end, step,), kwargs, extra)
-    result = recording.as_view(self_, kernels.slice_inverse(recording.data(self_), recording.data(src), dim, start, end, step))
+    result = recording.as_view(self_, kernels.slice_inverse(self_._data, src._data, dim, start, end, step))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(src, Tensor) and (src._requires_grad or src.grad_fn is not None)):
         grad_fn = SliceInverseBackward0((gradient_edge(self_), gradient_edge(src)))
         grad_fn._saved_dim = dim
@@ -17266,7 +17266,7 @@ def affine_grid_generator(theta=MISSING, size=MISSING, align_corners=MISSING, *e
     if not isinstance(theta, Tensor) or size is MISSING or align_corners is MISSING or kwargs or extra:
         theta, size, align_corners = _arguments.bind(OVERLOADS["affine_grid_generator"], (theta, size, align_corners,), kwargs, extra)
     size = recording.int_tuple(size)
-    result = recording.wrap(kernels.affine_grid_generator(recording.data(theta), size, align_corners))
+    result = recording.wrap(kernels.affine_grid_generator(theta._data, size, align_corners))
     if _grad_state.enabled and (isinstance(theta, Tensor) and (theta._requires_grad or theta.grad_fn is not None)):
         grad_fn = AffineGridGeneratorBackward0((gradient_edge(theta),))
         grad_fn._saved_size = size
@@ -17290,7 +17290,7 @@ def grid_sampler_2d(input=MISSING, grid=MISSING, interpolation_mode=MISSING, pad
             return heard
     if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs or extra:
         input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["grid_sampler_2d"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs, extra)
-    result = recording.wrap(kernels.grid_sampler_2d(recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
+    result = recording.wrap(kernels.grid_sampler_2d(input._data, grid._data, interpolation_mode, padding_mode, align_corners))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSampler2DBackward0((gradient_edge(input), gradient_edge(grid)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -17317,7 +17317,7 @@ def grid_sampler_2d_backward(grad_output=MISSING, input=MISSING, grid=MISSING, i
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or output_mask is MISSING or kwargs or extra:
         grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask = _arguments.bind(OVERLOADS["grid_sampler_2d_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,), kwargs, extra)
-    result0, result1 = map(recording.wrap, kernels.grid_sampler_2d_backward(recording.data(grad_output), recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners, output_mask))
+    result0, result1 = map(recording.wrap, kernels.grid_sampler_2d_backward(grad_output._data, input._data, grid._data, interpolation_mode, padding_mode, align_corners, output_mask))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSampler2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(input), gradient_edge(grid)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -17346,7 +17346,7 @@ def grid_sampler_3d(input=MISSING, grid=MISSING, interpolation_mode=MISSING, pad
             return heard
     if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs or extra:
         input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["grid_sampler_3d"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs, extra)
-    result = recording.wrap(kernels.grid_sampler_3d(recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
+    result = recording.wrap(kernels.grid_sampler_3d(input._data, grid._data, interpolation_mode, padding_mode, align_corners))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSampler3DBackward0((gradient_edge(input), gradient_edge(grid)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -17373,7 +17373,7 @@ def grid_sampler_3d_backward(grad_output=MISSING, input=MISSING, grid=MISSING, i
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or output_mask is MISSING or kwargs or extra:
         grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask = _arguments.bind(OVERLOADS["grid_sampler_3d_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners, output_mask,), kwargs, extra)
-    result0, result1 = map(recording.wrap, kernels.grid_sampler_3d_backward(recording.data(grad_output), recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners, output_mask))
+    result0, result1 = map(recording.wrap, kernels.grid_sampler_3d_backward(grad_output._data, input._data, grid._data, interpolation_mode, padding_mode, align_corners, output_mask))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSampler3DBackwardBackward0((gradient_edge(grad_output), gradient_edge(input), gradient_edge(grid)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -17402,7 +17402,7 @@ def _grid_sampler_2d_cpu_fallback(input=MISSING, grid=MISSING, interpolation_mod
             return heard
     if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs or extra:
         input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_2d_cpu_fallback"], (input, grid, interpolation_mode, padding_mode, align_corners,), kwargs, extra)
-    result = recording.wrap(kernels._grid_sampler_2d_cpu_fallback(recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
+    result = recording.wrap(kernels._grid_sampler_2d_cpu_fallback(input._data, grid._data, interpolation_mode, padding_mode, align_corners))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSampler2DCpuFallbackBackward0((gradient_edge(input), gradient_edge(grid)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -17429,7 +17429,7 @@ def _grid_sampler_2d_cpu_fallback_backward(grad_output=MISSING, input=MISSING, g
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(input, Tensor) or not isinstance(grid, Tensor) or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs or extra:
         grad_output, input, grid, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_2d_cpu_fallback_backward"], (grad_output, input, grid, interpolation_mode, padding_mode, align_corners,), kwargs, extra)
-    result0, result1 = map(recording.wrap, kernels._grid_sampler_2d_cpu_fallback_backward(recording.data(grad_output), recording.data(input), recording.data(grid), interpolation_mode, padding_mode, align_corners))
+    result0, result1 = map(recording.wrap, kernels._grid_sampler_2d_cpu_fallback_backward(grad_output._data, input._data, grid._data, interpolation_mode, padding_mode, align_corners))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSampler2DCpuFallbackBackwardBackward0((gradient_edge(grad_output), gradient_edge(input), gradient_edge(grid)))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -17462,7 +17462,7 @@ def max_pool2d(self_=MISSING, kernel_size=MISSING, stride=(), padding=(0, 0), di
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.max_pool2d(recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
+    result = recording.wrap(kernels.max_pool2d(self_._data, kernel_size, stride, padding, dilation, ceil_mode))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MaxPool2DBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -17494,7 +17494,7 @@ def max_pool2d_backward(grad_output=MISSING, self_=MISSING, kernel_size=MISSING,
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.max_pool2d_backward(recording.data(grad_output), recording.data(self_), kernel_size, stride, padding, dilation, ceil_mode))
+    result = recording.wrap(kernels.max_pool2d_backward(grad_output._data, self_._data, kernel_size, stride, padding, dilation, ceil_mode))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MaxPool2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -17523,11 +17523,11 @@ def _upsample_bilinear2d_aa(self_=MISSING, output_size=MISSING, align_corners=MI
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
         self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bilinear2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels._upsample_bilinear2d_aa(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    result = recording.wrap(kernels._upsample_bilinear2d_aa(self_._data, output_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleBilinear2DAaBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
@@ -17552,7 +17552,7 @@ def _upsample_bilinear2d_aa_backward(grad_output=MISSING, output_size=MISSING, i
         grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bilinear2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels._upsample_bilinear2d_aa_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    result = recording.wrap(kernels._upsample_bilinear2d_aa_backward(grad_output._data, output_size, input_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleBilinear2DAaBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -17579,11 +17579,11 @@ def _upsample_bicubic2d_aa(self_=MISSING, output_size=MISSING, align_corners=MIS
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
         self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bicubic2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels._upsample_bicubic2d_aa(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    result = recording.wrap(kernels._upsample_bicubic2d_aa(self_._data, output_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleBicubic2DAaBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
@@ -17608,7 +17608,7 @@ def _upsample_bicubic2d_aa_backward(grad_output=MISSING, output_size=MISSING, in
         grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_bicubic2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels._upsample_bicubic2d_aa_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    result = recording.wrap(kernels._upsample_bicubic2d_aa_backward(grad_output._data, output_size, input_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleBicubic2DAaBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -17635,11 +17635,11 @@ def _upsample_lanczos2d_aa(self_=MISSING, output_size=MISSING, align_corners=MIS
     if not isinstance(self_, Tensor) or not isinstance(scales_h, NUMBER_OR_NONE) or not isinstance(scales_w, NUMBER_OR_NONE) or output_size is MISSING or align_corners is MISSING or kwargs or extra:
         self_, output_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_lanczos2d_aa"], (self_, output_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
-    result = recording.wrap(kernels._upsample_lanczos2d_aa(recording.data(self_), output_size, align_corners, scales_h, scales_w))
+    result = recording.wrap(kernels._upsample_lanczos2d_aa(self_._data, output_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UpsampleLanczos2DAaBackward0((gradient_edge(self_),))
         grad_fn._saved_output_size = output_size
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn._saved_align_corners = align_corners
         grad_fn._saved_scales_h = scales_h
         grad_fn._saved_scales_w = scales_w
@@ -17664,7 +17664,7 @@ def _upsample_lanczos2d_aa_backward(grad_output=MISSING, output_size=MISSING, in
         grad_output, output_size, input_size, align_corners, scales_h, scales_w = _arguments.bind(OVERLOADS["_upsample_lanczos2d_aa_backward"], (grad_output, output_size, input_size, align_corners, scales_h, scales_w,), kwargs, extra)
     output_size = recording.int_tuple(output_size)
     input_size = recording.int_tuple(input_size)
-    result = recording.wrap(kernels._upsample_lanczos2d_aa_backward(recording.data(grad_output), output_size, input_size, align_corners, scales_h, scales_w))
+    result = recording.wrap(kernels._upsample_lanczos2d_aa_backward(grad_output._data, output_size, input_size, align_corners, scales_h, scales_w))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = UpsampleLanczos2DAaBackwardBackward0((gradient_edge(grad_output),))
         grad_fn._saved_output_size = output_size
@@ -17691,11 +17691,11 @@ def _grid_sampler_taps(input=MISSING, grid=MISSING, order=MISSING, interpolation
     if not isinstance(input, Tensor) or not isinstance(grid, Tensor) or order is MISSING or interpolation_mode is MISSING or padding_mode is MISSING or align_corners is MISSING or kwargs or extra:
         input, grid, order, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_taps"], (input, grid, order, interpolation_mode, padding_mode, align_corners,), kwargs, extra)
     order = recording.int_tuple(order)
-    result = recording.wrap(kernels._grid_sampler_taps(recording.data(input), recording.data(grid), order, interpolation_mode, padding_mode, align_corners))
+    result = recording.wrap(kernels._grid_sampler_taps(input._data, grid._data, order, interpolation_mode, padding_mode, align_corners))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSamplerTapsBackward0((gradient_edge(input), gradient_edge(grid)))
         grad_fn.grid_ = SavedVariable(grid, False)
-        grad_fn._saved_input_sym_sizes = recording.sizes(input)
+        grad_fn._saved_input_sym_sizes = input._data.shape
         grad_fn._saved_order = order
         grad_fn._saved_interpolation_mode = interpolation_mode
         grad_fn._saved_padding_mode = padding_mode
@@ -17722,7 +17722,7 @@ def _grid_sampler_taps_backward(grad_output=MISSING, grid=MISSING, input_size=MI
         grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners = _arguments.bind(OVERLOADS["_grid_sampler_taps_backward"], (grad_output, grid, input_size, order, interpolation_mode, padding_mode, align_corners,), kwargs, extra)
     input_size = recording.int_tuple(input_size)
     order = recording.int_tuple(order)
-    result = recording.wrap(kernels._grid_sampler_taps_backward(recording.data(grad_output), recording.data(grid), input_size, order, interpolation_mode, padding_mode, align_corners))
+    result = recording.wrap(kernels._grid_sampler_taps_backward(grad_output._data, grid._data, input_size, order, interpolation_mode, padding_mode, align_corners))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(grid, Tensor) and (grid._requires_grad or grid.grad_fn is not None)):
         grad_fn = GridSamplerTapsBackwardBackward0((gradient_edge(grad_output), gradient_edge(grid)))
         grad_fn.grid_ = SavedVariable(grid, False)
@@ -17757,7 +17757,7 @@ def uniform_(self_=MISSING, low=0, to=1, *extra, generator=None, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.uniform_(recording.data(self_), low, to, generator))
+    recording.write_inplace(self_, kernels.uniform_(self_._data, low, to, generator))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -17785,7 +17785,7 @@ def normal_(self_=MISSING, mean=0, std=1, *extra, generator=None, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.normal_(recording.data(self_), mean, std, generator))
+    recording.write_inplace(self_, kernels.normal_(self_._data, mean, std, generator))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -17806,7 +17806,7 @@ def bernoulli(self_=MISSING, *extra, generator=None, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, generator = _arguments.bind(OVERLOADS["bernoulli"], (self_, generator,), kwargs, extra)
-    result = recording.wrap(kernels.bernoulli(recording.data(self_), generator))
+    result = recording.wrap(kernels.bernoulli(self_._data, generator))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = BernoulliBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -17836,7 +17836,7 @@ def bernoulli__Tensor(self_=MISSING, p=MISSING, *extra, generator=None, **kwargs
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, p)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.bernoulli__Tensor(recording.data(self_), recording.data(p), generator))
+    recording.write_inplace(self_, kernels.bernoulli__Tensor(self_._data, p._data, generator))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -17864,7 +17864,7 @@ def bernoulli__float(self_=MISSING, p=0.5, *extra, generator=None, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.bernoulli__float(recording.data(self_), p, generator))
+    recording.write_inplace(self_, kernels.bernoulli__float(self_._data, p, generator))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -17892,7 +17892,7 @@ def exponential_(self_=MISSING, lambd=1, *extra, generator=None, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.exponential_(recording.data(self_), lambd, generator))
+    recording.write_inplace(self_, kernels.exponential_(self_._data, lambd, generator))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -17913,7 +17913,7 @@ def index_reduce(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, redu
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(source, Tensor) or dim is MISSING or reduce is MISSING or kwargs or extra:
         self_, dim, index, source, reduce, include_self = _arguments.bind(OVERLOADS["index_reduce"], (self_, dim, index, source, reduce, include_self,), kwargs, extra)
-    result = recording.wrap(kernels.index_reduce(recording.data(self_), dim, recording.data(index), recording.data(source), reduce, include_self))
+    result = recording.wrap(kernels.index_reduce(self_._data, dim, index._data, source._data, reduce, include_self))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(source, Tensor) and (source._requires_grad or source.grad_fn is not None))
     if needs_grad:
         grad_fn = IndexReduceBackward0((gradient_edge(self_), gradient_edge(source)))
@@ -17958,7 +17958,7 @@ def index_reduce_(self_=MISSING, dim=MISSING, index=MISSING, source=MISSING, red
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, source)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.index_reduce(recording.data(self_), dim, recording.data(index), recording.data(source), reduce, include_self))
+    recording.write_inplace(self_, kernels.index_reduce(self_._data, dim, index._data, source._data, reduce, include_self))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -17982,7 +17982,7 @@ def _unique(self_=MISSING, sorted=True, return_inverse=False, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, sorted, return_inverse = _arguments.bind(OVERLOADS["_unique"], (self_, sorted, return_inverse,), kwargs, extra)
-    result0, result1 = map(recording.wrap, kernels._unique(recording.data(self_), sorted, return_inverse))
+    result0, result1 = map(recording.wrap, kernels._unique(self_._data, sorted, return_inverse))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UniqueBackward0((gradient_edge(self_),))
         recording.set_history(result0, grad_fn)
@@ -18003,7 +18003,7 @@ def _unique2(self_=MISSING, sorted=True, return_inverse=False, return_counts=Fal
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, sorted, return_inverse, return_counts = _arguments.bind(OVERLOADS["_unique2"], (self_, sorted, return_inverse, return_counts,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels._unique2(recording.data(self_), sorted, return_inverse, return_counts))
+    result0, result1, result2 = map(recording.wrap, kernels._unique2(self_._data, sorted, return_inverse, return_counts))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = Unique2Backward0((gradient_edge(self_),))
         recording.set_history(result0, grad_fn)
@@ -18025,7 +18025,7 @@ def unique_dim(self_=MISSING, dim=MISSING, sorted=True, return_inverse=False, re
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
         self_, dim, sorted, return_inverse, return_counts = _arguments.bind(OVERLOADS["unique_dim"], (self_, dim, sorted, return_inverse, return_counts,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels.unique_dim(recording.data(self_), dim, sorted, return_inverse, return_counts))
+    result0, result1, result2 = map(recording.wrap, kernels.unique_dim(self_._data, dim, sorted, return_inverse, return_counts))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UniqueDimBackward0((gradient_edge(self_),))
         recording.set_history(result0, grad_fn)
@@ -18047,7 +18047,7 @@ def unique_consecutive(self_=MISSING, return_inverse=False, return_counts=False,
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, return_inverse, return_counts, dim = _arguments.bind(OVERLOADS["unique_consecutive"], (self_, return_inverse, return_counts, dim,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels.unique_consecutive(recording.data(self_), return_inverse, return_counts, dim))
+    result0, result1, result2 = map(recording.wrap, kernels.unique_consecutive(self_._data, return_inverse, return_counts, dim))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UniqueConsecutiveBackward0((gradient_edge(self_),))
         recording.set_history(result0, grad_fn)
@@ -18069,7 +18069,7 @@ def unique_dim_consecutive(self_=MISSING, dim=MISSING, return_inverse=False, ret
             return heard
     if not isinstance(self_, Tensor) or dim is MISSING or kwargs or extra:
         self_, dim, return_inverse, return_counts = _arguments.bind(OVERLOADS["unique_dim_consecutive"], (self_, dim, return_inverse, return_counts,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels.unique_dim_consecutive(recording.data(self_), dim, return_inverse, return_counts))
+    result0, result1, result2 = map(recording.wrap, kernels.unique_dim_consecutive(self_._data, dim, return_inverse, return_counts))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UniqueDimConsecutiveBackward0((gradient_edge(self_),))
         recording.set_history(result0, grad_fn)
@@ -18092,7 +18092,7 @@ def masked_scatter_backward(grad_output=MISSING, mask=MISSING, sizes=MISSING, *e
     if not isinstance(grad_output, Tensor) or not isinstance(mask, Tensor) or sizes is MISSING or kwargs or extra:
         grad_output, mask, sizes = _arguments.bind(OVERLOADS["masked_scatter_backward"], (grad_output, mask, sizes,), kwargs, extra)
     sizes = recording.int_tuple(sizes)
-    result = recording.wrap(kernels.masked_scatter_backward(recording.data(grad_output), recording.data(mask), sizes))
+    result = recording.wrap(kernels.masked_scatter_backward(grad_output._data, mask._data, sizes))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None)):
         grad_fn = MaskedScatterBackwardBackward0((gradient_edge(grad_output),))
         grad_fn.grad_output_ = SavedVariable(grad_output, False)
@@ -18116,10 +18116,10 @@ def _unsafe_index_Tensor(self_=MISSING, indices=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or indices is MISSING or kwargs or extra:
         self_, indices = _arguments.bind(OVERLOADS["_unsafe_index.Tensor"], (self_, indices,), kwargs, extra)
-    result = recording.wrap(kernels._unsafe_index_Tensor(recording.data(self_), recording.data(indices)))
+    result = recording.wrap(kernels._unsafe_index_Tensor(self_._data, recording.data(indices)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnsafeIndexBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn.indices_ = SavedVariableList(indices, False)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -18140,7 +18140,7 @@ def _unsafe_index_put(self_=MISSING, indices=MISSING, values=MISSING, accumulate
             return heard
     if not isinstance(self_, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs or extra:
         self_, indices, values, accumulate = _arguments.bind(OVERLOADS["_unsafe_index_put"], (self_, indices, values, accumulate,), kwargs, extra)
-    result = recording.wrap(kernels._unsafe_index_put(recording.data(self_), recording.data(indices), recording.data(values), accumulate))
+    result = recording.wrap(kernels._unsafe_index_put(self_._data, recording.data(indices), values._data, accumulate))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None)):
         grad_fn = UnsafeIndexPutBackward0((gradient_edge(self_), gradient_edge(values)))
         grad_fn._saved_accumulate = accumulate
@@ -18165,10 +18165,10 @@ def _unsafe_masked_index(self_=MISSING, mask=MISSING, indices=MISSING, fill=MISS
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(fill, NUMBER) or indices is MISSING or kwargs or extra:
         self_, mask, indices, fill = _arguments.bind(OVERLOADS["_unsafe_masked_index"], (self_, mask, indices, fill,), kwargs, extra)
-    result = recording.wrap(kernels._unsafe_masked_index(recording.data(self_), recording.data(mask), recording.data(indices), fill))
+    result = recording.wrap(kernels._unsafe_masked_index(self_._data, mask._data, recording.data(indices), fill))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = UnsafeMaskedIndexBackward0((gradient_edge(self_),))
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         grad_fn.mask_ = SavedVariable(mask, False)
         grad_fn.indices_ = SavedVariableList(indices, False)
         recording.set_history(result, grad_fn)
@@ -18190,7 +18190,7 @@ def _unsafe_masked_index_put_accumulate(self_=MISSING, mask=MISSING, indices=MIS
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(values, Tensor) or indices is MISSING or kwargs or extra:
         self_, mask, indices, values = _arguments.bind(OVERLOADS["_unsafe_masked_index_put_accumulate"], (self_, mask, indices, values,), kwargs, extra)
-    result = recording.wrap(kernels._unsafe_masked_index_put_accumulate(recording.data(self_), recording.data(mask), recording.data(indices), recording.data(values)))
+    result = recording.wrap(kernels._unsafe_masked_index_put_accumulate(self_._data, mask._data, recording.data(indices), values._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(values, Tensor) and (values._requires_grad or values.grad_fn is not None)):
         grad_fn = UnsafeMaskedIndexPutAccumulateBackward0((gradient_edge(self_), gradient_edge(values)))
         grad_fn.mask_ = SavedVariable(mask, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
@@ -18214,7 +18214,7 @@ def _conj_physical(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["_conj_physical"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels._conj_physical(recording.data(self_)))
+    result = recording.wrap(kernels._conj_physical(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ConjPhysicalBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -18236,7 +18236,7 @@ def view_as_real(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["view_as_real"], (self_,), kwargs, extra)
-    result = recording.as_view(self_, kernels.view_as_real(recording.data(self_)))
+    result = recording.as_view(self_, kernels.view_as_real(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ViewAsRealBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -18258,7 +18258,7 @@ def view_as_complex(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["view_as_complex"], (self_,), kwargs, extra)
-    result = recording.as_view(self_, kernels.view_as_complex(recording.data(self_)))
+    result = recording.as_view(self_, kernels.view_as_complex(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ViewAsComplexBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -18280,7 +18280,7 @@ def complex(real=MISSING, imag=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(real, Tensor) or not isinstance(imag, Tensor) or kwargs or extra:
         real, imag = _arguments.bind(OVERLOADS["complex"], (real, imag,), kwargs, extra)
-    result = recording.wrap(kernels.complex(recording.data(real), recording.data(imag)))
+    result = recording.wrap(kernels.complex(real._data, imag._data))
     if _grad_state.enabled and (isinstance(real, Tensor) and (real._requires_grad or real.grad_fn is not None) or isinstance(imag, Tensor) and (imag._requires_grad or imag.grad_fn is not None)):
         grad_fn = ComplexBackward0((gradient_edge(real), gradient_edge(imag)))
         recording.set_history(result, grad_fn)
@@ -18302,7 +18302,7 @@ def polar(abs=MISSING, angle=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(abs, Tensor) or not isinstance(angle, Tensor) or kwargs or extra:
         abs, angle = _arguments.bind(OVERLOADS["polar"], (abs, angle,), kwargs, extra)
-    result = recording.wrap(kernels.polar(recording.data(abs), recording.data(angle)))
+    result = recording.wrap(kernels.polar(abs._data, angle._data))
     needs_grad = _grad_state.enabled and (isinstance(abs, Tensor) and (abs._requires_grad or abs.grad_fn is not None) or isinstance(angle, Tensor) and (angle._requires_grad or angle.grad_fn is not None))
     if needs_grad:
         grad_fn = PolarBackward0((gradient_edge(abs), gradient_edge(angle)))
@@ -18328,7 +18328,7 @@ def _conj(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["_conj"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels._conj(recording.data(self_)))
+    result = recording.wrap(kernels._conj(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ConjBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -18350,7 +18350,7 @@ def _neg_view(self_=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         (self_,) = _arguments.bind(OVERLOADS["_neg_view"], (self_,), kwargs, extra)
-    result = recording.wrap(kernels._neg_view(recording.data(self_)))
+    result = recording.wrap(kernels._neg_view(self_._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NegViewBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -18373,13 +18373,13 @@ def _fft_r2c(self_=MISSING, dim=MISSING, normalization=MISSING, onesided=MISSING
     if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or onesided is MISSING or kwargs or extra:
         self_, dim, normalization, onesided = _arguments.bind(OVERLOADS["_fft_r2c"], (self_, dim, normalization, onesided,), kwargs, extra)
     dim = recording.int_tuple(dim)
-    result = recording.wrap(kernels._fft_r2c(recording.data(self_), dim, normalization, onesided))
+    result = recording.wrap(kernels._fft_r2c(self_._data, dim, normalization, onesided))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = FftR2CBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
         grad_fn._saved_normalization = normalization
         grad_fn._saved_onesided = onesided
-        grad_fn._saved_self_sym_sizes = recording.sizes(self_)
+        grad_fn._saved_self_sym_sizes = self_._data.shape
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -18400,7 +18400,7 @@ def _fft_c2r(self_=MISSING, dim=MISSING, normalization=MISSING, last_dim_size=MI
     if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or last_dim_size is MISSING or kwargs or extra:
         self_, dim, normalization, last_dim_size = _arguments.bind(OVERLOADS["_fft_c2r"], (self_, dim, normalization, last_dim_size,), kwargs, extra)
     dim = recording.int_tuple(dim)
-    result = recording.wrap(kernels._fft_c2r(recording.data(self_), dim, normalization, last_dim_size))
+    result = recording.wrap(kernels._fft_c2r(self_._data, dim, normalization, last_dim_size))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = FftC2RBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
@@ -18425,7 +18425,7 @@ def _fft_c2c(self_=MISSING, dim=MISSING, normalization=MISSING, is_forward=MISSI
     if not isinstance(self_, Tensor) or dim is MISSING or normalization is MISSING or is_forward is MISSING or kwargs or extra:
         self_, dim, normalization, is_forward = _arguments.bind(OVERLOADS["_fft_c2c"], (self_, dim, normalization, is_forward,), kwargs, extra)
     dim = recording.int_tuple(dim)
-    result = recording.wrap(kernels._fft_c2c(recording.data(self_), dim, normalization, is_forward))
+    result = recording.wrap(kernels._fft_c2c(self_._data, dim, normalization, is_forward))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = FftC2CBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
@@ -18457,7 +18457,7 @@ def cauchy_(self_=MISSING, median=0, sigma=1, *extra, generator=None, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.cauchy_(recording.data(self_), median, sigma, generator))
+    recording.write_inplace(self_, kernels.cauchy_(self_._data, median, sigma, generator))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -18485,7 +18485,7 @@ def geometric_(self_=MISSING, p=MISSING, *extra, generator=None, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.geometric_(recording.data(self_), p, generator))
+    recording.write_inplace(self_, kernels.geometric_(self_._data, p, generator))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -18513,7 +18513,7 @@ def log_normal_(self_=MISSING, mean=1, std=2, *extra, generator=None, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.log_normal_(recording.data(self_), mean, std, generator))
+    recording.write_inplace(self_, kernels.log_normal_(self_._data, mean, std, generator))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -18534,7 +18534,7 @@ def matmul(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["matmul"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.matmul(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.matmul(self_._data, other._data))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = MatmulBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -18558,7 +18558,7 @@ def linear(input=MISSING, weight=MISSING, bias=None, *extra, **kwargs):
             return heard
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or kwargs or extra:
         input, weight, bias = _arguments.bind(OVERLOADS["linear"], (input, weight, bias,), kwargs, extra)
-    result = recording.wrap(kernels.linear(recording.data(input), recording.data(weight), recording.data(bias)))
+    result = recording.wrap(kernels.linear(input._data, weight._data, recording.data(bias)))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = LinearBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -18582,7 +18582,7 @@ def linear_backward(self_=MISSING, grad_output=MISSING, weight=MISSING, output_m
             return heard
     if not isinstance(self_, Tensor) or not isinstance(grad_output, Tensor) or not isinstance(weight, Tensor) or output_mask is MISSING or kwargs or extra:
         self_, grad_output, weight, output_mask = _arguments.bind(OVERLOADS["linear_backward"], (self_, grad_output, weight, output_mask,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels.linear_backward(recording.data(self_), recording.data(grad_output), recording.data(weight), output_mask))
+    result0, result1, result2 = map(recording.wrap, kernels.linear_backward(self_._data, grad_output._data, weight._data, output_mask))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = LinearBackwardBackward0((gradient_edge(self_), gradient_edge(grad_output), gradient_edge(weight)))
         grad_fn.self_ = SavedVariable(self_, False)

@@ -675,11 +675,20 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
         heard = _modes.dispatch(linear, (input, weight, bias), {})
         if heard is not _modes.PASS:
             return heard
+    if bias is not None and type(input) is Tensor and input._data.ndim == 2 \
+            and isinstance(weight, Tensor) and weight._data.ndim:
+        # nn.Linear's usual call, with the op called directly rather than through the method
+        # (and the checks of _linear_other passed without the ndim properties' calls)
+        return ops.addmm(bias, input, ops.t(weight))
+    return _linear_other(input, weight, bias)
+
+
+def _linear_other(input: Any, weight: Any, bias: Any) -> Any:
+    """linear's calls other than nn.Linear's usual one."""
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
     if bias is not None and type(input) is Tensor and input._data.ndim == 2:
-        # nn.Linear's usual call, with the op called directly rather than through the method
         return ops.addmm(bias, input, ops.t(weight))
     if bias is not None and _is_contiguous(input) and (input.ndim == 3 or bias.ndim == 1):
         flat = reshape(input, _product(input.shape[:-1]), input.shape[-1])

@@ -84,6 +84,9 @@ chalf = complex32
 
 _BY_NUMPY = {d.numpy: d for d in (float32, float64, float16, bfloat16, int64, int32, bool_,
                                    uint8, int8, int16, complex64, complex128, complex32)}
+# gradgen's dtype of each numpy dtype it has: from_numpy, and the recording's hot path
+# (recording.scalar_type) without the call.
+BY_NUMPY = _BY_NUMPY
 _REAL_OF = {"complex64": float32, "complex128": float64, "complex32": float16}
 _COMPLEX_OF = {"float32": complex64, "float64": complex128, "float16": complex32}
 _SCALAR_NAMES = {"int64": "Long", "int32": "Int", "bool": "Bool", "uint8": "Byte",

@@ -84,8 +84,7 @@ class GraphTask:
                 dependencies[node] = dependencies.get(node, 0) + 1
         parents: dict[Node, list[Node]] = {}
         hooked = False
-        seen = set(dependencies)
-        stack = list(seen)
+        stack = list(dependencies)  # a node is seen once it has a count
         while stack:
             node = stack.pop()
             # node.has_hooks(), read off the slot for all but AccumulateGrad (whose tensor's
@@ -96,12 +95,13 @@ class GraphTask:
             for next_node, _ in node._next_functions:
                 if next_node is None:
                     continue
-                dependencies[next_node] = dependencies.get(next_node, 0) + 1
+                if next_node in dependencies:
+                    dependencies[next_node] += 1
+                else:
+                    dependencies[next_node] = 1
+                    stack.append(next_node)
                 if with_parents:
                     parents.setdefault(next_node, []).append(node)
-                if next_node not in seen:
-                    seen.add(next_node)
-                    stack.append(next_node)
         return parents, hooked
 
     def init_to_execute(self, roots: Sequence[Edge], inputs: Sequence[Edge], accumulate: bool,

@@ -321,7 +321,8 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
             or (type(other) is float and self.dtype.kind in "fV")
             or (type(other) is int and self.dtype.kind in "fV" and -_EXACT <= other <= _EXACT)):
         a, b = self, other
-        if self.dtype in _HALVES and type(other) is not np.ndarray and ufunc in _SCALAR_IN_OPMATH:
+        # A number with float16 or bfloat16 (_HALVES: the float kinds two bytes wide).
+        if type(other) is not np.ndarray and self.itemsize == 2 and ufunc in _SCALAR_IN_OPMATH:
             return _with_scalar(ufunc, self, other)
     elif dtype is None and _scalar_in_opmath(ufunc, self, other):
         return _with_scalar(ufunc, self, other.item())
@@ -372,8 +373,8 @@ def add_Tensor(self, other, alpha=1):
         return _arithmetic(np.add, self, other)
     dtype = result_type(self, other, alpha)
     if dtype in _HALVES:  # self + alpha * other in float32 (alpha in dtype), rounded once
-        a, b = (np.asarray(_as(x, dtype), np.float32) for x in (self, other))
-        with silenced():
+        with silenced():  # (a number past float16's range becomes inf, silently, as in torch)
+            a, b = (np.asarray(_as(x, dtype), np.float32) for x in (self, other))
             return _array(a + np.float32(_as(alpha, dtype)) * b, dtype)
     return _arithmetic(np.add, *_scaled(self, other, alpha))
 
@@ -1918,7 +1919,7 @@ def flip(self, dims):
 def _no_bool(kernel: str, *arrays: np.ndarray) -> None:
     """PyTorch's CPU matrix products have no bool kernel."""
     for array in arrays:  # (a loop: cheaper than any() of a generator, on every product)
-        if array.dtype == np.bool_:
+        if array.dtype.kind == "b":  # (the kind: cheaper than comparing with np.bool_)
             raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
@@ -1930,28 +1931,35 @@ _LONG_INNER = 256
 def mm(self, mat2):
     if self.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError("self must be a matrix" if self.ndim != 2 else "mat2 must be a matrix")
-    if self.shape[1] != mat2.shape[0]:
-        raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({self.shape[0]}x{self.shape[1]} and "
-            f"{mat2.shape[0]}x{mat2.shape[1]})"
-        )
-    if self.dtype != mat2.dtype:
+    (rows, inner), (inner_of_mat2, columns) = self.shape, mat2.shape
+    if inner != inner_of_mat2:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{inner} and "
+                           f"{inner_of_mat2}x{columns})")
+    dtype = self.dtype
+    if dtype is not mat2.dtype and dtype != mat2.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_C_TYPE_NAMES[self.dtype.str[1:]]} != "
+                           f"{_C_TYPE_NAMES[dtype.str[1:]]} != "
                            f"{_C_TYPE_NAMES[mat2.dtype.str[1:]]}")
-    if self.size and mat2.size:  # an empty product returns before a kernel is picked
-        _no_bool("addmm_impl_cpu_", self)
-    if self.dtype == _BFLOAT16:  # accumulated in float32, rounded once
-        return _array(quietly(np.matmul, self.astype(np.float32), mat2.astype(np.float32)),
-                      self.dtype)
-    rows, inner, columns = self.shape[0], self.shape[1], mat2.shape[1]
-    if rows < columns <= inner and inner >= _LONG_INNER and self.dtype.char in "fd":
+    if dtype.char not in "fd":  # bool, bfloat16 and the rest: their own rules
+        return _mm_of_other_dtypes(self, mat2)
+    if rows < columns <= inner and inner >= _LONG_INNER:
         # (mat2ᵀ selfᵀ)ᵀ: the same products and sums, but OpenBLAS's kernel runs about twice
         # as fast with the longer side as rows (nn.Linear on a small batch: 16 by 1000
         # times 1000 by 100); the copy to a row-major result is small beside the product.
         # (Which kernel sums them may differ, so the last bit may: as between machines.)
         return np.ascontiguousarray(quietly(np.matmul, mat2.T, self.T).T)
     return quietly(np.matmul, self, mat2)  # (torch's products never warn: nor do these)
+
+
+def _mm_of_other_dtypes(self: np.ndarray, mat2: np.ndarray) -> np.ndarray:
+    """mm of matrices neither float32 nor float64: no bool kernel, bfloat16 accumulated in
+    float32 and rounded once, the rest as numpy multiplies them."""
+    if self.size and mat2.size:  # an empty product returns before a kernel is picked
+        _no_bool("addmm_impl_cpu_", self)
+    if self.dtype == _BFLOAT16:
+        return _array(quietly(np.matmul, self.astype(np.float32), mat2.astype(np.float32)),
+                      self.dtype)
+    return quietly(np.matmul, self, mat2)
 
 
 @silent

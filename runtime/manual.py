@@ -39,7 +39,10 @@ NAMESPACE_NAMES = (
 
 def _complex_dtype(dtype: Any) -> bool:
     """Whether a dtype (gradgen's, numpy's or torch's) is complex."""
-    return getattr(dtype, "is_complex", None) is True or getattr(dtype, "kind", None) == "c"
+    kind = getattr(dtype, "kind", None)  # numpy's has a kind; gradgen's and torch's do not
+    if kind is not None:
+        return kind == "c"
+    return getattr(dtype, "is_complex", None) is True
 
 
 def _is_complex(value: Any) -> bool:
@@ -47,12 +50,20 @@ def _is_complex(value: Any) -> bool:
     return isinstance(value, complex) if dtype is None else _complex_dtype(dtype)
 
 
+# Whether values of a type are Numbers: the ABC's check, made once per type (an array or a
+# Tensor meets it in every `mul` and `addmm` backward).
+_NUMBER_TYPES: dict[type, bool] = {}
+
+
 def conj(ops: Any, value: Any) -> Any:
     """The conjugate of a tensor or of a Python number (a Scalar argument)."""
     kind = type(value)  # a real Python number, the usual Scalar, without the ABC's check
     if kind is float or kind is int:
         return value
-    if isinstance(value, Number):
+    number = _NUMBER_TYPES.get(kind)
+    if number is None:
+        number = _NUMBER_TYPES[kind] = issubclass(kind, Number)
+    if number:
         return value.conjugate() if isinstance(value, complex) else value
     return ops.conj(value) if _is_complex(value) else value
 

@@ -108,8 +108,13 @@ def collect_next_edges(*values: Any) -> tuple[tuple[Node | None, int], ...]:
 
 def set_history(tensor: Tensor, grad_fn: Node) -> None:
     """Make `tensor` the next output of `grad_fn`."""
-    tensor._output_nr = len(grad_fn._input_metadata)
-    grad_fn._input_metadata += ((tensor._data.shape, tensor._data.dtype),)
+    data, metadata = tensor._data, grad_fn._input_metadata
+    if metadata:  # a later output of an op with several
+        tensor._output_nr = len(metadata)
+        grad_fn._input_metadata = (*metadata, (data.shape, data.dtype))
+    else:  # the first output, the usual case
+        tensor._output_nr = 0
+        grad_fn._input_metadata = ((data.shape, data.dtype),)
     tensor.grad_fn = grad_fn
     if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
         _modes.notify("history", tensor, grad_fn)
@@ -150,13 +155,16 @@ def strides(value: Any) -> tuple[int, ...]:
         return ()
     data = value._data
     itemsize = data.itemsize
+    if data.ndim == 2:  # a matrix (addmm's and mm's, every Linear): without a loop
+        rows, columns = data.strides
+        return (rows // itemsize, columns // itemsize)
     return tuple([step // itemsize for step in data.strides])
 
 
 def scalar_type(value: Any) -> Any:
     """`x.dtype`, saved by a node whose formula reads only that (read off the array, as
     `sizes` reads the shape: a mode hears the op, not what it saves)."""
-    return dtypes.from_numpy(value._data.dtype) if isinstance(value, Tensor) else None
+    return dtypes.BY_NUMPY[value._data.dtype] if isinstance(value, Tensor) else None
 
 
 # -- in-place ops -------------------------------------------------------------------------

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from generated import ops
 from runtime import engine
 from runtime import modes as _modes
@@ -43,7 +45,10 @@ def _make_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list
                 continue
             if output.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            grads.append(ones_like(output))
+            # With no mode to hear ones_like (runtime/modes.py), its ones made directly: the
+            # argument handling of the factory costs more than the rest of a small backward.
+            grads.append(ones_like(output) if _modes.active
+                         else Tensor._make(np.ones(output._data.shape, output._data.dtype), None))
             continue
         if not isinstance(given, Tensor):
             raise TypeError(f"gradient must be a Tensor or None, not {type(given).__name__}")

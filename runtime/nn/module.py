@@ -201,8 +201,9 @@ class Module:
 
     def __getattr__(self, name: str) -> Any:
         # Called only when normal lookup fails: the registered members live in the registries.
+        attributes = self.__dict__  # (read once: every `self.layer` of a forward comes here)
         for registry in ("_parameters", "_buffers", "_modules"):
-            members = self.__dict__.get(registry)
+            members = attributes.get(registry)
             if members is not None and name in members:
                 return members[name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")

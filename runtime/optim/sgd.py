@@ -40,9 +40,11 @@ class SGD(Optimizer):
         for group in self.param_groups:
             lr, momentum = group["lr"], group["momentum"]
             for param in group["params"]:
-                if param.grad is None:
+                grad = param.grad
+                if grad is None:
                     continue
-                grad = -param.grad if group["maximize"] else param.grad
+                if group["maximize"]:
+                    grad = -grad
                 if group["weight_decay"] != 0:
                     grad = grad.add(param, alpha=group["weight_decay"])
                 if momentum != 0:
