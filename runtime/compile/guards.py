@@ -78,28 +78,27 @@ class Keywords(dict):
     """A call's keyword arguments, passed as the compiled step's last argument."""
 
 
-def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
-          tensors: list[Callable[[], Any] | Tensor], tensor_keys: list[tuple],
-          named: list[tuple[Callable[[], Any], Any]],
-          scalars: list[tuple[Callable[[], Any], tuple]], reads: list[Any],
-          modules: list[Any], optimizers: list[Any]) -> tuple[str, Callable[..., bool]]:
+def build(arguments: tuple, modes: list[tuple[Any, str, Any]], found: list[reads.Read],
+          held: list[tuple[Tensor, tuple]], modules: list[Any],
+          optimizers: list[Any]) -> tuple[str, Callable[..., bool]]:
     """The source of `guard(a0, a1, ...)` and the function: True when the arguments and the
-    world are as traced. `tensors` holds a getter for each tensor found anew at each call, or
-    the Tensor the step holds."""
+    world are as traced. `found` are the reads a later call makes (reads.py), in order, each
+    holder guarded before what it holds; `held` the tensors the step holds, with their keys."""
     write = _Writer()
-    _modes_and_arguments(write, modes, arguments)
-    _names(write, named, scalars, reads)
-    # Found anew at each call (after the reads, which guard their holders): checked at each call.
-    for find, key in zip(tensors, tensor_keys, strict=True):
-        if not isinstance(find, Tensor):
-            _tensor(write, find, key)
+    if modes:
+        write.fail_if(" or ".join(
+            f"{write.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} "
+            f"{value!r}" for holder, name, value in modes))
+    for index, key in enumerate(arguments):
+        _argument(write, f"a{index}", key)
+    for read in found:
+        _read(write, read)
     # A class's `forward` may be patched, which nothing counts: checked at each call.
     classes = list(dict.fromkeys(type(module) for module in modules))
     if classes:
         write.fail_if(" or ".join(f"{write.constant(cls)}.forward is not "
                                   f"{write.constant(cls.forward)}" for cls in classes))
-    _counted(write, [(find, key) for find, key in zip(tensors, tensor_keys, strict=True)
-                     if isinstance(find, Tensor)], modules)
+    _counted(write, held, modules)
     for guard in optimizers:
         _optimizer(write, guard)
     params = ", ".join(f"a{index}" for index in range(len(arguments)))
@@ -109,27 +108,6 @@ def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
     if VERIFY and write.skips:
         guard = _verified(guard, code, write.skips, write.namespace)
     return code, guard
-
-
-def _modes_and_arguments(write: _Writer, modes: list[tuple[Any, str, Any]],
-                         arguments: tuple) -> None:
-    """The global modes' checks, then each argument's."""
-    if modes:
-        write.fail_if(" or ".join(
-            f"{write.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} "
-            f"{value!r}" for holder, name, value in modes))
-    for index, key in enumerate(arguments):
-        _argument(write, f"a{index}", key)
-
-
-def _names(write: _Writer, named: list, scalars: list, reads: list) -> None:
-    """The objects fn names by identity, its plain values by value, its reads (reads.py)."""
-    for find, expected in named:
-        write.fail_if(f"{_read(write, find)} is not {write.constant(expected)}")
-    for find, key in scalars:
-        write.fail_if(f"(type(v := {_read(write, find)}), v) != {write.constant(key)}")
-    for read in reads:
-        _read_value(write, read)
 
 
 def _counted(write: _Writer, held: list[tuple[Tensor, tuple]], modules: list[Any]) -> None:
@@ -169,14 +147,6 @@ def _verified(guard: Callable[..., bool], code: str, skips: list[str],
     return verified
 
 
-def _read(write: _Writer, find: Callable[[], Any]) -> str:
-    """`find()` as source: a reads.Source written out, else a call."""
-    expression = getattr(find, "expression", None)
-    if expression is not None:
-        return expression(write.constant(find.container))
-    return f"{write.constant(find)}()"
-
-
 def _singleton(value: Any) -> bool:
     return value is None or type(value) is bool
 
@@ -206,16 +176,12 @@ def _argument(write: _Writer, name: str, key: tuple) -> None:
         write.fail_if(f"type({name}) is not {kind} or {name} != {write.constant(value)}")
 
 
-def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) -> None:
-    """step.py's `_tensor_key(t) == key`, cheapest field first, in one `if`; `find` is a held
-    Tensor, a getter, or an argument's name."""
+def _tensor(write: _Writer, find: Tensor | str, key: tuple) -> None:
+    """step.py's `_tensor_key(t) == key`, cheapest field first, in one `if`; `find` is a
+    Tensor the step holds (the same object at every call) or where to find one, as source."""
     shape, dtype, strides, requires_grad, leaf, hooked, inference = key
     held = isinstance(find, Tensor)
-    if held:  # held by the step: the same object at every call
-        write.lines.append(f"    t = {write.constant(find)}")
-    else:
-        write.lines.append(f"    t = {find}" if isinstance(find, str) else
-                           f"    t = {_read(write, find)}")
+    write.lines.append(f"    t = {write.constant(find) if held else find}")
     start = len(write.lines)
     if not held:
         write.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
@@ -259,26 +225,24 @@ def _nothing() -> None:
     return None
 
 
-def _read_value(write: _Writer, read: Any) -> None:
-    """A reads.py Read (or Alias), its holder a constant checked before."""
-    if isinstance(read, reads.Alias):
-        first, other = read.first, read.other
-        write.fail_if(f"{other.expression(write.constant(other.container))} is not "
-                      f"{first.expression(write.constant(first.container))}")
-        return
-    holder = write.constant(read.holder)
+def _read(write: _Writer, read: reads.Read) -> None:
+    """What `read` finds now against what it found when traced."""
     kind, expected = read.expected
-    if kind == "length":
-        write.fail_if(f"len({holder}) != {expected}")
-        return
-    if read.kind == "attribute":
-        found = f"{holder}.__dict__.get({read.key!r}, {write.constant(reads.MISSING)})"
-    elif isinstance(read.holder, dict):
-        found = f"{holder}.get({write.constant(read.key)}, {write.constant(reads.MISSING)})"
-    else:
-        found = f"{holder}[{read.key}]"
-    write.fail_if(f"(type(v := {found}), v) != {write.constant(expected)}" if kind == "value"
-                  else f"{found} is not {write.constant(expected)}")
+    found = _found(write, read)
+    if kind == "tensor":
+        _tensor(write, found, expected)
+    elif kind == "value":
+        write.fail_if(f"(type(v := {found}), v) != {write.constant(expected)}")
+    elif kind == "length":
+        write.fail_if(f"{found} != {expected}")
+    else:  # ("object", obj) or ("same", another read)
+        write.fail_if(f"{found} is not "
+                      f"{_found(write, expected) if kind == 'same' else write.constant(expected)}")
+
+
+def _found(write: _Writer, read: reads.Read) -> str:
+    key = repr(read.key) if type(read.key) in (str, int) else write.constant(read.key)
+    return read.expression(write.constant(read.holder), key, write.constant(reads.MISSING))
 
 
 def _module(write: _Writer, module: Any) -> None:

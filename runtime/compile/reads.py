@@ -7,29 +7,17 @@ identity; modules and tensors are guarded as themselves. See docs/compile.md."""
 
 from __future__ import annotations
 
-import ast
 import types
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 from runtime._tensor import Tensor
-from runtime.compile.emit import attribute, call, subscript
 from runtime.nn.module import Module
 
 DEPTH = 4  # reads from a name the step binds: `self.opt.param_groups[0]["lr"]` at most
 MAX_ITEMS = 64  # a larger dict, list or tuple is not walked (see docs/compile.md)
 
 MISSING = object()  # what a read finds where the traced object had no such attribute/key
-
-
-class Read(NamedTuple):
-    """One value a later call must find where the traced one did, through `holder` (checked
-    before it)."""
-
-    holder: Any
-    kind: str  # "attribute" (vars(holder).get), "item" (holder.get / holder[i]), "length"
-    key: Any
-    expected: tuple  # ("value", (type, value)) or ("object", obj) or ("length", n)
 
 
 def is_plain_value(value: Any) -> bool:
@@ -71,51 +59,56 @@ def code_names(functions: list[Any]) -> dict[str, None]:
     return names
 
 
-class Source:
-    """Where a later call finds what the step reads: one read from `container` (a global, a free
-    variable's cell, `self.x`). Called, it reads; `tree` and `expression` write the read out."""
+class Read:
+    """One place a later call reads (an attribute of `holder`, its item, its length, or a free
+    variable's cell, `holder`) and what it must find there: `expected` is ("value", (type,
+    value)), ("object", obj), ("length", n), ("tensor", step.py's tensor key) or ("same",
+    another Read). Called, it reads; `path` names it (`self.x`)."""
 
-    __slots__ = ("container", "key", "kind", "others", "path")
+    __slots__ = ("expected", "holder", "key", "kind", "others", "path")
 
-    def __init__(self, container: Any, kind: str, key: Any, path: str) -> None:
-        self.container, self.kind, self.key, self.path = container, kind, key, path
-        self.others: list[Source] = []  # other places the walk found the same tensor
+    def __init__(self, holder: Any, kind: str, key: Any, expected: tuple,
+                 path: str = "") -> None:
+        self.holder, self.kind, self.key, self.expected, self.path = \
+            holder, kind, key, expected, path
+        self.others: list[Read] = []  # other places the walk found the same tensor or module
+
+    def expecting(self, expected: tuple) -> Read:
+        """The same read, expecting something else."""
+        return Read(self.holder, self.kind, self.key, expected, self.path)
 
     def __call__(self) -> Any:
-        if self.kind == "cell":  # a free variable's
-            return self.container.cell_contents
-        if self.kind == "attribute":
-            return vars(self.container).get(self.key)
-        if isinstance(self.container, dict):
-            return self.container.get(self.key)
-        return self.container[self.key] if self.key < len(self.container) else None
-
-    def tree(self, container: str) -> ast.expr:
-        """The read as an expression, `container` the name of the holder."""
         if self.kind == "cell":
-            return attribute(container, "cell_contents")
-        key = ast.Constant(self.key)
+            return self.holder.cell_contents
         if self.kind == "attribute":
-            return call(attribute(container, "__dict__", "get"), [key])
-        if isinstance(self.container, dict):
-            return call(attribute(container, "get"), [key])
-        return subscript(container, key)
+            return vars(self.holder).get(self.key)
+        if isinstance(self.holder, dict):
+            return self.holder.get(self.key)
+        return self.holder[self.key] if self.key < len(self.holder) else None
 
-    def expression(self, container: str) -> str:
-        """The read as source, for the generated guard."""
-        return ast.unparse(self.tree(container))
+    def expression(self, holder: str, key: str = "", default: str = "") -> str:
+        """The read as source: `holder` and `key` name the holder and key (the key's repr if
+        not given); `default` is found where the holder has no such attribute or item."""
+        if self.kind == "cell":
+            return f"{holder}.cell_contents"
+        if self.kind == "length":
+            return f"len({holder})"
+        key, default = key or repr(self.key), default and f", {default}"
+        if self.kind == "attribute":
+            return f"{holder}.__dict__.get({key}{default})"
+        if isinstance(self.holder, dict):
+            return f"{holder}.get({key}{default})"
+        return f"{holder}[{key}]"
 
 
-class Alias(NamedTuple):
-    """Two places where the trace found the same tensor: a later call must find one object at
-    both."""
-
-    first: Source
-    other: Source
+def bound(container: Any, key: Any, expected: tuple) -> Read:
+    """Where the step finds a global (`container` its globals) or a free variable (a cell)."""
+    return Read(container, "item" if isinstance(container, dict) else "cell", key, expected,
+                str(key))
 
 
 def plain_reads(roots: list[Any], functions: list[Callable],
-                sources: dict[int, Source] | None = None,
+                sources: dict[int, Read] | None = None,
                 labels: list[str] | None = None) -> list[Read]:
     """The Reads under `roots`, for the attribute names of `functions` and of the methods found
     on the way; tensors found go into `sources`."""
@@ -175,7 +168,7 @@ def _expected(value: Any) -> tuple:
 class _Walk:
     """The walk of plain_reads: the Reads found, the objects seen, the tensors' sources."""
 
-    def __init__(self, names: set[str], sources: dict[int, Source]) -> None:
+    def __init__(self, names: set[str], sources: dict[int, Read]) -> None:
         self.names, self.sources = names, sources
         self.found: list[Read] = []
         self.seen: set[int] = set()
@@ -188,21 +181,18 @@ class _Walk:
             return
         if isinstance(holder, dict):
             for key, value in list(holder.items()):
-                self.read(Read(holder, "item", key, _expected(value)), value, depth,
-                          f"{path}[{key!r}]")
+                self.read(holder, "item", key, value, depth, f"{path}[{key!r}]")
             return
         if isinstance(holder, list | tuple):
             self.found.append(Read(holder, "length", None, ("length", len(holder))))
             for key, value in enumerate(holder):
-                self.read(Read(holder, "item", key, _expected(value)), value, depth,
-                          f"{path}[{key}]")
+                self.read(holder, "item", key, value, depth, f"{path}[{key}]")
             return
         attributes = vars(holder)
         for name in sorted(self.names):
             if name in attributes:
                 value = attributes[name]
-                self.read(Read(holder, "attribute", name, _expected(value)), value, depth,
-                          f"{path}.{name}")
+                self.read(holder, "attribute", name, value, depth, f"{path}.{name}")
             elif not isinstance(holder, type):
                 self.from_class(holder, name, depth, path)
 
@@ -214,18 +204,17 @@ class _Walk:
                 if _own_class(klass):
                     self.found.append(Read(holder, "attribute", name, ("object", MISSING)))
                     value = vars(klass)[name]
-                    self.read(Read(klass, "attribute", name, _expected(value)), value, depth,
-                              f"{klass.__name__}.{name}")
+                    self.read(klass, "attribute", name, value, depth, f"{klass.__name__}.{name}")
                 break
 
-    def read(self, read: Read, value: Any, depth: int, path: str) -> None:
-        """Keep `read` and walk into what it found; a tensor is a Source instead, found anew at
-        each call."""
-        if isinstance(value, Tensor | Module):  # (a module's: to name its parameters)
-            found = Source(read.holder, read.kind, read.key, path)
-            first = self.sources.setdefault(id(value), found)
-            if first is not found:
-                first.others.append(found)
+    def read(self, holder: Any, kind: str, key: Any, value: Any, depth: int, path: str) -> None:
+        """Keep the read of `value` and walk into it; a tensor's read goes into `sources`
+        instead, read anew at each call (a module's too, to name its parameters)."""
+        read = Read(holder, kind, key, _expected(value), path)
+        if isinstance(value, Tensor | Module):
+            first = self.sources.setdefault(id(value), read)
+            if first is not read:
+                first.others.append(read)
         if isinstance(value, Tensor):
             return
         self.found.append(read)

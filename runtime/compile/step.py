@@ -31,8 +31,8 @@ from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
-from runtime.compile.reads import Alias, is_plain_value, method_reads
-from runtime.compile.trace import MODES, Tracer, _getter, current, grad_state, listening
+from runtime.compile.reads import bound, is_plain_value, method_reads
+from runtime.compile.trace import MODES, Tracer, current, grad_state, listening
 from runtime.dtypes import dtype
 from runtime.namespaces import array_ops
 from runtime.nn.module import Module
@@ -128,20 +128,22 @@ class _Entry:
         self.arity = len(arguments)
         self.keywords = bool(arguments) and arguments[-1][0] == "keywords"
         tracer = tracer or _NO_TRACE
-        # Each tensor as the next call finds it: a getter, or the Tensor the step holds.
-        tensors = [tracer.sources.get(id(t), t) for t in tracer.closure_tensors]
-        self.reads = reads = [*tracer.reads, *method_reads(tracer.modules)]
+        reads = [*tracer.reads, *method_reads(tracer.modules)]
+        bindings, sources = tracer.bindings, tracer.sources
+        # The objects the step names (the holders of its reads first), its plain values, its
+        # reads, then the tensors read anew at each call; the tensors it holds apart.
         objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
-                                            *(r.holder for r in reads if type(r) is not Alias)]}
-        bindings = tracer.bindings
-        named = [(_getter(*bindings[key][:2]), obj) for key, obj in objects.items()
-                 if key in bindings]
-        scalars = [(_getter(container, key), (type(value), value))
-                   for container, key, value in bindings.values() if is_plain_value(value)]
+                                            *(read.holder for read in reads)]}
+        self.reads = [bound(*bindings[key][:2], ("object", obj))
+                      for key, obj in objects.items() if key in bindings]
+        self.reads += [bound(container, key, ("value", (type(value), value)))
+                       for container, key, value in bindings.values() if is_plain_value(value)]
+        self.reads += reads + [sources[id(t)].expecting(("tensor", _tensor_key(t)))
+                               for t in tracer.closure_tensors if id(t) in sources]
+        held = [(t, _tensor_key(t)) for t in tracer.closure_tensors if id(t) not in sources]
         self.guard_code, self._guard = guards.build(
             arguments, [(*mode, value) for mode, value in zip(MODES, modes, strict=False)],
-            tensors, list(map(_tensor_key, tracer.closure_tensors)), named, scalars, reads,
-            list(tracer.modules), list(tracer.optimizers))
+            self.reads, held, list(tracer.modules), list(tracer.optimizers))
 
     def holds(self, args: tuple = ()) -> bool:
         """Whether a call with `args` (as many as traced) finds the world as it was traced."""

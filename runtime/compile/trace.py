@@ -71,9 +71,9 @@ class Tracer:
         # id(object) -> (container, key, object) of each global and free variable fn reads.
         self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn is not None else {}
         # The reads through those objects (reads.py), and where it found tensors and modules so.
-        self.reached: dict[int, reads.Source] = {}
+        self.reached: dict[int, reads.Read] = {}
         self.reads = _plain_reads(fn, self.bindings, self.reached) if fn is not None else []
-        self.sources: dict[int, Callable[[], Any]] = {}  # id(Tensor) -> where to find it
+        self.sources: dict[int, reads.Read] = {}  # id(Tensor) -> where to find it
         self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
         named = [(key, value) for _container, key, value in self.bindings.values()]
         named += [(found.path, found()) for found in self.reached.values()]
@@ -224,7 +224,7 @@ class Tracer:
             attribute(holder, "cell_contents")
         kind = "global" if isinstance(container, dict) else "free variable"
         self.source.add(variable, where, (), f"the step's {kind} {key}", "prologue", TENSOR)
-        self.sources[id(tensor)] = _getter(container, key)
+        self.sources[id(tensor)] = reads.bound(container, key, ("object", tensor))
         return variable
 
     def _reached_tensor_line(self, tensor: Tensor) -> str:
@@ -232,8 +232,9 @@ class Tracer:
         call, its holders guarded (reads.py)."""
         found = self.reached[id(tensor)]
         variable = self.source.fresh("T")
-        holder = self.source.constant(found.container, "c")
-        self.source.add(variable, found.tree(holder), (), found.path, "prologue", TENSOR)
+        holder = self.source.constant(found.holder, "c")
+        tree = ast.parse(found.expression(holder), mode="eval").body
+        self.source.add(variable, tree, (), found.path, "prologue", TENSOR)
         self.sources[id(tensor)] = found
         self.parameter_names.setdefault(id(tensor), found.path)
         return variable
@@ -244,16 +245,14 @@ class Tracer:
         if found is None:
             return
         if self.sources.get(id(tensor)) is found:  # read from `found` at every call
-            self.reads += [reads.Alias(found, other) for other in found.others]
-            return
-        self.reads += [reads.Read(place.container, place.kind, place.key, ("object", tensor))
-                       for place in (found, *found.others)]
+            self.reads += [other.expecting(("same", found)) for other in found.others]
+        else:
+            self.reads += [found, *found.others]
 
     def _named_modules(self) -> list[Module]:
         """The modules the step names or reaches through the objects it names."""
         named = [value for _c, _k, value in self.bindings.values()]
-        named += [read.expected[1] for read in self.reads
-                  if type(read) is reads.Read and read.expected[0] == "object"]
+        named += [read.expected[1] for read in self.reads if read.expected[0] == "object"]
         return [value for value in named if isinstance(value, Module)]
 
     def _is_held(self, tensor: Tensor) -> bool:
@@ -930,7 +929,7 @@ def _argument_paths(args: Any, prefix: str = "a", tree: ast.expr | None = None
 
 
 def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]],
-                 sources: dict[int, reads.Source]) -> list:
+                 sources: dict[int, reads.Read]) -> list:
     """reads.py's Reads under the objects fn names (and a bound method's self); the tensors
     found go into `sources`."""
     roots = [value for _container, _key, value in bindings.values()]
@@ -942,12 +941,6 @@ def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]],
         roots.append(owner)
         labels.append("self")
     return reads.plain_reads(roots, functions, sources, labels)
-
-
-def _getter(container: Any, key: Any) -> reads.Source:
-    """Where the step finds a global (`container` its globals) or a free variable (a cell)."""
-    kind = "item" if isinstance(container, dict) else "cell"
-    return reads.Source(container, kind, key, str(key))
 
 
 def _contains(value: Any, kind: type) -> bool:
