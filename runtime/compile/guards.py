@@ -8,6 +8,7 @@ changes.OPTIMIZERS stands. Each block reads its count before its checks. See doc
 
 from __future__ import annotations
 
+import ast
 import operator
 import os
 import weakref
@@ -19,6 +20,7 @@ import numpy as np
 from runtime import changes
 from runtime._tensor import Tensor
 from runtime.compile import reads
+from runtime.compile.emit import var
 
 # Set by the tests: a guard that passes runs again in full, and raises if that fails (a change made
 # without counting it).
@@ -241,8 +243,10 @@ def _read(write: _Writer, read: reads.Read) -> None:
 
 
 def _found(write: _Writer, read: reads.Read) -> str:
-    key = repr(read.key) if type(read.key) in (str, int) else write.constant(read.key)
-    return read.expression(write.constant(read.holder), key, write.constant(reads.MISSING))
+    key = ast.Constant(read.key) if type(read.key) in (str, int) else \
+        var(write.constant(read.key))
+    return ast.unparse(read.tree(write.constant(read.holder), key,
+                                 var(write.constant(reads.MISSING))))
 
 
 def _module(write: _Writer, module: Any) -> None:

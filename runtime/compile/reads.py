@@ -7,11 +7,13 @@ identity; modules and tensors are guarded as themselves. See docs/compile.md."""
 
 from __future__ import annotations
 
+import ast
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from runtime._tensor import Tensor
+from runtime.compile.emit import attribute, call, subscript, var
 from runtime.nn.module import Module
 
 DEPTH = 4  # reads from a name the step binds: `self.opt.param_groups[0]["lr"]` at most
@@ -86,25 +88,27 @@ class Read:
             return self.holder.get(self.key)
         return self.holder[self.key] if self.key < len(self.holder) else None
 
-    def expression(self, holder: str, key: str = "", default: str = "") -> str:
-        """The read as source: `holder` and `key` name the holder and key (the key's repr if
-        not given); `default` is found where the holder has no such attribute or item."""
+    def tree(self, holder: str, key: ast.expr | None = None,
+             default: ast.expr | None = None) -> ast.expr:
+        """The read as an expression: `holder` names the holder, `key` is the key's (a constant
+        if not given); `default` is found where the holder has no such attribute or item."""
         if self.kind == "cell":
-            return f"{holder}.cell_contents"
+            return attribute(holder, "cell_contents")
         if self.kind == "length":
-            return f"len({holder})"
-        key, default = key or repr(self.key), default and f", {default}"
+            return call(var("len"), [var(holder)])
+        key = ast.Constant(self.key) if key is None else key
         if self.kind == "attribute":
-            return f"{holder}.__dict__.get({key}{default})"
-        if isinstance(self.holder, dict):
-            return f"{holder}.get({key}{default})"
-        return f"{holder}[{key}]"
+            return call(attribute(holder, "__dict__", "get"), [key, *filter(None, [default])])
+        if isinstance(self.holder, dict) and default:
+            return call(attribute(holder, "get"), [key, default])
+        return subscript(holder, key)
 
 
 def bound(container: Any, key: Any, expected: tuple) -> Read:
     """Where the step finds a global (`container` its globals) or a free variable (a cell)."""
-    return Read(container, "item" if isinstance(container, dict) else "cell", key, expected,
-                str(key))
+    kind = "item" if isinstance(container, dict) else "cell"
+    return Read(container, kind, key, expected,
+                f"the step's {'global' if kind == 'item' else 'free variable'} {key}")
 
 
 def plain_reads(roots: list[Any], functions: list[Callable],

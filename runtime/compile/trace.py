@@ -70,8 +70,11 @@ class Tracer:
             self.tensor_trees[path] = tree
         # id(object) -> (container, key, object) of each global and free variable fn reads.
         self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn is not None else {}
-        # The reads through those objects (reads.py), and where it found tensors and modules so.
-        self.reached: dict[int, reads.Read] = {}
+        # The reads through those objects (reads.py), and where it found tensors and modules so
+        # (a tensor the step names: as a global or free variable).
+        self.reached: dict[int, reads.Read] = {
+            id(value): reads.bound(container, key, ("object", value))
+            for container, key, value in self.bindings.values() if isinstance(value, Tensor)}
         self.reads = _plain_reads(fn, self.bindings, self.reached) if fn is not None else []
         self.sources: dict[int, reads.Read] = {}  # id(Tensor) -> where to find it
         self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
@@ -194,8 +197,9 @@ class Tracer:
                 name = path
                 break
         else:
-            name = self._bound_tensor(tensor)
-            if name is None and id(tensor) in self.reached and not self._is_held(tensor):
+            name = None
+            if id(tensor) in self.reached and \
+                    (id(tensor) in self.bindings or not self._is_held(tensor)):
                 name = self._reached_tensor_line(tensor)
             if name is None:
                 self._check_held(tensor)
@@ -211,30 +215,13 @@ class Tracer:
         tree = self.tensor_trees.get(key)
         return var(key) if tree is None else copy.deepcopy(tree)
 
-    def _bound_tensor(self, tensor: Tensor) -> str | None:
-        """A tensor the step names as a global or free variable: read from there at every call;
-        None for one it reaches otherwise."""
-        binding = self.bindings.get(id(tensor))
-        if binding is None:
-            return None
-        container, key, _ = binding
-        variable = self.source.fresh("T")
-        holder = self.source.constant(container, "c")
-        where = subscript(holder, ast.Constant(key)) if isinstance(container, dict) else \
-            attribute(holder, "cell_contents")
-        kind = "global" if isinstance(container, dict) else "free variable"
-        self.source.add(variable, where, (), f"the step's {kind} {key}", "prologue", TENSOR)
-        self.sources[id(tensor)] = reads.bound(container, key, ("object", tensor))
-        return variable
-
     def _reached_tensor_line(self, tensor: Tensor) -> str:
-        """A tensor reached through an object the step names (`self.x`): read there at every
-        call, its holders guarded (reads.py)."""
+        """A tensor the step names (a global, a free variable) or reaches through an object it
+        names (`self.x`): read there at every call, its holders guarded (reads.py)."""
         found = self.reached[id(tensor)]
         variable = self.source.fresh("T")
         holder = self.source.constant(found.holder, "c")
-        tree = ast.parse(found.expression(holder), mode="eval").body
-        self.source.add(variable, tree, (), found.path, "prologue", TENSOR)
+        self.source.add(variable, found.tree(holder), (), found.path, "prologue", TENSOR)
         self.sources[id(tensor)] = found
         self.parameter_names.setdefault(id(tensor), found.path)
         return variable
