@@ -61,12 +61,12 @@ class Tracer:
 
     def __init__(self, args: tuple, fn: Callable | None = None) -> None:
         self.source = Source()
-        # The tensors among the arguments and their paths (`a1`, `a2[0]`).
-        self.argument_tensors: list[tuple[Tensor, str]] = []
+        # id(Tensor) -> its path among the arguments (`a1`, `a2[0]`).
+        self.argument_paths: dict[int, str] = {}
         # The expression of each tensor name that is not a variable (`a2[0]`, `T0._grad`).
         self.tensor_trees: dict[str, ast.expr] = {}
         for tensor, path, tree in _argument_paths(args):
-            self.argument_tensors.append((tensor, path))
+            self.argument_paths.setdefault(id(tensor), path)
             self.tensor_trees[path] = tree
         # id(object) -> (container, key, object) of each global and free variable fn reads.
         self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn is not None else {}
@@ -192,22 +192,26 @@ class Tracer:
             raise TraceBreak("the step makes a tensor outside the spec's kernels (a factory "
                              "or a tensor built from Python data); make it outside the step "
                              "and pass it in")
-        for arg, path in self.argument_tensors:
-            if arg is tensor:
-                name = path
-                break
-        else:
-            name = None
-            if id(tensor) in self.reached and \
-                    (id(tensor) in self.bindings or not self._is_held(tensor)):
-                name = self._reached_tensor_line(tensor)
-            if name is None:
-                self._check_held(tensor)
-                name = self.source.constant(tensor, "T")
-            self._guard_paths(tensor)
-            self.closure_tensors.append(tensor)
+        name = self.argument_paths.get(id(tensor)) or self._closure_name(tensor)
         self.tensors[id(tensor)] = name
         self.keep.append(tensor)
+        return name
+
+    def _closure_name(self, tensor: Tensor) -> str:
+        """A tensor the step reads that is no argument: read at every call where the step names
+        or reaches it, else a constant, held by a guarded module or optimizer (else it could be
+        rebound unseen)."""
+        if id(tensor) in self.reached and \
+                (id(tensor) in self.bindings or not self._is_held(tensor)):
+            name = self._reached_tensor_line(tensor)
+        elif self._is_held(tensor):
+            name = self.source.constant(tensor, "T")
+        else:
+            raise TraceBreak("the step reads a tensor through an attribute or a container "
+                             "that the guards do not follow, which a later call could "
+                             "rebind unseen; pass it as an argument")
+        self._guard_paths(tensor)
+        self.closure_tensors.append(tensor)
         return name
 
     def tensor_tree(self, key: str) -> ast.expr:
@@ -256,14 +260,6 @@ class Tracer:
                 return True
         return False
 
-    def _check_held(self, tensor: Tensor) -> None:
-        """A tensor the step reaches through no argument and no name of its own must be held by
-        a guarded module or optimizer: else it could be rebound unseen."""
-        if not self._is_held(tensor):
-            raise TraceBreak("the step reads a tensor through an attribute or a container "
-                             "that the guards do not follow, which a later call could "
-                             "rebind unseen; pass it as an argument")
-
     def input_name(self, array: np.ndarray, what: str) -> str:
         """The variable of an array no traced line made: the data of a Tensor read here."""
         owner = self.owners.get(id(array))
@@ -294,18 +290,13 @@ class Tracer:
                 _optimizer_holds(self.stepping, owner):
             return self.value_of(array, "a parameter").name
         if owner is None or owner._data is not array or \
-                id(owner) in self.grads or any(a is owner for a, _ in self.argument_tensors) or \
+                id(owner) in self.grads or id(owner) in self.argument_paths or \
                 id(owner) in self.bindings:
             return None
         # The tensor, or a module's holding the same array (`p.data`, `p.detach()`).
-        for holder in ((owner,) if id(owner) not in self.made else ()) + \
-                tuple(self._holders_of(array)):
-            try:
-                self._check_held(holder)
-                return self.value_of(array, "a module's tensor").name
-            except TraceBreak:
-                continue
-        return None
+        holders = [*([owner] if id(owner) not in self.made else []), *self._holders_of(array)]
+        return self.value_of(array, "a module's tensor").name \
+            if any(map(self._is_held, holders)) else None
 
     def _holders_of(self, array: np.ndarray) -> Iterator[Tensor]:
         """The parameters and buffers of the known modules whose array is `array`."""
