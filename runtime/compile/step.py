@@ -316,7 +316,7 @@ class CompiledStep:
     def _build_joint(self, joint: Joint, arity: int) -> tuple[str, Callable]:
         name = self._name()
         return joint.build(name, arity, f"<gradgen compiled {name} #{self._count + 1}>",
-                           self.optimizations, _namespace(joint.tracer.source), _format)
+                           self.optimizations, _namespace(joint.tracer.source), _function)
 
     def _build(self, tracer: Tracer, arity: int, returned: ast.expr) -> tuple[str, Callable]:
         source = tracer.source
@@ -324,17 +324,22 @@ class CompiledStep:
         if self.optimizations:
             optimize(source, kept)
         name = self._name()
-        filename = f"<gradgen compiled {name} #{self._count + 1}>"
-        params = ", ".join(f"a{i}" for i in range(arity))
-        body = _format(source, kept if self.optimizations else None)
         what = "forward from the kernels,\n    backward from each node's formulas, the update " \
             "from its optimizer's own code" if tracer.backwards else "a forward from the kernels"
-        doc = f'    """{name}, compiled by gradgen from one eager run: {what}."""'
-        code = "\n".join([f"def {name}({params}):", doc, *body,
-                          f"    return {ast.unparse(returned)}", ""])
+        code = _function(name, ", ".join(f"a{i}" for i in range(arity)),
+                         f"{name}, compiled by gradgen from one eager run: {what}.", source,
+                         returned, kept if self.optimizations else None)
         namespace = _namespace(source)
-        define(code, filename, namespace)
+        define(code, f"<gradgen compiled {name} #{self._count + 1}>", namespace)
         return code, namespace[name]
+
+
+def _function(name: str, params: str, doc: str, source: Source, returned: ast.expr,
+              kept: Sequence[str] | None) -> str:
+    """A generated function's source: its docstring, `source`'s lines (with `kept`, each large
+    array deleted after its last use), and its return."""
+    return "\n".join([f"def {name}({params}):", f'    """{doc}"""', *_format(source, kept),
+                      f"    return {ast.unparse(returned)}", ""])
 
 
 def _named_modules(tracer: Tracer, fn: Callable) -> list[Module]:
