@@ -250,28 +250,26 @@ def _found(write: _Writer, read: reads.Read) -> str:
 
 
 def _module(write: _Writer, module: Any) -> None:
-    """A module: its class, its attributes by name and identity, its hooks, and which
-    parameters, buffers and submodules it holds (compared with `is`)."""
+    """A module: its class, and which attributes, hooks, parameters, buffers and submodules it
+    holds (by name and identity)."""
     attributes = vars(module)
     write.fail_if(f"type({write.constant(module)}) is not {write.constant(type(module))}")
     write.lines.append(f"    d = {write.constant(module)}.__dict__")
-    write.fail_if(f"tuple(d) != {write.constant(tuple(attributes))} or "
-                  f"{_not_the_same('d.values()', tuple(attributes.values()), write)}")
-    conditions = []
-    for hooks in ("_forward_hooks", "_forward_pre_hooks"):
-        held = write.constant(attributes[hooks])
-        conditions.append(f"not {held}" if attributes[hooks] else held)
-    for holder in ("_parameters", "_buffers", "_modules"):
-        held = tuple(attributes[holder].values())
-        name = write.constant(attributes[holder])
-        conditions.append(f"len({name}) != {len(held)} or "
-                          f"{_not_the_same(f'{name}.values()', held, write)}" if held else name)
-    write.fail_if_any(conditions)
+    write.fail_if_any([_not_the_same(write, "d", attributes)] + [
+        _not_the_same(write, write.constant(attributes[name]), attributes[name])
+        for name in ("_forward_hooks", "_forward_pre_hooks", "_parameters", "_buffers",
+                     "_modules")])
 
 
-def _not_the_same(values: str, expected: tuple, write: _Writer) -> str:
-    """The condition that `values` are not, one by one, the objects of `expected`."""
-    return f"any(map(is_not, {values}, {write.constant(expected)}))"
+def _not_the_same(write: _Writer, name: str, expected: dict | list) -> str:
+    """The condition that the dict or list `name` does not hold `expected`'s keys and objects."""
+    if not expected:
+        return name
+    if isinstance(expected, dict):
+        return f"tuple({name}) != {write.constant(tuple(expected))} or any(map(is_not, " \
+            f"{name}.values(), {write.constant(tuple(expected.values()))}))"
+    return f"len({name}) != {len(expected)} or " \
+        f"any(map(is_not, {name}, {write.constant(tuple(expected))}))"
 
 
 def _optimizer(write: _Writer, traced: Any) -> None:
@@ -289,8 +287,8 @@ def _optimizer(write: _Writer, traced: Any) -> None:
         write.lines.append(f"    p = g[{index}]")
         write.fail_if(f"p is not {write.constant(group)}")
         # (The params list is the group's own, but its writes are not counted.)
-        write.fail_if(f"len(q := p['params']) != {len(group_params)} or "
-                      f"{_not_the_same('q', tuple(group_params), write)}")
+        write.lines.append("    q = p['params']")
+        write.fail_if(_not_the_same(write, "q", group_params))
         start = len(write.lines)
         write.fail_if(f"tuple(p) != {write.constant(tuple(group))}")
         if settings:
