@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from runtime._tensor import Tensor
@@ -128,41 +128,33 @@ def plain_reads(roots: list[Any], functions: list[Callable],
 def method_reads(modules: list[Any]) -> list[Read]:
     """The methods of its own class a module's `forward` calls, found by the names its code
     reads: patched after the trace, each makes a new trace."""
-    found: list[Read] = []
-    seen: set[tuple[int, str]] = set()
+    found: dict[tuple[int, str], Read] = {}
     for cls in {id(type(m)): type(m) for m in modules}.values():
-        if not _own_class(cls):
-            continue
-        for name in sorted(_with_methods([cls], set(code_names([cls.forward]))) - {"forward"}):
-            for klass in cls.__mro__:
-                value = vars(klass).get(name)
-                if value is None:
-                    continue
-                if isinstance(value, types.FunctionType) and _own_class(klass) and \
-                        (id(klass), name) not in seen:
-                    seen.add((id(klass), name))
-                    found.append(Read(klass, "attribute", name, ("object", value)))
-                break
-    return found
+        if _own_class(cls):
+            names = sorted(_with_methods([cls], set(code_names([cls.forward]))) - {"forward"})
+            for klass, name, method in _methods(cls, names):
+                if _own_class(klass):
+                    found.setdefault((id(klass), name),
+                                     Read(klass, "attribute", name, ("object", method)))
+    return list(found.values())
 
 
 def _with_methods(classes: list[type], names: set[str]) -> set[str]:
     """`names`, with the names read by the classes' methods named there, to a fixed point."""
-    while more := code_names([m for cls in classes for m in _methods(cls, names)]).keys() - names:
+    while more := code_names([method for cls in classes for _, _, method in _methods(cls, names)
+                              if not (method.__module__ or "").startswith("runtime")]
+                             ).keys() - names:
         names |= more
     return names
 
 
-def _methods(cls: type, names: set[str]) -> Iterator[Callable]:
-    """The user-written functions of `cls` named in `names`, from the classes' dicts."""
+def _methods(cls: type, names: Iterable[str]) -> Iterator[tuple[type, str, Callable]]:
+    """(class, name, function) for each function of `cls` (or of the class of its MRO that has
+    it) named in `names`."""
     for name in names:
-        for klass in cls.__mro__:
-            method = vars(klass).get(name)
-            if method is not None:
-                if isinstance(method, types.FunctionType) and \
-                        not (method.__module__ or "").startswith("runtime"):
-                    yield method
-                break
+        klass = next((klass for klass in cls.__mro__ if vars(klass).get(name) is not None), None)
+        if klass is not None and isinstance(vars(klass)[name], types.FunctionType):
+            yield klass, name, vars(klass)[name]
 
 
 def _expected(value: Any) -> tuple:
