@@ -75,6 +75,12 @@ class Read:
             holder, kind, key, expected, path
         self.others: list[Read] = []  # other places the walk found the same tensor or module
 
+    @property
+    def value(self) -> Any:
+        """What the read found when traced (a value's or an object's)."""
+        kind, expected = self.expected
+        return expected[1] if kind == "value" else expected
+
     def expecting(self, expected: tuple) -> Read:
         """The same read, expecting something else."""
         return Read(self.holder, self.kind, self.key, expected, self.path)
@@ -157,7 +163,7 @@ def _methods(cls: type, names: Iterable[str]) -> Iterator[tuple[type, str, Calla
             yield klass, name, vars(klass)[name]
 
 
-def _expected(value: Any) -> tuple:
+def expected_of(value: Any) -> tuple:
     return ("value", (type(value), value)) if is_plain_value(value) else ("object", value)
 
 
@@ -206,7 +212,7 @@ class _Walk:
     def read(self, holder: Any, kind: str, key: Any, value: Any, depth: int, path: str) -> None:
         """Keep the read of `value` and walk into it; a tensor's read goes into `sources`
         instead, read anew at each call (a module's too, to name its parameters)."""
-        read = Read(holder, kind, key, _expected(value), path)
+        read = Read(holder, kind, key, expected_of(value), path)
         if isinstance(value, Tensor | Module):
             first = self.sources.setdefault(id(value), read)
             if first is not read:

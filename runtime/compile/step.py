@@ -31,7 +31,7 @@ from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
-from runtime.compile.reads import bound, is_plain_value, method_reads
+from runtime.compile.reads import is_plain_value, method_reads
 from runtime.compile.trace import MODES, Tracer, current, grad_state, listening
 from runtime.dtypes import dtype
 from runtime.namespaces import array_ops
@@ -134,10 +134,8 @@ class _Entry:
         # reads, then the tensors read anew at each call; the tensors it holds apart.
         objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
                                             *(read.holder for read in reads)]}
-        self.reads = [bound(*bindings[key][:2], ("object", obj))
-                      for key, obj in objects.items() if key in bindings]
-        self.reads += [bound(container, key, ("value", (type(value), value)))
-                       for container, key, value in bindings.values() if is_plain_value(value)]
+        self.reads = [bindings[key] for key in objects if key in bindings]
+        self.reads += [read for read in bindings.values() if read.expected[0] == "value"]
         self.reads += reads + [sources[id(t)].expecting(("tensor", _tensor_key(t)))
                                for t in tracer.closure_tensors if id(t) in sources]
         held = [(t, _tensor_key(t)) for t in tracer.closure_tensors if id(t) not in sources]
@@ -253,9 +251,9 @@ class CompiledStep:
         drawn = _python_draws()
         for module in _named_modules(tracer, self.fn):
             tracer.watch(module)
-        for _, name, value in tracer.bindings.values():
-            if type(value) in (list, dict, set):  # a global or free variable's
-                tracer.watch(value, str(name))
+        for read in tracer.bindings.values():
+            if type(read.value) in (list, dict, set):  # a global or free variable's
+                tracer.watch(read.value, str(read.key))
         with listening(tracer):
             result = self._run(args)
         _check_python(tracer, drawn)

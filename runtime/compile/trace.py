@@ -68,17 +68,16 @@ class Tracer:
         for tensor, path, tree in _argument_paths(args):
             self.argument_paths.setdefault(id(tensor), path)
             self.tensor_trees[path] = tree
-        # id(object) -> (container, key, object) of each global and free variable fn reads.
-        self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn is not None else {}
+        # id(object) -> the read of each global and free variable fn reads.
+        self.bindings: dict[int, reads.Read] = _bindings(fn) if fn is not None else {}
         # The reads through those objects (reads.py), and where it found tensors and modules so
         # (a tensor the step names: as a global or free variable).
-        self.reached: dict[int, reads.Read] = {
-            id(value): reads.bound(container, key, ("object", value))
-            for container, key, value in self.bindings.values() if isinstance(value, Tensor)}
+        self.reached = {key: read for key, read in self.bindings.items()
+                        if isinstance(read.value, Tensor)}
         self.reads = _plain_reads(fn, self.bindings, self.reached) if fn is not None else []
         self.sources: dict[int, reads.Read] = {}  # id(Tensor) -> where to find it
         self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
-        named = [(key, value) for _container, key, value in self.bindings.values()]
+        named = [(read.key, read.value) for read in self.bindings.values()]
         named += [(found.path, found()) for found in self.reached.values()]
         for key, value in named:
             if isinstance(value, Module):
@@ -242,8 +241,7 @@ class Tracer:
 
     def _named_modules(self) -> list[Module]:
         """The modules the step names or reaches through the objects it names."""
-        named = [value for _c, _k, value in self.bindings.values()]
-        named += [read.expected[1] for read in self.reads if read.expected[0] == "object"]
+        named = [read.value for read in (*self.bindings.values(), *self.reads)]
         return [value for value in named if isinstance(value, Module)]
 
     def _is_held(self, tensor: Tensor) -> bool:
@@ -841,9 +839,9 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
 
 
 def _bindings(fn: Callable, found: dict | None = None,
-              seen: set[int] | None = None) -> dict[int, tuple[Any, Any, Any]]:
-    """id(object) -> (container, key, object) for the globals and free variables fn reads, and
-    those of the Python functions found there."""
+              seen: set[int] | None = None) -> dict[int, reads.Read]:
+    """id(object) -> its read, for the globals and free variables fn reads, and those of the
+    Python functions found there."""
     found = {} if found is None else found
     seen = {id(fn)} if seen is None else seen
     code = getattr(fn, "__code__", None)
@@ -855,14 +853,14 @@ def _bindings(fn: Callable, found: dict | None = None,
         if name in namespace:
             value = namespace[name]
             inner.append(value)
-            found.setdefault(id(value), (namespace, name, value))
+            found.setdefault(id(value), reads.bound(namespace, name, reads.expected_of(value)))
     for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
         try:
             value = cell.cell_contents
         except ValueError:  # not bound yet
             continue
         inner.append(value)
-        found.setdefault(id(value), (cell, name, value))
+        found.setdefault(id(value), reads.bound(cell, name, reads.expected_of(value)))
     for value in inner:
         if isinstance(value, types.FunctionType) and id(value) not in seen and \
                 not (value.__module__ or "").startswith("runtime"):
@@ -906,12 +904,12 @@ def _argument_paths(args: Any, prefix: str = "a", tree: ast.expr | None = None
             yield from _argument_paths(arg, path, where)
 
 
-def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]],
+def _plain_reads(fn: Callable, bindings: dict[int, reads.Read],
                  sources: dict[int, reads.Read]) -> list:
     """reads.py's Reads under the objects fn names (and a bound method's self); the tensors
     found go into `sources`."""
-    roots = [value for _container, _key, value in bindings.values()]
-    labels = [str(key) for _container, key, _value in bindings.values()]
+    roots = [read.value for read in bindings.values()]
+    labels = [str(read.key) for read in bindings.values()]
     functions = [fn, *(value for value in roots if isinstance(value, types.FunctionType)
                        and not (value.__module__ or "").startswith("runtime"))]
     owner = getattr(fn, "__self__", None)
