@@ -198,18 +198,24 @@ class Tracer:
 
     def _closure_name(self, tensor: Tensor) -> str:
         """A tensor the step reads that is no argument: read at every call where the step names
-        or reaches it, else a constant, held by a guarded module or optimizer (else it could be
-        rebound unseen)."""
-        if id(tensor) in self.reached and \
-                (id(tensor) in self.bindings or not self._is_held(tensor)):
-            name = self._reached_tensor_line(tensor)
+        it (a global, a free variable) or reaches it (`self.x`, its holders guarded: reads.py),
+        else a constant, held by a guarded module or optimizer (else it could be rebound unseen).
+        Found at several places, each must hold it at later calls too."""
+        found = self.reached.get(id(tensor))
+        if found is not None and (id(tensor) in self.bindings or not self._is_held(tensor)):
+            name = self.source.fresh("T")
+            holder = self.source.constant(found.holder, "c")
+            self.source.add(name, found.tree(holder), (), found.path, "prologue", TENSOR)
+            self.sources[id(tensor)] = found
+            self.parameter_names.setdefault(id(tensor), found.path)
+            self.reads += [other.expecting(("same", found)) for other in found.others]
         elif self._is_held(tensor):
             name = self.source.constant(tensor, "T")
+            self.reads += [found, *found.others] if found is not None else []
         else:
             raise TraceBreak("the step reads a tensor through an attribute or a container "
                              "that the guards do not follow, which a later call could "
                              "rebind unseen; pass it as an argument")
-        self._guard_paths(tensor)
         self.closure_tensors.append(tensor)
         return name
 
@@ -217,27 +223,6 @@ class Tracer:
         """The expression of a tensor's name in the step (tensor_name's)."""
         tree = self.tensor_trees.get(key)
         return var(key) if tree is None else copy.deepcopy(tree)
-
-    def _reached_tensor_line(self, tensor: Tensor) -> str:
-        """A tensor the step names (a global, a free variable) or reaches through an object it
-        names (`self.x`): read there at every call, its holders guarded (reads.py)."""
-        found = self.reached[id(tensor)]
-        variable = self.source.fresh("T")
-        holder = self.source.constant(found.holder, "c")
-        self.source.add(variable, found.tree(holder), (), found.path, "prologue", TENSOR)
-        self.sources[id(tensor)] = found
-        self.parameter_names.setdefault(id(tensor), found.path)
-        return variable
-
-    def _guard_paths(self, tensor: Tensor) -> None:
-        """A tensor found at several places: each must hold it at later calls too."""
-        found = self.reached.get(id(tensor))
-        if found is None:
-            return
-        if self.sources.get(id(tensor)) is found:  # read from `found` at every call
-            self.reads += [other.expecting(("same", found)) for other in found.others]
-        else:
-            self.reads += [found, *found.others]
 
     def _named_modules(self) -> list[Module]:
         """The modules the step names or reaches through the objects it names."""
