@@ -1,9 +1,10 @@
-"""The plain values a step reads through the objects it names (`cfg.alpha`, `self.scale`,
-`config["gamma"]`, `optimizer.param_groups[0]["lr"]`), and where it finds the tensors it
-reaches so (`self.x`): walked up to DEPTH steps from its globals, free variables and `self`,
-for the attribute names its code reads, and guarded (guards.py) so that `cfg.alpha = 0.25`
-between two calls makes a new trace. Plain values compare by type and value, other objects by
-identity; modules and tensors are guarded as themselves. See docs/compile.md."""
+"""What a step reads, as Reads: where a later call finds each value (a global, a free
+variable, an attribute, an item) and what it must find there. From the globals and free
+variables a step names (and `self`), the walk goes up to DEPTH steps for the attribute names
+its code reads: the plain values (`cfg.alpha`, `config["gamma"]`,
+`optimizer.param_groups[0]["lr"]`) compare by type and value, other objects by identity, and
+the tensors found (`self.x`) are read anew at each call. guards.py writes every Read into the
+guard, so that `cfg.alpha = 0.25` between two calls makes a new trace. See docs/compile.md."""
 
 from __future__ import annotations
 
@@ -210,8 +211,9 @@ class _Walk:
                 break
 
     def read(self, holder: Any, kind: str, key: Any, value: Any, depth: int, path: str) -> None:
-        """Keep the read of `value` and walk into it; a tensor's read goes into `sources`
-        instead, read anew at each call (a module's too, to name its parameters)."""
+        """Keep the read of `value` and walk into it. A tensor's read goes into `sources`
+        instead (the step reads it anew at each call); a module's goes there too (to name its
+        parameters)."""
         read = Read(holder, kind, key, expected_of(value), path)
         if isinstance(value, Tensor | Module):
             first = self.sources.setdefault(id(value), read)
