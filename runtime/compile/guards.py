@@ -46,14 +46,19 @@ class _Writer:
         self.lines += [f"    {line}" for line in block]
         self.lines += [f"        {line}" for line in done.split("\n")]
 
-    def skip_while_counted(self, count: changes.Count, start: int, kept_if: str = "") -> None:
+    def skip_while_counted(self, count: changes.Count, start: int, kept_if: str = "",
+                           tensor: str = "") -> None:
         """The lines since `start` as a block skipped while `count` stands where it last passed
-        (and, with `kept_if`, found that true)."""
+        (and, with `kept_if`, found that true; with `tensor`, for the same tensor, held by a
+        weak reference)."""
         name, seen = self.constant(count), self.constant(changes.Count(-1))
         local = f"c{len(self.skips)}"
-        done = f"{seen}.value = {local}"
-        self.skipping(f"({local} := {name}.value) != {seen}.value", start,
-                      f"if {kept_if}:\n    {done}" if kept_if else done)
+        condition, done = f"({local} := {name}.value) != {seen}.value", f"{seen}.value = {local}"
+        if tensor:
+            last = self.constant([_nothing])
+            condition += f" or {tensor} is not {last}[0]()"
+            done = f"{seen}.value, {last}[0] = {local}, ref({tensor})"
+        self.skipping(condition, start, f"if {kept_if}:\n    {done}" if kept_if else done)
 
     def constant(self, value: Any) -> str:
         """The namespace's name for `value` (one name per object)."""
@@ -204,23 +209,8 @@ def _tensor(write: _Writer, find: Tensor | str, key: tuple) -> None:
                   "t._counter is not None and t._counter.inference" if not inference else
                   "t._counter is None or not t._counter.inference"]
     write.fail_if_any(conditions)
-    if not held:
-        # Skipped when it is the tensor last passed and the count of changes stands.
-        passed, count = write.constant(_Passed()), write.constant(changes.COUNT)
-        local = f"c{len(write.skips)}"
-        write.skipping(f"({local} := {count}.value) != {passed}.count or "
-                       f"t is not {passed}.tensor()",
-                       start, f"{passed}.tensor, {passed}.count = ref(t), {local}")
-
-
-class _Passed:
-    """The tensor one input's checks last passed (a weak reference) and the count then."""
-
-    __slots__ = ("count", "tensor")
-
-    def __init__(self) -> None:
-        self.tensor: Callable[[], Any] = _nothing
-        self.count = -1
+    if not held:  # skipped when it is the tensor last passed and the count of changes stands
+        write.skip_while_counted(changes.COUNT, start, tensor="t")
 
 
 def _nothing() -> None:
