@@ -8,6 +8,7 @@ changes.OPTIMIZERS stands. Each block reads its count before its checks. See doc
 
 from __future__ import annotations
 
+import ast
 import operator
 import os
 import weakref
@@ -19,6 +20,7 @@ import numpy as np
 from runtime import changes
 from runtime._tensor import Tensor
 from runtime.compile import reads
+from runtime.compile.emit import var
 
 # Set by the tests: a guard that passes runs again in full, and raises if that fails (a change made
 # without counting it).
@@ -44,14 +46,19 @@ class _Writer:
         self.lines += [f"    {line}" for line in block]
         self.lines += [f"        {line}" for line in done.split("\n")]
 
-    def skip_while_counted(self, count: changes.Count, start: int, kept_if: str = "") -> None:
+    def skip_while_counted(self, count: changes.Count, start: int, kept_if: str = "",
+                           tensor: str = "") -> None:
         """The lines since `start` as a block skipped while `count` stands where it last passed
-        (and, with `kept_if`, found that true)."""
+        (and, with `kept_if`, found that true; with `tensor`, for the same tensor, held by a
+        weak reference)."""
         name, seen = self.constant(count), self.constant(changes.Count(-1))
         local = f"c{len(self.skips)}"
-        done = f"{seen}.value = {local}"
-        self.skipping(f"({local} := {name}.value) != {seen}.value", start,
-                      f"if {kept_if}:\n    {done}" if kept_if else done)
+        condition, done = f"({local} := {name}.value) != {seen}.value", f"{seen}.value = {local}"
+        if tensor:
+            last = self.constant([_nothing])
+            condition += f" or {tensor} is not {last}[0]()"
+            done = f"{seen}.value, {last}[0] = {local}, ref({tensor})"
+        self.skipping(condition, start, f"if {kept_if}:\n    {done}" if kept_if else done)
 
     def constant(self, value: Any) -> str:
         """The namespace's name for `value` (one name per object)."""
@@ -78,28 +85,27 @@ class Keywords(dict):
     """A call's keyword arguments, passed as the compiled step's last argument."""
 
 
-def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
-          tensors: list[Callable[[], Any] | Tensor], tensor_keys: list[tuple],
-          named: list[tuple[Callable[[], Any], Any]],
-          scalars: list[tuple[Callable[[], Any], tuple]], reads: list[Any],
-          modules: list[Any], optimizers: list[Any]) -> tuple[str, Callable[..., bool]]:
+def build(arguments: tuple, modes: list[tuple[Any, str, Any]], found: list[reads.Read],
+          held: list[tuple[Tensor, tuple]], modules: list[Any],
+          optimizers: list[Any]) -> tuple[str, Callable[..., bool]]:
     """The source of `guard(a0, a1, ...)` and the function: True when the arguments and the
-    world are as traced. `tensors` holds a getter for each tensor found anew at each call, or
-    the Tensor the step holds."""
+    world are as traced. `found` are the reads a later call makes (reads.py), in order, each
+    holder guarded before what it holds; `held` the tensors the step holds, with their keys."""
     write = _Writer()
-    _modes_and_arguments(write, modes, arguments)
-    _names(write, named, scalars, reads)
-    # Found anew at each call (after the reads, which guard their holders): checked at each call.
-    for find, key in zip(tensors, tensor_keys, strict=True):
-        if not isinstance(find, Tensor):
-            _tensor(write, find, key)
+    if modes:
+        write.fail_if(" or ".join(
+            f"{write.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} "
+            f"{value!r}" for holder, name, value in modes))
+    for index, key in enumerate(arguments):
+        _argument(write, f"a{index}", key)
+    for read in found:
+        _read(write, read)
     # A class's `forward` may be patched, which nothing counts: checked at each call.
     classes = list(dict.fromkeys(type(module) for module in modules))
     if classes:
         write.fail_if(" or ".join(f"{write.constant(cls)}.forward is not "
                                   f"{write.constant(cls.forward)}" for cls in classes))
-    _counted(write, [(find, key) for find, key in zip(tensors, tensor_keys, strict=True)
-                     if isinstance(find, Tensor)], modules)
+    _counted(write, held, modules)
     for guard in optimizers:
         _optimizer(write, guard)
     params = ", ".join(f"a{index}" for index in range(len(arguments)))
@@ -109,27 +115,6 @@ def build(arguments: tuple, modes: list[tuple[Any, str, Any]],
     if VERIFY and write.skips:
         guard = _verified(guard, code, write.skips, write.namespace)
     return code, guard
-
-
-def _modes_and_arguments(write: _Writer, modes: list[tuple[Any, str, Any]],
-                         arguments: tuple) -> None:
-    """The global modes' checks, then each argument's."""
-    if modes:
-        write.fail_if(" or ".join(
-            f"{write.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} "
-            f"{value!r}" for holder, name, value in modes))
-    for index, key in enumerate(arguments):
-        _argument(write, f"a{index}", key)
-
-
-def _names(write: _Writer, named: list, scalars: list, reads: list) -> None:
-    """The objects fn names by identity, its plain values by value, its reads (reads.py)."""
-    for find, expected in named:
-        write.fail_if(f"{_read(write, find)} is not {write.constant(expected)}")
-    for find, key in scalars:
-        write.fail_if(f"(type(v := {_read(write, find)}), v) != {write.constant(key)}")
-    for read in reads:
-        _read_value(write, read)
 
 
 def _counted(write: _Writer, held: list[tuple[Tensor, tuple]], modules: list[Any]) -> None:
@@ -169,14 +154,6 @@ def _verified(guard: Callable[..., bool], code: str, skips: list[str],
     return verified
 
 
-def _read(write: _Writer, find: Callable[[], Any]) -> str:
-    """`find()` as source: a reads.Source written out, else a call."""
-    expression = getattr(find, "expression", None)
-    if expression is not None:
-        return expression(write.constant(find.container))
-    return f"{write.constant(find)}()"
-
-
 def _singleton(value: Any) -> bool:
     return value is None or type(value) is bool
 
@@ -206,16 +183,12 @@ def _argument(write: _Writer, name: str, key: tuple) -> None:
         write.fail_if(f"type({name}) is not {kind} or {name} != {write.constant(value)}")
 
 
-def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) -> None:
-    """step.py's `_tensor_key(t) == key`, cheapest field first, in one `if`; `find` is a held
-    Tensor, a getter, or an argument's name."""
+def _tensor(write: _Writer, find: Tensor | str, key: tuple) -> None:
+    """step.py's `_tensor_key(t) == key`, cheapest field first, in one `if`; `find` is a
+    Tensor the step holds (the same object at every call) or where to find one, as source."""
     shape, dtype, strides, requires_grad, leaf, hooked, inference = key
     held = isinstance(find, Tensor)
-    if held:  # held by the step: the same object at every call
-        write.lines.append(f"    t = {write.constant(find)}")
-    else:
-        write.lines.append(f"    t = {find}" if isinstance(find, str) else
-                           f"    t = {_read(write, find)}")
+    write.lines.append(f"    t = {write.constant(find) if held else find}")
     start = len(write.lines)
     if not held:
         write.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
@@ -236,74 +209,57 @@ def _tensor(write: _Writer, find: Callable[[], Any] | Tensor | str, key: tuple) 
                   "t._counter is not None and t._counter.inference" if not inference else
                   "t._counter is None or not t._counter.inference"]
     write.fail_if_any(conditions)
-    if not held:
-        # Skipped when it is the tensor last passed and the count of changes stands.
-        passed, count = write.constant(_Passed()), write.constant(changes.COUNT)
-        local = f"c{len(write.skips)}"
-        write.skipping(f"({local} := {count}.value) != {passed}.count or "
-                       f"t is not {passed}.tensor()",
-                       start, f"{passed}.tensor, {passed}.count = ref(t), {local}")
-
-
-class _Passed:
-    """The tensor one input's checks last passed (a weak reference) and the count then."""
-
-    __slots__ = ("count", "tensor")
-
-    def __init__(self) -> None:
-        self.tensor: Callable[[], Any] = _nothing
-        self.count = -1
+    if not held:  # skipped when it is the tensor last passed and the count of changes stands
+        write.skip_while_counted(changes.COUNT, start, tensor="t")
 
 
 def _nothing() -> None:
     return None
 
 
-def _read_value(write: _Writer, read: Any) -> None:
-    """A reads.py Read (or Alias), its holder a constant checked before."""
-    if isinstance(read, reads.Alias):
-        first, other = read.first, read.other
-        write.fail_if(f"{other.expression(write.constant(other.container))} is not "
-                      f"{first.expression(write.constant(first.container))}")
-        return
-    holder = write.constant(read.holder)
+def _read(write: _Writer, read: reads.Read) -> None:
+    """What `read` finds now against what it found when traced."""
     kind, expected = read.expected
-    if kind == "length":
-        write.fail_if(f"len({holder}) != {expected}")
-        return
-    if read.kind == "attribute":
-        found = f"{holder}.__dict__.get({read.key!r}, {write.constant(reads.MISSING)})"
-    elif isinstance(read.holder, dict):
-        found = f"{holder}.get({write.constant(read.key)}, {write.constant(reads.MISSING)})"
-    else:
-        found = f"{holder}[{read.key}]"
-    write.fail_if(f"(type(v := {found}), v) != {write.constant(expected)}" if kind == "value"
-                  else f"{found} is not {write.constant(expected)}")
+    found = _found(write, read)
+    if kind == "tensor":
+        _tensor(write, found, expected)
+    elif kind == "value":
+        write.fail_if(f"(type(v := {found}), v) != {write.constant(expected)}")
+    elif kind == "length":
+        write.fail_if(f"{found} != {expected}")
+    else:  # ("object", obj) or ("same", another read)
+        write.fail_if(f"{found} is not "
+                      f"{_found(write, expected) if kind == 'same' else write.constant(expected)}")
+
+
+def _found(write: _Writer, read: reads.Read) -> str:
+    key = ast.Constant(read.key) if type(read.key) in (str, int) else \
+        var(write.constant(read.key))
+    return ast.unparse(read.tree(write.constant(read.holder), key,
+                                 var(write.constant(reads.MISSING))))
 
 
 def _module(write: _Writer, module: Any) -> None:
-    """A module: its class, its attributes by name and identity, its hooks, and which
-    parameters, buffers and submodules it holds (compared with `is`)."""
+    """A module: its class, and which attributes, hooks, parameters, buffers and submodules it
+    holds (by name and identity)."""
     attributes = vars(module)
     write.fail_if(f"type({write.constant(module)}) is not {write.constant(type(module))}")
     write.lines.append(f"    d = {write.constant(module)}.__dict__")
-    write.fail_if(f"tuple(d) != {write.constant(tuple(attributes))} or "
-                  f"{_not_the_same('d.values()', tuple(attributes.values()), write)}")
-    conditions = []
-    for hooks in ("_forward_hooks", "_forward_pre_hooks"):
-        held = write.constant(attributes[hooks])
-        conditions.append(f"not {held}" if attributes[hooks] else held)
-    for holder in ("_parameters", "_buffers", "_modules"):
-        held = tuple(attributes[holder].values())
-        name = write.constant(attributes[holder])
-        conditions.append(f"len({name}) != {len(held)} or "
-                          f"{_not_the_same(f'{name}.values()', held, write)}" if held else name)
-    write.fail_if_any(conditions)
+    write.fail_if_any([_not_the_same(write, "d", attributes)] + [
+        _not_the_same(write, write.constant(attributes[name]), attributes[name])
+        for name in ("_forward_hooks", "_forward_pre_hooks", "_parameters", "_buffers",
+                     "_modules")])
 
 
-def _not_the_same(values: str, expected: tuple, write: _Writer) -> str:
-    """The condition that `values` are not, one by one, the objects of `expected`."""
-    return f"any(map(is_not, {values}, {write.constant(expected)}))"
+def _not_the_same(write: _Writer, name: str, expected: dict | list) -> str:
+    """The condition that the dict or list `name` does not hold `expected`'s keys and objects."""
+    if not expected:
+        return name
+    if isinstance(expected, dict):
+        return f"tuple({name}) != {write.constant(tuple(expected))} or any(map(is_not, " \
+            f"{name}.values(), {write.constant(tuple(expected.values()))}))"
+    return f"len({name}) != {len(expected)} or " \
+        f"any(map(is_not, {name}, {write.constant(tuple(expected))}))"
 
 
 def _optimizer(write: _Writer, traced: Any) -> None:
@@ -321,8 +277,8 @@ def _optimizer(write: _Writer, traced: Any) -> None:
         write.lines.append(f"    p = g[{index}]")
         write.fail_if(f"p is not {write.constant(group)}")
         # (The params list is the group's own, but its writes are not counted.)
-        write.fail_if(f"len(q := p['params']) != {len(group_params)} or "
-                      f"{_not_the_same('q', tuple(group_params), write)}")
+        write.lines.append("    q = p['params']")
+        write.fail_if(_not_the_same(write, "q", group_params))
         start = len(write.lines)
         write.fail_if(f"tuple(p) != {write.constant(tuple(group))}")
         if settings:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -58,9 +58,9 @@ class Joint:
         _self_check([outputs[i] for i in self.differentiable], seeds, reached)
 
     def build(self, name: str, arity: int, filename: str, optimizations: bool, namespace: dict,
-              format_lines: Callable[[Source, Sequence[str] | None], list[str]]
-              ) -> tuple[str, Callable]:
-        """The two functions' source, and the callable the compiled step runs."""
+              function: Callable[..., str]) -> tuple[str, Callable]:
+        """The two functions' source (each written by step.py's `function`), and the callable
+        the compiled step runs."""
         source = self.tracer.source
         if optimizations:
             optimize(source, [*self.outputs, *self.grads])
@@ -70,31 +70,24 @@ class Joint:
         returned = self._returned(source, made, saved)
         backward_name = "backward" if name == "forward" else f"{name}_backward"
         title = "the model's forward" if name == "forward" else f"the forward of {name}"
-        params = ", ".join(f"a{i}" for i in range(arity))
-        forward_code = "\n".join([
-            f"def {name}({params}):",
-            f'    """{title[0].upper()}{title[1:]}, compiled by gradgen from one eager run. It '
-            "returns the outputs'",
-            "    arrays, the tensors that need a gradient (the edges of the outputs' node,",
-            f'    CompiledFunctionBackward) and what {backward_name} will read."""',
-            *format_lines(dataclasses.replace(source, lines=forward_lines),
-                          names_in(returned) if optimizations else None),
-            f"    return {ast.unparse(returned)}", ""])
-        backward_code = "\n".join([
-            f"def {backward_name}({', '.join([*saved, *self.seeds])}):",
-            f'    """The backward of {title}: the formulas of the nodes the traced forward '
-            "made.",
-            "    The engine calls it at CompiledFunctionBackward with the outputs' gradients "
-            f"({', '.join(self.seeds)});",
-            '    it returns the gradients of the tensors that need one, in their order."""',
-            *format_lines(dataclasses.replace(source, lines=backward_lines),
-                          self.grads if optimizations else None),
-            f"    return {ast.unparse(_tuple(map(var, self.grads)))}", ""])
+        forward_code = function(
+            name, ", ".join(f"a{i}" for i in range(arity)),
+            f"{title[0].upper()}{title[1:]}, compiled by gradgen from one eager run. It returns "
+            "the outputs'\n    arrays, the tensors that need a gradient (the edges of the "
+            "outputs' node,\n    CompiledFunctionBackward) and what "
+            f"{backward_name} will read.", dataclasses.replace(source, lines=forward_lines),
+            returned, names_in(returned) if optimizations else None)
+        backward_code = function(
+            backward_name, ", ".join([*saved, *self.seeds]),
+            f"The backward of {title}: the formulas of the nodes the traced forward made.\n    "
+            "The engine calls it at CompiledFunctionBackward with the outputs' gradients "
+            f"({', '.join(self.seeds)});\n    it returns the gradients of the tensors that "
+            "need one, in their order.", dataclasses.replace(source, lines=backward_lines),
+            _tuple(map(var, self.grads)), self.grads if optimizations else None)
         code = forward_code + "\n\n" + backward_code
         define(code, filename, namespace)
-        function = CompiledForward(namespace[name], namespace[backward_name], self.template,
-                                   self.differentiable, shared)
-        return code, function
+        return code, CompiledForward(namespace[name], namespace[backward_name], self.template,
+                                     self.differentiable, shared)
 
     def _returned(self, source: Source, made: dict[str, Line], saved: list[str]
                   ) -> ast.expr:

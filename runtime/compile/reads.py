@@ -1,35 +1,26 @@
-"""The plain values a step reads through the objects it names (`cfg.alpha`, `self.scale`,
-`config["gamma"]`, `optimizer.param_groups[0]["lr"]`), and where it finds the tensors it
-reaches so (`self.x`): walked up to DEPTH steps from its globals, free variables and `self`,
-for the attribute names its code reads, and guarded (guards.py) so that `cfg.alpha = 0.25`
-between two calls makes a new trace. Plain values compare by type and value, other objects by
-identity; modules and tensors are guarded as themselves. See docs/compile.md."""
+"""What a step reads, as Reads: where a later call finds each value (a global, a free
+variable, an attribute, an item) and what it must find there. From the globals and free
+variables a step names (and `self`), the walk goes up to DEPTH steps for the attribute names
+its code reads: the plain values (`cfg.alpha`, `config["gamma"]`,
+`optimizer.param_groups[0]["lr"]`) compare by type and value, other objects by identity, and
+the tensors found (`self.x`) are read anew at each call. guards.py writes every Read into the
+guard, so that `cfg.alpha = 0.25` between two calls makes a new trace. See docs/compile.md."""
 
 from __future__ import annotations
 
 import ast
 import types
-from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from runtime._tensor import Tensor
-from runtime.compile.emit import attribute, call, subscript
+from runtime.compile.emit import attribute, call, subscript, var
 from runtime.nn.module import Module
 
 DEPTH = 4  # reads from a name the step binds: `self.opt.param_groups[0]["lr"]` at most
 MAX_ITEMS = 64  # a larger dict, list or tuple is not walked (see docs/compile.md)
 
 MISSING = object()  # what a read finds where the traced object had no such attribute/key
-
-
-class Read(NamedTuple):
-    """One value a later call must find where the traced one did, through `holder` (checked
-    before it)."""
-
-    holder: Any
-    kind: str  # "attribute" (vars(holder).get), "item" (holder.get / holder[i]), "length"
-    key: Any
-    expected: tuple  # ("value", (type, value)) or ("object", obj) or ("length", n)
 
 
 def is_plain_value(value: Any) -> bool:
@@ -71,51 +62,64 @@ def code_names(functions: list[Any]) -> dict[str, None]:
     return names
 
 
-class Source:
-    """Where a later call finds what the step reads: one read from `container` (a global, a free
-    variable's cell, `self.x`). Called, it reads; `tree` and `expression` write the read out."""
+class Read:
+    """One place a later call reads (an attribute of `holder`, its item, its length, or a free
+    variable's cell, `holder`) and what it must find there: `expected` is ("value", (type,
+    value)), ("object", obj), ("length", n), ("tensor", step.py's tensor key) or ("same",
+    another Read). Called, it reads; `path` names it (`self.x`)."""
 
-    __slots__ = ("container", "key", "kind", "others", "path")
+    __slots__ = ("expected", "holder", "key", "kind", "others", "path")
 
-    def __init__(self, container: Any, kind: str, key: Any, path: str) -> None:
-        self.container, self.kind, self.key, self.path = container, kind, key, path
-        self.others: list[Source] = []  # other places the walk found the same tensor
+    def __init__(self, holder: Any, kind: str, key: Any, expected: tuple,
+                 path: str = "") -> None:
+        self.holder, self.kind, self.key, self.expected, self.path = \
+            holder, kind, key, expected, path
+        self.others: list[Read] = []  # other places the walk found the same tensor or module
+
+    @property
+    def value(self) -> Any:
+        """What the read found when traced (a value's or an object's)."""
+        kind, expected = self.expected
+        return expected[1] if kind == "value" else expected
+
+    def expecting(self, expected: tuple) -> Read:
+        """The same read, expecting something else."""
+        return Read(self.holder, self.kind, self.key, expected, self.path)
 
     def __call__(self) -> Any:
-        if self.kind == "cell":  # a free variable's
-            return self.container.cell_contents
-        if self.kind == "attribute":
-            return vars(self.container).get(self.key)
-        if isinstance(self.container, dict):
-            return self.container.get(self.key)
-        return self.container[self.key] if self.key < len(self.container) else None
-
-    def tree(self, container: str) -> ast.expr:
-        """The read as an expression, `container` the name of the holder."""
         if self.kind == "cell":
-            return attribute(container, "cell_contents")
-        key = ast.Constant(self.key)
+            return self.holder.cell_contents
         if self.kind == "attribute":
-            return call(attribute(container, "__dict__", "get"), [key])
-        if isinstance(self.container, dict):
-            return call(attribute(container, "get"), [key])
-        return subscript(container, key)
+            return vars(self.holder).get(self.key)
+        if isinstance(self.holder, dict):
+            return self.holder.get(self.key)
+        return self.holder[self.key] if self.key < len(self.holder) else None
 
-    def expression(self, container: str) -> str:
-        """The read as source, for the generated guard."""
-        return ast.unparse(self.tree(container))
+    def tree(self, holder: str, key: ast.expr | None = None,
+             default: ast.expr | None = None) -> ast.expr:
+        """The read as an expression: `holder` names the holder, `key` is the key's (a constant
+        if not given); `default` is found where the holder has no such attribute or item."""
+        if self.kind == "cell":
+            return attribute(holder, "cell_contents")
+        if self.kind == "length":
+            return call(var("len"), [var(holder)])
+        key = ast.Constant(self.key) if key is None else key
+        if self.kind == "attribute":
+            return call(attribute(holder, "__dict__", "get"), [key, *filter(None, [default])])
+        if isinstance(self.holder, dict) and default:
+            return call(attribute(holder, "get"), [key, default])
+        return subscript(holder, key)
 
 
-class Alias(NamedTuple):
-    """Two places where the trace found the same tensor: a later call must find one object at
-    both."""
-
-    first: Source
-    other: Source
+def bound(container: Any, key: Any, expected: tuple) -> Read:
+    """Where the step finds a global (`container` its globals) or a free variable (a cell)."""
+    kind = "item" if isinstance(container, dict) else "cell"
+    return Read(container, kind, key, expected,
+                f"the step's {'global' if kind == 'item' else 'free variable'} {key}")
 
 
 def plain_reads(roots: list[Any], functions: list[Callable],
-                sources: dict[int, Source] | None = None,
+                sources: dict[int, Read] | None = None,
                 labels: list[str] | None = None) -> list[Read]:
     """The Reads under `roots`, for the attribute names of `functions` and of the methods found
     on the way; tensors found go into `sources`."""
@@ -131,51 +135,43 @@ def plain_reads(roots: list[Any], functions: list[Callable],
 def method_reads(modules: list[Any]) -> list[Read]:
     """The methods of its own class a module's `forward` calls, found by the names its code
     reads: patched after the trace, each makes a new trace."""
-    found: list[Read] = []
-    seen: set[tuple[int, str]] = set()
+    found: dict[tuple[int, str], Read] = {}
     for cls in {id(type(m)): type(m) for m in modules}.values():
-        if not _own_class(cls):
-            continue
-        for name in sorted(_with_methods([cls], set(code_names([cls.forward]))) - {"forward"}):
-            for klass in cls.__mro__:
-                value = vars(klass).get(name)
-                if value is None:
-                    continue
-                if isinstance(value, types.FunctionType) and _own_class(klass) and \
-                        (id(klass), name) not in seen:
-                    seen.add((id(klass), name))
-                    found.append(Read(klass, "attribute", name, ("object", value)))
-                break
-    return found
+        if _own_class(cls):
+            names = sorted(_with_methods([cls], set(code_names([cls.forward]))) - {"forward"})
+            for klass, name, method in _methods(cls, names):
+                if _own_class(klass):
+                    found.setdefault((id(klass), name),
+                                     Read(klass, "attribute", name, ("object", method)))
+    return list(found.values())
 
 
 def _with_methods(classes: list[type], names: set[str]) -> set[str]:
     """`names`, with the names read by the classes' methods named there, to a fixed point."""
-    while more := code_names([m for cls in classes for m in _methods(cls, names)]).keys() - names:
+    while more := code_names([method for cls in classes for _, _, method in _methods(cls, names)
+                              if not (method.__module__ or "").startswith("runtime")]
+                             ).keys() - names:
         names |= more
     return names
 
 
-def _methods(cls: type, names: set[str]) -> Iterator[Callable]:
-    """The user-written functions of `cls` named in `names`, from the classes' dicts."""
+def _methods(cls: type, names: Iterable[str]) -> Iterator[tuple[type, str, Callable]]:
+    """(class, name, function) for each function of `cls` (or of the class of its MRO that has
+    it) named in `names`."""
     for name in names:
-        for klass in cls.__mro__:
-            method = vars(klass).get(name)
-            if method is not None:
-                if isinstance(method, types.FunctionType) and \
-                        not (method.__module__ or "").startswith("runtime"):
-                    yield method
-                break
+        klass = next((klass for klass in cls.__mro__ if vars(klass).get(name) is not None), None)
+        if klass is not None and isinstance(vars(klass)[name], types.FunctionType):
+            yield klass, name, vars(klass)[name]
 
 
-def _expected(value: Any) -> tuple:
+def expected_of(value: Any) -> tuple:
     return ("value", (type(value), value)) if is_plain_value(value) else ("object", value)
 
 
 class _Walk:
     """The walk of plain_reads: the Reads found, the objects seen, the tensors' sources."""
 
-    def __init__(self, names: set[str], sources: dict[int, Source]) -> None:
+    def __init__(self, names: set[str], sources: dict[int, Read]) -> None:
         self.names, self.sources = names, sources
         self.found: list[Read] = []
         self.seen: set[int] = set()
@@ -188,21 +184,18 @@ class _Walk:
             return
         if isinstance(holder, dict):
             for key, value in list(holder.items()):
-                self.read(Read(holder, "item", key, _expected(value)), value, depth,
-                          f"{path}[{key!r}]")
+                self.read(holder, "item", key, value, depth, f"{path}[{key!r}]")
             return
         if isinstance(holder, list | tuple):
             self.found.append(Read(holder, "length", None, ("length", len(holder))))
             for key, value in enumerate(holder):
-                self.read(Read(holder, "item", key, _expected(value)), value, depth,
-                          f"{path}[{key}]")
+                self.read(holder, "item", key, value, depth, f"{path}[{key}]")
             return
         attributes = vars(holder)
         for name in sorted(self.names):
             if name in attributes:
                 value = attributes[name]
-                self.read(Read(holder, "attribute", name, _expected(value)), value, depth,
-                          f"{path}.{name}")
+                self.read(holder, "attribute", name, value, depth, f"{path}.{name}")
             elif not isinstance(holder, type):
                 self.from_class(holder, name, depth, path)
 
@@ -214,18 +207,18 @@ class _Walk:
                 if _own_class(klass):
                     self.found.append(Read(holder, "attribute", name, ("object", MISSING)))
                     value = vars(klass)[name]
-                    self.read(Read(klass, "attribute", name, _expected(value)), value, depth,
-                              f"{klass.__name__}.{name}")
+                    self.read(klass, "attribute", name, value, depth, f"{klass.__name__}.{name}")
                 break
 
-    def read(self, read: Read, value: Any, depth: int, path: str) -> None:
-        """Keep `read` and walk into what it found; a tensor is a Source instead, found anew at
-        each call."""
-        if isinstance(value, Tensor | Module):  # (a module's: to name its parameters)
-            found = Source(read.holder, read.kind, read.key, path)
-            first = self.sources.setdefault(id(value), found)
-            if first is not found:
-                first.others.append(found)
+    def read(self, holder: Any, kind: str, key: Any, value: Any, depth: int, path: str) -> None:
+        """Keep the read of `value` and walk into it. A tensor's read goes into `sources`
+        instead (the step reads it anew at each call); a module's goes there too (to name its
+        parameters)."""
+        read = Read(holder, kind, key, expected_of(value), path)
+        if isinstance(value, Tensor | Module):
+            first = self.sources.setdefault(id(value), read)
+            if first is not read:
+                first.others.append(read)
         if isinstance(value, Tensor):
             return
         self.found.append(read)

@@ -31,8 +31,8 @@ from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
-from runtime.compile.reads import Alias, is_plain_value, method_reads
-from runtime.compile.trace import MODES, Tracer, _getter, current, grad_state, listening
+from runtime.compile.reads import is_plain_value, method_reads
+from runtime.compile.trace import MODES, Tracer, current, grad_state, listening
 from runtime.dtypes import dtype
 from runtime.namespaces import array_ops
 from runtime.nn.module import Module
@@ -128,20 +128,20 @@ class _Entry:
         self.arity = len(arguments)
         self.keywords = bool(arguments) and arguments[-1][0] == "keywords"
         tracer = tracer or _NO_TRACE
-        # Each tensor as the next call finds it: a getter, or the Tensor the step holds.
-        tensors = [tracer.sources.get(id(t), t) for t in tracer.closure_tensors]
-        self.reads = reads = [*tracer.reads, *method_reads(tracer.modules)]
+        reads = [*tracer.reads, *method_reads(tracer.modules)]
+        bindings, sources = tracer.bindings, tracer.sources
+        # The objects the step names (the holders of its reads first), its plain values, its
+        # reads, then the tensors read anew at each call; the tensors it holds apart.
         objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
-                                            *(r.holder for r in reads if type(r) is not Alias)]}
-        bindings = tracer.bindings
-        named = [(_getter(*bindings[key][:2]), obj) for key, obj in objects.items()
-                 if key in bindings]
-        scalars = [(_getter(container, key), (type(value), value))
-                   for container, key, value in bindings.values() if is_plain_value(value)]
+                                            *(read.holder for read in reads)]}
+        self.reads = [bindings[key] for key in objects if key in bindings]
+        self.reads += [read for read in bindings.values() if read.expected[0] == "value"]
+        self.reads += reads + [sources[id(t)].expecting(("tensor", _tensor_key(t)))
+                               for t in tracer.closure_tensors if id(t) in sources]
+        held = [(t, _tensor_key(t)) for t in tracer.closure_tensors if id(t) not in sources]
         self.guard_code, self._guard = guards.build(
             arguments, [(*mode, value) for mode, value in zip(MODES, modes, strict=False)],
-            tensors, list(map(_tensor_key, tracer.closure_tensors)), named, scalars, reads,
-            list(tracer.modules), list(tracer.optimizers))
+            self.reads, held, list(tracer.modules), list(tracer.optimizers))
 
     def holds(self, args: tuple = ()) -> bool:
         """Whether a call with `args` (as many as traced) finds the world as it was traced."""
@@ -251,9 +251,9 @@ class CompiledStep:
         drawn = _python_draws()
         for module in _named_modules(tracer, self.fn):
             tracer.watch(module)
-        for _, name, value in tracer.bindings.values():
-            if type(value) in (list, dict, set):  # a global or free variable's
-                tracer.watch(value, str(name))
+        for read in tracer.bindings.values():
+            if type(read.value) in (list, dict, set):  # a global or free variable's
+                tracer.watch(read.value, str(read.key))
         with listening(tracer):
             result = self._run(args)
         _check_python(tracer, drawn)
@@ -314,7 +314,7 @@ class CompiledStep:
     def _build_joint(self, joint: Joint, arity: int) -> tuple[str, Callable]:
         name = self._name()
         return joint.build(name, arity, f"<gradgen compiled {name} #{self._count + 1}>",
-                           self.optimizations, _namespace(joint.tracer.source), _format)
+                           self.optimizations, _namespace(joint.tracer.source), _function)
 
     def _build(self, tracer: Tracer, arity: int, returned: ast.expr) -> tuple[str, Callable]:
         source = tracer.source
@@ -322,17 +322,22 @@ class CompiledStep:
         if self.optimizations:
             optimize(source, kept)
         name = self._name()
-        filename = f"<gradgen compiled {name} #{self._count + 1}>"
-        params = ", ".join(f"a{i}" for i in range(arity))
-        body = _format(source, kept if self.optimizations else None)
         what = "forward from the kernels,\n    backward from each node's formulas, the update " \
             "from its optimizer's own code" if tracer.backwards else "a forward from the kernels"
-        doc = f'    """{name}, compiled by gradgen from one eager run: {what}."""'
-        code = "\n".join([f"def {name}({params}):", doc, *body,
-                          f"    return {ast.unparse(returned)}", ""])
+        code = _function(name, ", ".join(f"a{i}" for i in range(arity)),
+                         f"{name}, compiled by gradgen from one eager run: {what}.", source,
+                         returned, kept if self.optimizations else None)
         namespace = _namespace(source)
-        define(code, filename, namespace)
+        define(code, f"<gradgen compiled {name} #{self._count + 1}>", namespace)
         return code, namespace[name]
+
+
+def _function(name: str, params: str, doc: str, source: Source, returned: ast.expr,
+              kept: Sequence[str] | None) -> str:
+    """A generated function's source: its docstring, `source`'s lines (with `kept`, each large
+    array deleted after its last use), and its return."""
+    return "\n".join([f"def {name}({params}):", f'    """{doc}"""', *_format(source, kept),
+                      f"    return {ast.unparse(returned)}", ""])
 
 
 def _named_modules(tracer: Tracer, fn: Callable) -> list[Module]:

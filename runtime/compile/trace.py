@@ -61,21 +61,23 @@ class Tracer:
 
     def __init__(self, args: tuple, fn: Callable | None = None) -> None:
         self.source = Source()
-        # The tensors among the arguments and their paths (`a1`, `a2[0]`).
-        self.argument_tensors: list[tuple[Tensor, str]] = []
+        # id(Tensor) -> its path among the arguments (`a1`, `a2[0]`).
+        self.argument_paths: dict[int, str] = {}
         # The expression of each tensor name that is not a variable (`a2[0]`, `T0._grad`).
         self.tensor_trees: dict[str, ast.expr] = {}
         for tensor, path, tree in _argument_paths(args):
-            self.argument_tensors.append((tensor, path))
+            self.argument_paths.setdefault(id(tensor), path)
             self.tensor_trees[path] = tree
-        # id(object) -> (container, key, object) of each global and free variable fn reads.
-        self.bindings: dict[int, tuple[Any, Any, Any]] = _bindings(fn) if fn is not None else {}
-        # The reads through those objects (reads.py), and where it found tensors and modules so.
-        self.reached: dict[int, reads.Source] = {}
+        # id(object) -> the read of each global and free variable fn reads.
+        self.bindings: dict[int, reads.Read] = _bindings(fn) if fn is not None else {}
+        # The reads through those objects (reads.py), and where it found tensors and modules so
+        # (a tensor the step names: as a global or free variable).
+        self.reached = {key: read for key, read in self.bindings.items()
+                        if isinstance(read.value, Tensor)}
         self.reads = _plain_reads(fn, self.bindings, self.reached) if fn is not None else []
-        self.sources: dict[int, Callable[[], Any]] = {}  # id(Tensor) -> where to find it
+        self.sources: dict[int, reads.Read] = {}  # id(Tensor) -> where to find it
         self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
-        named = [(key, value) for _container, key, value in self.bindings.values()]
+        named = [(read.key, read.value) for read in self.bindings.values()]
         named += [(found.path, found()) for found in self.reached.values()]
         for key, value in named:
             if isinstance(value, Module):
@@ -189,21 +191,32 @@ class Tracer:
             raise TraceBreak("the step makes a tensor outside the spec's kernels (a factory "
                              "or a tensor built from Python data); make it outside the step "
                              "and pass it in")
-        for arg, path in self.argument_tensors:
-            if arg is tensor:
-                name = path
-                break
-        else:
-            name = self._bound_tensor(tensor)
-            if name is None and id(tensor) in self.reached and not self._is_held(tensor):
-                name = self._reached_tensor_line(tensor)
-            if name is None:
-                self._check_held(tensor)
-                name = self.source.constant(tensor, "T")
-            self._guard_paths(tensor)
-            self.closure_tensors.append(tensor)
+        name = self.argument_paths.get(id(tensor)) or self._closure_name(tensor)
         self.tensors[id(tensor)] = name
         self.keep.append(tensor)
+        return name
+
+    def _closure_name(self, tensor: Tensor) -> str:
+        """A tensor the step reads that is no argument: read at every call where the step names
+        it (a global, a free variable) or reaches it (`self.x`, its holders guarded: reads.py),
+        else a constant, held by a guarded module or optimizer (else it could be rebound unseen).
+        Found at several places, each must hold it at later calls too."""
+        found = self.reached.get(id(tensor))
+        if found is not None and (id(tensor) in self.bindings or not self._is_held(tensor)):
+            name = self.source.fresh("T")
+            holder = self.source.constant(found.holder, "c")
+            self.source.add(name, found.tree(holder), (), found.path, "prologue", TENSOR)
+            self.sources[id(tensor)] = found
+            self.parameter_names.setdefault(id(tensor), found.path)
+            self.reads += [other.expecting(("same", found)) for other in found.others]
+        elif self._is_held(tensor):
+            name = self.source.constant(tensor, "T")
+            self.reads += [found, *found.others] if found is not None else []
+        else:
+            raise TraceBreak("the step reads a tensor through an attribute or a container "
+                             "that the guards do not follow, which a later call could "
+                             "rebind unseen; pass it as an argument")
+        self.closure_tensors.append(tensor)
         return name
 
     def tensor_tree(self, key: str) -> ast.expr:
@@ -211,49 +224,9 @@ class Tracer:
         tree = self.tensor_trees.get(key)
         return var(key) if tree is None else copy.deepcopy(tree)
 
-    def _bound_tensor(self, tensor: Tensor) -> str | None:
-        """A tensor the step names as a global or free variable: read from there at every call;
-        None for one it reaches otherwise."""
-        binding = self.bindings.get(id(tensor))
-        if binding is None:
-            return None
-        container, key, _ = binding
-        variable = self.source.fresh("T")
-        holder = self.source.constant(container, "c")
-        where = subscript(holder, ast.Constant(key)) if isinstance(container, dict) else \
-            attribute(holder, "cell_contents")
-        kind = "global" if isinstance(container, dict) else "free variable"
-        self.source.add(variable, where, (), f"the step's {kind} {key}", "prologue", TENSOR)
-        self.sources[id(tensor)] = _getter(container, key)
-        return variable
-
-    def _reached_tensor_line(self, tensor: Tensor) -> str:
-        """A tensor reached through an object the step names (`self.x`): read there at every
-        call, its holders guarded (reads.py)."""
-        found = self.reached[id(tensor)]
-        variable = self.source.fresh("T")
-        holder = self.source.constant(found.container, "c")
-        self.source.add(variable, found.tree(holder), (), found.path, "prologue", TENSOR)
-        self.sources[id(tensor)] = found
-        self.parameter_names.setdefault(id(tensor), found.path)
-        return variable
-
-    def _guard_paths(self, tensor: Tensor) -> None:
-        """A tensor found at several places: each must hold it at later calls too."""
-        found = self.reached.get(id(tensor))
-        if found is None:
-            return
-        if self.sources.get(id(tensor)) is found:  # read from `found` at every call
-            self.reads += [reads.Alias(found, other) for other in found.others]
-            return
-        self.reads += [reads.Read(place.container, place.kind, place.key, ("object", tensor))
-                       for place in (found, *found.others)]
-
     def _named_modules(self) -> list[Module]:
         """The modules the step names or reaches through the objects it names."""
-        named = [value for _c, _k, value in self.bindings.values()]
-        named += [read.expected[1] for read in self.reads
-                  if type(read) is reads.Read and read.expected[0] == "object"]
+        named = [read.value for read in (*self.bindings.values(), *self.reads)]
         return [value for value in named if isinstance(value, Module)]
 
     def _is_held(self, tensor: Tensor) -> bool:
@@ -269,14 +242,6 @@ class Tracer:
                         self.modules.append(module)
                 return True
         return False
-
-    def _check_held(self, tensor: Tensor) -> None:
-        """A tensor the step reaches through no argument and no name of its own must be held by
-        a guarded module or optimizer: else it could be rebound unseen."""
-        if not self._is_held(tensor):
-            raise TraceBreak("the step reads a tensor through an attribute or a container "
-                             "that the guards do not follow, which a later call could "
-                             "rebind unseen; pass it as an argument")
 
     def input_name(self, array: np.ndarray, what: str) -> str:
         """The variable of an array no traced line made: the data of a Tensor read here."""
@@ -308,18 +273,13 @@ class Tracer:
                 _optimizer_holds(self.stepping, owner):
             return self.value_of(array, "a parameter").name
         if owner is None or owner._data is not array or \
-                id(owner) in self.grads or any(a is owner for a, _ in self.argument_tensors) or \
+                id(owner) in self.grads or id(owner) in self.argument_paths or \
                 id(owner) in self.bindings:
             return None
         # The tensor, or a module's holding the same array (`p.data`, `p.detach()`).
-        for holder in ((owner,) if id(owner) not in self.made else ()) + \
-                tuple(self._holders_of(array)):
-            try:
-                self._check_held(holder)
-                return self.value_of(array, "a module's tensor").name
-            except TraceBreak:
-                continue
-        return None
+        holders = [*([owner] if id(owner) not in self.made else []), *self._holders_of(array)]
+        return self.value_of(array, "a module's tensor").name \
+            if any(map(self._is_held, holders)) else None
 
     def _holders_of(self, array: np.ndarray) -> Iterator[Tensor]:
         """The parameters and buffers of the known modules whose array is `array`."""
@@ -864,9 +824,9 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
 
 
 def _bindings(fn: Callable, found: dict | None = None,
-              seen: set[int] | None = None) -> dict[int, tuple[Any, Any, Any]]:
-    """id(object) -> (container, key, object) for the globals and free variables fn reads, and
-    those of the Python functions found there."""
+              seen: set[int] | None = None) -> dict[int, reads.Read]:
+    """id(object) -> its read, for the globals and free variables fn reads, and those of the
+    Python functions found there."""
     found = {} if found is None else found
     seen = {id(fn)} if seen is None else seen
     code = getattr(fn, "__code__", None)
@@ -878,14 +838,14 @@ def _bindings(fn: Callable, found: dict | None = None,
         if name in namespace:
             value = namespace[name]
             inner.append(value)
-            found.setdefault(id(value), (namespace, name, value))
+            found.setdefault(id(value), reads.bound(namespace, name, reads.expected_of(value)))
     for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
         try:
             value = cell.cell_contents
         except ValueError:  # not bound yet
             continue
         inner.append(value)
-        found.setdefault(id(value), (cell, name, value))
+        found.setdefault(id(value), reads.bound(cell, name, reads.expected_of(value)))
     for value in inner:
         if isinstance(value, types.FunctionType) and id(value) not in seen and \
                 not (value.__module__ or "").startswith("runtime"):
@@ -929,12 +889,12 @@ def _argument_paths(args: Any, prefix: str = "a", tree: ast.expr | None = None
             yield from _argument_paths(arg, path, where)
 
 
-def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]],
-                 sources: dict[int, reads.Source]) -> list:
+def _plain_reads(fn: Callable, bindings: dict[int, reads.Read],
+                 sources: dict[int, reads.Read]) -> list:
     """reads.py's Reads under the objects fn names (and a bound method's self); the tensors
     found go into `sources`."""
-    roots = [value for _container, _key, value in bindings.values()]
-    labels = [str(key) for _container, key, _value in bindings.values()]
+    roots = [read.value for read in bindings.values()]
+    labels = [str(read.key) for read in bindings.values()]
     functions = [fn, *(value for value in roots if isinstance(value, types.FunctionType)
                        and not (value.__module__ or "").startswith("runtime"))]
     owner = getattr(fn, "__self__", None)
@@ -942,12 +902,6 @@ def _plain_reads(fn: Callable, bindings: dict[int, tuple[Any, Any, Any]],
         roots.append(owner)
         labels.append("self")
     return reads.plain_reads(roots, functions, sources, labels)
-
-
-def _getter(container: Any, key: Any) -> reads.Source:
-    """Where the step finds a global (`container` its globals) or a free variable (a cell)."""
-    kind = "item" if isinstance(container, dict) else "cell"
-    return reads.Source(container, kind, key, str(key))
 
 
 def _contains(value: Any, kind: type) -> bool:
