@@ -324,7 +324,8 @@ def _helpers(codes: list[str], manual_source: str) -> tuple[list[str], list[str]
     functions = {n.name: n for n in module.body if isinstance(n, ast.FunctionDef)}
     preamble = [ast.get_source_segment(manual_source, n) for n in module.body
                 if isinstance(n, ast.Import | ast.ImportFrom) and getattr(n, "module", "")
-                != "__future__" or isinstance(n, ast.Assign)]
+                != "__future__" or isinstance(n, ast.Assign)
+                or isinstance(n, ast.AnnAssign) and n.value is not None]
     return preamble, [ast.get_source_segment(manual_source, functions[n])
                       for n in _reached_helpers(codes, module)]
 
