@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib
 import inspect
 
@@ -368,3 +369,29 @@ def test_global_signatures(name):
     theirs = inspect.signature(getattr(_module_module(torch), name)).parameters
     assert [(p.name, p.kind, p.default) for p in ours.values()] == \
         [(p.name, p.kind, p.default) for p in theirs.values()]
+
+
+def test_deepcopy_keeps_hooks_and_old_state_gets_registries():
+    def program(lib):
+        net = _weights(lib)
+        log = []
+        handle = net[0].register_forward_hook(lambda m, a, o: log.append("hook"))
+        net[0].register_full_backward_hook(lambda m, gi, go: log.append("bw"))
+        twin = copy.deepcopy(net)
+        handle.remove()  # the copy keeps its own
+        twin(_data(lib).requires_grad_()).sum().backward()
+        net(_data(lib))
+        return log
+
+    same(program)
+    # A module pickled before a registry existed: __setstate__ makes it, and __call__'s
+    # check learns the ids of the hooks the state has.
+    module = runtime.nn.Identity()
+    module.register_forward_hook(lambda m, a, o: o + 1)
+    state = dict(vars(module))
+    for name in ("_call_hooks", "_backward_hooks", "_state_dict_hooks"):
+        del state[name]
+    revived = runtime.nn.Identity.__new__(runtime.nn.Identity)
+    revived.__setstate__(state)
+    assert revived(runtime.zeros(1)).item() == 1.0
+    assert revived.state_dict() == {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib
 import inspect
 
@@ -159,3 +160,22 @@ def test_global_signatures(name):
     theirs = inspect.signature(getattr(importlib.import_module("torch.optim.optimizer"),
                                        name)).parameters
     assert list(ours) == list(theirs)
+
+
+def test_deepcopy_keeps_hooks_and_old_state_gets_registries():
+    def program(lib):
+        optimizer, w, b = _problem(lib)
+        log = []
+        optimizer.register_step_pre_hook(lambda o, a, k: log.append(o is optimizer))
+        twin = copy.deepcopy(optimizer)
+        twin.step()
+        return log
+
+    same(program)
+    optimizer, w, b = _problem(runtime)
+    state = dict(vars(optimizer))
+    del state["_optimizer_step_pre_hooks"]
+    revived = runtime.optim.SGD.__new__(runtime.optim.SGD)
+    revived.__setstate__(state)
+    revived.step()
+    assert revived._optimizer_step_pre_hooks == {}

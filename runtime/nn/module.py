@@ -37,6 +37,11 @@ __all__ = ["IncompatibleKeys", "Module", "register_module_backward_hook",
            "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
            "typename"]
 
+# The hook registries Module.__init__ makes; those __call__ runs.
+_CALLED_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+_HOOK_REGISTRIES = (*_CALLED_HOOKS, "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                    "_forward_hooks_always_called", "_state_dict_hooks", "_state_dict_pre_hooks",
+                    "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
 _NEVER_CALLED = ("Reached a code path in Module.{}() that should never be called. Please file "
                  "an issue at https://github.com/pytorch/pytorch/issues/new?template="
                  "bug-report.yml to report this bug.")
@@ -101,6 +106,17 @@ class Module:
             object.__setattr__(self, hooks, changes.Hooks())
         if self.call_super_init:
             super().__init__(*args, **kwargs)
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling (and copy.deepcopy): a module saved without some of the registries
+        (by an older gradgen) gets them empty, and __call__'s check the ids of its hooks."""
+        self.__dict__.update(state)
+        for name in _HOOK_REGISTRIES:
+            self.__dict__.setdefault(name, changes.Hooks())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
+        if "_call_hooks" not in self.__dict__:
+            self.__dict__["_call_hooks"] = dict.fromkeys(
+                [key for name in _CALLED_HOOKS for key in self.__dict__[name]], True)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(

@@ -67,6 +67,19 @@ class Optimizer:
         for param_group in param_groups:
             self.add_param_group(param_group)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling (and copy.deepcopy) keeps, as torch: not the hooks."""
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickling (and copy.deepcopy): an optimizer saved without the hook registries (by
+        an older gradgen) gets them empty, as torch's __setstate__ makes them."""
+        changes.OPTIMIZERS.value += 1
+        self.__dict__.update(state)
+        for hooks in _hooks.HOOK_DICTS:
+            self.__dict__.setdefault(hooks, changes.Hooks())
+
     def __setattr__(self, name: str, value: Any) -> None:
         changes.OPTIMIZERS.value += 1  # (`optimizer.state = ...`, `param_groups`, ...)
         object.__setattr__(self, name, value)
