@@ -363,7 +363,8 @@ def test_global_forward_hook_always_call():
 @pytest.mark.parametrize("name", [
     "register_module_forward_hook", "register_module_forward_pre_hook",
     "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
-    "register_module_backward_hook"])
+    "register_module_backward_hook", "register_module_parameter_registration_hook",
+    "register_module_buffer_registration_hook", "register_module_module_registration_hook"])
 def test_global_signatures(name):
     ours = inspect.signature(getattr(_module_module(runtime), name)).parameters
     theirs = inspect.signature(getattr(_module_module(torch), name)).parameters
@@ -395,3 +396,38 @@ def test_deepcopy_keeps_hooks_and_old_state_gets_registries():
     revived.__setstate__(state)
     assert revived(runtime.zeros(1)).item() == 1.0
     assert revived.state_dict() == {}
+
+
+def test_global_registration_hooks():
+    def program(lib):
+        glob = _module_module(lib)
+        log = []
+
+        def on_parameter(module, name, value):
+            log.append(("parameter", type(module).__name__, name, None if value is None
+                        else list(value.shape)))
+
+        def on_buffer(module, name, value):
+            log.append(("buffer", name))
+            return None if value is None else value + 1
+
+        def on_module(module, name, value):
+            log.append(("module", name, type(value).__name__))
+            return lib.nn.Identity() if isinstance(value, lib.nn.ReLU) else None
+
+        handles = [glob.register_module_parameter_registration_hook(on_parameter),
+                   glob.register_module_buffer_registration_hook(on_buffer),
+                   glob.register_module_module_registration_hook(on_module)]
+        try:
+            net = lib.nn.Sequential(lib.nn.Linear(2, 1), lib.nn.ReLU())
+            net[0].bias = None
+            net[0].register_buffer("count", lib.zeros(1))
+            net[0].count = lib.ones(1)
+            net.add_module("extra", lib.nn.Tanh())
+        finally:
+            for handle in handles:
+                handle.remove()
+        net.add_module("after", lib.nn.ReLU())
+        return log, repr(net), net[0].count.tolist()
+
+    same(program)

@@ -24,18 +24,23 @@ from runtime.nn.module_hooks import (
     GLOBAL_CALL_HOOKS,
     call_with_hooks,
     register_module_backward_hook,
+    register_module_buffer_registration_hook,
     register_module_forward_hook,
     register_module_forward_pre_hook,
     register_module_full_backward_hook,
     register_module_full_backward_pre_hook,
+    register_module_module_registration_hook,
+    register_module_parameter_registration_hook,
+    registered,
 )
 from runtime.nn.module_state import IncompatibleKeys
 from runtime.nn.parameter import Parameter, buffer_persistence
 
 __all__ = ["IncompatibleKeys", "Module", "register_module_backward_hook",
-           "register_module_forward_hook", "register_module_forward_pre_hook",
-           "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
-           "typename"]
+           "register_module_buffer_registration_hook", "register_module_forward_hook",
+           "register_module_forward_pre_hook", "register_module_full_backward_hook",
+           "register_module_full_backward_pre_hook", "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook", "typename"]
 
 # The hook registries Module.__init__ makes; those __call__ runs.
 _CALLED_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
@@ -207,7 +212,8 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{typename(param)}' object to parameter '{name}' "
                             "(torch.nn.Parameter or None required)")
-        self._parameters[name] = param
+        self._parameters[name] = (None if param is None
+                                  else registered("parameter", self, name, param))
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a tensor that is state but not a parameter; `persistent=False` keeps it
@@ -218,7 +224,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
-        self._buffers[name] = tensor
+        self._buffers[name] = registered("buffer", self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -228,7 +234,7 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{typename(module)} is not a Module subclass")
         self._check_name(name, "module", self._modules)
-        self._modules[name] = module
+        self._modules[name] = registered("module", self, name, module)
 
     register_module = add_module
 
@@ -249,24 +255,24 @@ class Module:
             if value is not None:
                 raise TypeError(f"cannot assign '{typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
-            parameters[name] = None
+            self.register_parameter(name, None)
         elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name, keep=modules)
-            modules[name] = value
+            modules[name] = registered("module", self, name, value)
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{typename(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
-            modules[name] = None
+            modules[name] = registered("module", self, name, None)
         elif buffer_persistence(value) is not None:  # a tensor nn.Buffer made
             self.register_buffer(name, value, buffer_persistence(value))
         elif name in self.__dict__.get("_buffers", ()):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "
                                 "(torch.nn.Buffer, torch.Tensor or None expected)")
-            self._buffers[name] = value
+            self._buffers[name] = registered("buffer", self, name, value)
         else:
             object.__setattr__(self, name, value)
 

@@ -23,7 +23,9 @@ from runtime.grad_mode import is_grad_enabled
 from runtime.hooks import RemovableHandle, add_hook
 
 __all__ = ["GLOBAL_CALL_HOOKS", "BackwardHook", "BackwardHookFunction", "call_with_hooks",
-           "register_module_backward_hook", "register_module_forward_hook",
+           "register_module_backward_hook", "register_module_buffer_registration_hook",
+           "register_module_forward_hook", "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook", "registered",
            "register_module_forward_pre_hook", "register_module_full_backward_hook",
            "register_module_full_backward_pre_hook"]
 
@@ -38,6 +40,36 @@ GLOBAL_FLAGS: dict[str, Any] = {"with_kwargs": {}, "always_call": {}, "full_back
 
 _MIXED_GLOBAL = ("Cannot use both regular backward hooks and full backward hooks as a global "
                  "Module hook. Please use only one of them.")
+
+
+# Called `hook(module, name, value)` when a module registers a parameter, buffer or
+# submodule; a hook may return the value to register instead.
+REGISTRATION_HOOKS: dict[str, dict[int, Callable]] = {
+    kind: {} for kind in ("parameter", "buffer", "module")}
+
+
+def register_module_parameter_registration_hook(hook: Callable) -> RemovableHandle:
+    """`hook(module, name, param)` whenever a module registers a parameter."""
+    return add_hook(REGISTRATION_HOOKS["parameter"], hook)
+
+
+def register_module_buffer_registration_hook(hook: Callable) -> RemovableHandle:
+    """`hook(module, name, buffer)` whenever a module registers a buffer."""
+    return add_hook(REGISTRATION_HOOKS["buffer"], hook)
+
+
+def register_module_module_registration_hook(hook: Callable) -> RemovableHandle:
+    """`hook(module, name, submodule)` whenever a module registers a submodule."""
+    return add_hook(REGISTRATION_HOOKS["module"], hook)
+
+
+def registered(kind: str, module: Any, name: str, value: Any) -> Any:
+    """`value`, or what the registration hooks of `kind` replace it with."""
+    for hook in list(REGISTRATION_HOOKS[kind].values()):
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
 
 
 def _add_global(kind: str, hook: Callable, flags: tuple = ()) -> RemovableHandle:
