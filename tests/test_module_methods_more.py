@@ -259,3 +259,24 @@ def test_signatures(name):
     theirs = inspect.signature(getattr(torch.nn.Module, name)).parameters
     assert [(p.name, p.kind, p.default) for p in ours.values()] == \
         [(p.name, p.kind, p.default) for p in theirs.values()]
+
+
+def test_state_dict_metadata_and_batchnorm_version():
+    def program(lib):
+        net = _net(lib)
+        state = net.state_dict()
+        metadata = {k: dict(v) for k, v in state._metadata.items()}
+        old = lib.nn.BatchNorm1d(3)
+        old.num_batches_tracked += 5
+        plain = {k: v for k, v in old.state_dict().items() if k != "num_batches_tracked"}
+        fresh = lib.nn.BatchNorm1d(3)
+        first = repr(fresh.load_state_dict(plain))  # no version: the module's own count kept
+        versioned = lib.nn.BatchNorm1d(3).state_dict()
+        del versioned["num_batches_tracked"]
+        second = repr(lib.nn.BatchNorm1d(3).load_state_dict(versioned, strict=False))
+        assigned = net.state_dict()
+        net.load_state_dict(assigned, assign=True)
+        return (metadata, first, fresh.num_batches_tracked.item(), second,
+                sorted(assigned._metadata[""]))
+
+    same(program)

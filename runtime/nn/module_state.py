@@ -75,7 +75,10 @@ def state_dict(module: Any, args: tuple, destination: Any, prefix: str,
         keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
     if destination is None:
         destination = OrderedDict()
+        destination._metadata = OrderedDict()  # type: ignore[attr-defined]
     local_metadata = {"version": getattr(module, "_version", 1)}
+    if hasattr(destination, "_metadata"):
+        destination._metadata[prefix[:-1]] = local_metadata
     for hook in list(module._state_dict_pre_hooks.values()):
         hook(module, prefix, keep_vars)
     module._save_to_state_dict(destination, prefix, keep_vars)
@@ -162,15 +165,17 @@ def load_local(module: Any, state: Mapping, prefix: str, local_metadata: dict, s
 
 
 def _load_tree(module: Any, state: dict, prefix: str, assign: bool, keys: IncompatibleKeys,
-               errors: list) -> None:
-    local_metadata: dict = {"assign_to_params_buffers": True} if assign else {}
+               errors: list, metadata: Any) -> None:
+    local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+    if assign:
+        local_metadata["assign_to_params_buffers"] = assign
     module._load_from_state_dict(state, prefix, local_metadata, True, keys.missing_keys,
                                  keys.unexpected_keys, errors)
     for name, child in module._modules.items():
         if child is not None:
             child_prefix = prefix + name + "."
             child_state = {k: v for k, v in state.items() if k.startswith(child_prefix)}
-            _load_tree(child, child_state, child_prefix, assign, keys, errors)
+            _load_tree(child, child_state, child_prefix, assign, keys, errors, metadata)
     for hook in list(module._load_state_dict_post_hooks.values()):
         if hook(module, keys) is not None:
             raise AssertionError(
@@ -185,7 +190,11 @@ def load_state_dict(module: Any, state: Any, strict: bool, assign: bool) -> Inco
         raise TypeError(f"Expected state_dict to be dict-like, got {type(state)}.")
     keys = IncompatibleKeys([], [])
     errors: list[str] = []
-    _load_tree(module, OrderedDict(state), "", assign, keys, errors)
+    metadata = getattr(state, "_metadata", None)
+    state = OrderedDict(state)
+    if metadata is not None:
+        state._metadata = metadata
+    _load_tree(module, state, "", assign, keys, errors, metadata)
     if strict:
         if keys.unexpected_keys:
             errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
