@@ -542,7 +542,8 @@ class Module:
         return module_state.state_dict(self, args, destination, prefix, keep_vars)
 
     def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
-        module_state.save_local(self, destination, prefix, keep_vars)
+        extra = type(self).get_extra_state is not Module.get_extra_state
+        module_state.save_local(self, destination, prefix, keep_vars, extra)
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
                         assign: bool = False) -> IncompatibleKeys:
@@ -554,8 +555,9 @@ class Module:
     def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
                               strict: bool, missing_keys: list, unexpected_keys: list,
                               error_msgs: list) -> None:
+        extra = type(self).set_extra_state is not Module.set_extra_state
         module_state.load_local(self, state_dict, prefix, local_metadata, strict,
-                                missing_keys, unexpected_keys, error_msgs)
+                                missing_keys, unexpected_keys, error_msgs, extra)
 
     def get_extra_state(self) -> Any:
         """Overridden by a module with state that is not a tensor, saved under

@@ -47,21 +47,17 @@ def _size(shape: tuple[int, ...]) -> str:
     return f"torch.Size({list(shape)})"
 
 
-def _overrides(module: Any, name: str) -> bool:
-    """Whether the module's class defines its own get_extra_state / set_extra_state."""
-    from runtime.nn.module import Module
-    return getattr(type(module), name) is not getattr(Module, name)
-
-
-def save_local(module: Any, destination: dict, prefix: str, keep_vars: bool) -> None:
-    """Module._save_to_state_dict: this module's own entries."""
+def save_local(module: Any, destination: dict, prefix: str, keep_vars: bool,
+               extra: bool) -> None:
+    """Module._save_to_state_dict: this module's own entries (and its extra state if
+    `extra`: its class defines get_extra_state)."""
     for name, parameter in module._parameters.items():
         if parameter is not None:
             destination[prefix + name] = parameter if keep_vars else parameter.detach()
     for name, buffer in module._buffers.items():
         if buffer is not None and name not in module._non_persistent_buffers_set:
             destination[prefix + name] = buffer if keep_vars else buffer.detach()
-    if _overrides(module, "get_extra_state"):
+    if extra:
         destination[prefix + EXTRA_STATE] = module.get_extra_state()
 
 
@@ -136,8 +132,9 @@ def _unexpected(module: Any, state: Mapping, prefix: str, local: dict) -> list[s
 
 
 def load_local(module: Any, state: Mapping, prefix: str, local_metadata: dict, strict: bool,
-               missing: list, unexpected: list, errors: list) -> None:
-    """Module._load_from_state_dict: this module's own entries."""
+               missing: list, unexpected: list, errors: list, extra: bool) -> None:
+    """Module._load_from_state_dict: this module's own entries (and its extra state if
+    `extra`: its class defines set_extra_state)."""
     for hook in list(module._load_state_dict_pre_hooks.values()):
         hook(state, prefix, local_metadata, strict, missing, unexpected, errors)
     local = {name: p for name, p in module._parameters.items() if p is not None}
@@ -153,7 +150,7 @@ def load_local(module: Any, state: Mapping, prefix: str, local_metadata: dict, s
         elif strict:
             missing.append(key)
     extra_key = prefix + EXTRA_STATE
-    if _overrides(module, "set_extra_state"):
+    if extra:
         if extra_key in state:
             module.set_extra_state(state[extra_key])
         elif strict:
