@@ -19,6 +19,7 @@ import numpy as np
 from runtime import changes
 from runtime._tensor import Tensor
 from runtime.compile import reads
+from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
 
 # Set by the tests: a guard that passes runs again in full, and raises if that fails (a change made
 # without counting it).
@@ -290,9 +291,11 @@ def _module(write: _Writer, module: Any) -> None:
     write.fail_if(f"tuple(d) != {write.constant(tuple(attributes))} or "
                   f"{_not_the_same('d.values()', tuple(attributes.values()), write)}")
     conditions = []
-    for hooks in ("_forward_hooks", "_forward_pre_hooks"):
+    for hooks in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
+                  "_backward_pre_hooks"):
         held = write.constant(attributes[hooks])
         conditions.append(f"not {held}" if attributes[hooks] else held)
+    conditions.append(write.constant(GLOBAL_CALL_HOOKS))  # a global hook registered since
     for holder in ("_parameters", "_buffers", "_modules"):
         held = tuple(attributes[holder].values())
         name = write.constant(attributes[holder])
