@@ -431,3 +431,21 @@ def test_global_registration_hooks():
         return log, repr(net), net[0].count.tolist()
 
     same(program)
+
+
+def test_private_call_and_backward_hook_lists():
+    def program(lib):
+        net = _weights(lib)
+        log = []
+        full = lambda m, gi, go: None  # noqa: E731
+        pre = lambda m, go: None  # noqa: E731
+        net.register_forward_hook(lambda m, a, o: log.append("hook"))
+        net.register_full_backward_hook(full)
+        net.register_full_backward_pre_hook(pre)
+        out = net._call_impl(_data(lib))
+        out2 = net._wrapped_call_impl(_data(lib))
+        full_hooks, non_full = net._get_backward_hooks()
+        return (log, _arr(out) == _arr(out2), full_hooks == [full], non_full,
+                net._get_backward_pre_hooks() == [pre])
+
+    same(program)

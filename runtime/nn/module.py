@@ -22,6 +22,8 @@ from runtime.hooks import RemovableHandle, add_hook
 from runtime.nn import module_state
 from runtime.nn.module_hooks import (
     GLOBAL_CALL_HOOKS,
+    GLOBAL_HOOKS,
+    backward_hooks_of,
     call_with_hooks,
     register_module_backward_hook,
     register_module_buffer_registration_hook,
@@ -136,6 +138,19 @@ class Module:
         if not self._call_hooks and not GLOBAL_CALL_HOOKS:
             return self.forward(*args, **kwargs)
         return call_with_hooks(self, args, kwargs)
+
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """The call with its hooks (torch's name, which some libraries call)."""
+        return Module.__call__(self, *args, **kwargs)
+
+    _wrapped_call_impl = _call_impl
+
+    def _get_backward_hooks(self) -> tuple[list, list]:
+        """The full and the deprecated backward hooks a call would use (the global first)."""
+        return backward_hooks_of(self)
+
+    def _get_backward_pre_hooks(self) -> list:
+        return [*GLOBAL_HOOKS["backward_pre"].values(), *self._backward_pre_hooks.values()]
 
     def _add_hook(self, hooks: dict, hook: Callable, prepend: bool = False,
                   flags: tuple = ()) -> RemovableHandle:

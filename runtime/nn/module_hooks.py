@@ -22,7 +22,8 @@ from runtime.autograd.function import Function
 from runtime.grad_mode import is_grad_enabled
 from runtime.hooks import RemovableHandle, add_hook
 
-__all__ = ["GLOBAL_CALL_HOOKS", "BackwardHook", "BackwardHookFunction", "call_with_hooks",
+__all__ = ["GLOBAL_CALL_HOOKS", "GLOBAL_HOOKS", "BackwardHook", "BackwardHookFunction",
+           "backward_hooks_of", "call_with_hooks",
            "register_module_backward_hook", "register_module_buffer_registration_hook",
            "register_module_forward_hook", "register_module_module_registration_hook",
            "register_module_parameter_registration_hook", "registered",
@@ -242,7 +243,7 @@ class _WrappedHook:
         return self.hook(module, *args)
 
 
-def _backward_hooks(module: Any) -> tuple[list, list]:
+def backward_hooks_of(module: Any) -> tuple[list, list]:
     """The full and the non-full (deprecated) backward hooks for a call of the module: the
     global ones, then its own."""
     full: list = []
@@ -296,7 +297,7 @@ class _Call:
 
     def run(self) -> Any:
         module = self.module
-        full_hooks, non_full_hooks = _backward_hooks(module)
+        full_hooks, non_full_hooks = backward_hooks_of(module)
         pre_hooks = [*GLOBAL_HOOKS["backward_pre"].values(),
                      *module._backward_pre_hooks.values()]
         self.args, self.kwargs = _run_pre_hooks(module, self.args, self.kwargs)
