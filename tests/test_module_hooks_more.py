@@ -449,3 +449,32 @@ def test_private_call_and_backward_hook_lists():
                 net._get_backward_pre_hooks() == [pre])
 
     same(program)
+
+
+def test_full_backward_hooks_mixed_inputs_tuple_outputs_and_twice():
+    def program(lib):
+        class Pair(lib.nn.Module):
+            def forward(self, a, scale, b):
+                return a * scale + b, (a * b).sum()
+
+        module = Pair()
+        log = []
+
+        def hook(m, grad_input, grad_output):
+            log.append(("hook", _grads(grad_input), _grads(grad_output)))
+
+        def pre(m, grad_output):
+            log.append(("pre", _grads(grad_output)))
+            return (grad_output[0], None if grad_output[1] is None else grad_output[1] * 3)
+
+        module.register_full_backward_hook(hook)
+        module.register_full_backward_pre_hook(pre)
+        a = _data(lib).requires_grad_()
+        b = _data(lib) * 2  # needs no gradient
+        first, second = module(a, 2.0, b)
+        (first.sum() + second).backward(retain_graph=True)
+        grad = _arr(a.grad)
+        first.sum().backward()  # only the first output: the second's gradient is None
+        return log, grad, _arr(a.grad)
+
+    same(program)
