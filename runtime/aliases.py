@@ -98,6 +98,7 @@ TORCH_MODULES: dict[str, str] = {
     "torch.nn.utils.stateless": "runtime.nn.utils.stateless",
     # functorch, the package torch ships beside itself (its deprecated transforms)
     "functorch": "runtime.functorch",
+    "torch.optim.optimizer": "runtime.optim.optimizer",  # Optimizer, the global step hooks
 }
 
 # The top-level packages the finder answers for: torch's own and those torch ships.

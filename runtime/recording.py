@@ -182,6 +182,8 @@ def check_inplace(tensor: Tensor, differentiable: bool = True) -> None:
         )
     if not (differentiable and is_grad_enabled()):
         return
+    if tensor._base is not None and tensor.requires_grad:
+        _check_custom_function_view(tensor)
     if tensor.grad_fn is None and tensor._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
@@ -196,6 +198,20 @@ def check_inplace(tensor: Tensor, differentiable: bool = True) -> None:
             "not laid out contiguously, or the view repeats elements (PyTorch would rebase the "
             "base's history with CopySlices); use an out-of-place op"
         )
+
+
+def _check_custom_function_view(tensor: Tensor) -> None:
+    """A custom Function's output that is a view (an input returned as it is): writing
+    into it would replace the Function's backward, which torch forbids."""
+    function = getattr(tensor.grad_fn, "_forward_cls", None)
+    if function is not None:
+        raise RuntimeError(
+            f"Output {tensor._output_nr} of {function.__name__} is a view and is being "
+            "modified inplace. This view was created inside a custom Function (or because an "
+            "input was returned as-is) and the autograd logic to handle view+inplace would "
+            "override the custom backward associated with the custom Function, leading to "
+            "incorrect gradients. This behavior is forbidden. You can fix this by cloning the "
+            "output of the custom Function.")
 
 
 def original(tensor: Tensor) -> Tensor:

@@ -21,6 +21,7 @@ from runtime import changes
 from runtime._tensor import Tensor
 from runtime.compile import reads
 from runtime.compile.emit import var
+from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
 
 # Set by the tests: a guard that passes runs again in full, and raises if that fails (a change made
 # without counting it).
@@ -247,8 +248,9 @@ def _module(write: _Writer, module: Any) -> None:
     write.lines.append(f"    d = {write.constant(module)}.__dict__")
     write.fail_if_any([_not_the_same(write, "d", attributes)] + [
         _not_the_same(write, write.constant(attributes[name]), attributes[name])
-        for name in ("_forward_hooks", "_forward_pre_hooks", "_parameters", "_buffers",
-                     "_modules")])
+        for name in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
+                     "_backward_pre_hooks", "_parameters", "_buffers", "_modules")]
+        + [write.constant(GLOBAL_CALL_HOOKS)])  # a global module hook registered since
 
 
 def _not_the_same(write: _Writer, name: str, expected: dict | list) -> str:

@@ -29,6 +29,7 @@ from runtime.compile import optim
 from runtime.compile.emit import TraceBreak, attribute, call, var
 from runtime.compile.numbers import Number
 from runtime.nn.module import Module
+from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
 from runtime.optim import optimizer as optimizer_module
 from runtime.optim.optimizer import Optimizer
 
@@ -425,7 +426,9 @@ def _module_call(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> A
     self = args[0]
     if tracer.recording:
         tracer.watch(self)
-    if tracer.recording and (self._forward_hooks or self._forward_pre_hooks):
+    if tracer.recording and (self._forward_hooks or self._forward_pre_hooks
+                             or self._backward_hooks or self._backward_pre_hooks
+                             or GLOBAL_CALL_HOOKS):
         # A hook's Python side effects would happen on the traced call only.
         tracer.stop(f"a forward hook on a {type(self).__name__} module (hooks run eagerly)")
     if tracer.recording and all(m is not self for m in tracer.modules):

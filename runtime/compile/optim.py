@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from runtime.compile.emit import GRAD_NONE, GRAD_STATE, attribute, call, subscript, var
 from runtime.compile.numbers import Number
+from runtime.optim.hooks import has_step_hooks
 from runtime.optim.optimizer import Optimizer
 
 if TYPE_CHECKING:
@@ -23,6 +24,8 @@ def run_step(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> An
     """The handler of optimizer.py's `run_step(optimizer, step, args, kwargs)`."""
     if tracer.recording and any(v is not None for v in (*args[2], *args[3].values())):
         tracer.stop("optimizer.step(closure): the closure runs eagerly")
+    if tracer.recording and has_step_hooks(args[0]):
+        tracer.stop(f"a step hook on a {type(args[0]).__name__} optimizer (hooks run eagerly)")
     if not tracer.recording:
         return proceed(*args)
     return _traced_step(tracer, *args, run_step=proceed)

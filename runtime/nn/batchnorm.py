@@ -27,6 +27,23 @@ __all__ = ["BatchNorm1d", "BatchNorm2d"]
 class _BatchNorm(Module):
     """What BatchNorm1d and BatchNorm2d share; they differ only in the input ranks they take."""
 
+    _version = 2  # version 2 saves num_batches_tracked
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        """A state dict of version 1 (or of no version: a plain dict) may lack
+        num_batches_tracked: the module's own (or 0) is taken, as torch does."""
+        version = local_metadata.get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats \
+                and key not in state_dict:
+            tracked = self.num_batches_tracked
+            state_dict[key] = (tracked if tracked is not None
+                               else factories.tensor(0, dtype=dtypes.int64))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device: Any = None,
                  dtype: Any = None, *, bias: bool = True) -> None:

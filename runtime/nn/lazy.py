@@ -71,7 +71,7 @@ class LazyModuleMixin:
                     if is_lazy(value) and isinstance(incoming, Tensor) and not is_lazy(incoming):
                         with no_grad():
                             value.materialize(incoming.shape)
-        return super().load_state_dict(state_dict, strict)
+        return super().load_state_dict(state_dict, strict, assign)
 
 
 def _infer_parameters(module: Any, args: tuple) -> None:

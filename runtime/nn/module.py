@@ -9,19 +9,51 @@ reports.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import functools
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any, TypeVar
 
-from runtime import changes, devices, dtypes
+from runtime import changes, devices, dtypes, factories
 from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.dtypes import type_string
 from runtime.grad_mode import no_grad
 from runtime.hooks import RemovableHandle, add_hook
+from runtime.nn import module_state
+from runtime.nn.module_hooks import (
+    GLOBAL_CALL_HOOKS,
+    GLOBAL_HOOKS,
+    backward_hooks_of,
+    call_with_hooks,
+    register_module_backward_hook,
+    register_module_buffer_registration_hook,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+    register_module_module_registration_hook,
+    register_module_parameter_registration_hook,
+    registered,
+)
+from runtime.nn.module_state import IncompatibleKeys
 from runtime.nn.parameter import Parameter, buffer_persistence
 
-__all__ = ["Module", "typename"]
+__all__ = ["IncompatibleKeys", "Module", "register_module_backward_hook",
+           "register_module_buffer_registration_hook", "register_module_forward_hook",
+           "register_module_forward_pre_hook", "register_module_full_backward_hook",
+           "register_module_full_backward_pre_hook", "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook", "typename"]
+
+# The hook registries Module.__init__ makes; those __call__ runs.
+_CALLED_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+_HOOK_REGISTRIES = (*_CALLED_HOOKS, "_forward_pre_hooks_with_kwargs", "_forward_hooks_with_kwargs",
+                    "_forward_hooks_always_called", "_state_dict_hooks", "_state_dict_pre_hooks",
+                    "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
+_NEVER_CALLED = ("Reached a code path in Module.{}() that should never be called. Please file "
+                 "an issue at https://github.com/pytorch/pytorch/issues/new?template="
+                 "bug-report.yml to report this bug.")
+_MIXED_BACKWARD_HOOKS = ("Cannot use both regular backward hooks and full backward hooks on a "
+                         "single Module. Please use only one of them.")
 
 
 def typename(value: Any) -> str:
@@ -39,23 +71,6 @@ def _indent(text: str, spaces: int) -> str:
     return "\n".join([first] + [" " * spaces + line for line in rest])
 
 
-def _size(shape: tuple[int, ...]) -> str:
-    return f"torch.Size({list(shape)})"
-
-
-class IncompatibleKeys(NamedTuple):
-    """What load_state_dict returns: the keys it expected but missed, and the extra ones."""
-
-    missing_keys: list[str]
-    unexpected_keys: list[str]
-
-    def __repr__(self) -> str:
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
-                f"unexpected_keys={self.unexpected_keys})")
-
-
 class Module:
     """Base class of layers and models: subclasses assign Parameters and Modules in
     `__init__` and compute their output in `forward`."""
@@ -66,7 +81,13 @@ class Module:
     _non_persistent_buffers_set: set[str]
     _modules: dict[str, Module | None]
 
-    def __init__(self) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if not self.call_super_init and kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        if not self.call_super_init and args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument "
+                            f"but {len(args) + 1} were given")
         # object.__setattr__: our __setattr__ needs these registries to exist. They count
         # their changes (runtime/changes.py), as __setattr__ and __delattr__ do.
         object.__setattr__(self, "training", True)
@@ -76,6 +97,33 @@ class Module:
         object.__setattr__(self, "_modules", changes.Registry())
         object.__setattr__(self, "_forward_pre_hooks", changes.Hooks())
         object.__setattr__(self, "_forward_hooks", changes.Hooks())
+        # Which hooks take kwargs, or run even when forward raises (keyed by hook id).
+        object.__setattr__(self, "_forward_pre_hooks_with_kwargs", changes.Hooks())
+        object.__setattr__(self, "_forward_hooks_with_kwargs", changes.Hooks())
+        object.__setattr__(self, "_forward_hooks_always_called", changes.Hooks())
+        object.__setattr__(self, "_backward_pre_hooks", changes.Hooks())
+        object.__setattr__(self, "_backward_hooks", changes.Hooks())
+        # True once a full backward hook is registered, False once a deprecated one is.
+        object.__setattr__(self, "_is_full_backward_hook", None)
+        # The ids of every hook a register_* method added (a handle's remove() takes its id
+        # out): __call__'s one check of whether there is a hook to run.
+        object.__setattr__(self, "_call_hooks", {})
+        for hooks in ("_state_dict_hooks", "_state_dict_pre_hooks",
+                      "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+            object.__setattr__(self, hooks, changes.Hooks())
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling (and copy.deepcopy): a module saved without some of the registries
+        (by an older gradgen) gets them empty, and __call__'s check the ids of its hooks."""
+        self.__dict__.update(state)
+        for name in _HOOK_REGISTRIES:
+            self.__dict__.setdefault(name, changes.Hooks())
+        self.__dict__.setdefault("_is_full_backward_hook", None)
+        if "_call_hooks" not in self.__dict__:
+            self.__dict__["_call_hooks"] = dict.fromkeys(
+                [key for name in _CALLED_HOOKS for key in self.__dict__[name]], True)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
@@ -87,26 +135,78 @@ class Module:
             heard = _modes.dispatch(Module.__call__, (self, *args), kwargs, _modes.RUNTIME)
             if heard is not _modes.PASS:
                 return heard
-        if not self._forward_pre_hooks and not self._forward_hooks:
+        if not self._call_hooks and not GLOBAL_CALL_HOOKS:
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        output = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            result = hook(self, args, output)
-            if result is not None:
-                output = result
-        return output
+        return call_with_hooks(self, args, kwargs)
 
-    def register_forward_pre_hook(self, hook: Any) -> RemovableHandle:
-        """`hook(module, args)` runs before forward; it may return new args."""
-        return add_hook(self._forward_pre_hooks, hook)
+    def _call_impl(self, *args: Any, **kwargs: Any) -> Any:
+        """The call with its hooks (torch's name, which some libraries call)."""
+        return Module.__call__(self, *args, **kwargs)
 
-    def register_forward_hook(self, hook: Any) -> RemovableHandle:
-        """`hook(module, args, output)` runs after forward; it may return a new output."""
-        return add_hook(self._forward_hooks, hook)
+    _wrapped_call_impl = _call_impl
+
+    def _get_backward_hooks(self) -> tuple[list, list]:
+        """The full and the deprecated backward hooks a call would use (the global first)."""
+        return backward_hooks_of(self)
+
+    def _get_backward_pre_hooks(self) -> list:
+        return [*GLOBAL_HOOKS["backward_pre"].values(), *self._backward_pre_hooks.values()]
+
+    def _add_hook(self, hooks: dict, hook: Callable, prepend: bool = False,
+                  flags: tuple = ()) -> RemovableHandle:
+        """Register `hook` in `hooks` (and its id in __call__'s check, and in the dicts
+        `flags` of its options, which its handle's remove() clears too)."""
+        handle = add_hook(hooks, hook, prepend, [*flags, self._call_hooks])
+        self._call_hooks[handle.id] = True
+        return handle
+
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """`hook(module, args)` runs before forward; it may return new args. With
+        `with_kwargs`, `hook(module, args, kwargs)` may return new `(args, kwargs)`."""
+        handle = self._add_hook(self._forward_pre_hooks, hook, prepend,
+                                (self._forward_pre_hooks_with_kwargs,))
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        return handle
+
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """`hook(module, args, output)` (or `hook(module, args, kwargs, output)` with
+        `with_kwargs`) runs after forward; it may return a new output. With `always_call`
+        it runs even when forward raises."""
+        handle = self._add_hook(self._forward_hooks, hook, prepend,
+                                (self._forward_hooks_with_kwargs,
+                                 self._forward_hooks_always_called))
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        return handle
+
+    def register_full_backward_pre_hook(self, hook: Callable,
+                                        prepend: bool = False) -> RemovableHandle:
+        """`hook(module, grad_output)` runs when the gradients of the module's outputs are
+        known; it may return new ones."""
+        return self._add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook: Callable,
+                                    prepend: bool = False) -> RemovableHandle:
+        """`hook(module, grad_input, grad_output)` runs when the gradients of the module's
+        inputs are known; it may return new ones."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(_MIXED_BACKWARD_HOOKS)
+        self._is_full_backward_hook = True
+        return self._add_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """Deprecated: hooks the node that made the module's output, so that grad_input is
+        that node's (use register_full_backward_hook)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(_MIXED_BACKWARD_HOOKS)
+        self._is_full_backward_hook = False
+        return self._add_hook(self._backward_hooks, hook)
 
     # -- registration ---------------------------------------------------------------------
     def _check_name(self, name: Any, kind: str, registry: dict) -> None:
@@ -127,7 +227,8 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot assign '{typename(param)}' object to parameter '{name}' "
                             "(torch.nn.Parameter or None required)")
-        self._parameters[name] = param
+        self._parameters[name] = (None if param is None
+                                  else registered("parameter", self, name, param))
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         """Add a tensor that is state but not a parameter; `persistent=False` keeps it
@@ -138,7 +239,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer '{name}' "
                             "(torch Tensor or None required)")
-        self._buffers[name] = tensor
+        self._buffers[name] = registered("buffer", self, name, tensor)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -148,7 +249,7 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{typename(module)} is not a Module subclass")
         self._check_name(name, "module", self._modules)
-        self._modules[name] = module
+        self._modules[name] = registered("module", self, name, module)
 
     register_module = add_module
 
@@ -169,24 +270,24 @@ class Module:
             if value is not None:
                 raise TypeError(f"cannot assign '{typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
-            parameters[name] = None
+            self.register_parameter(name, None)
         elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name, keep=modules)
-            modules[name] = value
+            modules[name] = registered("module", self, name, value)
         elif modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{typename(value)}' as child module '{name}' "
                                 "(torch.nn.Module or None expected)")
-            modules[name] = None
+            modules[name] = registered("module", self, name, None)
         elif buffer_persistence(value) is not None:  # a tensor nn.Buffer made
             self.register_buffer(name, value, buffer_persistence(value))
         elif name in self.__dict__.get("_buffers", ()):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "
                                 "(torch.nn.Buffer, torch.Tensor or None expected)")
-            self._buffers[name] = value
+            self._buffers[name] = registered("buffer", self, name, value)
         else:
             object.__setattr__(self, name, value)
 
@@ -243,8 +344,8 @@ class Module:
             child_prefix = f"{prefix}.{name}" if prefix else name
             yield from module.named_modules(memo, child_prefix, remove_duplicate)
 
-    def modules(self) -> Iterator[Module]:
-        for _, module in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator[Module]:
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
@@ -297,6 +398,44 @@ class Module:
             module = module._modules[name]
         return module
 
+    def _member(self, target: str) -> tuple[Module, str]:
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        return module, name
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at a dotted path such as `"encoder.layer1.weight"`."""
+        module, name = self._member(target)
+        parameter = getattr(module, name)
+        if not isinstance(parameter, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return parameter
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at a dotted path such as `"bn.running_mean"`."""
+        module, name = self._member(target)
+        buffer = getattr(module, name)
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return buffer
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put `module` at a dotted path such as `"encoder.layer1"` (replacing the module
+        there; with `strict`, there must be one)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        path, _, name = target.rpartition(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
     def apply(self, fn: Callable[[Module], None]) -> Module:
         """Call `fn` on every child (recursively), then on this module, e.g. to init weights."""
         for module in self.children():
@@ -332,13 +471,14 @@ class Module:
             zero_grad_of(parameter, set_to_none)
 
     # -- dtype conversion -----------------------------------------------------------------
-    def _apply(self, fn: Callable[[Tensor], Tensor]) -> Module:
-        """Convert every parameter, gradient and buffer with `fn`.
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> Module:
+        """Convert every parameter, gradient and buffer with `fn` (this module's alone
+        unless `recurse`).
 
         A parameter stays the same object (its data is swapped, as PyTorch does by
         default), so optimizers built before the conversion still hold it.
         """
-        for module in self.modules():
+        for module in self.modules() if recurse else [self]:
             with no_grad():
                 for parameter in module._parameters.values():
                     if parameter is None:
@@ -381,66 +521,100 @@ class Module:
         """Fails as PyTorch built without CUDA fails."""
         raise AssertionError(devices.CUDA_MISSING)
 
+    def half(self) -> Module:
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self) -> Module:
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
+    def type(self, dst_type: Any) -> Module:
+        """Every parameter and buffer (floating-point or not) cast to `dst_type`."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Parameters and buffers replaced by uninitialised ones of the same shapes."""
+        return self._apply(lambda t: factories.empty_like(t, device=device), recurse=recurse)
+
+    def share_memory(self) -> Module:
+        """The module itself: a CPU tensor's memory is shared already, for gradgen."""
+        return self
+
     def float(self) -> Module:
         return self.to(dtypes.float32)
 
     def double(self) -> Module:
         return self.to(dtypes.float64)
 
-    # -- state dict -----------------------------------------------------------------------
-    def _local_state(self) -> dict[str, Tensor]:
-        """This module's own parameters and persistent buffers, by name."""
-        state = {name: p for name, p in self._parameters.items() if p is not None}
-        state.update((name, b) for name, b in self._buffers.items()
-                     if b is not None and name not in self._non_persistent_buffers_set)
-        return state
+    # -- state dict (runtime/nn/module_state.py) -------------------------------------------
+    T_destination = TypeVar("T_destination", bound=dict[str, Any])
+    _version: int = 1  # saved in the state dict's metadata, as torch's
+    dump_patches: bool = False
+    call_super_init: bool = False
 
-    def state_dict(self, destination: dict | None = None, prefix: str = "",
-                   keep_vars: bool = False) -> OrderedDict[str, Tensor]:
-        """Every parameter and persistent buffer by dotted name, detached unless `keep_vars`."""
-        if destination is None:
-            destination = OrderedDict()
-        for name, value in self._local_state().items():
-            destination[prefix + name] = value if keep_vars else value.detach()
-        for name, module in self._modules.items():
-            if module is not None:
-                module.state_dict(destination, prefix + name + ".", keep_vars)
-        return destination
+    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "",
+                   keep_vars: bool = False) -> Any:
+        """Every parameter, persistent buffer and extra state by dotted name, detached
+        unless `keep_vars`."""
+        return module_state.state_dict(self, args, destination, prefix, keep_vars)
 
-    def load_state_dict(self, state_dict: Mapping[str, Any],
-                        strict: bool = True) -> IncompatibleKeys:
-        """Copy tensors from `state_dict` into the parameters and buffers, in place.
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        extra = type(self).get_extra_state is not Module.get_extra_state
+        module_state.save_local(self, destination, prefix, keep_vars, extra)
 
-        With `strict`, missing and unexpected keys are errors, reported as PyTorch does.
-        """
-        missing: list[str] = []
-        unexpected: list[str] = []
-        errors: list[str] = []
-        for prefix, module in self.named_modules():
-            prefix = prefix + "." if prefix else ""
-            local = module._local_state()
-            for name, target in local.items():
-                key = prefix + name
-                if key not in state_dict:
-                    missing.append(key)
-                    continue
-                errors.extend(_copy_into(key, target, state_dict[key]))
-            for key in state_dict:
-                if key.startswith(prefix):
-                    first = key[len(prefix):].split(".", 1)[0]
-                    if first not in module._modules and first not in local:
-                        unexpected.append(key)
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected)))
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing)))
-        if errors:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(errors)))
-        return IncompatibleKeys(missing, unexpected)
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> IncompatibleKeys:
+        """Copy tensors from `state_dict` into the parameters and buffers, in place (or,
+        with `assign`, make them the parameters and buffers). With `strict`, missing and
+        unexpected keys are errors, reported as PyTorch does."""
+        return module_state.load_state_dict(self, state_dict, strict, assign)
+
+    def _load_from_state_dict(self, state_dict: Any, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        extra = type(self).set_extra_state is not Module.set_extra_state
+        module_state.load_local(self, state_dict, prefix, local_metadata, strict,
+                                missing_keys, unexpected_keys, error_msgs, extra)
+
+    def get_extra_state(self) -> Any:
+        """Overridden by a module with state that is not a tensor, saved under
+        `_extra_state` (Module's own is never called)."""
+        raise RuntimeError(_NEVER_CALLED.format("get_extra_state"))
+
+    def set_extra_state(self, state: Any) -> None:
+        """Overridden with get_extra_state: takes what it returned back."""
+        raise RuntimeError(_NEVER_CALLED.format("set_extra_state"))
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(module, prefix, keep_vars)` runs before the module's state_dict."""
+        return add_hook(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata)` runs after it, returning
+        None."""
+        hook._from_public_api = True  # type: ignore[attr-defined]
+        return add_hook(self._state_dict_hooks, hook)
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        return add_hook(self._state_dict_hooks, hook)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)` runs before the module loads its entries."""
+        return add_hook(self._load_state_dict_pre_hooks, functools.partial(hook, self))
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable,
+                                           with_module: bool = False) -> RemovableHandle:
+        return add_hook(self._load_state_dict_pre_hooks,
+                        functools.partial(hook, self) if with_module else hook)
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(module, incompatible_keys)` runs after the module and its children
+        loaded; it may change the keys' lists in place."""
+        return add_hook(self._load_state_dict_post_hooks, hook)
 
     # -- repr -----------------------------------------------------------------------------
     def _get_name(self) -> str:
@@ -477,16 +651,3 @@ def zero_grad_of(tensor: Tensor, set_to_none: bool) -> None:
         grad.requires_grad_(False)
     with no_grad():
         grad.zero_()
-
-
-def _copy_into(key: str, target: Tensor, value: Any) -> list[str]:
-    """Copy a checkpoint value into a parameter or buffer; the error messages, if any."""
-    if not isinstance(value, Tensor):
-        return [f'While copying the parameter named "{key}", expected torch.Tensor or '
-                f"Tensor-like object from checkpoint but received {type(value)}"]
-    if value.shape != target.shape:
-        return [f"size mismatch for {key}: copying a param with shape {_size(value.shape)} "
-                f"from checkpoint, the shape in current model is {_size(target.shape)}."]
-    with no_grad():
-        target.copy_(value)
-    return []

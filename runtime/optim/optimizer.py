@@ -16,9 +16,13 @@ from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime._warn import warn_at_caller
 from runtime.grad_mode import enable_grad, no_grad
+from runtime.hooks import RemovableHandle, add_hook
 from runtime.nn.module import typename, zero_grad_of
+from runtime.optim import hooks as _hooks
+from runtime.optim.hooks import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
-__all__ = ["Optimizer", "check_adam_options", "required", "scalar_state",
+__all__ = ["Optimizer", "check_adam_options", "register_optimizer_step_post_hook",
+           "register_optimizer_step_pre_hook", "required", "scalar_state",
            "step_without_grad"]
 
 
@@ -44,6 +48,8 @@ class Optimizer:
 
     def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
         self.defaults = defaults
+        for hooks in _hooks.HOOK_DICTS:
+            setattr(self, hooks, changes.Hooks())
         # torch's defaultdict(dict) and lists, which count their writes here: a compiled
         # step's guard skips the optimizer's checks while none are made (runtime/changes.py).
         self.state: changes.State = changes.State()
@@ -60,6 +66,19 @@ class Optimizer:
             param_groups = [changes.ParamGroup(params=param_groups)]
         for param_group in param_groups:
             self.add_param_group(param_group)
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What pickling (and copy.deepcopy) keeps, as torch: not the hooks."""
+        return {"defaults": self.defaults, "state": self.state,
+                "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickling (and copy.deepcopy): an optimizer saved without the hook registries (by
+        an older gradgen) gets them empty, as torch's __setstate__ makes them."""
+        changes.OPTIMIZERS.value += 1
+        self.__dict__.update(state)
+        for hooks in _hooks.HOOK_DICTS:
+            self.__dict__.setdefault(hooks, changes.Hooks())
 
     def __setattr__(self, name: str, value: Any) -> None:
         changes.OPTIMIZERS.value += 1  # (`optimizer.state = ...`, `param_groups`, ...)
@@ -145,6 +164,46 @@ class Optimizer:
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         raise NotImplementedError
 
+    # -- hooks (runtime/optim/hooks.py) ---------------------------------------------------
+    def _optimizer_step_code(self) -> None:
+        """Called after each step, before the post-hooks (where torch's profilers look)."""
+
+    @staticmethod
+    def profile_hook_step(func: Callable[..., Any]) -> Callable[..., Any]:
+        """`func`, a step, made to run the step hooks (every subclass's step does already)."""
+        if getattr(func, "_runs_through_run_step", False):
+            return func
+        return _through_run_step(func)
+
+    def register_step_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(optimizer, args, kwargs)` before each step; it may return new
+        `(args, kwargs)`."""
+        return add_hook(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(optimizer, args, kwargs)` after each step."""
+        return add_hook(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook: Callable,
+                                     prepend: bool = False) -> RemovableHandle:
+        """`hook(optimizer)` before state_dict."""
+        return add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook: Callable,
+                                      prepend: bool = False) -> RemovableHandle:
+        """`hook(optimizer, state_dict)` after state_dict; it may return a new one."""
+        return add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable,
+                                          prepend: bool = False) -> RemovableHandle:
+        """`hook(optimizer, state_dict)` before load_state_dict; it may return a new one."""
+        return add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook: Callable,
+                                           prepend: bool = False) -> RemovableHandle:
+        """`hook(optimizer)` after load_state_dict."""
+        return add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
     # -- state dict -----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
         """`{"state": {index: {...}}, "param_groups": [{..., "params": [index, ...]}]}`.
@@ -152,6 +211,8 @@ class Optimizer:
         Parameters are replaced by their position across the groups, so the state can be
         loaded into an optimizer over other (equally shaped) parameters.
         """
+        for hook in list(self._optimizer_state_dict_pre_hooks.values()):
+            hook(self)
         index_of: dict[int, int] = {}
         param_groups = []
         for group in self.param_groups:
@@ -161,11 +222,21 @@ class Optimizer:
             packed["params"] = [index_of[id(param)] for param in group["params"]]
             param_groups.append(packed)
         state = {index_of[id(param)]: value for param, value in self.state.items()}
-        return {"state": state, "param_groups": param_groups}
+        state_dict = {"state": state, "param_groups": param_groups}
+        for hook in list(self._optimizer_state_dict_post_hooks.values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Take hyper-parameters and state from `state_dict`, matched to our parameters by
         position. Floating-point state is cast to its parameter's dtype (except `step`)."""
+        state_dict = state_dict.copy()
+        for hook in list(self._optimizer_load_state_dict_pre_hooks.values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -190,6 +261,8 @@ class Optimizer:
                 group.setdefault("param_names", kept["param_names"])
             for key, default in self.defaults.items():  # options newer than the file
                 group.setdefault(key, default)
+        for hook in list(self._optimizer_load_state_dict_post_hooks.values()):
+            hook(self)
 
 def check_adam_options(lr: float, betas: tuple[float, float], eps: float,
                        weight_decay: float) -> None:
@@ -264,6 +337,8 @@ def run_step(optimizer: Optimizer, step: Callable[..., Any], args: tuple, kwargs
         heard = _modes.dispatch(run_step, (optimizer, step, args, kwargs), {}, _modes.RUNTIME)
         if heard is not _modes.PASS:
             return heard
+    if _hooks.has_step_hooks(optimizer):
+        return _hooks.step_with_hooks(optimizer, step, args, kwargs)
     return step(optimizer, *args, **kwargs)
 
 
