@@ -95,7 +95,7 @@ FIGURES: dict[str, Callable[[str], str]] = {
        for system in ("gradgen", "torch")
        for way, column in (("forward", "forward µs/op"), ("backward", "backward µs/node"),
                            ("forward-gc-off", "forward, GC off"))},
-    "fit.fixed": pattern(r"Least-squares fit: ([\d.]+ µs) fixed"),
+    "fit.fixed": pattern(r"Least-squares fit: (-?[\d.]+ µs) fixed"),
     "fit.per-sample": pattern(r"fixed \+ ([\d.]+ µs) per sample"),
     "fit.fixed-share.16": pattern(r"The fixed part is (\d+%) of backward at batch 16"),
     "memory.gradgen": cell("A 100,000-op chain", "gradgen", "bytes kept per node"),

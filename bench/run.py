@@ -58,7 +58,7 @@ if __name__ == "__main__" and not {"-h", "--help"} & set(sys.argv[1:]) and missi
     sys.exit(2)
 
 import runtime  # noqa: E402
-from bench import figures, random_draws, systems  # noqa: E402
+from bench import batch_scaling, figures, random_draws, systems  # noqa: E402
 from bench.common import LR, median_time, median_times, repeats  # noqa: E402
 
 
@@ -142,7 +142,7 @@ def mlp_steps(batches: list[int], repeat: int) -> dict:
 
 
 def backward_vs_batch(batches: list[int], repeat: int) -> dict:
-    """gradgen's backward alone, per batch size, with a least-squares fit a + b * batch."""
+    """gradgen's backward alone, per batch size, with a fit fixed + per_sample * batch."""
     times = {}
     for batch in batches:
         weights, x, y = systems.tinymodel_inputs(batch)
@@ -154,9 +154,9 @@ def backward_vs_batch(batches: list[int], repeat: int) -> dict:
             backward(loss)
             samples.append(time.perf_counter() - start)
         times[batch] = statistics.median(samples)
-    xs = np.array(list(times), dtype=float)
-    ys = np.array(list(times.values()))
-    per_sample, fixed = np.polyfit(xs, ys, 1)
+    # On the relative error, as bench/batch_scaling.py fits: plain least squares follows the
+    # large batches alone and leaves the fixed part to chance (it came out negative).
+    fixed, per_sample = batch_scaling.fit(list(times), list(times.values()))
     return {"times": times, "fixed": fixed, "per_sample": per_sample}
 
 
