@@ -1419,6 +1419,16 @@ def _inplace_or_not(input: Any, inplace: bool, function: Any, inplace_function: 
     return inplace_function(input, *args) if inplace else function(input, *args)
 
 
+def relu(input: Any, inplace: bool = False) -> Any:
+    """F.relu: max(0, x), in place with `inplace` (torch.relu_, ReluBackward0 either way);
+    torch.relu itself takes no `inplace`."""
+    if _modes.active:  # a mode may hear the call (runtime/modes.py)
+        heard = _modes.dispatch(relu, (input, inplace), {})
+        if heard is not _modes.PASS:
+            return heard
+    return _inplace_or_not(input, inplace, ops.relu, ops.relu_)
+
+
 def silu(input: Any, inplace: bool = False) -> Any:
     """x sigmoid(x) (SiluBackward0)."""
     if _modes.active:  # a mode may hear the call (runtime/modes.py)

@@ -11,14 +11,14 @@ __all__ = ["GELU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh"]
 
 
 class ReLU(Module):
-    """max(0, x). `inplace` is kept for the repr; the result is always a new tensor."""
+    """max(0, x); with `inplace`, written over the input (torch.relu_)."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.relu(input)
+        return F.relu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""

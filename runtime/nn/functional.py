@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generated.ops import gelu, relu, sigmoid, tanh
+from generated.ops import gelu, sigmoid, tanh
 from runtime.aliases import missing_attribute
 from runtime.composite import (
     batch_norm,
@@ -38,6 +38,7 @@ from runtime.composite import (
     normalize,
     one_hot,
     pad,
+    relu,
     relu6,
     scaled_dot_product_attention,
     silu,
