@@ -4,6 +4,7 @@ change (runtime/changes.py) raises if those checks fail. Set in the environment,
 programs the tests run as scripts check too."""
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,15 @@ def pytest_collection_modifyitems(config, items):  # noqa: ANN001, ANN201 (pytes
             kept.append(item)
     config.hook.pytest_deselected(items=dropped)
     items[:] = kept
+
+
+@pytest.fixture(autouse=True)
+def _default_distribution_validation():  # noqa: ANN202 (a fixture)
+    """torch.compile turns off distributions' default argument validation for the rest of
+    the process, and gradgen's compile does as torch's: each test starts from the default,
+    whatever a test before it compiled (the default is __debug__, as in both libraries)."""
+    yield
+    for name in ("torch.distributions.distribution", "runtime.distributions.distribution"):
+        module = sys.modules.get(name)
+        if module is not None:
+            module.Distribution.set_default_validate_args(__debug__)

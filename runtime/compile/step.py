@@ -33,6 +33,7 @@ from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.reads import is_plain_value, method_reads
 from runtime.compile.trace import MODES, Tracer, current, grad_state, listening
+from runtime.distributions.distribution import Distribution
 from runtime.dtypes import dtype
 from runtime.namespaces import array_ops
 from runtime.nn.module import Module
@@ -564,9 +565,11 @@ def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
 
 def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: Any = None,  # noqa: A001
             backend: Any = "gradgen", mode: Any = None, options: dict | None = None,
-            disable: bool = False) -> Any:
+            name: str | None = None, disable: bool = False, recompile_limit: int | None = None,
+            isolate_recompiles: bool = False, shapes_spec: Any = None) -> Any:
     """torch.compile's signature, as a function or decorator. Only gradgen's backend;
-    `fullgraph=True` makes a fallback an error; `dynamic` and `mode` change nothing."""
+    `fullgraph=True` makes a fallback an error; `dynamic`, `mode`, `name`, the recompile
+    options and `shapes_spec` change nothing."""
     if backend not in ("gradgen", "inductor", "eager", "aot_eager"):
         raise ValueError(f"gradgen compiles with its own backend only, not {backend!r}")
     options = dict(options or {})
@@ -574,6 +577,9 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: 
     def make(fn: Callable) -> Callable:
         if disable:
             return fn
+        # As torch's first compile does (its TorchPatcher), distributions stop validating
+        # their arguments by default from here on, in the whole process.
+        Distribution.set_default_validate_args(False)
         step = CompiledStep(fn, None, options.get("optimizations", True), fullgraph)
         if isinstance(fn, Module):  # a module, as torch.compile's OptimizedModule
             return OptimizedModule(fn, step)
