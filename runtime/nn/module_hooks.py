@@ -12,12 +12,12 @@ hooks the node that made the output instead, as torch's does.
 from __future__ import annotations
 
 import functools
-import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.autograd.function import Function
 from runtime.grad_mode import is_grad_enabled
 from runtime.hooks import RemovableHandle, add_hook
@@ -191,7 +191,7 @@ class BackwardHook:
         self._run_pre_hooks()
         grad_outputs = self.grad_outputs
         if self.input_tensors_index is None:
-            warnings.warn(NO_INPUT_GRAD, stacklevel=5)
+            warn_at_caller(NO_INPUT_GRAD)
             grad_inputs = (None,) * self.n_inputs
             for hook in self.user_hooks:
                 result = hook(self.module, grad_inputs, self.grad_outputs)
@@ -310,9 +310,8 @@ class _Call:
             self.run_forward_hook(key, hook)
         if backward_hook is not None:
             if not isinstance(self.result, Tensor | tuple):
-                warnings.warn("For backward hooks to be called, module output should be a "
-                              f"Tensor or a tuple of Tensors but received {type(self.result)}",
-                              stacklevel=4)
+                warn_at_caller("For backward hooks to be called, module output should be a "
+                               f"Tensor or a tuple of Tensors but received {type(self.result)}")
             self.result = backward_hook.setup_output_hook(self.result)
         if non_full_hooks:
             self._hook_last_node(non_full_hooks)
@@ -350,9 +349,9 @@ class _Call:
             if scope and result is not None:
                 self.result = result
         except Exception as error:
-            warnings.warn(f"{scope}module forward hook with ``always_call=True`` raised an "
-                          "exception that was silenced as another error was raised in "
-                          f"forward: {error}", stacklevel=5)
+            warn_at_caller(f"{scope}module forward hook with ``always_call=True`` raised an "
+                           "exception that was silenced as another error was raised in "
+                           f"forward: {error}")
 
 
 def call_with_hooks(module: Any, args: tuple, kwargs: dict) -> Any:
@@ -379,13 +378,13 @@ def _warn_non_full(inputs: Any, result: Any, node: Any) -> None:
     if not isinstance(result, Tensor) and not _all_tensors(result):
         message = _NON_FULL.format("return a single Tensor or a tuple of Tensors",
                                    "grad_output")
-        warnings.warn(message, FutureWarning, stacklevel=5)
+        warn_at_caller(message, FutureWarning)
         return
     results = (result,) if isinstance(result, Tensor) else result
     if not isinstance(inputs, Tensor) and not _all_tensors(inputs):
         message = _NON_FULL.format("take as input a single Tensor or a tuple of Tensors",
                                    "grad_input")
-        warnings.warn(message, FutureWarning, stacklevel=5)
+        warn_at_caller(message, FutureWarning)
         return
     inputs = (inputs,) if isinstance(inputs, Tensor) else inputs
     output_nodes = {r.grad_fn for r in results if r.grad_fn is not None}
@@ -406,4 +405,4 @@ def _warn_non_full(inputs: Any, result: Any, node: Any) -> None:
                    "the documented behavior.")
     else:
         return
-    warnings.warn(message, FutureWarning, stacklevel=5)
+    warn_at_caller(message, FutureWarning)

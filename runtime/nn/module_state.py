@@ -9,12 +9,12 @@ dict's tensors become the module's, instead of being copied into them.
 
 from __future__ import annotations
 
-import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from runtime._tensor import Tensor
+from runtime._warn import warn_at_caller
 from runtime.grad_mode import no_grad
 from runtime.nn.parameter import Parameter
 
@@ -65,7 +65,7 @@ def state_dict(module: Any, args: tuple, destination: Any, prefix: str,
                keep_vars: bool) -> Any:
     """Module.state_dict, with torch's deprecated positional arguments."""
     if args:
-        warnings.warn(_POSITIONAL, FutureWarning, stacklevel=3)
+        warn_at_caller(_POSITIONAL, FutureWarning)
         destination = args[0] if destination is None else destination
         prefix = args[1] if len(args) > 1 and prefix == "" else prefix
         keep_vars = args[2] if len(args) > 2 and keep_vars is False else keep_vars
