@@ -568,15 +568,7 @@ def _check_gradients(op: Any, order: int, left_out: Callable[[Any], bool]) -> No
             continue
         got = _gradients(op, sample, runtime, order)
         where = f"sample {index}: {sample.summary()}"
-        assert len(got) == len(want), where
-        for g, w in zip(got, want, strict=True):
-            if w is None or g is None:
-                # An unused input: torch's None and a zero gradient mean the same.
-                assert (w if g is None else g) is None or not np.any(w if g is None else g), \
-                    where
-                continue
-            np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-7, equal_nan=True,
-                                       err_msg=where)
+        assert_same_derivatives(got, want, where)
 
 
 @pytest.mark.parametrize("op", [op for op in OPS if op.supports_autograd],
@@ -634,19 +626,23 @@ def test_forward_ad(op: Any) -> None:
         _run_check(op, "forward_ad", lambda left_out: _check_tangents(op, left_out))
 
 
+
+def assert_same_derivatives(got: list, want: list, where: str) -> None:
+    """gradgen's gradients or tangents against torch's, input by input, in float64. An
+    unused input: torch's None and a zero gradient mean the same."""
+    assert len(got) == len(want), where
+    for g, w in zip(got, want, strict=True):
+        if w is None or g is None:
+            assert (w if g is None else g) is None or not np.any(w if g is None else g), where
+            continue
+        np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-7, equal_nan=True, err_msg=where)
+
 def _check_tangents(op: Any, left_out: Callable[[Any], bool]) -> None:
     for index, sample in _samples(op, torch.float64, True, left_out):
         want = _tangents(op, sample, torch)
         got = _tangents(op, sample, runtime)
         where = f"sample {index}: {sample.summary()}"
-        assert len(got) == len(want), where
-        for g, w in zip(got, want, strict=True):
-            if w is None or g is None:
-                assert (w if g is None else g) is None or not np.any(w if g is None else g), \
-                    where
-                continue
-            np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-7, equal_nan=True,
-                                       err_msg=where)
+        assert_same_derivatives(got, want, where)
 
 
 # -- through runtime.compile -------------------------------------------------------------

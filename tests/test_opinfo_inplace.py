@@ -237,24 +237,20 @@ def _inplace_gradients(op: Any, sample: Any, library: Any) -> list:
     return [opinfo._array(g) for g in grads]
 
 
-def _check_inplace_gradients(op: Any, left_out: Callable[[Any], bool]) -> None:
+def _check_inplace_derivatives(op: Any, left_out: Callable[[Any], bool],
+                               derivatives: Callable[[Any, Any, Any], list]) -> None:
+    """`derivatives(op, sample, library)` (gradients or tangents through the in-place call)
+    of gradgen against torch's on every float64 sample, or the same refusal."""
     for index, sample in opinfo._samples(op, torch.float64, True, left_out):
         where = f"sample {index}: {sample.summary()}"
-        want, torch_error = _outcome(lambda sample=sample: _inplace_gradients(op, sample, torch))
-        got, error = _outcome(lambda sample=sample: _inplace_gradients(op, sample, runtime))
+        want, torch_error = _outcome(lambda sample=sample: derivatives(op, sample, torch))
+        got, error = _outcome(lambda sample=sample: derivatives(op, sample, runtime))
         if torch_error is not None:
             _compare_errors(error, torch_error, where)
             continue
         if error is not None:
             raise AssertionError(f"{where}: gradgen raises {error!r}, torch returns") from error
-        assert len(got) == len(want), where
-        for g, w in zip(got, want, strict=True):
-            if w is None or g is None:
-                assert (w if g is None else g) is None or not np.any(w if g is None else g), \
-                    where
-                continue
-            np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-7, equal_nan=True,
-                                       err_msg=where)
+        opinfo.assert_same_derivatives(got, want, where)
 
 
 GRAD_OPS = [op for op in OPS if op.supports_autograd]
@@ -263,7 +259,8 @@ GRAD_OPS = [op for op in OPS if op.supports_autograd]
 @pytest.mark.parametrize("op", GRAD_OPS, ids=[opinfo._opinfo_name(op) for op in GRAD_OPS])
 def test_inplace_backward(op: Any) -> None:
     if torch.float64 in op.supported_backward_dtypes("cpu"):
-        _run_check(op, "backward", lambda left_out: _check_inplace_gradients(op, left_out))
+        _run_check(op, "backward", lambda left_out: _check_inplace_derivatives(
+            op, left_out, _inplace_gradients))
 
 
 # -- forward mode ---------------------------------------------------------------------------
@@ -300,26 +297,6 @@ def _inplace_tangents(op: Any, sample: Any, library: Any) -> list:
                 for o in opinfo._leaves(result, kind) if o.dtype.is_floating_point]
 
 
-def _check_inplace_tangents(op: Any, left_out: Callable[[Any], bool]) -> None:
-    for index, sample in opinfo._samples(op, torch.float64, True, left_out):
-        where = f"sample {index}: {sample.summary()}"
-        want, torch_error = _outcome(lambda sample=sample: _inplace_tangents(op, sample, torch))
-        got, error = _outcome(lambda sample=sample: _inplace_tangents(op, sample, runtime))
-        if torch_error is not None:
-            _compare_errors(error, torch_error, where)
-            continue
-        if error is not None:
-            raise AssertionError(f"{where}: gradgen raises {error!r}, torch returns") from error
-        assert len(got) == len(want), where
-        for g, w in zip(got, want, strict=True):
-            if w is None or g is None:
-                assert (w if g is None else g) is None or not np.any(w if g is None else g), \
-                    where
-                continue
-            np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-7, equal_nan=True,
-                                       err_msg=where)
-
-
 FORWARD_AD_OPS = [op for op in OPS if op.supports_forward_ad]
 
 
@@ -327,7 +304,8 @@ FORWARD_AD_OPS = [op for op in OPS if op.supports_forward_ad]
                          ids=[opinfo._opinfo_name(op) for op in FORWARD_AD_OPS])
 def test_inplace_forward_ad(op: Any) -> None:
     if torch.float64 in op.supported_backward_dtypes("cpu"):
-        _run_check(op, "forward_ad", lambda left_out: _check_inplace_tangents(op, left_out))
+        _run_check(op, "forward_ad", lambda left_out: _check_inplace_derivatives(
+            op, left_out, _inplace_tangents))
 
 
 # -- a leaf that requires grad, used in place ------------------------------------------------
