@@ -585,13 +585,14 @@ def test_gradgrad(op: Any) -> None:
         _run_check(op, "gradgrad", lambda left_out: _check_gradients(op, 2, left_out))
 
 
-def _tangents(op: Any, sample: Any, library: Any) -> list:
-    """The output tangents for fixed random input tangents, as arrays."""
-    forward_ad = library.autograd.forward_ad
+def dual_arguments(sample: Any, library: Any, copy: bool = False) -> tuple:
+    """(input, args, kwargs) of a sample in `library`, each floating tensor that requires
+    grad made a dual tensor with a fixed random tangent (a copy of it with `copy`, for a
+    call that writes over it). Call inside an open dual level."""
     kind = torch.Tensor if library is torch else runtime.Tensor
-    args = (sample.input, sample.args, sample.kwargs)
+    values = (sample.input, sample.args, sample.kwargs)
     if library is not torch:
-        args = to_gradgen(args)
+        values = to_gradgen(values)
     generator = np.random.default_rng(2)
 
     def dual(value: Any) -> Any:
@@ -600,15 +601,23 @@ def _tangents(op: Any, sample: Any, library: Any) -> list:
                 return value.detach()
             tangent = library.tensor(generator.standard_normal(tuple(value.shape)),
                                      dtype=value.dtype)
-            return forward_ad.make_dual(value.detach(), tangent)
+            primal = value.detach().clone() if copy else value.detach()
+            return library.autograd.forward_ad.make_dual(primal, tangent)
         if isinstance(value, list | tuple):
             return type(value)(dual(v) for v in value)
         if isinstance(value, dict):
             return {k: dual(v) for k, v in value.items()}
         return value
 
+    return dual(values)
+
+
+def _tangents(op: Any, sample: Any, library: Any) -> list:
+    """The output tangents for fixed random input tangents, as arrays."""
+    forward_ad = library.autograd.forward_ad
+    kind = torch.Tensor if library is torch else runtime.Tensor
     with forward_ad.dual_level():
-        first, rest, kwargs = dual(args)
+        first, rest, kwargs = dual_arguments(sample, library)
         function = op if library is torch else _gradgen_callable(op)
         result = sample.output_process_fn_grad(function(first, *rest, **kwargs))
         tangents = []

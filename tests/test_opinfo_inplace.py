@@ -271,27 +271,9 @@ def _inplace_tangents(op: Any, sample: Any, library: Any) -> list:
     input a dual tensor of its own, written in place)."""
     forward_ad = library.autograd.forward_ad
     kind = torch.Tensor if library is torch else runtime.Tensor
-    values = (sample.input, sample.args, sample.kwargs)
-    if library is not torch:
-        values = opinfo.to_gradgen(values)
-    generator = np.random.default_rng(2)
-
-    def dual(value: Any) -> Any:
-        if isinstance(value, kind):
-            if not (value.requires_grad and value.dtype.is_floating_point):
-                return value.detach()
-            tangent = library.tensor(generator.standard_normal(tuple(value.shape)),
-                                     dtype=value.dtype)
-            return forward_ad.make_dual(value.detach().clone(), tangent)
-        if isinstance(value, list | tuple):
-            return type(value)(dual(v) for v in value)
-        if isinstance(value, dict):
-            return {k: dual(v) for k, v in value.items()}
-        return value
-
     call = _torch_inplace(op) if library is torch else _gradgen_inplace(op)
     with forward_ad.dual_level():
-        first, rest, kwargs = dual(values)
+        first, rest, kwargs = opinfo.dual_arguments(sample, library, copy=True)
         result = sample.output_process_fn_grad(call(first, *rest, **kwargs))
         return [opinfo._array(forward_ad.unpack_dual(o).tangent)
                 for o in opinfo._leaves(result, kind) if o.dtype.is_floating_point]
