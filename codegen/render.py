@@ -546,6 +546,11 @@ def _save_statement(info: OpInfo, attr: SavedAttribute, inplace: bool) -> str:
         return f"grad_fn.{field} = SavedVariableList({source}, False)"
     if attr.kind == SavedKind.SIZES and always_tensor(info, attr.source):
         return f"grad_fn.{field} = {source}._data.shape"  # recording.sizes of a sure Tensor
+    if attr.kind == SavedKind.SCALAR_TYPE:  # recording.scalar_type, without its call
+        dtype = f"DTYPE_OF[{source}._data.dtype]"
+        if always_tensor(info, attr.source):
+            return f"grad_fn.{field} = {dtype}"
+        return f"grad_fn.{field} = {dtype} if isinstance({source}, Tensor) else None"
     if attr.kind in SIZE_SAVERS:
         return f"grad_fn.{field} = {SIZE_SAVERS[attr.kind]}({source})"
     return f"grad_fn.{field} = {source}"
@@ -565,6 +570,8 @@ def _kernel_argument(info: OpInfo, arg: Argument) -> str:
     name = local_name(arg.name)
     if always_tensor(info, arg.name):
         return f"{name}._data"
+    if arg.type.is_tensor:  # a Tensor, or a number or None in its place: recording.data's
+        return f"({name}._data if isinstance({name}, Tensor) else {name})"  # test, inline
     if arg.type.is_tensor_like:
         return f"recording.data({name})"
     if arg.type.base == "ScalarType":

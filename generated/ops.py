@@ -500,6 +500,7 @@ from runtime import forward_grad, kernels, recording
 from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
+from runtime.dtypes import BY_NUMPY as DTYPE_OF  # numpy dtype -> torch dtype
 from runtime.arguments import MISSING, NUMBER, NUMBER_OR_NONE, TENSOR_OR_NUMBER, Overload, Param
 from runtime.grad_mode import _state as _grad_state
 from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList, gradient_edge
@@ -1075,11 +1076,11 @@ def add_Tensor(self_=MISSING, other=MISSING, *extra, alpha=1, out=None, **kwargs
         self_, other, alpha = _arguments.bind(OVERLOADS["add.Tensor"], (self_, other, alpha,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("add", add_Tensor, (self_, other), {"alpha": alpha}, out)
-    result = recording.wrap(kernels.add_Tensor(recording.data(self_), recording.data(other), alpha))
+    result = recording.wrap(kernels.add_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other), alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = AddBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
-        grad_fn._kept_other_scalar_type = recording.scalar_type(other)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
+        grad_fn._kept_other_scalar_type = DTYPE_OF[other._data.dtype] if isinstance(other, Tensor) else None
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1104,13 +1105,13 @@ def add_Tensor_(self_=MISSING, other=MISSING, *extra, alpha=1, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = AddBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
-        grad_fn._kept_other_scalar_type = recording.scalar_type(other)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
+        grad_fn._kept_other_scalar_type = DTYPE_OF[other._data.dtype] if isinstance(other, Tensor) else None
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    kernels.add_Tensor_(recording.data(self_), recording.data(other), alpha)
+    kernels.add_Tensor_((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other), alpha)
     recording.increment_version(self_)
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
@@ -1134,7 +1135,7 @@ def add_Scalar(self_=MISSING, other=MISSING, alpha=1, *extra, out=None, **kwargs
         self_, other, alpha = _arguments.bind(OVERLOADS["add.Scalar"], (self_, other, alpha,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("add", add_Scalar, (self_, other, alpha), {}, out)
-    result = recording.wrap(kernels.add_Scalar(recording.data(self_), other, alpha))
+    result = recording.wrap(kernels.add_Scalar((self_._data if isinstance(self_, Tensor) else self_), other, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = AddBackward1((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -1158,11 +1159,11 @@ def sub_Tensor(self_=MISSING, other=MISSING, *extra, alpha=1, out=None, **kwargs
         self_, other, alpha = _arguments.bind(OVERLOADS["sub.Tensor"], (self_, other, alpha,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sub", sub_Tensor, (self_, other), {"alpha": alpha}, out)
-    result = recording.wrap(kernels.sub_Tensor(recording.data(self_), recording.data(other), alpha))
+    result = recording.wrap(kernels.sub_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other), alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = SubBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
-        grad_fn._kept_other_scalar_type = recording.scalar_type(other)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
+        grad_fn._kept_other_scalar_type = DTYPE_OF[other._data.dtype] if isinstance(other, Tensor) else None
         grad_fn._saved_alpha = alpha
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1187,13 +1188,13 @@ def sub_Tensor_(self_=MISSING, other=MISSING, *extra, alpha=1, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = SubBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
-        grad_fn._kept_other_scalar_type = recording.scalar_type(other)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
+        grad_fn._kept_other_scalar_type = DTYPE_OF[other._data.dtype] if isinstance(other, Tensor) else None
         grad_fn._saved_alpha = alpha
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    kernels.sub_Tensor_(recording.data(self_), recording.data(other), alpha)
+    kernels.sub_Tensor_((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other), alpha)
     recording.increment_version(self_)
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
@@ -1215,7 +1216,7 @@ def rsub_Tensor(self_=MISSING, other=MISSING, *extra, alpha=1, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or not isinstance(alpha, NUMBER) or kwargs or extra:
         self_, other, alpha = _arguments.bind(OVERLOADS["rsub.Tensor"], (self_, other, alpha,), kwargs, extra)
-    result = recording.wrap(kernels.rsub_Tensor(self_._data, recording.data(other), alpha))
+    result = recording.wrap(kernels.rsub_Tensor(self_._data, (other._data if isinstance(other, Tensor) else other), alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = RsubBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_alpha = alpha
@@ -1263,13 +1264,13 @@ def mul_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["mul.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mul", mul_Tensor, (self_, other), {}, out)
-    result = recording.wrap(kernels.mul_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.mul_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = MulBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
-        grad_fn._kept_other_scalar_type = recording.scalar_type(other)
+        grad_fn._kept_other_scalar_type = DTYPE_OF[other._data.dtype] if isinstance(other, Tensor) else None
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -1294,13 +1295,13 @@ def mul_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     if needs_grad:
         grad_fn = MulBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
-        grad_fn._kept_other_scalar_type = recording.scalar_type(other)
+        grad_fn._kept_other_scalar_type = DTYPE_OF[other._data.dtype] if isinstance(other, Tensor) else None
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    kernels.mul_Tensor_(recording.data(self_), recording.data(other))
+    kernels.mul_Tensor_((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other))
     recording.increment_version(self_)
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
@@ -1324,11 +1325,11 @@ def mul_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["mul.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("mul", mul_Scalar, (self_, other), {}, out)
-    result = recording.wrap(kernels.mul_Scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.mul_Scalar((self_._data if isinstance(self_, Tensor) else self_), other))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MulBackward1((gradient_edge(self_),))
         grad_fn._saved_other = other
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1350,11 +1351,11 @@ def div_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["div.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Tensor, (self_, other), {}, out)
-    result = recording.wrap(kernels.div_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.div_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = DivBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1380,12 +1381,12 @@ def div_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     if needs_grad:
         grad_fn = DivBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.div_Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.div_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -1408,11 +1409,11 @@ def div_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["div.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Scalar, (self_, other), {}, out)
-    result = recording.wrap(kernels.div_Scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.div_Scalar((self_._data if isinstance(self_, Tensor) else self_), other))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = DivBackward1((gradient_edge(self_),))
         grad_fn._saved_other = other
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -1434,7 +1435,7 @@ def div_Tensor_mode(self_=MISSING, other=MISSING, *extra, rounding_mode=MISSING,
         self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Tensor_mode"], (self_, other, rounding_mode,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Tensor_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
-    result = recording.wrap(kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
+    result = recording.wrap(kernels.div_Tensor_mode((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other), rounding_mode))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = DivBackward2((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_rounding_mode = rounding_mode
@@ -1469,7 +1470,7 @@ def div_Tensor_mode_(self_=MISSING, other=MISSING, *extra, rounding_mode=MISSING
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.div_Tensor_mode(recording.data(self_), recording.data(other), rounding_mode))
+    recording.write_inplace(self_, kernels.div_Tensor_mode((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other), rounding_mode))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -1544,7 +1545,7 @@ def pow_Tensor_Scalar(self_=MISSING, exponent=MISSING, *extra, out=None, **kwarg
         self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Scalar"], (self_, exponent,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Tensor_Scalar, (self_, exponent), {}, out)
-    result = recording.wrap(kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
+    result = recording.wrap(kernels.pow_Tensor_Scalar((self_._data if isinstance(self_, Tensor) else self_), exponent))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = PowBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -1577,7 +1578,7 @@ def pow_Tensor_Scalar_(self_=MISSING, exponent=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.pow_Tensor_Scalar(recording.data(self_), exponent))
+    recording.write_inplace(self_, kernels.pow_Tensor_Scalar((self_._data if isinstance(self_, Tensor) else self_), exponent))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -1600,7 +1601,7 @@ def pow_Tensor_Tensor(self_=MISSING, exponent=MISSING, *extra, out=None, **kwarg
         self_, exponent = _arguments.bind(OVERLOADS["pow.Tensor_Tensor"], (self_, exponent,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Tensor_Tensor, (self_, exponent), {}, out)
-    result = recording.wrap(kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
+    result = recording.wrap(kernels.pow_Tensor_Tensor((self_._data if isinstance(self_, Tensor) else self_), (exponent._data if isinstance(exponent, Tensor) else exponent)))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(exponent, Tensor) and (exponent._requires_grad or exponent.grad_fn is not None))
     if needs_grad:
         grad_fn = PowBackward1((gradient_edge(self_), gradient_edge(exponent)))
@@ -1637,7 +1638,7 @@ def pow_Tensor_Tensor_(self_=MISSING, exponent=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, exponent)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.pow_Tensor_Tensor(recording.data(self_), recording.data(exponent)))
+    recording.write_inplace(self_, kernels.pow_Tensor_Tensor((self_._data if isinstance(self_, Tensor) else self_), (exponent._data if isinstance(exponent, Tensor) else exponent)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -1663,7 +1664,7 @@ def pow_Scalar(self_=MISSING, exponent=MISSING, *extra, out=None, **kwargs):
         self_, exponent = _arguments.bind(OVERLOADS["pow.Scalar"], (self_, exponent,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("pow", pow_Scalar, (self_, exponent), {}, out)
-    result = recording.wrap(kernels.pow_Scalar(self_, recording.data(exponent)))
+    result = recording.wrap(kernels.pow_Scalar(self_, (exponent._data if isinstance(exponent, Tensor) else exponent)))
     needs_grad = _grad_state.enabled and (isinstance(exponent, Tensor) and (exponent._requires_grad or exponent.grad_fn is not None))
     if needs_grad:
         grad_fn = PowBackward2((gradient_edge(exponent),))
@@ -2818,7 +2819,7 @@ def clamp_Tensor(self_=MISSING, min=None, max=None, *extra, out=None, **kwargs):
         self_, min, max = _arguments.bind(OVERLOADS["clamp.Tensor"], (self_, min, max,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("clamp", clamp_Tensor, (self_, min, max), {}, out)
-    result = recording.wrap(kernels.clamp_Tensor(self_._data, recording.data(min), recording.data(max)))
+    result = recording.wrap(kernels.clamp_Tensor(self_._data, (min._data if isinstance(min, Tensor) else min), (max._data if isinstance(max, Tensor) else max)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(min, Tensor) and (min._requires_grad or min.grad_fn is not None) or isinstance(max, Tensor) and (max._requires_grad or max.grad_fn is not None)):
         grad_fn = ClampBackward0((gradient_edge(self_), gradient_edge(min), gradient_edge(max)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -2853,7 +2854,7 @@ def clamp_Tensor_(self_=MISSING, min=None, max=None, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, min, max)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.clamp_Tensor(self_._data, recording.data(min), recording.data(max)))
+    recording.write_inplace(self_, kernels.clamp_Tensor(self_._data, (min._data if isinstance(min, Tensor) else min), (max._data if isinstance(max, Tensor) else max)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3210,7 +3211,7 @@ def where_self(condition=MISSING, self_=MISSING, other=MISSING, *extra, out=None
         condition, self_, other = _arguments.bind(OVERLOADS["where.self"], (condition, self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("where", where_self, (condition, self_, other), {}, out, dtype_rule="where")
-    result = recording.wrap(kernels.where_self(condition._data, recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.where_self(condition._data, (self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = WhereBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.condition_ = SavedVariable(condition, False)
@@ -3285,7 +3286,7 @@ def masked_fill_Tensor(self_=MISSING, mask=MISSING, value=MISSING, *extra, **kwa
             return heard
     if not isinstance(self_, Tensor) or not isinstance(mask, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs or extra:
         self_, mask, value = _arguments.bind(OVERLOADS["masked_fill.Tensor"], (self_, mask, value,), kwargs, extra)
-    result = recording.wrap(kernels.masked_fill_Tensor(self_._data, mask._data, recording.data(value)))
+    result = recording.wrap(kernels.masked_fill_Tensor(self_._data, mask._data, (value._data if isinstance(value, Tensor) else value)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None)):
         grad_fn = MaskedFillBackward1((gradient_edge(self_), gradient_edge(value)))
         grad_fn.mask_ = SavedVariable(mask, False)
@@ -3316,7 +3317,7 @@ def masked_fill_Tensor_(self_=MISSING, mask=MISSING, value=MISSING, *extra, **kw
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.masked_fill_Tensor(self_._data, mask._data, recording.data(value)))
+    recording.write_inplace(self_, kernels.masked_fill_Tensor(self_._data, mask._data, (value._data if isinstance(value, Tensor) else value)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3359,7 +3360,7 @@ def fill_Tensor(self_=MISSING, value=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or kwargs or extra:
         self_, value = _arguments.bind(OVERLOADS["fill.Tensor"], (self_, value,), kwargs, extra)
-    result = recording.wrap(kernels.fill_Tensor(self_._data, recording.data(value)))
+    result = recording.wrap(kernels.fill_Tensor(self_._data, (value._data if isinstance(value, Tensor) else value)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None)):
         grad_fn = FillBackward1((gradient_edge(self_), gradient_edge(value)))
         recording.set_history(result, grad_fn)
@@ -3416,7 +3417,7 @@ def fill__Tensor(self_=MISSING, value=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.fill__Tensor(self_._data, recording.data(value)))
+    recording.write_inplace(self_, kernels.fill__Tensor(self_._data, (value._data if isinstance(value, Tensor) else value)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3444,7 +3445,7 @@ def copy_(self_=MISSING, src=MISSING, non_blocking=False, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, src)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.copy_(recording.data(self_), recording.data(src), non_blocking))
+    recording.write_inplace(self_, kernels.copy_((self_._data if isinstance(self_, Tensor) else self_), (src._data if isinstance(src, Tensor) else src), non_blocking))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3484,7 +3485,7 @@ def eq_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["eq.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("eq", eq_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.eq_Tensor(self_._data, recording.data(other)))
+    result = recording.wrap(kernels.eq_Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     return result
 
 
@@ -3518,7 +3519,7 @@ def ge_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["ge.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ge", ge_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.ge_Tensor(self_._data, recording.data(other)))
+    result = recording.wrap(kernels.ge_Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     return result
 
 
@@ -3552,7 +3553,7 @@ def gt_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["gt.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("gt", gt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.gt_Tensor(self_._data, recording.data(other)))
+    result = recording.wrap(kernels.gt_Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     return result
 
 
@@ -3586,7 +3587,7 @@ def le_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["le.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("le", le_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.le_Tensor(self_._data, recording.data(other)))
+    result = recording.wrap(kernels.le_Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     return result
 
 
@@ -3620,7 +3621,7 @@ def lt_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["lt.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lt", lt_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.lt_Tensor(self_._data, recording.data(other)))
+    result = recording.wrap(kernels.lt_Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     return result
 
 
@@ -3654,7 +3655,7 @@ def ne_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["ne.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("ne", ne_Tensor, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.ne_Tensor(self_._data, recording.data(other)))
+    result = recording.wrap(kernels.ne_Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     return result
 
 
@@ -3707,7 +3708,7 @@ def eq__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.eq__Tensor(self_._data, recording.data(other)))
+    recording.write_inplace(self_, kernels.eq__Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3766,7 +3767,7 @@ def ge__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.ge__Tensor(self_._data, recording.data(other)))
+    recording.write_inplace(self_, kernels.ge__Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3825,7 +3826,7 @@ def gt__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.gt__Tensor(self_._data, recording.data(other)))
+    recording.write_inplace(self_, kernels.gt__Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3884,7 +3885,7 @@ def le__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.le__Tensor(self_._data, recording.data(other)))
+    recording.write_inplace(self_, kernels.le__Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -3943,7 +3944,7 @@ def lt__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.lt__Tensor(self_._data, recording.data(other)))
+    recording.write_inplace(self_, kernels.lt__Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -4002,7 +4003,7 @@ def ne__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.ne__Tensor(self_._data, recording.data(other)))
+    recording.write_inplace(self_, kernels.ne__Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -4157,7 +4158,7 @@ def bitwise_and_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs)
         self_, other = _arguments.bind(OVERLOADS["bitwise_and.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_and", bitwise_and_Tensor, (self_, other), {}, out)
-    result = recording.wrap(kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.bitwise_and_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     return result
 
 
@@ -4173,7 +4174,7 @@ def bitwise_and_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["bitwise_and.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
-    recording.write_inplace(self_, kernels.bitwise_and_Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.bitwise_and_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     return self_
 
 
@@ -4190,7 +4191,7 @@ def bitwise_or_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["bitwise_or.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_or", bitwise_or_Tensor, (self_, other), {}, out)
-    result = recording.wrap(kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.bitwise_or_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     return result
 
 
@@ -4206,7 +4207,7 @@ def bitwise_or_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["bitwise_or.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
-    recording.write_inplace(self_, kernels.bitwise_or_Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.bitwise_or_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     return self_
 
 
@@ -4223,7 +4224,7 @@ def bitwise_xor_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs)
         self_, other = _arguments.bind(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("bitwise_xor", bitwise_xor_Tensor, (self_, other), {}, out)
-    result = recording.wrap(kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.bitwise_xor_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     return result
 
 
@@ -4239,7 +4240,7 @@ def bitwise_xor_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["bitwise_xor.Tensor"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
-    recording.write_inplace(self_, kernels.bitwise_xor_Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.bitwise_xor_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     return self_
 
 
@@ -5156,7 +5157,7 @@ def _to_copy(self_=MISSING, *extra, dtype=None, **kwargs):
     result = recording.wrap(kernels._to_copy(self_._data, recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = ToCopyBackward0((gradient_edge(self_),))
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype]
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -6088,7 +6089,7 @@ def _softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *extra, out=None
     if needs_grad:
         grad_fn = SoftmaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype]
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -6118,7 +6119,7 @@ def _log_softmax(self_=MISSING, dim=MISSING, half_to_float=MISSING, *extra, out=
     if needs_grad:
         grad_fn = LogSoftmaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype]
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -6298,7 +6299,7 @@ def nll_loss_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=MI
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs or extra:
         self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss_forward"], (self_, target, weight, reduction, ignore_index,), kwargs, extra)
-    output, total_weight = map(recording.wrap, kernels.nll_loss_forward(self_._data, target._data, recording.data(weight), reduction, ignore_index))
+    output, total_weight = map(recording.wrap, kernels.nll_loss_forward(self_._data, target._data, (weight._data if isinstance(weight, Tensor) else weight), reduction, ignore_index))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = NllLossBackward0((gradient_edge(self_),))
@@ -6330,7 +6331,7 @@ def nll_loss2d_forward(self_=MISSING, target=MISSING, weight=MISSING, reduction=
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs or extra:
         self_, target, weight, reduction, ignore_index = _arguments.bind(OVERLOADS["nll_loss2d_forward"], (self_, target, weight, reduction, ignore_index,), kwargs, extra)
-    output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(self_._data, target._data, recording.data(weight), reduction, ignore_index))
+    output, total_weight = map(recording.wrap, kernels.nll_loss2d_forward(self_._data, target._data, (weight._data if isinstance(weight, Tensor) else weight), reduction, ignore_index))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = NllLoss2DBackward0((gradient_edge(self_),))
@@ -6362,7 +6363,7 @@ def nll_loss_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weight
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs or extra:
         grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs, extra)
-    result = recording.wrap(kernels.nll_loss_backward(grad_output._data, self_._data, target._data, recording.data(weight), reduction, ignore_index, total_weight._data))
+    result = recording.wrap(kernels.nll_loss_backward(grad_output._data, self_._data, target._data, (weight._data if isinstance(weight, Tensor) else weight), reduction, ignore_index, total_weight._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NllLossBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.target_ = SavedVariable(target, False)
@@ -6388,7 +6389,7 @@ def nll_loss2d_backward(grad_output=MISSING, self_=MISSING, target=MISSING, weig
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(total_weight, Tensor) or weight is MISSING or reduction is MISSING or ignore_index is MISSING or kwargs or extra:
         grad_output, self_, target, weight, reduction, ignore_index, total_weight = _arguments.bind(OVERLOADS["nll_loss2d_backward"], (grad_output, self_, target, weight, reduction, ignore_index, total_weight,), kwargs, extra)
-    result = recording.wrap(kernels.nll_loss2d_backward(grad_output._data, self_._data, target._data, recording.data(weight), reduction, ignore_index, total_weight._data))
+    result = recording.wrap(kernels.nll_loss2d_backward(grad_output._data, self_._data, target._data, (weight._data if isinstance(weight, Tensor) else weight), reduction, ignore_index, total_weight._data))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NllLoss2DBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_)))
         grad_fn.target_ = SavedVariable(target, False)
@@ -6414,7 +6415,7 @@ def binary_cross_entropy(self_=MISSING, target=MISSING, weight=None, reduction=1
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
         self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy"], (self_, target, weight, reduction,), kwargs, extra)
-    result = recording.wrap(kernels.binary_cross_entropy(self_._data, target._data, recording.data(weight), reduction))
+    result = recording.wrap(kernels.binary_cross_entropy(self_._data, target._data, (weight._data if isinstance(weight, Tensor) else weight), reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = BinaryCrossEntropyBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6440,7 +6441,7 @@ def binary_cross_entropy_backward(grad_output=MISSING, self_=MISSING, target=MIS
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
         grad_output, self_, target, weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_backward"], (grad_output, self_, target, weight, reduction,), kwargs, extra)
-    result = recording.wrap(kernels.binary_cross_entropy_backward(grad_output._data, self_._data, target._data, recording.data(weight), reduction))
+    result = recording.wrap(kernels.binary_cross_entropy_backward(grad_output._data, self_._data, target._data, (weight._data if isinstance(weight, Tensor) else weight), reduction))
     if _grad_state.enabled and (isinstance(grad_output, Tensor) and (grad_output._requires_grad or grad_output.grad_fn is not None) or isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = BinaryCrossEntropyBackwardBackward0((gradient_edge(grad_output), gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6467,7 +6468,7 @@ def binary_cross_entropy_with_logits(self_=MISSING, target=MISSING, weight=None,
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or kwargs or extra:
         self_, target, weight, pos_weight, reduction = _arguments.bind(OVERLOADS["binary_cross_entropy_with_logits"], (self_, target, weight, pos_weight, reduction,), kwargs, extra)
-    result = recording.wrap(kernels.binary_cross_entropy_with_logits(self_._data, target._data, recording.data(weight), recording.data(pos_weight), reduction))
+    result = recording.wrap(kernels.binary_cross_entropy_with_logits(self_._data, target._data, (weight._data if isinstance(weight, Tensor) else weight), (pos_weight._data if isinstance(pos_weight, Tensor) else pos_weight), reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(target, Tensor) and (target._requires_grad or target.grad_fn is not None)):
         grad_fn = BinaryCrossEntropyWithLogitsBackward0((gradient_edge(self_), gradient_edge(target)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -6601,7 +6602,7 @@ def native_layer_norm(input=MISSING, normalized_shape=MISSING, weight=MISSING, b
     if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or kwargs or extra:
         input, normalized_shape, weight, bias, eps = _arguments.bind(OVERLOADS["native_layer_norm"], (input, normalized_shape, weight, bias, eps,), kwargs, extra)
     normalized_shape = recording.int_tuple(normalized_shape)
-    result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(input._data, normalized_shape, recording.data(weight), recording.data(bias), eps))
+    result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm(input._data, normalized_shape, (weight._data if isinstance(weight, Tensor) else weight), (bias._data if isinstance(bias, Tensor) else bias), eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = NativeLayerNormBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -6635,7 +6636,7 @@ def native_layer_norm_backward(grad_out=MISSING, input=MISSING, normalized_shape
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(mean, Tensor) or not isinstance(rstd, Tensor) or normalized_shape is MISSING or weight is MISSING or bias is MISSING or output_mask is MISSING or kwargs or extra:
         grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask = _arguments.bind(OVERLOADS["native_layer_norm_backward"], (grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask,), kwargs, extra)
     normalized_shape = recording.int_tuple(normalized_shape)
-    result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(grad_out._data, input._data, normalized_shape, mean._data, rstd._data, recording.data(weight), recording.data(bias), output_mask))
+    result0, result1, result2 = map(recording.wrap, kernels.native_layer_norm_backward(grad_out._data, input._data, normalized_shape, mean._data, rstd._data, (weight._data if isinstance(weight, Tensor) else weight), (bias._data if isinstance(bias, Tensor) else bias), output_mask))
     if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = NativeLayerNormBackwardBackward0((gradient_edge(grad_out), gradient_edge(input), gradient_edge(weight)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -6667,7 +6668,7 @@ def native_batch_norm(input=MISSING, weight=MISSING, bias=MISSING, running_mean=
         input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["native_batch_norm"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("native_batch_norm", native_batch_norm, (input, weight, bias, running_mean, running_var, training, momentum, eps), {}, out, 3, dtype_rule="batch_norm")
-    result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(input._data, recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), training, momentum, eps))
+    result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm(input._data, (weight._data if isinstance(weight, Tensor) else weight), (bias._data if isinstance(bias, Tensor) else bias), (running_mean._data if isinstance(running_mean, Tensor) else running_mean), (running_var._data if isinstance(running_var, Tensor) else running_var), training, momentum, eps))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = NativeBatchNormBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -7433,7 +7434,7 @@ def _native_batch_norm_legit_default(input=MISSING, weight=MISSING, bias=MISSING
             return heard
     if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs or extra:
         input, weight, bias, running_mean, running_var, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit"], (input, weight, bias, running_mean, running_var, training, momentum, eps,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit(input._data, recording.data(weight), recording.data(bias), running_mean._data, running_var._data, training, momentum, eps))
+    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit(input._data, (weight._data if isinstance(weight, Tensor) else weight), (bias._data if isinstance(bias, Tensor) else bias), running_mean._data, running_var._data, training, momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = NativeBatchNormLegitBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -7468,7 +7469,7 @@ def _native_batch_norm_legit_no_stats(input=MISSING, weight=MISSING, bias=MISSIN
             return heard
     if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or training is MISSING or kwargs or extra:
         input, weight, bias, training, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit.no_stats"], (input, weight, bias, training, momentum, eps,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_stats(input._data, recording.data(weight), recording.data(bias), training, momentum, eps))
+    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_stats(input._data, (weight._data if isinstance(weight, Tensor) else weight), (bias._data if isinstance(bias, Tensor) else bias), training, momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = NativeBatchNormLegitBackward1((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -7501,7 +7502,7 @@ def _native_batch_norm_legit_no_training(input=MISSING, weight=MISSING, bias=MIS
             return heard
     if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs or extra:
         input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_native_batch_norm_legit_no_training"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_training(input._data, recording.data(weight), recording.data(bias), running_mean._data, running_var._data, momentum, eps))
+    result0, result1, result2 = map(recording.wrap, kernels._native_batch_norm_legit_no_training(input._data, (weight._data if isinstance(weight, Tensor) else weight), (bias._data if isinstance(bias, Tensor) else bias), running_mean._data, running_var._data, momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = NativeBatchNormLegitNoTrainingBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -7535,7 +7536,7 @@ def _batch_norm_with_update(input=MISSING, weight=MISSING, bias=MISSING, running
             return heard
     if not isinstance(input, Tensor) or not isinstance(running_mean, Tensor) or not isinstance(running_var, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or kwargs or extra:
         input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_with_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs, extra)
-    result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_with_update(input._data, recording.data(weight), recording.data(bias), running_mean._data, running_var._data, momentum, eps))
+    result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_with_update(input._data, (weight._data if isinstance(weight, Tensor) else weight), (bias._data if isinstance(bias, Tensor) else bias), running_mean._data, running_var._data, momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = BatchNormWithUpdateBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -7571,7 +7572,7 @@ def _batch_norm_no_update(input=MISSING, weight=MISSING, bias=MISSING, running_m
             return heard
     if not isinstance(input, Tensor) or not isinstance(momentum, NUMBER) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or running_mean is MISSING or running_var is MISSING or kwargs or extra:
         input, weight, bias, running_mean, running_var, momentum, eps = _arguments.bind(OVERLOADS["_batch_norm_no_update"], (input, weight, bias, running_mean, running_var, momentum, eps,), kwargs, extra)
-    result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_no_update(input._data, recording.data(weight), recording.data(bias), recording.data(running_mean), recording.data(running_var), momentum, eps))
+    result0, result1, result2, result3 = map(recording.wrap, kernels._batch_norm_no_update(input._data, (weight._data if isinstance(weight, Tensor) else weight), (bias._data if isinstance(bias, Tensor) else bias), (running_mean._data if isinstance(running_mean, Tensor) else running_mean), (running_var._data if isinstance(running_var, Tensor) else running_var), momentum, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = BatchNormNoUpdateBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -7607,7 +7608,7 @@ def native_batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, 
             return heard
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_invstd is MISSING or train is MISSING or output_mask is MISSING or kwargs or extra:
         grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask = _arguments.bind(OVERLOADS["native_batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm_backward(grad_out._data, input._data, recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_invstd), train, eps, output_mask))
+    result0, result1, result2 = map(recording.wrap, kernels.native_batch_norm_backward(grad_out._data, input._data, (weight._data if isinstance(weight, Tensor) else weight), (running_mean._data if isinstance(running_mean, Tensor) else running_mean), (running_var._data if isinstance(running_var, Tensor) else running_var), (save_mean._data if isinstance(save_mean, Tensor) else save_mean), (save_invstd._data if isinstance(save_invstd, Tensor) else save_invstd), train, eps, output_mask))
     if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(save_mean, Tensor) and (save_mean._requires_grad or save_mean.grad_fn is not None) or isinstance(save_invstd, Tensor) and (save_invstd._requires_grad or save_invstd.grad_fn is not None)):
         grad_fn = NativeBatchNormBackwardBackward0((gradient_edge(grad_out), gradient_edge(input), gradient_edge(weight), gradient_edge(save_mean), gradient_edge(save_invstd)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -7638,7 +7639,7 @@ def batch_norm_backward(grad_out=MISSING, input=MISSING, weight=MISSING, running
             return heard
     if not isinstance(grad_out, Tensor) or not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or not isinstance(reserve, Tensor) or weight is MISSING or running_mean is MISSING or running_var is MISSING or save_mean is MISSING or save_var is MISSING or update is MISSING or output_mask is MISSING or kwargs or extra:
         grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve = _arguments.bind(OVERLOADS["batch_norm_backward"], (grad_out, input, weight, running_mean, running_var, save_mean, save_var, update, eps, output_mask, reserve,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels.batch_norm_backward(grad_out._data, input._data, recording.data(weight), recording.data(running_mean), recording.data(running_var), recording.data(save_mean), recording.data(save_var), update, eps, output_mask, reserve._data))
+    result0, result1, result2 = map(recording.wrap, kernels.batch_norm_backward(grad_out._data, input._data, (weight._data if isinstance(weight, Tensor) else weight), (running_mean._data if isinstance(running_mean, Tensor) else running_mean), (running_var._data if isinstance(running_var, Tensor) else running_var), (save_mean._data if isinstance(save_mean, Tensor) else save_mean), (save_var._data if isinstance(save_var, Tensor) else save_var), update, eps, output_mask, reserve._data))
     if _grad_state.enabled and (isinstance(grad_out, Tensor) and (grad_out._requires_grad or grad_out.grad_fn is not None) or isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(save_mean, Tensor) and (save_mean._requires_grad or save_mean.grad_fn is not None) or isinstance(save_var, Tensor) and (save_var._requires_grad or save_var.grad_fn is not None) or isinstance(reserve, Tensor) and (reserve._requires_grad or reserve.grad_fn is not None)):
         grad_fn = BatchNormBackwardBackward0((gradient_edge(grad_out), gradient_edge(input), gradient_edge(weight), gradient_edge(save_mean), gradient_edge(save_var), gradient_edge(reserve)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -7674,7 +7675,7 @@ def _safe_softmax(self_=MISSING, dim=MISSING, dtype=None, *extra, **kwargs):
     if needs_grad:
         grad_fn = SafeSoftmaxBackward0((gradient_edge(self_),))
         grad_fn._saved_dim = dim
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype]
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -7720,7 +7721,7 @@ def segment_reduce(data=MISSING, reduce=MISSING, *extra, lengths=None, indices=N
             return heard
     if not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs or extra:
         data, reduce, lengths, indices, offsets, axis, unsafe, initial = _arguments.bind(OVERLOADS["segment_reduce"], (data, reduce, lengths, indices, offsets, axis, unsafe, initial,), kwargs, extra)
-    result = recording.wrap(kernels.segment_reduce(data._data, reduce, recording.data(lengths), recording.data(indices), recording.data(offsets), axis, unsafe, initial))
+    result = recording.wrap(kernels.segment_reduce(data._data, reduce, (lengths._data if isinstance(lengths, Tensor) else lengths), (indices._data if isinstance(indices, Tensor) else indices), (offsets._data if isinstance(offsets, Tensor) else offsets), axis, unsafe, initial))
     if _grad_state.enabled and (isinstance(data, Tensor) and (data._requires_grad or data.grad_fn is not None)):
         grad_fn = SegmentReduceBackward0((gradient_edge(data),))
         grad_fn.data_ = SavedVariable(data, False)
@@ -7747,7 +7748,7 @@ def _segment_reduce_backward(grad_output=MISSING, output=MISSING, data=MISSING, 
             return heard
     if not isinstance(grad_output, Tensor) or not isinstance(output, Tensor) or not isinstance(data, Tensor) or not isinstance(initial, NUMBER_OR_NONE) or reduce is MISSING or kwargs or extra:
         grad_output, output, data, reduce, lengths, offsets, axis, initial = _arguments.bind(OVERLOADS["_segment_reduce_backward"], (grad_output, output, data, reduce, lengths, offsets, axis, initial,), kwargs, extra)
-    result = recording.wrap(kernels._segment_reduce_backward(grad_output._data, output._data, data._data, reduce, recording.data(lengths), recording.data(offsets), axis, initial))
+    result = recording.wrap(kernels._segment_reduce_backward(grad_output._data, output._data, data._data, reduce, (lengths._data if isinstance(lengths, Tensor) else lengths), (offsets._data if isinstance(offsets, Tensor) else offsets), axis, initial))
     return result
 
 
@@ -7762,7 +7763,7 @@ def multi_margin_loss(self_=MISSING, target=MISSING, p=1, margin=1, weight=None,
             return heard
     if not isinstance(self_, Tensor) or not isinstance(target, Tensor) or not isinstance(p, NUMBER) or not isinstance(margin, NUMBER) or kwargs or extra:
         self_, target, p, margin, weight, reduction = _arguments.bind(OVERLOADS["multi_margin_loss"], (self_, target, p, margin, weight, reduction,), kwargs, extra)
-    result = recording.wrap(kernels.multi_margin_loss(self_._data, target._data, p, margin, recording.data(weight), reduction))
+    result = recording.wrap(kernels.multi_margin_loss(self_._data, target._data, p, margin, (weight._data if isinstance(weight, Tensor) else weight), reduction))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = MultiMarginLossBackward0((gradient_edge(self_),))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -7843,7 +7844,7 @@ def native_group_norm(input=MISSING, weight=MISSING, bias=MISSING, N=MISSING, C=
             return heard
     if not isinstance(input, Tensor) or not isinstance(eps, NUMBER) or weight is MISSING or bias is MISSING or N is MISSING or C is MISSING or HxW is MISSING or group is MISSING or kwargs or extra:
         input, weight, bias, N, C, HxW, group, eps = _arguments.bind(OVERLOADS["native_group_norm"], (input, weight, bias, N, C, HxW, group, eps,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels.native_group_norm(input._data, recording.data(weight), recording.data(bias), N, C, HxW, group, eps))
+    result0, result1, result2 = map(recording.wrap, kernels.native_group_norm(input._data, (weight._data if isinstance(weight, Tensor) else weight), (bias._data if isinstance(bias, Tensor) else bias), N, C, HxW, group, eps))
     needs_grad = _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None))
     if needs_grad:
         grad_fn = NativeGroupNormBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
@@ -7941,7 +7942,7 @@ def _thnn_fused_lstm_cell(input_gates=MISSING, hidden_gates=MISSING, cx=MISSING,
             return heard
     if not isinstance(input_gates, Tensor) or not isinstance(hidden_gates, Tensor) or not isinstance(cx, Tensor) or kwargs or extra:
         input_gates, hidden_gates, cx, input_bias, hidden_bias = _arguments.bind(OVERLOADS["_thnn_fused_lstm_cell"], (input_gates, hidden_gates, cx, input_bias, hidden_bias,), kwargs, extra)
-    result0, result1, result2 = map(recording.wrap, kernels._thnn_fused_lstm_cell(input_gates._data, hidden_gates._data, cx._data, recording.data(input_bias), recording.data(hidden_bias)))
+    result0, result1, result2 = map(recording.wrap, kernels._thnn_fused_lstm_cell(input_gates._data, hidden_gates._data, cx._data, (input_bias._data if isinstance(input_bias, Tensor) else input_bias), (hidden_bias._data if isinstance(hidden_bias, Tensor) else hidden_bias)))
     if _grad_state.enabled and (isinstance(input_gates, Tensor) and (input_gates._requires_grad or input_gates.grad_fn is not None) or isinstance(hidden_gates, Tensor) and (hidden_gates._requires_grad or hidden_gates.grad_fn is not None) or isinstance(cx, Tensor) and (cx._requires_grad or cx.grad_fn is not None) or isinstance(input_bias, Tensor) and (input_bias._requires_grad or input_bias.grad_fn is not None) or isinstance(hidden_bias, Tensor) and (hidden_bias._requires_grad or hidden_bias.grad_fn is not None)):
         grad_fn = ThnnFusedLstmCellBackward0((gradient_edge(input_gates), gradient_edge(hidden_gates), gradient_edge(cx), gradient_edge(input_bias), gradient_edge(hidden_bias)))
         grad_fn.input_gates_ = SavedVariable(input_gates, False)
@@ -7969,7 +7970,7 @@ def _thnn_fused_gru_cell(input_gates=MISSING, hidden_gates=MISSING, hx=MISSING, 
             return heard
     if not isinstance(input_gates, Tensor) or not isinstance(hidden_gates, Tensor) or not isinstance(hx, Tensor) or kwargs or extra:
         input_gates, hidden_gates, hx, input_bias, hidden_bias = _arguments.bind(OVERLOADS["_thnn_fused_gru_cell"], (input_gates, hidden_gates, hx, input_bias, hidden_bias,), kwargs, extra)
-    result0, result1 = map(recording.wrap, kernels._thnn_fused_gru_cell(input_gates._data, hidden_gates._data, hx._data, recording.data(input_bias), recording.data(hidden_bias)))
+    result0, result1 = map(recording.wrap, kernels._thnn_fused_gru_cell(input_gates._data, hidden_gates._data, hx._data, (input_bias._data if isinstance(input_bias, Tensor) else input_bias), (hidden_bias._data if isinstance(hidden_bias, Tensor) else hidden_bias)))
     if _grad_state.enabled and (isinstance(input_gates, Tensor) and (input_gates._requires_grad or input_gates.grad_fn is not None) or isinstance(hidden_gates, Tensor) and (hidden_gates._requires_grad or hidden_gates.grad_fn is not None) or isinstance(hx, Tensor) and (hx._requires_grad or hx.grad_fn is not None) or isinstance(input_bias, Tensor) and (input_bias._requires_grad or input_bias.grad_fn is not None) or isinstance(hidden_bias, Tensor) and (hidden_bias._requires_grad or hidden_bias.grad_fn is not None)):
         grad_fn = ThnnFusedGruCellBackward0((gradient_edge(input_gates), gradient_edge(hidden_gates), gradient_edge(hx), gradient_edge(input_bias), gradient_edge(hidden_bias)))
         grad_fn.input_gates_ = SavedVariable(input_gates, False)
@@ -8357,7 +8358,7 @@ def cumsum(self_=MISSING, dim=MISSING, *extra, dtype=None, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CumsumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_dim = recording.dim(self_)
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype]
         grad_fn._saved_dim = dim
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -8383,7 +8384,7 @@ def cumsum_(self_=MISSING, dim=MISSING, *extra, dtype=None, **kwargs):
     if needs_grad:
         grad_fn = CumsumBackward0((gradient_edge(self_),))
         grad_fn._saved_self_dim = recording.dim(self_)
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype]
         grad_fn._saved_dim = dim
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -8416,7 +8417,7 @@ def cumprod(self_=MISSING, dim=MISSING, *extra, dtype=None, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = CumprodBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_numel = recording.numel(self_)
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype]
         grad_fn._saved_dim = dim
         grad_fn.self_ = SavedVariable(self_, False)
         recording.set_history(result, grad_fn)
@@ -8443,7 +8444,7 @@ def cumprod_(self_=MISSING, dim=MISSING, *extra, dtype=None, **kwargs):
     if needs_grad:
         grad_fn = CumprodBackward0((gradient_edge(self_),))
         grad_fn._saved_self_sym_numel = recording.numel(self_)
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype]
         grad_fn._saved_dim = dim
         grad_fn.self_ = SavedVariable(recording.original(self_), False)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
@@ -9382,7 +9383,7 @@ def lerp_Tensor(self_=MISSING, end=MISSING, weight=MISSING, *extra, out=None, **
         self_, end, weight = _arguments.bind(OVERLOADS["lerp.Tensor"], (self_, end, weight,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("lerp", lerp_Tensor, (self_, end, weight), {}, out, dtype_rule="found")
-    result = recording.wrap(kernels.lerp_Tensor(self_._data, end._data, recording.data(weight)))
+    result = recording.wrap(kernels.lerp_Tensor(self_._data, end._data, (weight._data if isinstance(weight, Tensor) else weight)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(end, Tensor) and (end._requires_grad or end.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = LerpBackward1((gradient_edge(self_), gradient_edge(end), gradient_edge(weight)))
         grad_fn.weight_ = SavedVariable(weight, False)
@@ -9417,7 +9418,7 @@ def lerp_Tensor_(self_=MISSING, end=MISSING, weight=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, end, weight)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.lerp_Tensor(self_._data, end._data, recording.data(weight)))
+    recording.write_inplace(self_, kernels.lerp_Tensor(self_._data, end._data, (weight._data if isinstance(weight, Tensor) else weight)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9620,7 +9621,7 @@ def floor_divide_default(self_=MISSING, other=MISSING, *extra, out=None, **kwarg
         self_, other = _arguments.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor_divide", floor_divide_default, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.floor_divide(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.floor_divide((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     return result
 
 
@@ -9636,7 +9637,7 @@ def floor_divide_default_(self_=MISSING, other=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["floor_divide"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
-    recording.write_inplace(self_, kernels.floor_divide(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.floor_divide((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     return self_
 
 
@@ -9653,7 +9654,7 @@ def floor_divide_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs
         self_, other = _arguments.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("floor_divide", floor_divide_Scalar, (self_, other), {}, out, dtype_rule="cast_once")
-    result = recording.wrap(kernels.floor_divide_Scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.floor_divide_Scalar((self_._data if isinstance(self_, Tensor) else self_), other))
     return result
 
 
@@ -9669,7 +9670,7 @@ def floor_divide_Scalar_(self_=MISSING, other=MISSING, *extra, **kwargs):
     if not isinstance(self_, Tensor) or not isinstance(other, NUMBER) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["floor_divide.Scalar"], (self_, other,), kwargs, extra, inplace=True)
     recording.check_inplace(self_, differentiable=False)
-    recording.write_inplace(self_, kernels.floor_divide_Scalar(recording.data(self_), other))
+    recording.write_inplace(self_, kernels.floor_divide_Scalar((self_._data if isinstance(self_, Tensor) else self_), other))
     return self_
 
 
@@ -9686,7 +9687,7 @@ def remainder_Scalar(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["remainder.Scalar"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("remainder", remainder_Scalar, (self_, other), {}, out)
-    result = recording.wrap(kernels.remainder_Scalar(recording.data(self_), other))
+    result = recording.wrap(kernels.remainder_Scalar((self_._data if isinstance(self_, Tensor) else self_), other))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = RemainderBackward0((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -9715,7 +9716,7 @@ def remainder_Scalar_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.remainder_Scalar(recording.data(self_), other))
+    recording.write_inplace(self_, kernels.remainder_Scalar((self_._data if isinstance(self_, Tensor) else self_), other))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9738,7 +9739,7 @@ def remainder_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["remainder.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("remainder", remainder_Tensor, (self_, other), {}, out)
-    result = recording.wrap(kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.remainder_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = RemainderBackward1((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
@@ -9771,7 +9772,7 @@ def remainder_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.remainder_Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.remainder_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9792,7 +9793,7 @@ def remainder_Scalar_Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, NUMBER) or not isinstance(other, Tensor) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["remainder.Scalar_Tensor"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.remainder_Scalar_Tensor(self_, recording.data(other)))
+    result = recording.wrap(kernels.remainder_Scalar_Tensor(self_, (other._data if isinstance(other, Tensor) else other)))
     return result
 
 
@@ -9861,7 +9862,7 @@ def fmod_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["fmod.Tensor"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("fmod", fmod_Tensor, (self_, other), {}, out)
-    result = recording.wrap(kernels.fmod_Tensor(self_._data, recording.data(other)))
+    result = recording.wrap(kernels.fmod_Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = FmodBackward1((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
@@ -9894,7 +9895,7 @@ def fmod_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.fmod_Tensor(self_._data, recording.data(other)))
+    recording.write_inplace(self_, kernels.fmod_Tensor(self_._data, (other._data if isinstance(other, Tensor) else other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -9978,7 +9979,7 @@ def convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, pad
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     output_padding = recording.int_tuple(output_padding)
-    result = recording.wrap(kernels.convolution(input._data, weight._data, recording.data(bias), stride, padding, dilation, transposed, output_padding, groups))
+    result = recording.wrap(kernels.convolution(input._data, weight._data, (bias._data if isinstance(bias, Tensor) else bias), stride, padding, dilation, transposed, output_padding, groups))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = ConvolutionBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -11369,7 +11370,7 @@ def xlogy_Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
             return heard
     if not isinstance(self_, Tensor) or not isinstance(other, TENSOR_OR_NUMBER) or kwargs or extra:
         self_, other = _arguments.bind(OVERLOADS["xlogy.Tensor"], (self_, other,), kwargs, extra)
-    result = recording.wrap(kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
+    result = recording.wrap(kernels.xlogy_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = XlogyBackward0((gradient_edge(self_), gradient_edge(other)))
         grad_fn.other_ = SavedVariable(other, False)
@@ -11402,7 +11403,7 @@ def xlogy_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.xlogy_Tensor(recording.data(self_), recording.data(other)))
+    recording.write_inplace(self_, kernels.xlogy_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -12061,7 +12062,7 @@ def xlogy_Scalar_Self(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
         self_, other = _arguments.bind(OVERLOADS["xlogy.Scalar_Self"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("xlogy", xlogy_Scalar_Self, (self_, other), {}, out)
-    result = recording.wrap(kernels.xlogy_Scalar_Self(self_, recording.data(other)))
+    result = recording.wrap(kernels.xlogy_Scalar_Self(self_, (other._data if isinstance(other, Tensor) else other)))
     if _grad_state.enabled and (isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = XlogyBackward1((gradient_edge(other),))
         grad_fn._saved_self = self_
@@ -12087,7 +12088,7 @@ def xlogy_Scalar_Other(self_=MISSING, other=MISSING, *extra, out=None, **kwargs)
         self_, other = _arguments.bind(OVERLOADS["xlogy.Scalar_Other"], (self_, other,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("xlogy", xlogy_Scalar_Other, (self_, other), {}, out)
-    result = recording.wrap(kernels.xlogy_Scalar_Other(recording.data(self_), other))
+    result = recording.wrap(kernels.xlogy_Scalar_Other((self_._data if isinstance(self_, Tensor) else self_), other))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = XlogyBackward2((gradient_edge(self_),))
         grad_fn._saved_other = other
@@ -12120,7 +12121,7 @@ def xlogy_Scalar_Other_(self_=MISSING, other=MISSING, *extra, **kwargs):
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.xlogy_Scalar_Other(recording.data(self_), other))
+    recording.write_inplace(self_, kernels.xlogy_Scalar_Other((self_._data if isinstance(self_, Tensor) else self_), other))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -13464,7 +13465,7 @@ def index_fill_int_Tensor(self_=MISSING, dim=MISSING, index=MISSING, value=MISSI
             return heard
     if not isinstance(self_, Tensor) or not isinstance(index, Tensor) or not isinstance(value, TENSOR_OR_NUMBER) or dim is MISSING or kwargs or extra:
         self_, dim, index, value = _arguments.bind(OVERLOADS["index_fill.int_Tensor"], (self_, dim, index, value,), kwargs, extra)
-    result = recording.wrap(kernels.index_fill_int_Tensor(self_._data, dim, index._data, recording.data(value)))
+    result = recording.wrap(kernels.index_fill_int_Tensor(self_._data, dim, index._data, (value._data if isinstance(value, Tensor) else value)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(value, Tensor) and (value._requires_grad or value.grad_fn is not None)):
         grad_fn = IndexFillBackward1((gradient_edge(self_), gradient_edge(value)))
         grad_fn._saved_dim = dim
@@ -13497,7 +13498,7 @@ def index_fill_int_Tensor_(self_=MISSING, dim=MISSING, index=MISSING, value=MISS
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, value)
     if forward_ad:
         original_self = recording.original(self_)
-    recording.write_inplace(self_, kernels.index_fill_int_Tensor(self_._data, dim, index._data, recording.data(value)))
+    recording.write_inplace(self_, kernels.index_fill_int_Tensor(self_._data, dim, index._data, (value._data if isinstance(value, Tensor) else value)))
     if needs_grad:
         recording.rebase_history(self_, grad_fn)
     if forward_ad:
@@ -13796,7 +13797,7 @@ def nansum(self_=MISSING, dim=None, keepdim=False, *extra, dtype=None, out=None,
     result = recording.wrap(kernels.nansum(self_._data, dim, keepdim, recording.numpy_dtype(dtype)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = NansumBackward0((gradient_edge(self_),))
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype]
         grad_fn.self_ = SavedVariable(self_, False)
         grad_fn._saved_dim = dim
         grad_fn._saved_keepdim = keepdim
@@ -14940,7 +14941,7 @@ def linalg_eig(self_=MISSING, *extra, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgEigBackward0((gradient_edge(self_),))
-        grad_fn._kept_self_scalar_type = recording.scalar_type(self_)
+        grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype]
         recording.set_history(eigenvalues, grad_fn)
         recording.set_history(eigenvectors, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -15042,7 +15043,7 @@ def linalg_pinv_atol_rtol_tensor(self_=MISSING, *extra, atol=None, rtol=None, he
             return heard
     if not isinstance(self_, Tensor) or kwargs or extra:
         self_, atol, rtol, hermitian = _arguments.bind(OVERLOADS["linalg_pinv.atol_rtol_tensor"], (self_, atol, rtol, hermitian,), kwargs, extra)
-    result = recording.wrap(kernels.linalg_pinv_atol_rtol_tensor(self_._data, recording.data(atol), recording.data(rtol), hermitian))
+    result = recording.wrap(kernels.linalg_pinv_atol_rtol_tensor(self_._data, (atol._data if isinstance(atol, Tensor) else atol), (rtol._data if isinstance(rtol, Tensor) else rtol), hermitian))
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = LinalgPinvBackward0((gradient_edge(self_),))
@@ -16030,7 +16031,7 @@ def _convolution(input=MISSING, weight=MISSING, bias=MISSING, stride=MISSING, pa
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
     output_padding = recording.int_tuple(output_padding)
-    result = recording.wrap(kernels._convolution(input._data, weight._data, recording.data(bias), stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32))
+    result = recording.wrap(kernels._convolution(input._data, weight._data, (bias._data if isinstance(bias, Tensor) else bias), stride, padding, dilation, transposed, output_padding, groups, benchmark, deterministic, cudnn_enabled, allow_tf32))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = ConvolutionBackward1((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)
@@ -16065,7 +16066,7 @@ def slow_conv_transpose2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bi
     padding = recording.int_tuple(padding)
     output_padding = recording.int_tuple(output_padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.slow_conv_transpose2d(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding, output_padding, dilation))
+    result = recording.wrap(kernels.slow_conv_transpose2d(self_._data, weight._data, kernel_size, (bias._data if isinstance(bias, Tensor) else bias), stride, padding, output_padding, dilation))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = SlowConvTranspose2DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16098,7 +16099,7 @@ def slow_conv_transpose3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bi
     padding = recording.int_tuple(padding)
     output_padding = recording.int_tuple(output_padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.slow_conv_transpose3d(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding, output_padding, dilation))
+    result = recording.wrap(kernels.slow_conv_transpose3d(self_._data, weight._data, kernel_size, (bias._data if isinstance(bias, Tensor) else bias), stride, padding, output_padding, dilation))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = SlowConvTranspose3DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16129,7 +16130,7 @@ def _slow_conv2d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bia
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels._slow_conv2d_forward(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding))
+    result = recording.wrap(kernels._slow_conv2d_forward(self_._data, weight._data, kernel_size, (bias._data if isinstance(bias, Tensor) else bias), stride, padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = SlowConv2DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16192,7 +16193,7 @@ def _conv_depthwise2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=M
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels._conv_depthwise2d(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding, dilation))
+    result = recording.wrap(kernels._conv_depthwise2d(self_._data, weight._data, kernel_size, (bias._data if isinstance(bias, Tensor) else bias), stride, padding, dilation))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = ConvDepthwise2DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16224,7 +16225,7 @@ def conv_depthwise3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias=MI
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.conv_depthwise3d(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding, dilation))
+    result = recording.wrap(kernels.conv_depthwise3d(self_._data, weight._data, kernel_size, (bias._data if isinstance(bias, Tensor) else bias), stride, padding, dilation))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = ConvDepthwise3DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16255,7 +16256,7 @@ def slow_conv3d_forward(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias
     kernel_size = recording.int_tuple(kernel_size)
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
-    result = recording.wrap(kernels.slow_conv3d_forward(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding))
+    result = recording.wrap(kernels.slow_conv3d_forward(self_._data, weight._data, kernel_size, (bias._data if isinstance(bias, Tensor) else bias), stride, padding))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = SlowConv3DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16285,7 +16286,7 @@ def slow_conv_dilated2d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.slow_conv_dilated2d(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding, dilation))
+    result = recording.wrap(kernels.slow_conv_dilated2d(self_._data, weight._data, kernel_size, (bias._data if isinstance(bias, Tensor) else bias), stride, padding, dilation))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = SlowConvDilated2DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -16316,7 +16317,7 @@ def slow_conv_dilated3d(self_=MISSING, weight=MISSING, kernel_size=MISSING, bias
     stride = recording.int_tuple(stride)
     padding = recording.int_tuple(padding)
     dilation = recording.int_tuple(dilation)
-    result = recording.wrap(kernels.slow_conv_dilated3d(self_._data, weight._data, kernel_size, recording.data(bias), stride, padding, dilation))
+    result = recording.wrap(kernels.slow_conv_dilated3d(self_._data, weight._data, kernel_size, (bias._data if isinstance(bias, Tensor) else bias), stride, padding, dilation))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = SlowConvDilated3DBackward0((gradient_edge(self_), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.self_ = SavedVariable(self_, False)
@@ -17069,7 +17070,7 @@ def sub_Scalar(self_=MISSING, other=MISSING, alpha=1, *extra, out=None, **kwargs
         self_, other, alpha = _arguments.bind(OVERLOADS["sub.Scalar"], (self_, other, alpha,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("sub", sub_Scalar, (self_, other, alpha), {}, out)
-    result = recording.wrap(kernels.sub_Scalar(recording.data(self_), other, alpha))
+    result = recording.wrap(kernels.sub_Scalar((self_._data if isinstance(self_, Tensor) else self_), other, alpha))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = SubBackward1((gradient_edge(self_),))
         recording.set_history(result, grad_fn)
@@ -17093,7 +17094,7 @@ def div_Scalar_mode(self_=MISSING, other=MISSING, *extra, rounding_mode=MISSING,
         self_, other, rounding_mode = _arguments.bind(OVERLOADS["div.Scalar_mode"], (self_, other, rounding_mode,), kwargs, extra)
     if out is not None:  # torch's out= form (runtime/out.py)
         return _out.call("div", div_Scalar_mode, (self_, other), {"rounding_mode": rounding_mode}, out)
-    result = recording.wrap(kernels.div_Scalar_mode(recording.data(self_), other, rounding_mode))
+    result = recording.wrap(kernels.div_Scalar_mode((self_._data if isinstance(self_, Tensor) else self_), other, rounding_mode))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = DivBackward3((gradient_edge(self_),))
         grad_fn._saved_rounding_mode = rounding_mode
@@ -18558,7 +18559,7 @@ def linear(input=MISSING, weight=MISSING, bias=None, *extra, **kwargs):
             return heard
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor) or kwargs or extra:
         input, weight, bias = _arguments.bind(OVERLOADS["linear"], (input, weight, bias,), kwargs, extra)
-    result = recording.wrap(kernels.linear(input._data, weight._data, recording.data(bias)))
+    result = recording.wrap(kernels.linear(input._data, weight._data, (bias._data if isinstance(bias, Tensor) else bias)))
     if _grad_state.enabled and (isinstance(input, Tensor) and (input._requires_grad or input.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None) or isinstance(bias, Tensor) and (bias._requires_grad or bias.grad_fn is not None)):
         grad_fn = LinearBackward0((gradient_edge(input), gradient_edge(weight), gradient_edge(bias)))
         grad_fn.input_ = SavedVariable(input, False)

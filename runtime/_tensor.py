@@ -126,10 +126,17 @@ class Tensor:
     """A numpy array with autograd's fields; its op methods come from runtime/methods.py."""
 
     __slots__ = (
-        "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_counter",
-        "_backward_hooks", "_retains_grad", "_grad_accumulator", "_base", "_base_grad_fn",
-        "_fw_grad", "_post_accumulate_grad_hooks", "__weakref__",
+        "_data", "_requires_grad", "grad_fn", "_output_nr", "_grad", "_counter", "_base",
+        "_base_grad_fn", "__dict__", "__weakref__",
     )
+    # What few tensors have: these defaults, until a tensor gets its own value, kept in its
+    # __dict__ (made then; it also takes a program's own attributes, `t.note = 1`, as torch's
+    # tensors do). A result Tensor sets only the slots above.
+    _grad_accumulator = None  # a leaf's AccumulateGrad, weakly (runtime/node.py)
+    _backward_hooks = None  # register_hook's
+    _retains_grad = False
+    _fw_grad = None  # the tangent, in forward AD (runtime/forward_grad.py)
+    _post_accumulate_grad_hooks = None  # a leaf's, run after its .grad is set
     # numpy defers to Tensor's reflected operators (np.float64(2) * t -> t.__rmul__).
     __array_ufunc__ = None
 
@@ -146,13 +153,8 @@ class Tensor:
         # this thread's flag is read only while some thread is in inference mode).
         tensor._counter = VersionCounter(True) \
             if INFERENCE_BLOCKS.value and _grad_state.inference else None
-        tensor._backward_hooks = None
-        tensor._retains_grad = False
-        tensor._grad_accumulator = None
         tensor._base = None
         tensor._base_grad_fn = None  # a view's: its base's grad_fn when the view was made
-        tensor._fw_grad = None  # the tangent, in forward AD (runtime/forward_grad.py)
-        tensor._post_accumulate_grad_hooks = None  # a leaf's, run after its .grad is set
         if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
             _modes.notify("made", tensor)
         return tensor

@@ -31,6 +31,7 @@ _DEFAULT_FLOAT = np.float32
 _DEFAULT_COMPLEX = np.dtype(np.complex64)  # the complex dtype of the default float's parts
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 _HALVES = (np.dtype(np.float16), _BFLOAT16)  # computed in float32 (their opmath type)
+_FLOAT32, _FLOAT64 = np.dtype(np.float32), np.dtype(np.float64)
 _COMPLEX32 = np.dtype(ml_dtypes.complex32)
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # "V": bfloat16
 _COMPLEX_OF = {np.dtype(np.float16): np.dtype(ml_dtypes.complex32),
@@ -396,6 +397,9 @@ def _is_bool(value: Any) -> bool:
 
 def _check_subtraction(self: Any, other: Any) -> None:
     """PyTorch refuses `-` with a bool operand, pointing to what was probably meant."""
+    if type(self) is np.ndarray and self.dtype.kind != "b" and (
+            type(other) is float or type(other) is np.ndarray and other.dtype.kind != "b"):
+        return  # the usual operands, told apart without a call
     if not (_is_bool(self) or _is_bool(other)):
         return
     if _is_bool(self) and _is_bool(other):
@@ -483,6 +487,9 @@ def neg(self):
 
 
 def pow_Tensor_Scalar(self, exponent):
+    if exponent == 2 and type(exponent) is int and type(self) is np.ndarray \
+            and self.dtype.kind == "f":  # a float squared (a loss): nothing to promote
+        return _array(quietly(np.square, self), self.dtype)
     dtype = result_type(self, exponent)
     if dtype == np.bool_:  # a bool exponent: PyTorch's shortcuts for 0 and 1, no kernel
         return np.ones_like(self) if not exponent else self.copy()
@@ -1127,6 +1134,8 @@ def _float_input(array: np.ndarray) -> np.ndarray:
 def sum(self, dtype=None):  # noqa: A001 - the op's name
     """Silently, as PyTorch sums (a float32 sum past its largest value is inf, no warning);
     float16 and bfloat16 add up in float32, rounded once."""
+    if dtype is None and (self.dtype is _FLOAT32 or self.dtype is _FLOAT64):  # the usual sum
+        return _array(quietly(_add_reduce, self, None), self.dtype)
     out = _sum_dtype(self, dtype)
     if self.dtype.kind == "c" and np.dtype(out).kind != "c":  # torch casts the input first
         warn_at_caller("Casting complex values to real discards the imaginary part",

@@ -533,14 +533,13 @@ class SavedVariable:
         self._version_counter = counter
         self._saved_version = counter.version
         self._unpack_hook = None
-        hooks = saved_tensor_hooks.current()
-        if hooks is not None:  # torch.autograd.graph.saved_tensors_hooks is on
-            self._save_packed(tensor, is_output, hooks)
+        if saved_tensor_hooks._stack:  # torch.autograd.graph.saved_tensors_hooks is on
+            self._save_packed(tensor, is_output, saved_tensor_hooks.current())
         elif is_output:
             self._tensor = None
             self._data = tensor._data
             self._output_nr = tensor._output_nr
-            self._requires_grad = tensor.requires_grad
+            self._requires_grad = tensor._requires_grad or tensor.grad_fn is not None
             self._owner_name = tensor.grad_fn.name() if tensor.grad_fn is not None else None
             self._fw_grad = None
             if tensor._fw_grad is not None:  # kept for forward AD (forward-over-reverse)

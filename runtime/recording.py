@@ -19,7 +19,7 @@ from runtime import changes, dtypes, forward_grad, kernels
 from runtime import modes as _modes
 from runtime._tensor import Tensor, VersionCounter
 from runtime.grad_mode import _state as _grad_state
-from runtime.grad_mode import is_grad_enabled, is_inference_mode_enabled
+from runtime.grad_mode import is_inference_mode_enabled
 from runtime.node import CopySlices, Node, gradient_edge, regenerate_view, view_geometry
 
 # -- arguments in, results out ------------------------------------------------------------
@@ -106,6 +106,13 @@ def collect_next_edges(*values: Any) -> tuple[tuple[Node | None, int], ...]:
     return tuple(edges)
 
 
+# The `((shape, dtype),)` of a node with one output, one per pair, shared by every such node:
+# a program makes the same few pairs again and again, and a shared tuple is two objects
+# fewer per node to keep and for the garbage collector to walk. (Bounded: a program of
+# ever new shapes only makes its pairs afresh.)
+_ONE_OUTPUT: dict[tuple, tuple] = {}
+
+
 def set_history(tensor: Tensor, grad_fn: Node) -> None:
     """Make `tensor` the next output of `grad_fn`."""
     data, metadata = tensor._data, grad_fn._input_metadata
@@ -114,7 +121,13 @@ def set_history(tensor: Tensor, grad_fn: Node) -> None:
         grad_fn._input_metadata = (*metadata, (data.shape, data.dtype))
     else:  # the first output, the usual case
         tensor._output_nr = 0
-        grad_fn._input_metadata = ((data.shape, data.dtype),)
+        pair = (data.shape, data.dtype)
+        shared = _ONE_OUTPUT.get(pair)
+        if shared is None:
+            if len(_ONE_OUTPUT) >= 1024:
+                _ONE_OUTPUT.clear()
+            shared = _ONE_OUTPUT[pair] = (pair,)
+        grad_fn._input_metadata = shared
     tensor.grad_fn = grad_fn
     if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
         _modes.notify("history", tensor, grad_fn)
@@ -180,7 +193,7 @@ def check_inplace(tensor: Tensor, differentiable: bool = True) -> None:
             "a clone to get a normal tensor before doing inplace update.See "
             "https://github.com/pytorch/rfcs/pull/17 for more details."
         )
-    if not (differentiable and is_grad_enabled()):
+    if not (differentiable and _grad_state.enabled):
         return
     if tensor._base is not None and tensor.requires_grad:
         _check_custom_function_view(tensor)
@@ -226,7 +239,10 @@ def original(tensor: Tensor) -> Tensor:
 
 def increment_version(tensor: Tensor) -> None:
     """After an in-place kernel wrote into `tensor`'s storage."""
-    tensor._version_counter.version += 1
+    counter = tensor._counter  # (Tensor._version_counter, without the property's call)
+    if counter is None:
+        counter = tensor._counter = VersionCounter()
+    counter.version += 1
     if _modes.active:  # a runtime mode may hear it (runtime/modes.py)
         _modes.notify("version", tensor)
 

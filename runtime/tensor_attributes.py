@@ -824,8 +824,9 @@ class AttributeMethods:
         result = object.__new__(cls)
         for slot in _TENSOR_SLOTS:
             setattr(result, slot, getattr(alias, slot))
+        result.__dict__.update(alias.__dict__)
         return result
 
 
-_TENSOR_SLOTS = tuple(slot for klass in Tensor.__mro__
-                      for slot in getattr(klass, "__slots__", ()) if slot != "__weakref__")
+_TENSOR_SLOTS = tuple(slot for klass in Tensor.__mro__ for slot in getattr(klass, "__slots__", ())
+                      if slot not in ("__weakref__", "__dict__"))

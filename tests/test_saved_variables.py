@@ -14,6 +14,7 @@ from codegen.load import manual_helpers, parse_spec
 from codegen.render import SIZE_SAVERS, _python_default, save_statements
 from codegen.schema import parse_schema
 from runtime import recording
+from runtime.dtypes import BY_NUMPY
 from runtime.node import SavedVariable, SavedVariableList
 
 INFOS = {info.name: info for info in verify.load()}
@@ -231,7 +232,8 @@ def _run_saves(info, values: dict) -> dict:
 
     grad_fn = Recorder()
     namespace = {"recording": recording, "SavedVariable": SavedVariable,
-                 "SavedVariableList": SavedVariableList, "grad_fn": grad_fn, **values}
+                 "SavedVariableList": SavedVariableList, "grad_fn": grad_fn,
+                 "Tensor": runtime.Tensor, "DTYPE_OF": BY_NUMPY, **values}
     before, after = save_statements(info)
     for statement in before + after:
         exec(statement, namespace)  # noqa: S102 - generated code, from a spec written here
