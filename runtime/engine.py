@@ -190,7 +190,7 @@ class GraphTask:
         outputs = node.apply(grads, self.array_ops) if node.runs_on_arrays \
             else apply_on_arrays(node, grads)
         validate_outputs(node, outputs, True, self.array_ops)
-        if not self.keep_graph:
+        if not self.keep_graph and node.releases:
             node.release_variables()
         return outputs
 
@@ -210,7 +210,7 @@ class GraphTask:
                 return ()
             mask = self.output_mask(node)
         outputs = call_function(node, grads, mask, self.raw, self.array_ops)
-        if not self.keep_graph:
+        if not self.keep_graph and node.releases:
             node.release_variables()
         if self.check_nan:
             _check_nan(node, outputs)

@@ -155,11 +155,27 @@ def sum_to(data: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if lead == 1 and data.shape[1:] == shape and data.dtype.kind in "fV" and data.ndim == 2:
         # A bias's gradient, summed over the batch: a product with a ones vector runs in
         # BLAS, several times faster than numpy's reduction along the first axis.
-        return quietly(np.matmul, np.ones(data.shape[0], data.dtype), data)
+        return quietly(np.matmul, _ones_vector(data.shape[0], data.dtype), data)
     dims = tuple(range(lead)) + tuple(
         lead + i for i, size in enumerate(shape) if size == 1 and data.shape[lead + i] != 1)
     summed = data.sum(axis=dims, keepdims=True) if dims else data
     return summed.reshape(shape)
+
+
+# The ones vectors of sum_to, made once per length and dtype, read-only (np.ones costs
+# more than the product at a small batch). Bounded: a program of ever new batch sizes
+# only makes them afresh.
+_ONES: dict[tuple[int, np.dtype], np.ndarray] = {}
+
+
+def _ones_vector(length: int, dtype: np.dtype) -> np.ndarray:
+    ones = _ONES.get((length, dtype))
+    if ones is None:
+        if len(_ONES) >= 64:
+            _ONES.clear()
+        ones = _ONES[length, dtype] = np.ones(length, dtype)
+        ones.flags.writeable = False
+    return ones
 
 
 def promote_types(dtypes: list[np.dtype]) -> np.dtype:
@@ -382,6 +398,11 @@ def add_Tensor(self, other, alpha=1):
 
 def add_Tensor_(self, other, alpha=1):
     """In place: the optimizers' `p.add_(grad, alpha=-lr)` without a temporary result."""
+    if type(alpha) is float and type(other) is np.ndarray and other.dtype is self.dtype \
+            and self.dtype.kind == "f" and other.shape == self.shape:
+        # that update itself: one dtype, one shape, nothing to promote or check
+        quietly(np.add, self, alpha * other, self)
+        return
     dtype = result_type(self, other, alpha if alpha != 1 else None)
     _inplace(np.add, self, other if alpha == 1 else alpha * _as(other, dtype), dtype)
 
@@ -666,6 +687,8 @@ def gelu_backward(grad_output, self, approximate="none"):
 
 
 def relu(self):
+    if self.dtype.kind == "f":  # the usual input: no complex or bool to refuse, no cast
+        return np.maximum(self, 0)
     _no_complex_error(NotImplementedError, "clamp is not supported for complex types", self)
     if self.dtype == np.bool_:
         raise RuntimeError("Boolean inputs not supported for relu")

@@ -47,7 +47,10 @@ def _complex_dtype(dtype: Any) -> bool:
 
 def _is_complex(value: Any) -> bool:
     dtype = getattr(value, "dtype", None)
-    return isinstance(value, complex) if dtype is None else _complex_dtype(dtype)
+    if dtype is None:
+        return isinstance(value, complex)
+    kind = getattr(dtype, "kind", None)  # _complex_dtype's test, without its call: an
+    return kind == "c" if kind is not None else _complex_dtype(dtype)  # array's, the usual
 
 
 # Whether values of a type are Numbers: the ABC's check, made once per type (an array or a
@@ -83,7 +86,7 @@ def to_float(ops: Any, value: Any) -> float:
 
 def handle_r_to_c(ops: Any, self_dtype: Any, gradient: Any) -> Any:
     """A complex gradient of a real input: its real part (the input moves along reals)."""
-    if gradient is None or _complex_dtype(self_dtype) or not _is_complex(gradient):
+    if gradient is None or not _is_complex(gradient) or _complex_dtype(self_dtype):
         return gradient
     return ops.select(ops.view_as_real(gradient), -1, 0)
 

@@ -119,6 +119,10 @@ class Node:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.runs_on_arrays = "ops" in inspect.signature(cls.apply).parameters
+        cls.releases = cls.release_variables is not Node.release_variables
+
+    # Whether release_variables does anything: a node that saved nothing is not called.
+    releases = False
 
     def release_variables(self) -> None:
         """Free saved tensors after a backward pass without retain_graph."""

@@ -30,6 +30,12 @@ def _as_tuple(value: Tensor | Sequence[Tensor] | None) -> tuple:
     return tuple(value)
 
 
+def _ones(data: np.ndarray) -> np.ndarray:
+    """Ones of data's shape and dtype: for a 0-dim loss, the usual one, without np.ones's
+    Python layers."""
+    return np.array(1, data.dtype) if data.ndim == 0 else np.ones(data.shape, data.dtype)
+
+
 def _make_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list:
     """The gradients the roots start from: given ones, or 1 for a scalar output.
 
@@ -48,7 +54,7 @@ def _make_grads(outputs: tuple, grad_outputs: tuple, create_graph: bool) -> list
             # With no mode to hear ones_like (runtime/modes.py), its ones made directly: the
             # argument handling of the factory costs more than the rest of a small backward.
             grads.append(ones_like(output) if _modes.active
-                         else Tensor._make(np.ones(output._data.shape, output._data.dtype), None))
+                         else Tensor._make(_ones(output._data), None))
             continue
         if not isinstance(given, Tensor):
             raise TypeError(f"gradient must be a Tensor or None, not {type(given).__name__}")
