@@ -32,9 +32,8 @@ from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.reads import is_plain_value, method_reads
-from runtime.compile.trace import MODES, Tracer, current, grad_state, listening
+from runtime.compile.trace import MODES, Tracer, current, listening
 from runtime.distributions.distribution import Distribution
-from runtime.dtypes import dtype
 from runtime.namespaces import array_ops
 from runtime.nn.module import Module
 from runtime.node import (
@@ -88,47 +87,16 @@ def spent(array: np.ndarray, node_class: type[SpentBackward]) -> Tensor:
     return Tensor._make(array, node)
 
 
-def _tensor_key(tensor: Tensor) -> tuple:
-    data = tensor._data
-    accumulator = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
-    hooked = bool(tensor._backward_hooks) or (accumulator is not None
-                                              and accumulator.has_hooks())
-    return (data.shape, data.dtype.str, data.strides, tensor._requires_grad,
-            tensor.grad_fn is None, hooked, tensor._counter is not None and
-            tensor._counter.inference)
-
-
-def _argument_key(value: Any) -> Any:
-    if isinstance(value, Tensor):
-        return ("tensor", _tensor_key(value))
-    if is_plain_value(value):
-        return (type(value).__name__, value)
-    if type(value) is dtype:  # `x.to(torch.float64)`: one object per dtype
-        return ("dtype", value)
-    if type(value) in (tuple, list):  # an RNN's hidden state (h, c), a batch (x, y)
-        return (type(value).__name__, tuple(map(_argument_key, value)))
-    if type(value) in (dict, Keywords) and all(type(key) is str for key in value):
-        # a batch by name; or the call's keyword arguments
-        kind = "dict" if type(value) is dict else "keywords"
-        return (kind, tuple((key, _argument_key(item)) for key, item in value.items()))
-    raise TraceBreak(f"an argument of type {type(value).__name__} (compiled steps take "
-                     "tensors, Python numbers, dtypes, and tuples, lists and dicts of them)")
-
-
-_NO_TRACE = types.SimpleNamespace(closure_tensors=(), sources={}, reads=(), modules=(),
-                                  optimizers=(), bindings={})
-
-
 class _Entry:
     """One trace: its guard, and its function (None: the step runs eagerly, for `reason`)."""
 
     def __init__(self, function: Callable | None, code: str, reason: str | None,
-                 tracer: Tracer | None, key: tuple = ((), ())) -> None:
+                 tracer: Tracer | None = None, guard: guards.Guard | None = None) -> None:
         self.function, self.code, self.reason = function, code, reason
-        arguments, modes = key
-        self.arity = len(arguments)
-        self.keywords = bool(arguments) and arguments[-1][0] == "keywords"
-        tracer = tracer or _NO_TRACE
+        self.arity = guard.arity if guard is not None else -1
+        self.reads: list = []
+        if guard is None or tracer is None:
+            return
         reads = [*tracer.reads, *method_reads(tracer.modules)]
         bindings, sources = tracer.bindings, tracer.sources
         # The objects the step names (the holders of its reads first), its plain values, its
@@ -137,16 +105,15 @@ class _Entry:
                                             *(read.holder for read in reads)]}
         self.reads = [bindings[key] for key in objects if key in bindings]
         self.reads += [read for read in bindings.values() if read.expected[0] == "value"]
-        self.reads += reads + [sources[id(t)].expecting(("tensor", _tensor_key(t)))
+        self.reads += reads + [sources[id(t)].expecting(("tensor", t))
                                for t in tracer.closure_tensors if id(t) in sources]
-        held = [(t, _tensor_key(t)) for t in tracer.closure_tensors if id(t) not in sources]
-        self.guard_code, self._guard = guards.build(
-            arguments, [(*mode, value) for mode, value in zip(MODES, modes, strict=False)],
-            self.reads, held, list(tracer.modules), list(tracer.optimizers))
+        held = [t for t in tracer.closure_tensors if id(t) not in sources]
+        self.guard_code, self._guard = guard.finish(self.reads, held, list(tracer.modules),
+                                                    list(tracer.optimizers))
 
     def holds(self, args: tuple = ()) -> bool:
-        """Whether a call with `args` (as many as traced) finds the world as it was traced."""
-        return self._guard(*args)
+        """Whether a call with `args` finds the world as it was traced."""
+        return len(args) == self.arity and self._guard(*args)
 
 
 class CompiledStep:
@@ -172,8 +139,7 @@ class CompiledStep:
 
     def reset(self) -> None:
         """Forget every trace (torch.compiler.reset()): the next call traces again."""
-        self._entries: dict[tuple, list[_Entry]] = {}
-        self._count = 0
+        self._entries: list[_Entry] = []
         self.last: _Entry | None = None  # the entry of the latest call
         self._hot: _Entry | None = None  # the entry the latest call ran, if generated code
         self._passing = 0  # traces stopped for a reason the next call may not have
@@ -206,7 +172,7 @@ class CompiledStep:
         if kwargs:
             args = (*args, Keywords(kwargs))
         if hot is not None and not _modes.active and len(args) == hot.arity and \
-                (not kwargs or hot.keywords) and hot._guard(*args):
+                hot._guard(*args):
             return hot.function(*args)
         result = self._call(args)
         if self.fullgraph and self.fallback_reason is not None:
@@ -225,27 +191,26 @@ class CompiledStep:
         if _modes.active and current() is not None:
             return self._run(args)
         self._hot = None
-        try:
-            key = (tuple(_argument_key(a) for a in args), grad_state())
-        except TraceBreak as stop:
-            self.last = _Entry(None, "", stop.reason, None)
-            return self._run(args)
-        entries = self._entries.setdefault(key, [])
-        for entry in entries:
+        for entry in self._entries:
             if entry.holds(args):
                 self.last = entry
                 if entry.function is None:
                     return self._run(args)
                 self._hot = entry
                 return entry.function(*args)
-        if self._count >= self.cache_size:
+        try:
+            guard = guards.Guard(args, MODES)  # (the arguments and modes as the step finds them)
+        except TraceBreak as stop:
+            self.last = _Entry(None, "", stop.reason)
+            return self._run(args)
+        if len(self._entries) >= self.cache_size:
             stopped = self._stopped and f"; the last trace stopped: {self._stopped}"
             self.last = _Entry(None, "", f"the cache of {self.cache_size} traces is full "
-                               f"(guards kept failing{stopped or ''})", None)
+                               f"(guards kept failing{stopped or ''})")
             return self._run(args)
-        return self._trace(entries, args, key)
+        return self._trace(args, guard)
 
-    def _trace(self, entries: list[_Entry], args: tuple, key: tuple) -> Any:
+    def _trace(self, args: tuple, guard: guards.Guard) -> Any:
         tracer = Tracer(args, self.fn)
         tracer.numpy_forms = self.optimizations
         self.traces += 1
@@ -270,12 +235,11 @@ class CompiledStep:
             except TraceBreak as stop:
                 tracer.stop(stop.reason)
         if tracer.broken is not None:
-            entry = self._stopped_entry(entries, tracer, key)
+            entry = self._stopped_entry(tracer, guard)
         else:
-            self._count += 1
             code, function = built
-            entry = _Entry(function, code, None, tracer, key)
-            entries.append(entry)
+            entry = _Entry(function, code, None, tracer, guard)
+            self._entries.append(entry)
             if os.environ.get(PRINT_CODE):
                 PRINTED[0] += 1
                 print(code, file=sys.stdout)
@@ -285,9 +249,9 @@ class CompiledStep:
         self.last = entry
         return result
 
-    def _stopped_entry(self, entries: list[_Entry], tracer: Tracer, key: tuple) -> _Entry:
+    def _stopped_entry(self, tracer: Tracer, guard: guards.Guard) -> _Entry:
         """The entry of a trace that stopped: it runs the step eagerly."""
-        entry = _Entry(None, "", tracer.broken, tracer, key)
+        entry = _Entry(None, "", tracer.broken, tracer, guard)
         self._stopped = tracer.broken
         if tracer.passing and self._passing < self.cache_size:
             # (`model.train()` after `model.eval()`: the next call may trace; a few times.)
@@ -295,8 +259,7 @@ class CompiledStep:
         else:
             # (An eager entry counts too: else a step that changes what its guards read would trace
             # at every call.)
-            self._count += 1
-            entries.append(entry)
+            self._entries.append(entry)
         if os.environ.get(PRINT_CODE):
             PRINTED[0] += 1
             print(f"# {getattr(self.fn, '__name__', 'step')}: runs eagerly: {entry.reason}")
@@ -314,7 +277,7 @@ class CompiledStep:
 
     def _build_joint(self, joint: Joint, arity: int) -> tuple[str, Callable]:
         name = self._name()
-        return joint.build(name, arity, f"<gradgen compiled {name} #{self._count + 1}>",
+        return joint.build(name, arity, f"<gradgen compiled {name} #{len(self._entries) + 1}>",
                            self.optimizations, _namespace(joint.tracer.source), _function)
 
     def _build(self, tracer: Tracer, arity: int, returned: ast.expr) -> tuple[str, Callable]:
@@ -329,7 +292,7 @@ class CompiledStep:
                          f"{name}, compiled by gradgen from one eager run: {what}.", source,
                          returned, kept if self.optimizations else None)
         namespace = _namespace(source)
-        define(code, f"<gradgen compiled {name} #{self._count + 1}>", namespace)
+        define(code, f"<gradgen compiled {name} #{len(self._entries) + 1}>", namespace)
         return code, namespace[name]
 
 
