@@ -21,8 +21,7 @@ from runtime import grad_mode
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.autograd.function import Function
-from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, define, names_in, same_bits, var
-from runtime.compile.optimize import optimize
+from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, same_bits, var
 from runtime.compile.reads import is_plain_value
 
 # PyTorch's words, for the gradients of a compiled backward run with create_graph=True.
@@ -57,37 +56,36 @@ class Joint:
         self.grads = [grad.name for _, grad in reached]
         _self_check([outputs[i] for i in self.differentiable], seeds, reached)
 
-    def build(self, name: str, arity: int, filename: str, optimizations: bool, namespace: dict,
-              function: Callable[..., str]) -> tuple[str, Callable]:
-        """The two functions' source (each written by step.py's `function`), and the callable
-        the compiled step runs."""
+    @property
+    def kept(self) -> list[str]:
+        """The variables the two functions return."""
+        return [*self.outputs, *self.grads]
+
+    def functions(self, name: str, params: str) -> list[tuple]:
+        """The forward and the backward, as step.py's `_function` writes them: name, parameters,
+        docstring, lines, what it returns, the variables it keeps."""
         source = self.tracer.source
-        if optimizations:
-            optimize(source, [*self.outputs, *self.grads])
-            namespace.update(source.namespace)  # (the constants the optimisations made)
         forward_lines, backward_lines, made, saved = _split(source)
-        shared = self._sharing(source, made, saved)
+        self.shared = self._sharing(source, made, saved)
         returned = self._returned(source, made, saved)
-        backward_name = "backward" if name == "forward" else f"{name}_backward"
+        self.names = name, "backward" if name == "forward" else f"{name}_backward"
         title = "the model's forward" if name == "forward" else f"the forward of {name}"
-        forward_code = function(
-            name, ", ".join(f"a{i}" for i in range(arity)),
-            f"{title[0].upper()}{title[1:]}, compiled by gradgen from one eager run. It returns "
-            "the outputs'\n    arrays, the tensors that need a gradient (the edges of the "
-            "outputs' node,\n    CompiledFunctionBackward) and what "
-            f"{backward_name} will read.", dataclasses.replace(source, lines=forward_lines),
-            returned, names_in(returned) if optimizations else None)
-        backward_code = function(
-            backward_name, ", ".join([*saved, *self.seeds]),
-            f"The backward of {title}: the formulas of the nodes the traced forward made.\n    "
-            "The engine calls it at CompiledFunctionBackward with the outputs' gradients "
-            f"({', '.join(self.seeds)});\n    it returns the gradients of the tensors that "
-            "need one, in their order.", dataclasses.replace(source, lines=backward_lines),
-            _tuple(map(var, self.grads)), self.grads if optimizations else None)
-        code = forward_code + "\n\n" + backward_code
-        define(code, filename, namespace)
-        return code, CompiledForward(namespace[name], namespace[backward_name], self.template,
-                                     self.differentiable, shared)
+        return [(name, params, f"{title[0].upper()}{title[1:]}, compiled by gradgen from one "
+                 "eager run. It returns the outputs'\n    arrays, the tensors that need a "
+                 "gradient (the edges of the outputs' node,\n    CompiledFunctionBackward) and "
+                 f"what {self.names[1]} will read.", forward_lines, returned, names_in(returned)),
+                (self.names[1], ", ".join([*saved, *self.seeds]),
+                 f"The backward of {title}: the formulas of the nodes the traced forward made.\n"
+                 "    The engine calls it at CompiledFunctionBackward with the outputs' gradients "
+                 f"({', '.join(self.seeds)});\n    it returns the gradients of the tensors that "
+                 "need one, in their order.", backward_lines, _tuple(map(var, self.grads)),
+                 self.grads)]
+
+    def compiled(self, namespace: dict[str, Any]) -> CompiledForward:
+        """What later calls run, from the namespace the two functions were defined in."""
+        forward, backward = (namespace[name] for name in self.names)
+        return CompiledForward(forward, backward, self.template, self.differentiable,
+                               self.shared)
 
     def _returned(self, source: Source, made: dict[str, Line], saved: list[str]
                   ) -> ast.expr:

@@ -10,6 +10,7 @@ up to `cache_size` entries, then runs eagerly; a trace that stopped leaves an en
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import os
 import random
@@ -223,21 +224,16 @@ class CompiledStep:
         with listening(tracer):
             result = self._run(args)
         _check_python(tracer, drawn)
-        built = joint = None
+        built = None
         if tracer.broken is None:
             try:
-                if not tracer.backwards and _returns_a_graph(result):
-                    joint = Joint(tracer, result)
-                    built = self._build_joint(joint, len(args))
-                else:
-                    tracer.phase = "epilogue"
-                    built = self._build(tracer, len(args), _render_result(tracer, result))
+                built = self._build(tracer, result, len(args))
             except TraceBreak as stop:
                 tracer.stop(stop.reason)
-        if tracer.broken is not None:
+        if built is None or tracer.broken is not None:
             entry = self._stopped_entry(tracer, guard)
         else:
-            code, function = built
+            code, function, joint = built
             entry = _Entry(function, code, None, tracer, guard)
             self._entries.append(entry)
             if os.environ.get(PRINT_CODE):
@@ -275,32 +271,40 @@ class CompiledStep:
             return "step"
         return name
 
-    def _build_joint(self, joint: Joint, arity: int) -> tuple[str, Callable]:
-        name = self._name()
-        return joint.build(name, arity, f"<gradgen compiled {name} #{len(self._entries) + 1}>",
-                           self.optimizations, _namespace(joint.tracer.source), _function)
-
-    def _build(self, tracer: Tracer, arity: int, returned: ast.expr) -> tuple[str, Callable]:
-        source = tracer.source
-        kept = names_in(returned)
+    def _build(self, tracer: Tracer, result: Any, arity: int
+               ) -> tuple[str, Callable, Joint | None]:
+        """The code of a finished trace and what later calls run: the step's function, or for a
+        call that returns a graph and runs no backward, a forward and its backward (joint.py)."""
+        name, params, source = self._name(), ", ".join(f"a{i}" for i in range(arity)), \
+            tracer.source
+        joint = Joint(tracer, result) if not tracer.backwards and _returns_a_graph(result) \
+            else None
+        if joint is None:
+            tracer.phase = "epilogue"
+            returned = _render_result(tracer, result)
         if self.optimizations:
-            optimize(source, kept)
-        name = self._name()
-        what = "forward from the kernels,\n    backward from each node's formulas, the update " \
-            "from its optimizer's own code" if tracer.backwards else "a forward from the kernels"
-        code = _function(name, ", ".join(f"a{i}" for i in range(arity)),
-                         f"{name}, compiled by gradgen from one eager run: {what}.", source,
-                         returned, kept if self.optimizations else None)
+            optimize(source, joint.kept if joint else names_in(returned))
+        if joint:
+            functions = joint.functions(name, params)
+        else:
+            what = "forward from the kernels,\n    backward from each node's formulas, the " \
+                "update from its optimizer's own code" if tracer.backwards else \
+                "a forward from the kernels"
+            functions = [(name, params, f"{name}, compiled by gradgen from one eager run: "
+                          f"{what}.", source.lines, returned, names_in(returned))]
+        code = "\n\n".join(_function(source, *function, self.optimizations)
+                           for function in functions)
         namespace = _namespace(source)
         define(code, f"<gradgen compiled {name} #{len(self._entries) + 1}>", namespace)
-        return code, namespace[name]
+        return code, joint.compiled(namespace) if joint else namespace[name], joint
 
 
-def _function(name: str, params: str, doc: str, source: Source, returned: ast.expr,
-              kept: Sequence[str] | None) -> str:
-    """A generated function's source: its docstring, `source`'s lines (with `kept`, each large
-    array deleted after its last use), and its return."""
-    return "\n".join([f"def {name}({params}):", f'    """{doc}"""', *_format(source, kept),
+def _function(source: Source, name: str, params: str, doc: str, lines: list, returned: ast.expr,
+              kept: Sequence[str], optimized: bool) -> str:
+    """A generated function's source: its docstring, `lines` (optimized: each large array
+    deleted after its last use, unless `kept`), and its return."""
+    body = _format(dataclasses.replace(source, lines=lines), kept if optimized else None)
+    return "\n".join([f"def {name}({params}):", f'    """{doc}"""', *body,
                       f"    return {ast.unparse(returned)}", ""])
 
 
@@ -372,66 +376,43 @@ _TITLES = {"prologue": "# the tensors the step reads", "forward": "# forward",
 
 
 def _format(source: Source, returned: Sequence[str] | None) -> list[str]:
-    """The body, phase by phase, each statement with its comment; with `returned`, each large
-    array deleted after its last use."""
-    ordered = [line for line in source.lines if line.phase == "prologue"]
-    ordered += [line for line in source.lines if line.phase != "prologue"]
+    """The body, phase by phase (a title where it changes), each statement with its comment,
+    silent lines in blocks with numpy's warnings off; with `returned`, each large array deleted
+    after its last use."""
+    ordered = sorted(source.lines, key=lambda line: line.phase != "prologue")  # (stable)
     frees = last_uses(ordered, returned, source) if returned is not None else {}
     frees.pop(len(ordered) - 1, None)  # (after the last line, return frees them)
-    texts = [ast.unparse(line.statement()) for line in ordered]
-    silent = _silent(ordered, texts)
-    body = _Body()
-    for index, line in enumerate(ordered):
-        if texts[index]:
-            body.add(line, texts[index], silent[index], frees.get(index))
-    return body.finish()
+    written = [(line, text, frees.get(index)) for index, line in enumerate(ordered)
+               if (text := ast.unparse(line.statement()))]
+    body: list[str] = []
+    phase, quiet = None, False
+    for (line, text, freed), silent in zip(written, _silent(written), strict=True):
+        if quiet and not silent:
+            body += _QUIET_END
+            quiet = False
+        indent = "        " if quiet else "    "
+        if line.phase != phase:
+            phase = line.phase
+            body.append(f"{indent}{_TITLES.get(phase, '#')}")
+        if silent and not quiet and not line.neutral:
+            body += _QUIET_START
+            quiet, indent = True, "        "
+        statement = f"{indent}{text}"
+        body.append(f"{statement:<60}  # {line.comment}" if line.comment else statement)
+        if freed:
+            body.append(f"{indent}del {', '.join(freed)}")
+    return body + _QUIET_END if quiet else body
 
 
-def _silent(ordered: list, texts: list[str]) -> list[bool]:
-    """Which lines run with numpy's warnings off: quiet forms and the backward, and the neutral
-    lines between them."""
-    silent = [line.quiet or line.phase == "backward" for line in ordered]
-    following = False
-    for index in reversed(range(len(ordered))):
-        if texts[index] and not ordered[index].neutral:
-            following = silent[index]
-        elif texts[index]:
-            silent[index] = following
-    return silent
-
-
-class _Body:
-    """The body's lines as written: a title where the phase changes, warnings-off blocks around
-    silent lines."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.phase: str | None = None
-        self.quiet = False  # inside a block with numpy's warnings off
-
-    @property
-    def indent(self) -> str:
-        return "        " if self.quiet else "    "
-
-    def add(self, line: Any, text: str, silent: bool, frees: list[str] | None) -> None:
-        if self.quiet and not silent:
-            self.lines += _QUIET_END
-            self.quiet = False
-        if line.phase != self.phase:
-            self.phase = line.phase
-            self.lines.append(f"{self.indent}{_TITLES.get(self.phase, '#')}")
-        if silent and not self.quiet and not line.neutral:
-            self.lines += _QUIET_START
-            self.quiet = True
-        statement = f"{self.indent}{text}"
-        self.lines.append(f"{statement:<60}  # {line.comment}" if line.comment else statement)
-        if frees:
-            self.lines.append(f"{self.indent}del {', '.join(frees)}")
-
-    def finish(self) -> list[str]:
-        if self.quiet:
-            self.lines += _QUIET_END
-        return self.lines
+def _silent(written: list[tuple]) -> list[bool]:
+    """Which lines run with numpy's warnings off: quiet forms and the backward, and a neutral
+    line (no numpy arithmetic) as the line after it."""
+    silent, following = [], False
+    for line, _, _ in reversed(written):
+        if not line.neutral:
+            following = line.quiet or line.phase == "backward"
+        silent.append(following)
+    return silent[::-1]
 
 
 # Around quiet forms and the backward: numpy's warnings off, and back on whatever happens.
