@@ -61,30 +61,27 @@ class Guard:
         for index, value in enumerate(args):
             self.argument(f"a{index}", value)
 
-    def finish(self, found: list[reads.Read], held: list[Tensor], modules: list[Any],
-               optimizers: list[Any]) -> tuple[str, Callable[..., bool]]:
-        """The source of `guard(a0, a1, ...)` and the function. `found` are the reads a later
-        call makes (reads.py), each holder before what it holds; `held` the tensors the step
-        holds."""
-        for read in found:
-            kind, expected = read.expected
-            if kind == "tensor":
-                self.tensor(expected, self.found(read))
-            else:
-                self.fail_if(self.differs(self.found(read), read.expected))
+    def finish(self, tracer: Any) -> tuple[str, Callable[..., bool]]:
+        """The source of `guard(a0, a1, ...)` and the function, with the checks of what the
+        trace read: its reads (reads.py), each holder before what it holds; the classes'
+        `forward`; the tensors the step holds and its modules; its optimizers."""
+        self.reads = _reads(tracer)
+        for read in self.reads:
+            self.check(self.found(read), read.expected)
         # A class's `forward` may be patched, which nothing counts: checked at each call.
-        classes = list(dict.fromkeys(type(module) for module in modules))
+        classes = list(dict.fromkeys(type(module) for module in tracer.modules))
         if classes:
             self.fail_if(" or ".join(f"{self.constant(cls)}.forward is not "
                                      f"{self.constant(cls.forward)}" for cls in classes))
-        if held or modules:
-            start = len(self.lines)
-            for tensor in held:
+        start = len(self.lines)
+        for tensor in tracer.closure_tensors:
+            if id(tensor) not in tracer.sources:
                 self.tensor(tensor)
-            for module in modules:
-                self.module(module)
+        for module in tracer.modules:
+            self.module(module)
+        if len(self.lines) > start:
             self.skip_while_counted(changes.COUNT, start)
-        for optimizer in optimizers:
+        for optimizer in tracer.optimizers:
             self.optimizer(optimizer)
         params = ", ".join(f"a{index}" for index in range(self.arity))
         code = "\n".join([f"def guard({params}):", *self.lines, "    return True", ""])
@@ -108,6 +105,13 @@ class Guard:
         return ast.unparse(read.tree(self.constant(read.holder), key,
                                      var(self.constant(reads.MISSING))))
 
+    def check(self, where: str, expected: tuple) -> None:
+        """That what `where` reads is `expected`."""
+        if expected[0] == "tensor":
+            self.tensor(expected[1], where)
+        else:
+            self.fail_if(self.differs(where, expected))
+
     def differs(self, where: str, expected: tuple) -> str:
         """The condition that what `where` reads is not `expected` (reads.py's kinds, and
         ("items", a dict or list): the same keys and objects)."""
@@ -120,15 +124,20 @@ class Guard:
             return f"{where} != {value}"
         if kind == "same":
             return f"{where} is not {self.found(value)}"
-        if kind == "items" and not value:
-            return where
-        if kind == "items" and isinstance(value, dict):
-            return f"tuple({where}) != {self.constant(tuple(value))} or any(map(is_not, " \
-                f"{where}.values(), {self.constant(tuple(value.values()))}))"
         if kind == "items":
-            return f"len({where}) != {len(value)} or " \
-                f"any(map(is_not, {where}, {self.constant(tuple(value))}))"
+            return self._items(where, value)
         return f"{where} is not {self.constant(value)}"
+
+    def _items(self, where: str, expected: dict | list) -> str:
+        """The condition that the dict or list `where` does not hold `expected`'s keys and
+        objects."""
+        if not expected:
+            return where
+        if isinstance(expected, dict):
+            return f"tuple({where}) != {self.constant(tuple(expected))} or any(map(is_not, " \
+                f"{where}.values(), {self.constant(tuple(expected.values()))}))"
+        return f"len({where}) != {len(expected)} or " \
+            f"any(map(is_not, {where}, {self.constant(tuple(expected))}))"
 
     def fail_if(self, *conditions: str) -> None:
         """One `if`, a condition a line, tested in order."""
@@ -144,10 +153,9 @@ class Guard:
         or list by its type, length and items, a dict of str keys (or the keyword arguments) by
         its keys in order and items, a plain value by type and value, a dtype by identity."""
         kind = type(value)
-        if isinstance(value, Tensor):
-            self.tensor(value, where)
-        elif reads.is_plain_value(value) or kind is dtype:
-            self.fail_if(self.differs(where, reads.expected_of(value)))
+        if isinstance(value, Tensor) or reads.is_plain_value(value) or kind is dtype:
+            self.check(where, ("tensor", value) if isinstance(value, Tensor)
+                       else reads.expected_of(value))
         elif kind in (tuple, list):  # an RNN's hidden state (h, c), a batch (x, y)
             self.fail_if(f"type({where}) is not {kind.__name__} or len({where}) != {len(value)}")
             for index, item in enumerate(value):
@@ -178,13 +186,10 @@ class Guard:
             # The traced array, while the tensor holds it, keeps its layout (gradgen rebinds
             # `_data` to change one): a weak reference skips the field checks.
             layout = f"d is not {self.constant(weakref.ref(data))}() and {layout}"
-        accumulator = tensor._grad_accumulator and tensor._grad_accumulator()
-        hooked = bool(tensor._backward_hooks) or accumulator is not None and \
-            accumulator.has_hooks()
         inference = "t._counter is not None and t._counter.inference"
         self.fail_if(layout, f"t._requires_grad is not {tensor._requires_grad!r}",
                      "t.grad_fn is not None" if tensor.grad_fn is None else "t.grad_fn is None",
-                     f"not {_HOOKS}" if hooked else _HOOKS,
+                     f"not {_HOOKS}" if hooked(tensor) else _HOOKS,
                      f"not ({inference})" if tensor._counter is not None and
                      tensor._counter.inference else inference)
         if where:  # skipped when it is the tensor last passed and the count of changes stands
@@ -254,6 +259,25 @@ class Guard:
         self.lines += [f"    {line}" for line in block]
         self.lines += [f"        {line}" for line in
                        (f"if {kept_if}:\n    {done}" if kept_if else done).split("\n")]
+
+
+def _reads(tracer: Any) -> list[reads.Read]:
+    """What the guard reads: the objects the step names (the holders of its reads first), its
+    plain values, its reads, then the tensors it reads anew at each call."""
+    found = [*tracer.reads, *reads.method_reads(tracer.modules)]
+    bindings, sources = tracer.bindings, tracer.sources
+    objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
+                                        *(read.holder for read in found)]}
+    return [*(bindings[key] for key in objects if key in bindings),
+            *(read for read in bindings.values() if read.expected[0] == "value"), *found,
+            *(sources[id(t)].expecting(("tensor", t)) for t in tracer.closure_tensors
+              if id(t) in sources)]
+
+
+def hooked(tensor: Tensor) -> bool:
+    """Whether `tensor` or its AccumulateGrad has hooks."""
+    accumulator = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
+    return bool(tensor._backward_hooks) or accumulator is not None and accumulator.has_hooks()
 
 
 def _singleton(value: Any) -> bool:

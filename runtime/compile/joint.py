@@ -22,6 +22,7 @@ from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.autograd.function import Function
 from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, same_bits, var
+from runtime.compile.guards import hooked
 from runtime.compile.reads import is_plain_value
 
 # PyTorch's words, for the gradients of a compiled backward run with create_graph=True.
@@ -178,9 +179,7 @@ def _output_name(tracer: Any, tensor: Tensor) -> str:
 
 
 def _hooked(tensor: Tensor) -> bool:
-    accumulator = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
-    return bool(tensor._backward_hooks) or (accumulator is not None and accumulator.has_hooks()) \
-        or (tensor.grad_fn is not None and tensor.grad_fn.has_hooks())
+    return hooked(tensor) or tensor.grad_fn is not None and tensor.grad_fn.has_hooks()
 
 
 def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:

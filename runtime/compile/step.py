@@ -32,7 +32,7 @@ from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
-from runtime.compile.reads import is_plain_value, method_reads
+from runtime.compile.reads import is_plain_value
 from runtime.compile.trace import MODES, Tracer, current, listening
 from runtime.distributions.distribution import Distribution
 from runtime.namespaces import array_ops
@@ -91,26 +91,15 @@ def spent(array: np.ndarray, node_class: type[SpentBackward]) -> Tensor:
 class _Entry:
     """One trace: its guard, and its function (None: the step runs eagerly, for `reason`)."""
 
+    guard_code, reads = "", ()
+
     def __init__(self, function: Callable | None, code: str, reason: str | None,
-                 tracer: Tracer | None = None, guard: guards.Guard | None = None) -> None:
+                 guard: guards.Guard | None = None, tracer: Tracer | None = None) -> None:
         self.function, self.code, self.reason = function, code, reason
         self.arity = guard.arity if guard is not None else -1
-        self.reads: list = []
-        if guard is None or tracer is None:
-            return
-        reads = [*tracer.reads, *method_reads(tracer.modules)]
-        bindings, sources = tracer.bindings, tracer.sources
-        # The objects the step names (the holders of its reads first), its plain values, its
-        # reads, then the tensors read anew at each call; the tensors it holds apart.
-        objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
-                                            *(read.holder for read in reads)]}
-        self.reads = [bindings[key] for key in objects if key in bindings]
-        self.reads += [read for read in bindings.values() if read.expected[0] == "value"]
-        self.reads += reads + [sources[id(t)].expecting(("tensor", t))
-                               for t in tracer.closure_tensors if id(t) in sources]
-        held = [t for t in tracer.closure_tensors if id(t) not in sources]
-        self.guard_code, self._guard = guard.finish(self.reads, held, list(tracer.modules),
-                                                    list(tracer.optimizers))
+        if guard is not None:
+            self.guard_code, self._guard = guard.finish(tracer)
+            self.reads = guard.reads
 
     def holds(self, args: tuple = ()) -> bool:
         """Whether a call with `args` finds the world as it was traced."""
@@ -234,7 +223,7 @@ class CompiledStep:
             entry = self._stopped_entry(tracer, guard)
         else:
             code, function, joint = built
-            entry = _Entry(function, code, None, tracer, guard)
+            entry = _Entry(function, code, None, guard, tracer)
             self._entries.append(entry)
             if os.environ.get(PRINT_CODE):
                 PRINTED[0] += 1
@@ -247,7 +236,7 @@ class CompiledStep:
 
     def _stopped_entry(self, tracer: Tracer, guard: guards.Guard) -> _Entry:
         """The entry of a trace that stopped: it runs the step eagerly."""
-        entry = _Entry(None, "", tracer.broken, tracer, guard)
+        entry = _Entry(None, "", tracer.broken, guard, tracer)
         self._stopped = tracer.broken
         if tracer.passing and self._passing < self.cache_size:
             # (`model.train()` after `model.eval()`: the next call may trace; a few times.)
