@@ -45,7 +45,16 @@ class Joint:
             raise TraceBreak("the forward returns a Python number read from a tensor")
         self.tracer = tracer
         outputs: list[Tensor] = []
-        self.template = _flatten(result, outputs)
+
+        def output(value: Any) -> Any:
+            if isinstance(value, Tensor):
+                outputs.append(value)
+                return _Output(len(outputs) - 1)
+            if is_plain_value(value):
+                return value
+            raise TraceBreak(f"the forward returns a {type(value).__name__}")
+
+        self.template = walk(result, output)  # (its tensors replaced by where they come)
         self.outputs = [_output_name(tracer, tensor) for tensor in outputs]
         if len(set(self.outputs)) != len(self.outputs):
             raise TraceBreak("the forward returns the same tensor twice")
@@ -142,39 +151,36 @@ def _tuple(items: Iterable[ast.expr]) -> ast.Tuple:
     return ast.Tuple(list(items), ast.Load())
 
 
-def _flatten(value: Any, outputs: list[Tensor]) -> Any:
-    """What the function returned, its tensors replaced by _Output(index) (in `outputs`)."""
-    if isinstance(value, Tensor):
-        outputs.append(value)
-        return _Output(len(outputs) - 1)
-    if type(value) in (tuple, list):
-        return type(value)(_flatten(item, outputs) for item in value)
-    if type(value) is dict and all(type(key) is str for key in value):  # outputs by name
-        return {key: _flatten(item, outputs) for key, item in value.items()}
-    if is_plain_value(value):
-        return value
-    raise TraceBreak(f"the forward returns a {type(value).__name__}")
+def walk(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """`value` with `leaf` applied to each item that is not a tuple, a list or a dict of str
+    keys (a model's outputs by name)."""
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return kind(walk(item, leaf) for item in value)
+    if kind is dict and all(type(key) is str for key in value):
+        return {key: walk(item, leaf) for key, item in value.items()}
+    return leaf(value)
 
 
 def _rebuild(template: Any, outputs: tuple) -> Any:
-    kind = type(template)
-    if kind is _Output:
-        return outputs[template.index]
-    if kind is tuple or kind is list:
-        return kind(_rebuild(item, outputs) for item in template)
-    if kind is dict:
-        return {key: _rebuild(item, outputs) for key, item in template.items()}
-    return template
+    return walk(template, lambda item: outputs[item.index] if type(item) is _Output else item)
+
+
+def computed(tracer: Any, tensor: Tensor, returner: str) -> str | None:
+    """The variable of a returned tensor the trace computed (None: one it read, or neither);
+    an inference tensor stops the trace."""
+    if tensor._counter is not None and tensor._counter.inference:
+        raise TraceBreak(f"{returner} returns an inference tensor (made under "
+                         "torch.inference_mode())")
+    name = tracer.names.get(id(tensor._data))
+    return name if id(tensor) not in tracer.tensors else None
 
 
 def _output_name(tracer: Any, tensor: Tensor) -> str:
-    name = tracer.names.get(id(tensor._data))
-    if name is None or id(tensor) in tracer.tensors or name[:1] not in ("v", "g"):
+    name = computed(tracer, tensor, "the forward")
+    if name is None or name[:1] not in ("v", "g"):
         raise TraceBreak("the forward returns a tensor it did not compute (an input, a "
                          "parameter)")
-    if tensor._counter is not None and tensor._counter.inference:
-        raise TraceBreak("the forward returns an inference tensor (made under "
-                         "torch.inference_mode())")
     return name
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+import gc
 import os
 import random
 import re
@@ -29,7 +30,7 @@ from runtime._tensor import Tensor
 from runtime.compile import config, guards
 from runtime.compile.emit import Source, TraceBreak, call, define, names_in, var
 from runtime.compile.guards import Keywords
-from runtime.compile.joint import Joint
+from runtime.compile.joint import Joint, computed, walk
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.reads import is_plain_value
@@ -204,7 +205,7 @@ class CompiledStep:
         tracer = Tracer(args, self.fn)
         tracer.numpy_forms = self.optimizations
         self.traces += 1
-        drawn = _python_draws()
+        generators = _generators()
         for module in _named_modules(tracer, self.fn):
             tracer.watch(module)
         for read in tracer.bindings.values():
@@ -212,7 +213,7 @@ class CompiledStep:
                 tracer.watch(read.value, str(read.key))
         with listening(tracer):
             result = self._run(args)
-        _check_python(tracer, drawn)
+        _check_python(tracer, generators)
         built = None
         if tracer.broken is None:
             try:
@@ -303,10 +304,12 @@ def _named_modules(tracer: Tracer, fn: Callable) -> list[Module]:
     return [module for root in roots if isinstance(root, Module) for module in root.modules()]
 
 
-def _check_python(tracer: Tracer, drawn: Callable[[], str | None]) -> None:
+def _check_python(tracer: Tracer, generators: list[tuple[str, Any]]) -> None:
     """Stop the trace where the step's own Python did what later calls would not repeat."""
-    if drawn():  # (a number drawn in Python is a constant of the trace, as any is)
-        tracer.stop(f"the step draws from {drawn()} (a trace would keep the numbers it "
+    drawn = [name for (name, before), (_, now) in zip(generators, _generators(), strict=True)
+             if before != now]
+    if drawn:  # (a number drawn in Python is a constant of the trace, as any is)
+        tracer.stop(f"the step draws from {drawn[0]} (a trace would keep the numbers it "
                     "drew, and later calls would not draw again)")
     rebound = _rebound(tracer)
     if rebound:
@@ -328,22 +331,12 @@ def _rebound(tracer: Tracer) -> str | None:
     return None
 
 
-def _python_draws() -> Callable[[], str | None]:
-    """A function naming the Python or numpy random generator that has drawn since now (None if
-    neither): those draws would be baked into the trace."""
-    python_state = random.getstate()
-    numpy_state = np.random.get_state()
-
-    def moved() -> str | None:
-        if random.getstate() != python_state:
-            return "Python's random module"
-        now = np.random.get_state()
-        if now[0] != numpy_state[0] or now[2:] != numpy_state[2:] or \
-                not np.array_equal(now[1], numpy_state[1]):
-            return "numpy's global random generator"
-        return None
-
-    return moved
+def _generators() -> list[tuple[str, Any]]:
+    """The states of Python's and numpy's global random generators: a step that draws from
+    one would have the numbers it drew baked into its trace."""
+    kind, keys, *rest = np.random.get_state()
+    return [("Python's random module", random.getstate()),
+            ("numpy's global random generator", (kind, keys.tobytes(), *rest))]
 
 
 def _namespace(source: Source) -> dict[str, Any]:
@@ -434,29 +427,20 @@ def _not_spent(tracer: Tracer, node: Any) -> str | None:
 def _freed_saved(node: Any, seen: set[int]) -> bool:
     """Whether `node` (or a node it wraps) holds a freed saved tensor."""
     seen.add(id(node))
-    for cls in type(node).__mro__:
-        for slot in getattr(cls, "__slots__", ()):
-            value = getattr(node, slot, None)
-            if isinstance(value, SavedVariableList):
-                value = value._items
-            for item in value if isinstance(value, list | tuple) else (value,):
-                if isinstance(item, SavedVariable | SavedValue) and item._freed:
-                    return True
-                if isinstance(item, Node) and id(item) not in seen and \
-                        _freed_saved(item, seen):
-                    return True
+    for value in gc.get_referents(node):  # (its slots' values)
+        items = value._items if isinstance(value, SavedVariableList) else value
+        for item in items if isinstance(items, list | tuple) else (items,):
+            if isinstance(item, SavedVariable | SavedValue) and item._freed or \
+                    isinstance(item, Node) and id(item) not in seen and _freed_saved(item, seen):
+                return True
     return False
 
 
 def _returns_a_graph(value: Any) -> bool:
     """Whether `value` (what the step returned) holds a tensor that requires grad."""
-    if isinstance(value, Tensor):
-        return value.requires_grad
-    if isinstance(value, tuple | list):
-        return any(map(_returns_a_graph, value))
-    if type(value) is dict:  # a model's outputs by name (`{"logits": ..., "loss": ...}`)
-        return any(map(_returns_a_graph, value.values()))
-    return False
+    items: list[Any] = []
+    walk(value, items.append)
+    return any(isinstance(item, Tensor) and item.requires_grad for item in items)
 
 
 def _render_result(tracer: Tracer, value: Any) -> ast.expr:
@@ -479,11 +463,8 @@ def _render_result(tracer: Tracer, value: Any) -> ast.expr:
 
 def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
     """A returned tensor: one the step computed (with a spent node) or read."""
-    if value._counter is not None and value._counter.inference:
-        raise TraceBreak("the step returns an inference tensor (made under "
-                         "torch.inference_mode())")
-    name = tracer.names.get(id(value._data))
-    if name is not None and id(value) not in tracer.tensors:
+    name = computed(tracer, value, "the step")
+    if name is not None:
         if value.grad_fn is None:
             return call(var("wrap"), [var(name)])
         reason = _not_spent(tracer, value.grad_fn)
