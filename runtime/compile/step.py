@@ -38,13 +38,7 @@ from runtime.compile.trace import MODES, Tracer, current, listening
 from runtime.distributions.distribution import Distribution
 from runtime.namespaces import array_ops
 from runtime.nn.module import Module
-from runtime.node import (
-    ERR_BACKWARD_TWICE,
-    Node,
-    SavedValue,
-    SavedVariable,
-    SavedVariableList,
-)
+from runtime.node import Node, SavedValue, SavedVariable, SavedVariableList
 
 # Every compiled step, for torch.compiler.reset().
 ALL_STEPS: weakref.WeakSet = weakref.WeakSet()
@@ -65,28 +59,6 @@ def accumulate(variable: Tensor, grad: np.ndarray) -> None:
 
 def wrap(array: np.ndarray) -> Tensor:
     return Tensor._make(array, None)
-
-
-class SpentBackward(Node):
-    """The grad_fn of a returned tensor whose graph the step's backward freed (named as eager's
-    node): another backward raises eager's error."""
-
-    __slots__ = ()
-
-    def apply(self, grads: list, ops: Any = None) -> list:
-        raise RuntimeError(ERR_BACKWARD_TWICE)
-
-
-@functools.cache
-def spent_node_class(name: str) -> type[SpentBackward]:
-    return type(name, (SpentBackward,), {"__slots__": ()})
-
-
-def spent(array: np.ndarray, node_class: type[SpentBackward]) -> Tensor:
-    """`array` as a tensor whose grad_fn is a spent node of `node_class`."""
-    node = node_class()
-    node._input_metadata = ((array.shape, array.dtype),)
-    return Tensor._make(array, node)
 
 
 class _Entry:
@@ -342,7 +314,7 @@ def _generators() -> list[tuple[str, Any]]:
 def _namespace(source: Source) -> dict[str, Any]:
     """What the generated code runs in: its fixed names, and the trace's constants."""
     namespace: dict[str, Any] = {"np": np, "kernels": kernels, "ops": array_ops,
-                                 "accumulate": accumulate, "wrap": wrap, "spent": spent,
+                                 "accumulate": accumulate, "wrap": wrap, "spent": Tensor._make,
                                  "random_ops": random_ops,
                                  "quiet": functools.partial(kernels._set_state, kernels._QUIET),
                                  "loud": kernels._reset_state,
@@ -470,8 +442,8 @@ def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
         reason = _not_spent(tracer, value.grad_fn)
         if reason is not None:
             raise TraceBreak(reason)
-        node_class = spent_node_class(value.grad_fn.name())
-        return call(var("spent"), [var(name), var(tracer.source.constant(node_class))])
+        # Its node is the traced call's, which that call's backward spent, as eager's is.
+        return call(var("spent"), [var(name), var(tracer.source.constant(value.grad_fn))])
     if id(value) in tracer.tensors:
         return tracer.tensor_tree(tracer.tensors[id(value)])
     raise TraceBreak("the step returns a tensor the trace did not compute")
