@@ -91,11 +91,21 @@ class Joint:
                  "need one, in their order.", backward_lines, _tuple(map(var, self.grads)),
                  self.grads)]
 
-    def compiled(self, namespace: dict[str, Any]) -> CompiledForward:
-        """What later calls run, from the namespace the two functions were defined in."""
+    def compiled(self, namespace: dict[str, Any]) -> Callable[..., Any]:
+        """What later calls run, from the namespace the two functions were defined in: the
+        forward, then one CompiledFunctionBackward node on its outputs. `first` is the traced
+        call's outputs, given that node too."""
         forward, backward = (namespace[name] for name in self.names)
-        return CompiledForward(forward, backward, self.template, self.differentiable,
-                               self.shared)
+        function = _function_class(backward, self.differentiable, self.shared)
+        template = self.template
+
+        def compiled_forward(*args: Any) -> Any:
+            arrays, tensors, saved = forward(*args)
+            return _rebuild(template, function.apply((arrays, saved), *tensors))
+
+        self.first = _rebuild(template, function.apply((self.traced_outputs, self.traced_saved),
+                                                       *self.reached))
+        return compiled_forward
 
     def _returned(self, source: Source, made: dict[str, Line], saved: list[str]
                   ) -> ast.expr:
@@ -110,12 +120,6 @@ class Joint:
         tensor = self.tracer.tensor_tree
         return _tuple([_tuple(map(var, self.outputs)), _tuple(map(tensor, self.tensors)),
                        _tuple(tensor(name) for name in kept)])
-
-    def first_result(self, function: CompiledForward) -> Any:
-        """The traced call's outputs as the compiled call returns them, with their node."""
-        outputs = function.function.apply((self.traced_outputs, self.traced_saved),
-                                          *self.reached)
-        return _rebuild(self.template, outputs)
 
     def _sharing(self, source: Source, made: dict[str, Line], saved: list[str]) -> dict:
         """Saved value (by index) -> the output it shares memory with: the two share a version
@@ -207,22 +211,6 @@ def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
             if grad is None or not same_bits(grad._data, array):
                 raise TraceBreak("self-check: the traced backward does not reproduce the "
                                  "engine's gradient bit for bit")
-
-
-class CompiledForward:
-    """The generated forward, then one CompiledFunctionBackward node."""
-
-    def __init__(self, forward: Callable, backward: Callable, template: Any,
-                 differentiable: tuple[int, ...], shared: dict[int, int]) -> None:
-        self.forward = forward
-        self.backward = backward
-        self.template = template
-        self.function = _function_class(backward, differentiable, shared)
-
-    def __call__(self, *args: Any) -> Any:
-        arrays, tensors, saved = self.forward(*args)
-        outputs = self.function.apply((arrays, saved), *tensors)
-        return _rebuild(self.template, outputs)
 
 
 def _function_class(backward: Callable, differentiable: tuple[int, ...],

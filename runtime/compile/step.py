@@ -203,7 +203,7 @@ class CompiledStep:
                 print(code, file=sys.stdout)
             if joint is not None:
                 # The traced call's outputs, with their compiled node as every later call's.
-                result = joint.first_result(function)
+                result = joint.first
         self.last = entry
         return result
 
