@@ -83,6 +83,9 @@ class Guard:
             self.skip_while_counted(changes.COUNT, start)
         for optimizer in tracer.optimizers:
             self.optimizer(optimizer)
+        return self._compile()
+
+    def _compile(self) -> tuple[str, Callable[..., bool]]:
         params = ", ".join(f"a{index}" for index in range(self.arity))
         code = "\n".join([f"def guard({params}):", *self.lines, "    return True", ""])
         guard = _define(code, "<gradgen compiled guard>", self.namespace)
@@ -160,7 +163,7 @@ class Guard:
             self.fail_if(f"type({where}) is not {kind.__name__} or len({where}) != {len(value)}")
             for index, item in enumerate(value):
                 self.argument(f"{where}[{index}]", item)
-        elif kind in (dict, Keywords) and all(type(key) is str for key in value):
+        elif kind in (dict, Keywords) and by_name(value):
             self.fail_if(f"type({where}) is not {self.constant(kind)} or tuple({where}) != "
                          f"{self.constant(tuple(value))}")
             for key, item in value.items():
@@ -216,22 +219,7 @@ class Guard:
         params: list[Any] = []
         for index, group in enumerate(traced.param_groups):
             params += group["params"]
-            self.lines.append(f"    p = g[{index}]")
-            self.fail_if(f"p is not {self.constant(group)}")
-            # (The params list is the group's own, but its writes are not counted.)
-            self.lines.append("    q = p['params']")
-            self.fail_if(self.differs("q", ("items", list(group["params"]))))
-            start = len(self.lines)
-            self.fail_if(f"tuple(p) != {self.constant(tuple(group))}")
-            settings = {key: value for key, value in group.items()
-                        if key != "params" and not (key == "lr" and type(value) is float)}
-            if settings:
-                self.fail_if(f"any(map(is_not, map(p.__getitem__, {self.constant(tuple(settings))}"
-                             f"), {self.constant(tuple(settings.values()))}))")
-            lr = "p['lr']" if "lr" in group else "p.get('lr')"
-            self.fail_if(f"type({lr}) is not {self.constant(type(group.get('lr')))}")
-            if type(group) is changes.ParamGroup:  # a group the optimizer made counts its writes
-                self.skip_while_counted(changes.OPTIMIZERS, start)
+            self._group(index, group)
         # Which parameters have state: gaining state changes what a step does.
         state, held = f"{optimizer}.state", self.constant(tuple(params))
         stateful = tuple(bool(traced.state.get(p)) for p in params)
@@ -239,6 +227,25 @@ class Guard:
                      if any(stateful) else f"{state} and any(map({state}.get, {held}))")
         self.skip_while_counted(changes.OPTIMIZERS, whole,
                                 f"{self.constant(changes.counts_its_writes)}({optimizer})")
+
+    def _group(self, index: int, group: dict) -> None:
+        """An optimizer's group `g[index]`: the same dict, parameters, keys and settings."""
+        self.lines.append(f"    p = g[{index}]")
+        self.fail_if(f"p is not {self.constant(group)}")
+        # (The params list is the group's own, but its writes are not counted.)
+        self.lines.append("    q = p['params']")
+        self.fail_if(self.differs("q", ("items", list(group["params"]))))
+        start = len(self.lines)
+        self.fail_if(f"tuple(p) != {self.constant(tuple(group))}")
+        settings = {key: value for key, value in group.items()
+                    if key != "params" and not (key == "lr" and type(value) is float)}
+        if settings:
+            self.fail_if(f"any(map(is_not, map(p.__getitem__, {self.constant(tuple(settings))}"
+                         f"), {self.constant(tuple(settings.values()))}))")
+        lr = "p['lr']" if "lr" in group else "p.get('lr')"
+        self.fail_if(f"type({lr}) is not {self.constant(type(group.get('lr')))}")
+        if type(group) is changes.ParamGroup:  # a group the optimizer made counts its writes
+            self.skip_while_counted(changes.OPTIMIZERS, start)
 
     def skip_while_counted(self, count: changes.Count, start: int, kept_if: str = "",
                            tensor: str = "") -> None:
@@ -278,6 +285,11 @@ def hooked(tensor: Tensor) -> bool:
     """Whether `tensor` or its AccumulateGrad has hooks."""
     accumulator = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
     return bool(tensor._backward_hooks) or accumulator is not None and accumulator.has_hooks()
+
+
+def by_name(value: dict) -> bool:
+    """Whether a dict's keys are all str (a batch, a model's outputs, by name)."""
+    return all(type(key) is str for key in value)
 
 
 def _singleton(value: Any) -> bool:

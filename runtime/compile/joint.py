@@ -22,7 +22,7 @@ from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.autograd.function import Function
 from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, same_bits, var
-from runtime.compile.guards import hooked
+from runtime.compile.guards import by_name, hooked
 from runtime.compile.reads import is_plain_value
 
 # PyTorch's words, for the gradients of a compiled backward run with create_graph=True.
@@ -45,19 +45,8 @@ class Joint:
             raise TraceBreak("the forward returns a Python number read from a tensor")
         self.tracer = tracer
         outputs: list[Tensor] = []
-
-        def output(value: Any) -> Any:
-            if isinstance(value, Tensor):
-                outputs.append(value)
-                return _Output(len(outputs) - 1)
-            if is_plain_value(value):
-                return value
-            raise TraceBreak(f"the forward returns a {type(value).__name__}")
-
-        self.template = walk(result, output)  # (its tensors replaced by where they come)
-        self.outputs = [_output_name(tracer, tensor) for tensor in outputs]
-        if len(set(self.outputs)) != len(self.outputs):
-            raise TraceBreak("the forward returns the same tensor twice")
+        self.template = walk(result, lambda value: _output(value, outputs))
+        self.outputs = _output_names(tracer, outputs)
         self.differentiable = tuple(i for i, t in enumerate(outputs) if t.requires_grad)
         seeds, reached = tracer.backward_of([outputs[i] for i in self.differentiable])
         self.seeds = [seed.name for seed in seeds]
@@ -161,9 +150,20 @@ def walk(value: Any, leaf: Callable[[Any], Any]) -> Any:
     kind = type(value)
     if kind is tuple or kind is list:
         return kind(walk(item, leaf) for item in value)
-    if kind is dict and all(type(key) is str for key in value):
+    if kind is dict and by_name(value):
         return {key: walk(item, leaf) for key, item in value.items()}
     return leaf(value)
+
+
+def _output(value: Any, outputs: list[Tensor]) -> Any:
+    """A returned tensor as where it comes in the outputs (appended to `outputs`); a plain
+    value as itself."""
+    if isinstance(value, Tensor):
+        outputs.append(value)
+        return _Output(len(outputs) - 1)
+    if is_plain_value(value):
+        return value
+    raise TraceBreak(f"the forward returns a {type(value).__name__}")
 
 
 def _rebuild(template: Any, outputs: tuple) -> Any:
@@ -180,12 +180,15 @@ def computed(tracer: Any, tensor: Tensor, returner: str) -> str | None:
     return name if id(tensor) not in tracer.tensors else None
 
 
-def _output_name(tracer: Any, tensor: Tensor) -> str:
-    name = computed(tracer, tensor, "the forward")
-    if name is None or name[:1] not in ("v", "g"):
+def _output_names(tracer: Any, outputs: list[Tensor]) -> list[str]:
+    """The returned tensors' variables: each computed by the forward, each once."""
+    names = [computed(tracer, tensor, "the forward") for tensor in outputs]
+    if any(name is None or name[:1] not in ("v", "g") for name in names):
         raise TraceBreak("the forward returns a tensor it did not compute (an input, a "
                          "parameter)")
-    return name
+    if len(set(names)) != len(names):
+        raise TraceBreak("the forward returns the same tensor twice")
+    return names
 
 
 def _hooked(tensor: Tensor) -> bool:

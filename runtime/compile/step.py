@@ -242,23 +242,29 @@ class CompiledStep:
         joint = Joint(tracer, result) if not tracer.backwards and _returns_a_graph(result) \
             else None
         if joint is None:
-            tracer.phase = "epilogue"
-            returned = _render_result(tracer, result)
-        if self.optimizations:
-            optimize(source, joint.kept if joint else names_in(returned))
-        if joint:
-            functions = joint.functions(name, params)
+            functions = [_step_function(tracer, result, name, params, self.optimizations)]
         else:
-            what = "forward from the kernels,\n    backward from each node's formulas, the " \
-                "update from its optimizer's own code" if tracer.backwards else \
-                "a forward from the kernels"
-            functions = [(name, params, f"{name}, compiled by gradgen from one eager run: "
-                          f"{what}.", source.lines, returned, names_in(returned))]
+            if self.optimizations:
+                optimize(source, joint.kept)
+            functions = joint.functions(name, params)
         code = "\n\n".join(_function(source, *function, self.optimizations)
                            for function in functions)
         namespace = _namespace(source)
         define(code, f"<gradgen compiled {name} #{len(self._entries) + 1}>", namespace)
         return code, joint.compiled(namespace) if joint else namespace[name], joint
+
+
+def _step_function(tracer: Tracer, result: Any, name: str, params: str, optimizations: bool
+                   ) -> tuple:
+    """The step's one function, as `_function` writes it (optimized first)."""
+    tracer.phase = "epilogue"
+    returned = _render_result(tracer, result)
+    if optimizations:
+        optimize(tracer.source, names_in(returned))
+    what = "forward from the kernels,\n    backward from each node's formulas, the update " \
+        "from its optimizer's own code" if tracer.backwards else "a forward from the kernels"
+    return (name, params, f"{name}, compiled by gradgen from one eager run: {what}.",
+            tracer.source.lines, returned, names_in(returned))
 
 
 def _function(source: Source, name: str, params: str, doc: str, lines: list, returned: ast.expr,
@@ -333,29 +339,38 @@ def _format(source: Source, returned: Sequence[str] | None) -> list[str]:
     """The body, phase by phase (a title where it changes), each statement with its comment,
     silent lines in blocks with numpy's warnings off; with `returned`, each large array deleted
     after its last use."""
-    ordered = sorted(source.lines, key=lambda line: line.phase != "prologue")  # (stable)
-    frees = last_uses(ordered, returned, source) if returned is not None else {}
-    frees.pop(len(ordered) - 1, None)  # (after the last line, return frees them)
-    written = [(line, text, frees.get(index)) for index, line in enumerate(ordered)
-               if (text := ast.unparse(line.statement()))]
+    written = _written(source, returned)
     body: list[str] = []
     phase, quiet = None, False
     for (line, text, freed), silent in zip(written, _silent(written), strict=True):
         if quiet and not silent:
             body += _QUIET_END
-            quiet = False
-        indent = "        " if quiet else "    "
+        quiet = quiet and silent
         if line.phase != phase:
             phase = line.phase
-            body.append(f"{indent}{_TITLES.get(phase, '#')}")
+            body.append(f"{_INDENT[quiet]}{_TITLES.get(phase, '#')}")
         if silent and not quiet and not line.neutral:
             body += _QUIET_START
-            quiet, indent = True, "        "
-        statement = f"{indent}{text}"
-        body.append(f"{statement:<60}  # {line.comment}" if line.comment else statement)
-        if freed:
-            body.append(f"{indent}del {', '.join(freed)}")
+            quiet = True
+        body += _statement(line, text, freed, _INDENT[quiet])
     return body + _QUIET_END if quiet else body
+
+
+def _written(source: Source, returned: Sequence[str] | None) -> list[tuple]:
+    """(line, its text, the arrays freed after it) for each line that writes something, the
+    prologue first."""
+    ordered = sorted(source.lines, key=lambda line: line.phase != "prologue")  # (stable)
+    frees = last_uses(ordered, returned, source) if returned is not None else {}
+    frees.pop(len(ordered) - 1, None)  # (after the last line, return frees them)
+    return [(line, text, frees.get(index)) for index, line in enumerate(ordered)
+            if (text := ast.unparse(line.statement()))]
+
+
+def _statement(line: Any, text: str, freed: list[str] | None, indent: str) -> list[str]:
+    """A line as written: its statement, its comment beside it, the arrays it frees."""
+    statement = f"{indent}{text}"
+    written = [f"{statement:<60}  # {line.comment}" if line.comment else statement]
+    return written + [f"{indent}del {', '.join(freed)}"] if freed else written
 
 
 def _silent(written: list[tuple]) -> list[bool]:
@@ -369,6 +384,7 @@ def _silent(written: list[tuple]) -> list[bool]:
     return silent[::-1]
 
 
+_INDENT = {False: "    ", True: "        "}  # outside and inside a block with warnings off
 # Around quiet forms and the backward: numpy's warnings off, and back on whatever happens.
 _QUIET_START = ["    q = quiet()                                               "
                 "# numpy's warnings off, as eager has them here", "    try:"]
