@@ -36,6 +36,7 @@ from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.reads import is_plain_value
 from runtime.compile.trace import MODES, Tracer, current, listening
 from runtime.distributions.distribution import Distribution
+from runtime.engine import GraphTask
 from runtime.namespaces import array_ops
 from runtime.nn.module import Module
 from runtime.node import Node, SavedValue, SavedVariable, SavedVariableList
@@ -394,17 +395,11 @@ _QUIET_END = ["    finally:", "        loud(q)"]
 def _not_spent(tracer: Tracer, node: Any) -> str | None:
     """Why a second backward through `node`'s graph would not raise in eager (None: it would,
     the graph is spent)."""
-    stack, seen, walked = [node], {node}, False
-    while stack:
-        node = stack.pop()
-        if node in tracer.swept:
-            if _freed_saved(node, set()):
-                return None
-            walked = True
-        for following, _ in node.next_functions:
-            if following is not None and following not in seen:
-                seen.add(following)
-                stack.append(following)
+    task = GraphTask(keep_graph=False, create_graph=False)
+    task.compute_dependencies([(node, 0)], with_parents=False)  # (the engine's walk)
+    walked = [node for node in task.dependencies if node in tracer.swept]
+    if any(_freed_saved(node, set()) for node in walked):
+        return None
     if walked:
         return ("the step returns a tensor whose graph held no saved tensors (in eager "
                 "another backward through it works; the generated code makes no graph)")
