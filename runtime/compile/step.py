@@ -16,7 +16,6 @@ import gc
 import os
 import random
 import re
-import sys
 import types
 import weakref
 from collections.abc import Callable, Sequence
@@ -175,54 +174,36 @@ class CompiledStep:
         return self._trace(args, guard)
 
     def _trace(self, args: tuple, guard: guards.Guard) -> Any:
+        """fn, run eagerly under the tracer, and the entry of its trace: the generated code, or
+        eager calls for the reason the trace stopped."""
         tracer = Tracer(args, self.fn)
         tracer.numpy_forms = self.optimizations
         self.traces += 1
-        generators = _generators()
-        for module in _named_modules(tracer, self.fn):
-            tracer.watch(module)
-        for read in tracer.bindings.values():
-            if type(read.value) in (list, dict, set):  # a global or free variable's
-                tracer.watch(read.value, str(read.key))
+        generators = _watch(tracer, self.fn)
         with listening(tracer):
             result = self._run(args)
         _check_python(tracer, generators)
-        built = None
+        code, function, joint = "", None, None
         if tracer.broken is None:
             try:
-                built = self._build(tracer, result, len(args))
+                code, function, joint = self._build(tracer, result, len(args))
             except TraceBreak as stop:
                 tracer.stop(stop.reason)
-        if built is None or tracer.broken is not None:
-            entry = self._stopped_entry(tracer, guard)
-        else:
-            code, function, joint = built
-            entry = _Entry(function, code, None, guard, tracer)
-            self._entries.append(entry)
-            if os.environ.get(PRINT_CODE):
-                PRINTED[0] += 1
-                print(code, file=sys.stdout)
-            if joint is not None:
-                # The traced call's outputs, with their compiled node as every later call's.
-                result = joint.first
-        self.last = entry
-        return result
-
-    def _stopped_entry(self, tracer: Tracer, guard: guards.Guard) -> _Entry:
-        """The entry of a trace that stopped: it runs the step eagerly."""
-        entry = _Entry(None, "", tracer.broken, guard, tracer)
-        self._stopped = tracer.broken
-        if tracer.passing and self._passing < self.cache_size:
+        self.last = entry = _Entry(function, code, tracer.broken, guard, tracer)
+        self._stopped = tracer.broken or self._stopped
+        if tracer.broken is not None and tracer.passing and self._passing < self.cache_size:
             # (`model.train()` after `model.eval()`: the next call may trace; a few times.)
             self._passing += 1
         else:
-            # (An eager entry counts too: else a step that changes what its guards read would trace
-            # at every call.)
+            # (An eager entry counts too: else a step that changes what its guards read would
+            # trace at every call.)
             self._entries.append(entry)
         if os.environ.get(PRINT_CODE):
             PRINTED[0] += 1
-            print(f"# {getattr(self.fn, '__name__', 'step')}: runs eagerly: {entry.reason}")
-        return entry
+            print(code if function else
+                  f"# {getattr(self.fn, '__name__', 'step')}: runs eagerly: {entry.reason}")
+        # (A joint's traced call returns its outputs with their compiled node, as later calls.)
+        return result if joint is None else joint.first
 
     def _name(self) -> str:
         """The generated function's name: fn's, unless it would shadow a name of the code's
@@ -277,10 +258,17 @@ def _function(source: Source, name: str, params: str, doc: str, lines: list, ret
                       f"    return {ast.unparse(returned)}", ""])
 
 
-def _named_modules(tracer: Tracer, fn: Callable) -> list[Module]:
-    """The modules fn is or names (as a global, a free variable, its `self`), and theirs."""
+def _watch(tracer: Tracer, fn: Callable) -> list[tuple[str, Any]]:
+    """Before the trace: the containers of the modules fn is or names (as a global, a free
+    variable, its `self`) and of theirs, and those it names itself, watched; the random
+    generators' states returned (_check_python compares them after)."""
     roots: list[Any] = [*tracer._named_modules(), fn, getattr(fn, "__self__", None)]
-    return [module for root in roots if isinstance(root, Module) for module in root.modules()]
+    for module in [m for root in roots if isinstance(root, Module) for m in root.modules()]:
+        tracer.watch(module)
+    for read in tracer.bindings.values():
+        if type(read.value) in (list, dict, set):  # a global or free variable's
+            tracer.watch(read.value, str(read.key))
+    return _generators()
 
 
 def _check_python(tracer: Tracer, generators: list[tuple[str, Any]]) -> None:
