@@ -22,7 +22,7 @@ import numpy as np
 from runtime import changes
 from runtime._tensor import Tensor
 from runtime.compile import reads
-from runtime.compile.emit import TraceBreak, var
+from runtime.compile.emit import TraceBreak, define, var
 from runtime.dtypes import dtype
 from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
 
@@ -88,7 +88,8 @@ class Guard:
     def _compile(self) -> tuple[str, Callable[..., bool]]:
         params = ", ".join(f"a{index}" for index in range(self.arity))
         code = "\n".join([f"def guard({params}):", *self.lines, "    return True", ""])
-        guard = _define(code, "<gradgen compiled guard>", self.namespace)
+        define(code, "<gradgen compiled guard>", self.namespace)
+        guard = self.namespace["guard"]
         if VERIFY and self.skips:
             guard = _verified(guard, code, self.skips, self.namespace)
         return code, guard
@@ -300,11 +301,6 @@ def _nothing() -> None:
     return None
 
 
-def _define(code: str, filename: str, namespace: dict[str, Any]) -> Callable[..., bool]:
-    exec(compile(code, filename, "exec", dont_inherit=True), namespace)
-    return namespace["guard"]
-
-
 def _verified(guard: Callable[..., bool], code: str, skips: list[str],
               namespace: dict[str, Any]) -> Callable[..., bool]:
     """`guard`, also checking (VERIFY) that it never passes with a skipped check that fails: a
@@ -312,7 +308,9 @@ def _verified(guard: Callable[..., bool], code: str, skips: list[str],
     full_code = code
     for condition in skips:  # (still evaluated: it may name the count it read)
         full_code = full_code.replace(f"    if {condition}:", f"    if ({condition}) or True:", 1)
-    check = _define(full_code, "<gradgen compiled guard, checked in full>", dict(namespace))
+    full = dict(namespace)
+    define(full_code, "<gradgen compiled guard, checked in full>", full)
+    check = full["guard"]
 
     def verified(*args: Any) -> bool:
         answer = guard(*args)
