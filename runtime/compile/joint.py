@@ -23,6 +23,7 @@ from runtime.autograd import gradients
 from runtime.autograd.function import Function
 from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, same_bits, var
 from runtime.compile.guards import by_name, hooked
+from runtime.compile.optimize import optimize
 from runtime.compile.reads import is_plain_value
 
 # PyTorch's words, for the gradients of a compiled backward run with create_graph=True.
@@ -55,15 +56,12 @@ class Joint:
         self.grads = [grad.name for _, grad in reached]
         _self_check([outputs[i] for i in self.differentiable], seeds, reached)
 
-    @property
-    def kept(self) -> list[str]:
-        """The variables the two functions return."""
-        return [*self.outputs, *self.grads]
-
-    def functions(self, name: str, params: str) -> list[tuple]:
-        """The forward and the backward, as step.py's `_function` writes them: name, parameters,
-        docstring, lines, what it returns, the variables it keeps."""
+    def functions(self, name: str, params: str, optimizations: bool) -> list[tuple]:
+        """The forward and the backward (optimized first), as step.py's `_function` writes
+        them: name, parameters, docstring, lines, what it returns, the variables it keeps."""
         source = self.tracer.source
+        if optimizations:
+            optimize(source, [*self.outputs, *self.grads])
         forward_lines, backward_lines, made, saved = _split(source)
         self.shared = self._sharing(source, made, saved)
         returned = self._returned(source, made, saved)

@@ -223,12 +223,8 @@ class CompiledStep:
             tracer.source
         joint = Joint(tracer, result) if not tracer.backwards and _returns_a_graph(result) \
             else None
-        if joint is None:
-            functions = [_step_function(tracer, result, name, params, self.optimizations)]
-        else:
-            if self.optimizations:
-                optimize(source, joint.kept)
-            functions = joint.functions(name, params)
+        functions = joint.functions(name, params, self.optimizations) if joint else \
+            [_step_function(tracer, result, name, params, self.optimizations)]
         code = "\n\n".join(_function(source, *function, self.optimizations)
                            for function in functions)
         namespace = _namespace(source)
