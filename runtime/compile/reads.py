@@ -65,8 +65,8 @@ def code_names(functions: list[Any]) -> dict[str, None]:
 class Read:
     """One place a later call reads (an attribute of `holder`, its item, its length, or a free
     variable's cell, `holder`) and what it must find there: `expected` is ("value", (type,
-    value)), ("object", obj), ("length", n), ("tensor", step.py's tensor key) or ("same",
-    another Read). Called, it reads; `path` names it (`self.x`)."""
+    value)), ("object", obj), ("length", n), ("tensor", the tensor: its metadata as traced) or
+    ("same", another Read). Called, it reads; `path` names it (`self.x`)."""
 
     __slots__ = ("expected", "holder", "key", "kind", "others", "path")
 
