@@ -1,10 +1,12 @@
 """A compiled step's guard, written as one Python function that runs before every call, as
 torch._dynamo writes its guards: one `if` per object, each field read once and compared with
 its traced value (a constant of the function's namespace). A check may be stricter than
-needed, never looser: a new trace is never a wrong result. The checks of the tensors the step
-holds and of its modules sit in a block skipped while runtime/changes.py's count stands
-(gradgen counts every change it makes to them); an optimizer's, in a block skipped while
-changes.OPTIMIZERS stands. Each block reads its count before its checks. See docs/compile.md."""
+needed, never looser: a new trace is never a wrong result. Every check is a place (an
+argument, a read of reads.py, a module's or optimizer's field) and what it must hold there:
+reads.py's `expected`. The checks of the tensors the step holds and of its modules sit in a
+block skipped while runtime/changes.py's count stands (gradgen counts every change it makes to
+them); an optimizer's, in a block skipped while changes.OPTIMIZERS stands. Each block reads its
+count before its checks. See docs/compile.md."""
 
 from __future__ import annotations
 
@@ -20,46 +22,77 @@ import numpy as np
 from runtime import changes
 from runtime._tensor import Tensor
 from runtime.compile import reads
-from runtime.compile.emit import var
+from runtime.compile.emit import TraceBreak, define, var
+from runtime.dtypes import dtype
 from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
 
 # Set by the tests: a guard that passes runs again in full, and raises if that fails (a change made
 # without counting it).
 VERIFY = os.environ.get("GRADGEN_VERIFY_GUARDS") == "1"
 
+# What a module holds by name, checked key by key and object by object (with its __dict__).
+_REGISTRIES = ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_backward_pre_hooks",
+               "_parameters", "_buffers", "_modules")
 
-class _Writer:
-    def __init__(self) -> None:
+# AccumulateGrad.has_hooks, spelled out, on the tensor `t`.
+_HOOKS = "(t._backward_hooks or (a := t._grad_accumulator) is not None and " \
+    "(a := a()) is not None and a._hooks is not None)"
+
+
+class Keywords(dict):
+    """A call's keyword arguments, passed as the compiled step's last argument."""
+
+
+class Guard:
+    """A guard as it is written. Begun at a call that no entry's guard passed, before the
+    trace: the modes and the arguments as the step found them. Finished after the trace with
+    what the step read."""
+
+    def __init__(self, args: tuple, modes: tuple[tuple[Any, str], ...]) -> None:
         self.lines: list[str] = []
         self.namespace: dict[str, Any] = {"Tensor": Tensor, "is_not": operator.is_not,
                                           "ref": weakref.ref}
-        # The conditions of the skippable blocks (VERIFY runs them in full too).
-        self.skips: list[str] = []
+        self.skips: list[str] = []  # the conditions of the skippable blocks (VERIFY)
         self._names: dict[int, str] = {}  # id of a constant -> its name (held: ids stay)
+        self.arity = len(args)
+        self.fail_if(" or ".join(
+            f"{self.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} {value!r}"
+            for holder, name in modes for value in [getattr(holder, name)]))
+        for index, value in enumerate(args):
+            self.argument(f"a{index}", value)
 
-    def skipping(self, condition: str, start: int, done: str) -> None:
-        """The lines written since `start` as a block run only if `condition`, ending with
-        `done`."""
-        block = self.lines[start:]
-        del self.lines[start:]
-        self.skips.append(condition)
-        self.lines.append(f"    if {condition}:")
-        self.lines += [f"    {line}" for line in block]
-        self.lines += [f"        {line}" for line in done.split("\n")]
+    def finish(self, tracer: Any) -> tuple[str, Callable[..., bool]]:
+        """The source of `guard(a0, a1, ...)` and the function, with the checks of what the
+        trace read: its reads (reads.py), each holder before what it holds; the classes'
+        `forward`; the tensors the step holds and its modules; its optimizers."""
+        self.reads = _reads(tracer)
+        for read in self.reads:
+            self.check(self.found(read), read.expected)
+        # A class's `forward` may be patched, which nothing counts: checked at each call.
+        classes = list(dict.fromkeys(type(module) for module in tracer.modules))
+        if classes:
+            self.fail_if(" or ".join(f"{self.constant(cls)}.forward is not "
+                                     f"{self.constant(cls.forward)}" for cls in classes))
+        start = len(self.lines)
+        for tensor in tracer.closure_tensors:
+            if id(tensor) not in tracer.sources:
+                self.tensor(tensor)
+        for module in tracer.modules:
+            self.module(module)
+        if len(self.lines) > start:
+            self.skip_while_counted(changes.COUNT, start)
+        for optimizer in tracer.optimizers:
+            self.optimizer(optimizer)
+        return self._compile()
 
-    def skip_while_counted(self, count: changes.Count, start: int, kept_if: str = "",
-                           tensor: str = "") -> None:
-        """The lines since `start` as a block skipped while `count` stands where it last passed
-        (and, with `kept_if`, found that true; with `tensor`, for the same tensor, held by a
-        weak reference)."""
-        name, seen = self.constant(count), self.constant(changes.Count(-1))
-        local = f"c{len(self.skips)}"
-        condition, done = f"({local} := {name}.value) != {seen}.value", f"{seen}.value = {local}"
-        if tensor:
-            last = self.constant([_nothing])
-            condition += f" or {tensor} is not {last}[0]()"
-            done = f"{seen}.value, {last}[0] = {local}, ref({tensor})"
-        self.skipping(condition, start, f"if {kept_if}:\n    {done}" if kept_if else done)
+    def _compile(self) -> tuple[str, Callable[..., bool]]:
+        params = ", ".join(f"a{index}" for index in range(self.arity))
+        code = "\n".join([f"def guard({params}):", *self.lines, "    return True", ""])
+        define(code, "<gradgen compiled guard>", self.namespace)
+        guard = self.namespace["guard"]
+        if VERIFY and self.skips:
+            guard = _verified(guard, code, self.skips, self.namespace)
+        return code, guard
 
     def constant(self, value: Any) -> str:
         """The namespace's name for `value` (one name per object)."""
@@ -69,10 +102,48 @@ class _Writer:
             self.namespace[name] = value
         return name
 
-    def fail_if(self, condition: str) -> None:
-        self.lines += [f"    if {condition}:", "        return False"]
+    def found(self, read: reads.Read) -> str:
+        """Where `read` reads, as source."""
+        key = ast.Constant(read.key) if type(read.key) in (str, int) else \
+            var(self.constant(read.key))
+        return ast.unparse(read.tree(self.constant(read.holder), key,
+                                     var(self.constant(reads.MISSING))))
 
-    def fail_if_any(self, conditions: list[str]) -> None:
+    def check(self, where: str, expected: tuple) -> None:
+        """That what `where` reads is `expected`."""
+        if expected[0] == "tensor":
+            self.tensor(expected[1], where)
+        else:
+            self.fail_if(self.differs(where, expected))
+
+    def differs(self, where: str, expected: tuple) -> str:
+        """The condition that what `where` reads is not `expected` (reads.py's kinds, and
+        ("items", a dict or list): the same keys and objects)."""
+        kind, value = expected
+        if kind == "value" and _singleton(value[1]):
+            return f"{where} is not {value[1]!r}"
+        if kind == "value":
+            return f"(type(v := {where}), v) != {self.constant(value)}"
+        if kind == "length":
+            return f"{where} != {value}"
+        if kind == "same":
+            return f"{where} is not {self.found(value)}"
+        if kind == "items":
+            return self._items(where, value)
+        return f"{where} is not {self.constant(value)}"
+
+    def _items(self, where: str, expected: dict | list) -> str:
+        """The condition that the dict or list `where` does not hold `expected`'s keys and
+        objects."""
+        if not expected:
+            return where
+        if isinstance(expected, dict):
+            return f"tuple({where}) != {self.constant(tuple(expected))} or any(map(is_not, " \
+                f"{where}.values(), {self.constant(tuple(expected.values()))}))"
+        return f"len({where}) != {len(expected)} or " \
+            f"any(map(is_not, {where}, {self.constant(tuple(expected))}))"
+
+    def fail_if(self, *conditions: str) -> None:
         """One `if`, a condition a line, tested in order."""
         first, *rest = conditions
         self.lines.append(f"    if ({first}" if rest else f"    if {first}:")
@@ -81,54 +152,153 @@ class _Writer:
             self.lines.append(f"            or {rest[-1]}):")
         self.lines.append("        return False")
 
+    def argument(self, where: str, value: Any) -> None:
+        """That the argument at `where` is as `value` is now: a Tensor by its metadata, a tuple
+        or list by its type, length and items, a dict of str keys (or the keyword arguments) by
+        its keys in order and items, a plain value by type and value, a dtype by identity."""
+        kind = type(value)
+        if isinstance(value, Tensor) or reads.is_plain_value(value) or kind is dtype:
+            self.check(where, ("tensor", value) if isinstance(value, Tensor)
+                       else reads.expected_of(value))
+        elif kind in (tuple, list):  # an RNN's hidden state (h, c), a batch (x, y)
+            self.fail_if(f"type({where}) is not {kind.__name__} or len({where}) != {len(value)}")
+            for index, item in enumerate(value):
+                self.argument(f"{where}[{index}]", item)
+        elif kind in (dict, Keywords) and by_name(value):
+            self.fail_if(f"type({where}) is not {self.constant(kind)} or tuple({where}) != "
+                         f"{self.constant(tuple(value))}")
+            for key, item in value.items():
+                self.argument(f"{where}[{self.constant(key)}]", item)
+        else:
+            raise TraceBreak(f"an argument of type {kind.__name__} (compiled steps take "
+                             "tensors, Python numbers, dtypes, and tuples, lists and dicts of "
+                             "them)")
 
-class Keywords(dict):
-    """A call's keyword arguments, passed as the compiled step's last argument."""
+    def tensor(self, tensor: Tensor, where: str = "") -> None:
+        """That the tensor at `where` (source; "" for `tensor` itself, which the step holds)
+        has `tensor`'s metadata as now, cheapest field first: its array's layout, requires_grad,
+        whether it is a leaf, has hooks, is an inference tensor."""
+        self.lines.append(f"    t = {where or self.constant(tensor)}")
+        start = len(self.lines)
+        if where:
+            self.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
+        self.lines.append("    d = t._data")
+        data = tensor._data
+        layout = f"(d.shape != {data.shape!r} or d.strides != {data.strides!r} or " \
+            f"d.dtype is not {self.constant(np.dtype(data.dtype.str))})"
+        if not where:
+            # The traced array, while the tensor holds it, keeps its layout (gradgen rebinds
+            # `_data` to change one): a weak reference skips the field checks.
+            layout = f"d is not {self.constant(weakref.ref(data))}() and {layout}"
+        inference = "t._counter is not None and t._counter.inference"
+        self.fail_if(layout, f"t._requires_grad is not {tensor._requires_grad!r}",
+                     "t.grad_fn is not None" if tensor.grad_fn is None else "t.grad_fn is None",
+                     f"not {_HOOKS}" if hooked(tensor) else _HOOKS,
+                     f"not ({inference})" if tensor._counter is not None and
+                     tensor._counter.inference else inference)
+        if where:  # skipped when it is the tensor last passed and the count of changes stands
+            self.skip_while_counted(changes.COUNT, start, tensor="t")
+
+    def module(self, module: Any) -> None:
+        """A module: its class, and which attributes, hooks, parameters, buffers and submodules
+        it holds (by name and identity)."""
+        attributes = vars(module)
+        self.fail_if(f"type({self.constant(module)}) is not {self.constant(type(module))}")
+        self.lines.append(f"    d = {self.constant(module)}.__dict__")
+        self.fail_if(self.differs("d", ("items", attributes)), *(
+            self.differs(self.constant(attributes[name]), ("items", attributes[name]))
+            for name in _REGISTRIES), self.constant(GLOBAL_CALL_HOOKS))  # a global hook since
+
+    def optimizer(self, traced: Any) -> None:
+        """An optimizer's groups, keys, hyperparameters (by identity: np.float64(0.9) == 0.9, but
+        the update wrote the traced value in; a float learning rate excepted, read at every
+        step), parameters, and which have state."""
+        optimizer = self.constant(traced)
+        whole = len(self.lines)
+        self.lines.append(f"    g = {optimizer}.param_groups")
+        self.fail_if(f"len(g) != {len(traced.param_groups)}")
+        params: list[Any] = []
+        for index, group in enumerate(traced.param_groups):
+            params += group["params"]
+            self._group(index, group)
+        # Which parameters have state: gaining state changes what a step does.
+        state, held = f"{optimizer}.state", self.constant(tuple(params))
+        stateful = tuple(bool(traced.state.get(p)) for p in params)
+        self.fail_if(f"tuple(map(bool, map({state}.get, {held}))) != {stateful!r}"
+                     if any(stateful) else f"{state} and any(map({state}.get, {held}))")
+        self.skip_while_counted(changes.OPTIMIZERS, whole,
+                                f"{self.constant(changes.counts_its_writes)}({optimizer})")
+
+    def _group(self, index: int, group: dict) -> None:
+        """An optimizer's group `g[index]`: the same dict, parameters, keys and settings."""
+        self.lines.append(f"    p = g[{index}]")
+        self.fail_if(f"p is not {self.constant(group)}")
+        # (The params list is the group's own, but its writes are not counted.)
+        self.lines.append("    q = p['params']")
+        self.fail_if(self.differs("q", ("items", list(group["params"]))))
+        start = len(self.lines)
+        self.fail_if(f"tuple(p) != {self.constant(tuple(group))}")
+        settings = {key: value for key, value in group.items()
+                    if key != "params" and not (key == "lr" and type(value) is float)}
+        if settings:
+            self.fail_if(f"any(map(is_not, map(p.__getitem__, {self.constant(tuple(settings))}"
+                         f"), {self.constant(tuple(settings.values()))}))")
+        lr = "p['lr']" if "lr" in group else "p.get('lr')"
+        self.fail_if(f"type({lr}) is not {self.constant(type(group.get('lr')))}")
+        if type(group) is changes.ParamGroup:  # a group the optimizer made counts its writes
+            self.skip_while_counted(changes.OPTIMIZERS, start)
+
+    def skip_while_counted(self, count: changes.Count, start: int, kept_if: str = "",
+                           tensor: str = "") -> None:
+        """The lines written since `start` as a block skipped while `count` stands where it
+        last passed (and, with `kept_if`, found that true; with `tensor`, for the same tensor,
+        held by a weak reference)."""
+        name, seen = self.constant(count), self.constant(changes.Count(-1))
+        local = f"c{len(self.skips)}"
+        condition, done = f"({local} := {name}.value) != {seen}.value", f"{seen}.value = {local}"
+        if tensor:
+            last = self.constant([_nothing])
+            condition += f" or {tensor} is not {last}[0]()"
+            done = f"{seen}.value, {last}[0] = {local}, ref({tensor})"
+        block = self.lines[start:]
+        del self.lines[start:]
+        self.skips.append(condition)
+        self.lines.append(f"    if {condition}:")
+        self.lines += [f"    {line}" for line in block]
+        self.lines += [f"        {line}" for line in
+                       (f"if {kept_if}:\n    {done}" if kept_if else done).split("\n")]
 
 
-def build(arguments: tuple, modes: list[tuple[Any, str, Any]], found: list[reads.Read],
-          held: list[tuple[Tensor, tuple]], modules: list[Any],
-          optimizers: list[Any]) -> tuple[str, Callable[..., bool]]:
-    """The source of `guard(a0, a1, ...)` and the function: True when the arguments and the
-    world are as traced. `found` are the reads a later call makes (reads.py), in order, each
-    holder guarded before what it holds; `held` the tensors the step holds, with their keys."""
-    write = _Writer()
-    if modes:
-        write.fail_if(" or ".join(
-            f"{write.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} "
-            f"{value!r}" for holder, name, value in modes))
-    for index, key in enumerate(arguments):
-        _argument(write, f"a{index}", key)
-    for read in found:
-        _read(write, read)
-    # A class's `forward` may be patched, which nothing counts: checked at each call.
-    classes = list(dict.fromkeys(type(module) for module in modules))
-    if classes:
-        write.fail_if(" or ".join(f"{write.constant(cls)}.forward is not "
-                                  f"{write.constant(cls.forward)}" for cls in classes))
-    _counted(write, held, modules)
-    for guard in optimizers:
-        _optimizer(write, guard)
-    params = ", ".join(f"a{index}" for index in range(len(arguments)))
-    code = "\n".join([f"def guard({params}):", *write.lines, "    return True", ""])
-    exec(compile(code, "<gradgen compiled guard>", "exec", dont_inherit=True), write.namespace)
-    guard = write.namespace["guard"]
-    if VERIFY and write.skips:
-        guard = _verified(guard, code, write.skips, write.namespace)
-    return code, guard
+def _reads(tracer: Any) -> list[reads.Read]:
+    """What the guard reads: the objects the step names (the holders of its reads first), its
+    plain values, its reads, then the tensors it reads anew at each call."""
+    found = [*tracer.reads, *reads.method_reads(tracer.modules)]
+    bindings, sources = tracer.bindings, tracer.sources
+    objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
+                                        *(read.holder for read in found)]}
+    return [*(bindings[key] for key in objects if key in bindings),
+            *(read for read in bindings.values() if read.expected[0] == "value"), *found,
+            *(sources[id(t)].expecting(("tensor", t)) for t in tracer.closure_tensors
+              if id(t) in sources)]
 
 
-def _counted(write: _Writer, held: list[tuple[Tensor, tuple]], modules: list[Any]) -> None:
-    """The held tensors' and the modules' checks, in a block skipped while the count of changes
-    stands."""
-    if not held and not modules:
-        return
-    start = len(write.lines)
-    for tensor, key in held:
-        _tensor(write, tensor, key)
-    for module in modules:
-        _module(write, module)
-    write.skip_while_counted(changes.COUNT, start)
+def hooked(tensor: Tensor) -> bool:
+    """Whether `tensor` or its AccumulateGrad has hooks."""
+    accumulator = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
+    return bool(tensor._backward_hooks) or accumulator is not None and accumulator.has_hooks()
+
+
+def by_name(value: dict) -> bool:
+    """Whether a dict's keys are all str (a batch, a model's outputs, by name)."""
+    return all(type(key) is str for key in value)
+
+
+def _singleton(value: Any) -> bool:
+    return value is None or type(value) is bool
+
+
+def _nothing() -> None:
+    return None
 
 
 def _verified(guard: Callable[..., bool], code: str, skips: list[str],
@@ -138,9 +308,8 @@ def _verified(guard: Callable[..., bool], code: str, skips: list[str],
     full_code = code
     for condition in skips:  # (still evaluated: it may name the count it read)
         full_code = full_code.replace(f"    if {condition}:", f"    if ({condition}) or True:", 1)
-    full: dict[str, Any] = dict(namespace)
-    exec(compile(full_code, "<gradgen compiled guard, checked in full>", "exec",
-                 dont_inherit=True), full)
+    full = dict(namespace)
+    define(full_code, "<gradgen compiled guard, checked in full>", full)
     check = full["guard"]
 
     def verified(*args: Any) -> bool:
@@ -153,154 +322,3 @@ def _verified(guard: Callable[..., bool], code: str, skips: list[str],
         return answer
 
     return verified
-
-
-def _singleton(value: Any) -> bool:
-    return value is None or type(value) is bool
-
-
-def _argument(write: _Writer, name: str, key: tuple) -> None:
-    """step.py's `_argument_key(argument) == key`, written out."""
-    kind, value = key
-    if kind == "tensor":
-        _tensor(write, name, value)
-    elif kind in ("tuple", "list"):
-        write.fail_if(f"type({name}) is not {kind} or len({name}) != {len(value)}")
-        for index, item in enumerate(value):
-            _argument(write, f"{name}[{index}]", item)
-    elif kind in ("dict", "keywords"):  # its keys in their order, then each item
-        keys = tuple(key for key, _ in value)
-        kind = "dict" if kind == "dict" else write.constant(Keywords)
-        write.fail_if(f"type({name}) is not {kind} or tuple({name}) != "
-                      f"{write.constant(keys)}")
-        for key, item in value:
-            _argument(write, f"{name}[{write.constant(key)}]", item)
-    elif kind == "dtype":
-        write.fail_if(f"{name} is not {write.constant(value)}")
-    elif _singleton(value):
-        write.fail_if(f"{name} is not {value!r}")
-    else:
-        kind = write.constant({"int": int, "float": float, "str": str}[kind])
-        write.fail_if(f"type({name}) is not {kind} or {name} != {write.constant(value)}")
-
-
-def _tensor(write: _Writer, find: Tensor | str, key: tuple) -> None:
-    """step.py's `_tensor_key(t) == key`, cheapest field first, in one `if`; `find` is a
-    Tensor the step holds (the same object at every call) or where to find one, as source."""
-    shape, dtype, strides, requires_grad, leaf, hooked, inference = key
-    held = isinstance(find, Tensor)
-    write.lines.append(f"    t = {write.constant(find) if held else find}")
-    start = len(write.lines)
-    if not held:
-        write.fail_if("type(t) is not Tensor and not isinstance(t, Tensor)")
-    write.lines.append("    d = t._data")
-    # (AccumulateGrad.has_hooks, spelled out.)
-    hooks = "(t._backward_hooks or (a := t._grad_accumulator) is not None and " \
-        "(a := a()) is not None and a._hooks is not None)"
-    # The traced array, while the tensor holds it, keeps its layout (gradgen rebinds `_data` to
-    # change one): a weak reference skips the field checks.
-    array = find._data if held else None
-    layout = f"(d.shape != {shape!r} or d.strides != {strides!r} or " \
-        f"d.dtype is not {write.constant(np.dtype(dtype))})"
-    conditions = [f"d is not {write.constant(weakref.ref(array))}() and {layout}"
-                  if array is not None else layout,
-                  f"t._requires_grad is not {requires_grad!r}",
-                  "t.grad_fn is not None" if leaf else "t.grad_fn is None",
-                  hooks if not hooked else f"not {hooks}",
-                  "t._counter is not None and t._counter.inference" if not inference else
-                  "t._counter is None or not t._counter.inference"]
-    write.fail_if_any(conditions)
-    if not held:  # skipped when it is the tensor last passed and the count of changes stands
-        write.skip_while_counted(changes.COUNT, start, tensor="t")
-
-
-def _nothing() -> None:
-    return None
-
-
-def _read(write: _Writer, read: reads.Read) -> None:
-    """What `read` finds now against what it found when traced."""
-    kind, expected = read.expected
-    found = _found(write, read)
-    if kind == "tensor":
-        _tensor(write, found, expected)
-    elif kind == "value":
-        write.fail_if(f"(type(v := {found}), v) != {write.constant(expected)}")
-    elif kind == "length":
-        write.fail_if(f"{found} != {expected}")
-    else:  # ("object", obj) or ("same", another read)
-        write.fail_if(f"{found} is not "
-                      f"{_found(write, expected) if kind == 'same' else write.constant(expected)}")
-
-
-def _found(write: _Writer, read: reads.Read) -> str:
-    key = ast.Constant(read.key) if type(read.key) in (str, int) else \
-        var(write.constant(read.key))
-    return ast.unparse(read.tree(write.constant(read.holder), key,
-                                 var(write.constant(reads.MISSING))))
-
-
-def _module(write: _Writer, module: Any) -> None:
-    """A module: its class, and which attributes, hooks, parameters, buffers and submodules it
-    holds (by name and identity)."""
-    attributes = vars(module)
-    write.fail_if(f"type({write.constant(module)}) is not {write.constant(type(module))}")
-    write.lines.append(f"    d = {write.constant(module)}.__dict__")
-    write.fail_if_any([_not_the_same(write, "d", attributes)] + [
-        _not_the_same(write, write.constant(attributes[name]), attributes[name])
-        for name in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
-                     "_backward_pre_hooks", "_parameters", "_buffers", "_modules")]
-        + [write.constant(GLOBAL_CALL_HOOKS)])  # a global module hook registered since
-
-
-def _not_the_same(write: _Writer, name: str, expected: dict | list) -> str:
-    """The condition that the dict or list `name` does not hold `expected`'s keys and objects."""
-    if not expected:
-        return name
-    if isinstance(expected, dict):
-        return f"tuple({name}) != {write.constant(tuple(expected))} or any(map(is_not, " \
-            f"{name}.values(), {write.constant(tuple(expected.values()))}))"
-    return f"len({name}) != {len(expected)} or " \
-        f"any(map(is_not, {name}, {write.constant(tuple(expected))}))"
-
-
-def _optimizer(write: _Writer, traced: Any) -> None:
-    """An optimizer's groups, keys, hyperparameters (a float learning rate excepted: read at
-    every step), parameters and which have state."""
-    optimizer = write.constant(traced)
-    whole = len(write.lines)
-    write.lines.append(f"    g = {optimizer}.param_groups")
-    write.fail_if(f"len(g) != {len(traced.param_groups)}")
-    params: list[Any] = []
-    for index, group in enumerate(traced.param_groups):
-        group_params = list(group["params"])
-        settings = [(k, v) for k, v in group.items()
-                    if k != "params" and not (k == "lr" and type(v) is float)]
-        write.lines.append(f"    p = g[{index}]")
-        write.fail_if(f"p is not {write.constant(group)}")
-        # (The params list is the group's own, but its writes are not counted.)
-        write.lines.append("    q = p['params']")
-        write.fail_if(_not_the_same(write, "q", group_params))
-        start = len(write.lines)
-        write.fail_if(f"tuple(p) != {write.constant(tuple(group))}")
-        if settings:
-            # By identity: np.float64(0.9) == 0.9, but the update wrote the traced value in.
-            read = write.constant(operator.itemgetter(*(key for key, _ in settings)))
-            values = tuple(v for _, v in settings)
-            read = f"({read}(p),)" if len(values) == 1 else f"{read}(p)"  # (one: no tuple)
-            write.fail_if(f"any(map(is_not, {read}, {write.constant(values)}))")
-        lr = "p['lr']" if "lr" in group else "p.get('lr')"
-        write.fail_if(f"type({lr}) is not {write.constant(type(group.get('lr')))}")
-        if type(group) is changes.ParamGroup:  # a group the optimizer made counts its writes
-            write.skip_while_counted(changes.OPTIMIZERS, start)
-        params += group_params
-    # Which parameters have state: gaining state changes what a step does.
-    state = f"{optimizer}.state"
-    held = write.constant(tuple(params))
-    stateful = tuple(bool(traced.state.get(p)) for p in params)
-    if any(stateful):
-        write.fail_if(f"tuple(map(bool, map({state}.get, {held}))) != {stateful!r}")
-    else:
-        write.fail_if(f"{state} and any(map({state}.get, {held}))")
-    write.skip_while_counted(changes.OPTIMIZERS, whole,
-                             f"{write.constant(changes.counts_its_writes)}({optimizer})")

@@ -21,7 +21,8 @@ from runtime import grad_mode
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.autograd.function import Function
-from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, define, names_in, same_bits, var
+from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, same_bits, var
+from runtime.compile.guards import by_name, hooked
 from runtime.compile.optimize import optimize
 from runtime.compile.reads import is_plain_value
 
@@ -45,10 +46,8 @@ class Joint:
             raise TraceBreak("the forward returns a Python number read from a tensor")
         self.tracer = tracer
         outputs: list[Tensor] = []
-        self.template = _flatten(result, outputs)
-        self.outputs = [_output_name(tracer, tensor) for tensor in outputs]
-        if len(set(self.outputs)) != len(self.outputs):
-            raise TraceBreak("the forward returns the same tensor twice")
+        self.template = walk(result, lambda value: _output(value, outputs))
+        self.outputs = _output_names(tracer, outputs)
         self.differentiable = tuple(i for i, t in enumerate(outputs) if t.requires_grad)
         seeds, reached = tracer.backward_of([outputs[i] for i in self.differentiable])
         self.seeds = [seed.name for seed in seeds]
@@ -57,37 +56,43 @@ class Joint:
         self.grads = [grad.name for _, grad in reached]
         _self_check([outputs[i] for i in self.differentiable], seeds, reached)
 
-    def build(self, name: str, arity: int, filename: str, optimizations: bool, namespace: dict,
-              function: Callable[..., str]) -> tuple[str, Callable]:
-        """The two functions' source (each written by step.py's `function`), and the callable
-        the compiled step runs."""
+    def functions(self, name: str, params: str, optimizations: bool) -> list[tuple]:
+        """The forward and the backward (optimized first), as step.py's `_function` writes
+        them: name, parameters, docstring, lines, what it returns, the variables it keeps."""
         source = self.tracer.source
         if optimizations:
             optimize(source, [*self.outputs, *self.grads])
-            namespace.update(source.namespace)  # (the constants the optimisations made)
         forward_lines, backward_lines, made, saved = _split(source)
-        shared = self._sharing(source, made, saved)
+        self.shared = self._sharing(source, made, saved)
         returned = self._returned(source, made, saved)
-        backward_name = "backward" if name == "forward" else f"{name}_backward"
+        self.names = name, "backward" if name == "forward" else f"{name}_backward"
         title = "the model's forward" if name == "forward" else f"the forward of {name}"
-        forward_code = function(
-            name, ", ".join(f"a{i}" for i in range(arity)),
-            f"{title[0].upper()}{title[1:]}, compiled by gradgen from one eager run. It returns "
-            "the outputs'\n    arrays, the tensors that need a gradient (the edges of the "
-            "outputs' node,\n    CompiledFunctionBackward) and what "
-            f"{backward_name} will read.", dataclasses.replace(source, lines=forward_lines),
-            returned, names_in(returned) if optimizations else None)
-        backward_code = function(
-            backward_name, ", ".join([*saved, *self.seeds]),
-            f"The backward of {title}: the formulas of the nodes the traced forward made.\n    "
-            "The engine calls it at CompiledFunctionBackward with the outputs' gradients "
-            f"({', '.join(self.seeds)});\n    it returns the gradients of the tensors that "
-            "need one, in their order.", dataclasses.replace(source, lines=backward_lines),
-            _tuple(map(var, self.grads)), self.grads if optimizations else None)
-        code = forward_code + "\n\n" + backward_code
-        define(code, filename, namespace)
-        return code, CompiledForward(namespace[name], namespace[backward_name], self.template,
-                                     self.differentiable, shared)
+        return [(name, params, f"{title[0].upper()}{title[1:]}, compiled by gradgen from one "
+                 "eager run. It returns the outputs'\n    arrays, the tensors that need a "
+                 "gradient (the edges of the outputs' node,\n    CompiledFunctionBackward) and "
+                 f"what {self.names[1]} will read.", forward_lines, returned, names_in(returned)),
+                (self.names[1], ", ".join([*saved, *self.seeds]),
+                 f"The backward of {title}: the formulas of the nodes the traced forward made.\n"
+                 "    The engine calls it at CompiledFunctionBackward with the outputs' gradients "
+                 f"({', '.join(self.seeds)});\n    it returns the gradients of the tensors that "
+                 "need one, in their order.", backward_lines, _tuple(map(var, self.grads)),
+                 self.grads)]
+
+    def compiled(self, namespace: dict[str, Any]) -> Callable[..., Any]:
+        """What later calls run, from the namespace the two functions were defined in: the
+        forward, then one CompiledFunctionBackward node on its outputs. `first` is the traced
+        call's outputs, given that node too."""
+        forward, backward = (namespace[name] for name in self.names)
+        function = _function_class(backward, self.differentiable, self.shared)
+        template = self.template
+
+        def compiled_forward(*args: Any) -> Any:
+            arrays, tensors, saved = forward(*args)
+            return _rebuild(template, function.apply((arrays, saved), *tensors))
+
+        self.first = _rebuild(template, function.apply((self.traced_outputs, self.traced_saved),
+                                                       *self.reached))
+        return compiled_forward
 
     def _returned(self, source: Source, made: dict[str, Line], saved: list[str]
                   ) -> ast.expr:
@@ -102,12 +107,6 @@ class Joint:
         tensor = self.tracer.tensor_tree
         return _tuple([_tuple(map(var, self.outputs)), _tuple(map(tensor, self.tensors)),
                        _tuple(tensor(name) for name in kept)])
-
-    def first_result(self, function: CompiledForward) -> Any:
-        """The traced call's outputs as the compiled call returns them, with their node."""
-        outputs = function.function.apply((self.traced_outputs, self.traced_saved),
-                                          *self.reached)
-        return _rebuild(self.template, outputs)
 
     def _sharing(self, source: Source, made: dict[str, Line], saved: list[str]) -> dict:
         """Saved value (by index) -> the output it shares memory with: the two share a version
@@ -143,46 +142,55 @@ def _tuple(items: Iterable[ast.expr]) -> ast.Tuple:
     return ast.Tuple(list(items), ast.Load())
 
 
-def _flatten(value: Any, outputs: list[Tensor]) -> Any:
-    """What the function returned, its tensors replaced by _Output(index) (in `outputs`)."""
+def walk(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """`value` with `leaf` applied to each item that is not a tuple, a list or a dict of str
+    keys (a model's outputs by name)."""
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return kind(walk(item, leaf) for item in value)
+    if kind is dict and by_name(value):
+        return {key: walk(item, leaf) for key, item in value.items()}
+    return leaf(value)
+
+
+def _output(value: Any, outputs: list[Tensor]) -> Any:
+    """A returned tensor as where it comes in the outputs (appended to `outputs`); a plain
+    value as itself."""
     if isinstance(value, Tensor):
         outputs.append(value)
         return _Output(len(outputs) - 1)
-    if type(value) in (tuple, list):
-        return type(value)(_flatten(item, outputs) for item in value)
-    if type(value) is dict and all(type(key) is str for key in value):  # outputs by name
-        return {key: _flatten(item, outputs) for key, item in value.items()}
     if is_plain_value(value):
         return value
     raise TraceBreak(f"the forward returns a {type(value).__name__}")
 
 
 def _rebuild(template: Any, outputs: tuple) -> Any:
-    kind = type(template)
-    if kind is _Output:
-        return outputs[template.index]
-    if kind is tuple or kind is list:
-        return kind(_rebuild(item, outputs) for item in template)
-    if kind is dict:
-        return {key: _rebuild(item, outputs) for key, item in template.items()}
-    return template
+    return walk(template, lambda item: outputs[item.index] if type(item) is _Output else item)
 
 
-def _output_name(tracer: Any, tensor: Tensor) -> str:
+def computed(tracer: Any, tensor: Tensor, returner: str) -> str | None:
+    """The variable of a returned tensor the trace computed (None: one it read, or neither);
+    an inference tensor stops the trace."""
+    if tensor._counter is not None and tensor._counter.inference:
+        raise TraceBreak(f"{returner} returns an inference tensor (made under "
+                         "torch.inference_mode())")
     name = tracer.names.get(id(tensor._data))
-    if name is None or id(tensor) in tracer.tensors or name[:1] not in ("v", "g"):
+    return name if id(tensor) not in tracer.tensors else None
+
+
+def _output_names(tracer: Any, outputs: list[Tensor]) -> list[str]:
+    """The returned tensors' variables: each computed by the forward, each once."""
+    names = [computed(tracer, tensor, "the forward") for tensor in outputs]
+    if any(name is None or name[:1] not in ("v", "g") for name in names):
         raise TraceBreak("the forward returns a tensor it did not compute (an input, a "
                          "parameter)")
-    if tensor._counter is not None and tensor._counter.inference:
-        raise TraceBreak("the forward returns an inference tensor (made under "
-                         "torch.inference_mode())")
-    return name
+    if len(set(names)) != len(names):
+        raise TraceBreak("the forward returns the same tensor twice")
+    return names
 
 
 def _hooked(tensor: Tensor) -> bool:
-    accumulator = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
-    return bool(tensor._backward_hooks) or (accumulator is not None and accumulator.has_hooks()) \
-        or (tensor.grad_fn is not None and tensor.grad_fn.has_hooks())
+    return hooked(tensor) or tensor.grad_fn is not None and tensor.grad_fn.has_hooks()
 
 
 def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
@@ -204,22 +212,6 @@ def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
             if grad is None or not same_bits(grad._data, array):
                 raise TraceBreak("self-check: the traced backward does not reproduce the "
                                  "engine's gradient bit for bit")
-
-
-class CompiledForward:
-    """The generated forward, then one CompiledFunctionBackward node."""
-
-    def __init__(self, forward: Callable, backward: Callable, template: Any,
-                 differentiable: tuple[int, ...], shared: dict[int, int]) -> None:
-        self.forward = forward
-        self.backward = backward
-        self.template = template
-        self.function = _function_class(backward, differentiable, shared)
-
-    def __call__(self, *args: Any) -> Any:
-        arrays, tensors, saved = self.forward(*args)
-        outputs = self.function.apply((arrays, saved), *tensors)
-        return _rebuild(self.template, outputs)
 
 
 def _function_class(backward: Callable, differentiable: tuple[int, ...],

@@ -65,8 +65,8 @@ def code_names(functions: list[Any]) -> dict[str, None]:
 class Read:
     """One place a later call reads (an attribute of `holder`, its item, its length, or a free
     variable's cell, `holder`) and what it must find there: `expected` is ("value", (type,
-    value)), ("object", obj), ("length", n), ("tensor", step.py's tensor key) or ("same",
-    another Read). Called, it reads; `path` names it (`self.x`)."""
+    value)), ("object", obj), ("length", n), ("tensor", the tensor: its metadata as traced) or
+    ("same", another Read). Called, it reads; `path` names it (`self.x`)."""
 
     __slots__ = ("expected", "holder", "key", "kind", "others", "path")
 
@@ -182,15 +182,17 @@ class _Walk:
         self.seen.add(id(holder))
         if not _walked(holder):
             return
-        if isinstance(holder, dict):
-            for key, value in list(holder.items()):
-                self.read(holder, "item", key, value, depth, f"{path}[{key!r}]")
-            return
         if isinstance(holder, list | tuple):
             self.found.append(Read(holder, "length", None, ("length", len(holder))))
-            for key, value in enumerate(holder):
-                self.read(holder, "item", key, value, depth, f"{path}[{key}]")
+        if isinstance(holder, dict | list | tuple):
+            items = holder.items() if isinstance(holder, dict) else enumerate(holder)
+            for key, value in list(items):
+                self.read(holder, "item", key, value, depth, f"{path}[{key!r}]")
             return
+        self.attributes(holder, depth, path)
+
+    def attributes(self, holder: Any, depth: int, path: str) -> None:
+        """The attributes of `holder` that the step's code names, its own or its class's."""
         attributes = vars(holder)
         for name in sorted(self.names):
             if name in attributes:

@@ -10,11 +10,12 @@ up to `cache_size` entries, then runs eagerly; a trace that stopped leaves an en
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
+import gc
 import os
 import random
 import re
-import sys
 import types
 import weakref
 from collections.abc import Callable, Sequence
@@ -28,22 +29,16 @@ from runtime._tensor import Tensor
 from runtime.compile import config, guards
 from runtime.compile.emit import Source, TraceBreak, call, define, names_in, var
 from runtime.compile.guards import Keywords
-from runtime.compile.joint import Joint
+from runtime.compile.joint import Joint, computed, walk
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
-from runtime.compile.reads import is_plain_value, method_reads
-from runtime.compile.trace import MODES, Tracer, current, grad_state, listening
+from runtime.compile.reads import is_plain_value
+from runtime.compile.trace import MODES, Tracer, current, listening
 from runtime.distributions.distribution import Distribution
-from runtime.dtypes import dtype
+from runtime.engine import GraphTask
 from runtime.namespaces import array_ops
 from runtime.nn.module import Module
-from runtime.node import (
-    ERR_BACKWARD_TWICE,
-    Node,
-    SavedValue,
-    SavedVariable,
-    SavedVariableList,
-)
+from runtime.node import Node, SavedValue, SavedVariable, SavedVariableList
 
 # Every compiled step, for torch.compiler.reset().
 ALL_STEPS: weakref.WeakSet = weakref.WeakSet()
@@ -66,87 +61,22 @@ def wrap(array: np.ndarray) -> Tensor:
     return Tensor._make(array, None)
 
 
-class SpentBackward(Node):
-    """The grad_fn of a returned tensor whose graph the step's backward freed (named as eager's
-    node): another backward raises eager's error."""
-
-    __slots__ = ()
-
-    def apply(self, grads: list, ops: Any = None) -> list:
-        raise RuntimeError(ERR_BACKWARD_TWICE)
-
-
-@functools.cache
-def spent_node_class(name: str) -> type[SpentBackward]:
-    return type(name, (SpentBackward,), {"__slots__": ()})
-
-
-def spent(array: np.ndarray, node_class: type[SpentBackward]) -> Tensor:
-    """`array` as a tensor whose grad_fn is a spent node of `node_class`."""
-    node = node_class()
-    node._input_metadata = ((array.shape, array.dtype),)
-    return Tensor._make(array, node)
-
-
-def _tensor_key(tensor: Tensor) -> tuple:
-    data = tensor._data
-    accumulator = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
-    hooked = bool(tensor._backward_hooks) or (accumulator is not None
-                                              and accumulator.has_hooks())
-    return (data.shape, data.dtype.str, data.strides, tensor._requires_grad,
-            tensor.grad_fn is None, hooked, tensor._counter is not None and
-            tensor._counter.inference)
-
-
-def _argument_key(value: Any) -> Any:
-    if isinstance(value, Tensor):
-        return ("tensor", _tensor_key(value))
-    if is_plain_value(value):
-        return (type(value).__name__, value)
-    if type(value) is dtype:  # `x.to(torch.float64)`: one object per dtype
-        return ("dtype", value)
-    if type(value) in (tuple, list):  # an RNN's hidden state (h, c), a batch (x, y)
-        return (type(value).__name__, tuple(map(_argument_key, value)))
-    if type(value) in (dict, Keywords) and all(type(key) is str for key in value):
-        # a batch by name; or the call's keyword arguments
-        kind = "dict" if type(value) is dict else "keywords"
-        return (kind, tuple((key, _argument_key(item)) for key, item in value.items()))
-    raise TraceBreak(f"an argument of type {type(value).__name__} (compiled steps take "
-                     "tensors, Python numbers, dtypes, and tuples, lists and dicts of them)")
-
-
-_NO_TRACE = types.SimpleNamespace(closure_tensors=(), sources={}, reads=(), modules=(),
-                                  optimizers=(), bindings={})
-
-
 class _Entry:
     """One trace: its guard, and its function (None: the step runs eagerly, for `reason`)."""
 
+    guard_code, reads = "", ()
+
     def __init__(self, function: Callable | None, code: str, reason: str | None,
-                 tracer: Tracer | None, key: tuple = ((), ())) -> None:
+                 guard: guards.Guard | None = None, tracer: Tracer | None = None) -> None:
         self.function, self.code, self.reason = function, code, reason
-        arguments, modes = key
-        self.arity = len(arguments)
-        self.keywords = bool(arguments) and arguments[-1][0] == "keywords"
-        tracer = tracer or _NO_TRACE
-        reads = [*tracer.reads, *method_reads(tracer.modules)]
-        bindings, sources = tracer.bindings, tracer.sources
-        # The objects the step names (the holders of its reads first), its plain values, its
-        # reads, then the tensors read anew at each call; the tensors it holds apart.
-        objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
-                                            *(read.holder for read in reads)]}
-        self.reads = [bindings[key] for key in objects if key in bindings]
-        self.reads += [read for read in bindings.values() if read.expected[0] == "value"]
-        self.reads += reads + [sources[id(t)].expecting(("tensor", _tensor_key(t)))
-                               for t in tracer.closure_tensors if id(t) in sources]
-        held = [(t, _tensor_key(t)) for t in tracer.closure_tensors if id(t) not in sources]
-        self.guard_code, self._guard = guards.build(
-            arguments, [(*mode, value) for mode, value in zip(MODES, modes, strict=False)],
-            self.reads, held, list(tracer.modules), list(tracer.optimizers))
+        self.arity = guard.arity if guard is not None else -1
+        if guard is not None:
+            self.guard_code, self._guard = guard.finish(tracer)
+            self.reads = guard.reads
 
     def holds(self, args: tuple = ()) -> bool:
-        """Whether a call with `args` (as many as traced) finds the world as it was traced."""
-        return self._guard(*args)
+        """Whether a call with `args` finds the world as it was traced."""
+        return len(args) == self.arity and self._guard(*args)
 
 
 class CompiledStep:
@@ -172,8 +102,7 @@ class CompiledStep:
 
     def reset(self) -> None:
         """Forget every trace (torch.compiler.reset()): the next call traces again."""
-        self._entries: dict[tuple, list[_Entry]] = {}
-        self._count = 0
+        self._entries: list[_Entry] = []
         self.last: _Entry | None = None  # the entry of the latest call
         self._hot: _Entry | None = None  # the entry the latest call ran, if generated code
         self._passing = 0  # traces stopped for a reason the next call may not have
@@ -206,7 +135,7 @@ class CompiledStep:
         if kwargs:
             args = (*args, Keywords(kwargs))
         if hot is not None and not _modes.active and len(args) == hot.arity and \
-                (not kwargs or hot.keywords) and hot._guard(*args):
+                hot._guard(*args):
             return hot.function(*args)
         result = self._call(args)
         if self.fullgraph and self.fallback_reason is not None:
@@ -225,82 +154,56 @@ class CompiledStep:
         if _modes.active and current() is not None:
             return self._run(args)
         self._hot = None
-        try:
-            key = (tuple(_argument_key(a) for a in args), grad_state())
-        except TraceBreak as stop:
-            self.last = _Entry(None, "", stop.reason, None)
-            return self._run(args)
-        entries = self._entries.setdefault(key, [])
-        for entry in entries:
+        for entry in self._entries:
             if entry.holds(args):
                 self.last = entry
                 if entry.function is None:
                     return self._run(args)
                 self._hot = entry
                 return entry.function(*args)
-        if self._count >= self.cache_size:
+        try:
+            guard = guards.Guard(args, MODES)  # (the arguments and modes as the step finds them)
+        except TraceBreak as stop:
+            self.last = _Entry(None, "", stop.reason)
+            return self._run(args)
+        if len(self._entries) >= self.cache_size:
             stopped = self._stopped and f"; the last trace stopped: {self._stopped}"
             self.last = _Entry(None, "", f"the cache of {self.cache_size} traces is full "
-                               f"(guards kept failing{stopped or ''})", None)
+                               f"(guards kept failing{stopped or ''})")
             return self._run(args)
-        return self._trace(entries, args, key)
+        return self._trace(args, guard)
 
-    def _trace(self, entries: list[_Entry], args: tuple, key: tuple) -> Any:
+    def _trace(self, args: tuple, guard: guards.Guard) -> Any:
+        """fn, run eagerly under the tracer, and the entry of its trace: the generated code, or
+        eager calls for the reason the trace stopped."""
         tracer = Tracer(args, self.fn)
         tracer.numpy_forms = self.optimizations
         self.traces += 1
-        drawn = _python_draws()
-        for module in _named_modules(tracer, self.fn):
-            tracer.watch(module)
-        for read in tracer.bindings.values():
-            if type(read.value) in (list, dict, set):  # a global or free variable's
-                tracer.watch(read.value, str(read.key))
+        generators = _watch(tracer, self.fn)
         with listening(tracer):
             result = self._run(args)
-        _check_python(tracer, drawn)
-        built = joint = None
+        _check_python(tracer, generators)
+        code, function, joint = "", None, None
         if tracer.broken is None:
             try:
-                if not tracer.backwards and _returns_a_graph(result):
-                    joint = Joint(tracer, result)
-                    built = self._build_joint(joint, len(args))
-                else:
-                    tracer.phase = "epilogue"
-                    built = self._build(tracer, len(args), _render_result(tracer, result))
+                code, function, joint = self._build(tracer, result, len(args))
             except TraceBreak as stop:
                 tracer.stop(stop.reason)
-        if tracer.broken is not None:
-            entry = self._stopped_entry(entries, tracer, key)
-        else:
-            self._count += 1
-            code, function = built
-            entry = _Entry(function, code, None, tracer, key)
-            entries.append(entry)
-            if os.environ.get(PRINT_CODE):
-                PRINTED[0] += 1
-                print(code, file=sys.stdout)
-            if joint is not None:
-                # The traced call's outputs, with their compiled node as every later call's.
-                result = joint.first_result(function)
-        self.last = entry
-        return result
-
-    def _stopped_entry(self, entries: list[_Entry], tracer: Tracer, key: tuple) -> _Entry:
-        """The entry of a trace that stopped: it runs the step eagerly."""
-        entry = _Entry(None, "", tracer.broken, tracer, key)
-        self._stopped = tracer.broken
-        if tracer.passing and self._passing < self.cache_size:
+        self.last = entry = _Entry(function, code, tracer.broken, guard, tracer)
+        self._stopped = tracer.broken or self._stopped
+        if tracer.broken is not None and tracer.passing and self._passing < self.cache_size:
             # (`model.train()` after `model.eval()`: the next call may trace; a few times.)
             self._passing += 1
         else:
-            # (An eager entry counts too: else a step that changes what its guards read would trace
-            # at every call.)
-            self._count += 1
-            entries.append(entry)
+            # (An eager entry counts too: else a step that changes what its guards read would
+            # trace at every call.)
+            self._entries.append(entry)
         if os.environ.get(PRINT_CODE):
             PRINTED[0] += 1
-            print(f"# {getattr(self.fn, '__name__', 'step')}: runs eagerly: {entry.reason}")
-        return entry
+            print(code if function else
+                  f"# {getattr(self.fn, '__name__', 'step')}: runs eagerly: {entry.reason}")
+        # (A joint's traced call returns its outputs with their compiled node, as later calls.)
+        return result if joint is None else joint.first
 
     def _name(self) -> str:
         """The generated function's name: fn's, unless it would shadow a name of the code's
@@ -312,45 +215,64 @@ class CompiledStep:
             return "step"
         return name
 
-    def _build_joint(self, joint: Joint, arity: int) -> tuple[str, Callable]:
-        name = self._name()
-        return joint.build(name, arity, f"<gradgen compiled {name} #{self._count + 1}>",
-                           self.optimizations, _namespace(joint.tracer.source), _function)
-
-    def _build(self, tracer: Tracer, arity: int, returned: ast.expr) -> tuple[str, Callable]:
-        source = tracer.source
-        kept = names_in(returned)
-        if self.optimizations:
-            optimize(source, kept)
-        name = self._name()
-        what = "forward from the kernels,\n    backward from each node's formulas, the update " \
-            "from its optimizer's own code" if tracer.backwards else "a forward from the kernels"
-        code = _function(name, ", ".join(f"a{i}" for i in range(arity)),
-                         f"{name}, compiled by gradgen from one eager run: {what}.", source,
-                         returned, kept if self.optimizations else None)
+    def _build(self, tracer: Tracer, result: Any, arity: int
+               ) -> tuple[str, Callable, Joint | None]:
+        """The code of a finished trace and what later calls run: the step's function, or for a
+        call that returns a graph and runs no backward, a forward and its backward (joint.py)."""
+        name, params, source = self._name(), ", ".join(f"a{i}" for i in range(arity)), \
+            tracer.source
+        joint = Joint(tracer, result) if not tracer.backwards and _returns_a_graph(result) \
+            else None
+        functions = joint.functions(name, params, self.optimizations) if joint else \
+            [_step_function(tracer, result, name, params, self.optimizations)]
+        code = "\n\n".join(_function(source, *function, self.optimizations)
+                           for function in functions)
         namespace = _namespace(source)
-        define(code, f"<gradgen compiled {name} #{self._count + 1}>", namespace)
-        return code, namespace[name]
+        define(code, f"<gradgen compiled {name} #{len(self._entries) + 1}>", namespace)
+        return code, joint.compiled(namespace) if joint else namespace[name], joint
 
 
-def _function(name: str, params: str, doc: str, source: Source, returned: ast.expr,
-              kept: Sequence[str] | None) -> str:
-    """A generated function's source: its docstring, `source`'s lines (with `kept`, each large
-    array deleted after its last use), and its return."""
-    return "\n".join([f"def {name}({params}):", f'    """{doc}"""', *_format(source, kept),
+def _step_function(tracer: Tracer, result: Any, name: str, params: str, optimizations: bool
+                   ) -> tuple:
+    """The step's one function, as `_function` writes it (optimized first)."""
+    tracer.phase = "epilogue"
+    returned = _render_result(tracer, result)
+    if optimizations:
+        optimize(tracer.source, names_in(returned))
+    what = "forward from the kernels,\n    backward from each node's formulas, the update " \
+        "from its optimizer's own code" if tracer.backwards else "a forward from the kernels"
+    return (name, params, f"{name}, compiled by gradgen from one eager run: {what}.",
+            tracer.source.lines, returned, names_in(returned))
+
+
+def _function(source: Source, name: str, params: str, doc: str, lines: list, returned: ast.expr,
+              kept: Sequence[str], optimized: bool) -> str:
+    """A generated function's source: its docstring, `lines` (optimized: each large array
+    deleted after its last use, unless `kept`), and its return."""
+    body = _format(dataclasses.replace(source, lines=lines), kept if optimized else None)
+    return "\n".join([f"def {name}({params}):", f'    """{doc}"""', *body,
                       f"    return {ast.unparse(returned)}", ""])
 
 
-def _named_modules(tracer: Tracer, fn: Callable) -> list[Module]:
-    """The modules fn is or names (as a global, a free variable, its `self`), and theirs."""
+def _watch(tracer: Tracer, fn: Callable) -> list[tuple[str, Any]]:
+    """Before the trace: the containers of the modules fn is or names (as a global, a free
+    variable, its `self`) and of theirs, and those it names itself, watched; the random
+    generators' states returned (_check_python compares them after)."""
     roots: list[Any] = [*tracer._named_modules(), fn, getattr(fn, "__self__", None)]
-    return [module for root in roots if isinstance(root, Module) for module in root.modules()]
+    for module in [m for root in roots if isinstance(root, Module) for m in root.modules()]:
+        tracer.watch(module)
+    for read in tracer.bindings.values():
+        if type(read.value) in (list, dict, set):  # a global or free variable's
+            tracer.watch(read.value, str(read.key))
+    return _generators()
 
 
-def _check_python(tracer: Tracer, drawn: Callable[[], str | None]) -> None:
+def _check_python(tracer: Tracer, generators: list[tuple[str, Any]]) -> None:
     """Stop the trace where the step's own Python did what later calls would not repeat."""
-    if drawn():  # (a number drawn in Python is a constant of the trace, as any is)
-        tracer.stop(f"the step draws from {drawn()} (a trace would keep the numbers it "
+    drawn = [name for (name, before), (_, now) in zip(generators, _generators(), strict=True)
+             if before != now]
+    if drawn:  # (a number drawn in Python is a constant of the trace, as any is)
+        tracer.stop(f"the step draws from {drawn[0]} (a trace would keep the numbers it "
                     "drew, and later calls would not draw again)")
     rebound = _rebound(tracer)
     if rebound:
@@ -372,28 +294,18 @@ def _rebound(tracer: Tracer) -> str | None:
     return None
 
 
-def _python_draws() -> Callable[[], str | None]:
-    """A function naming the Python or numpy random generator that has drawn since now (None if
-    neither): those draws would be baked into the trace."""
-    python_state = random.getstate()
-    numpy_state = np.random.get_state()
-
-    def moved() -> str | None:
-        if random.getstate() != python_state:
-            return "Python's random module"
-        now = np.random.get_state()
-        if now[0] != numpy_state[0] or now[2:] != numpy_state[2:] or \
-                not np.array_equal(now[1], numpy_state[1]):
-            return "numpy's global random generator"
-        return None
-
-    return moved
+def _generators() -> list[tuple[str, Any]]:
+    """The states of Python's and numpy's global random generators: a step that draws from
+    one would have the numbers it drew baked into its trace."""
+    kind, keys, *rest = np.random.get_state()
+    return [("Python's random module", random.getstate()),
+            ("numpy's global random generator", (kind, keys.tobytes(), *rest))]
 
 
 def _namespace(source: Source) -> dict[str, Any]:
     """What the generated code runs in: its fixed names, and the trace's constants."""
     namespace: dict[str, Any] = {"np": np, "kernels": kernels, "ops": array_ops,
-                                 "accumulate": accumulate, "wrap": wrap, "spent": spent,
+                                 "accumulate": accumulate, "wrap": wrap, "spent": Tensor._make,
                                  "random_ops": random_ops,
                                  "quiet": functools.partial(kernels._set_state, kernels._QUIET),
                                  "loud": kernels._reset_state,
@@ -409,68 +321,55 @@ _TITLES = {"prologue": "# the tensors the step reads", "forward": "# forward",
 
 
 def _format(source: Source, returned: Sequence[str] | None) -> list[str]:
-    """The body, phase by phase, each statement with its comment; with `returned`, each large
-    array deleted after its last use."""
-    ordered = [line for line in source.lines if line.phase == "prologue"]
-    ordered += [line for line in source.lines if line.phase != "prologue"]
+    """The body, phase by phase (a title where it changes), each statement with its comment,
+    silent lines in blocks with numpy's warnings off; with `returned`, each large array deleted
+    after its last use."""
+    written = _written(source, returned)
+    body: list[str] = []
+    phase, quiet = None, False
+    for (line, text, freed), silent in zip(written, _silent(written), strict=True):
+        if quiet and not silent:
+            body += _QUIET_END
+        quiet = quiet and silent
+        if line.phase != phase:
+            phase = line.phase
+            body.append(f"{_INDENT[quiet]}{_TITLES.get(phase, '#')}")
+        if silent and not quiet and not line.neutral:
+            body += _QUIET_START
+            quiet = True
+        body += _statement(line, text, freed, _INDENT[quiet])
+    return body + _QUIET_END if quiet else body
+
+
+def _written(source: Source, returned: Sequence[str] | None) -> list[tuple]:
+    """(line, its text, the arrays freed after it) for each line that writes something, the
+    prologue first."""
+    ordered = sorted(source.lines, key=lambda line: line.phase != "prologue")  # (stable)
     frees = last_uses(ordered, returned, source) if returned is not None else {}
     frees.pop(len(ordered) - 1, None)  # (after the last line, return frees them)
-    texts = [ast.unparse(line.statement()) for line in ordered]
-    silent = _silent(ordered, texts)
-    body = _Body()
-    for index, line in enumerate(ordered):
-        if texts[index]:
-            body.add(line, texts[index], silent[index], frees.get(index))
-    return body.finish()
+    return [(line, text, frees.get(index)) for index, line in enumerate(ordered)
+            if (text := ast.unparse(line.statement()))]
 
 
-def _silent(ordered: list, texts: list[str]) -> list[bool]:
-    """Which lines run with numpy's warnings off: quiet forms and the backward, and the neutral
-    lines between them."""
-    silent = [line.quiet or line.phase == "backward" for line in ordered]
-    following = False
-    for index in reversed(range(len(ordered))):
-        if texts[index] and not ordered[index].neutral:
-            following = silent[index]
-        elif texts[index]:
-            silent[index] = following
-    return silent
+def _statement(line: Any, text: str, freed: list[str] | None, indent: str) -> list[str]:
+    """A line as written: its statement, its comment beside it, the arrays it frees."""
+    statement = f"{indent}{text}"
+    written = [f"{statement:<60}  # {line.comment}" if line.comment else statement]
+    return written + [f"{indent}del {', '.join(freed)}"] if freed else written
 
 
-class _Body:
-    """The body's lines as written: a title where the phase changes, warnings-off blocks around
-    silent lines."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.phase: str | None = None
-        self.quiet = False  # inside a block with numpy's warnings off
-
-    @property
-    def indent(self) -> str:
-        return "        " if self.quiet else "    "
-
-    def add(self, line: Any, text: str, silent: bool, frees: list[str] | None) -> None:
-        if self.quiet and not silent:
-            self.lines += _QUIET_END
-            self.quiet = False
-        if line.phase != self.phase:
-            self.phase = line.phase
-            self.lines.append(f"{self.indent}{_TITLES.get(self.phase, '#')}")
-        if silent and not self.quiet and not line.neutral:
-            self.lines += _QUIET_START
-            self.quiet = True
-        statement = f"{self.indent}{text}"
-        self.lines.append(f"{statement:<60}  # {line.comment}" if line.comment else statement)
-        if frees:
-            self.lines.append(f"{self.indent}del {', '.join(frees)}")
-
-    def finish(self) -> list[str]:
-        if self.quiet:
-            self.lines += _QUIET_END
-        return self.lines
+def _silent(written: list[tuple]) -> list[bool]:
+    """Which lines run with numpy's warnings off: quiet forms and the backward, and a neutral
+    line (no numpy arithmetic) as the line after it."""
+    silent, following = [], False
+    for line, _, _ in reversed(written):
+        if not line.neutral:
+            following = line.quiet or line.phase == "backward"
+        silent.append(following)
+    return silent[::-1]
 
 
+_INDENT = {False: "    ", True: "        "}  # outside and inside a block with warnings off
 # Around quiet forms and the backward: numpy's warnings off, and back on whatever happens.
 _QUIET_START = ["    q = quiet()                                               "
                 "# numpy's warnings off, as eager has them here", "    try:"]
@@ -480,17 +379,11 @@ _QUIET_END = ["    finally:", "        loud(q)"]
 def _not_spent(tracer: Tracer, node: Any) -> str | None:
     """Why a second backward through `node`'s graph would not raise in eager (None: it would,
     the graph is spent)."""
-    stack, seen, walked = [node], {node}, False
-    while stack:
-        node = stack.pop()
-        if node in tracer.swept:
-            if _freed_saved(node, set()):
-                return None
-            walked = True
-        for following, _ in node.next_functions:
-            if following is not None and following not in seen:
-                seen.add(following)
-                stack.append(following)
+    task = GraphTask(keep_graph=False, create_graph=False)
+    task.compute_dependencies([(node, 0)], with_parents=False)  # (the engine's walk)
+    walked = [node for node in task.dependencies if node in tracer.swept]
+    if any(_freed_saved(node, set()) for node in walked):
+        return None
     if walked:
         return ("the step returns a tensor whose graph held no saved tensors (in eager "
                 "another backward through it works; the generated code makes no graph)")
@@ -501,29 +394,20 @@ def _not_spent(tracer: Tracer, node: Any) -> str | None:
 def _freed_saved(node: Any, seen: set[int]) -> bool:
     """Whether `node` (or a node it wraps) holds a freed saved tensor."""
     seen.add(id(node))
-    for cls in type(node).__mro__:
-        for slot in getattr(cls, "__slots__", ()):
-            value = getattr(node, slot, None)
-            if isinstance(value, SavedVariableList):
-                value = value._items
-            for item in value if isinstance(value, list | tuple) else (value,):
-                if isinstance(item, SavedVariable | SavedValue) and item._freed:
-                    return True
-                if isinstance(item, Node) and id(item) not in seen and \
-                        _freed_saved(item, seen):
-                    return True
+    for value in gc.get_referents(node):  # (its slots' values)
+        items = value._items if isinstance(value, SavedVariableList) else value
+        for item in items if isinstance(items, list | tuple) else (items,):
+            if isinstance(item, SavedVariable | SavedValue) and item._freed or \
+                    isinstance(item, Node) and id(item) not in seen and _freed_saved(item, seen):
+                return True
     return False
 
 
 def _returns_a_graph(value: Any) -> bool:
     """Whether `value` (what the step returned) holds a tensor that requires grad."""
-    if isinstance(value, Tensor):
-        return value.requires_grad
-    if isinstance(value, tuple | list):
-        return any(map(_returns_a_graph, value))
-    if type(value) is dict:  # a model's outputs by name (`{"logits": ..., "loss": ...}`)
-        return any(map(_returns_a_graph, value.values()))
-    return False
+    items: list[Any] = []
+    walk(value, items.append)
+    return any(isinstance(item, Tensor) and item.requires_grad for item in items)
 
 
 def _render_result(tracer: Tracer, value: Any) -> ast.expr:
@@ -546,18 +430,15 @@ def _render_result(tracer: Tracer, value: Any) -> ast.expr:
 
 def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
     """A returned tensor: one the step computed (with a spent node) or read."""
-    if value._counter is not None and value._counter.inference:
-        raise TraceBreak("the step returns an inference tensor (made under "
-                         "torch.inference_mode())")
-    name = tracer.names.get(id(value._data))
-    if name is not None and id(value) not in tracer.tensors:
+    name = computed(tracer, value, "the step")
+    if name is not None:
         if value.grad_fn is None:
             return call(var("wrap"), [var(name)])
         reason = _not_spent(tracer, value.grad_fn)
         if reason is not None:
             raise TraceBreak(reason)
-        node_class = spent_node_class(value.grad_fn.name())
-        return call(var("spent"), [var(name), var(tracer.source.constant(node_class))])
+        # Its node is the traced call's, which that call's backward spent, as eager's is.
+        return call(var("spent"), [var(name), var(tracer.source.constant(value.grad_fn))])
     if id(value) in tracer.tensors:
         return tracer.tensor_tree(tracer.tensors[id(value)])
     raise TraceBreak("the step returns a tensor the trace did not compute")
