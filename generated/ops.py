@@ -500,8 +500,8 @@ from runtime import forward_grad, kernels, recording
 from runtime import modes as _modes
 from runtime import out as _out
 from runtime._tensor import Tensor
-from runtime.dtypes import BY_NUMPY as DTYPE_OF  # numpy dtype -> torch dtype
 from runtime.arguments import MISSING, NUMBER, NUMBER_OR_NONE, TENSOR_OR_NUMBER, Overload, Param
+from runtime.dtypes import BY_NUMPY as DTYPE_OF  # numpy dtype -> torch dtype
 from runtime.grad_mode import _state as _grad_state
 from runtime.node import NOT_SAVED, SavedVariable, SavedVariableList, gradient_edge
 
