@@ -170,7 +170,7 @@ def _rebuild(template: Any, outputs: tuple) -> Any:
 
 def _output_name(tracer: Any, tensor: Tensor) -> str:
     name = tracer.names.get(id(tensor._data))
-    if name is None or id(tensor) in tracer.tensors or name[:1] not in ("v", "g"):
+    if name is None or tracer.of(tensor).name or name[:1] not in ("v", "g"):
         raise TraceBreak("the forward returns a tensor it did not compute (an input, a "
                          "parameter)")
     if tensor._counter is not None and tensor._counter.inference:

@@ -115,7 +115,7 @@ def _argument_key(value: Any) -> Any:
                      "tensors, Python numbers, dtypes, and tuples, lists and dicts of them)")
 
 
-_NO_TRACE = types.SimpleNamespace(closure_tensors=(), sources={}, reads=(), modules=(),
+_NO_TRACE = types.SimpleNamespace(closure=(), reads=(), modules=(),
                                   optimizers=(), bindings={})
 
 
@@ -130,16 +130,16 @@ class _Entry:
         self.keywords = bool(arguments) and arguments[-1][0] == "keywords"
         tracer = tracer or _NO_TRACE
         reads = [*tracer.reads, *method_reads(tracer.modules)]
-        bindings, sources = tracer.bindings, tracer.sources
+        bindings = tracer.bindings
         # The objects the step names (the holders of its reads first), its plain values, its
         # reads, then the tensors read anew at each call; the tensors it holds apart.
         objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
                                             *(read.holder for read in reads)]}
         self.reads = [bindings[key] for key in objects if key in bindings]
         self.reads += [read for read in bindings.values() if read.expected[0] == "value"]
-        self.reads += reads + [sources[id(t)].expecting(("tensor", _tensor_key(t)))
-                               for t in tracer.closure_tensors if id(t) in sources]
-        held = [(t, _tensor_key(t)) for t in tracer.closure_tensors if id(t) not in sources]
+        self.reads += reads + [k.read.expecting(("tensor", _tensor_key(k.tensor)))
+                               for k in tracer.closure if k.how == "read"]
+        held = [(k.tensor, _tensor_key(k.tensor)) for k in tracer.closure if k.how != "read"]
         self.guard_code, self._guard = guards.build(
             arguments, [(*mode, value) for mode, value in zip(MODES, modes, strict=False)],
             self.reads, held, list(tracer.modules), list(tracer.optimizers))
@@ -365,10 +365,9 @@ def _check_python(tracer: Tracer, drawn: Callable[[], str | None]) -> None:
 def _rebound(tracer: Tracer) -> str | None:
     """The first tensor the step read where it names it and rebinds there itself (`self.h =
     h.detach()`); None if none."""
-    for tensor in tracer.closure_tensors:
-        find = tracer.sources.get(id(tensor))
-        if find is not None and find() is not tensor:
-            return getattr(find, "path", None) or str(find.key)
+    for known in tracer.closure:
+        if known.how == "read" and known.read() is not known.tensor:
+            return known.read.path or str(known.read.key)
     return None
 
 
@@ -550,7 +549,7 @@ def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
         raise TraceBreak("the step returns an inference tensor (made under "
                          "torch.inference_mode())")
     name = tracer.names.get(id(value._data))
-    if name is not None and id(value) not in tracer.tensors:
+    if name is not None and not tracer.of(value).name:
         if value.grad_fn is None:
             return call(var("wrap"), [var(name)])
         reason = _not_spent(tracer, value.grad_fn)
@@ -558,8 +557,8 @@ def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
             raise TraceBreak(reason)
         node_class = spent_node_class(value.grad_fn.name())
         return call(var("spent"), [var(name), var(tracer.source.constant(node_class))])
-    if id(value) in tracer.tensors:
-        return tracer.tensor_tree(tracer.tensors[id(value)])
+    if tracer.of(value).name:
+        return tracer.tensor_tree(tracer.of(value).name)
     raise TraceBreak("the step returns a tensor the trace did not compute")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import functools
 import operator
 import types
@@ -56,43 +57,45 @@ from runtime.optim.optimizer import Optimizer
 _CHECKS_ONLY = frozenset({"check_inplace_result"})
 
 
+# How the step reaches a tensor it reads (Known.how).
+ARGUMENT, READ, HELD, GRAD = "argument", "read", "held", "grad"
+
+
+@dataclasses.dataclass(eq=False)
+class Known:
+    """A tensor the step touches (Tracer.known): how a later call reaches it, and its name in
+    the code once a line reads it."""
+
+    tensor: Tensor
+    # ARGUMENT; READ: anew at each call, where the step names it (a global, `self.x`); HELD by a
+    # guarded module or optimizer: a constant; GRAD: a .grad the engine set in this step.
+    how: str = ""
+    name: str = ""  # in the code: `a1`, `a2[0]`, `T0`, `T0._grad`
+    tree: ast.expr | None = None  # the expression `name` stands for, if not a variable
+    label: str = ""  # for the comments: `model.layer1.weight`
+    read: reads.Read | None = None  # where the objects the step names hold it
+    made: bool = False  # made in the step
+    grad_of: Tensor | None = None  # GRAD: the tensor whose .grad it is
+
+
 class Tracer:
     """The state of one traced call: the source being written and what it depends on."""
 
     def __init__(self, args: tuple, fn: Callable | None = None) -> None:
         self.source = Source()
-        # id(Tensor) -> its path among the arguments (`a1`, `a2[0]`).
-        self.argument_paths: dict[int, str] = {}
-        # The expression of each tensor name that is not a variable (`a2[0]`, `T0._grad`).
-        self.tensor_trees: dict[str, ast.expr] = {}
-        for tensor, path, tree in _argument_paths(args):
-            self.argument_paths.setdefault(id(tensor), path)
-            self.tensor_trees[path] = tree
-        # id(object) -> the read of each global and free variable fn reads.
-        self.bindings: dict[int, reads.Read] = _bindings(fn) if fn is not None else {}
-        # The reads through those objects (reads.py), and where it found tensors and modules so
-        # (a tensor the step names: as a global or free variable).
-        self.reached = {key: read for key, read in self.bindings.items()
-                        if isinstance(read.value, Tensor)}
-        self.reads = _plain_reads(fn, self.bindings, self.reached) if fn is not None else []
-        self.sources: dict[int, reads.Read] = {}  # id(Tensor) -> where to find it
-        self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
-        named = [(read.key, read.value) for read in self.bindings.values()]
-        named += [(found.path, found()) for found in self.reached.values()]
-        for key, value in named:
-            if isinstance(value, Module):
-                for name, tensor in (*value.named_parameters(), *value.named_buffers()):
-                    self.parameter_names.setdefault(id(tensor), f"{key}.{name}")
-            elif isinstance(value, Tensor):
-                self.parameter_names.setdefault(id(value), str(key))
-        self.names: dict[int, str] = {}  # id(array) -> the variable holding it
-        self.keep: list[Any] = []  # every array named, alive, so that ids stay unique
+        self.names = self.source.traced_ids  # id(array) -> the variable holding it
         self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor a heard call was given
-        self.made: set[int] = set()  # ids of the Tensors made while tracing
-        # id(a `.grad` the engine set in this step) -> its variable (read after backward).
-        self.grads: dict[int, Tensor] = {}
-        self.tensors: dict[int, str] = {}  # id(Tensor) -> its name in the step (T0, a1)
-        self.closure_tensors: list[Tensor] = []  # tensors the step reads that are not args
+        # id(Tensor) -> what the trace knows of it, and its name by name.
+        self.known: dict[int, Known] = {}
+        self.named: dict[str, Known] = {}
+        self.closure: list[Known] = []  # the tensors read that are no arguments, in order
+        for tensor, tree in _argument_paths(args):
+            known = self.of(tensor)
+            known.how, known.tree = known.how or ARGUMENT, known.tree or tree
+        # id(object) -> the read of each global and free variable fn reads; the reads through
+        # those objects (reads.py).
+        self.bindings: dict[int, reads.Read] = _bindings(fn) if fn is not None else {}
+        self.reads = self._named_tensors(fn) if fn is not None else []
         self.modules: list[Module] = []  # modules called, for the training-mode guard
         if isinstance(getattr(fn, "__self__", None), Module):
             # A module's own method compiled: its attributes are guarded all the same.
@@ -121,6 +124,25 @@ class Tracer:
         self.containers: dict[int, tuple[str, list]] = {}
         # The nodes a traced backward walked: a returned tensor's graph there is spent.
         self.swept: set = set()
+
+    def _named_tensors(self, fn: Callable) -> list[reads.Read]:
+        """The reads under the objects fn names; the tensors found there, and the parameters of
+        the modules, known by where the step finds them."""
+        reached = {key: read for key, read in self.bindings.items()
+                   if isinstance(read.value, Tensor)}
+        found = _plain_reads(fn, self.bindings, reached)
+        named = [(read.key, read.value) for read in self.bindings.values()]
+        named += [(read.path, read()) for read in reached.values()]
+        for key, value in named:
+            if isinstance(value, Module):
+                for name, tensor in (*value.named_parameters(), *value.named_buffers()):
+                    self.label(tensor, f"{key}.{name}")
+            elif isinstance(value, Tensor):
+                self.label(value, str(key))
+        for read in reached.values():
+            if isinstance(read.value, Tensor):
+                self.of(read.value).read = read
+        return found
 
     def stop(self, reason: str, passing: bool = False) -> None:
         """Stop the trace (the first reason is kept); `passing`: the next call may trace again
@@ -169,60 +191,66 @@ class Tracer:
 
     def bind(self, array: Any, prefix: str) -> str:
         name = self.source.fresh(prefix)
-        self.names[id(array)] = name
         self.source.traced[name] = array
-        self.source.traced_ids[id(array)] = name
-        self.keep.append(array)
+        self.names[id(array)] = name
         return name
 
+    def of(self, tensor: Tensor) -> Known:
+        """The table's record of `tensor` (made at first sight)."""
+        known = self.known.get(id(tensor))
+        if known is None:
+            known = self.known[id(tensor)] = Known(tensor)
+        return known
+
+    def label(self, tensor: Tensor, label: str) -> None:
+        """Name `tensor` for the comments, unless it has a name already."""
+        known = self.of(tensor)
+        known.label = known.label or label
+
     def tensor_name(self, tensor: Tensor) -> str:
-        """The step's name for a Tensor it reads: `aK` (its K-th argument) or `TK`."""
-        name = self.tensors.get(id(tensor))
-        if name is not None:
-            return name
-        variable = self.grads.get(id(tensor))
-        if variable is not None:
-            owner = self.tensor_name(variable)
-            name = f"{owner}._grad"
-            self.tensor_trees[name] = attribute(self.tensor_tree(owner), "_grad")
-            self.tensors[id(tensor)] = name
-            return name
-        if id(tensor) in self.made:
+        """The step's name for a Tensor it reads (`a1`, `a2[0]`, `T0`, `T0._grad`), decided
+        the first time by how the step reaches it."""
+        known = self.of(tensor)
+        if known.name:
+            return known.name
+        if known.how == GRAD:
+            owner = self.tensor_name(known.grad_of)
+            known.tree = attribute(self.tensor_tree(owner), "_grad")
+        elif known.made:
             raise TraceBreak("the step makes a tensor outside the spec's kernels (a factory "
                              "or a tensor built from Python data); make it outside the step "
                              "and pass it in")
-        name = self.argument_paths.get(id(tensor)) or self._closure_name(tensor)
-        self.tensors[id(tensor)] = name
-        self.keep.append(tensor)
-        return name
+        elif known.how != ARGUMENT:
+            self._closure_name(known)
+        known.name = known.name or ast.unparse(known.tree)
+        self.named[known.name] = known
+        return known.name
 
-    def _closure_name(self, tensor: Tensor) -> str:
-        """A tensor the step reads that is no argument: read at every call where the step names
-        it (a global, a free variable) or reaches it (`self.x`, its holders guarded: reads.py),
+    def _closure_name(self, known: Known) -> None:
+        """A tensor the step reads that is no argument: read at every call where the step names it
+        (a global, a free variable) or reaches it (`self.x`, its holders guarded: reads.py),
         else a constant, held by a guarded module or optimizer (else it could be rebound unseen).
         Found at several places, each must hold it at later calls too."""
-        found = self.reached.get(id(tensor))
+        tensor, found = known.tensor, known.read
         if found is not None and (id(tensor) in self.bindings or not self._is_held(tensor)):
-            name = self.source.fresh("T")
+            known.how, known.name = READ, self.source.fresh("T")
             holder = self.source.constant(found.holder, "c")
-            self.source.add(name, found.tree(holder), (), found.path, "prologue", TENSOR)
-            self.sources[id(tensor)] = found
-            self.parameter_names.setdefault(id(tensor), found.path)
+            self.source.add(known.name, found.tree(holder), (), found.path, "prologue", TENSOR)
+            self.label(tensor, found.path)
             self.reads += [other.expecting(("same", found)) for other in found.others]
         elif self._is_held(tensor):
-            name = self.source.constant(tensor, "T")
+            known.how, known.name = HELD, self.source.constant(tensor, "T")
             self.reads += [found, *found.others] if found is not None else []
         else:
             raise TraceBreak("the step reads a tensor through an attribute or a container "
                              "that the guards do not follow, which a later call could "
                              "rebind unseen; pass it as an argument")
-        self.closure_tensors.append(tensor)
-        return name
+        self.closure.append(known)
 
-    def tensor_tree(self, key: str) -> ast.expr:
+    def tensor_tree(self, name: str) -> ast.expr:
         """The expression of a tensor's name in the step (tensor_name's)."""
-        tree = self.tensor_trees.get(key)
-        return var(key) if tree is None else copy.deepcopy(tree)
+        known = self.named.get(name)
+        return var(name) if known is None or known.tree is None else copy.deepcopy(known.tree)
 
     def _named_modules(self) -> list[Module]:
         """The modules the step names or reaches through the objects it names."""
@@ -249,19 +277,19 @@ class Tracer:
         if owner is None or owner._data is not array:
             raise TraceBreak(f"{what} is an array that no spec kernel made and no Tensor "
                              "argument gave")
+        known = self.of(owner)
         tensor = self.tensor_name(owner)
         data = attribute(self.tensor_tree(tensor), "_data")
-        if id(owner) in self.grads:
+        if known.how == GRAD:
             # A gradient read after the backward that set it.
             variable = self.bind(array, "r")
-            holder = self.grads[id(owner)]
-            label = self.parameter_names.get(id(holder), tensor.removesuffix("._grad"))
+            holder = self.of(known.grad_of)
+            label = holder.label or tensor.removesuffix("._grad")
             self.source.add(variable, data, (), f"{label}.grad, as backward left it",
-                            self.phase, GRAD_READ, self.tensor_name(holder)).neutral = True
+                            self.phase, GRAD_READ, holder.name).neutral = True
             return variable
         variable = self.bind(array, "x")
-        label = self.parameter_names.get(id(owner), "")
-        comment = f"input {label or tensor}: {describe_array(array)}"
+        comment = f"input {known.label or tensor}: {describe_array(array)}"
         self.source.add(variable, data, (), comment, "prologue", TENSOR, tensor)
         return variable
 
@@ -269,15 +297,15 @@ class Tracer:
         """The variable of `array` when a module or optimizer holds it (a parameter, running
         stats), which the step may write in place; else None."""
         owner = self.owners.get(id(array)) if type(array) is np.ndarray else None
-        if owner is not None and owner._data is array and self.stepping is not None and \
-                _optimizer_holds(self.stepping, owner):
+        if owner is None or owner._data is not array:
+            return None
+        if self.stepping is not None and _optimizer_holds(self.stepping, owner):
             return self.value_of(array, "a parameter").name
-        if owner is None or owner._data is not array or \
-                id(owner) in self.grads or id(owner) in self.argument_paths or \
-                id(owner) in self.bindings:
+        known = self.of(owner)
+        if known.how in (GRAD, ARGUMENT) or id(owner) in self.bindings:
             return None
         # The tensor, or a module's holding the same array (`p.data`, `p.detach()`).
-        holders = [*([owner] if id(owner) not in self.made else []), *self._holders_of(array)]
+        holders = [*([owner] if not known.made else []), *self._holders_of(array)]
         return self.value_of(array, "a module's tensor").name \
             if any(map(self._is_held, holders)) else None
 
@@ -291,19 +319,20 @@ class Tracer:
 
     def version_moved(self, tensor: Tensor) -> None:
         """A version counter's move on a tensor the step holds by name: a line."""
-        name = self.tensors.get(id(tensor))
-        if name is None and id(tensor) in self.made and tensor._counter is not None:
+        known = self.of(tensor)
+        name = known.name
+        if not name and known.made and tensor._counter is not None:
             # A tensor made on a module's array that shares its counter (`p.detach()`).
             for holder in self._holders_of(tensor._data):
                 if holder._counter is tensor._counter:
                     name = self.tensor_name(holder)
                     break
-        if name is not None and not name.startswith("a"):
+        if name and not name.startswith("a"):
             counter = ast.Attribute(attribute(self.tensor_tree(name), "_version_counter"),
                                     "version", ast.Store())
             self.source.add("", ast.AugAssign(counter, ast.Add(), ast.Constant(1), lineno=0), (),
                             f"{self.comment}: the version counter moves", self.phase,
-                            GRAD_STATE if id(tensor) in self.grads else STATE).neutral = True
+                            GRAD_STATE if known.how == GRAD else STATE).neutral = True
 
     def value_of(self, array: Any, what: str) -> Value:
         name = self.names.get(id(array))
@@ -439,9 +468,8 @@ class Tracer:
         name = self.names.get(id(array)) if type(array) is np.ndarray else None
         if name is None or name.startswith("x"):
             return None
-        for other in self.keep:
-            if type(other) is np.ndarray and self.names.get(id(other), "v").startswith("x") \
-                    and np.may_share_memory(array, other):
+        for other, array_of in self.source.traced.items():
+            if other.startswith("x") and np.may_share_memory(array, array_of):
                 return None
         return name
 
@@ -538,11 +566,10 @@ class Tracer:
         except TraceBreak as stop:
             self.stop(stop.reason)
             return
-        old = tensor._grad
-        if old is not None and id(old) in self.grads:  # no longer this tensor's .grad
-            del self.grads[id(old)]
-            self.tensors.pop(id(old), None)
-        label = self.parameter_names.get(id(tensor), name)
+        old = self.known.get(id(tensor._grad))
+        if old is not None and old.how == GRAD:  # no longer this tensor's .grad
+            old.how = old.name = ""
+        label = self.of(tensor).label or name
         self.source.add((), None, (), f"{self.phase}: {label}.grad = None", self.phase,
                         GRAD_NONE, name).tensor_tree = self.tensor_tree(name)
 
@@ -596,14 +623,10 @@ class Tracer:
 
     def data_seen(self, value: Any) -> None:
         """A call was given `value`: remember the owners of its arrays."""
-        if isinstance(value, Tensor):
-            self.owners[id(value._data)] = value
-            self.keep.append(value)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                if isinstance(item, Tensor):
-                    self.owners[id(item._data)] = item
-                    self.keep.append(item)
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(item, Tensor):
+                self.owners[id(item._data)] = item
+                self.of(item)  # (kept alive: ids stay unique)
 
     def wrapped(self, array: Any, result: np.ndarray) -> None:
         """recording.wrap turned a kernel's numpy scalar into an array."""
@@ -685,7 +708,7 @@ class Tracer:
             return
         variable = node.variable
         name = self.tensor_name(variable)
-        label = self.parameter_names.get(id(variable), name)
+        label = self.of(variable).label or name
         self.comment = f"AccumulateGrad: {label}.grad"
         line = self.source.add((), None, (grad.name,), self.comment, "backward", ACCUMULATE,
                                name)
@@ -701,8 +724,8 @@ class Tracer:
             if not same_bits(got, expected):
                 raise TraceBreak("self-check: the traced backward does not reproduce the "
                                  "engine's gradient bit for bit")
-            self.grads[id(variable._grad)] = variable
-            self.keep.append(variable._grad)
+            known = self.of(variable._grad)
+            known.how, known.grad_of = GRAD, variable
         self.grads_checked.clear()
 
 
@@ -872,21 +895,19 @@ def _same_contents(now: tuple, before: tuple) -> bool:
         not any(map(operator.is_not, now[1], before[1]))
 
 
-def _argument_paths(args: Any, prefix: str = "a", tree: ast.expr | None = None
-                    ) -> Iterator[tuple[Tensor, str, ast.expr]]:
-    """(tensor, path, path as an expression) for the tensors of the arguments, in tuples, lists
-    and str-keyed dicts too."""
+def _argument_paths(args: Any, tree: ast.expr | None = None
+                    ) -> Iterator[tuple[Tensor, ast.expr]]:
+    """(tensor, its path as an expression: `a1`, `a2[0]`) for the tensors of the arguments, in
+    tuples, lists and str-keyed dicts too."""
     items = args.items() if isinstance(args, dict) else enumerate(args)
     for key, arg in items:
-        if tree is None:
-            path, where = f"{prefix}{key}", var(f"{prefix}{key}")
-        else:
-            path, where = f"{prefix}[{key!r}]", subscript(copy.deepcopy(tree), ast.Constant(key))
+        where = var(f"a{key}") if tree is None else \
+            subscript(copy.deepcopy(tree), ast.Constant(key))
         if isinstance(arg, Tensor):
-            yield arg, path, where
+            yield arg, where
         elif isinstance(arg, tuple | list) or isinstance(arg, dict) and \
                 all(type(k) is str for k in arg):
-            yield from _argument_paths(arg, path, where)
+            yield from _argument_paths(arg, where)
 
 
 def _plain_reads(fn: Callable, bindings: dict[int, reads.Read],
