@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import functools
 import inspect
 import warnings
 from collections.abc import Iterator
@@ -33,30 +34,24 @@ class Form(NamedTuple):
     quiet: bool  # the kernel computes it with numpy's warnings off
 
 
-_FORMS: dict[str, tuple[Form, ...]] | None = None
-
-
+@functools.cache
 def forms() -> dict[str, tuple[Form, ...]]:
     """Kernel name -> its parsed `numpy:` forms, in the spec's order."""
-    global _FORMS
-    if _FORMS is None:
-        table = {}
-        for name, entries in NUMPY_FORMS.items():
-            kernel = getattr(kernels, name, None)
-            if kernel is None:
-                continue
-            # (While a step is traced, the kernels are listeners that wrap them.)
-            kernel = getattr(kernel, "__wrapped__", kernel)
-            parameters = inspect.signature(kernel).parameters
-            params = tuple(parameters)
-            defaults = {k: p.default for k, p in parameters.items()
-                        if p.default is not inspect.Parameter.empty}
-            table[name] = tuple(
-                Form(params, defaults, ast.parse(form, mode="eval"),
-                     ast.parse(when, mode="eval") if when else None, quiet)
-                for form, when, quiet in entries)
-        _FORMS = table
-    return _FORMS
+    table = {}
+    for name, entries in NUMPY_FORMS.items():
+        kernel = getattr(kernels, name, None)
+        if kernel is None:
+            continue
+        # (While a step is traced, the kernels are listeners that wrap them.)
+        kernel = getattr(kernel, "__wrapped__", kernel)
+        parameters = inspect.signature(kernel).parameters
+        defaults = {k: p.default for k, p in parameters.items()
+                    if p.default is not inspect.Parameter.empty}
+        table[name] = tuple(
+            Form(tuple(parameters), defaults, ast.parse(form, mode="eval"),
+                 ast.parse(when, mode="eval") if when else None, quiet)
+            for form, when, quiet in entries)
+    return table
 
 
 def rewrite(kernel: str, args: tuple, kwargs: dict, values: tuple, result: Any,

@@ -78,6 +78,20 @@ class Known:
     grad_of: Tensor | None = None  # GRAD: the tensor whose .grad it is
 
 
+def _records(method: Callable) -> Callable:
+    """A recording method of Tracer's: a TraceBreak inside it stops the trace instead of
+    reaching the step (which runs on eagerly)."""
+    @functools.wraps(method)
+    def recording(self: Tracer, *args: Any) -> Any:
+        try:
+            return method(self, *args)
+        except TraceBreak as stop:
+            self.stop(stop.reason)
+            return None
+
+    return recording
+
+
 class Tracer:
     """The state of one traced call: the source being written and what it depends on."""
 
@@ -130,7 +144,14 @@ class Tracer:
         the modules, known by where the step finds them."""
         reached = {key: read for key, read in self.bindings.items()
                    if isinstance(read.value, Tensor)}
-        found = _plain_reads(fn, self.bindings, reached)
+        # (Under the objects fn names and a bound method's self, for the names fn's code and
+        # the functions it names read.)
+        roots = [read.value for read in self.bindings.values()]
+        labels = [str(read.key) for read in self.bindings.values()]
+        functions = [fn, *filter(_own_function, roots)]
+        if getattr(fn, "__self__", None) is not None:
+            roots, labels = [*roots, fn.__self__], [*labels, "self"]
+        found = reads.plain_reads(roots, functions, reached, labels)
         named = [(read.key, read.value) for read in self.bindings.values()]
         named += [(read.path, read()) for read in reached.values()]
         for key, value in named:
@@ -368,100 +389,89 @@ class Tracer:
                     {k: self.render(v) for k, v in kwargs.items()})
 
     def _reads(self, operands: Any) -> tuple[str, ...]:
-        found: list[str] = []
+        """The variables `operands` are (Values, Numbers, named arrays, in tuples, lists,
+        dicts and slices), in order."""
+        kind = type(operands)
+        if kind is Value:
+            return (operands.name,)
+        if kind in READ_AFRESH:
+            return tuple(operands.reads)
+        if kind is np.ndarray:
+            return (self.names[id(operands)],) if id(operands) in self.names else ()
+        if kind is dict:
+            operands = tuple(operands.values())
+        elif kind is slice:
+            operands = (operands.start, operands.stop, operands.step)
+        elif kind is not tuple and kind is not list:
+            return ()
+        return tuple(name for item in operands for name in self._reads(item))
 
-        def visit(value: Any) -> None:
-            kind = type(value)
-            if kind is Value:
-                found.append(value.name)
-            elif kind in READ_AFRESH:
-                found.extend(value.reads)
-            elif kind is np.ndarray and id(value) in self.names:
-                found.append(self.names[id(value)])
-            elif kind in (tuple, list):
-                for item in value:
-                    visit(item)
-            elif kind is dict:
-                for item in value.values():
-                    visit(item)
-            elif kind is slice:
-                visit((value.start, value.stop, value.step))
-
-        visit(operands)
-        return tuple(found)
-
-    def _line(self, targets: tuple[str, ...], tree: ast.expr, reads: tuple[str, ...],
-              quiet: bool = False) -> None:
+    def line(self, tree: ast.expr, reads: tuple[str, ...], result: Any,
+             quiet: bool = False) -> Any:
+        """The one way a value gets its variable: a line binding `result` (an array, or a tuple
+        or list of arrays) to `tree`, each array to a fresh variable; its Value(s)."""
+        many = type(result) in (tuple, list)
+        arrays = result if many else (result,)
+        prefix = "g" if self.phase == "backward" else "v"
+        targets = tuple(self.bind(array, prefix) for array in arrays)
         for target in targets:
             self.line_of[target] = len(self.source.lines)
         self.source.add(targets, tree, reads, self.comment, self.phase).quiet = quiet
+        values = [Value(n, array, self) for n, array in zip(targets, arrays, strict=True)]
+        return type(result)(values) if many else values[0]
 
     def expression(self, tree: ast.expr, operands: tuple, result: Any) -> Value:
         """A line `gN = tree` whose value is `result`."""
-        target = self.bind(result, "g" if self.phase == "backward" else "v")
-        self._line((target,), tree, self._reads(operands))
-        return Value(target, result, self)
+        return self.line(tree, self._reads(operands), result)
 
     def call(self, callee: ast.expr, args: tuple, kwargs: dict, result: Any,
              extra: tuple = ()) -> Any:
-        """A line `target = callee(args)`; a result that is not an array is a constant and
-        writes no line."""
-        tree, quiet = self._call_tree(callee, args, kwargs, result)
+        """A line `target = callee(args)` (or its spec's `numpy:` form: forms.py); a result that
+        is not an array is a constant and writes no line."""
+        tree = self.render_call(callee, args, kwargs)  # (first: it names the inputs it reads)
+        form = None
+        if self.numpy_forms and type(callee) is ast.Attribute and \
+                getattr(callee.value, "id", "") == "kernels" and \
+                not any(type(v) in READ_AFRESH for v in (*args, *kwargs.values())):
+            form = forms.rewrite(callee.attr, args, kwargs, unwrap(args), result, self.render)
+        tree, quiet = form or (tree, False)
         reads = self._reads((args, kwargs)) + self._reads(extra)
-        prefix = "g" if self.phase == "backward" else "v"
         if isinstance(result, np.ndarray | np.generic):
-            target = self.bind(result, prefix)
-            self._line((target,), tree, reads, quiet)
+            value = self.line(tree, reads, result, quiet)
             self.source.lines[-1].op = getattr(callee, "attr", getattr(callee, "id", ""))
-            return Value(target, result, self)
+            return value
         if isinstance(result, tuple | list) and result and \
                 all(isinstance(r, np.ndarray) for r in result):
-            targets = tuple(self.bind(r, prefix) for r in result)
-            self._line(targets, tree, reads)
-            values = [Value(n, r, self) for n, r in zip(targets, result, strict=True)]
-            return type(result)(values)
+            return self.line(tree, reads, result)
         if _contains(result, np.ndarray):
             raise TraceBreak(f"{ast.unparse(callee)} returned arrays mixed with other values")
         return result
 
-    def _call_tree(self, callee: ast.expr, args: tuple, kwargs: dict, result: Any
-                   ) -> tuple[ast.expr, bool]:
-        """`callee(args)`, or its spec's `numpy:` form (forms.py), and whether that form runs
-        with numpy's warnings off."""
-        tree = self.render_call(callee, args, kwargs)  # (first: it names the inputs it reads)
-        kernel = _kernel_name(callee)
-        if self.numpy_forms and kernel and \
-                not any(type(v) in READ_AFRESH for v in (*args, *kwargs.values())):
-            form = forms.rewrite(kernel, args, kwargs, unwrap(args), result, self.render)
-            if form is not None:
-                return form
-        return tree, False
-
     def kernel_call(self, name: str, function: Callable, args: tuple, kwargs: dict) -> Any:
-        if not self.recording:
-            return function(*plain(args), **plain_keywords(kwargs))
+        """A kernel the step calls: run, and written down where the step called it itself."""
+        recording = self.recording
         self.depth += 1
         try:
             # (A Number reaches the kernel as its float: its type would change promotion.)
             result = function(*plain(args), **plain_keywords(kwargs))
         finally:
             self.depth -= 1
-        if name in _CHECKS_ONLY:
-            return result
-        if name.endswith("_"):
-            self.inplace_kernel(name, args, kwargs, result)
-            return result
-        try:
-            self.comment = f"{self.where}: {name}"
-            value = self.call(attribute("kernels", name), args, kwargs, result)
-            if name == "t" and type(value) is Value and id(args[0]) in self.names:
-                self.transposed[value.name] = Value(self.names[id(args[0])], args[0], self)
-            if type(result) in (bool, int, float, complex):
-                raise TraceBreak(f"kernel {name} returned a Python number, which the step's "
-                                 "Python may use (not traced)")
-        except TraceBreak as stop:
-            self.stop(stop.reason)
+        if recording and name not in _CHECKS_ONLY:
+            self._kernel_line(name, args, kwargs, result)
         return result
+
+    @_records
+    def _kernel_line(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
+        if name.endswith("_"):
+            self._inplace_kernel(name, args, kwargs, result)
+            return
+        self.comment = f"{self.where}: {name}"
+        value = self.call(attribute("kernels", name), args, kwargs, result)
+        if name == "t" and type(value) is Value and id(args[0]) in self.names:
+            self.transposed[value.name] = Value(self.names[id(args[0])], args[0], self)
+        if type(result) in (bool, int, float, complex):
+            raise TraceBreak(f"kernel {name} returned a Python number, which the step's "
+                             "Python may use (not traced)")
 
     def local(self, array: Any) -> str | None:
         """The variable of an array this step made (not an input's, nor a view of one)."""
@@ -473,27 +483,26 @@ class Tracer:
                 return None
         return name
 
-    def inplace_kernel(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
-        """An in-place kernel on an array the step made or holds (else the trace stops),
-        replayed in order."""
-        if (self.local(args[0]) if args else None) is None and \
-                (self.held_variable(args[0]) if args else None) is None:
-            self.stop(f"an in-place op ({name}) on a tensor the step did not make (compiled "
-                      "steps do not write into their inputs)")
+    def _writable(self, array: Any, what: str = "an in-place op") -> str:
+        """The variable of an array the step may write in place: one it made or holds."""
+        target = self.local(array) or self.held_variable(array)
+        if target is None:
+            raise TraceBreak(f"{what} on a tensor the step did not make (compiled steps do not "
+                             "write into their inputs)")
+        return target
+
+    def _inplace_kernel(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
+        """An in-place kernel on an array the step made or holds, replayed in order."""
+        self._writable(args[0] if args else None, f"an in-place op ({name})")
+        if type(result) is np.ndarray and id(result) not in self.names:
+            self.comment = f"{self.where}: {name}, computed (written in place below)"
+            self.call(attribute("kernels", name), args, kwargs, result)
             return
-        try:
-            if type(result) is np.ndarray and id(result) not in self.names:
-                self.comment = f"{self.where}: {name}, computed (written in place below)"
-                self.call(attribute("kernels", name), args, kwargs, result)
-                return
-            self.comment = f"{self.where}: {name}, in place"
-            if name == "add_Tensor_" and self._scaled_add(args, kwargs):
-                return
+        self.comment = f"{self.where}: {name}, in place"
+        if name != "add_Tensor_" or not self._scaled_add(args, kwargs):
             self.source.add((), ast.Expr(self.render_call(attribute("kernels", name), args,
                                                           kwargs)),
                             self._reads((args, kwargs)), self.comment, self.phase)
-        except TraceBreak as stop:
-            self.stop(stop.reason)
 
     def _scaled_add(self, args: tuple, kwargs: dict) -> bool:
         """`add_Tensor_(a, b, alpha)` on same-dtype float arrays (an optimizer's `p.add_(grad,
@@ -535,14 +544,12 @@ class Tracer:
         return ast.IfExp(fits, call(attribute("np", "array"), [self.render(alpha), kind]),
                          self.render(alpha))
 
+    @_records
     def write_inplace(self, tensor: Tensor, result: Any) -> None:
         """recording.write_inplace: a kernel's result copied into a tensor the step made."""
-        target = self.local(tensor._data) or self.held_variable(tensor._data)
         name = self.names.get(id(result))
-        if target is None or name is None or np.shape(result) != tensor._data.shape:
-            self.stop("an in-place op on a tensor the step did not make (compiled steps do "
-                      "not write into their inputs)")
-            return
+        fits = name is not None and np.shape(result) == tensor._data.shape
+        target = self._writable(tensor._data if fits else None)
         self.comment = "the result written in place"
         copy_to = call(attribute("np", "copyto"), [var(target), var(name)],
                        {"casting": ast.Constant("unsafe")})
@@ -553,19 +560,15 @@ class Tracer:
     def factory(self, tree: ast.expr, array: np.ndarray, reads: tuple[str, ...],
                 comment: str) -> None:
         """A tensor made in the step by a factory the tracer knows (`empty_like_layout`)."""
-        self._line((self.bind(array, "v"),), tree, reads)
-        self.source.lines[-1].comment = comment
+        self.comment = comment
+        self.line(tree, reads, array)
 
+    @_records
     def grad_set(self, tensor: Tensor, value: Any) -> None:
         """`tensor.grad = None` in the step: a line; any other value stops the trace."""
         if value is not None:
-            self.stop("a tensor assigned to a .grad in the step")
-            return
-        try:
-            name = self.tensor_name(tensor)
-        except TraceBreak as stop:
-            self.stop(stop.reason)
-            return
+            raise TraceBreak("a tensor assigned to a .grad in the step")
+        name = self.tensor_name(tensor)
         old = self.known.get(id(tensor._grad))
         if old is not None and old.how == GRAD:  # no longer this tensor's .grad
             old.how = old.name = ""
@@ -573,12 +576,12 @@ class Tracer:
         self.source.add((), None, (), f"{self.phase}: {label}.grad = None", self.phase,
                         GRAD_NONE, name).tensor_tree = self.tensor_tree(name)
 
+    @_records
     def constant_factory(self, name: str, tensor: Tensor, kwargs: dict) -> None:
         """A tensor made by a factory of constants: a line that makes it anew at each step."""
         if kwargs.get("out") is not None or tensor._requires_grad:
-            self.stop(f"{name} with out= or requires_grad=True in the step (make the tensor "
-                      "outside the step and pass it in)")
-            return
+            raise TraceBreak(f"{name} with out= or requires_grad=True in the step (make the "
+                             "tensor outside the step and pass it in)")
         array = tensor._data
         fresh = name.removeprefix("new_").removesuffix("_like")
         if fresh in ("zeros", "ones", "empty"):
@@ -588,34 +591,26 @@ class Tracer:
             tree = call(attribute(self.source.constant(array.copy()), "copy"))
         self.factory(tree, array, (), f"{self.phase}: {name}, {describe_array(array)}")
 
+    @_records
     def random_factory(self, name: str, args: tuple, kwargs: dict, tensor: Tensor) -> None:
         """`torch.randn(16, 4)` in the step: a line that calls the factory again, drawing in
         eager's order."""
         if _contains((args, kwargs), Tensor) or kwargs.get("out") is not None or \
                 tensor._requires_grad:
-            self.stop(f"{name} with tensor arguments, out= or requires_grad=True in the step")
-            return
-        try:
-            tree = attribute(self.render_call(attribute("random_ops", name), args, kwargs),
-                             "_data")
-        except TraceBreak as stop:
-            self.stop(stop.reason)
-            return
-        self.factory(tree, tensor._data, (),
-                     f"{self.phase}: {name}, fresh draws in eager's order")
+            raise TraceBreak(f"{name} with tensor arguments, out= or requires_grad=True in "
+                             "the step")
+        tree = attribute(self.render_call(attribute("random_ops", name), args, kwargs), "_data")
+        self.factory(tree, tensor._data, (), f"{self.phase}: {name}, fresh draws in eager's order")
 
+    @_records
     def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
         """`t.bernoulli_(p)` and the other random fills on a tensor the step made: replayed;
         False if they cannot be."""
         target = self.local(tensor._data)
         if target is None or _contains((args, kwargs), Tensor):
-            self.stop(f"{method} on a tensor the step did not make, or with tensor arguments")
-            return False
-        try:
-            fill = self.render_call(attribute("random_ops", method), args, kwargs)
-        except TraceBreak as stop:
-            self.stop(stop.reason)
-            return False
+            raise TraceBreak(f"{method} on a tensor the step did not make, or with tensor "
+                             "arguments")
+        fill = self.render_call(attribute("random_ops", method), args, kwargs)
         fill.args.insert(0, call(var("wrap"), [var(target)]))
         self.source.add((), ast.Expr(fill), (target,),
                         f"{self.phase}: {method}, fresh draws in eager's order", self.phase)
@@ -658,8 +653,7 @@ class Tracer:
         else:
             self.comment = f"backward: the seed, d {loss.name} / d {loss.name} = 1"
             seed = np.ones_like(tensor._data)
-            shape, dtype = self.render(seed.shape), var(self.source.constant(seed.dtype))
-            root = self.expression(call(attribute("np", "ones"), [shape, dtype]), (), seed)
+            root = self.call(attribute("np", "ones"), (seed.shape, seed.dtype), {}, seed)
             self.ones.add(root.name)
         _trace_backward(self, [((tensor.grad_fn, tensor._output_nr), root)],
                         GraphTask(True, False, SymbolicOps(self)))
@@ -870,8 +864,7 @@ def _bindings(fn: Callable, found: dict | None = None,
         inner.append(value)
         found.setdefault(id(value), reads.bound(cell, name, reads.expected_of(value)))
     for value in inner:
-        if isinstance(value, types.FunctionType) and id(value) not in seen and \
-                not (value.__module__ or "").startswith("runtime"):
+        if _own_function(value) and id(value) not in seen:
             seen.add(id(value))
             _bindings(value, found, seen)
     return found
@@ -910,19 +903,10 @@ def _argument_paths(args: Any, tree: ast.expr | None = None
             yield from _argument_paths(arg, where)
 
 
-def _plain_reads(fn: Callable, bindings: dict[int, reads.Read],
-                 sources: dict[int, reads.Read]) -> list:
-    """reads.py's Reads under the objects fn names (and a bound method's self); the tensors
-    found go into `sources`."""
-    roots = [read.value for read in bindings.values()]
-    labels = [str(read.key) for read in bindings.values()]
-    functions = [fn, *(value for value in roots if isinstance(value, types.FunctionType)
-                       and not (value.__module__ or "").startswith("runtime"))]
-    owner = getattr(fn, "__self__", None)
-    if owner is not None:
-        roots.append(owner)
-        labels.append("self")
-    return reads.plain_reads(roots, functions, sources, labels)
+def _own_function(value: Any) -> bool:
+    """A Python function of the program's (not gradgen's)."""
+    return isinstance(value, types.FunctionType) and \
+        not (value.__module__ or "").startswith("runtime")
 
 
 def _contains(value: Any, kind: type) -> bool:
@@ -932,14 +916,6 @@ def _contains(value: Any, kind: type) -> bool:
     if isinstance(value, dict):
         value = tuple(value.values())
     return isinstance(value, tuple | list) and any(_contains(v, kind) for v in value)
-
-
-def _kernel_name(callee: ast.expr) -> str:
-    """NAME, for the callee `kernels.NAME`; else ""."""
-    if type(callee) is ast.Attribute and type(callee.value) is ast.Name and \
-            callee.value.id == "kernels":
-        return callee.attr
-    return ""
 
 
 # The global modes a compiled step depends on, as (holder, attribute); the guard reads the same.

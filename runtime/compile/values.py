@@ -64,27 +64,19 @@ class Value:
             return getattr(self.array, name)
         if name == "T":
             return self.tracer.expression(attribute(self.name, "T"), (self,), self.array.T)
-        if not callable(getattr(self.array, name)):
+        function = getattr(self.array, name)
+        if not callable(function):
             raise TraceBreak(f"a formula reads the array attribute {name!r}")
-        return _Method(self, name)
+
+        def method(*args: Any, **kwargs: Any) -> Any:  # (the call is traced)
+            result = function(*unwrap(args), **unwrap(kwargs))
+            return self.tracer.call(attribute(self.name, name), args, kwargs, result, (self,))
+
+        return method
 
     def __getitem__(self, key: Any) -> Value:
         tree = subscript(self.name, self.tracer.render(key, in_subscript=True))
         return self.tracer.expression(tree, (self, key), self.array[unwrap(key)])
-
-
-class _Method:
-    """`value.method` about to be called: the call is traced."""
-
-    __slots__ = ("value", "name")
-
-    def __init__(self, value: Value, name: str) -> None:
-        self.value, self.name = value, name
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        result = getattr(self.value.array, self.name)(*unwrap(args), **unwrap(kwargs))
-        return self.value.tracer.call(attribute(self.value.name, self.name), args, kwargs,
-                                      result, (self.value,))
 
 
 def _binary(symbol: type[ast.AST], function: Callable, reflected: bool = False) -> Callable:
@@ -175,28 +167,23 @@ class SymbolicOps:
     def sum_to(self, grad: Value, shape: tuple[int, ...]) -> Value:
         """kernels.sum_to, written down; a bias's gradient as `c @ g`, a ones vector made once,
         where that gives the kernel's bits."""
-        tracer = self._tracer
+        tracer, array = self._tracer, grad.array
         node = tracer.comment  # (the node whose gradients the engine checks: _evaluate)
         tracer.comment = f"engine: {node}'s gradient summed back to {list(shape)}"
+        result = kernels.sum_to(array, shape)
         try:
-            return self._sum_to(grad, shape)
+            if type(array) is np.ndarray and array.ndim == 2 and array.shape[1:] == shape:
+                ones = np.ones(array.shape[0], array.dtype)
+                ones.setflags(write=False)
+                with forms.quiet():
+                    product = ones @ array
+                if same_bits(product, result):
+                    tree = ast.BinOp(var(tracer.source.constant(ones)), ast.MatMult(),
+                                     var(grad.name))
+                    return tracer.expression(tree, (grad,), result)
+            return tracer.call(attribute("kernels", "sum_to"), (grad, shape), {}, result)
         finally:
             tracer.comment = node
-
-    def _sum_to(self, grad: Value, shape: tuple[int, ...]) -> Value:
-        tracer = self._tracer
-        array = grad.array
-        result = kernels.sum_to(array, shape)
-        if type(array) is np.ndarray and array.ndim == 2 and array.shape[1:] == shape:
-            ones = np.ones(array.shape[0], array.dtype)
-            ones.setflags(write=False)
-            with forms.quiet():
-                product = ones @ array
-            if same_bits(product, result):
-                tree = ast.BinOp(var(tracer.source.constant(ones)), ast.MatMult(),
-                                 var(grad.name))
-                return tracer.expression(tree, (grad,), result)
-        return tracer.call(attribute("kernels", "sum_to"), (grad, shape), {}, result)
 
     def __getattr__(self, name: str) -> Any:
         function = getattr(array_ops, name)
