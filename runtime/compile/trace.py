@@ -134,8 +134,8 @@ class Tracer:
         self.items: dict[int, tuple[float, str]] = {}
         # Where the nodes this call makes start (backward_of).
         self.first_node = next(node_module._sequence_numbers)
-        # id(module or container) -> (name, its containers as they were): watch().
-        self.containers: dict[int, tuple[str, list]] = {}
+        # id(module or container) -> (name, container, its contents as they were): watch().
+        self.containers: dict[int, list[tuple]] = {}
         # The nodes a traced backward walked: a returned tensor's graph there is spent.
         self.swept: set = set()
 
@@ -199,12 +199,12 @@ class Tracer:
                     for key, value in vars(owner).items() if type(value) in _CONTAINERS]
         else:
             held = [(name, owner, _contents(owner))]
-        self.containers[id(owner)] = (name, held)
+        self.containers[id(owner)] = held
 
     def changed_container(self) -> str | None:
         """The first watched container whose contents the step changed (a Python side effect
         later calls would not repeat); None if none."""
-        for _, held in self.containers.values():
+        for held in self.containers.values():
             for name, value, contents in held:
                 if not _same_contents(_contents(value), contents):
                     return name
