@@ -19,12 +19,7 @@ from typing import Any
 import numpy as np
 
 from generated.spec_data import FORMULAS
-from runtime import (
-    anomaly,
-    forward_grad,
-    grad_mode,
-    kernels,
-)
+from runtime import anomaly, forward_grad, grad_mode, kernels
 from runtime import node as node_module
 from runtime._tensor import Tensor
 from runtime.changes import Registry
@@ -314,22 +309,6 @@ class Tracer:
         self.source.add(variable, data, (), comment, "prologue", TENSOR, tensor)
         return variable
 
-    def held_variable(self, array: Any) -> str | None:
-        """The variable of `array` when a module or optimizer holds it (a parameter, running
-        stats), which the step may write in place; else None."""
-        owner = self.owners.get(id(array)) if type(array) is np.ndarray else None
-        if owner is None or owner._data is not array:
-            return None
-        if self.stepping is not None and _optimizer_holds(self.stepping, owner):
-            return self.value_of(array, "a parameter").name
-        known = self.of(owner)
-        if known.how in (GRAD, ARGUMENT) or id(owner) in self.bindings:
-            return None
-        # The tensor, or a module's holding the same array (`p.data`, `p.detach()`).
-        holders = [*([owner] if not known.made else []), *self._holders_of(array)]
-        return self.value_of(array, "a module's tensor").name \
-            if any(map(self._is_held, holders)) else None
-
     def _holders_of(self, array: np.ndarray) -> Iterator[Tensor]:
         """The parameters and buffers of the known modules whose array is `array`."""
         modules = [*self.modules, *self._named_modules()]
@@ -484,8 +463,18 @@ class Tracer:
         return name
 
     def _writable(self, array: Any, what: str = "an in-place op") -> str:
-        """The variable of an array the step may write in place: one it made or holds."""
-        target = self.local(array) or self.held_variable(array)
+        """The variable of an array the step may write in place: one it made, or one that a
+        guarded module or optimizer holds (a parameter, running stats; through `p.data` or
+        `p.detach()` too), but not an argument's, a global's or a .grad's."""
+        target = self.local(array)
+        owner = self.owners.get(id(array)) if type(array) is np.ndarray else None
+        if target is None and owner is not None and owner._data is array:
+            known = self.of(owner)
+            holders = [*([owner] if not known.made else []), *self._holders_of(array)]
+            stepped = self.stepping is not None and _optimizer_holds(self.stepping, owner)
+            if stepped or known.how not in (GRAD, ARGUMENT) and id(owner) not in self.bindings \
+                    and any(map(self._is_held, holders)):
+                target = self.value_of(array, "a held tensor").name
         if target is None:
             raise TraceBreak(f"{what} on a tensor the step did not make (compiled steps do not "
                              "write into their inputs)")
@@ -627,8 +616,7 @@ class Tracer:
         """recording.wrap turned a kernel's numpy scalar into an array."""
         if self.recording and array is not result and id(array) in self.names:
             self.comment = "forward: a scalar result as a 0-d array"
-            self.call(attribute("np", "asarray"), (Value(self.names[id(array)], array, self),),
-                      {}, result)
+            self.call(attribute("np", "asarray"), (array,), {}, result)
 
     def node_made(self, tensor: Tensor, node: Any) -> None:
         """recording.set_history: name the node on the line that made the tensor."""
