@@ -616,7 +616,8 @@ class Tracer:
         """recording.wrap turned a kernel's numpy scalar into an array."""
         if self.recording and array is not result and id(array) in self.names:
             self.comment = "forward: a scalar result as a 0-d array"
-            self.call(attribute("np", "asarray"), (array,), {}, result)
+            scalar = Value(self.names[id(array)], array, self)  # (a numpy scalar, not an array)
+            self.call(attribute("np", "asarray"), (scalar,), {}, result)
 
     def node_made(self, tensor: Tensor, node: Any) -> None:
         """recording.set_history: name the node on the line that made the tensor."""
