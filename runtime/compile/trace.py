@@ -644,8 +644,7 @@ class Tracer:
             seed = np.ones_like(tensor._data)
             root = self.call(attribute("np", "ones"), (seed.shape, seed.dtype), {}, seed)
             self.ones.add(root.name)
-        _trace_backward(self, [((tensor.grad_fn, tensor._output_nr), root)],
-                        GraphTask(True, False, SymbolicOps(self)))
+        _TracedTask(self).trace([((tensor.grad_fn, tensor._output_nr), root)])
 
     def backward_of(self, outputs: list[Tensor]) -> tuple[list[Value], list[tuple[Tensor, Value]]]:
         """Trace the backward of a forward that calls none (a model compiled on its own): the
@@ -657,19 +656,16 @@ class Tracer:
                              "level or tensor_backward() on")
         self.phase = "backward"
         roots = []
-        seeds = []
         for tensor in outputs:
             node = tensor.grad_fn
             if node is None or node._sequence_nr < self.first_node:
                 raise TraceBreak("the forward returns a tensor that requires grad and that it "
                                  "did not compute (a parameter, an input)")
             seed = np.ones_like(tensor._data, order="C")
-            name = self.bind(seed, "s")
-            seeds.append(Value(name, seed, self))
-            roots.append(((node, tensor._output_nr), seeds[-1]))
-        task = _BoundaryTask(self)
-        _trace_backward(self, roots, task)
-        return seeds, [(self._reached_tensor(node, input_nr), grad)
+            roots.append(((node, tensor._output_nr), Value(self.bind(seed, "s"), seed, self)))
+        task = _TracedTask(self, self.first_node)
+        task.trace(roots)
+        return [seed for _, seed in roots], [(self._reached_tensor(node, input_nr), grad)
                        for (node, input_nr), grad in task.reached]
 
     def _reached_tensor(self, node: Any, input_nr: int) -> Tensor:
@@ -749,62 +745,61 @@ def _plain_engine() -> bool:
     return not anomaly.is_enabled() and forward_grad.current_level() < 0 and _Mode.raw_allowed
 
 
-class _BoundaryTask(GraphTask):
-    """The engine's walk over the nodes one forward made, from its outputs to the edges that
-    leave them: each gradient sent there is kept in `reached`, in the engine's order, instead
-    of delivered."""
+class _TracedTask(GraphTask):
+    """The engine's own walk (GraphTask), each node's formulas run on traced values
+    (SymbolicOps), so that each writes its lines. Given `first_node`, the walk over the nodes
+    one forward made, from its outputs: each gradient sent to an edge that leaves them is kept
+    in `reached`, in the engine's order, instead of delivered."""
 
-    __slots__ = ("first_node", "reached")
+    __slots__ = ("tracer", "first_node", "reached")
 
-    def __init__(self, tracer: Tracer) -> None:
+    def __init__(self, tracer: Tracer, first_node: int | None = None) -> None:
         super().__init__(True, False, SymbolicOps(tracer))
-        self.first_node = tracer.first_node
+        self.tracer, self.first_node = tracer, first_node
         self.reached: list[tuple[tuple[Any, int], Value]] = []
 
-    def beyond(self, node: Any) -> bool:
-        return type(node) is AccumulateGrad or node._sequence_nr < self.first_node
+    def trace(self, roots: list[tuple[tuple[Any, int], Value]]) -> None:
+        """The walk from `roots`, (edge, its traced gradient)."""
+        edges = [edge for edge, _ in roots]
+        self.compute_dependencies(edges, False)
+        self.tracer.swept |= set(self.dependencies)
+        following = self.deliver(edges, [seed for _, seed in roots])
+        # (Paused: the formulas' kernels are the formulas' lines; warnings off, as the engine has.)
+        with kernels.silenced():
+            self.tracer.pause(self.run, following, self.evaluate)
 
     def deliver(self, edges: Any, grads: Any) -> Any:
+        if self.first_node is None:
+            return super().deliver(edges, grads)
         inside: list[tuple[Any, Any]] = []
         for edge, grad in zip(edges, grads, strict=False):
-            if edge[0] is not None and self.beyond(edge[0]):
+            node = edge[0]
+            if node is not None and (type(node) is AccumulateGrad or
+                                     node._sequence_nr < self.first_node):
                 if grad is not None:
                     self.reached.append((edge, grad))
             else:
                 inside.append((edge, grad))
         return super().deliver([e for e, _ in inside], [g for _, g in inside])
 
-
-def _trace_backward(tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]],
-                    task: GraphTask) -> None:
-    """The engine's own walk (GraphTask) from `roots`, each node's formulas run on traced values
-    (SymbolicOps), so that each writes its lines."""
-    edges = [edge for edge, _ in roots]
-    task.compute_dependencies(edges, False)
-    tracer.swept |= set(task.dependencies)
-    following = task.deliver(edges, [seed for _, seed in roots])
-    # (Paused: the formulas' kernels are the formulas' lines; warnings off, as the engine has.)
-    with kernels.silenced():
-        tracer.pause(task.run, following, functools.partial(_evaluate, tracer, task))
-
-
-def _evaluate(tracer: Tracer, task: GraphTask, node: Any, grads: list) -> Any:
-    """The engine's evaluate_raw on traced values: an AccumulateGrad writes its line."""
-    if node.has_hooks():
-        raise TraceBreak(f"a hook on {node.name()} (hooks run eagerly)")
-    if type(node) is AccumulateGrad:
-        tracer.accumulate(node, grads[0])
-        return ()
-    if type(node).__module__ != "generated.functions":
-        raise TraceBreak(f"{node.name()} is not a node of the spec (no formulas to trace)")
-    start = len(tracer.source.lines)
-    tracer.comment = node.name()
-    outputs = task.evaluate_raw(node, grads)
-    if any(grad is not None and type(grad) is not Value for grad in outputs):
-        raise TraceBreak(f"{node.name()} returned a gradient not computed by its formulas")
-    _label(tracer, node, outputs, start)
-    tracer.comment = f"engine: a gradient of {node.name()} added to another"
-    return outputs
+    def evaluate(self, node: Any, grads: list) -> Any:
+        """The engine's evaluate_raw on traced values: an AccumulateGrad writes its line."""
+        tracer = self.tracer
+        if node.has_hooks():
+            raise TraceBreak(f"a hook on {node.name()} (hooks run eagerly)")
+        if type(node) is AccumulateGrad:
+            tracer.accumulate(node, grads[0])
+            return ()
+        if type(node).__module__ != "generated.functions":
+            raise TraceBreak(f"{node.name()} is not a node of the spec (no formulas to trace)")
+        start = len(tracer.source.lines)
+        tracer.comment = node.name()
+        outputs = self.evaluate_raw(node, grads)
+        if any(grad is not None and type(grad) is not Value for grad in outputs):
+            raise TraceBreak(f"{node.name()} returned a gradient not computed by its formulas")
+        _label(tracer, node, outputs, start)
+        tracer.comment = f"engine: a gradient of {node.name()} added to another"
+        return outputs
 
 
 def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
