@@ -22,6 +22,7 @@ import numpy as np
 from generated.spec_data import NUMPY_FORMS
 from runtime import kernels
 from runtime.compile.emit import same_bits
+from runtime.compile.numbers import READ_AFRESH
 
 
 class Form(NamedTuple):
@@ -54,12 +55,16 @@ def forms() -> dict[str, tuple[Form, ...]]:
     return table
 
 
-def rewrite(kernel: str, args: tuple, kwargs: dict, values: tuple, result: Any,
+def rewrite(callee: ast.expr, args: tuple, kwargs: dict, values: tuple, result: Any,
             render: Any) -> tuple[ast.expr, bool] | None:
-    """`kernel(*args)` as the first of its forms that applies, and whether it is quiet; None if
-    none. `values` are the arrays and numbers of `args`."""
+    """A kernel's call `kernels.NAME(*args)` as the first of its forms that applies, and whether
+    it is quiet; None if none (or if a number read afresh is an argument). `values` are the
+    arrays and numbers of `args`."""
+    kernel = callee.attr if type(callee) is ast.Attribute and \
+        getattr(callee.value, "id", "") == "kernels" else ""
     entries = forms().get(kernel)
-    if entries is None or kwargs or type(result) is not np.ndarray:
+    if entries is None or kwargs or type(result) is not np.ndarray or \
+            any(type(v) in READ_AFRESH for v in args):
         return None
     for form in entries:
         tree = _apply(form, args, values, result, render)

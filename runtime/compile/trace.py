@@ -408,11 +408,8 @@ class Tracer:
         """A line `target = callee(args)` (or its spec's `numpy:` form: forms.py); a result that
         is not an array is a constant and writes no line."""
         tree = self.render_call(callee, args, kwargs)  # (first: it names the inputs it reads)
-        form = None
-        if self.numpy_forms and type(callee) is ast.Attribute and \
-                getattr(callee.value, "id", "") == "kernels" and \
-                not any(type(v) in READ_AFRESH for v in (*args, *kwargs.values())):
-            form = forms.rewrite(callee.attr, args, kwargs, unwrap(args), result, self.render)
+        form = self.numpy_forms and forms.rewrite(callee, args, kwargs, unwrap(args), result,
+                                                  self.render)
         tree, quiet = form or (tree, False)
         reads = self._reads((args, kwargs)) + self._reads(extra)
         if isinstance(result, np.ndarray | np.generic):
@@ -833,20 +830,18 @@ def _bindings(fn: Callable, found: dict | None = None,
     code = getattr(fn, "__code__", None)
     if code is None:
         return found
-    inner = []
     namespace = getattr(fn, "__globals__", {})
-    for name in reads.code_names([code]):
-        if name in namespace:
-            value = namespace[name]
-            inner.append(value)
-            found.setdefault(id(value), reads.bound(namespace, name, reads.expected_of(value)))
-    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
+    places = [(namespace, name) for name in reads.code_names([code]) if name in namespace]
+    cells = zip(code.co_freevars, fn.__closure__ or (), strict=False)
+    places += [(cell, name) for name, cell in cells]
+    inner = []
+    for holder, name in places:
         try:
-            value = cell.cell_contents
-        except ValueError:  # not bound yet
+            value = holder[name] if holder is namespace else holder.cell_contents
+        except ValueError:  # a free variable not bound yet
             continue
         inner.append(value)
-        found.setdefault(id(value), reads.bound(cell, name, reads.expected_of(value)))
+        found.setdefault(id(value), reads.bound(holder, name, reads.expected_of(value)))
     for value in inner:
         if _own_function(value) and id(value) not in seen:
             seen.add(id(value))
