@@ -32,7 +32,7 @@ from runtime.compile.joint import Joint
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.reads import is_plain_value, method_reads
-from runtime.compile.trace import MODES, Tracer, current, grad_state, listening
+from runtime.compile.trace import MODES, READ, Tracer, current, grad_state, listening
 from runtime.distributions.distribution import Distribution
 from runtime.dtypes import dtype
 from runtime.namespaces import array_ops
@@ -138,8 +138,8 @@ class _Entry:
         self.reads = [bindings[key] for key in objects if key in bindings]
         self.reads += [read for read in bindings.values() if read.expected[0] == "value"]
         self.reads += reads + [k.read.expecting(("tensor", _tensor_key(k.tensor)))
-                               for k in tracer.closure if k.how == "read"]
-        held = [(k.tensor, _tensor_key(k.tensor)) for k in tracer.closure if k.how != "read"]
+                               for k in tracer.closure if k.how == READ]
+        held = [(k.tensor, _tensor_key(k.tensor)) for k in tracer.closure if k.how != READ]
         self.guard_code, self._guard = guards.build(
             arguments, [(*mode, value) for mode, value in zip(MODES, modes, strict=False)],
             self.reads, held, list(tracer.modules), list(tracer.optimizers))
@@ -366,7 +366,7 @@ def _rebound(tracer: Tracer) -> str | None:
     """The first tensor the step read where it names it and rebinds there itself (`self.h =
     h.detach()`); None if none."""
     for known in tracer.closure:
-        if known.how == "read" and known.read() is not known.tensor:
+        if known.how == READ and known.read() is not known.tensor:
             return known.read.path or str(known.read.key)
     return None
 
