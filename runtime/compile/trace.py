@@ -571,7 +571,7 @@ class Tracer:
         array = tensor._data
         fresh = name.removeprefix("new_").removesuffix("_like")
         if fresh in ("zeros", "ones", "empty"):
-            tree = call(attribute("np", fresh), [self.source.literal(array.shape),
+            tree = call(attribute("np", fresh), [self.render(array.shape),
                                                  var(self.source.constant(array.dtype))])
         else:  # made once, at trace time: a copy at each step
             tree = call(attribute(self.source.constant(array.copy()), "copy"))
