@@ -31,6 +31,7 @@ from runtime.compile.emit import (
     GRAD_STATE,
     STATE,
     TENSOR,
+    Line,
     Source,
     TraceBreak,
     attribute,
@@ -110,7 +111,7 @@ class Tracer:
             # A module's own method compiled: its attributes are guarded all the same.
             self.modules.append(fn.__self__)
         self.optimizers: list[Optimizer] = []
-        self.line_of: dict[str, int] = {}  # variable -> index of the line that made it
+        self.made_by: dict[str, Line] = {}  # variable -> the line that made it
         self.transposed: dict[str, Value] = {}  # `v = t(x)` -> x, to cancel t(t(x))
         self.ones: set[str] = set()  # variables known to hold ones (the seed, expanded)
         self.phase = "forward"
@@ -393,9 +394,9 @@ class Tracer:
         arrays = result if many else (result,)
         prefix = "g" if self.phase == "backward" else "v"
         targets = tuple(self.bind(array, prefix) for array in arrays)
-        for target in targets:
-            self.line_of[target] = len(self.source.lines)
-        self.source.add(targets, tree, reads, self.comment, self.phase).quiet = quiet
+        line = self.source.add(targets, tree, reads, self.comment, self.phase)
+        line.quiet = quiet
+        self.made_by.update(dict.fromkeys(targets, line))
         values = [Value(n, array, self) for n, array in zip(targets, arrays, strict=True)]
         return type(result)(values) if many else values[0]
 
@@ -618,12 +619,10 @@ class Tracer:
 
     def node_made(self, tensor: Tensor, node: Any) -> None:
         """recording.set_history: name the node on the line that made the tensor."""
-        name = self.names.get(id(tensor._data))
-        index = self.line_of.get(name) if name is not None else None
-        if index is not None and self.source.lines[index].phase in ("forward", AFTER_BACKWARD):
-            line = self.source.lines[index]
-            if node.name() not in line.comment:
-                line.comment += f" -> {node.name()}"
+        line = self.made_by.get(self.names.get(id(tensor._data)))
+        if line is not None and line.phase in ("forward", AFTER_BACKWARD) and \
+                node.name() not in line.comment:
+            line.comment += f" -> {node.name()}"
 
     def backward(self, tensor: Tensor, gradient: Any, retain_graph: Any, create_graph: bool,
                  inputs: Any) -> None:
@@ -689,8 +688,8 @@ class Tracer:
         line = self.source.add((), None, (grad.name,), self.comment, "backward", ACCUMULATE,
                                name)
         line.grad, line.tensor_tree = grad.name, self.tensor_tree(name)
-        before = variable._grad._data.copy() if variable._grad is not None else None
-        expected = grad.array.copy() if before is None else before + grad.array
+        expected = grad.array.copy() if variable._grad is None else \
+            variable._grad._data + grad.array
         self.grads_checked.append((variable, expected))
 
     def check_grads(self) -> None:

@@ -35,9 +35,7 @@ class Value:
     __array_ufunc__ = None
 
     def __init__(self, name: str, array: Any, tracer: Tracer) -> None:
-        self.name = name
-        self.array = array
-        self.tracer = tracer
+        self.name, self.array, self.tracer = name, array, tracer
 
     def __repr__(self) -> str:
         return f"<traced {self.name}>"
@@ -83,10 +81,9 @@ def _binary(symbol: type[ast.AST], function: Callable, reflected: bool = False) 
     def method(self: Value, other: Any) -> Any:
         left, right = (other, self) if reflected else (self, other)
         result = function(unwrap(left), unwrap(right))
-        if symbol is ast.Mult:
-            kept = _times_ones(self.tracer, left, right, result)
-            if kept is not None:
-                return kept
+        kept = _times_ones(self.tracer, left, right, result) if symbol is ast.Mult else None
+        if kept is not None:  # (a Value's truth is refused)
+            return kept
         operands = self.tracer.render(left), self.tracer.render(right)
         tree = ast.Compare(operands[0], [symbol()], [operands[1]]) \
             if issubclass(symbol, ast.cmpop) else ast.BinOp(operands[0], symbol(), operands[1])
@@ -148,10 +145,9 @@ class SymbolicOps:
     def unpack(self, saved: Any, node: Any) -> Any:
         """A saved tensor: the forward variable that holds its array."""
         data = saved.unpack_data()
-        if data is None:  # not saved: no formula that runs reads it
-            return None
-        if type(data) in (int, float, bool):
-            # A number standing for a Tensor (`x * 2`): a constant of the trace.
+        if data is None or type(data) in (int, float, bool):
+            # Not saved (no formula that runs reads it), or a number standing for a Tensor
+            # (`x * 2`): a constant of the trace.
             return data
         if isinstance(data, list):
             return [self._tracer.value_of(item, "a saved tensor") for item in data]
