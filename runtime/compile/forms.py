@@ -78,29 +78,26 @@ def _apply(form: Form, args: tuple, values: tuple, result: np.ndarray,
     if len(args) > len(form.params):
         return None
     bound = {**form.defaults, **dict(zip(form.params, values, strict=False))}
-    if form.when is not None:
-        try:
-            holds = eval(compile(form.when, "<numpy form's when>", "eval"),  # noqa: S307
-                         {"__builtins__": {}}, bound)
-        except Exception:  # a comparison the values do not support: the form does not apply
-            return None
-        if holds is not True:
-            return None
+    if form.when is not None and _evaluated(form.when, {"__builtins__": {}}, bound) is not True:
+        return None
     names = {node.id for node in ast.walk(form.tree) if isinstance(node, ast.Name)} - {"np"}
-    given = set(form.params[:len(args)])
-    if not names <= given:
+    if not names <= set(form.params[:len(args)]):
         return None
-    try:
-        with quiet():  # a check, not the step's work: it must not warn
-            got = eval(compile(form.tree, "<numpy form>", "eval"), {"np": np},  # noqa: S307
-                       bound)
-    except Exception:  # the form does not apply to these arguments: keep the kernel
-        return None
-    arrays = [v for v in values if isinstance(v, np.ndarray)]
-    if not _same_result(got, result, arrays):
+    got = _evaluated(form.tree, {"np": np}, bound)
+    if not _same_result(got, result, [v for v in values if isinstance(v, np.ndarray)]):
         return None
     trees = dict(zip(form.params, map(render, args), strict=False))
     return _Substitute(trees).visit(copy.deepcopy(form.tree)).body
+
+
+def _evaluated(tree: ast.Expression, namespace: dict, bound: dict) -> Any:
+    """A form's expression (or its `when`) on the call's values, quietly (a check, not the
+    step's work: it must not warn); None where it raises: the form does not apply."""
+    try:
+        with quiet():
+            return eval(compile(tree, "<numpy form>", "eval"), namespace, bound)  # noqa: S307
+    except Exception:
+        return None
 
 
 @contextlib.contextmanager
