@@ -820,12 +820,10 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
             stack.extend(line.reads)
 
 
-def _bindings(fn: Callable, found: dict | None = None,
-              seen: set[int] | None = None) -> dict[int, reads.Read]:
+def _bindings(fn: Callable, found: dict | None = None) -> dict[int, reads.Read]:
     """id(object) -> its read, for the globals and free variables fn reads, and those of the
     Python functions found there."""
     found = {} if found is None else found
-    seen = {id(fn)} if seen is None else seen
     code = getattr(fn, "__code__", None)
     if code is None:
         return found
@@ -833,18 +831,17 @@ def _bindings(fn: Callable, found: dict | None = None,
     places = [(namespace, name) for name in reads.code_names([code]) if name in namespace]
     cells = zip(code.co_freevars, fn.__closure__ or (), strict=False)
     places += [(cell, name) for name, cell in cells]
-    inner = []
+    new = []
     for holder, name in places:
         try:
             value = holder[name] if holder is namespace else holder.cell_contents
         except ValueError:  # a free variable not bound yet
             continue
-        inner.append(value)
-        found.setdefault(id(value), reads.bound(holder, name, reads.expected_of(value)))
-    for value in inner:
-        if _own_function(value) and id(value) not in seen:
-            seen.add(id(value))
-            _bindings(value, found, seen)
+        if id(value) not in found:
+            found[id(value)] = reads.bound(holder, name, reads.expected_of(value))
+            new.append(value)
+    for value in filter(_own_function, new):  # (each function once: when first found)
+        _bindings(value, found)
     return found
 
 
