@@ -312,11 +312,8 @@ class Tracer:
 
     def _holders_of(self, array: np.ndarray) -> Iterator[Tensor]:
         """The parameters and buffers of the known modules whose array is `array`."""
-        modules = [*self.modules, *self._named_modules()]
-        for module in modules:
-            for tensor in (*module.parameters(), *module.buffers()):
-                if tensor._data is array:
-                    yield tensor
+        return (tensor for module in [*self.modules, *self._named_modules()]
+                for tensor in (*module.parameters(), *module.buffers()) if tensor._data is array)
 
     def version_moved(self, tensor: Tensor) -> None:
         """A version counter's move on a tensor the step holds by name: a line."""
@@ -324,10 +321,9 @@ class Tracer:
         name = known.name
         if not name and known.made and tensor._counter is not None:
             # A tensor made on a module's array that shares its counter (`p.detach()`).
-            for holder in self._holders_of(tensor._data):
-                if holder._counter is tensor._counter:
-                    name = self.tensor_name(holder)
-                    break
+            holder = next((holder for holder in self._holders_of(tensor._data)
+                           if holder._counter is tensor._counter), None)
+            name = self.tensor_name(holder) if holder is not None else ""
         if name and not name.startswith("a"):
             counter = ast.Attribute(attribute(self.tensor_tree(name), "_version_counter"),
                                     "version", ast.Store())
