@@ -77,12 +77,6 @@ def names_in(tree: ast.AST | None) -> list[str]:
     return [node.id for node in ast.walk(tree) if type(node) is ast.Name]
 
 
-def _store(targets: tuple[str, ...]) -> ast.expr:
-    if len(targets) == 1:
-        return ast.Name(targets[0], ast.Store())
-    return ast.Tuple([ast.Name(t, ast.Store()) for t in targets], ast.Store())
-
-
 @dataclass
 class Line:
     """One statement: `targets = tree`, the statement `tree`, or one built from its fields (a
@@ -124,7 +118,9 @@ class Line:
         if self.kind == GRAD_NONE:
             return _assign(ast.Attribute(tensor, "_grad", ast.Store()), ast.Constant(None))
         if self.targets:
-            return _assign(_store(self.targets), self.tree)
+            stores = [ast.Name(target, ast.Store()) for target in self.targets]
+            return _assign(ast.Tuple(stores, ast.Store()) if len(stores) > 1 else stores[0],
+                           self.tree)
         return self.tree
 
 
@@ -165,20 +161,10 @@ class Source:
             return ast.Constant(value)
         if kind is int or kind is float and math.isfinite(value):
             return number(value)
-        if kind is tuple or kind is list or kind is slice:
-            return self._sequence_literal(value)
+        if kind is slice:  # (when each of its parts has a literal; a tuple: Tracer.render)
+            parts = [self.literal(v) for v in (value.start, value.stop, value.step)]
+            return None if None in parts else call(var("slice"), parts)
         return None
-
-    def _sequence_literal(self, value: tuple | list | slice) -> ast.expr | None:
-        """A tuple, list or slice as a literal, when each of its items has one."""
-        kind = type(value)
-        parts = (value.start, value.stop, value.step) if kind is slice else value
-        items = [self.literal(v) for v in parts]
-        if any(item is None for item in items):
-            return None
-        if kind is slice:
-            return call(var("slice"), items)
-        return (ast.Tuple if kind is tuple else ast.List)(items, ast.Load())
 
     def add(self, targets: str | tuple[str, ...], tree: ast.AST, reads: tuple[str, ...],
             comment: str, phase: str, kind: str | None = None, tensor: str = "") -> Line:

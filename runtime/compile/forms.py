@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import copy
+import functools
 import inspect
 import warnings
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ import numpy as np
 from generated.spec_data import NUMPY_FORMS
 from runtime import kernels
 from runtime.compile.emit import same_bits
+from runtime.compile.numbers import READ_AFRESH
 
 
 class Form(NamedTuple):
@@ -33,38 +35,36 @@ class Form(NamedTuple):
     quiet: bool  # the kernel computes it with numpy's warnings off
 
 
-_FORMS: dict[str, tuple[Form, ...]] | None = None
-
-
+@functools.cache
 def forms() -> dict[str, tuple[Form, ...]]:
     """Kernel name -> its parsed `numpy:` forms, in the spec's order."""
-    global _FORMS
-    if _FORMS is None:
-        table = {}
-        for name, entries in NUMPY_FORMS.items():
-            kernel = getattr(kernels, name, None)
-            if kernel is None:
-                continue
-            # (While a step is traced, the kernels are listeners that wrap them.)
-            kernel = getattr(kernel, "__wrapped__", kernel)
-            parameters = inspect.signature(kernel).parameters
-            params = tuple(parameters)
-            defaults = {k: p.default for k, p in parameters.items()
-                        if p.default is not inspect.Parameter.empty}
-            table[name] = tuple(
-                Form(params, defaults, ast.parse(form, mode="eval"),
-                     ast.parse(when, mode="eval") if when else None, quiet)
-                for form, when, quiet in entries)
-        _FORMS = table
-    return _FORMS
+    table = {}
+    for name, entries in NUMPY_FORMS.items():
+        kernel = getattr(kernels, name, None)
+        if kernel is None:
+            continue
+        # (While a step is traced, the kernels are listeners that wrap them.)
+        kernel = getattr(kernel, "__wrapped__", kernel)
+        parameters = inspect.signature(kernel).parameters
+        defaults = {k: p.default for k, p in parameters.items()
+                    if p.default is not inspect.Parameter.empty}
+        table[name] = tuple(
+            Form(tuple(parameters), defaults, ast.parse(form, mode="eval"),
+                 ast.parse(when, mode="eval") if when else None, quiet)
+            for form, when, quiet in entries)
+    return table
 
 
-def rewrite(kernel: str, args: tuple, kwargs: dict, values: tuple, result: Any,
+def rewrite(callee: ast.expr, args: tuple, kwargs: dict, values: tuple, result: Any,
             render: Any) -> tuple[ast.expr, bool] | None:
-    """`kernel(*args)` as the first of its forms that applies, and whether it is quiet; None if
-    none. `values` are the arrays and numbers of `args`."""
+    """A kernel's call `kernels.NAME(*args)` as the first of its forms that applies, and whether
+    it is quiet; None if none (or if a number read afresh is an argument). `values` are the
+    arrays and numbers of `args`."""
+    kernel = callee.attr if type(callee) is ast.Attribute and \
+        getattr(callee.value, "id", "") == "kernels" else ""
     entries = forms().get(kernel)
-    if entries is None or kwargs or type(result) is not np.ndarray:
+    if entries is None or kwargs or type(result) is not np.ndarray or \
+            any(type(v) in READ_AFRESH for v in args):
         return None
     for form in entries:
         tree = _apply(form, args, values, result, render)
@@ -78,29 +78,26 @@ def _apply(form: Form, args: tuple, values: tuple, result: np.ndarray,
     if len(args) > len(form.params):
         return None
     bound = {**form.defaults, **dict(zip(form.params, values, strict=False))}
-    if form.when is not None:
-        try:
-            holds = eval(compile(form.when, "<numpy form's when>", "eval"),  # noqa: S307
-                         {"__builtins__": {}}, bound)
-        except Exception:  # a comparison the values do not support: the form does not apply
-            return None
-        if holds is not True:
-            return None
+    if form.when is not None and _evaluated(form.when, {"__builtins__": {}}, bound) is not True:
+        return None
     names = {node.id for node in ast.walk(form.tree) if isinstance(node, ast.Name)} - {"np"}
-    given = set(form.params[:len(args)])
-    if not names <= given:
+    if not names <= set(form.params[:len(args)]):
         return None
-    try:
-        with quiet():  # a check, not the step's work: it must not warn
-            got = eval(compile(form.tree, "<numpy form>", "eval"), {"np": np},  # noqa: S307
-                       bound)
-    except Exception:  # the form does not apply to these arguments: keep the kernel
-        return None
-    arrays = [v for v in values if isinstance(v, np.ndarray)]
-    if not _same_result(got, result, arrays):
+    got = _evaluated(form.tree, {"np": np}, bound)
+    if not _same_result(got, result, [v for v in values if isinstance(v, np.ndarray)]):
         return None
     trees = dict(zip(form.params, map(render, args), strict=False))
     return _Substitute(trees).visit(copy.deepcopy(form.tree)).body
+
+
+def _evaluated(tree: ast.Expression, namespace: dict, bound: dict) -> Any:
+    """A form's expression (or its `when`) on the call's values, quietly (a check, not the
+    step's work: it must not warn); None where it raises: the form does not apply."""
+    try:
+        with quiet():
+            return eval(compile(tree, "<numpy form>", "eval"), namespace, bound)  # noqa: S307
+    except Exception:
+        return None
 
 
 @contextlib.contextmanager

@@ -23,6 +23,7 @@ from runtime import changes
 from runtime._tensor import Tensor
 from runtime.compile import reads
 from runtime.compile.emit import TraceBreak, define, var
+from runtime.compile.trace import READ
 from runtime.dtypes import dtype
 from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
 
@@ -74,9 +75,9 @@ class Guard:
             self.fail_if(" or ".join(f"{self.constant(cls)}.forward is not "
                                      f"{self.constant(cls.forward)}" for cls in classes))
         start = len(self.lines)
-        for tensor in tracer.closure_tensors:
-            if id(tensor) not in tracer.sources:
-                self.tensor(tensor)
+        for known in tracer.closure:
+            if known.how != READ:
+                self.tensor(known.tensor)
         for module in tracer.modules:
             self.module(module)
         if len(self.lines) > start:
@@ -273,13 +274,13 @@ def _reads(tracer: Any) -> list[reads.Read]:
     """What the guard reads: the objects the step names (the holders of its reads first), its
     plain values, its reads, then the tensors it reads anew at each call."""
     found = [*tracer.reads, *reads.method_reads(tracer.modules)]
-    bindings, sources = tracer.bindings, tracer.sources
+    bindings = tracer.bindings
     objects = {id(obj): obj for obj in [*tracer.modules, *tracer.optimizers,
                                         *(read.holder for read in found)]}
     return [*(bindings[key] for key in objects if key in bindings),
             *(read for read in bindings.values() if read.expected[0] == "value"), *found,
-            *(sources[id(t)].expecting(("tensor", t)) for t in tracer.closure_tensors
-              if id(t) in sources)]
+            *(known.read.expecting(("tensor", known.tensor)) for known in tracer.closure
+              if known.how == READ)]
 
 
 def hooked(tensor: Tensor) -> bool:

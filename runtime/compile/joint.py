@@ -175,7 +175,7 @@ def computed(tracer: Any, tensor: Tensor, returner: str) -> str | None:
         raise TraceBreak(f"{returner} returns an inference tensor (made under "
                          "torch.inference_mode())")
     name = tracer.names.get(id(tensor._data))
-    return name if id(tensor) not in tracer.tensors else None
+    return name if not tracer.of(tensor).name else None
 
 
 def _output_names(tracer: Any, outputs: list[Tensor]) -> list[str]:

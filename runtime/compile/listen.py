@@ -86,8 +86,7 @@ class TraceMode(modes.OpMode):
         elif not tracer.recording:
             return
         elif event == "made":
-            tracer.made.add(id(args[0]))
-            tracer.keep.append(args[0])
+            tracer.of(args[0]).made = True
         elif event == "history":
             tracer.node_made(*args)
         elif event == "version":
@@ -226,7 +225,7 @@ def _write_inplace(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) ->
 
 
 def _rebase_history(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    if tracer.recording and id(args[0]) in tracer.tensors:
+    if tracer.recording and tracer.of(args[0]).name:
         tracer.stop("an in-place op recorded in the graph on a tensor the step did not make")
     return modes.PASS
 
@@ -434,7 +433,7 @@ def _module_call(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> A
     if tracer.recording and all(m is not self for m in tracer.modules):
         tracer.modules.append(self)
         for name, tensor in (*self.named_parameters(), *self.named_buffers()):
-            tracer.parameter_names.setdefault(id(tensor), name)
+            tracer.label(tensor, name)
     return proceed(*args, **kwargs)
 
 
@@ -490,11 +489,11 @@ def _handlers() -> dict[Any, Callable]:
         # A tensor the step did not make, changed so: the generated step would not change it.
         (Tensor.__dict__["requires_grad"], "__set__"): _stopping(
             "requires_grad changed in the step on a tensor it did not make", True,
-            lambda tracer, t, value: id(t) not in tracer.made and bool(value) is not
+            lambda tracer, t, value: not tracer.of(t).made and bool(value) is not
             t._requires_grad),
         Tensor.__dict__["detach_"]: _stopping(
             "detach_() in the step on a tensor it did not make", True,
-            lambda tracer, t, *_: id(t) not in tracer.made and
+            lambda tracer, t, *_: not tracer.of(t).made and
             (t.grad_fn is not None or t._requires_grad)),
         Tensor.__dict__["item"]: _item,
         random_ops.empty_like_layout: _empty_like_layout, out_module.write: _out_write,

@@ -141,7 +141,7 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
             for group in self.param_groups:
                 for param in group["params"]:
                     name = tracer.tensor_name(param)
-                    label = tracer.parameter_names.get(id(param), name)
+                    label = tracer.of(param).label or name
                     tracer.source.add((), None, (), f"{type(self).__name__}.zero_grad: "
                                       f"{label}.grad = None", phase, GRAD_NONE,
                                       name).tensor_tree = tracer.tensor_tree(name)

@@ -33,7 +33,7 @@ from runtime.compile.joint import Joint, computed, walk
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.reads import is_plain_value
-from runtime.compile.trace import MODES, Tracer, current, listening
+from runtime.compile.trace import MODES, READ, Tracer, current, listening
 from runtime.distributions.distribution import Distribution
 from runtime.engine import GraphTask
 from runtime.namespaces import array_ops
@@ -287,10 +287,9 @@ def _check_python(tracer: Tracer, generators: list[tuple[str, Any]]) -> None:
 def _rebound(tracer: Tracer) -> str | None:
     """The first tensor the step read where it names it and rebinds there itself (`self.h =
     h.detach()`); None if none."""
-    for tensor in tracer.closure_tensors:
-        find = tracer.sources.get(id(tensor))
-        if find is not None and find() is not tensor:
-            return getattr(find, "path", None) or str(find.key)
+    for known in tracer.closure:
+        if known.how == READ and known.read() is not known.tensor:
+            return known.read.path or str(known.read.key)
     return None
 
 
@@ -439,8 +438,8 @@ def _render_tensor(tracer: Tracer, value: Tensor) -> ast.expr:
             raise TraceBreak(reason)
         # Its node is the traced call's, which that call's backward spent, as eager's is.
         return call(var("spent"), [var(name), var(tracer.source.constant(value.grad_fn))])
-    if id(value) in tracer.tensors:
-        return tracer.tensor_tree(tracer.tensors[id(value)])
+    if tracer.of(value).name:
+        return tracer.tensor_tree(tracer.of(value).name)
     raise TraceBreak("the step returns a tensor the trace did not compute")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import functools
 import operator
 import types
@@ -18,12 +19,7 @@ from typing import Any
 import numpy as np
 
 from generated.spec_data import FORMULAS
-from runtime import (
-    anomaly,
-    forward_grad,
-    grad_mode,
-    kernels,
-)
+from runtime import anomaly, forward_grad, grad_mode, kernels
 from runtime import node as node_module
 from runtime._tensor import Tensor
 from runtime.changes import Registry
@@ -35,6 +31,7 @@ from runtime.compile.emit import (
     GRAD_STATE,
     STATE,
     TENSOR,
+    Line,
     Source,
     TraceBreak,
     attribute,
@@ -56,49 +53,65 @@ from runtime.optim.optimizer import Optimizer
 _CHECKS_ONLY = frozenset({"check_inplace_result"})
 
 
+# How the step reaches a tensor it reads (Known.how).
+ARGUMENT, READ, HELD, GRAD = "argument", "read", "held", "grad"
+
+
+@dataclasses.dataclass(eq=False)
+class Known:
+    """A tensor the step touches (Tracer.known): how a later call reaches it, and its name in
+    the code once a line reads it."""
+
+    tensor: Tensor
+    # ARGUMENT; READ: anew at each call, where the step names it (a global, `self.x`); HELD by a
+    # guarded module or optimizer: a constant; GRAD: a .grad the engine set in this step.
+    how: str = ""
+    name: str = ""  # in the code: `a1`, `a2[0]`, `T0`, `T0._grad`
+    tree: ast.expr | None = None  # the expression `name` stands for, if not a variable
+    label: str = ""  # for the comments: `model.layer1.weight`
+    read: reads.Read | None = None  # where the objects the step names hold it
+    made: bool = False  # made in the step
+    grad_of: Tensor | None = None  # GRAD: the tensor whose .grad it is
+
+
+def _records(method: Callable) -> Callable:
+    """A recording method of Tracer's: a TraceBreak inside it stops the trace instead of
+    reaching the step (which runs on eagerly)."""
+    @functools.wraps(method)
+    def recording(self: Tracer, *args: Any) -> Any:
+        try:
+            return method(self, *args)
+        except TraceBreak as stop:
+            self.stop(stop.reason)
+            return None
+
+    return recording
+
+
 class Tracer:
     """The state of one traced call: the source being written and what it depends on."""
 
     def __init__(self, args: tuple, fn: Callable | None = None) -> None:
         self.source = Source()
-        # id(Tensor) -> its path among the arguments (`a1`, `a2[0]`).
-        self.argument_paths: dict[int, str] = {}
-        # The expression of each tensor name that is not a variable (`a2[0]`, `T0._grad`).
-        self.tensor_trees: dict[str, ast.expr] = {}
-        for tensor, path, tree in _argument_paths(args):
-            self.argument_paths.setdefault(id(tensor), path)
-            self.tensor_trees[path] = tree
-        # id(object) -> the read of each global and free variable fn reads.
-        self.bindings: dict[int, reads.Read] = _bindings(fn) if fn is not None else {}
-        # The reads through those objects (reads.py), and where it found tensors and modules so
-        # (a tensor the step names: as a global or free variable).
-        self.reached = {key: read for key, read in self.bindings.items()
-                        if isinstance(read.value, Tensor)}
-        self.reads = _plain_reads(fn, self.bindings, self.reached) if fn is not None else []
-        self.sources: dict[int, reads.Read] = {}  # id(Tensor) -> where to find it
-        self.parameter_names: dict[int, str] = {}  # id(Tensor) -> a name for the comments
-        named = [(read.key, read.value) for read in self.bindings.values()]
-        named += [(found.path, found()) for found in self.reached.values()]
-        for key, value in named:
-            if isinstance(value, Module):
-                for name, tensor in (*value.named_parameters(), *value.named_buffers()):
-                    self.parameter_names.setdefault(id(tensor), f"{key}.{name}")
-            elif isinstance(value, Tensor):
-                self.parameter_names.setdefault(id(value), str(key))
-        self.names: dict[int, str] = {}  # id(array) -> the variable holding it
-        self.keep: list[Any] = []  # every array named, alive, so that ids stay unique
+        self.names = self.source.traced_ids  # id(array) -> the variable holding it
         self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor a heard call was given
-        self.made: set[int] = set()  # ids of the Tensors made while tracing
-        # id(a `.grad` the engine set in this step) -> its variable (read after backward).
-        self.grads: dict[int, Tensor] = {}
-        self.tensors: dict[int, str] = {}  # id(Tensor) -> its name in the step (T0, a1)
-        self.closure_tensors: list[Tensor] = []  # tensors the step reads that are not args
+        # id(Tensor) -> what the trace knows of it, and its name by name.
+        self.known: dict[int, Known] = {}
+        self.named: dict[str, Known] = {}
+        self.closure: list[Known] = []  # the tensors read that are no arguments, in order
+        for tensor, tree in _argument_paths(args):
+            known = self.of(tensor)
+            known.how, known.tree = known.how or ARGUMENT, known.tree or tree
+        # id(object) -> the read of each global and free variable fn reads; the reads through
+        # those objects (reads.py).
+        self.bindings: dict[int, reads.Read] = _bindings(fn) if fn is not None else {}
+        self.reads = self._named_tensors(fn) if fn is not None else []
         self.modules: list[Module] = []  # modules called, for the training-mode guard
         if isinstance(getattr(fn, "__self__", None), Module):
             # A module's own method compiled: its attributes are guarded all the same.
             self.modules.append(fn.__self__)
         self.optimizers: list[Optimizer] = []
-        self.line_of: dict[str, int] = {}  # variable -> index of the line that made it
+        self.made_by: dict[str, Line] = {}  # variable -> the line that made it
         self.transposed: dict[str, Value] = {}  # `v = t(x)` -> x, to cancel t(t(x))
         self.ones: set[str] = set()  # variables known to hold ones (the seed, expanded)
         self.phase = "forward"
@@ -117,10 +130,36 @@ class Tracer:
         self.items: dict[int, tuple[float, str]] = {}
         # Where the nodes this call makes start (backward_of).
         self.first_node = next(node_module._sequence_numbers)
-        # id(module or container) -> (name, its containers as they were): watch().
-        self.containers: dict[int, tuple[str, list]] = {}
+        # id(module or container) -> (name, container, its contents as they were): watch().
+        self.containers: dict[int, list[tuple]] = {}
         # The nodes a traced backward walked: a returned tensor's graph there is spent.
         self.swept: set = set()
+
+    def _named_tensors(self, fn: Callable) -> list[reads.Read]:
+        """The reads under the objects fn names; the tensors found there, and the parameters of
+        the modules, known by where the step finds them."""
+        reached = {key: read for key, read in self.bindings.items()
+                   if isinstance(read.value, Tensor)}
+        # (Under the objects fn names and a bound method's self, for the names fn's code and
+        # the functions it names read.)
+        roots = [read.value for read in self.bindings.values()]
+        labels = [str(read.key) for read in self.bindings.values()]
+        functions = [fn, *filter(_own_function, roots)]
+        if getattr(fn, "__self__", None) is not None:
+            roots, labels = [*roots, fn.__self__], [*labels, "self"]
+        found = reads.plain_reads(roots, functions, reached, labels)
+        named = [(read.key, read.value) for read in self.bindings.values()]
+        named += [(read.path, read()) for read in reached.values()]
+        for key, value in named:
+            if isinstance(value, Module):
+                for name, tensor in (*value.named_parameters(), *value.named_buffers()):
+                    self.label(tensor, f"{key}.{name}")
+            elif isinstance(value, Tensor):
+                self.label(value, str(key))
+        for read in reached.values():
+            if isinstance(read.value, Tensor):
+                self.of(read.value).read = read
+        return found
 
     def stop(self, reason: str, passing: bool = False) -> None:
         """Stop the trace (the first reason is kept); `passing`: the next call may trace again
@@ -156,12 +195,12 @@ class Tracer:
                     for key, value in vars(owner).items() if type(value) in _CONTAINERS]
         else:
             held = [(name, owner, _contents(owner))]
-        self.containers[id(owner)] = (name, held)
+        self.containers[id(owner)] = held
 
     def changed_container(self) -> str | None:
         """The first watched container whose contents the step changed (a Python side effect
         later calls would not repeat); None if none."""
-        for _, held in self.containers.values():
+        for held in self.containers.values():
             for name, value, contents in held:
                 if not _same_contents(_contents(value), contents):
                     return name
@@ -169,60 +208,66 @@ class Tracer:
 
     def bind(self, array: Any, prefix: str) -> str:
         name = self.source.fresh(prefix)
-        self.names[id(array)] = name
         self.source.traced[name] = array
-        self.source.traced_ids[id(array)] = name
-        self.keep.append(array)
+        self.names[id(array)] = name
         return name
 
+    def of(self, tensor: Tensor) -> Known:
+        """The table's record of `tensor` (made at first sight)."""
+        known = self.known.get(id(tensor))
+        if known is None:
+            known = self.known[id(tensor)] = Known(tensor)
+        return known
+
+    def label(self, tensor: Tensor, label: str) -> None:
+        """Name `tensor` for the comments, unless it has a name already."""
+        known = self.of(tensor)
+        known.label = known.label or label
+
     def tensor_name(self, tensor: Tensor) -> str:
-        """The step's name for a Tensor it reads: `aK` (its K-th argument) or `TK`."""
-        name = self.tensors.get(id(tensor))
-        if name is not None:
-            return name
-        variable = self.grads.get(id(tensor))
-        if variable is not None:
-            owner = self.tensor_name(variable)
-            name = f"{owner}._grad"
-            self.tensor_trees[name] = attribute(self.tensor_tree(owner), "_grad")
-            self.tensors[id(tensor)] = name
-            return name
-        if id(tensor) in self.made:
+        """The step's name for a Tensor it reads (`a1`, `a2[0]`, `T0`, `T0._grad`), decided
+        the first time by how the step reaches it."""
+        known = self.of(tensor)
+        if known.name:
+            return known.name
+        if known.how == GRAD:
+            owner = self.tensor_name(known.grad_of)
+            known.tree = attribute(self.tensor_tree(owner), "_grad")
+        elif known.made:
             raise TraceBreak("the step makes a tensor outside the spec's kernels (a factory "
                              "or a tensor built from Python data); make it outside the step "
                              "and pass it in")
-        name = self.argument_paths.get(id(tensor)) or self._closure_name(tensor)
-        self.tensors[id(tensor)] = name
-        self.keep.append(tensor)
-        return name
+        elif known.how != ARGUMENT:
+            self._closure_name(known)
+        known.name = known.name or ast.unparse(known.tree)
+        self.named[known.name] = known
+        return known.name
 
-    def _closure_name(self, tensor: Tensor) -> str:
-        """A tensor the step reads that is no argument: read at every call where the step names
-        it (a global, a free variable) or reaches it (`self.x`, its holders guarded: reads.py),
+    def _closure_name(self, known: Known) -> None:
+        """A tensor the step reads that is no argument: read at every call where the step names it
+        (a global, a free variable) or reaches it (`self.x`, its holders guarded: reads.py),
         else a constant, held by a guarded module or optimizer (else it could be rebound unseen).
         Found at several places, each must hold it at later calls too."""
-        found = self.reached.get(id(tensor))
+        tensor, found = known.tensor, known.read
         if found is not None and (id(tensor) in self.bindings or not self._is_held(tensor)):
-            name = self.source.fresh("T")
+            known.how, known.name = READ, self.source.fresh("T")
             holder = self.source.constant(found.holder, "c")
-            self.source.add(name, found.tree(holder), (), found.path, "prologue", TENSOR)
-            self.sources[id(tensor)] = found
-            self.parameter_names.setdefault(id(tensor), found.path)
+            self.source.add(known.name, found.tree(holder), (), found.path, "prologue", TENSOR)
+            self.label(tensor, found.path)
             self.reads += [other.expecting(("same", found)) for other in found.others]
         elif self._is_held(tensor):
-            name = self.source.constant(tensor, "T")
+            known.how, known.name = HELD, self.source.constant(tensor, "T")
             self.reads += [found, *found.others] if found is not None else []
         else:
             raise TraceBreak("the step reads a tensor through an attribute or a container "
                              "that the guards do not follow, which a later call could "
                              "rebind unseen; pass it as an argument")
-        self.closure_tensors.append(tensor)
-        return name
+        self.closure.append(known)
 
-    def tensor_tree(self, key: str) -> ast.expr:
+    def tensor_tree(self, name: str) -> ast.expr:
         """The expression of a tensor's name in the step (tensor_name's)."""
-        tree = self.tensor_trees.get(key)
-        return var(key) if tree is None else copy.deepcopy(tree)
+        known = self.named.get(name)
+        return var(name) if known is None or known.tree is None else copy.deepcopy(known.tree)
 
     def _named_modules(self) -> list[Module]:
         """The modules the step names or reaches through the objects it names."""
@@ -249,61 +294,42 @@ class Tracer:
         if owner is None or owner._data is not array:
             raise TraceBreak(f"{what} is an array that no spec kernel made and no Tensor "
                              "argument gave")
+        known = self.of(owner)
         tensor = self.tensor_name(owner)
         data = attribute(self.tensor_tree(tensor), "_data")
-        if id(owner) in self.grads:
+        if known.how == GRAD:
             # A gradient read after the backward that set it.
             variable = self.bind(array, "r")
-            holder = self.grads[id(owner)]
-            label = self.parameter_names.get(id(holder), tensor.removesuffix("._grad"))
+            holder = self.of(known.grad_of)
+            label = holder.label or tensor.removesuffix("._grad")
             self.source.add(variable, data, (), f"{label}.grad, as backward left it",
-                            self.phase, GRAD_READ, self.tensor_name(holder)).neutral = True
+                            self.phase, GRAD_READ, holder.name).neutral = True
             return variable
         variable = self.bind(array, "x")
-        label = self.parameter_names.get(id(owner), "")
-        comment = f"input {label or tensor}: {describe_array(array)}"
+        comment = f"input {known.label or tensor}: {describe_array(array)}"
         self.source.add(variable, data, (), comment, "prologue", TENSOR, tensor)
         return variable
 
-    def held_variable(self, array: Any) -> str | None:
-        """The variable of `array` when a module or optimizer holds it (a parameter, running
-        stats), which the step may write in place; else None."""
-        owner = self.owners.get(id(array)) if type(array) is np.ndarray else None
-        if owner is not None and owner._data is array and self.stepping is not None and \
-                _optimizer_holds(self.stepping, owner):
-            return self.value_of(array, "a parameter").name
-        if owner is None or owner._data is not array or \
-                id(owner) in self.grads or id(owner) in self.argument_paths or \
-                id(owner) in self.bindings:
-            return None
-        # The tensor, or a module's holding the same array (`p.data`, `p.detach()`).
-        holders = [*([owner] if id(owner) not in self.made else []), *self._holders_of(array)]
-        return self.value_of(array, "a module's tensor").name \
-            if any(map(self._is_held, holders)) else None
-
     def _holders_of(self, array: np.ndarray) -> Iterator[Tensor]:
         """The parameters and buffers of the known modules whose array is `array`."""
-        modules = [*self.modules, *self._named_modules()]
-        for module in modules:
-            for tensor in (*module.parameters(), *module.buffers()):
-                if tensor._data is array:
-                    yield tensor
+        return (tensor for module in [*self.modules, *self._named_modules()]
+                for tensor in (*module.parameters(), *module.buffers()) if tensor._data is array)
 
     def version_moved(self, tensor: Tensor) -> None:
         """A version counter's move on a tensor the step holds by name: a line."""
-        name = self.tensors.get(id(tensor))
-        if name is None and id(tensor) in self.made and tensor._counter is not None:
+        known = self.of(tensor)
+        name = known.name
+        if not name and known.made and tensor._counter is not None:
             # A tensor made on a module's array that shares its counter (`p.detach()`).
-            for holder in self._holders_of(tensor._data):
-                if holder._counter is tensor._counter:
-                    name = self.tensor_name(holder)
-                    break
-        if name is not None and not name.startswith("a"):
+            holder = next((holder for holder in self._holders_of(tensor._data)
+                           if holder._counter is tensor._counter), None)
+            name = self.tensor_name(holder) if holder is not None else ""
+        if name and not name.startswith("a"):
             counter = ast.Attribute(attribute(self.tensor_tree(name), "_version_counter"),
                                     "version", ast.Store())
             self.source.add("", ast.AugAssign(counter, ast.Add(), ast.Constant(1), lineno=0), (),
                             f"{self.comment}: the version counter moves", self.phase,
-                            GRAD_STATE if id(tensor) in self.grads else STATE).neutral = True
+                            GRAD_STATE if known.how == GRAD else STATE).neutral = True
 
     def value_of(self, array: Any, what: str) -> Value:
         name = self.names.get(id(array))
@@ -339,133 +365,127 @@ class Tracer:
                     {k: self.render(v) for k, v in kwargs.items()})
 
     def _reads(self, operands: Any) -> tuple[str, ...]:
-        found: list[str] = []
+        """The variables `operands` are (Values, Numbers, named arrays, in tuples, lists,
+        dicts and slices), in order."""
+        kind = type(operands)
+        if kind is Value:
+            return (operands.name,)
+        if kind in READ_AFRESH:
+            return tuple(operands.reads)
+        if kind is np.ndarray:
+            return (self.names[id(operands)],) if id(operands) in self.names else ()
+        if kind is dict:
+            operands = tuple(operands.values())
+        elif kind is slice:
+            operands = (operands.start, operands.stop, operands.step)
+        elif kind is not tuple and kind is not list:
+            return ()
+        return tuple(name for item in operands for name in self._reads(item))
 
-        def visit(value: Any) -> None:
-            kind = type(value)
-            if kind is Value:
-                found.append(value.name)
-            elif kind in READ_AFRESH:
-                found.extend(value.reads)
-            elif kind is np.ndarray and id(value) in self.names:
-                found.append(self.names[id(value)])
-            elif kind in (tuple, list):
-                for item in value:
-                    visit(item)
-            elif kind is dict:
-                for item in value.values():
-                    visit(item)
-            elif kind is slice:
-                visit((value.start, value.stop, value.step))
-
-        visit(operands)
-        return tuple(found)
-
-    def _line(self, targets: tuple[str, ...], tree: ast.expr, reads: tuple[str, ...],
-              quiet: bool = False) -> None:
-        for target in targets:
-            self.line_of[target] = len(self.source.lines)
-        self.source.add(targets, tree, reads, self.comment, self.phase).quiet = quiet
+    def line(self, tree: ast.expr, reads: tuple[str, ...], result: Any,
+             quiet: bool = False) -> Any:
+        """The one way a value gets its variable: a line binding `result` (an array, or a tuple
+        or list of arrays) to `tree`, each array to a fresh variable; its Value(s)."""
+        many = type(result) in (tuple, list)
+        arrays = result if many else (result,)
+        prefix = "g" if self.phase == "backward" else "v"
+        targets = tuple(self.bind(array, prefix) for array in arrays)
+        line = self.source.add(targets, tree, reads, self.comment, self.phase)
+        line.quiet = quiet
+        self.made_by.update(dict.fromkeys(targets, line))
+        values = [Value(n, array, self) for n, array in zip(targets, arrays, strict=True)]
+        return type(result)(values) if many else values[0]
 
     def expression(self, tree: ast.expr, operands: tuple, result: Any) -> Value:
         """A line `gN = tree` whose value is `result`."""
-        target = self.bind(result, "g" if self.phase == "backward" else "v")
-        self._line((target,), tree, self._reads(operands))
-        return Value(target, result, self)
+        return self.line(tree, self._reads(operands), result)
 
     def call(self, callee: ast.expr, args: tuple, kwargs: dict, result: Any,
              extra: tuple = ()) -> Any:
-        """A line `target = callee(args)`; a result that is not an array is a constant and
-        writes no line."""
-        tree, quiet = self._call_tree(callee, args, kwargs, result)
+        """A line `target = callee(args)` (or its spec's `numpy:` form: forms.py); a result that
+        is not an array is a constant and writes no line."""
+        tree = self.render_call(callee, args, kwargs)  # (first: it names the inputs it reads)
+        form = self.numpy_forms and forms.rewrite(callee, args, kwargs, unwrap(args), result,
+                                                  self.render)
+        tree, quiet = form or (tree, False)
         reads = self._reads((args, kwargs)) + self._reads(extra)
-        prefix = "g" if self.phase == "backward" else "v"
         if isinstance(result, np.ndarray | np.generic):
-            target = self.bind(result, prefix)
-            self._line((target,), tree, reads, quiet)
+            value = self.line(tree, reads, result, quiet)
             self.source.lines[-1].op = getattr(callee, "attr", getattr(callee, "id", ""))
-            return Value(target, result, self)
+            return value
         if isinstance(result, tuple | list) and result and \
                 all(isinstance(r, np.ndarray) for r in result):
-            targets = tuple(self.bind(r, prefix) for r in result)
-            self._line(targets, tree, reads)
-            values = [Value(n, r, self) for n, r in zip(targets, result, strict=True)]
-            return type(result)(values)
+            return self.line(tree, reads, result)
         if _contains(result, np.ndarray):
             raise TraceBreak(f"{ast.unparse(callee)} returned arrays mixed with other values")
         return result
 
-    def _call_tree(self, callee: ast.expr, args: tuple, kwargs: dict, result: Any
-                   ) -> tuple[ast.expr, bool]:
-        """`callee(args)`, or its spec's `numpy:` form (forms.py), and whether that form runs
-        with numpy's warnings off."""
-        tree = self.render_call(callee, args, kwargs)  # (first: it names the inputs it reads)
-        kernel = _kernel_name(callee)
-        if self.numpy_forms and kernel and \
-                not any(type(v) in READ_AFRESH for v in (*args, *kwargs.values())):
-            form = forms.rewrite(kernel, args, kwargs, unwrap(args), result, self.render)
-            if form is not None:
-                return form
-        return tree, False
-
     def kernel_call(self, name: str, function: Callable, args: tuple, kwargs: dict) -> Any:
-        if not self.recording:
-            return function(*plain(args), **plain_keywords(kwargs))
+        """A kernel the step calls: run, and written down where the step called it itself."""
+        recording = self.recording
         self.depth += 1
         try:
             # (A Number reaches the kernel as its float: its type would change promotion.)
             result = function(*plain(args), **plain_keywords(kwargs))
         finally:
             self.depth -= 1
-        if name in _CHECKS_ONLY:
-            return result
-        if name.endswith("_"):
-            self.inplace_kernel(name, args, kwargs, result)
-            return result
-        try:
-            self.comment = f"{self.where}: {name}"
-            value = self.call(attribute("kernels", name), args, kwargs, result)
-            if name == "t" and type(value) is Value and id(args[0]) in self.names:
-                self.transposed[value.name] = Value(self.names[id(args[0])], args[0], self)
-            if type(result) in (bool, int, float, complex):
-                raise TraceBreak(f"kernel {name} returned a Python number, which the step's "
-                                 "Python may use (not traced)")
-        except TraceBreak as stop:
-            self.stop(stop.reason)
+        if recording and name not in _CHECKS_ONLY:
+            self._kernel_line(name, args, kwargs, result)
         return result
+
+    @_records
+    def _kernel_line(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
+        if name.endswith("_"):
+            self._inplace_kernel(name, args, kwargs, result)
+            return
+        self.comment = f"{self.where}: {name}"
+        value = self.call(attribute("kernels", name), args, kwargs, result)
+        if name == "t" and type(value) is Value and id(args[0]) in self.names:
+            self.transposed[value.name] = Value(self.names[id(args[0])], args[0], self)
+        if type(result) in (bool, int, float, complex):
+            raise TraceBreak(f"kernel {name} returned a Python number, which the step's "
+                             "Python may use (not traced)")
 
     def local(self, array: Any) -> str | None:
         """The variable of an array this step made (not an input's, nor a view of one)."""
         name = self.names.get(id(array)) if type(array) is np.ndarray else None
         if name is None or name.startswith("x"):
             return None
-        for other in self.keep:
-            if type(other) is np.ndarray and self.names.get(id(other), "v").startswith("x") \
-                    and np.may_share_memory(array, other):
+        for other, array_of in self.source.traced.items():
+            if other.startswith("x") and np.may_share_memory(array, array_of):
                 return None
         return name
 
-    def inplace_kernel(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
-        """An in-place kernel on an array the step made or holds (else the trace stops),
-        replayed in order."""
-        if (self.local(args[0]) if args else None) is None and \
-                (self.held_variable(args[0]) if args else None) is None:
-            self.stop(f"an in-place op ({name}) on a tensor the step did not make (compiled "
-                      "steps do not write into their inputs)")
+    def _writable(self, array: Any, what: str = "an in-place op") -> str:
+        """The variable of an array the step may write in place: one it made, or one that a
+        guarded module or optimizer holds (a parameter, running stats; through `p.data` or
+        `p.detach()` too), but not an argument's, a global's or a .grad's."""
+        target = self.local(array)
+        owner = self.owners.get(id(array)) if type(array) is np.ndarray else None
+        if target is None and owner is not None and owner._data is array:
+            known = self.of(owner)
+            holders = [*([owner] if not known.made else []), *self._holders_of(array)]
+            stepped = self.stepping is not None and _optimizer_holds(self.stepping, owner)
+            if stepped or known.how not in (GRAD, ARGUMENT) and id(owner) not in self.bindings \
+                    and any(map(self._is_held, holders)):
+                target = self.value_of(array, "a held tensor").name
+        if target is None:
+            raise TraceBreak(f"{what} on a tensor the step did not make (compiled steps do not "
+                             "write into their inputs)")
+        return target
+
+    def _inplace_kernel(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
+        """An in-place kernel on an array the step made or holds, replayed in order."""
+        self._writable(args[0] if args else None, f"an in-place op ({name})")
+        if type(result) is np.ndarray and id(result) not in self.names:
+            self.comment = f"{self.where}: {name}, computed (written in place below)"
+            self.call(attribute("kernels", name), args, kwargs, result)
             return
-        try:
-            if type(result) is np.ndarray and id(result) not in self.names:
-                self.comment = f"{self.where}: {name}, computed (written in place below)"
-                self.call(attribute("kernels", name), args, kwargs, result)
-                return
-            self.comment = f"{self.where}: {name}, in place"
-            if name == "add_Tensor_" and self._scaled_add(args, kwargs):
-                return
+        self.comment = f"{self.where}: {name}, in place"
+        if name != "add_Tensor_" or not self._scaled_add(args, kwargs):
             self.source.add((), ast.Expr(self.render_call(attribute("kernels", name), args,
                                                           kwargs)),
                             self._reads((args, kwargs)), self.comment, self.phase)
-        except TraceBreak as stop:
-            self.stop(stop.reason)
 
     def _scaled_add(self, args: tuple, kwargs: dict) -> bool:
         """`add_Tensor_(a, b, alpha)` on same-dtype float arrays (an optimizer's `p.add_(grad,
@@ -507,14 +527,12 @@ class Tracer:
         return ast.IfExp(fits, call(attribute("np", "array"), [self.render(alpha), kind]),
                          self.render(alpha))
 
+    @_records
     def write_inplace(self, tensor: Tensor, result: Any) -> None:
         """recording.write_inplace: a kernel's result copied into a tensor the step made."""
-        target = self.local(tensor._data) or self.held_variable(tensor._data)
         name = self.names.get(id(result))
-        if target is None or name is None or np.shape(result) != tensor._data.shape:
-            self.stop("an in-place op on a tensor the step did not make (compiled steps do "
-                      "not write into their inputs)")
-            return
+        fits = name is not None and np.shape(result) == tensor._data.shape
+        target = self._writable(tensor._data if fits else None)
         self.comment = "the result written in place"
         copy_to = call(attribute("np", "copyto"), [var(target), var(name)],
                        {"casting": ast.Constant("unsafe")})
@@ -525,70 +543,57 @@ class Tracer:
     def factory(self, tree: ast.expr, array: np.ndarray, reads: tuple[str, ...],
                 comment: str) -> None:
         """A tensor made in the step by a factory the tracer knows (`empty_like_layout`)."""
-        self._line((self.bind(array, "v"),), tree, reads)
-        self.source.lines[-1].comment = comment
+        self.comment = comment
+        self.line(tree, reads, array)
 
+    @_records
     def grad_set(self, tensor: Tensor, value: Any) -> None:
         """`tensor.grad = None` in the step: a line; any other value stops the trace."""
         if value is not None:
-            self.stop("a tensor assigned to a .grad in the step")
-            return
-        try:
-            name = self.tensor_name(tensor)
-        except TraceBreak as stop:
-            self.stop(stop.reason)
-            return
-        old = tensor._grad
-        if old is not None and id(old) in self.grads:  # no longer this tensor's .grad
-            del self.grads[id(old)]
-            self.tensors.pop(id(old), None)
-        label = self.parameter_names.get(id(tensor), name)
+            raise TraceBreak("a tensor assigned to a .grad in the step")
+        name = self.tensor_name(tensor)
+        old = self.known.get(id(tensor._grad))
+        if old is not None and old.how == GRAD:  # no longer this tensor's .grad
+            old.how = old.name = ""
+        label = self.of(tensor).label or name
         self.source.add((), None, (), f"{self.phase}: {label}.grad = None", self.phase,
                         GRAD_NONE, name).tensor_tree = self.tensor_tree(name)
 
+    @_records
     def constant_factory(self, name: str, tensor: Tensor, kwargs: dict) -> None:
         """A tensor made by a factory of constants: a line that makes it anew at each step."""
         if kwargs.get("out") is not None or tensor._requires_grad:
-            self.stop(f"{name} with out= or requires_grad=True in the step (make the tensor "
-                      "outside the step and pass it in)")
-            return
+            raise TraceBreak(f"{name} with out= or requires_grad=True in the step (make the "
+                             "tensor outside the step and pass it in)")
         array = tensor._data
         fresh = name.removeprefix("new_").removesuffix("_like")
         if fresh in ("zeros", "ones", "empty"):
-            tree = call(attribute("np", fresh), [self.source.literal(array.shape),
+            tree = call(attribute("np", fresh), [self.render(array.shape),
                                                  var(self.source.constant(array.dtype))])
         else:  # made once, at trace time: a copy at each step
             tree = call(attribute(self.source.constant(array.copy()), "copy"))
         self.factory(tree, array, (), f"{self.phase}: {name}, {describe_array(array)}")
 
+    @_records
     def random_factory(self, name: str, args: tuple, kwargs: dict, tensor: Tensor) -> None:
         """`torch.randn(16, 4)` in the step: a line that calls the factory again, drawing in
         eager's order."""
         if _contains((args, kwargs), Tensor) or kwargs.get("out") is not None or \
                 tensor._requires_grad:
-            self.stop(f"{name} with tensor arguments, out= or requires_grad=True in the step")
-            return
-        try:
-            tree = attribute(self.render_call(attribute("random_ops", name), args, kwargs),
-                             "_data")
-        except TraceBreak as stop:
-            self.stop(stop.reason)
-            return
-        self.factory(tree, tensor._data, (),
-                     f"{self.phase}: {name}, fresh draws in eager's order")
+            raise TraceBreak(f"{name} with tensor arguments, out= or requires_grad=True in "
+                             "the step")
+        tree = attribute(self.render_call(attribute("random_ops", name), args, kwargs), "_data")
+        self.factory(tree, tensor._data, (), f"{self.phase}: {name}, fresh draws in eager's order")
 
+    @_records
     def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
         """`t.bernoulli_(p)` and the other random fills on a tensor the step made: replayed;
         False if they cannot be."""
         target = self.local(tensor._data)
         if target is None or _contains((args, kwargs), Tensor):
-            self.stop(f"{method} on a tensor the step did not make, or with tensor arguments")
-            return False
-        try:
-            fill = self.render_call(attribute("random_ops", method), args, kwargs)
-        except TraceBreak as stop:
-            self.stop(stop.reason)
-            return False
+            raise TraceBreak(f"{method} on a tensor the step did not make, or with tensor "
+                             "arguments")
+        fill = self.render_call(attribute("random_ops", method), args, kwargs)
         fill.args.insert(0, call(var("wrap"), [var(target)]))
         self.source.add((), ast.Expr(fill), (target,),
                         f"{self.phase}: {method}, fresh draws in eager's order", self.phase)
@@ -596,30 +601,24 @@ class Tracer:
 
     def data_seen(self, value: Any) -> None:
         """A call was given `value`: remember the owners of its arrays."""
-        if isinstance(value, Tensor):
-            self.owners[id(value._data)] = value
-            self.keep.append(value)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                if isinstance(item, Tensor):
-                    self.owners[id(item._data)] = item
-                    self.keep.append(item)
+        for item in value if isinstance(value, list | tuple) else (value,):
+            if isinstance(item, Tensor):
+                self.owners[id(item._data)] = item
+                self.of(item)  # (kept alive: ids stay unique)
 
     def wrapped(self, array: Any, result: np.ndarray) -> None:
         """recording.wrap turned a kernel's numpy scalar into an array."""
         if self.recording and array is not result and id(array) in self.names:
             self.comment = "forward: a scalar result as a 0-d array"
-            self.call(attribute("np", "asarray"), (Value(self.names[id(array)], array, self),),
-                      {}, result)
+            scalar = Value(self.names[id(array)], array, self)  # (a numpy scalar, not an array)
+            self.call(attribute("np", "asarray"), (scalar,), {}, result)
 
     def node_made(self, tensor: Tensor, node: Any) -> None:
         """recording.set_history: name the node on the line that made the tensor."""
-        name = self.names.get(id(tensor._data))
-        index = self.line_of.get(name) if name is not None else None
-        if index is not None and self.source.lines[index].phase in ("forward", AFTER_BACKWARD):
-            line = self.source.lines[index]
-            if node.name() not in line.comment:
-                line.comment += f" -> {node.name()}"
+        line = self.made_by.get(self.names.get(id(tensor._data)))
+        if line is not None and line.phase in ("forward", AFTER_BACKWARD) and \
+                node.name() not in line.comment:
+            line.comment += f" -> {node.name()}"
 
     def backward(self, tensor: Tensor, gradient: Any, retain_graph: Any, create_graph: bool,
                  inputs: Any) -> None:
@@ -635,11 +634,9 @@ class Tracer:
         else:
             self.comment = f"backward: the seed, d {loss.name} / d {loss.name} = 1"
             seed = np.ones_like(tensor._data)
-            shape, dtype = self.render(seed.shape), var(self.source.constant(seed.dtype))
-            root = self.expression(call(attribute("np", "ones"), [shape, dtype]), (), seed)
+            root = self.call(attribute("np", "ones"), (seed.shape, seed.dtype), {}, seed)
             self.ones.add(root.name)
-        _trace_backward(self, [((tensor.grad_fn, tensor._output_nr), root)],
-                        GraphTask(True, False, SymbolicOps(self)))
+        _TracedTask(self).trace([((tensor.grad_fn, tensor._output_nr), root)])
 
     def backward_of(self, outputs: list[Tensor]) -> tuple[list[Value], list[tuple[Tensor, Value]]]:
         """Trace the backward of a forward that calls none (a model compiled on its own): the
@@ -651,19 +648,16 @@ class Tracer:
                              "level or tensor_backward() on")
         self.phase = "backward"
         roots = []
-        seeds = []
         for tensor in outputs:
             node = tensor.grad_fn
             if node is None or node._sequence_nr < self.first_node:
                 raise TraceBreak("the forward returns a tensor that requires grad and that it "
                                  "did not compute (a parameter, an input)")
             seed = np.ones_like(tensor._data, order="C")
-            name = self.bind(seed, "s")
-            seeds.append(Value(name, seed, self))
-            roots.append(((node, tensor._output_nr), seeds[-1]))
-        task = _BoundaryTask(self)
-        _trace_backward(self, roots, task)
-        return seeds, [(self._reached_tensor(node, input_nr), grad)
+            roots.append(((node, tensor._output_nr), Value(self.bind(seed, "s"), seed, self)))
+        task = _TracedTask(self, self.first_node)
+        task.trace(roots)
+        return [seed for _, seed in roots], [(self._reached_tensor(node, input_nr), grad)
                        for (node, input_nr), grad in task.reached]
 
     def _reached_tensor(self, node: Any, input_nr: int) -> Tensor:
@@ -685,13 +679,13 @@ class Tracer:
             return
         variable = node.variable
         name = self.tensor_name(variable)
-        label = self.parameter_names.get(id(variable), name)
+        label = self.of(variable).label or name
         self.comment = f"AccumulateGrad: {label}.grad"
         line = self.source.add((), None, (grad.name,), self.comment, "backward", ACCUMULATE,
                                name)
         line.grad, line.tensor_tree = grad.name, self.tensor_tree(name)
-        before = variable._grad._data.copy() if variable._grad is not None else None
-        expected = grad.array.copy() if before is None else before + grad.array
+        expected = grad.array.copy() if variable._grad is None else \
+            variable._grad._data + grad.array
         self.grads_checked.append((variable, expected))
 
     def check_grads(self) -> None:
@@ -701,8 +695,8 @@ class Tracer:
             if not same_bits(got, expected):
                 raise TraceBreak("self-check: the traced backward does not reproduce the "
                                  "engine's gradient bit for bit")
-            self.grads[id(variable._grad)] = variable
-            self.keep.append(variable._grad)
+            known = self.of(variable._grad)
+            known.how, known.grad_of = GRAD, variable
         self.grads_checked.clear()
 
 
@@ -743,62 +737,61 @@ def _plain_engine() -> bool:
     return not anomaly.is_enabled() and forward_grad.current_level() < 0 and _Mode.raw_allowed
 
 
-class _BoundaryTask(GraphTask):
-    """The engine's walk over the nodes one forward made, from its outputs to the edges that
-    leave them: each gradient sent there is kept in `reached`, in the engine's order, instead
-    of delivered."""
+class _TracedTask(GraphTask):
+    """The engine's own walk (GraphTask), each node's formulas run on traced values
+    (SymbolicOps), so that each writes its lines. Given `first_node`, the walk over the nodes
+    one forward made, from its outputs: each gradient sent to an edge that leaves them is kept
+    in `reached`, in the engine's order, instead of delivered."""
 
-    __slots__ = ("first_node", "reached")
+    __slots__ = ("tracer", "first_node", "reached")
 
-    def __init__(self, tracer: Tracer) -> None:
+    def __init__(self, tracer: Tracer, first_node: int | None = None) -> None:
         super().__init__(True, False, SymbolicOps(tracer))
-        self.first_node = tracer.first_node
+        self.tracer, self.first_node = tracer, first_node
         self.reached: list[tuple[tuple[Any, int], Value]] = []
 
-    def beyond(self, node: Any) -> bool:
-        return type(node) is AccumulateGrad or node._sequence_nr < self.first_node
+    def trace(self, roots: list[tuple[tuple[Any, int], Value]]) -> None:
+        """The walk from `roots`, (edge, its traced gradient)."""
+        edges = [edge for edge, _ in roots]
+        self.compute_dependencies(edges, False)
+        self.tracer.swept |= set(self.dependencies)
+        following = self.deliver(edges, [seed for _, seed in roots])
+        # (Paused: the formulas' kernels are the formulas' lines; warnings off, as the engine has.)
+        with kernels.silenced():
+            self.tracer.pause(self.run, following, self.evaluate)
 
     def deliver(self, edges: Any, grads: Any) -> Any:
+        if self.first_node is None:
+            return super().deliver(edges, grads)
         inside: list[tuple[Any, Any]] = []
         for edge, grad in zip(edges, grads, strict=False):
-            if edge[0] is not None and self.beyond(edge[0]):
+            node = edge[0]
+            if node is not None and (type(node) is AccumulateGrad or
+                                     node._sequence_nr < self.first_node):
                 if grad is not None:
                     self.reached.append((edge, grad))
             else:
                 inside.append((edge, grad))
         return super().deliver([e for e, _ in inside], [g for _, g in inside])
 
-
-def _trace_backward(tracer: Tracer, roots: list[tuple[tuple[Any, int], Value]],
-                    task: GraphTask) -> None:
-    """The engine's own walk (GraphTask) from `roots`, each node's formulas run on traced values
-    (SymbolicOps), so that each writes its lines."""
-    edges = [edge for edge, _ in roots]
-    task.compute_dependencies(edges, False)
-    tracer.swept |= set(task.dependencies)
-    following = task.deliver(edges, [seed for _, seed in roots])
-    # (Paused: the formulas' kernels are the formulas' lines; warnings off, as the engine has.)
-    with kernels.silenced():
-        tracer.pause(task.run, following, functools.partial(_evaluate, tracer, task))
-
-
-def _evaluate(tracer: Tracer, task: GraphTask, node: Any, grads: list) -> Any:
-    """The engine's evaluate_raw on traced values: an AccumulateGrad writes its line."""
-    if node.has_hooks():
-        raise TraceBreak(f"a hook on {node.name()} (hooks run eagerly)")
-    if type(node) is AccumulateGrad:
-        tracer.accumulate(node, grads[0])
-        return ()
-    if type(node).__module__ != "generated.functions":
-        raise TraceBreak(f"{node.name()} is not a node of the spec (no formulas to trace)")
-    start = len(tracer.source.lines)
-    tracer.comment = node.name()
-    outputs = task.evaluate_raw(node, grads)
-    if any(grad is not None and type(grad) is not Value for grad in outputs):
-        raise TraceBreak(f"{node.name()} returned a gradient not computed by its formulas")
-    _label(tracer, node, outputs, start)
-    tracer.comment = f"engine: a gradient of {node.name()} added to another"
-    return outputs
+    def evaluate(self, node: Any, grads: list) -> Any:
+        """The engine's evaluate_raw on traced values: an AccumulateGrad writes its line."""
+        tracer = self.tracer
+        if node.has_hooks():
+            raise TraceBreak(f"a hook on {node.name()} (hooks run eagerly)")
+        if type(node) is AccumulateGrad:
+            tracer.accumulate(node, grads[0])
+            return ()
+        if type(node).__module__ != "generated.functions":
+            raise TraceBreak(f"{node.name()} is not a node of the spec (no formulas to trace)")
+        start = len(tracer.source.lines)
+        tracer.comment = node.name()
+        outputs = self.evaluate_raw(node, grads)
+        if any(grad is not None and type(grad) is not Value for grad in outputs):
+            raise TraceBreak(f"{node.name()} returned a gradient not computed by its formulas")
+        _label(tracer, node, outputs, start)
+        tracer.comment = f"engine: a gradient of {node.name()} added to another"
+        return outputs
 
 
 def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
@@ -823,34 +816,28 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
             stack.extend(line.reads)
 
 
-def _bindings(fn: Callable, found: dict | None = None,
-              seen: set[int] | None = None) -> dict[int, reads.Read]:
+def _bindings(fn: Callable, found: dict | None = None) -> dict[int, reads.Read]:
     """id(object) -> its read, for the globals and free variables fn reads, and those of the
     Python functions found there."""
     found = {} if found is None else found
-    seen = {id(fn)} if seen is None else seen
     code = getattr(fn, "__code__", None)
     if code is None:
         return found
-    inner = []
     namespace = getattr(fn, "__globals__", {})
-    for name in reads.code_names([code]):
-        if name in namespace:
-            value = namespace[name]
-            inner.append(value)
-            found.setdefault(id(value), reads.bound(namespace, name, reads.expected_of(value)))
-    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
+    places = [(namespace, name) for name in reads.code_names([code]) if name in namespace]
+    cells = zip(code.co_freevars, fn.__closure__ or (), strict=False)
+    places += [(cell, name) for name, cell in cells]
+    new = []
+    for holder, name in places:
         try:
-            value = cell.cell_contents
-        except ValueError:  # not bound yet
+            value = holder[name] if holder is namespace else holder.cell_contents
+        except ValueError:  # a free variable not bound yet
             continue
-        inner.append(value)
-        found.setdefault(id(value), reads.bound(cell, name, reads.expected_of(value)))
-    for value in inner:
-        if isinstance(value, types.FunctionType) and id(value) not in seen and \
-                not (value.__module__ or "").startswith("runtime"):
-            seen.add(id(value))
-            _bindings(value, found, seen)
+        if id(value) not in found:
+            found[id(value)] = reads.bound(holder, name, reads.expected_of(value))
+            new.append(value)
+    for value in filter(_own_function, new):  # (each function once: when first found)
+        _bindings(value, found)
     return found
 
 
@@ -872,36 +859,25 @@ def _same_contents(now: tuple, before: tuple) -> bool:
         not any(map(operator.is_not, now[1], before[1]))
 
 
-def _argument_paths(args: Any, prefix: str = "a", tree: ast.expr | None = None
-                    ) -> Iterator[tuple[Tensor, str, ast.expr]]:
-    """(tensor, path, path as an expression) for the tensors of the arguments, in tuples, lists
-    and str-keyed dicts too."""
+def _argument_paths(args: Any, tree: ast.expr | None = None
+                    ) -> Iterator[tuple[Tensor, ast.expr]]:
+    """(tensor, its path as an expression: `a1`, `a2[0]`) for the tensors of the arguments, in
+    tuples, lists and str-keyed dicts too."""
     items = args.items() if isinstance(args, dict) else enumerate(args)
     for key, arg in items:
-        if tree is None:
-            path, where = f"{prefix}{key}", var(f"{prefix}{key}")
-        else:
-            path, where = f"{prefix}[{key!r}]", subscript(copy.deepcopy(tree), ast.Constant(key))
+        where = var(f"a{key}") if tree is None else \
+            subscript(copy.deepcopy(tree), ast.Constant(key))
         if isinstance(arg, Tensor):
-            yield arg, path, where
+            yield arg, where
         elif isinstance(arg, tuple | list) or isinstance(arg, dict) and \
                 all(type(k) is str for k in arg):
-            yield from _argument_paths(arg, path, where)
+            yield from _argument_paths(arg, where)
 
 
-def _plain_reads(fn: Callable, bindings: dict[int, reads.Read],
-                 sources: dict[int, reads.Read]) -> list:
-    """reads.py's Reads under the objects fn names (and a bound method's self); the tensors
-    found go into `sources`."""
-    roots = [read.value for read in bindings.values()]
-    labels = [str(read.key) for read in bindings.values()]
-    functions = [fn, *(value for value in roots if isinstance(value, types.FunctionType)
-                       and not (value.__module__ or "").startswith("runtime"))]
-    owner = getattr(fn, "__self__", None)
-    if owner is not None:
-        roots.append(owner)
-        labels.append("self")
-    return reads.plain_reads(roots, functions, sources, labels)
+def _own_function(value: Any) -> bool:
+    """A Python function of the program's (not gradgen's)."""
+    return isinstance(value, types.FunctionType) and \
+        not (value.__module__ or "").startswith("runtime")
 
 
 def _contains(value: Any, kind: type) -> bool:
@@ -913,22 +889,8 @@ def _contains(value: Any, kind: type) -> bool:
     return isinstance(value, tuple | list) and any(_contains(v, kind) for v in value)
 
 
-def _kernel_name(callee: ast.expr) -> str:
-    """NAME, for the callee `kernels.NAME`; else ""."""
-    if type(callee) is ast.Attribute and type(callee.value) is ast.Name and \
-            callee.value.id == "kernels":
-        return callee.attr
-    return ""
-
-
 # The global modes a compiled step depends on, as (holder, attribute); the guard reads the same.
 MODES: tuple[tuple[Any, str], ...] = (
     (grad_mode._state, "enabled"), (anomaly._state, "enabled"), (forward_grad._Level, "current"),
     (_Mode, "raw_allowed"),
 )
-
-
-def grad_state() -> tuple:
-    """The values of MODES now."""
-    return tuple(getattr(holder, name) for holder, name in MODES)
-

@@ -35,9 +35,7 @@ class Value:
     __array_ufunc__ = None
 
     def __init__(self, name: str, array: Any, tracer: Tracer) -> None:
-        self.name = name
-        self.array = array
-        self.tracer = tracer
+        self.name, self.array, self.tracer = name, array, tracer
 
     def __repr__(self) -> str:
         return f"<traced {self.name}>"
@@ -64,37 +62,28 @@ class Value:
             return getattr(self.array, name)
         if name == "T":
             return self.tracer.expression(attribute(self.name, "T"), (self,), self.array.T)
-        if not callable(getattr(self.array, name)):
+        function = getattr(self.array, name)
+        if not callable(function):
             raise TraceBreak(f"a formula reads the array attribute {name!r}")
-        return _Method(self, name)
+
+        def method(*args: Any, **kwargs: Any) -> Any:  # (the call is traced)
+            result = function(*unwrap(args), **unwrap(kwargs))
+            return self.tracer.call(attribute(self.name, name), args, kwargs, result, (self,))
+
+        return method
 
     def __getitem__(self, key: Any) -> Value:
         tree = subscript(self.name, self.tracer.render(key, in_subscript=True))
         return self.tracer.expression(tree, (self, key), self.array[unwrap(key)])
 
 
-class _Method:
-    """`value.method` about to be called: the call is traced."""
-
-    __slots__ = ("value", "name")
-
-    def __init__(self, value: Value, name: str) -> None:
-        self.value, self.name = value, name
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        result = getattr(self.value.array, self.name)(*unwrap(args), **unwrap(kwargs))
-        return self.value.tracer.call(attribute(self.value.name, self.name), args, kwargs,
-                                      result, (self.value,))
-
-
 def _binary(symbol: type[ast.AST], function: Callable, reflected: bool = False) -> Callable:
     def method(self: Value, other: Any) -> Any:
         left, right = (other, self) if reflected else (self, other)
         result = function(unwrap(left), unwrap(right))
-        if symbol is ast.Mult:
-            kept = _times_ones(self.tracer, left, right, result)
-            if kept is not None:
-                return kept
+        kept = _times_ones(self.tracer, left, right, result) if symbol is ast.Mult else None
+        if kept is not None:  # (a Value's truth is refused)
+            return kept
         operands = self.tracer.render(left), self.tracer.render(right)
         tree = ast.Compare(operands[0], [symbol()], [operands[1]]) \
             if issubclass(symbol, ast.cmpop) else ast.BinOp(operands[0], symbol(), operands[1])
@@ -156,10 +145,9 @@ class SymbolicOps:
     def unpack(self, saved: Any, node: Any) -> Any:
         """A saved tensor: the forward variable that holds its array."""
         data = saved.unpack_data()
-        if data is None:  # not saved: no formula that runs reads it
-            return None
-        if type(data) in (int, float, bool):
-            # A number standing for a Tensor (`x * 2`): a constant of the trace.
+        if data is None or type(data) in (int, float, bool):
+            # Not saved (no formula that runs reads it), or a number standing for a Tensor
+            # (`x * 2`): a constant of the trace.
             return data
         if isinstance(data, list):
             return [self._tracer.value_of(item, "a saved tensor") for item in data]
@@ -175,28 +163,23 @@ class SymbolicOps:
     def sum_to(self, grad: Value, shape: tuple[int, ...]) -> Value:
         """kernels.sum_to, written down; a bias's gradient as `c @ g`, a ones vector made once,
         where that gives the kernel's bits."""
-        tracer = self._tracer
+        tracer, array = self._tracer, grad.array
         node = tracer.comment  # (the node whose gradients the engine checks: _evaluate)
         tracer.comment = f"engine: {node}'s gradient summed back to {list(shape)}"
+        result = kernels.sum_to(array, shape)
         try:
-            return self._sum_to(grad, shape)
+            if type(array) is np.ndarray and array.ndim == 2 and array.shape[1:] == shape:
+                ones = np.ones(array.shape[0], array.dtype)
+                ones.setflags(write=False)
+                with forms.quiet():
+                    product = ones @ array
+                if same_bits(product, result):
+                    tree = ast.BinOp(var(tracer.source.constant(ones)), ast.MatMult(),
+                                     var(grad.name))
+                    return tracer.expression(tree, (grad,), result)
+            return tracer.call(attribute("kernels", "sum_to"), (grad, shape), {}, result)
         finally:
             tracer.comment = node
-
-    def _sum_to(self, grad: Value, shape: tuple[int, ...]) -> Value:
-        tracer = self._tracer
-        array = grad.array
-        result = kernels.sum_to(array, shape)
-        if type(array) is np.ndarray and array.ndim == 2 and array.shape[1:] == shape:
-            ones = np.ones(array.shape[0], array.dtype)
-            ones.setflags(write=False)
-            with forms.quiet():
-                product = ones @ array
-            if same_bits(product, result):
-                tree = ast.BinOp(var(tracer.source.constant(ones)), ast.MatMult(),
-                                 var(grad.name))
-                return tracer.expression(tree, (grad,), result)
-        return tracer.call(attribute("kernels", "sum_to"), (grad, shape), {}, result)
 
     def __getattr__(self, name: str) -> Any:
         function = getattr(array_ops, name)
