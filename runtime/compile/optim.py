@@ -21,20 +21,19 @@ if TYPE_CHECKING:
 
 
 def run_step(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """The handler of optimizer.py's `run_step(optimizer, step, args, kwargs)`."""
-    if tracer.recording and any(v is not None for v in (*args[2], *args[3].values())):
+    """The handler of optimizer.py's `run_step(optimizer, step, args, kwargs)`: the step traced
+    through its own code (stopping where it reads a tensor's value or changes its Python
+    state)."""
+    optimizer, step, step_args, step_kwargs = args
+    if tracer.recording and any(v is not None for v in (*step_args, *step_kwargs.values())):
         tracer.stop("optimizer.step(closure): the closure runs eagerly")
-    if tracer.recording and has_step_hooks(args[0]):
-        tracer.stop(f"a step hook on a {type(args[0]).__name__} optimizer (hooks run eagerly)")
-    if not tracer.recording:
-        return proceed(*args)
-    return _traced_step(tracer, *args, run_step=proceed)
+    if tracer.recording and has_step_hooks(optimizer):
+        tracer.stop(f"a step hook on a {type(optimizer).__name__} optimizer (hooks run eagerly)")
+    return _traced_step(tracer, optimizer, proceed, args) if tracer.recording else \
+        proceed(*args)
 
 
-def _traced_step(tracer: Tracer, optimizer: Any, step: Callable, args: tuple, kwargs: dict,
-                 run_step: Callable) -> Any:
-    """The step traced through its own code (stopping where it reads a tensor's value or changes
-    its Python state)."""
+def _traced_step(tracer: Tracer, optimizer: Any, proceed: Callable, args: tuple) -> Any:
     phase, tracer.phase = tracer.phase, "update"
     tracer.comment = type(optimizer).__name__
     if all(o is not optimizer for o in tracer.optimizers):
@@ -44,7 +43,7 @@ def _traced_step(tracer: Tracer, optimizer: Any, step: Callable, args: tuple, kw
     stepping, tracer.stepping = tracer.stepping, optimizer
     rates = _learning_rates(tracer, optimizer)
     try:
-        return run_step(optimizer, step, args, kwargs)
+        return proceed(*args)
     finally:
         tracer.stepping = stepping
         for group, rate, value in rates:
@@ -90,32 +89,31 @@ def holds_state(tracer: Tracer, tensor: Any) -> bool:
         value is tensor for state in optimizer.state.values() for value in state.values())
 
 
-def _python_state(optimizer: Any) -> list[tuple]:
-    """What of an optimizer its step may change in Python (attributes, groups, state), by
-    identity."""
-    held = [tuple(vars(optimizer).items())]
-    held += [tuple(group.items()) for group in optimizer.param_groups]
-    held += [tuple((optimizer.state.get(p) or {}).items())
-             for group in optimizer.param_groups for p in group["params"]]
-    return held
+def _python_state(optimizer: Any) -> tuple[list[tuple], list[bool]]:
+    """What of an optimizer its step may change in Python: (where, key, object) for its
+    attributes, its groups' entries and its parameters' state, and which parameters have
+    no state yet."""
+    groups = optimizer.param_groups
+    states = [optimizer.state.get(p) or {} for group in groups for p in group["params"]]
+    held = [("optimizer", key, value) for key, value in vars(optimizer).items()]
+    held += [(index, key, value) for index, group in enumerate(groups)
+             for key, value in group.items()]
+    held += [(f"state {index}", key, value) for index, state in enumerate(states)
+             for key, value in state.items()]
+    return held, [not state for state in states]
 
 
-def _same_items(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(x[0] == y[0] and x[1] is y[1]
-                                    for x, y in zip(a, b, strict=True))
-
-
-def _check_python_state(tracer: Tracer, optimizer: Any, before: list[tuple],
-                        broken: str | None) -> None:
+def _check_python_state(tracer: Tracer, optimizer: Any, before: tuple, broken: str | None
+                        ) -> None:
     """Stop the trace if the step changed the optimizer's Python state (a first step that made
     it: the next call traces again)."""
-    after = _python_state(optimizer)
-    if len(after) == len(before) and all(map(_same_items, before, after)):
+    (held, stateless), (now_held, now_stateless) = before, _python_state(optimizer)
+    if len(held) == len(now_held) and all(a[:2] == b[:2] and a[2] is b[2]
+                                          for a, b in zip(held, now_held, strict=True)):
         return
     name = type(optimizer).__name__
-    states = 1 + len(optimizer.param_groups)
-    if len(after) == len(before) and any(
-            not old and new for old, new in zip(before[states:], after[states:], strict=True)):
+    if len(stateless) == len(now_stateless) and any(
+            old and not new for old, new in zip(stateless, now_stateless, strict=True)):
         # Its first step made its state: the next call, which finds it made, traces again.
         if broken is None:
             tracer.broken = None

@@ -29,6 +29,7 @@ from runtime.compile import config, guards
 from runtime.compile.emit import Source, TraceBreak, call, define, names_in, var
 from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint
+from runtime.compile.listen import returned
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.reads import is_plain_value, method_reads
@@ -257,6 +258,7 @@ class CompiledStep:
                 tracer.watch(read.value, str(read.key))
         with listening(tracer):
             result = self._run(args)
+        result = returned(tracer, result)
         _check_python(tracer, drawn)
         built = joint = None
         if tracer.broken is None:
