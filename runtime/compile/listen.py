@@ -30,7 +30,7 @@ from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.compile import optim
 from runtime.compile.emit import TraceBreak, attribute, call, var
-from runtime.compile.numbers import Item, Number, data_reason
+from runtime.compile.numbers import Item, data_reason
 from runtime.nn.module import Module
 from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
 from runtime.optim import optimizer as optimizer_module
@@ -294,32 +294,25 @@ def _empty_like_layout(tracer: Any, proceed: Callable, args: tuple, kwargs: dict
 
 
 def _item(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """`Tensor.item`: a number of the optimizer's state being traced is read afresh at every
-    call (a Number); any other float is an Item, a line of the step if the step returns it
-    untouched (`returned`); anything else stops the trace."""
+    """`Tensor.item`: a number of the state of the optimizer being traced is read afresh at
+    every call (optim.py); any other float is an Item, a line of the step if the step returns
+    it untouched (`returned`); anything else stops the trace."""
     tensor = args[0]
     name = tracer.names.get(id(tensor._data)) if isinstance(tensor, Tensor) else None
     value = proceed(*args, **kwargs)
     if not tracer.recording:
         return value
-    state = optim.holds_state(tracer, tensor) if isinstance(tensor, Tensor) else False
-    if type(value) is not float or len(args) != 1 or kwargs or name is None and not state:
+    plain_call = type(value) is float and isinstance(tensor, Tensor) and len(args) == 1 and \
+        not kwargs
+    state = optim.state_item(tracer, tensor, value) if plain_call else None
+    if state is not None:
+        return state
+    if not plain_call or name is None:
         tracer.stop(data_reason("item()"))
         return value
-    if not state:
-        item = Item(value)
-        tracer.items[id(item)] = (item, call(attribute(name, "item")), _step_frame(tracer))
-        return item
-    try:
-        array = tracer.value_of(tensor._data, "an optimizer's state").name
-    except TraceBreak as stop:
-        tracer.stop(stop.reason)
-        return value
-    read = tracer.source.fresh("item")
-    tracer.source.add(read, call(attribute(array, "item")), (array,),
-                      f"{tracer.where}: a number of its state, read at every call",
-                      tracer.phase).neutral = True
-    return Number(value, var(read), (read,))
+    item = Item(value)
+    tracer.items[id(item)] = (item, call(attribute(name, "item")), _step_frame(tracer))
+    return item
 
 
 def _step_frame(tracer: Any) -> Any:

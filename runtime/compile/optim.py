@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from runtime.compile.emit import GRAD_NONE, GRAD_STATE, attribute, call, subscript, var
+from runtime.compile.emit import GRAD_NONE, GRAD_STATE, TraceBreak, attribute, call, subscript, var
 from runtime.compile.numbers import Number
 from runtime.optim.hooks import has_step_hooks
 from runtime.optim.optimizer import Optimizer
@@ -70,23 +70,39 @@ def _learning_rates(tracer: Tracer, optimizer: Any) -> list[tuple[dict, Number, 
     rates = []
     for index, group in enumerate(optimizer.param_groups):
         if type(group.get("lr")) is float:
-            name = tracer.source.fresh("lr")
             where = subscript(subscript(attribute(owner, "param_groups"), ast.Constant(index)),
                               ast.Constant("lr"))
-            tracer.source.add(name, where, (),
-                              f"{type(optimizer).__name__}: the learning rate, read at "
-                              "every step", "update").neutral = True
-            rate = Number(group["lr"], var(name), (name,))
+            rate = _read_afresh(tracer, "lr", group["lr"], where, (),
+                                f"{type(optimizer).__name__}: the learning rate, read at "
+                                "every step", "update")
             rates.append((group, rate, group["lr"]))
             group["lr"] = rate
     return rates
 
 
-def holds_state(tracer: Tracer, tensor: Any) -> bool:
-    """Whether `tensor` is 0-d state of the optimizer being traced."""
-    optimizer = getattr(tracer, "stepping", None)
-    return optimizer is not None and tensor.ndim == 0 and any(
-        value is tensor for state in optimizer.state.values() for value in state.values())
+def state_item(tracer: Tracer, tensor: Any, value: float) -> float | None:
+    """`.item()` of a 0-d tensor of the state of the optimizer being traced (Adam's step
+    count): a Number, read at every call; None for any other tensor."""
+    optimizer = tracer.stepping
+    if optimizer is None or tensor.ndim != 0 or all(
+            v is not tensor for state in optimizer.state.values() for v in state.values()):
+        return None
+    try:
+        array = tracer.value_of(tensor._data, "an optimizer's state").name
+    except TraceBreak as stop:
+        tracer.stop(stop.reason)
+        return value
+    return _read_afresh(tracer, "item", value, call(attribute(array, "item")), (array,),
+                        f"{tracer.where}: a number of its state, read at every call",
+                        tracer.phase)
+
+
+def _read_afresh(tracer: Tracer, prefix: str, value: float, tree: ast.expr,
+                 reads: tuple[str, ...], comment: str, phase: str) -> Number:
+    """A Number the step reads at every call, by the line `prefixN = tree`."""
+    name = tracer.source.fresh(prefix)
+    tracer.source.add(name, tree, reads, comment, phase).neutral = True
+    return Number(value, var(name), (name,))
 
 
 def _python_state(optimizer: Any) -> tuple[list[tuple], list[bool]]:

@@ -128,25 +128,19 @@ def last_uses(lines: list[Line], returned: Sequence[str], source: Source
 # The operators whose number operand may become an array (not **: numpy squares `x ** 2` apart).
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.BitAnd,
                ast.BitOr, ast.BitXor)
-# What a line may hold to be evaluated on the traced values (it writes no array).
-_PURE_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Attribute,
-               ast.Name, ast.Constant, ast.Load, ast.Tuple, ast.Subscript, ast.Slice,
-               ast.keyword, ast.operator, ast.unaryop, ast.cmpop)
-_PURE_METHODS = frozenset({"T", "mT", "view", "reshape", "transpose", "astype", "sum", "copy",
-                           "ravel", "dtype", "__iadd__"})
-
-
 def _numbers_as_arrays(source: Source) -> None:
     """Each forward or backward value's Python numbers beside arrays as named 0-d arrays,
-    where the traced values show the same result."""
+    where the traced values show the same result. The line is evaluated on read-only views
+    of the traced arrays, with nothing else in scope but numpy: a line that would write
+    into one, or call anything else (a kernel), raises there and stays as it is."""
     arrays = {name: value for name, value in source.namespace.items()
               if type(value) is np.ndarray}
     for line in source.lines:
-        if line.kind != VALUE or line.phase not in ("forward", "backward") or \
-                not _pure_tree(line.tree, source.traced, arrays):
+        if line.kind != VALUE or line.phase not in ("forward", "backward"):
             continue
-        scope: dict[str, Any] = {"np": np, **arrays, **{
-            name: source.traced[name] for name in names_in(line.tree) if name in source.traced}}
+        scope: dict[str, Any] = {"np": np, **{name: _read_only(value) for name, value in (
+            *arrays.items(), *((n, source.traced[n]) for n in names_in(line.tree)
+                               if n in source.traced))}}
         made: dict[str, np.ndarray] = {}
         rewritten = copy.deepcopy(line.tree)
         for node in ast.walk(rewritten):
@@ -160,27 +154,11 @@ def _numbers_as_arrays(source: Source) -> None:
             arrays.update(made)
 
 
-def _pure_tree(tree: ast.AST, traced: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
-    """Whether a line's expression may be evaluated on the traced values."""
-    return all(_pure(node, traced, arrays) for node in ast.walk(tree))
-
-
-def _pure(node: ast.AST, traced: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
-    """Whether a node of a line's expression may be evaluated on the traced values."""
-    if not isinstance(node, _PURE_NODES):
-        return False
-    if isinstance(node, ast.Name):
-        return node.id == "np" or node.id in traced or node.id in arrays
-    if isinstance(node, ast.Call):
-        return isinstance(node.func, ast.Attribute)
-    if isinstance(node, ast.keyword):
-        return node.arg != "out"
-    if isinstance(node, ast.Attribute):
-        if _on_numpy(node):
-            return isinstance(getattr(np, node.attr, None), np.ufunc)
-        return node.attr in _PURE_METHODS and not (node.attr == "__iadd__" and
-                                                   isinstance(node.value, ast.Name))
-    return True
+def _read_only(value: Any) -> Any:
+    if type(value) is np.ndarray and value.flags.writeable:
+        value = value.view()
+        value.flags.writeable = False
+    return value
 
 
 def _on_numpy(node: ast.AST) -> bool:
