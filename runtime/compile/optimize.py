@@ -58,22 +58,17 @@ def _drop_unread(source: Source, readers: dict[str, int]) -> None:
     source.lines[:] = reversed(kept)
 
 
-def _handed_over(name: str, readers: dict[str, int], made_by: dict, source: Source) -> bool:
-    """Whether the array of `name` may become a `.grad` without a copy."""
-    line = made_by.get(name)
-    if line is None or line.phase != "backward" or readers.get(name, 0) != 1:
-        return False
-    array = source.traced.get(name)
-    if array is None or not array.flags.writeable:
+def _handed_over(name: str | None, readers: dict[str, int], made_by: dict, source: Source
+                 ) -> bool:
+    """Whether the array of `name` may become a `.grad` without a copy: the backward made it,
+    nothing else reads it, and its memory is its own or that of one such array."""
+    line, array = made_by.get(name), source.traced.get(name)
+    if line is None or line.phase != "backward" or readers.get(name, 0) != 1 or \
+            array is None or not array.flags.writeable:
         return False
     base = array.base
-    if base is None:
-        return True
-    if base.base is not None:
-        return False
-    owner = source.traced_ids.get(id(base))
-    return (owner is not None and made_by.get(owner) is not None
-            and made_by[owner].phase == "backward" and readers.get(owner, 0) == 1)
+    return base is None or base.base is None and \
+        _handed_over(source.traced_ids.get(id(base)), readers, made_by, source)
 
 
 def _known_grads(source: Source) -> None:
@@ -109,7 +104,6 @@ def last_uses(lines: list[Line], returned: Sequence[str], source: Source
               ) -> dict[int, list[str]]:
     """Line index -> the large arrays (`vN`, `gN`, FREE_BYTES or more) no later line reads, to
     delete there."""
-    kept = set(returned)
     last: dict[str, int] = {}
     for index, line in enumerate(lines):
         for name in (*line.targets, *line.reads):
@@ -118,11 +112,9 @@ def last_uses(lines: list[Line], returned: Sequence[str], source: Source
                     array.base is None and array.nbytes >= FREE_BYTES:
                 last[name] = index
     frees: dict[int, list[str]] = {}
-    for name, index in last.items():
-        if name not in kept:
-            frees.setdefault(index, []).append(name)
-    return {index: sorted(names, key=lambda n: (n[0], int(n[1:])))
-            for index, names in frees.items()}
+    for name in sorted(set(last) - set(returned), key=lambda n: (n[0], int(n[1:]))):
+        frees.setdefault(last[name], []).append(name)
+    return frees
 
 
 # The operators whose number operand may become an array (not **: numpy squares `x ** 2` apart).
@@ -138,9 +130,7 @@ def _numbers_as_arrays(source: Source) -> None:
     for line in source.lines:
         if line.kind != VALUE or line.phase not in ("forward", "backward"):
             continue
-        scope: dict[str, Any] = {"np": np, **{name: _read_only(value) for name, value in (
-            *arrays.items(), *((n, source.traced[n]) for n in names_in(line.tree)
-                               if n in source.traced))}}
+        scope = _scope(line.tree, source.traced, arrays)
         made: dict[str, np.ndarray] = {}
         rewritten = copy.deepcopy(line.tree)
         for node in ast.walk(rewritten):
@@ -154,11 +144,17 @@ def _numbers_as_arrays(source: Source) -> None:
             arrays.update(made)
 
 
-def _read_only(value: Any) -> Any:
-    if type(value) is np.ndarray and value.flags.writeable:
-        value = value.view()
-        value.flags.writeable = False
-    return value
+def _scope(tree: ast.expr, traced: dict[str, Any], arrays: dict[str, np.ndarray]
+           ) -> dict[str, Any]:
+    """What a line is evaluated with: numpy, and read-only views of the arrays it may read."""
+    named = {**arrays, **{name: traced[name] for name in names_in(tree) if name in traced}}
+    scope: dict[str, Any] = {"np": np}
+    for name, value in named.items():
+        if type(value) is np.ndarray and value.flags.writeable:
+            value = value.view()
+            value.flags.writeable = False
+        scope[name] = value
+    return scope
 
 
 def _on_numpy(node: ast.AST) -> bool:
