@@ -333,18 +333,15 @@ def returned(tracer: Any, result: Any) -> Any:
     numbers: list[float] = []
     containers: list[Any] = []
     plain = _without_items(result, items, numbers, containers)
-    if tracer.broken is not None:
-        return plain
-    known = [items, *containers, *made.values(), *_running_frames()]
-    if any(all(holder is not k for k in known) for holder in gc.get_referrers(*items)):
-        tracer.stop(data_reason("item()"))
-        return plain
-    for index, number in enumerate(numbers):
-        entry = made.pop(id(items[index]), None)
-        if entry is not None:
-            tracer.items[id(number)] = (number, entry[1])
-    if made or len(tracer.items) != len(items):
-        tracer.stop(data_reason("item()"))
+    if tracer.broken is None:
+        known = [items, *containers, *made.values(), *_running_frames()]
+        held = any(all(holder is not k for k in known) for holder in gc.get_referrers(*items))
+        entries = [made.pop(id(item), None) for item in items]  # (None: returned twice)
+        if held or made or None in entries:
+            tracer.stop(data_reason("item()"))
+        else:
+            tracer.items = {id(number): (number, entry[1])
+                            for number, entry in zip(numbers, entries, strict=True)}
     return plain
 
 
@@ -398,16 +395,18 @@ def _module_call(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> A
     self = args[0]
     if tracer.recording:
         tracer.watch(self)
-    if tracer.recording and (self._forward_hooks or self._forward_pre_hooks
-                             or self._backward_hooks or self._backward_pre_hooks
-                             or GLOBAL_CALL_HOOKS):
-        # A hook's Python side effects would happen on the traced call only.
-        tracer.stop(f"a forward hook on a {type(self).__name__} module (hooks run eagerly)")
+        if _hooked(self):  # (a hook's Python side effects would happen on the traced call only)
+            tracer.stop(f"a forward hook on a {type(self).__name__} module (hooks run eagerly)")
     if tracer.recording and all(m is not self for m in tracer.modules):
         tracer.modules.append(self)
         for name, tensor in (*self.named_parameters(), *self.named_buffers()):
             tracer.parameter_names.setdefault(id(tensor), name)
     return proceed(*args, **kwargs)
+
+
+def _hooked(module: Module) -> bool:
+    return bool(module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
+                or module._backward_pre_hooks or GLOBAL_CALL_HOOKS)
 
 
 def _rebinds(tracer: Any, module: Module, name: str, *value: Any) -> bool:
@@ -477,6 +476,12 @@ def _handlers() -> dict[Any, Callable | _Row]:
         Module.__dict__["zero_grad"]: optim.zero_grad,
     }
     table[Module.__dict__["__delattr__"]] = table[Module.__dict__["__setattr__"]]
+    return {**table, **_handlers_by_name()}
+
+
+def _handlers_by_name() -> dict[Any, Callable | _Row]:
+    """The handlers of the functions named in the lists above."""
+    table: dict[Any, Callable | _Row] = {}
     for name, what in DATA_READERS:
         table[Tensor.__dict__[name]] = _Row(data_reason(what))
     for name in ("allclose", "equal"):

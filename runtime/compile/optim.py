@@ -148,17 +148,7 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
         phase = "update" if tracer.backwards else "forward"
         if set_to_none is True and isinstance(self, Optimizer) and \
                 all(p.grad_fn is None for g in self.param_groups for p in g["params"]):
-            # zero_grad on leaves, set_to_none: each .grad emptied; the optimizer is guarded from
-            # here on.
-            if all(o is not self for o in tracer.optimizers):
-                tracer.optimizers.append(self)
-            for group in self.param_groups:
-                for param in group["params"]:
-                    name = tracer.tensor_name(param)
-                    label = tracer.parameter_names.get(id(param), name)
-                    tracer.source.add((), None, (), f"{type(self).__name__}.zero_grad: "
-                                      f"{label}.grad = None", phase, GRAD_NONE,
-                                      name).tensor_tree = tracer.tensor_tree(name)
+            _grads_emptied(tracer, self, phase)
         else:
             owner = tracer.source.constant(self, "O")
             zero_grad_call = call(attribute(owner, "zero_grad"), [ast.Constant(set_to_none)])
@@ -167,3 +157,16 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
                               GRAD_STATE)
     tracer.pause(proceed, *args, **kwargs)
 
+
+def _grads_emptied(tracer: Tracer, optimizer: Optimizer, phase: str) -> None:
+    """zero_grad on leaves, set_to_none: each .grad emptied, a line each; the optimizer is
+    guarded from here on."""
+    if all(o is not optimizer for o in tracer.optimizers):
+        tracer.optimizers.append(optimizer)
+    for group in optimizer.param_groups:
+        for param in group["params"]:
+            name = tracer.tensor_name(param)
+            label = tracer.parameter_names.get(id(param), name)
+            tracer.source.add((), None, (), f"{type(optimizer).__name__}.zero_grad: "
+                              f"{label}.grad = None", phase, GRAD_NONE,
+                              name).tensor_tree = tracer.tensor_tree(name)
