@@ -440,9 +440,6 @@ RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
 
 
 def _handlers() -> dict[Any, Callable | _Row]:
-    def made_here(tracer: Any, tensor: Tensor, *_: Any) -> bool:
-        return id(tensor) in tracer.made
-
     table: dict[Any, Callable | _Row] = {
         recording.write_inplace: _Row(line=lambda t, *args: t.write_inplace(*args),
                                       runs=False),
@@ -458,11 +455,11 @@ def _handlers() -> dict[Any, Callable | _Row]:
         # A tensor the step did not make, changed so: the generated step would not change it.
         (Tensor.__dict__["requires_grad"], "__set__"): _Row(
             "requires_grad changed in the step on a tensor it did not make",
-            lambda t, x, value: not made_here(t, x) and bool(value) is not x._requires_grad,
+            lambda t, x, value: id(x) not in t.made and bool(value) is not x._requires_grad,
             passing=True),
         Tensor.__dict__["detach_"]: _Row(
             "detach_() in the step on a tensor it did not make",
-            lambda t, x, *_: not made_here(t, x) and (x.grad_fn is not None or x._requires_grad),
+            lambda t, x, *_: id(x) not in t.made and (x.grad_fn is not None or x._requires_grad),
             passing=True),
         gradients.grad: _Row("autograd.grad in the step (only loss.backward() is compiled)"),
         Module.__dict__["__setattr__"]: _Row(
