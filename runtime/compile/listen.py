@@ -2,20 +2,23 @@
 module replaced.
 
 `listening(tracer)` pushes a `TraceMode` on this thread's stack of op modes (runtime/modes.py),
-beneath the modes there, for one eager call of the step. A call it has something to do with goes
-to its handler (HANDLERS, by the function heard), which writes lines, stops the trace, or pauses
-it around the call. A call that runs kernels runs as a copy of its function whose globals see
-`kernels` as the tracer's listening namespace, so that each outermost kernel call becomes a
-line; nothing of the module changes."""
+beneath the modes there, for one eager call of the step. A call it has something to do with has
+a row in HANDLERS (by the function heard): most rows stop the trace or write a line, a few
+are handlers of their own. A call that runs kernels runs as a copy of its function whose
+globals see `kernels` as the tracer's listening namespace, so that each outermost kernel call
+becomes a line; nothing of the module changes."""
 
 from __future__ import annotations
 
 import contextlib
 import dis
+import functools
+import gc
 import sys
 import threading
 import types
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,7 +30,7 @@ from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.compile import optim
 from runtime.compile.emit import TraceBreak, attribute, call, var
-from runtime.compile.numbers import Number
+from runtime.compile.numbers import Item, data_reason
 from runtime.nn.module import Module
 from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
 from runtime.optim import optimizer as optimizer_module
@@ -69,8 +72,9 @@ class TraceMode(modes.OpMode):
         self.tracer = tracer
         self.entering: Any = None  # the key of the call whose body is about to start
         self.kernels = _Kernels(tracer)
-        self.overlays: dict[int, dict | None] = {}  # id(a module's globals) -> the copy's
-        self.originals: dict[int, Any] = {}  # id(a copied function) -> the function
+        self.overlays: dict[int, _Overlay | None] = {}  # id(a module's globals) -> the copies'
+        self.copies: dict[int, tuple] = {}  # id(a function) -> (the function, its copy)
+        self.originals: dict[int, Any] = {}  # id(a copy) -> the function
 
     def hear(self, func: Callable, args: tuple, kwargs: dict) -> Any:
         return self.heard(func, args, kwargs, self)
@@ -109,8 +113,8 @@ class TraceMode(modes.OpMode):
             return self.run(func, key, args, kwargs, facet)
 
         if handler is None:
-            return self.run(func, key, args, kwargs, facet)
-        return handler(self.tracer, proceed, args, kwargs)
+            return proceed(*args, **kwargs)
+        return handler(tracer, proceed, args, kwargs)
 
     def key(self, func: Any) -> Any:
         """A heard function's key in HANDLERS: the function (a copy's original), or (property,
@@ -135,61 +139,59 @@ class TraceMode(modes.OpMode):
             self.entering = entering
 
     def copy_of(self, func: Any) -> Any:
-        """`func`'s copy that hears `kernels`; None if its module calls no kernel."""
+        """`func`'s copy that hears `kernels`; None where its module names no kernel, or where
+        it rebinds a global (its copy would rebind the copied globals' name)."""
         if type(func) is not types.FunctionType:
             return None
-        original = self.originals.get(id(func), func)
-        overlay = self.overlay(original.__globals__)
-        if overlay is None:
-            return None
-        found = overlay.get(original.__name__)
-        if found is not None and self.originals.get(id(found)) is original:
-            return found
-        return None if _writes_globals(original.__code__) else self._copy(original, overlay)
-
-    def overlay(self, namespace: dict) -> dict | None:
-        """A module's globals as its copies see them (`kernels` the listening namespace); None
-        for a module that names no kernels."""
-        key = id(namespace)
-        if key in self.overlays:
-            return self.overlays[key]
-        names = [name for name, value in namespace.items() if value is kernels]
-        overlay = None
-        if names and namespace is not vars(kernels):
-            overlay = dict(namespace)
-            for name in names:
-                overlay[name] = self.kernels
-            for name, value in namespace.items():
-                if type(value) is types.FunctionType and value.__globals__ is namespace and \
-                        not _writes_globals(value.__code__):
-                    overlay[name] = self._copy(value, overlay)
-        self.overlays[key] = overlay
-        return overlay
-
-    def _copy(self, function: types.FunctionType, namespace: dict) -> types.FunctionType:
-        copy = types.FunctionType(function.__code__, namespace, function.__name__,
-                                  function.__defaults__, function.__closure__)
-        copy.__kwdefaults__ = function.__kwdefaults__
-        copy.__qualname__ = function.__qualname__
-        copy.__dict__.update(function.__dict__)
-        self.originals[id(copy)] = function
+        function = self.originals.get(id(func), func)
+        known = self.copies.get(id(function))
+        if known is not None and known[0] is function:
+            return known[1]
+        namespace = function.__globals__
+        if id(namespace) not in self.overlays:
+            names_kernels = namespace is not vars(kernels) and \
+                any(value is kernels for value in namespace.values())
+            self.overlays[id(namespace)] = _Overlay(self, namespace) if names_kernels else None
+        overlay = self.overlays[id(namespace)]
+        copy = None
+        if overlay is not None and not _writes_globals(function.__code__):
+            copy = types.FunctionType(function.__code__, overlay, function.__name__,
+                                      function.__defaults__, function.__closure__)
+            copy.__kwdefaults__ = function.__kwdefaults__
+            copy.__qualname__ = function.__qualname__
+            copy.__dict__.update(function.__dict__)
+            self.originals[id(copy)] = function
+        self.copies[id(function)] = (function, copy)
         return copy
 
 
+class _Overlay(dict):
+    """A module's globals as its copies see them, filled as they are read: `kernels` is the
+    listening namespace and each function of the module its copy (so that a helper's kernel
+    calls are heard too); any other name is the module's value."""
+
+    def __init__(self, mode: TraceMode, namespace: dict) -> None:
+        super().__init__()
+        self.mode, self.namespace = mode, namespace
+
+    def __missing__(self, name: str) -> Any:
+        value = self.namespace[name]  # (a KeyError: the builtins are looked up next)
+        if value is kernels:
+            value = self.mode.kernels
+        elif type(value) is types.FunctionType and value.__globals__ is self.namespace:
+            value = self.mode.copy_of(value) or value
+        self[name] = value
+        return value
+
+
 _STORES = frozenset({dis.opmap["STORE_GLOBAL"], dis.opmap["DELETE_GLOBAL"]})
-_WRITES: dict[types.CodeType, bool] = {}
 
 
+@functools.cache
 def _writes_globals(code: types.CodeType) -> bool:
-    """Whether the code (or code it defines) rebinds a global: its copy would rebind the copied
-    globals' name, so it runs as it is."""
-    found = _WRITES.get(code)
-    if found is None:
-        found = any(op in _STORES for op in code.co_code[::2]) or any(
-            _writes_globals(const) for const in code.co_consts
-            if type(const) is types.CodeType)
-        _WRITES[code] = found
-    return found
+    """Whether the code (or code it defines) rebinds a global."""
+    return any(op in _STORES for op in code.co_code[::2]) or any(
+        _writes_globals(const) for const in code.co_consts if type(const) is types.CodeType)
 
 
 class _Kernels:
@@ -197,60 +199,45 @@ class _Kernels:
 
     def __init__(self, tracer: Any) -> None:
         self._tracer = tracer
-        self._listeners: dict[str, Callable] = {}
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(kernels, name)
         if not callable(value) or isinstance(value, type) or name.startswith("__") or \
                 getattr(value, "__module__", None) != kernels.__name__:
             return value
-        listener = self._listeners.get(name)
-        if listener is None:
-            tracer = self._tracer
+        tracer = self._tracer
 
-            def listener(*args: Any, **kwargs: Any) -> Any:
-                return tracer.kernel_call(name, value, args, kwargs)
+        def listener(*args: Any, **kwargs: Any) -> Any:
+            return tracer.kernel_call(name, value, args, kwargs)
 
-            listener.__wrapped__ = value
-            self._listeners[name] = listener
+        listener.__wrapped__ = value
+        setattr(self, name, listener)  # (found without __getattr__ from now on)
         return listener
 
 
-# -- the handlers: handler(tracer, proceed, args, kwargs); `proceed(*args, **kwargs)` runs the call
+# -- what the heard calls do: a row of HANDLERS, or a handler(tracer, proceed, args, kwargs)
+# (`proceed(*args, **kwargs)` runs the call)
 
-def _write_inplace(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    if tracer.recording:
-        tracer.write_inplace(*args)
-    return modes.PASS
+@dataclass(frozen=True)
+class _Row:
+    """What a call does to a recording trace: stop it for `reason` (where `when(tracer, *args)`
+    holds; `passing`: the next call may trace again; `{1}` in the reason: the call's second
+    argument), else write a line (`line(tracer, *args)`). Then the call runs on, or (`runs`
+    False) the runtime runs it itself."""
 
+    reason: str = ""
+    when: Callable | None = None
+    passing: bool = False
+    line: Callable | None = None
+    runs: bool = True
 
-def _rebase_history(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    if tracer.recording and tracer.of(args[0]).name:
-        tracer.stop("an in-place op recorded in the graph on a tensor the step did not make")
-    return modes.PASS
-
-
-def _stopping(reason: str, passing: bool = False, when: Callable | None = None) -> Callable:
-    """A handler that stops the trace for `reason` when the step makes the call (and
-    `when(tracer, *args)` holds)."""
-    def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-        if tracer.recording and (when is None or when(tracer, *args)):
-            tracer.stop(reason, passing)
-        return proceed(*args, **kwargs)
-
-    return handler
-
-
-def _data_reason(what: str) -> str:
-    return f"the step reads a tensor's values in Python ({what}): its control flow may " \
-        "depend on the data"
-
-
-def _set_grad(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """`.grad = None` is a line of the step (a hand-written zero_grad)."""
-    if tracer.recording:
-        tracer.grad_set(*args)
-    return proceed(*args, **kwargs)
+    def __call__(self, tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+        if tracer.recording:
+            if self.reason and (self.when is None or self.when(tracer, *args)):
+                tracer.stop(self.reason.format(*args), self.passing)
+            elif self.line is not None:
+                self.line(tracer, *args)
+        return proceed(*args, **kwargs) if self.runs else modes.PASS
 
 
 def _factory(name: str) -> Callable:
@@ -305,98 +292,80 @@ def _empty_like_layout(tracer: Any, proceed: Callable, args: tuple, kwargs: dict
     return tensor
 
 
-def _out_write(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """out=: the result copied into a tensor the step made or holds, as an in-place op's; an out
-    tensor resized stops the trace."""
-    target, array = args[0], args[1]
-    if tracer.recording and target._data.shape != np.shape(array):
-        tracer.stop("an out= argument that resizes its tensor")
-    elif tracer.recording:
-        tracer.write_inplace(target, array)
-    return proceed(*args, **kwargs)
-
-
-_ITEM_CODE = Tensor.__dict__["item"].__code__
-
-
 def _item(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """`Tensor.item`: a float the step returns at once (`return loss.item()`) is a line of the
-    step; an optimizer's state is read afresh at every call; any other use stops the trace."""
-    self = args[0]
-    if not tracer.recording or len(args) != 1 or kwargs or not isinstance(self, Tensor):
-        return _stopping(_data_reason("item()"))(tracer, proceed, args, kwargs)
-    name = tracer.names.get(id(self._data))
+    """`Tensor.item`: a number of the state of the optimizer being traced is read afresh at
+    every call (optim.py); any other float is an Item, a line of the step if the step returns
+    it untouched (`returned`); anything else stops the trace."""
+    tensor = args[0]
+    name = tracer.names.get(id(tensor._data)) if isinstance(tensor, Tensor) else None
     value = proceed(*args, **kwargs)
-    if type(value) is float and optim.holds_state(tracer, self):
-        try:
-            array = tracer.value_of(self._data, "an optimizer's state").name
-        except TraceBreak as stop:
-            tracer.stop(stop.reason)
-            return value
-        read = tracer.source.fresh("item")
-        tracer.source.add(read, call(attribute(array, "item")), (array,),
-                          f"{tracer.where}: a number of its state, read at every call",
-                          tracer.phase).neutral = True
-        return Number(value, var(read), (read,))
-    if type(value) is float and name is not None and \
-            _returned_at_once(_caller_of_item(), tracer.code):
-        tracer.items[id(value)] = (value, call(attribute(name, "item")))
-    else:
-        tracer.stop(_data_reason("item()"))
-    return value
+    if not tracer.recording:
+        return value
+    plain_call = type(value) is float and isinstance(tensor, Tensor) and len(args) == 1 and \
+        not kwargs
+    state = optim.state_item(tracer, tensor, value) if plain_call else None
+    if state is not None:
+        return state
+    if not plain_call or name is None:
+        tracer.stop(data_reason("item()"))
+        return value
+    item = Item(value)
+    tracer.items[id(item)] = (item, call(attribute(name, "item")), _step_frame(tracer))
+    return item
 
 
-def _caller_of_item() -> Any:
-    """The frame that called `Tensor.item` (the step's own, for `return loss.item()`)."""
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code is not _ITEM_CODE:
+def _step_frame(tracer: Any) -> Any:
+    """The frame running the step's own code (None if there is none)."""
+    frame = sys._getframe()
+    while frame is not None and frame.f_code is not tracer.code:
         frame = frame.f_back
-    return frame.f_back if frame is not None else None
+    return frame
 
 
-def _returned_at_once(frame: Any, code: Any) -> bool:
-    """Whether `frame` runs the step's own code and returns the call's result right after it,
-    alone or in tuples and lists of values loaded after it (CPython 3.11's bytecode;
-    elsewhere False)."""
-    if code is None or frame.f_code is not code:
-        return False
-    instructions = list(dis.get_instructions(code))
-    # (f_lasti may point into the CALL's inline cache: the last instruction at or before.)
-    here = max((k for k, i in enumerate(instructions) if i.offset <= frame.f_lasti),
-               default=None)
-    if here is None or instructions[here].opname != "CALL":
-        return False
-    rest, pushed, index = instructions[here + 1:], 0, 0
-    while index < len(rest):
-        if rest[index].opname == "RETURN_VALUE":
-            return pushed == 0
-        step = _stack_step(rest, index, pushed)
-        if step is None:
-            return False
-        index, pushed = step
-    return False
+def returned(tracer: Any, result: Any) -> Any:
+    """What the traced call returns, each Item in it a float. An Item the step returns (in
+    tuples, lists and dicts) and holds nowhere else, in a variable or a container (the
+    garbage collector's referrers say), is a line of the step (`return vN.item()`); any other
+    Item made stops the trace, as Python may have done anything with it."""
+    made, tracer.items = tracer.items, {}
+    items: list[Item] = []
+    numbers: list[float] = []
+    containers: list[Any] = []
+    plain = _without_items(result, items, numbers, containers)
+    if tracer.broken is None:
+        known = [items, *containers, *made.values(), *_running_frames()]
+        held = any(all(holder is not k for k in known) for holder in gc.get_referrers(*items))
+        entries = [made.pop(id(item), None) for item in items]  # (None: returned twice)
+        if held or made or None in entries:
+            tracer.stop(data_reason("item()"))
+        else:
+            tracer.items = {id(number): (number, entry[1])
+                            for number, entry in zip(numbers, entries, strict=True)}
+    return plain
 
 
-def _stack_step(rest: list, index: int, pushed: int) -> tuple[int, int] | None:
-    """The instruction at `index` as (next index, values loaded after the call's result); None
-    for one that could reach that result."""
-    instruction = rest[index]
-    name = instruction.opname
-    if name in ("BUILD_TUPLE", "BUILD_LIST"):
-        # Of values loaded after it: one value; of it too: the container is followed instead.
-        return index + 1, pushed - instruction.arg + 1 if instruction.arg <= pushed else 0
-    if name in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF") or \
-            name == "LOAD_GLOBAL" and not instruction.arg & 1:
-        return index + 1, pushed + 1
-    if name == "LOAD_METHOD" and pushed and \
-            [(i.opname, i.arg) for i in rest[index + 1:index + 3]] == \
-            [("PRECALL", 0), ("CALL", 0)]:
-        return index + 3, pushed  # `x.item()`, `h.detach()` on a value loaded after
-    if name == "LOAD_ATTR" and pushed:
-        return index + 1, pushed  # `x.data`: one value for one
-    if name in ("BINARY_SUBSCR", "BINARY_OP") and pushed >= 2:
-        return index + 1, pushed - 1  # `hidden[0]`, `a + b`: one for two loaded after it
-    return None
+def _running_frames() -> list[Any]:
+    frames = [sys._getframe()]
+    while frames[-1].f_back is not None:
+        frames.append(frames[-1].f_back)
+    return frames
+
+
+def _without_items(value: Any, items: list, numbers: list, containers: list) -> Any:
+    """`value` with each Item in it (in tuples, lists and dicts) as its float."""
+    kind = type(value)
+    if kind is Item:
+        items.append(value)
+        numbers.append(float.__float__(value))
+        return numbers[-1]
+    if kind not in (tuple, list, dict):
+        return value
+    containers.append(value)
+    keys = list(value) if kind is dict else range(len(value))
+    parts = [_without_items(value[key], items, numbers, containers) for key in keys]
+    if all(part is value[key] for part, key in zip(parts, keys, strict=True)):
+        return value
+    return dict(zip(keys, parts, strict=True)) if kind is dict else kind(parts)
 
 
 def _backward(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
@@ -425,11 +394,8 @@ def _module_call(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> A
     self = args[0]
     if tracer.recording:
         tracer.watch(self)
-    if tracer.recording and (self._forward_hooks or self._forward_pre_hooks
-                             or self._backward_hooks or self._backward_pre_hooks
-                             or GLOBAL_CALL_HOOKS):
-        # A hook's Python side effects would happen on the traced call only.
-        tracer.stop(f"a forward hook on a {type(self).__name__} module (hooks run eagerly)")
+        if _hooked(self):  # (a hook's Python side effects would happen on the traced call only)
+            tracer.stop(f"a forward hook on a {type(self).__name__} module (hooks run eagerly)")
     if tracer.recording and all(m is not self for m in tracer.modules):
         tracer.modules.append(self)
         for name, tensor in (*self.named_parameters(), *self.named_buffers()):
@@ -437,27 +403,19 @@ def _module_call(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> A
     return proceed(*args, **kwargs)
 
 
-def _module_write(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """A module's attribute set or deleted in the step stops the trace, unless it sets the
-    object held already."""
-    self, name, *value = args
-    if tracer.recording and not (value and _module_attribute(self, name) is value[0]):
-        tracer.stop(f"a module's attribute set or deleted in the step ({name})", passing=True)
-    return proceed(*args, **kwargs)
+def _hooked(module: Module) -> bool:
+    return bool(module._forward_hooks or module._forward_pre_hooks or module._backward_hooks
+                or module._backward_pre_hooks or GLOBAL_CALL_HOOKS)
 
 
-_MISSING = object()
-
-
-def _module_attribute(module: Module, name: str) -> Any:
-    """What `module.name` finds: an attribute, parameter, buffer or submodule."""
+def _rebinds(tracer: Any, module: Module, name: str, *value: Any) -> bool:
+    """Whether `module.name = value` (or `del module.name`) changes what `module.name` finds
+    (an attribute, parameter, buffer or submodule)."""
     attributes = vars(module)
-    if name in attributes:
-        return attributes[name]
-    for holder in ("_parameters", "_buffers", "_modules"):
-        if name in attributes.get(holder, {}):
-            return attributes[holder][name]
-    return _MISSING
+    held = [attributes[name]] if name in attributes else [
+        attributes[holder][name] for holder in ("_parameters", "_buffers", "_modules")
+        if name in attributes.get(holder, {})]
+    return not value or not held or held[0] is not value[0]
 
 
 # Tensor methods that hand a tensor's values to Python: each stops the trace.
@@ -480,39 +438,51 @@ RANDOM_FACTORIES = ("rand", "randn", "randint", "randperm")
 RANDOM_FILLS = ("uniform_", "normal_", "bernoulli_", "exponential_", "random_")
 
 
-def _handlers() -> dict[Any, Callable]:
-    table: dict[Any, Callable] = {
-        recording.write_inplace: _write_inplace,
-        recording.rebase_history: _rebase_history,
-        (Tensor.__dict__["grad"], "__set__"): _set_grad,
-        (Tensor.__dict__["data"], "__set__"): _stopping("`.data =` in the step"),
+def _handlers() -> dict[Any, Callable | _Row]:
+    table: dict[Any, Callable | _Row] = {
+        recording.write_inplace: _Row(line=lambda t, *args: t.write_inplace(*args),
+                                      runs=False),
+        recording.rebase_history: _Row(
+            "an in-place op recorded in the graph on a tensor the step did not make",
+            lambda t, tensor, *_: bool(t.of(tensor).name), runs=False),
+        out_module.write: _Row(  # out=: the result copied in, as an in-place op's
+            "an out= argument that resizes its tensor",
+            lambda t, target, array, *_: target._data.shape != np.shape(array),
+            line=lambda t, target, array, *_: t.write_inplace(target, array)),
+        (Tensor.__dict__["grad"], "__set__"): _Row(line=lambda t, *args: t.grad_set(*args)),
+        (Tensor.__dict__["data"], "__set__"): _Row("`.data =` in the step"),
         # A tensor the step did not make, changed so: the generated step would not change it.
-        (Tensor.__dict__["requires_grad"], "__set__"): _stopping(
-            "requires_grad changed in the step on a tensor it did not make", True,
-            lambda tracer, t, value: not tracer.of(t).made and bool(value) is not
-            t._requires_grad),
-        Tensor.__dict__["detach_"]: _stopping(
-            "detach_() in the step on a tensor it did not make", True,
-            lambda tracer, t, *_: not tracer.of(t).made and
-            (t.grad_fn is not None or t._requires_grad)),
+        (Tensor.__dict__["requires_grad"], "__set__"): _Row(
+            "requires_grad changed in the step on a tensor it did not make",
+            lambda t, x, value: not t.of(x).made and bool(value) is not x._requires_grad,
+            passing=True),
+        Tensor.__dict__["detach_"]: _Row(
+            "detach_() in the step on a tensor it did not make",
+            lambda t, x, *_: not t.of(x).made and (x.grad_fn is not None or x._requires_grad),
+            passing=True),
+        gradients.grad: _Row("autograd.grad in the step (only loss.backward() is compiled)"),
+        Module.__dict__["__setattr__"]: _Row(
+            "a module's attribute set or deleted in the step ({1})", _rebinds, passing=True),
         Tensor.__dict__["item"]: _item,
-        random_ops.empty_like_layout: _empty_like_layout, out_module.write: _out_write,
+        random_ops.empty_like_layout: _empty_like_layout,
         gradients.backward: _backward,
-        gradients.grad: _stopping("autograd.grad in the step (only loss.backward() is "
-                                  "compiled)"),
         Module.__dict__["__call__"]: _module_call,
-        Module.__dict__["__setattr__"]: _module_write,
-        Module.__dict__["__delattr__"]: _module_write,
         optimizer_module.run_step: optim.run_step,
         Optimizer.__dict__["zero_grad"]: optim.zero_grad,
         Module.__dict__["zero_grad"]: optim.zero_grad,
     }
+    table[Module.__dict__["__delattr__"]] = table[Module.__dict__["__setattr__"]]
+    return {**table, **_handlers_by_name()}
+
+
+def _handlers_by_name() -> dict[Any, Callable | _Row]:
+    """The handlers of the functions named in the lists above."""
+    table: dict[Any, Callable | _Row] = {}
     for name, what in DATA_READERS:
-        table[Tensor.__dict__[name]] = _stopping(_data_reason(what))
+        table[Tensor.__dict__[name]] = _Row(data_reason(what))
     for name in ("allclose", "equal"):
-        stop = _stopping(_data_reason(f"torch.{name}"))
-        table[getattr(predicates, name)] = stop
-        table[getattr(predicates.PredicateMethods, name)] = stop
+        table[getattr(predicates, name)] = table[getattr(predicates.PredicateMethods, name)] = \
+            _Row(data_reason(f"torch.{name}"))
     for name in CONSTANT_FACTORIES + NUMBER_FACTORIES:
         table[getattr(factories, name)] = _factory(name)
     for name in CONSTANT_FACTORY_METHODS:
@@ -523,9 +493,9 @@ def _handlers() -> dict[Any, Callable]:
         table[getattr(random_ops, name)] = _random_fill(name)
     # Seeding in the step: the generated step would draw on where eager starts again.
     for name in ("manual_seed", "seed", "set_state"):
-        table[random_module.Generator.__dict__[name]] = _stopping(
+        table[random_module.Generator.__dict__[name]] = _Row(
             "the step seeds or sets the state of a random generator")
     return table
 
 
-HANDLERS: dict[Any, Callable] = {}
+HANDLERS: dict[Any, Callable | _Row] = {}

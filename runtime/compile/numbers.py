@@ -1,11 +1,13 @@
-"""A Python number the step reads afresh at every call: the learning rate, the step count.
+"""The Python numbers a traced step meets: the ones it reads afresh at every call (the learning
+rate, the step count) and the floats `.item()` gives it.
 
 While an optimizer is traced, its float learning rate and a `.item()` of its state are
 `Number`s: floats that know the expression reading them (`lr0`), so arithmetic on them writes
 the same arithmetic into the kernel's argument (`-lr0 / (1 - 0.9 ** item0)`), the same float
 operations at every call. A comparison gives a `Condition`; an `if` on it, or an int made of a
 Number, stops the trace, while runtime.optim.optimizer's `select` writes the choice into the
-step (as torch's capturable optimizers use torch.where)."""
+step (as torch's capturable optimizers use torch.where). Any other `.item()` is an `Item`, a
+float whose every use stops the trace: the step may only return it (listen.py's `returned`)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,26 @@ from typing import Any
 import numpy as np
 
 from runtime.compile.emit import BINARY, COMPARE, call, number, var
+
+
+def data_reason(what: str) -> str:
+    return f"the step reads a tensor's values in Python ({what}): its control flow may " \
+        "depend on the data"
+
+
+def _stop(reason: str) -> None:
+    """Stop the trace listening on this thread, if it records."""
+    from runtime.compile.listen import current  # (a cycle: listen imports this module)
+
+    tracer = current()
+    if tracer is not None and tracer.recording:
+        tracer.stop(reason)
+
+
+def _branch(what: str) -> None:
+    """A Number used where later calls could not follow it."""
+    _stop("the step's Python uses a number it reads afresh at each call (the learning rate, "
+          f"the step count): {what}")
 
 
 class _Afresh:
@@ -48,11 +70,11 @@ class Number(_Afresh, float):
         _branch("tested for truth")
         return float(self) != 0
 
-    def __neg__(self) -> Number:
-        return Number(-float(self), ast.UnaryOp(ast.USub(), self.tree), self.reads)
-
     def __pos__(self) -> Number:
         return self
+
+    def __neg__(self) -> Number:
+        return Number(-float(self), ast.UnaryOp(ast.USub(), self.tree), self.reads)
 
     def __abs__(self) -> Number:
         return Number(abs(float(self)), call(var("abs"), [self.tree]), self.reads)
@@ -92,29 +114,20 @@ class Condition(_Afresh, int):
 READ_AFRESH = (Number, Condition)
 
 
-def plain(values: Any) -> tuple:
-    """`values` with each Number as the float it is, each Condition as the bool."""
-    return tuple(_plain(v) for v in values)
+def plain(values: tuple | dict) -> tuple | dict:
+    """`values` (arguments, or keyword arguments) with each Number as the float it is, each
+    Condition as the bool."""
+    if type(values) is dict:
+        return {key: _plain(value) for key, value in values.items()}
+    return tuple(map(_plain, values))
 
 
-def plain_keywords(values: dict) -> dict:
-    return {k: _plain(v) for k, v in values.items()}
+plain_keywords = plain
 
 
 def _plain(value: Any) -> Any:
     kind = type(value)
     return float(value) if kind is Number else int(value) != 0 if kind is Condition else value
-
-
-def _branch(what: str) -> None:
-    """A Number used where later calls could not follow it: stop the trace (unless a kernel uses
-    it)."""
-    from runtime.compile import trace  # a cycle: trace imports this module
-
-    tracer = trace.current()
-    if tracer is not None and tracer.recording:
-        tracer.stop(f"the step's Python uses a number it reads afresh at each call "
-                    f"(the learning rate, the step count): {what}")
 
 
 def _source(value: Any) -> tuple[ast.expr, tuple[str, ...]] | None:
@@ -125,27 +138,33 @@ def _source(value: Any) -> tuple[ast.expr, tuple[str, ...]] | None:
     return None
 
 
-def _binary(name: str, symbol: ast.operator, reflected: bool) -> Callable:
+def _float(value: Any) -> Any:
+    return float(value) if type(value) is Number else value
+
+
+def _arithmetic(name: str, symbol: ast.operator) -> Callable:
+    """Number's `name` (`__add__`, `__rsub__`): with a number (read afresh or not), the same
+    operation written into the step; with a numpy value, float's result, and the trace stops;
+    with anything else, float's answer (NotImplemented: the other operand's turn)."""
     method = getattr(float, name)
+    reflected = name.startswith("__r")
     plain_operator = getattr(operator, name.replace("__r", "__"))
 
-    def binary(self: Number, other: Any) -> Any:
+    def arithmetic(self: Number, other: Any) -> Any:
         source = _source(other)
-        if source is None:
-            if not isinstance(other, np.ndarray | np.generic):
-                return method(float(self), other)
+        if source is None and isinstance(other, np.ndarray | np.generic):
             # numpy operands leave the operation to the Number; a numpy scalar would be a constant.
             _branch(f"arithmetic with {type(other).__name__}")
             return plain_operator(other, float(self)) if reflected else \
                 plain_operator(float(self), other)
-        result = method(float(self), float(other) if type(other) is Number else other)
-        if type(result) is not float:
+        result = method(float(self), _float(other))
+        if source is None or type(result) is not float:
             return result
         left, right = (source[0], self.tree) if reflected else (self.tree, source[0])
         return Number(result, ast.BinOp(left, symbol, right), (*self.reads, *source[1]))
 
-    binary.__name__ = name
-    return binary
+    arithmetic.__name__ = name
+    return arithmetic
 
 
 def _comparison(name: str, symbol: ast.cmpop) -> Callable:
@@ -154,9 +173,10 @@ def _comparison(name: str, symbol: ast.cmpop) -> Callable:
 
     def compare(self: Number, other: Any) -> Any:
         source = _source(other)
-        result = method(float(self), float(other) if type(other) is Number else other)
+        result = method(float(self), _float(other))
         if source is None or type(result) is not bool:
-            return _conversion(name)(self, other)
+            _branch(f"{name.strip('_')}()")
+            return result
         return Condition(result, ast.Compare(self.tree, [symbol], [source[0]]),
                          (*self.reads, *source[1]))
 
@@ -164,23 +184,35 @@ def _comparison(name: str, symbol: ast.cmpop) -> Callable:
     return compare
 
 
-def _conversion(name: str) -> Callable:
-    """A conversion that leaves the float behind, or a comparison with a non-number."""
+def _conversion(name: str, stop: Callable[[str], None] = _branch) -> Callable:
+    """A use that leaves the float behind (an int made of it, a Number's rounding): the trace
+    stops, with `stop(what)`."""
     method = getattr(float, name)
 
-    def convert(self: Number, *other: Any) -> Any:
-        _branch(f"{name.strip('_')}()")
-        return method(float(self), *(float(v) if type(v) is Number else v for v in other))
+    def convert(self: float, *other: Any) -> Any:
+        stop(f"{name.strip('_')}()")
+        return method(float.__float__(self), *map(_float, other))
 
     convert.__name__ = name
     return convert
 
 
 for _name in ("add", "sub", "mul", "truediv", "pow"):
-    setattr(Number, f"__{_name}__", _binary(f"__{_name}__", BINARY[_name](), False))
-    setattr(Number, f"__r{_name}__", _binary(f"__r{_name}__", BINARY[_name](), True))
+    setattr(Number, f"__{_name}__", _arithmetic(f"__{_name}__", BINARY[_name]()))
+    setattr(Number, f"__r{_name}__", _arithmetic(f"__r{_name}__", BINARY[_name]()))
 for _name, _symbol in COMPARE.items():
     setattr(Number, f"__{_name}__", _comparison(f"__{_name}__", _symbol()))
 for _name in ("int", "floor", "ceil", "trunc", "round", "floordiv", "rfloordiv", "mod", "rmod",
               "divmod", "rdivmod"):
     setattr(Number, f"__{_name}__", _conversion(f"__{_name}__"))
+
+
+class Item(float):
+    """A float `.item()` gave the step: every use of it stops the trace (as a float, the
+    result), for the generated step could not repeat it."""
+
+
+for _name, _value in vars(float).items():
+    if callable(_value) and _name not in ("__new__", "__getattribute__", "__getnewargs__",
+                                          "__getformat__", "fromhex"):
+        setattr(Item, _name, _conversion(_name, lambda _: _stop(data_reason("item()"))))

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from runtime.compile.emit import GRAD_NONE, GRAD_STATE, attribute, call, subscript, var
+from runtime.compile.emit import GRAD_NONE, GRAD_STATE, TraceBreak, attribute, call, subscript, var
 from runtime.compile.numbers import Number
 from runtime.optim.hooks import has_step_hooks
 from runtime.optim.optimizer import Optimizer
@@ -21,20 +21,19 @@ if TYPE_CHECKING:
 
 
 def run_step(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """The handler of optimizer.py's `run_step(optimizer, step, args, kwargs)`."""
-    if tracer.recording and any(v is not None for v in (*args[2], *args[3].values())):
+    """The handler of optimizer.py's `run_step(optimizer, step, args, kwargs)`: the step traced
+    through its own code (stopping where it reads a tensor's value or changes its Python
+    state)."""
+    optimizer, step, step_args, step_kwargs = args
+    if tracer.recording and any(v is not None for v in (*step_args, *step_kwargs.values())):
         tracer.stop("optimizer.step(closure): the closure runs eagerly")
-    if tracer.recording and has_step_hooks(args[0]):
-        tracer.stop(f"a step hook on a {type(args[0]).__name__} optimizer (hooks run eagerly)")
-    if not tracer.recording:
-        return proceed(*args)
-    return _traced_step(tracer, *args, run_step=proceed)
+    if tracer.recording and has_step_hooks(optimizer):
+        tracer.stop(f"a step hook on a {type(optimizer).__name__} optimizer (hooks run eagerly)")
+    return _traced_step(tracer, optimizer, proceed, args) if tracer.recording else \
+        proceed(*args)
 
 
-def _traced_step(tracer: Tracer, optimizer: Any, step: Callable, args: tuple, kwargs: dict,
-                 run_step: Callable) -> Any:
-    """The step traced through its own code (stopping where it reads a tensor's value or changes
-    its Python state)."""
+def _traced_step(tracer: Tracer, optimizer: Any, proceed: Callable, args: tuple) -> Any:
     phase, tracer.phase = tracer.phase, "update"
     tracer.comment = type(optimizer).__name__
     if all(o is not optimizer for o in tracer.optimizers):
@@ -44,7 +43,7 @@ def _traced_step(tracer: Tracer, optimizer: Any, step: Callable, args: tuple, kw
     stepping, tracer.stepping = tracer.stepping, optimizer
     rates = _learning_rates(tracer, optimizer)
     try:
-        return run_step(optimizer, step, args, kwargs)
+        return proceed(*args)
     finally:
         tracer.stepping = stepping
         for group, rate, value in rates:
@@ -71,51 +70,66 @@ def _learning_rates(tracer: Tracer, optimizer: Any) -> list[tuple[dict, Number, 
     rates = []
     for index, group in enumerate(optimizer.param_groups):
         if type(group.get("lr")) is float:
-            name = tracer.source.fresh("lr")
             where = subscript(subscript(attribute(owner, "param_groups"), ast.Constant(index)),
                               ast.Constant("lr"))
-            tracer.source.add(name, where, (),
-                              f"{type(optimizer).__name__}: the learning rate, read at "
-                              "every step", "update").neutral = True
-            rate = Number(group["lr"], var(name), (name,))
+            rate = _read_afresh(tracer, "lr", group["lr"], where, (),
+                                f"{type(optimizer).__name__}: the learning rate, read at "
+                                "every step", "update")
             rates.append((group, rate, group["lr"]))
             group["lr"] = rate
     return rates
 
 
-def holds_state(tracer: Tracer, tensor: Any) -> bool:
-    """Whether `tensor` is 0-d state of the optimizer being traced."""
-    optimizer = getattr(tracer, "stepping", None)
-    return optimizer is not None and tensor.ndim == 0 and any(
-        value is tensor for state in optimizer.state.values() for value in state.values())
+def state_item(tracer: Tracer, tensor: Any, value: float) -> float | None:
+    """`.item()` of a 0-d tensor of the state of the optimizer being traced (Adam's step
+    count): a Number, read at every call; None for any other tensor."""
+    optimizer = tracer.stepping
+    if optimizer is None or tensor.ndim != 0 or all(
+            v is not tensor for state in optimizer.state.values() for v in state.values()):
+        return None
+    try:
+        array = tracer.value_of(tensor._data, "an optimizer's state").name
+    except TraceBreak as stop:
+        tracer.stop(stop.reason)
+        return value
+    return _read_afresh(tracer, "item", value, call(attribute(array, "item")), (array,),
+                        f"{tracer.where}: a number of its state, read at every call",
+                        tracer.phase)
 
 
-def _python_state(optimizer: Any) -> list[tuple]:
-    """What of an optimizer its step may change in Python (attributes, groups, state), by
-    identity."""
-    held = [tuple(vars(optimizer).items())]
-    held += [tuple(group.items()) for group in optimizer.param_groups]
-    held += [tuple((optimizer.state.get(p) or {}).items())
-             for group in optimizer.param_groups for p in group["params"]]
-    return held
+def _read_afresh(tracer: Tracer, prefix: str, value: float, tree: ast.expr,
+                 reads: tuple[str, ...], comment: str, phase: str) -> Number:
+    """A Number the step reads at every call, by the line `prefixN = tree`."""
+    name = tracer.source.fresh(prefix)
+    tracer.source.add(name, tree, reads, comment, phase).neutral = True
+    return Number(value, var(name), (name,))
 
 
-def _same_items(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(x[0] == y[0] and x[1] is y[1]
-                                    for x, y in zip(a, b, strict=True))
+def _python_state(optimizer: Any) -> tuple[list[tuple], list[bool]]:
+    """What of an optimizer its step may change in Python: (where, key, object) for its
+    attributes, its groups' entries and its parameters' state, and which parameters have
+    no state yet."""
+    groups = optimizer.param_groups
+    states = [optimizer.state.get(p) or {} for group in groups for p in group["params"]]
+    held = [("optimizer", key, value) for key, value in vars(optimizer).items()]
+    held += [(index, key, value) for index, group in enumerate(groups)
+             for key, value in group.items()]
+    held += [(f"state {index}", key, value) for index, state in enumerate(states)
+             for key, value in state.items()]
+    return held, [not state for state in states]
 
 
-def _check_python_state(tracer: Tracer, optimizer: Any, before: list[tuple],
-                        broken: str | None) -> None:
+def _check_python_state(tracer: Tracer, optimizer: Any, before: tuple, broken: str | None
+                        ) -> None:
     """Stop the trace if the step changed the optimizer's Python state (a first step that made
     it: the next call traces again)."""
-    after = _python_state(optimizer)
-    if len(after) == len(before) and all(map(_same_items, before, after)):
+    (held, stateless), (now_held, now_stateless) = before, _python_state(optimizer)
+    if len(held) == len(now_held) and all(a[:2] == b[:2] and a[2] is b[2]
+                                          for a, b in zip(held, now_held, strict=True)):
         return
     name = type(optimizer).__name__
-    states = 1 + len(optimizer.param_groups)
-    if len(after) == len(before) and any(
-            not old and new for old, new in zip(before[states:], after[states:], strict=True)):
+    if len(stateless) == len(now_stateless) and any(
+            old and not new for old, new in zip(stateless, now_stateless, strict=True)):
         # Its first step made its state: the next call, which finds it made, traces again.
         if broken is None:
             tracer.broken = None
@@ -134,17 +148,7 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
         phase = "update" if tracer.backwards else "forward"
         if set_to_none is True and isinstance(self, Optimizer) and \
                 all(p.grad_fn is None for g in self.param_groups for p in g["params"]):
-            # zero_grad on leaves, set_to_none: each .grad emptied; the optimizer is guarded from
-            # here on.
-            if all(o is not self for o in tracer.optimizers):
-                tracer.optimizers.append(self)
-            for group in self.param_groups:
-                for param in group["params"]:
-                    name = tracer.tensor_name(param)
-                    label = tracer.of(param).label or name
-                    tracer.source.add((), None, (), f"{type(self).__name__}.zero_grad: "
-                                      f"{label}.grad = None", phase, GRAD_NONE,
-                                      name).tensor_tree = tracer.tensor_tree(name)
+            _grads_emptied(tracer, self, phase)
         else:
             owner = tracer.source.constant(self, "O")
             zero_grad_call = call(attribute(owner, "zero_grad"), [ast.Constant(set_to_none)])
@@ -153,3 +157,16 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
                               GRAD_STATE)
     tracer.pause(proceed, *args, **kwargs)
 
+
+def _grads_emptied(tracer: Tracer, optimizer: Optimizer, phase: str) -> None:
+    """zero_grad on leaves, set_to_none: each .grad emptied, a line each; the optimizer is
+    guarded from here on."""
+    if all(o is not optimizer for o in tracer.optimizers):
+        tracer.optimizers.append(optimizer)
+    for group in optimizer.param_groups:
+        for param in group["params"]:
+            name = tracer.tensor_name(param)
+            label = tracer.of(param).label or name
+            tracer.source.add((), None, (), f"{type(optimizer).__name__}.zero_grad: "
+                              f"{label}.grad = None", phase, GRAD_NONE,
+                              name).tensor_tree = tracer.tensor_tree(name)

@@ -30,6 +30,7 @@ from runtime.compile import config, guards
 from runtime.compile.emit import Source, TraceBreak, call, define, names_in, var
 from runtime.compile.guards import Keywords
 from runtime.compile.joint import Joint, computed, walk
+from runtime.compile.listen import returned
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
 from runtime.compile.reads import is_plain_value
@@ -182,6 +183,7 @@ class CompiledStep:
         generators = _watch(tracer, self.fn)
         with listening(tracer):
             result = self._run(args)
+        result = returned(tracer, result)
         _check_python(tracer, generators)
         code, function, joint = "", None, None
         if tracer.broken is None:
