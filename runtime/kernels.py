@@ -23,6 +23,7 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
+from numpy import ndarray  # (on the hottest paths: a global, not np's attribute)
 
 from runtime import cpu_math, sampling
 from runtime._warn import warn_at_caller
@@ -32,6 +33,7 @@ _DEFAULT_COMPLEX = np.dtype(np.complex64)  # the complex dtype of the default fl
 _BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 _HALVES = (np.dtype(np.float16), _BFLOAT16)  # computed in float32 (their opmath type)
 _FLOAT32, _FLOAT64 = np.dtype(np.float32), np.dtype(np.float64)
+_WIDE_FLOATS = frozenset((_FLOAT32, _FLOAT64))  # a Python number needs no care with these
 _COMPLEX32 = np.dtype(ml_dtypes.complex32)
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # "V": bfloat16
 _COMPLEX_OF = {np.dtype(np.float16): np.dtype(ml_dtypes.complex32),
@@ -333,7 +335,12 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
     The common cases, two arrays of one dtype or a float array and a Python number, need
     no promotion; this is the path of most elementwise ops, so it is written out here.
     """
-    if dtype is None and type(self) is np.ndarray and (
+    if dtype is None and type(self) is ndarray and (
+            (type(other) is ndarray and other.dtype is self.dtype)
+            or (type(other) is float or type(other) is int and -_EXACT <= other <= _EXACT)
+            and self.dtype in _WIDE_FLOATS):
+        a, b = self, other  # (the dtypes' most common pairs, tested first and cheaply)
+    elif dtype is None and type(self) is np.ndarray and (
             (type(other) is np.ndarray and other.dtype == self.dtype)
             or (type(other) is float and self.dtype.kind in "fV")
             or (type(other) is int and self.dtype.kind in "fV" and -_EXACT <= other <= _EXACT)):
@@ -353,7 +360,7 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
         raise
     finally:
         _reset_state(token)
-    return result if type(result) is np.ndarray and result.dtype == a.dtype \
+    return result if type(result) is ndarray and result.dtype is a.dtype \
         else _array(result, a.dtype)
 
 
