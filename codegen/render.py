@@ -183,13 +183,23 @@ def _field(attr: SavedAttribute) -> str:
     return f"_saved_{attr.name}"
 
 
-def _unpack(attr: SavedAttribute) -> str:
+def saves_number(info: OpInfo, attr: SavedAttribute) -> bool:
+    """Whether a saved Tensor argument may hold a Python number (`x * 2`: other): the node
+    then keeps the number itself, not a SavedVariable made for it (no call, no object)."""
+    return attr.kind == "tensor" and takes_number(info.schema.base, attr.source)
+
+
+def _unpack(info: OpInfo, attr: SavedAttribute) -> str:
     """The line of apply() that gives a saved attribute its local name. A saved tensor is
     unpacked by the namespace: as a Tensor (an output with this node as its grad_fn) or as
-    its array, checked the same way."""
+    its array, checked the same way; a number kept in its place is read as it is."""
+    field, name = _field(attr), local_name(attr.name)
+    if saves_number(info, attr):
+        return (f"{name} = ops.unpack(self.{field}, self) if isinstance(self.{field}, SAVED) "
+                f"else self.{field}")
     if attr.is_saved_variable:
-        return f"{local_name(attr.name)} = ops.unpack(self.{_field(attr)}, self)"
-    return f"{local_name(attr.name)} = self.{_field(attr)}"
+        return f"{name} = ops.unpack(self.{field}, self)"
+    return f"{name} = self.{field}"
 
 
 def _block(info: OpInfo, derivative: Derivative) -> list[str]:
@@ -273,7 +283,7 @@ def formula_lines(info: OpInfo) -> list[str]:
 def node_context(info: OpInfo) -> dict:
     """One Node class: its docstring, slots, saved-tensor properties and one apply()."""
     saved = list(info.saved)
-    body = [*grad_setup(info), *(_unpack(a) for a in saved), *formula_lines(info)]
+    body = [*grad_setup(info), *(_unpack(info, a) for a in saved), *formula_lines(info)]
     return {
         "name": info.node_name,
         "qualified_name": info.qualified_name,
@@ -281,9 +291,9 @@ def node_context(info: OpInfo) -> dict:
         "entry": info.name,
         "formulas": [(", ".join(d.var_names), d.formula) for d in info.derivatives],
         "slots": _tuple_literal([_field(a) for a in saved]),
-        "tensors": [(f"_saved_{a.source}", _field(a), a.kind == "output")
+        "tensors": [(f"_saved_{a.source}", _field(a), a.kind == "output", saves_number(info, a))
                     for a in saved if a.is_saved_variable],
-        "release": [_field(a) for a in saved if a.is_saved_variable],
+        "release": [(_field(a), saves_number(info, a)) for a in saved if a.is_saved_variable],
         "body": [*body, "return grad_inputs"],
     }
 
@@ -535,11 +545,14 @@ def _save_statement(info: OpInfo, attr: SavedAttribute, inplace: bool) -> str:
     field = _field(attr)
     if attr.kind == "tensor":
         value = f"recording.original({source})" if inplace and attr.source == "self" else source
+        saved = f"SavedVariable({value}, False)"
+        if saves_number(info, attr):  # a number is kept as itself
+            saved = f"({saved} if isinstance({value}, Tensor) else {value})"
         guard = save_guard(info, attr)
         if guard is not None:  # should_compute_output(guard) of a node just made, read off
-            return (f"grad_fn.{field} = SavedVariable({value}, False) "  # its edge: no call
+            return (f"grad_fn.{field} = {saved} "  # its edge: no call
                     f"if grad_fn._next_functions[{guard}][0] is not None else NOT_SAVED")
-        return f"grad_fn.{field} = SavedVariable({value}, False)"
+        return f"grad_fn.{field} = {saved}"
     if attr.kind == "output":
         return f"grad_fn.{field} = SavedVariable({'self_' if inplace else source}, True)"
     if attr.kind == "tensor_list":
@@ -1238,8 +1251,10 @@ def _method_mode_call(method: dict) -> dict:
 
 
 def render_functions(env: jinja2.Environment, header: dict, infos: list[OpInfo]) -> str:
+    nodes = [node_context(i) for i in infos if i.differentiable]
     return env.get_template("functions.py.j2").render(
-        **header, nodes=[node_context(i) for i in infos if i.differentiable])
+        **header, nodes=nodes,
+        saves_numbers=any(number for node in nodes for _, number in node["release"]))
 
 
 def render_ops(env: jinja2.Environment, header: dict, infos: list[OpInfo], bindings: Bindings,

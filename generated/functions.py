@@ -11,7 +11,7 @@ a graph when create_graph asks for one; numpy arrays in a first-order backward.
 
 from runtime import manual
 from runtime.namespaces import tensor_ops
-from runtime.node import Node
+from runtime.node import SAVED, Node, released
 
 __all__ = [
     "AddBackward0",
@@ -623,22 +623,22 @@ class MulBackward0(Node):
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     @property
     def _saved_self(self):
-        return self.self_.unpack()
+        return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     def release_variables(self):
-        self.other_.reset_data()
-        self.self_.reset_data()
+        self.other_ = released(self.other_)
+        self.self_ = released(self.self_)
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        other = ops.unpack(self.other_, self)
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
         self_scalar_type = self._kept_self_scalar_type
-        self_ = ops.unpack(self.self_, self)
+        self_ = ops.unpack(self.self_, self) if isinstance(self.self_, SAVED) else self.self_
         other_scalar_type = self._kept_other_scalar_type
         grad_inputs = [None, None]
         # self: mul_tensor_backward(grad, other, self.dtype)
@@ -683,22 +683,22 @@ class DivBackward0(Node):
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     @property
     def _saved_self(self):
-        return self.self_.unpack()
+        return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     def release_variables(self):
-        self.other_.reset_data()
-        self.self_.reset_data()
+        self.other_ = released(self.other_)
+        self.self_ = released(self.self_)
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        other = ops.unpack(self.other_, self)
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
         self_scalar_type = self._kept_self_scalar_type
-        self_ = ops.unpack(self.self_, self)
+        self_ = ops.unpack(self.self_, self) if isinstance(self.self_, SAVED) else self.self_
         grad_inputs = [None, None]
         # self: div_tensor_self_backward(grad, other, self.dtype)
         if any_grad_defined and self.should_compute_output(0):
@@ -742,22 +742,22 @@ class DivBackward2(Node):
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     @property
     def _saved_self(self):
-        return self.self_.unpack()
+        return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     def release_variables(self):
-        self.other_.reset_data()
-        self.self_.reset_data()
+        self.other_ = released(self.other_)
+        self.self_ = released(self.self_)
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         rounding_mode = self._saved_rounding_mode
-        other = ops.unpack(self.other_, self)
-        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
+        self_ = ops.unpack(self.self_, self) if isinstance(self.self_, SAVED) else self.self_
         grad_inputs = [None, None]
         # self: grad / other if rounding_mode is None else zeros_like(grad)
         if any_grad_defined and self.should_compute_output(0):
@@ -798,15 +798,15 @@ class PowBackward0(Node):
 
     @property
     def _saved_self(self):
-        return self.self_.unpack()
+        return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     def release_variables(self):
-        self.self_.reset_data()
+        self.self_ = released(self.self_)
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = ops.unpack(self.self_, self)
+        self_ = ops.unpack(self.self_, self) if isinstance(self.self_, SAVED) else self.self_
         exponent = self._saved_exponent
         grad_inputs = [None]
         # self: pow_backward(grad, self, exponent)
@@ -827,26 +827,26 @@ class PowBackward1(Node):
 
     @property
     def _saved_self(self):
-        return self.self_.unpack()
+        return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     @property
     def _saved_exponent(self):
-        return self.exponent_.unpack()
+        return self.exponent_.unpack() if isinstance(self.exponent_, SAVED) else self.exponent_
 
     @property
     def _saved_result(self):
         return self.result_.unpack(self)
 
     def release_variables(self):
-        self.self_.reset_data()
-        self.exponent_.reset_data()
+        self.self_ = released(self.self_)
+        self.exponent_ = released(self.exponent_)
         self.result_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = ops.unpack(self.self_, self)
-        exponent = ops.unpack(self.exponent_, self)
+        self_ = ops.unpack(self.self_, self) if isinstance(self.self_, SAVED) else self.self_
+        exponent = ops.unpack(self.exponent_, self) if isinstance(self.exponent_, SAVED) else self.exponent_
         result = ops.unpack(self.result_, self)
         grad_inputs = [None, None]
         # self: pow_backward_self(grad, self, exponent)
@@ -869,21 +869,21 @@ class PowBackward2(Node):
 
     @property
     def _saved_exponent(self):
-        return self.exponent_.unpack()
+        return self.exponent_.unpack() if isinstance(self.exponent_, SAVED) else self.exponent_
 
     @property
     def _saved_result(self):
         return self.result_.unpack(self)
 
     def release_variables(self):
-        self.exponent_.reset_data()
+        self.exponent_ = released(self.exponent_)
         self.result_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_ = self._saved_self
-        exponent = ops.unpack(self.exponent_, self)
+        exponent = ops.unpack(self.exponent_, self) if isinstance(self.exponent_, SAVED) else self.exponent_
         result = ops.unpack(self.result_, self)
         grad_inputs = [None]
         # exponent: pow_backward_exponent(grad, self, exponent, result)
@@ -2138,16 +2138,16 @@ class EqBackward1(Node):
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_.reset_data()
+        self.other_ = released(self.other_)
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
-        other = ops.unpack(self.other_, self)
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
         grad_inputs = [None, None]
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(0):
@@ -2200,16 +2200,16 @@ class GeBackward1(Node):
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_.reset_data()
+        self.other_ = released(self.other_)
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
-        other = ops.unpack(self.other_, self)
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
         grad_inputs = [None, None]
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(0):
@@ -2262,16 +2262,16 @@ class GtBackward1(Node):
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_.reset_data()
+        self.other_ = released(self.other_)
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
-        other = ops.unpack(self.other_, self)
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
         grad_inputs = [None, None]
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(0):
@@ -2324,16 +2324,16 @@ class LeBackward1(Node):
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_.reset_data()
+        self.other_ = released(self.other_)
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
-        other = ops.unpack(self.other_, self)
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
         grad_inputs = [None, None]
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(0):
@@ -2386,16 +2386,16 @@ class LtBackward1(Node):
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_.reset_data()
+        self.other_ = released(self.other_)
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
-        other = ops.unpack(self.other_, self)
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
         grad_inputs = [None, None]
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(0):
@@ -2448,16 +2448,16 @@ class NeBackward1(Node):
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_.reset_data()
+        self.other_ = released(self.other_)
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
-        other = ops.unpack(self.other_, self)
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
         grad_inputs = [None, None]
         # self: zeros_like(self)
         if any_grad_defined and self.should_compute_output(0):
@@ -7563,7 +7563,7 @@ class LerpBackward1(Node):
 
     @property
     def _saved_weight(self):
-        return self.weight_.unpack()
+        return self.weight_.unpack() if isinstance(self.weight_, SAVED) else self.weight_
 
     @property
     def _saved_end(self):
@@ -7574,14 +7574,14 @@ class LerpBackward1(Node):
         return self.self_.unpack()
 
     def release_variables(self):
-        self.weight_.reset_data()
+        self.weight_ = released(self.weight_)
         self.end_.reset_data()
         self.self_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        weight = ops.unpack(self.weight_, self)
+        weight = ops.unpack(self.weight_, self) if isinstance(self.weight_, SAVED) else self.weight_
         end = ops.unpack(self.end_, self)
         self_ = ops.unpack(self.self_, self)
         grad_inputs = [None, None, None]
@@ -7779,21 +7779,21 @@ class RemainderBackward1(Node):
 
     @property
     def _saved_self(self):
-        return self.self_.unpack()
+        return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     def release_variables(self):
-        self.self_.reset_data()
-        self.other_.reset_data()
+        self.self_ = released(self.self_)
+        self.other_ = released(self.other_)
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        self_ = ops.unpack(self.self_, self)
-        other = ops.unpack(self.other_, self)
+        self_ = ops.unpack(self.self_, self) if isinstance(self.self_, SAVED) else self.self_
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
         grad_inputs = [None, None]
         # self: grad
         if self.should_compute_output(0):
@@ -7838,17 +7838,17 @@ class FmodBackward1(Node):
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_.reset_data()
+        self.other_ = released(self.other_)
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_ = ops.unpack(self.self_, self)
-        other = ops.unpack(self.other_, self)
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
         grad_inputs = [None, None]
         # self: grad
         if self.should_compute_output(0):
@@ -9051,21 +9051,21 @@ class XlogyBackward0(Node):
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     @property
     def _saved_self(self):
-        return self.self_.unpack()
+        return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     def release_variables(self):
-        self.other_.reset_data()
-        self.self_.reset_data()
+        self.other_ = released(self.other_)
+        self.self_ = released(self.self_)
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
-        other = ops.unpack(self.other_, self)
-        self_ = ops.unpack(self.self_, self)
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
+        self_ = ops.unpack(self.self_, self) if isinstance(self.self_, SAVED) else self.self_
         grad_inputs = [None, None]
         # self: xlogy(grad, other).masked_fill(logical_and(self == 0., other <= 0.), 0.)
         if any_grad_defined and self.should_compute_output(0):
@@ -9683,16 +9683,16 @@ class XlogyBackward1(Node):
 
     @property
     def _saved_other(self):
-        return self.other_.unpack()
+        return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     def release_variables(self):
-        self.other_.reset_data()
+        self.other_ = released(self.other_)
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         self_ = self._saved_self
-        other = ops.unpack(self.other_, self)
+        other = ops.unpack(self.other_, self) if isinstance(self.other_, SAVED) else self.other_
         grad_inputs = [None]
         # other: grad * self / other
         if any_grad_defined and self.should_compute_output(0):
@@ -9711,16 +9711,16 @@ class XlogyBackward2(Node):
 
     @property
     def _saved_self(self):
-        return self.self_.unpack()
+        return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     def release_variables(self):
-        self.self_.reset_data()
+        self.self_ = released(self.self_)
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
         any_grad_defined = grads[0] is not None
         other = self._saved_other
-        self_ = ops.unpack(self.self_, self)
+        self_ = ops.unpack(self.self_, self) if isinstance(self.self_, SAVED) else self.self_
         grad_inputs = [None]
         # self: xlogy(grad, other) if other > 0. else xlogy(grad, other).masked_fill(self == 0., 0.)
         if any_grad_defined and self.should_compute_output(0):

@@ -1267,9 +1267,9 @@ def mul_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     result = recording.wrap(kernels.mul_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = MulBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.self_ = (SavedVariable(self_, False) if isinstance(self_, Tensor) else self_) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._kept_other_scalar_type = DTYPE_OF[other._data.dtype] if isinstance(other, Tensor) else None
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
@@ -1294,9 +1294,9 @@ def mul_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = MulBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
         grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.self_ = (SavedVariable(recording.original(self_), False) if isinstance(recording.original(self_), Tensor) else recording.original(self_)) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         grad_fn._kept_other_scalar_type = DTYPE_OF[other._data.dtype] if isinstance(other, Tensor) else None
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
@@ -1354,9 +1354,9 @@ def div_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     result = recording.wrap(kernels.div_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = DivBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other)
         grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.self_ = (SavedVariable(self_, False) if isinstance(self_, Tensor) else self_) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -1380,9 +1380,9 @@ def div_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = DivBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other)
         grad_fn._kept_self_scalar_type = DTYPE_OF[self_._data.dtype] if isinstance(self_, Tensor) else None
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.self_ = (SavedVariable(recording.original(self_), False) if isinstance(recording.original(self_), Tensor) else recording.original(self_)) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1439,8 +1439,8 @@ def div_Tensor_mode(self_=MISSING, other=MISSING, *extra, rounding_mode=MISSING,
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = DivBackward2((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_rounding_mode = rounding_mode
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other)
+        grad_fn.self_ = (SavedVariable(self_, False) if isinstance(self_, Tensor) else self_) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -1465,8 +1465,8 @@ def div_Tensor_mode_(self_=MISSING, other=MISSING, *extra, rounding_mode=MISSING
     if needs_grad:
         grad_fn = DivBackward2((gradient_edge(self_), gradient_edge(other)))
         grad_fn._saved_rounding_mode = rounding_mode
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other)
+        grad_fn.self_ = (SavedVariable(recording.original(self_), False) if isinstance(recording.original(self_), Tensor) else recording.original(self_)) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1548,7 +1548,7 @@ def pow_Tensor_Scalar(self_=MISSING, exponent=MISSING, *extra, out=None, **kwarg
     result = recording.wrap(kernels.pow_Tensor_Scalar((self_._data if isinstance(self_, Tensor) else self_), exponent))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = PowBackward0((gradient_edge(self_),))
-        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.self_ = (SavedVariable(self_, False) if isinstance(self_, Tensor) else self_)
         grad_fn._saved_exponent = exponent
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
@@ -1573,7 +1573,7 @@ def pow_Tensor_Scalar_(self_=MISSING, exponent=MISSING, *extra, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None))
     if needs_grad:
         grad_fn = PowBackward0((gradient_edge(self_),))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn.self_ = (SavedVariable(recording.original(self_), False) if isinstance(recording.original(self_), Tensor) else recording.original(self_))
         grad_fn._saved_exponent = exponent
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
@@ -1605,8 +1605,8 @@ def pow_Tensor_Tensor(self_=MISSING, exponent=MISSING, *extra, out=None, **kwarg
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(exponent, Tensor) and (exponent._requires_grad or exponent.grad_fn is not None))
     if needs_grad:
         grad_fn = PowBackward1((gradient_edge(self_), gradient_edge(exponent)))
-        grad_fn.self_ = SavedVariable(self_, False)
-        grad_fn.exponent_ = SavedVariable(exponent, False)
+        grad_fn.self_ = (SavedVariable(self_, False) if isinstance(self_, Tensor) else self_)
+        grad_fn.exponent_ = (SavedVariable(exponent, False) if isinstance(exponent, Tensor) else exponent)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, exponent):
         with forward_grad.computing_tangents():
@@ -1633,8 +1633,8 @@ def pow_Tensor_Tensor_(self_=MISSING, exponent=MISSING, *extra, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(exponent, Tensor) and (exponent._requires_grad or exponent.grad_fn is not None))
     if needs_grad:
         grad_fn = PowBackward1((gradient_edge(self_), gradient_edge(exponent)))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False)
-        grad_fn.exponent_ = SavedVariable(exponent, False)
+        grad_fn.self_ = (SavedVariable(recording.original(self_), False) if isinstance(recording.original(self_), Tensor) else recording.original(self_))
+        grad_fn.exponent_ = (SavedVariable(exponent, False) if isinstance(exponent, Tensor) else exponent)
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, exponent)
     if forward_ad:
         original_self = recording.original(self_)
@@ -1669,7 +1669,7 @@ def pow_Scalar(self_=MISSING, exponent=MISSING, *extra, out=None, **kwargs):
     if needs_grad:
         grad_fn = PowBackward2((gradient_edge(exponent),))
         grad_fn._saved_self = self_
-        grad_fn.exponent_ = SavedVariable(exponent, False)
+        grad_fn.exponent_ = (SavedVariable(exponent, False) if isinstance(exponent, Tensor) else exponent)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(exponent):
         with forward_grad.computing_tangents():
@@ -3704,7 +3704,7 @@ def eq__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     if needs_grad:
         grad_fn = EqBackward1((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3763,7 +3763,7 @@ def ge__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     if needs_grad:
         grad_fn = GeBackward1((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3822,7 +3822,7 @@ def gt__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     if needs_grad:
         grad_fn = GtBackward1((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3881,7 +3881,7 @@ def le__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     if needs_grad:
         grad_fn = LeBackward1((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3940,7 +3940,7 @@ def lt__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     if needs_grad:
         grad_fn = LtBackward1((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -3999,7 +3999,7 @@ def ne__Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     if needs_grad:
         grad_fn = NeBackward1((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[0][0] is not None else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -9386,7 +9386,7 @@ def lerp_Tensor(self_=MISSING, end=MISSING, weight=MISSING, *extra, out=None, **
     result = recording.wrap(kernels.lerp_Tensor(self_._data, end._data, (weight._data if isinstance(weight, Tensor) else weight)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(end, Tensor) and (end._requires_grad or end.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None)):
         grad_fn = LerpBackward1((gradient_edge(self_), gradient_edge(end), gradient_edge(weight)))
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = (SavedVariable(weight, False) if isinstance(weight, Tensor) else weight)
         grad_fn.end_ = SavedVariable(end, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
@@ -9412,7 +9412,7 @@ def lerp_Tensor_(self_=MISSING, end=MISSING, weight=MISSING, *extra, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(end, Tensor) and (end._requires_grad or end.grad_fn is not None) or isinstance(weight, Tensor) and (weight._requires_grad or weight.grad_fn is not None))
     if needs_grad:
         grad_fn = LerpBackward1((gradient_edge(self_), gradient_edge(end), gradient_edge(weight)))
-        grad_fn.weight_ = SavedVariable(weight, False)
+        grad_fn.weight_ = (SavedVariable(weight, False) if isinstance(weight, Tensor) else weight)
         grad_fn.end_ = SavedVariable(end, False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[2][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, end, weight)
@@ -9742,8 +9742,8 @@ def remainder_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     result = recording.wrap(kernels.remainder_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = RemainderBackward1((gradient_edge(self_), gradient_edge(other)))
-        grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.self_ = (SavedVariable(self_, False) if isinstance(self_, Tensor) else self_) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -9767,8 +9767,8 @@ def remainder_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = RemainderBackward1((gradient_edge(self_), gradient_edge(other)))
-        grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.self_ = (SavedVariable(recording.original(self_), False) if isinstance(recording.original(self_), Tensor) else recording.original(self_)) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -9866,7 +9866,7 @@ def fmod_Tensor(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = FmodBackward1((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(self_, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -9891,7 +9891,7 @@ def fmod_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     if needs_grad:
         grad_fn = FmodBackward1((gradient_edge(self_), gradient_edge(other)))
         grad_fn.self_ = SavedVariable(recording.original(self_), False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
-        grad_fn.other_ = SavedVariable(other, False) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other) if grad_fn._next_functions[1][0] is not None else NOT_SAVED
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -11373,8 +11373,8 @@ def xlogy_Tensor(self_=MISSING, other=MISSING, *extra, **kwargs):
     result = recording.wrap(kernels.xlogy_Tensor((self_._data if isinstance(self_, Tensor) else self_), (other._data if isinstance(other, Tensor) else other)))
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = XlogyBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other)
+        grad_fn.self_ = (SavedVariable(self_, False) if isinstance(self_, Tensor) else self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_, other):
         with forward_grad.computing_tangents():
@@ -11398,8 +11398,8 @@ def xlogy_Tensor_(self_=MISSING, other=MISSING, *extra, **kwargs):
     needs_grad = _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None) or isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None))
     if needs_grad:
         grad_fn = XlogyBackward0((gradient_edge(self_), gradient_edge(other)))
-        grad_fn.other_ = SavedVariable(other, False)
-        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other)
+        grad_fn.self_ = (SavedVariable(recording.original(self_), False) if isinstance(recording.original(self_), Tensor) else recording.original(self_))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_, other)
     if forward_ad:
         original_self = recording.original(self_)
@@ -12066,7 +12066,7 @@ def xlogy_Scalar_Self(self_=MISSING, other=MISSING, *extra, out=None, **kwargs):
     if _grad_state.enabled and (isinstance(other, Tensor) and (other._requires_grad or other.grad_fn is not None)):
         grad_fn = XlogyBackward1((gradient_edge(other),))
         grad_fn._saved_self = self_
-        grad_fn.other_ = SavedVariable(other, False)
+        grad_fn.other_ = (SavedVariable(other, False) if isinstance(other, Tensor) else other)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(other):
         with forward_grad.computing_tangents():
@@ -12092,7 +12092,7 @@ def xlogy_Scalar_Other(self_=MISSING, other=MISSING, *extra, out=None, **kwargs)
     if _grad_state.enabled and (isinstance(self_, Tensor) and (self_._requires_grad or self_.grad_fn is not None)):
         grad_fn = XlogyBackward2((gradient_edge(self_),))
         grad_fn._saved_other = other
-        grad_fn.self_ = SavedVariable(self_, False)
+        grad_fn.self_ = (SavedVariable(self_, False) if isinstance(self_, Tensor) else self_)
         recording.set_history(result, grad_fn)
     if forward_grad.enabled and forward_grad.any_tangent(self_):
         with forward_grad.computing_tangents():
@@ -12117,7 +12117,7 @@ def xlogy_Scalar_Other_(self_=MISSING, other=MISSING, *extra, **kwargs):
     if needs_grad:
         grad_fn = XlogyBackward2((gradient_edge(self_),))
         grad_fn._saved_other = other
-        grad_fn.self_ = SavedVariable(recording.original(self_), False)
+        grad_fn.self_ = (SavedVariable(recording.original(self_), False) if isinstance(recording.original(self_), Tensor) else recording.original(self_))
     forward_ad = forward_grad.enabled and forward_grad.any_tangent(self_)
     if forward_ad:
         original_self = recording.original(self_)

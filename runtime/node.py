@@ -668,6 +668,22 @@ class SavedValue:
 
 NOT_SAVED = SavedValue(None)
 
+# What a node may keep for a Tensor argument: a SavedVariable, NOT_SAVED, or (where a Python
+# number stood for the tensor, `x * 2`) the number itself, which costs no object; backward
+# frees it by putting FREED in its place (`released`), and unpacking FREED raises.
+SAVED = (SavedVariable, SavedValue)
+FREED = SavedValue(None)
+FREED._freed = True
+
+
+def released(saved: Any) -> Any:
+    """What a node keeps of a saved value once backward frees it: a SavedVariable (or
+    NOT_SAVED) reset, a number kept as itself replaced by FREED."""
+    if isinstance(saved, SAVED):
+        saved.reset_data()
+        return saved
+    return FREED
+
 
 class SavedVariableList:
     """A saved Tensor[] argument (cat's `tensors`)."""

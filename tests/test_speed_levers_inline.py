@@ -3,7 +3,8 @@ the paths they skip give: the kernels' fast paths (a float sum, a float squared,
 subtraction, an optimizer's in-place update, relu), the shared metadata of one-output
 nodes, the cached ones of a bias gradient, the direct seed of a 0-dim loss, and Tensor's
 rare fields kept as class defaults (which also lets a program set its own attributes on a
-tensor, as torch's tensors do). Each is checked against torch or the general path."""
+tensor, as torch's tensors do), a Python number saved for a Tensor argument kept as itself.
+Each is checked against torch or the general path."""
 
 from __future__ import annotations
 
@@ -190,3 +191,52 @@ def test_rare_fields_default_until_set_and_stay_per_tensor() -> None:
         subclasses.append((type(sub).__name__, sub.tolist(), sub.requires_grad,
                            sub.retains_grad, type(sub.grad_fn).__name__, hasattr(sub, "note")))
     assert subclasses[0] == subclasses[1]
+
+
+# -- a Python number saved for a Tensor argument is kept as itself -------------------------
+
+MESSAGE = "Trying to backward through the graph a second time"
+
+
+@pytest.mark.parametrize("number", [2.5, 3, True, -0.0])
+def test_a_number_kept_as_itself_unpacks_frees_and_raises_as_torch(number) -> None:
+    x = runtime.tensor([1.0, -2.0, 4.0], requires_grad=True)
+    y = x * number
+    assert y.grad_fn.other_ is number  # no SavedVariable made for it
+    assert y.grad_fn._saved_other is number
+    y.sum().backward(retain_graph=True)  # (retained: still kept)
+    assert y.grad_fn._saved_other is number
+    y.sum().backward()  # freed now: read or backward again raises torch's error
+    expected = torch.tensor([1.0, -2.0, 4.0], requires_grad=True)
+    (expected * number).sum().backward(retain_graph=True)
+    (expected * number).sum().backward()
+    assert np.array_equal(x.grad.numpy(), expected.grad.numpy())  # two backwards' sum
+    with pytest.raises(RuntimeError, match=MESSAGE):
+        _ = y.grad_fn._saved_other
+    with pytest.raises(RuntimeError, match=MESSAGE):
+        y.sum().backward()
+
+
+def test_a_tensor_in_the_same_place_is_still_a_saved_variable() -> None:
+    from runtime.node import SavedVariable
+
+    x = runtime.tensor([1.0, 2.0], requires_grad=True)
+    other = runtime.tensor([3.0, 5.0])
+    y = x * other
+    assert type(y.grad_fn.other_) is SavedVariable
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 5.0]
+    with pytest.raises(RuntimeError, match=MESSAGE):
+        _ = y.grad_fn._saved_other
+
+
+def test_a_number_kept_as_itself_in_a_double_backward_and_a_raw_backward() -> None:
+    x = runtime.tensor([0.5, -1.5], requires_grad=True)
+    y = (x * 3.0 * x).sum()
+    (g,) = runtime.autograd.grad(y, x, create_graph=True)  # Tensor namespace
+    g.sum().backward()  # through the nodes again
+    xt = torch.tensor([0.5, -1.5], requires_grad=True)
+    (gt,) = torch.autograd.grad((xt * 3.0 * xt).sum(), xt, create_graph=True)
+    gt.sum().backward()
+    assert np.array_equal(g.detach().numpy(), gt.detach().numpy())
+    assert np.array_equal(x.grad.numpy(), xt.grad.numpy())
