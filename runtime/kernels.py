@@ -25,7 +25,7 @@ import ml_dtypes
 import numpy as np
 from numpy import ndarray  # (on the hottest paths: a global, not np's attribute)
 
-from runtime import cpu_math, sampling
+from runtime import blas, cpu_math, sampling
 from runtime._warn import warn_at_caller
 
 _DEFAULT_FLOAT = np.float32
@@ -408,10 +408,20 @@ def add_Tensor_(self, other, alpha=1):
     if type(alpha) is float and type(other) is np.ndarray and other.dtype is self.dtype \
             and self.dtype.kind == "f" and other.shape == self.shape:
         # that update itself: one dtype, one shape, nothing to promote or check
-        quietly(np.add, self, alpha * other, self)
+        if adds_in_one_pass(self, other, alpha):
+            blas.axpy(alpha, other, self)
+        else:
+            quietly(np.add, self, alpha * other, self)
         return
     dtype = result_type(self, other, alpha if alpha != 1 else None)
     _inplace(np.add, self, other if alpha == 1 else alpha * _as(other, dtype), dtype)
+
+
+def adds_in_one_pass(self: np.ndarray, other: np.ndarray, alpha: float) -> bool:
+    """Whether add_Tensor_'s update of a large array goes through BLAS's axpy: one pass, one
+    rounding (a fused multiply-add), as torch's kernel computes it (runtime/blas.py).
+    (alpha 0 stays with numpy: BLAS skips the product, where 0 * inf must give NaN.)"""
+    return alpha != 0 and blas.fits(self, other)
 
 
 def add_Scalar(self, other, alpha=1):

@@ -496,7 +496,8 @@ class Tracer:
         a, b, alpha = args
         if type(alpha) not in (float, Number) or float(alpha) == 1 or \
                 type(a) is not np.ndarray or type(b) is not np.ndarray or \
-                a.dtype.kind not in "fV" or b.dtype != a.dtype or b.shape != a.shape:
+                a.dtype.kind not in "fV" or b.dtype != a.dtype or b.shape != a.shape or \
+                kernels.adds_in_one_pass(a, b, float(alpha)):  # (then the kernel's own call)
             return False
         target, operand = self.render(a).id, self.render(b).id
         reads = self._reads(alpha)
