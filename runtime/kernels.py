@@ -1175,7 +1175,12 @@ def sum(self, dtype=None):  # noqa: A001 - the op's name
     """Silently, as PyTorch sums (a float32 sum past its largest value is inf, no warning);
     float16 and bfloat16 add up in float32, rounded once."""
     if dtype is None and (self.dtype is _FLOAT32 or self.dtype is _FLOAT64):  # the usual sum
-        return _array(quietly(_add_reduce, self, None), self.dtype)
+        token = _set_state(_QUIET)  # (quietly's work, written out: a loss's every step)
+        try:
+            total = _add_reduce(self, None)  # a numpy scalar of self's dtype
+        finally:
+            _reset_state(token)
+        return np.asarray(total)
     out = _sum_dtype(self, dtype)
     if self.dtype.kind == "c" and np.dtype(out).kind != "c":  # torch casts the input first
         warn_at_caller("Casting complex values to real discards the imaginary part",
