@@ -1414,11 +1414,6 @@ def aten_batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, runni
                                  momentum, eps)[0]
 
 
-def _inplace_or_not(input: Any, inplace: bool, function: Any, inplace_function: Any,
-                    *args: Any) -> Any:
-    return inplace_function(input, *args) if inplace else function(input, *args)
-
-
 def relu(input: Any, inplace: bool = False) -> Any:
     """F.relu: max(0, x), in place with `inplace` (torch.relu_, ReluBackward0 either way);
     torch.relu itself takes no `inplace`."""
@@ -1426,7 +1421,7 @@ def relu(input: Any, inplace: bool = False) -> Any:
         heard = _modes.dispatch(relu, (input, inplace), {})
         if heard is not _modes.PASS:
             return heard
-    return _inplace_or_not(input, inplace, ops.relu, ops.relu_)
+    return ops.relu_(input) if inplace else ops.relu(input)
 
 
 def silu(input: Any, inplace: bool = False) -> Any:
@@ -1435,7 +1430,7 @@ def silu(input: Any, inplace: bool = False) -> Any:
         heard = _modes.dispatch(silu, (input, inplace), {})
         if heard is not _modes.PASS:
             return heard
-    return _inplace_or_not(input, inplace, ops.silu, ops.silu_)
+    return ops.silu_(input) if inplace else ops.silu(input)
 
 
 def mish(input: Any, inplace: bool = False) -> Any:
@@ -1444,7 +1439,7 @@ def mish(input: Any, inplace: bool = False) -> Any:
         heard = _modes.dispatch(mish, (input, inplace), {})
         if heard is not _modes.PASS:
             return heard
-    return _inplace_or_not(input, inplace, ops.mish, ops.mish_)
+    return ops.mish_(input) if inplace else ops.mish(input)
 
 
 def hardswish(input: Any, inplace: bool = False) -> Any:
@@ -1453,7 +1448,7 @@ def hardswish(input: Any, inplace: bool = False) -> Any:
         heard = _modes.dispatch(hardswish, (input, inplace), {})
         if heard is not _modes.PASS:
             return heard
-    return _inplace_or_not(input, inplace, ops.hardswish, ops.hardswish_)
+    return ops.hardswish_(input) if inplace else ops.hardswish(input)
 
 
 def hardsigmoid(input: Any, inplace: bool = False) -> Any:
@@ -1462,7 +1457,7 @@ def hardsigmoid(input: Any, inplace: bool = False) -> Any:
         heard = _modes.dispatch(hardsigmoid, (input, inplace), {})
         if heard is not _modes.PASS:
             return heard
-    return _inplace_or_not(input, inplace, ops.hardsigmoid, ops.hardsigmoid_)
+    return ops.hardsigmoid_(input) if inplace else ops.hardsigmoid(input)
 
 
 def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,
@@ -1474,7 +1469,8 @@ def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0,
             return heard
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _inplace_or_not(input, inplace, ops.hardtanh, ops.hardtanh_, min_val, max_val)
+    return ops.hardtanh_(input, min_val, max_val) if inplace else \
+        ops.hardtanh(input, min_val, max_val)
 
 
 def relu6(input: Any, inplace: bool = False) -> Any:
@@ -1493,7 +1489,7 @@ def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Any:
         heard = _modes.dispatch(elu, (input, alpha, inplace), {})
         if heard is not _modes.PASS:
             return heard
-    return _inplace_or_not(input, inplace, ops.elu, ops.elu_, alpha)
+    return ops.elu_(input, alpha) if inplace else ops.elu(input, alpha)
 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Any:
@@ -1503,8 +1499,8 @@ def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) 
         if heard is not _modes.PASS:
             return heard
     if input.dtype.is_floating_point:
-        return _inplace_or_not(input, inplace, ops.leaky_relu, ops.leaky_relu_,
-                               negative_slope)
+        return ops.leaky_relu_(input, negative_slope) if inplace else \
+            ops.leaky_relu(input, negative_slope)
     raise NotImplementedError(  # (the leaky_relu op itself lets integers through)
         f'"leaky_relu_cpu" not implemented for \'{_type_name(input)}\'')
 
