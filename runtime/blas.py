@@ -4,12 +4,15 @@ numpy has no fused multiply-add ufunc: `y += alpha * x` makes the product in a t
 array, then adds it, two passes over memory and two roundings. torch's CPU kernel for
 `y.add_(x, alpha=a)` (every SGD update) makes one pass with a fused multiply-add. The BLAS
 routine axpy does what torch's kernel does: on an optimizer's 100,000-element weight it runs
-in about half the time of numpy's two passes, and where the CPU's BLAS kernel fuses (every
-x86-64 kernel from Haswell on does) its bits are torch's.
+in about half the time of numpy's two passes, and where the CPU's BLAS kernel fuses (the
+x86-64 kernels from Haswell on do) its bits are torch's, but for the few elements past the
+last full vector of each block a BLAS thread takes, which its scalar loop rounds twice (as
+numpy's two passes round every element).
 
 Reached through ctypes, whose call costs about a microsecond: worth it only on large arrays
 (`MIN_SIZE`). Where numpy's BLAS is not the OpenBLAS its wheels bundle (a build against
-another BLAS, another platform), `axpy` is None and callers keep numpy's two passes.
+another BLAS, another platform), `AVAILABLE` is False, `fits` never holds and callers keep
+numpy's two passes.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ def _load() -> dict[np.dtype, Callable] | None:
 
 
 _AXPY = _load()
+AVAILABLE = _AXPY is not None
 _address = ctypes.addressof
 _buffer = ctypes.c_char.from_buffer  # a writable array's first byte (cheaper than .ctypes)
 

@@ -23,7 +23,7 @@ def _pair(n: int, dtype, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 def test_numpys_bundled_blas_is_found() -> None:
     # numpy's Linux wheels (the pinned numpy) bundle OpenBLAS; without it every update
     # would silently take the slower path, so its absence here is a failure.
-    assert blas.axpy is not None and blas._AXPY is not None
+    assert blas.AVAILABLE
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
