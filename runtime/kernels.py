@@ -340,18 +340,10 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
             or (type(other) is float or type(other) is int and -_EXACT <= other <= _EXACT)
             and self.dtype in _WIDE_FLOATS):
         a, b = self, other  # (the dtypes' most common pairs, tested first and cheaply)
-    elif dtype is None and type(self) is np.ndarray and (
-            (type(other) is np.ndarray and other.dtype == self.dtype)
-            or (type(other) is float and self.dtype.kind in "fV")
-            or (type(other) is int and self.dtype.kind in "fV" and -_EXACT <= other <= _EXACT)):
-        a, b = self, other
-        # A number with float16 or bfloat16 (_HALVES: the float kinds two bytes wide).
-        if type(other) is not np.ndarray and self.itemsize == 2 and ufunc in _SCALAR_IN_OPMATH:
-            return _with_scalar(ufunc, self, other)
-    elif dtype is None and _scalar_in_opmath(ufunc, self, other):
-        return _with_scalar(ufunc, self, other.item())
     else:
-        a, b = _binary(self, other, dtype)
+        a, b = _operands(ufunc, self, other, dtype)
+        if a is None:  # computed there: a half dtype with a number, in float32
+            return b
     token = _set_state(_QUIET)
     try:
         result = ufunc(a, b)
@@ -362,6 +354,22 @@ def _arithmetic(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None =
         _reset_state(token)
     return result if type(result) is ndarray and result.dtype is a.dtype \
         else _array(result, a.dtype)
+
+
+def _operands(ufunc: np.ufunc, self: Any, other: Any, dtype: np.dtype | None) -> tuple:
+    """_arithmetic's operands where its first test did not settle them: (a, b) in the dtype
+    to compute in, or (None, the result) for a half dtype with a number (torch's float32)."""
+    if dtype is None and type(self) is np.ndarray and (
+            (type(other) is np.ndarray and other.dtype == self.dtype)
+            or (type(other) is float and self.dtype.kind in "fV")
+            or (type(other) is int and self.dtype.kind in "fV" and -_EXACT <= other <= _EXACT)):
+        # A number with float16 or bfloat16 (_HALVES: the float kinds two bytes wide).
+        if type(other) is not np.ndarray and self.itemsize == 2 and ufunc in _SCALAR_IN_OPMATH:
+            return None, _with_scalar(ufunc, self, other)
+        return self, other
+    if dtype is None and _scalar_in_opmath(ufunc, self, other):
+        return None, _with_scalar(ufunc, self, other.item())
+    return _binary(self, other, dtype)
 
 
 _SCALAR_IN_OPMATH = (np.multiply, np.true_divide)
