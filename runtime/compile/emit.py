@@ -92,10 +92,6 @@ class Line:
     grad: str = ""  # the gradient's variable (ACCUMULATE, SET_GRAD)
     copy_grad: bool = False  # ACCUMULATE: hand over a copy of `grad` (optimize.py)
     tensor_tree: ast.expr | None = None  # the Tensor `tensor` names, as an expression
-    # Where it comes from: its kernel or op, and a backward line's node and formula.
-    op: str = ""
-    node: str = ""
-    formula: str = ""
     # A quiet `numpy:` form: run with warnings off, and dropped if nothing reads it.
     quiet: bool = False
     # No numpy arithmetic: a warnings-off block may run on across it.

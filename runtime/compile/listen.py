@@ -284,9 +284,8 @@ def _empty_like_layout(tracer: Any, proceed: Callable, args: tuple, kwargs: dict
             source = tracer.value_of(input._data, "empty_like's input")
             kind = [] if dtype is None else [var(tracer.source.constant(dtype.numpy))]
             tree = call(attribute("np", "empty_like"), [var(source.name), *kind])
-            tracer.factory(tree, tensor._data, (source.name,),
-                           f"forward: an uninitialised tensor laid out as {source.name}, "
-                           "to fill")
+            tracer.comment = f"forward: an uninitialised tensor laid out as {source.name}, to fill"
+            tracer.line(tree, (source.name,), tensor._data)
         except TraceBreak as stop:
             tracer.stop(stop.reason)
     return tensor
@@ -383,10 +382,7 @@ def _backward(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     finally:
         tracer.phase = AFTER_BACKWARD
     if tracer.broken is None:
-        try:
-            tracer.check_grads()
-        except TraceBreak as stop:
-            tracer.stop(stop.reason)
+        tracer.check_grads()
     return result
 
 
@@ -396,8 +392,7 @@ def _module_call(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> A
         tracer.watch(self)
         if _hooked(self):  # (a hook's Python side effects would happen on the traced call only)
             tracer.stop(f"a forward hook on a {type(self).__name__} module (hooks run eagerly)")
-    if tracer.recording and all(m is not self for m in tracer.modules):
-        tracer.modules.append(self)
+    if tracer.recording and tracer.guard(self):
         for name, tensor in (*self.named_parameters(), *self.named_buffers()):
             tracer.label(tensor, name)
     return proceed(*args, **kwargs)

@@ -122,9 +122,6 @@ def plain(values: tuple | dict) -> tuple | dict:
     return tuple(map(_plain, values))
 
 
-plain_keywords = plain
-
-
 def _plain(value: Any) -> Any:
     kind = type(value)
     return float(value) if kind is Number else int(value) != 0 if kind is Condition else value

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from runtime.compile.emit import GRAD_NONE, GRAD_STATE, TraceBreak, attribute, call, subscript, var
+from runtime.compile.emit import GRAD_STATE, TraceBreak, attribute, call, subscript, var
 from runtime.compile.numbers import Number
 from runtime.optim.hooks import has_step_hooks
 from runtime.optim.optimizer import Optimizer
@@ -36,8 +36,7 @@ def run_step(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> An
 def _traced_step(tracer: Tracer, optimizer: Any, proceed: Callable, args: tuple) -> Any:
     phase, tracer.phase = tracer.phase, "update"
     tracer.comment = type(optimizer).__name__
-    if all(o is not optimizer for o in tracer.optimizers):
-        tracer.optimizers.append(optimizer)
+    tracer.guard(optimizer)
     _make_state(tracer, optimizer)
     before, broken = _python_state(optimizer), tracer.broken
     stepping, tracer.stepping = tracer.stepping, optimizer
@@ -161,12 +160,7 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
 def _grads_emptied(tracer: Tracer, optimizer: Optimizer, phase: str) -> None:
     """zero_grad on leaves, set_to_none: each .grad emptied, a line each; the optimizer is
     guarded from here on."""
-    if all(o is not optimizer for o in tracer.optimizers):
-        tracer.optimizers.append(optimizer)
+    tracer.guard(optimizer)
     for group in optimizer.param_groups:
         for param in group["params"]:
-            name = tracer.tensor_name(param)
-            label = tracer.of(param).label or name
-            tracer.source.add((), None, (), f"{type(optimizer).__name__}.zero_grad: "
-                              f"{label}.grad = None", phase, GRAD_NONE,
-                              name).tensor_tree = tracer.tensor_tree(name)
+            tracer.grad_emptied(param, f"{type(optimizer).__name__}.zero_grad", phase)

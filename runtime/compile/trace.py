@@ -42,7 +42,7 @@ from runtime.compile.emit import (
     var,
 )
 from runtime.compile.listen import AFTER_BACKWARD, current, listening  # noqa: F401
-from runtime.compile.numbers import READ_AFRESH, Number, plain, plain_keywords
+from runtime.compile.numbers import READ_AFRESH, Number, plain
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import GraphTask, _Mode
 from runtime.nn.module import Module
@@ -283,10 +283,17 @@ class Tracer:
         for value in self._named_modules():
             if any(_holds(module, tensor) for module in value.modules()):
                 for module in value.modules():
-                    if all(module is not known for known in self.modules):
-                        self.modules.append(module)
+                    self.guard(module)
                 return True
         return False
+
+    def guard(self, guarded: Module | Optimizer) -> bool:
+        """Guard a module or optimizer from here on; whether it is new to the guard."""
+        known = self.modules if isinstance(guarded, Module) else self.optimizers
+        if any(other is guarded for other in known):
+            return False
+        known.append(guarded)
+        return True
 
     def input_name(self, array: np.ndarray, what: str) -> str:
         """The variable of an array no traced line made: the data of a Tensor read here."""
@@ -410,9 +417,7 @@ class Tracer:
         tree, quiet = form or (tree, False)
         reads = self._reads((args, kwargs)) + self._reads(extra)
         if isinstance(result, np.ndarray | np.generic):
-            value = self.line(tree, reads, result, quiet)
-            self.source.lines[-1].op = getattr(callee, "attr", getattr(callee, "id", ""))
-            return value
+            return self.line(tree, reads, result, quiet)
         if isinstance(result, tuple | list) and result and \
                 all(isinstance(r, np.ndarray) for r in result):
             return self.line(tree, reads, result)
@@ -426,7 +431,7 @@ class Tracer:
         self.depth += 1
         try:
             # (A Number reaches the kernel as its float: its type would change promotion.)
-            result = function(*plain(args), **plain_keywords(kwargs))
+            result = function(*plain(args), **plain(kwargs))
         finally:
             self.depth -= 1
         if recording and name not in _CHECKS_ONLY:
@@ -540,24 +545,22 @@ class Tracer:
                         f"{self.phase}: {self.comment}", self.phase)
         self.version_moved(tensor)
 
-    def factory(self, tree: ast.expr, array: np.ndarray, reads: tuple[str, ...],
-                comment: str) -> None:
-        """A tensor made in the step by a factory the tracer knows (`empty_like_layout`)."""
-        self.comment = comment
-        self.line(tree, reads, array)
-
     @_records
     def grad_set(self, tensor: Tensor, value: Any) -> None:
         """`tensor.grad = None` in the step: a line; any other value stops the trace."""
         if value is not None:
             raise TraceBreak("a tensor assigned to a .grad in the step")
+        self.grad_emptied(tensor, self.phase, self.phase)
+
+    def grad_emptied(self, tensor: Tensor, by: str, phase: str) -> None:
+        """A line `T._grad = None` (`by`: who empties it, for the comment)."""
         name = self.tensor_name(tensor)
         old = self.known.get(id(tensor._grad))
         if old is not None and old.how == GRAD:  # no longer this tensor's .grad
             old.how = old.name = ""
         label = self.of(tensor).label or name
-        self.source.add((), None, (), f"{self.phase}: {label}.grad = None", self.phase,
-                        GRAD_NONE, name).tensor_tree = self.tensor_tree(name)
+        self.source.add((), None, (), f"{by}: {label}.grad = None", phase, GRAD_NONE,
+                        name).tensor_tree = self.tensor_tree(name)
 
     @_records
     def constant_factory(self, name: str, tensor: Tensor, kwargs: dict) -> None:
@@ -572,7 +575,8 @@ class Tracer:
                                                  var(self.source.constant(array.dtype))])
         else:  # made once, at trace time: a copy at each step
             tree = call(attribute(self.source.constant(array.copy()), "copy"))
-        self.factory(tree, array, (), f"{self.phase}: {name}, {describe_array(array)}")
+        self.comment = f"{self.phase}: {name}, {describe_array(array)}"
+        self.line(tree, (), array)
 
     @_records
     def random_factory(self, name: str, args: tuple, kwargs: dict, tensor: Tensor) -> None:
@@ -583,7 +587,8 @@ class Tracer:
             raise TraceBreak(f"{name} with tensor arguments, out= or requires_grad=True in "
                              "the step")
         tree = attribute(self.render_call(attribute("random_ops", name), args, kwargs), "_data")
-        self.factory(tree, tensor._data, (), f"{self.phase}: {name}, fresh draws in eager's order")
+        self.comment = f"{self.phase}: {name}, fresh draws in eager's order"
+        self.line(tree, (), tensor._data)
 
     @_records
     def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
@@ -688,6 +693,7 @@ class Tracer:
             variable._grad._data + grad.array
         self.grads_checked.append((variable, expected))
 
+    @_records
     def check_grads(self) -> None:
         """After the engine ran: every .grad must be, bit for bit, what the lines compute."""
         for variable, expected in self.grads_checked:
@@ -812,7 +818,6 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
                 continue
             if line.comment == node.name():
                 line.comment = text
-                line.node, line.formula = node.name(), formula or ""
             stack.extend(line.reads)
 
 
