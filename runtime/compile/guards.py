@@ -22,7 +22,7 @@ import numpy as np
 from runtime import changes
 from runtime._tensor import Tensor
 from runtime.compile import reads
-from runtime.compile.emit import TraceBreak, define, var
+from runtime.compile.emit import TraceBreak, by_name, define, var
 from runtime.compile.trace import READ
 from runtime.dtypes import dtype
 from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
@@ -287,11 +287,6 @@ def hooked(tensor: Tensor) -> bool:
     """Whether `tensor` or its AccumulateGrad has hooks."""
     accumulator = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
     return bool(tensor._backward_hooks) or accumulator is not None and accumulator.has_hooks()
-
-
-def by_name(value: dict) -> bool:
-    """Whether a dict's keys are all str (a batch, a model's outputs, by name)."""
-    return all(type(key) is str for key in value)
 
 
 def _singleton(value: Any) -> bool:

@@ -21,8 +21,8 @@ from runtime import grad_mode
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.autograd.function import Function
-from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, same_bits, var
-from runtime.compile.guards import by_name, hooked
+from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, same_bits, var, walk
+from runtime.compile.guards import hooked
 from runtime.compile.optimize import optimize
 from runtime.compile.reads import is_plain_value
 
@@ -140,17 +140,6 @@ def _split(source: Source) -> tuple[list[Line], list[Line], dict[str, Line], lis
 
 def _tuple(items: Iterable[ast.expr]) -> ast.Tuple:
     return ast.Tuple(list(items), ast.Load())
-
-
-def walk(value: Any, leaf: Callable[[Any], Any]) -> Any:
-    """`value` with `leaf` applied to each item that is not a tuple, a list or a dict of str
-    keys (a model's outputs by name)."""
-    kind = type(value)
-    if kind is tuple or kind is list:
-        return kind(walk(item, leaf) for item in value)
-    if kind is dict and by_name(value):
-        return {key: walk(item, leaf) for key, item in value.items()}
-    return leaf(value)
 
 
 def _output(value: Any, outputs: list[Tensor]) -> Any:

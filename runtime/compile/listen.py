@@ -285,7 +285,7 @@ def _empty_like_layout(tracer: Any, proceed: Callable, args: tuple, kwargs: dict
             kind = [] if dtype is None else [var(tracer.source.constant(dtype.numpy))]
             tree = call(attribute("np", "empty_like"), [var(source.name), *kind])
             tracer.comment = f"forward: an uninitialised tensor laid out as {source.name}, to fill"
-            tracer.line(tree, (source.name,), tensor._data)
+            tracer.line(tree, tensor._data)
         except TraceBreak as stop:
             tracer.stop(stop.reason)
     return tensor

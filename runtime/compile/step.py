@@ -27,9 +27,9 @@ from runtime import kernels, random_ops
 from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.compile import config, guards
-from runtime.compile.emit import Source, TraceBreak, call, define, names_in, var
+from runtime.compile.emit import Source, TraceBreak, call, define, leaves, names_in, var
 from runtime.compile.guards import Keywords
-from runtime.compile.joint import Joint, computed, walk
+from runtime.compile.joint import Joint, computed
 from runtime.compile.listen import returned
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
@@ -406,9 +406,7 @@ def _freed_saved(node: Any, seen: set[int]) -> bool:
 
 def _returns_a_graph(value: Any) -> bool:
     """Whether `value` (what the step returned) holds a tensor that requires grad."""
-    items: list[Any] = []
-    walk(value, items.append)
-    return any(isinstance(item, Tensor) and item.requires_grad for item in items)
+    return any(isinstance(item, Tensor) and item.requires_grad for item in leaves(value))
 
 
 def _render_result(tracer: Tracer, value: Any) -> ast.expr:

@@ -37,6 +37,8 @@ from runtime.compile.emit import (
     attribute,
     call,
     describe_array,
+    leaves,
+    reads_of,
     same_bits,
     subscript,
     var,
@@ -371,57 +373,32 @@ class Tracer:
         return call(function, [self.render(a) for a in args],
                     {k: self.render(v) for k, v in kwargs.items()})
 
-    def _reads(self, operands: Any) -> tuple[str, ...]:
-        """The variables `operands` are (Values, Numbers, named arrays, in tuples, lists,
-        dicts and slices), in order."""
-        kind = type(operands)
-        if kind is Value:
-            return (operands.name,)
-        if kind in READ_AFRESH:
-            return tuple(operands.reads)
-        if kind is np.ndarray:
-            return (self.names[id(operands)],) if id(operands) in self.names else ()
-        if kind is dict:
-            operands = tuple(operands.values())
-        elif kind is slice:
-            operands = (operands.start, operands.stop, operands.step)
-        elif kind is not tuple and kind is not list:
-            return ()
-        return tuple(name for item in operands for name in self._reads(item))
-
-    def line(self, tree: ast.expr, reads: tuple[str, ...], result: Any,
-             quiet: bool = False) -> Any:
+    def line(self, tree: ast.expr, result: Any, quiet: bool = False) -> Any:
         """The one way a value gets its variable: a line binding `result` (an array, or a tuple
         or list of arrays) to `tree`, each array to a fresh variable; its Value(s)."""
         many = type(result) in (tuple, list)
         arrays = result if many else (result,)
         prefix = "g" if self.phase == "backward" else "v"
         targets = tuple(self.bind(array, prefix) for array in arrays)
-        line = self.source.add(targets, tree, reads, self.comment, self.phase)
+        line = self.source.add(targets, tree, reads_of(tree), self.comment, self.phase)
         line.quiet = quiet
         self.made_by.update(dict.fromkeys(targets, line))
         values = [Value(n, array, self) for n, array in zip(targets, arrays, strict=True)]
         return type(result)(values) if many else values[0]
 
-    def expression(self, tree: ast.expr, operands: tuple, result: Any) -> Value:
-        """A line `gN = tree` whose value is `result`."""
-        return self.line(tree, self._reads(operands), result)
-
-    def call(self, callee: ast.expr, args: tuple, kwargs: dict, result: Any,
-             extra: tuple = ()) -> Any:
+    def call(self, callee: ast.expr, args: tuple, kwargs: dict, result: Any) -> Any:
         """A line `target = callee(args)` (or its spec's `numpy:` form: forms.py); a result that
         is not an array is a constant and writes no line."""
         tree = self.render_call(callee, args, kwargs)  # (first: it names the inputs it reads)
         form = self.numpy_forms and forms.rewrite(callee, args, kwargs, unwrap(args), result,
                                                   self.render)
         tree, quiet = form or (tree, False)
-        reads = self._reads((args, kwargs)) + self._reads(extra)
         if isinstance(result, np.ndarray | np.generic):
-            return self.line(tree, reads, result, quiet)
+            return self.line(tree, result, quiet)
         if isinstance(result, tuple | list) and result and \
                 all(isinstance(r, np.ndarray) for r in result):
-            return self.line(tree, reads, result)
-        if _contains(result, np.ndarray):
+            return self.line(tree, result)
+        if any(isinstance(item, np.ndarray) for item in leaves(result)):
             raise TraceBreak(f"{ast.unparse(callee)} returned arrays mixed with other values")
         return result
 
@@ -488,9 +465,8 @@ class Tracer:
             return
         self.comment = f"{self.where}: {name}, in place"
         if name != "add_Tensor_" or not self._scaled_add(args, kwargs):
-            self.source.add((), ast.Expr(self.render_call(attribute("kernels", name), args,
-                                                          kwargs)),
-                            self._reads((args, kwargs)), self.comment, self.phase)
+            inplace = self.render_call(attribute("kernels", name), args, kwargs)
+            self.source.add((), ast.Expr(inplace), reads_of(inplace), self.comment, self.phase)
 
     def _scaled_add(self, args: tuple, kwargs: dict) -> bool:
         """`add_Tensor_(a, b, alpha)` on same-dtype float arrays (an optimizer's `p.add_(grad,
@@ -504,7 +480,7 @@ class Tracer:
                 a.dtype.kind not in "fV" or b.dtype != a.dtype or b.shape != a.shape:
             return False
         target, operand = self.render(a).id, self.render(b).id
-        reads = self._reads(alpha)
+        reads = reads_of(self.render(alpha))
         key = (ast.dump(self.render(alpha)), a.dtype)
         factor = self.factors.get(key)
         if factor is None:
@@ -576,26 +552,26 @@ class Tracer:
         else:  # made once, at trace time: a copy at each step
             tree = call(attribute(self.source.constant(array.copy()), "copy"))
         self.comment = f"{self.phase}: {name}, {describe_array(array)}"
-        self.line(tree, (), array)
+        self.line(tree, array)
 
     @_records
     def random_factory(self, name: str, args: tuple, kwargs: dict, tensor: Tensor) -> None:
         """`torch.randn(16, 4)` in the step: a line that calls the factory again, drawing in
         eager's order."""
-        if _contains((args, kwargs), Tensor) or kwargs.get("out") is not None or \
-                tensor._requires_grad:
+        if any(isinstance(item, Tensor) for item in leaves((args, kwargs))) or \
+                kwargs.get("out") is not None or tensor._requires_grad:
             raise TraceBreak(f"{name} with tensor arguments, out= or requires_grad=True in "
                              "the step")
         tree = attribute(self.render_call(attribute("random_ops", name), args, kwargs), "_data")
         self.comment = f"{self.phase}: {name}, fresh draws in eager's order"
-        self.line(tree, (), tensor._data)
+        self.line(tree, tensor._data)
 
     @_records
     def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
         """`t.bernoulli_(p)` and the other random fills on a tensor the step made: replayed;
         False if they cannot be."""
         target = self.local(tensor._data)
-        if target is None or _contains((args, kwargs), Tensor):
+        if target is None or any(isinstance(item, Tensor) for item in leaves((args, kwargs))):
             raise TraceBreak(f"{method} on a tensor the step did not make, or with tensor "
                              "arguments")
         fill = self.render_call(attribute("random_ops", method), args, kwargs)
@@ -883,15 +859,6 @@ def _own_function(value: Any) -> bool:
     """A Python function of the program's (not gradgen's)."""
     return isinstance(value, types.FunctionType) and \
         not (value.__module__ or "").startswith("runtime")
-
-
-def _contains(value: Any, kind: type) -> bool:
-    """Whether `value`, or a tuple, list or dict in it, holds a `kind`."""
-    if isinstance(value, kind):
-        return True
-    if isinstance(value, dict):
-        value = tuple(value.values())
-    return isinstance(value, tuple | list) and any(_contains(v, kind) for v in value)
 
 
 # The global modes a compiled step depends on, as (holder, attribute); the guard reads the same.
