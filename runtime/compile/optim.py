@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from runtime.compile.emit import GRAD_STATE, TraceBreak, attribute, call, subscript, var
 from runtime.compile.numbers import Number
+from runtime.compile.reads import contents, same_contents
 from runtime.optim.hooks import has_step_hooks
 from runtime.optim.optimizer import Optimizer
 
@@ -105,16 +106,11 @@ def _read_afresh(tracer: Tracer, prefix: str, value: float, tree: ast.expr,
 
 
 def _python_state(optimizer: Any) -> tuple[list[tuple], list[bool]]:
-    """What of an optimizer its step may change in Python: (where, key, object) for its
-    attributes, its groups' entries and its parameters' state, and which parameters have
-    no state yet."""
-    groups = optimizer.param_groups
-    states = [optimizer.state.get(p) or {} for group in groups for p in group["params"]]
-    held = [("optimizer", key, value) for key, value in vars(optimizer).items()]
-    held += [(index, key, value) for index, group in enumerate(groups)
-             for key, value in group.items()]
-    held += [(f"state {index}", key, value) for index, state in enumerate(states)
-             for key, value in state.items()]
+    """What of an optimizer its step may change in Python: the contents of its attributes, its
+    groups and its parameters' states, and which parameters have no state yet."""
+    states = [optimizer.state.get(p) or {} for group in optimizer.param_groups
+              for p in group["params"]]
+    held = [contents(held) for held in (vars(optimizer), *optimizer.param_groups, *states)]
     return held, [not state for state in states]
 
 
@@ -123,8 +119,7 @@ def _check_python_state(tracer: Tracer, optimizer: Any, before: tuple, broken: s
     """Stop the trace if the step changed the optimizer's Python state (a first step that made
     it: the next call traces again)."""
     (held, stateless), (now_held, now_stateless) = before, _python_state(optimizer)
-    if len(held) == len(now_held) and all(a[:2] == b[:2] and a[2] is b[2]
-                                          for a, b in zip(held, now_held, strict=True)):
+    if len(held) == len(now_held) and all(map(same_contents, now_held, held)):
         return
     name = type(optimizer).__name__
     if len(stateless) == len(now_stateless) and any(

@@ -11,7 +11,6 @@ import ast
 import copy
 import dataclasses
 import functools
-import operator
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -22,7 +21,6 @@ from generated.spec_data import FORMULAS
 from runtime import anomaly, forward_grad, grad_mode, kernels
 from runtime import node as node_module
 from runtime._tensor import Tensor
-from runtime.changes import Registry
 from runtime.compile import forms, reads
 from runtime.compile.emit import (
     ACCUMULATE,
@@ -193,10 +191,10 @@ class Tracer:
         if id(owner) in self.containers:
             return
         if isinstance(owner, Module):
-            held = [(f"{type(owner).__name__}.{key}", value, _contents(value))
-                    for key, value in vars(owner).items() if type(value) in _CONTAINERS]
+            held = [(f"{type(owner).__name__}.{key}", value, reads.contents(value))
+                    for key, value in vars(owner).items() if type(value) in reads.CONTAINERS]
         else:
-            held = [(name, owner, _contents(owner))]
+            held = [(name, owner, reads.contents(owner))]
         self.containers[id(owner)] = held
 
     def changed_container(self) -> str | None:
@@ -204,7 +202,7 @@ class Tracer:
         later calls would not repeat); None if none."""
         for held in self.containers.values():
             for name, value, contents in held:
-                if not _same_contents(_contents(value), contents):
+                if not reads.same_contents(reads.contents(value), contents):
                     return name
         return None
 
@@ -820,24 +818,6 @@ def _bindings(fn: Callable, found: dict | None = None) -> dict[int, reads.Read]:
     for value in filter(_own_function, new):  # (each function once: when first found)
         _bindings(value, found)
     return found
-
-
-def _contents(container: list | dict | set) -> tuple:
-    """What watch() keeps of a container (items compared by identity)."""
-    if type(container) is list:
-        return (), tuple(container)
-    if type(container) is dict or type(container) is Registry:
-        return tuple(container), tuple(container.values())
-    return frozenset(container), ()
-
-
-# What watch() keeps of a module: its containers and registries.
-_CONTAINERS = (list, dict, set, Registry)
-
-
-def _same_contents(now: tuple, before: tuple) -> bool:
-    return now[0] == before[0] and len(now[1]) == len(before[1]) and \
-        not any(map(operator.is_not, now[1], before[1]))
 
 
 def _argument_paths(args: Any, tree: ast.expr | None = None
