@@ -178,10 +178,6 @@ def _output_names(tracer: Any, outputs: list[Tensor]) -> list[str]:
     return names
 
 
-def _hooked(tensor: Tensor) -> bool:
-    return hooked(tensor) or tensor.grad_fn is not None and tensor.grad_fn.has_hooks()
-
-
 def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
     """The traced backward against the engine's, on the traced call's graph: the same gradients,
     bit for bit (skipped when a tensor reached has hooks)."""
@@ -190,7 +186,8 @@ def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
         total = totals.get(id(tensor))
         totals[id(tensor)] = (tensor, value.array if total is None else total[1] + value.array)
     tensors = [tensor for tensor, _ in totals.values()]
-    if not tensors or any(map(_hooked, tensors)):
+    if not tensors or any(hooked(tensor) or tensor.grad_fn is not None and
+                          tensor.grad_fn.has_hooks() for tensor in tensors):
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -38,7 +38,6 @@ from runtime.compile.emit import (
     leaves,
     reads_of,
     same_bits,
-    subscript,
     var,
 )
 from runtime.compile.listen import AFTER_BACKWARD, current, listening  # noqa: F401
@@ -91,7 +90,8 @@ def _records(method: Callable) -> Callable:
 class Tracer:
     """The state of one traced call: the source being written and what it depends on."""
 
-    def __init__(self, args: tuple, fn: Callable | None = None) -> None:
+    def __init__(self, arguments: list[tuple[Tensor, ast.expr]], fn: Callable | None = None
+                 ) -> None:
         self.source = Source()
         self.names = self.source.traced_ids  # id(array) -> the variable holding it
         self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor a heard call was given
@@ -99,7 +99,7 @@ class Tracer:
         self.known: dict[int, Known] = {}
         self.named: dict[str, Known] = {}
         self.closure: list[Known] = []  # the tensors read that are no arguments, in order
-        for tensor, tree in _argument_paths(args):
+        for tensor, tree in arguments:  # (the guard's: where each tensor argument is)
             known = self.of(tensor)
             known.how, known.tree = known.how or ARGUMENT, known.tree or tree
         # id(object) -> the read of each global and free variable fn reads; the reads through
@@ -187,7 +187,7 @@ class Tracer:
 
     def watch(self, owner: Any, name: str = "") -> None:
         """Keep the contents of a module's lists, dicts and sets, or of a container the step
-        names (`name`), for changed_container."""
+        names (`name`), to compare after the step (step.py's _check_python)."""
         if id(owner) in self.containers:
             return
         if isinstance(owner, Module):
@@ -196,15 +196,6 @@ class Tracer:
         else:
             held = [(name, owner, reads.contents(owner))]
         self.containers[id(owner)] = held
-
-    def changed_container(self) -> str | None:
-        """The first watched container whose contents the step changed (a Python side effect
-        later calls would not repeat); None if none."""
-        for held in self.containers.values():
-            for name, value, contents in held:
-                if not reads.same_contents(reads.contents(value), contents):
-                    return name
-        return None
 
     def bind(self, array: Any, prefix: str) -> str:
         name = self.source.fresh(prefix)
@@ -818,21 +809,6 @@ def _bindings(fn: Callable, found: dict | None = None) -> dict[int, reads.Read]:
     for value in filter(_own_function, new):  # (each function once: when first found)
         _bindings(value, found)
     return found
-
-
-def _argument_paths(args: Any, tree: ast.expr | None = None
-                    ) -> Iterator[tuple[Tensor, ast.expr]]:
-    """(tensor, its path as an expression: `a1`, `a2[0]`) for the tensors of the arguments, in
-    tuples, lists and str-keyed dicts too."""
-    items = args.items() if isinstance(args, dict) else enumerate(args)
-    for key, arg in items:
-        where = var(f"a{key}") if tree is None else \
-            subscript(copy.deepcopy(tree), ast.Constant(key))
-        if isinstance(arg, Tensor):
-            yield arg, where
-        elif isinstance(arg, tuple | list) or isinstance(arg, dict) and \
-                all(type(k) is str for k in arg):
-            yield from _argument_paths(arg, where)
 
 
 def _own_function(value: Any) -> bool:
