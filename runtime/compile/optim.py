@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from runtime.compile.emit import GRAD_STATE, TraceBreak, attribute, call, subscript, var
+from runtime.compile.emit import GRAD_STATE, TraceBreak, attribute, call, reads_of, subscript, var
 from runtime.compile.numbers import Number
 from runtime.compile.reads import contents, same_contents
 from runtime.optim.hooks import has_step_hooks
@@ -72,7 +72,7 @@ def _learning_rates(tracer: Tracer, optimizer: Any) -> list[tuple[dict, Number, 
         if type(group.get("lr")) is float:
             where = subscript(subscript(attribute(owner, "param_groups"), ast.Constant(index)),
                               ast.Constant("lr"))
-            rate = _read_afresh(tracer, "lr", group["lr"], where, (),
+            rate = _read_afresh(tracer, "lr", group["lr"], where,
                                 f"{type(optimizer).__name__}: the learning rate, read at "
                                 "every step", "update")
             rates.append((group, rate, group["lr"]))
@@ -92,17 +92,17 @@ def state_item(tracer: Tracer, tensor: Any, value: float) -> float | None:
     except TraceBreak as stop:
         tracer.stop(stop.reason)
         return value
-    return _read_afresh(tracer, "item", value, call(attribute(array, "item")), (array,),
+    return _read_afresh(tracer, "item", value, call(attribute(array, "item")),
                         f"{tracer.where}: a number of its state, read at every call",
                         tracer.phase)
 
 
-def _read_afresh(tracer: Tracer, prefix: str, value: float, tree: ast.expr,
-                 reads: tuple[str, ...], comment: str, phase: str) -> Number:
+def _read_afresh(tracer: Tracer, prefix: str, value: float, tree: ast.expr, comment: str,
+                 phase: str) -> Number:
     """A Number the step reads at every call, by the line `prefixN = tree`."""
     name = tracer.source.fresh(prefix)
-    tracer.source.add(name, tree, reads, comment, phase).neutral = True
-    return Number(value, var(name), (name,))
+    tracer.source.add(name, tree, reads_of(tree), comment, phase).neutral = True
+    return Number(value, var(name))
 
 
 def _python_state(optimizer: Any) -> tuple[list[tuple], list[bool]]:
