@@ -240,39 +240,32 @@ class _Row:
         return proceed(*args, **kwargs) if self.runs else modes.PASS
 
 
-def _factory(name: str) -> Callable:
+# (The handlers of several functions take the function's name first: functools.partial.)
+
+def _factory(name: str, tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     """A factory whose tensor Python values alone decide: a line of the step."""
-    def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-        values = args[1:] if name.startswith("new_") else args
-        recording = tracer.recording and (
-            name not in NUMBER_FACTORIES or values and type(values[0]) in (bool, int, float))
-        result = proceed(*args, **kwargs)
-        if recording and tracer.recording and isinstance(result, Tensor):
-            tracer.constant_factory(name, result, kwargs)
-        return result
-
-    return handler
+    values = args[1:] if name.startswith("new_") else args
+    recording = tracer.recording and (
+        name not in NUMBER_FACTORIES or values and type(values[0]) in (bool, int, float))
+    result = proceed(*args, **kwargs)
+    if recording and tracer.recording and isinstance(result, Tensor):
+        tracer.constant_factory(name, result, kwargs)
+    return result
 
 
-def _random_factory(name: str) -> Callable:
-    def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-        if not tracer.recording:
-            return proceed(*args, **kwargs)
-        result = tracer.pause(proceed, *args, **kwargs)
-        tracer.random_factory(name, args, kwargs, result)
-        return result
-
-    return handler
+def _random_factory(name: str, tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    if not tracer.recording:
+        return proceed(*args, **kwargs)
+    result = tracer.pause(proceed, *args, **kwargs)
+    tracer.random_factory(name, args, kwargs, result)
+    return result
 
 
-def _random_fill(name: str) -> Callable:
-    def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-        given = {k: v for k, v in kwargs.items() if v is not None}  # (the default generator)
-        if not tracer.recording or not tracer.random_fill(name, args[0], args[1:], given):
-            return proceed(*args, **kwargs)
-        return tracer.pause(proceed, *args, **kwargs)
-
-    return handler
+def _random_fill(name: str, tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    given = {k: v for k, v in kwargs.items() if v is not None}  # (the default generator)
+    if not tracer.recording or not tracer.random_fill(name, args[0], args[1:], given):
+        return proceed(*args, **kwargs)
+    return tracer.pause(proceed, *args, **kwargs)
 
 
 def _empty_like_layout(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
@@ -479,13 +472,13 @@ def _handlers_by_name() -> dict[Any, Callable | _Row]:
         table[getattr(predicates, name)] = table[getattr(predicates.PredicateMethods, name)] = \
             _Row(data_reason(f"torch.{name}"))
     for name in CONSTANT_FACTORIES + NUMBER_FACTORIES:
-        table[getattr(factories, name)] = _factory(name)
+        table[getattr(factories, name)] = functools.partial(_factory, name)
     for name in CONSTANT_FACTORY_METHODS:
-        table[Tensor.__dict__[name]] = _factory(name)
+        table[Tensor.__dict__[name]] = functools.partial(_factory, name)
     for name in RANDOM_FACTORIES:
-        table[getattr(random_ops, name)] = _random_factory(name)
+        table[getattr(random_ops, name)] = functools.partial(_random_factory, name)
     for name in RANDOM_FILLS:
-        table[getattr(random_ops, name)] = _random_fill(name)
+        table[getattr(random_ops, name)] = functools.partial(_random_fill, name)
     # Seeding in the step: the generated step would draw on where eager starts again.
     for name in ("manual_seed", "seed", "set_state"):
         table[random_module.Generator.__dict__[name]] = _Row(
