@@ -366,8 +366,6 @@ def _backward(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     if tracer.recording:
         try:
             tracer.backward(*args, **kwargs)
-        except TraceBreak as stop:
-            tracer.stop(stop.reason)
         except Exception as error:  # the engine will raise it again, eagerly
             tracer.stop(f"tracing backward raised {type(error).__name__}: {error}")
     try:

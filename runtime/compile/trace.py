@@ -77,9 +77,9 @@ def _records(method: Callable) -> Callable:
     """A recording method of Tracer's: a TraceBreak inside it stops the trace instead of
     reaching the step (which runs on eagerly)."""
     @functools.wraps(method)
-    def recording(self: Tracer, *args: Any) -> Any:
+    def recording(self: Tracer, *args: Any, **kwargs: Any) -> Any:
         try:
-            return method(self, *args)
+            return method(self, *args, **kwargs)
         except TraceBreak as stop:
             self.stop(stop.reason)
             return None
@@ -590,6 +590,7 @@ class Tracer:
                 node.name() not in line.comment:
             line.comment += f" -> {node.name()}"
 
+    @_records
     def backward(self, tensor: Tensor, gradient: Any, retain_graph: Any, create_graph: bool,
                  inputs: Any) -> None:
         """Trace `tensor.backward()`: the engine's walk over the graph, written out."""
