@@ -22,7 +22,7 @@ import numpy as np
 from runtime import changes
 from runtime._tensor import Tensor
 from runtime.compile import reads
-from runtime.compile.emit import TraceBreak, by_name, define, subscript, var
+from runtime.compile.emit import Source, TraceBreak, by_name, define, subscript, var
 from runtime.compile.trace import READ
 from runtime.dtypes import dtype
 from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
@@ -51,10 +51,11 @@ class Guard:
 
     def __init__(self, args: tuple, modes: tuple[tuple[Any, str], ...]) -> None:
         self.lines: list[str] = []
-        self.namespace: dict[str, Any] = {"Tensor": Tensor, "is_not": operator.is_not,
-                                          "ref": weakref.ref}
+        # Its namespace: the fixed names, and the constants (`k0`, `k1`, ...) it compares with.
+        self.source = Source(namespace={"Tensor": Tensor, "is_not": operator.is_not,
+                                        "ref": weakref.ref})
+        self.namespace = self.source.namespace
         self.skips: list[str] = []  # the conditions of the skippable blocks (VERIFY)
-        self._names: dict[int, str] = {}  # id of a constant -> its name (held: ids stay)
         self.arity = len(args)
         self.fail_if(" or ".join(
             f"{self.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} {value!r}"
@@ -98,11 +99,7 @@ class Guard:
 
     def constant(self, value: Any) -> str:
         """The namespace's name for `value` (one name per object)."""
-        name = self._names.get(id(value))
-        if name is None:
-            name = self._names[id(value)] = f"k{len(self.namespace)}"
-            self.namespace[name] = value
-        return name
+        return self.source.constant(value, "k")
 
     def found(self, read: reads.Read) -> str:
         """Where `read` reads, as source."""
