@@ -84,17 +84,20 @@ class TraceMode(modes.OpMode):
 
     def runtime_event(self, event: str, args: tuple) -> None:
         tracer = self.tracer
-        if event == "wrapped":
-            array, tensor = args
-            tracer.wrapped(array, tensor._data)
-        elif not tracer.recording:
-            return
-        elif event == "made":
-            tracer.of(args[0]).made = True
-        elif event == "history":
-            tracer.node_made(*args)
-        elif event == "version":
-            tracer.version_moved(args[0])
+        try:
+            if event == "wrapped":
+                array, tensor = args
+                tracer.wrapped(array, tensor._data)
+            elif not tracer.recording:
+                return
+            elif event == "made":
+                tracer.of(args[0]).made = True
+            elif event == "history":
+                tracer.node_made(*args)
+            elif event == "version":
+                tracer.version_moved(args[0])
+        except TraceBreak as stop:
+            tracer.stop(stop.reason)
 
     def heard(self, func: Callable, args: tuple, kwargs: dict, facet: Any) -> Any:
         """A call heard as an op (`facet`, the mode, off its stack meanwhile) or as a runtime
@@ -108,13 +111,19 @@ class TraceMode(modes.OpMode):
             for value in (*args, *kwargs.values()):
                 tracer.data_seen(value)
         handler = HANDLERS.get(key) if tracer.broken is None else None
+        if handler is None:
+            return self.run(func, key, args, kwargs, facet)
+        ran: list[Any] = []  # what the call returned, once the handler ran it
 
         def proceed(*args: Any, **kwargs: Any) -> Any:
-            return self.run(func, key, args, kwargs, facet)
+            ran.append(self.run(func, key, args, kwargs, facet))
+            return ran[-1]
 
-        if handler is None:
-            return proceed(*args, **kwargs)
-        return handler(tracer, proceed, args, kwargs)
+        try:
+            return handler(tracer, proceed, args, kwargs)
+        except TraceBreak as stop:  # (the handler's own: the trace stops, the call runs on)
+            tracer.stop(stop.reason)
+            return ran[-1] if ran else modes.PASS
 
     def key(self, func: Any) -> Any:
         """A heard function's key in HANDLERS: the function (a copy's original), or (property,
@@ -262,9 +271,10 @@ def _random_factory(name: str, tracer: Any, proceed: Callable, args: tuple, kwar
 
 
 def _random_fill(name: str, tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    given = {k: v for k, v in kwargs.items() if v is not None}  # (the default generator)
-    if not tracer.recording or not tracer.random_fill(name, args[0], args[1:], given):
+    if not tracer.recording:
         return proceed(*args, **kwargs)
+    given = {k: v for k, v in kwargs.items() if v is not None}  # (the default generator)
+    tracer.random_fill(name, args[0], args[1:], given)
     return tracer.pause(proceed, *args, **kwargs)
 
 
@@ -272,15 +282,12 @@ def _empty_like_layout(tracer: Any, proceed: Callable, args: tuple, kwargs: dict
     tensor = proceed(*args, **kwargs)
     if tracer.recording:
         input, dtype = args
-        try:
-            tracer.data_seen(input)
-            source = tracer.value_of(input._data, "empty_like's input")
-            kind = [] if dtype is None else [var(tracer.source.constant(dtype.numpy))]
-            tree = call(attribute("np", "empty_like"), [var(source.name), *kind])
-            tracer.comment = f"forward: an uninitialised tensor laid out as {source.name}, to fill"
-            tracer.line(tree, tensor._data)
-        except TraceBreak as stop:
-            tracer.stop(stop.reason)
+        tracer.data_seen(input)
+        source = tracer.value_of(input._data, "empty_like's input")
+        kind = [] if dtype is None else [var(tracer.source.constant(dtype.numpy))]
+        tree = call(attribute("np", "empty_like"), [var(source.name), *kind])
+        tracer.comment = f"forward: an uninitialised tensor laid out as {source.name}, to fill"
+        tracer.line(tree, tensor._data)
     return tensor
 
 
@@ -366,6 +373,8 @@ def _backward(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     if tracer.recording:
         try:
             tracer.backward(*args, **kwargs)
+        except TraceBreak as stop:
+            tracer.stop(stop.reason)
         except Exception as error:  # the engine will raise it again, eagerly
             tracer.stop(f"tracing backward raised {type(error).__name__}: {error}")
     try:

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from runtime.compile.emit import GRAD_STATE, TraceBreak, attribute, call, reads_of, subscript, var
+from runtime.compile.emit import GRAD_STATE, attribute, call, reads_of, subscript, var
 from runtime.compile.numbers import Number
 from runtime.compile.reads import contents, same_contents
 from runtime.optim.hooks import has_step_hooks
@@ -87,11 +87,7 @@ def state_item(tracer: Tracer, tensor: Any, value: float) -> float | None:
     if optimizer is None or tensor.ndim != 0 or all(
             v is not tensor for state in optimizer.state.values() for v in state.values()):
         return None
-    try:
-        array = tracer.value_of(tensor._data, "an optimizer's state").name
-    except TraceBreak as stop:
-        tracer.stop(stop.reason)
-        return value
+    array = tracer.value_of(tensor._data, "an optimizer's state").name
     return _read_afresh(tracer, "item", value, call(attribute(array, "item")),
                         f"{tracer.where}: a number of its state, read at every call",
                         tracer.phase)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
-import functools
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -71,20 +70,6 @@ class Known:
     read: reads.Read | None = None  # where the objects the step names hold it
     made: bool = False  # made in the step
     grad_of: Tensor | None = None  # GRAD: the tensor whose .grad it is
-
-
-def _records(method: Callable) -> Callable:
-    """A recording method of Tracer's: a TraceBreak inside it stops the trace instead of
-    reaching the step (which runs on eagerly)."""
-    @functools.wraps(method)
-    def recording(self: Tracer, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return method(self, *args, **kwargs)
-        except TraceBreak as stop:
-            self.stop(stop.reason)
-            return None
-
-    return recording
 
 
 class Tracer:
@@ -401,10 +386,12 @@ class Tracer:
         finally:
             self.depth -= 1
         if recording and name not in _CHECKS_ONLY:
-            self._kernel_line(name, args, kwargs, result)
+            try:
+                self._kernel_line(name, args, kwargs, result)
+            except TraceBreak as stop:  # (the step runs on eagerly)
+                self.stop(stop.reason)
         return result
 
-    @_records
     def _kernel_line(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
         if name.endswith("_"):
             self._inplace_kernel(name, args, kwargs, result)
@@ -497,7 +484,6 @@ class Tracer:
         return ast.IfExp(fits, call(attribute("np", "array"), [self.render(alpha), kind]),
                          self.render(alpha))
 
-    @_records
     def write_inplace(self, tensor: Tensor, result: Any) -> None:
         """recording.write_inplace: a kernel's result copied into a tensor the step made."""
         name = self.names.get(id(result))
@@ -510,7 +496,6 @@ class Tracer:
                         f"{self.phase}: {self.comment}", self.phase)
         self.version_moved(tensor)
 
-    @_records
     def grad_set(self, tensor: Tensor, value: Any) -> None:
         """`tensor.grad = None` in the step: a line; any other value stops the trace."""
         if value is not None:
@@ -527,7 +512,6 @@ class Tracer:
         self.source.add((), None, (), f"{by}: {label}.grad = None", phase, GRAD_NONE,
                         name).tensor_tree = self.tensor_tree(name)
 
-    @_records
     def constant_factory(self, name: str, tensor: Tensor, kwargs: dict) -> None:
         """A tensor made by a factory of constants: a line that makes it anew at each step."""
         if kwargs.get("out") is not None or tensor._requires_grad:
@@ -543,7 +527,6 @@ class Tracer:
         self.comment = f"{self.phase}: {name}, {describe_array(array)}"
         self.line(tree, array)
 
-    @_records
     def random_factory(self, name: str, args: tuple, kwargs: dict, tensor: Tensor) -> None:
         """`torch.randn(16, 4)` in the step: a line that calls the factory again, drawing in
         eager's order."""
@@ -555,10 +538,8 @@ class Tracer:
         self.comment = f"{self.phase}: {name}, fresh draws in eager's order"
         self.line(tree, tensor._data)
 
-    @_records
-    def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
-        """`t.bernoulli_(p)` and the other random fills on a tensor the step made: replayed;
-        False if they cannot be."""
+    def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> None:
+        """`t.bernoulli_(p)` and the other random fills on a tensor the step made: replayed."""
         target = self.local(tensor._data)
         if target is None or any(isinstance(item, Tensor) for item in leaves((args, kwargs))):
             raise TraceBreak(f"{method} on a tensor the step did not make, or with tensor "
@@ -567,7 +548,6 @@ class Tracer:
         fill.args.insert(0, call(var("wrap"), [var(target)]))
         self.source.add((), ast.Expr(fill), (target,),
                         f"{self.phase}: {method}, fresh draws in eager's order", self.phase)
-        return True
 
     def data_seen(self, value: Any) -> None:
         """A call was given `value`: remember the owners of its arrays."""
@@ -590,7 +570,6 @@ class Tracer:
                 node.name() not in line.comment:
             line.comment += f" -> {node.name()}"
 
-    @_records
     def backward(self, tensor: Tensor, gradient: Any, retain_graph: Any, create_graph: bool,
                  inputs: Any) -> None:
         """Trace `tensor.backward()`: the engine's walk over the graph, written out."""
@@ -659,7 +638,6 @@ class Tracer:
             variable._grad._data + grad.array
         self.grads_checked.append((variable, expected))
 
-    @_records
     def check_grads(self) -> None:
         """After the engine ran: every .grad must be, bit for bit, what the lines compute."""
         for variable, expected in self.grads_checked:
