@@ -10,6 +10,7 @@ becomes a line; nothing of the module changes."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dis
 import functools
@@ -29,7 +30,7 @@ from runtime import random as random_module
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.compile import optim
-from runtime.compile.emit import TraceBreak, attribute, call, var
+from runtime.compile.emit import TraceBreak, attribute, call, describe_array, leaves, var
 from runtime.compile.numbers import Item, data_reason
 from runtime.nn.module import Module
 from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
@@ -252,29 +253,56 @@ class _Row:
 # (The handlers of several functions take the function's name first: functools.partial.)
 
 def _factory(name: str, tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-    """A factory whose tensor Python values alone decide: a line of the step."""
+    """A factory whose tensor Python values alone decide: a line that makes it anew at each
+    step."""
     values = args[1:] if name.startswith("new_") else args
     recording = tracer.recording and (
         name not in NUMBER_FACTORIES or values and type(values[0]) in (bool, int, float))
     result = proceed(*args, **kwargs)
-    if recording and tracer.recording and isinstance(result, Tensor):
-        tracer.constant_factory(name, result, kwargs)
+    if not (recording and tracer.recording and isinstance(result, Tensor)):
+        return result
+    if kwargs.get("out") is not None or result._requires_grad:
+        raise TraceBreak(f"{name} with out= or requires_grad=True in the step (make the "
+                         "tensor outside the step and pass it in)")
+    array, fresh = result._data, name.removeprefix("new_").removesuffix("_like")
+    if fresh in ("zeros", "ones", "empty"):
+        tree = call(attribute("np", fresh), [tracer.render(array.shape),
+                                             var(tracer.source.constant(array.dtype))])
+    else:  # made once, at trace time: a copy at each step
+        tree = call(attribute(tracer.source.constant(array.copy()), "copy"))
+    tracer.comment = f"{tracer.phase}: {name}, {describe_array(array)}"
+    tracer.line(tree, array)
     return result
 
 
 def _random_factory(name: str, tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    """`torch.randn(16, 4)` in the step: a line that calls the factory again, drawing in
+    eager's order."""
     if not tracer.recording:
         return proceed(*args, **kwargs)
     result = tracer.pause(proceed, *args, **kwargs)
-    tracer.random_factory(name, args, kwargs, result)
+    if any(isinstance(item, Tensor) for item in leaves((args, kwargs))) or \
+            kwargs.get("out") is not None or result._requires_grad:
+        raise TraceBreak(f"{name} with tensor arguments, out= or requires_grad=True in the step")
+    tree = tracer.render_call(attribute("random_ops", name), args, kwargs)
+    tracer.comment = f"{tracer.phase}: {name}, fresh draws in eager's order"
+    tracer.line(attribute(tree, "_data"), result._data)
     return result
 
 
 def _random_fill(name: str, tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    """`t.bernoulli_(p)` and the other random fills on a tensor the step made: replayed,
+    drawing in eager's order."""
     if not tracer.recording:
         return proceed(*args, **kwargs)
     given = {k: v for k, v in kwargs.items() if v is not None}  # (the default generator)
-    tracer.random_fill(name, args[0], args[1:], given)
+    target = tracer.local(args[0]._data)
+    if target is None or any(isinstance(item, Tensor) for item in leaves((args[1:], given))):
+        raise TraceBreak(f"{name} on a tensor the step did not make, or with tensor arguments")
+    fill = tracer.render_call(attribute("random_ops", name), args[1:], given)
+    fill.args.insert(0, call(var("wrap"), [var(target)]))
+    tracer.source.add((), ast.Expr(fill), (target,),
+                      f"{tracer.phase}: {name}, fresh draws in eager's order", tracer.phase)
     return tracer.pause(proceed, *args, **kwargs)
 
 

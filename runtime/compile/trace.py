@@ -512,43 +512,6 @@ class Tracer:
         self.source.add((), None, (), f"{by}: {label}.grad = None", phase, GRAD_NONE,
                         name).tensor_tree = self.tensor_tree(name)
 
-    def constant_factory(self, name: str, tensor: Tensor, kwargs: dict) -> None:
-        """A tensor made by a factory of constants: a line that makes it anew at each step."""
-        if kwargs.get("out") is not None or tensor._requires_grad:
-            raise TraceBreak(f"{name} with out= or requires_grad=True in the step (make the "
-                             "tensor outside the step and pass it in)")
-        array = tensor._data
-        fresh = name.removeprefix("new_").removesuffix("_like")
-        if fresh in ("zeros", "ones", "empty"):
-            tree = call(attribute("np", fresh), [self.render(array.shape),
-                                                 var(self.source.constant(array.dtype))])
-        else:  # made once, at trace time: a copy at each step
-            tree = call(attribute(self.source.constant(array.copy()), "copy"))
-        self.comment = f"{self.phase}: {name}, {describe_array(array)}"
-        self.line(tree, array)
-
-    def random_factory(self, name: str, args: tuple, kwargs: dict, tensor: Tensor) -> None:
-        """`torch.randn(16, 4)` in the step: a line that calls the factory again, drawing in
-        eager's order."""
-        if any(isinstance(item, Tensor) for item in leaves((args, kwargs))) or \
-                kwargs.get("out") is not None or tensor._requires_grad:
-            raise TraceBreak(f"{name} with tensor arguments, out= or requires_grad=True in "
-                             "the step")
-        tree = attribute(self.render_call(attribute("random_ops", name), args, kwargs), "_data")
-        self.comment = f"{self.phase}: {name}, fresh draws in eager's order"
-        self.line(tree, tensor._data)
-
-    def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> None:
-        """`t.bernoulli_(p)` and the other random fills on a tensor the step made: replayed."""
-        target = self.local(tensor._data)
-        if target is None or any(isinstance(item, Tensor) for item in leaves((args, kwargs))):
-            raise TraceBreak(f"{method} on a tensor the step did not make, or with tensor "
-                             "arguments")
-        fill = self.render_call(attribute("random_ops", method), args, kwargs)
-        fill.args.insert(0, call(var("wrap"), [var(target)]))
-        self.source.add((), ast.Expr(fill), (target,),
-                        f"{self.phase}: {method}, fresh draws in eager's order", self.phase)
-
     def data_seen(self, value: Any) -> None:
         """A call was given `value`: remember the owners of its arrays."""
         for item in value if isinstance(value, list | tuple) else (value,):
