@@ -472,7 +472,9 @@ def _handlers() -> dict[Any, Callable | _Row]:
             "an out= argument that resizes its tensor",
             lambda t, target, array, *_: target._data.shape != np.shape(array),
             line=lambda t, target, array, *_: t.write_inplace(target, array)),
-        (Tensor.__dict__["grad"], "__set__"): _Row(line=lambda t, *args: t.grad_set(*args)),
+        (Tensor.__dict__["grad"], "__set__"): _Row(  # `x.grad = None`: a line
+            "a tensor assigned to a .grad in the step", lambda t, x, value: value is not None,
+            line=lambda t, x, value: t.grad_emptied(x, t.phase, t.phase)),
         (Tensor.__dict__["data"], "__set__"): _Row("`.data =` in the step"),
         # A tensor the step did not make, changed so: the generated step would not change it.
         (Tensor.__dict__["requires_grad"], "__set__"): _Row(

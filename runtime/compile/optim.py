@@ -138,7 +138,10 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
         phase = "update" if tracer.backwards else "forward"
         if set_to_none is True and isinstance(self, Optimizer) and \
                 all(p.grad_fn is None for g in self.param_groups for p in g["params"]):
-            _grads_emptied(tracer, self, phase)
+            tracer.guard(self)  # (its leaves' .grad emptied, a line each)
+            for group in self.param_groups:
+                for param in group["params"]:
+                    tracer.grad_emptied(param, f"{type(self).__name__}.zero_grad", phase)
         else:
             owner = tracer.source.constant(self, "O")
             zero_grad_call = call(attribute(owner, "zero_grad"), [ast.Constant(set_to_none)])
@@ -146,12 +149,3 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
                               f"{type(self).__name__}.zero_grad: runs as in eager", phase,
                               GRAD_STATE)
     tracer.pause(proceed, *args, **kwargs)
-
-
-def _grads_emptied(tracer: Tracer, optimizer: Optimizer, phase: str) -> None:
-    """zero_grad on leaves, set_to_none: each .grad emptied, a line each; the optimizer is
-    guarded from here on."""
-    tracer.guard(optimizer)
-    for group in optimizer.param_groups:
-        for param in group["params"]:
-            tracer.grad_emptied(param, f"{type(optimizer).__name__}.zero_grad", phase)

@@ -496,12 +496,6 @@ class Tracer:
                         f"{self.phase}: {self.comment}", self.phase)
         self.version_moved(tensor)
 
-    def grad_set(self, tensor: Tensor, value: Any) -> None:
-        """`tensor.grad = None` in the step: a line; any other value stops the trace."""
-        if value is not None:
-            raise TraceBreak("a tensor assigned to a .grad in the step")
-        self.grad_emptied(tensor, self.phase, self.phase)
-
     def grad_emptied(self, tensor: Tensor, by: str, phase: str) -> None:
         """A line `T._grad = None` (`by`: who empties it, for the comment)."""
         name = self.tensor_name(tensor)
