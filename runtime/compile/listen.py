@@ -3,10 +3,11 @@ module replaced.
 
 `listening(tracer)` pushes a `TraceMode` on this thread's stack of op modes (runtime/modes.py),
 beneath the modes there, for one eager call of the step. A call it has something to do with has
-a row in HANDLERS (by the function heard): most rows stop the trace or write a line, a few
-are handlers of their own. A call that runs kernels runs as a copy of its function whose
-globals see `kernels` as the tracer's listening namespace, so that each outermost kernel call
-becomes a line; nothing of the module changes."""
+a row in HANDLERS (by the function heard): most rows stop the trace or write a line, a few are
+handlers of their own (a TraceBreak one raises stops the trace; the call runs on eagerly). A
+call that runs kernels runs as a copy of its function whose globals see `kernels` as the
+tracer's listening namespace, so that each outermost kernel call becomes a line; nothing of
+the module changes."""
 
 from __future__ import annotations
 
