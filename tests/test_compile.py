@@ -2225,12 +2225,13 @@ def test_a_number_read_afresh_writes_the_arithmetic_done_on_it():
     it, which evaluates to the same float; numbers of other types stay outside."""
     import ast
 
+    from runtime.compile.emit import reads_of
     from runtime.compile.numbers import Number
 
-    lr = Number(0.01, ast.Name("lr0", ast.Load()), ("lr0",))
-    step = Number(3.0, ast.Name("n0", ast.Load()), ("n0",))
+    lr = Number(0.01, ast.Name("lr0", ast.Load()))
+    step = Number(3.0, ast.Name("n0", ast.Load()))
     alpha = -lr / (1 - 0.9 ** step)
-    assert type(alpha) is Number and alpha.reads == ("lr0", "n0")
+    assert type(alpha) is Number and reads_of(alpha.tree) == ("lr0", "n0")
     text = ast.unparse(alpha.tree)
     assert text == "-lr0 / (1 - 0.9 ** n0)"
     assert eval(text, {"lr0": 0.01, "n0": 3.0}) == float(alpha) == -0.01 / (1 - 0.9 ** 3.0)

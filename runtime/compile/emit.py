@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import linecache
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,10 +72,17 @@ def number(value: int | float) -> ast.expr:
 
 
 def names_in(tree: ast.AST | None) -> list[str]:
-    """The variables an expression reads, in order."""
+    """The variables an expression reads, in the order they are written."""
     if tree is None:
         return []
-    return [node.id for node in ast.walk(tree) if type(node) is ast.Name]
+    if type(tree) is ast.Name:
+        return [tree.id]
+    return [name for child in ast.iter_child_nodes(tree) for name in names_in(child)]
+
+
+def reads_of(tree: ast.AST) -> tuple[str, ...]:
+    """A line's reads: the variables of `tree`, each once."""
+    return tuple(dict.fromkeys(names_in(tree)))
 
 
 @dataclass
@@ -92,10 +100,6 @@ class Line:
     grad: str = ""  # the gradient's variable (ACCUMULATE, SET_GRAD)
     copy_grad: bool = False  # ACCUMULATE: hand over a copy of `grad` (optimize.py)
     tensor_tree: ast.expr | None = None  # the Tensor `tensor` names, as an expression
-    # Where it comes from: its kernel or op, and a backward line's node and formula.
-    op: str = ""
-    node: str = ""
-    formula: str = ""
     # A quiet `numpy:` form: run with warnings off, and dropped if nothing reads it.
     quiet: bool = False
     # No numpy arithmetic: a warnings-off block may run on across it.
@@ -181,6 +185,29 @@ def same_bits(a: Any, b: Any, strides: bool = False) -> bool:
     return type(a) is np.ndarray and type(b) is np.ndarray and a.dtype == b.dtype and \
         a.shape == b.shape and (not strides or a.strides == b.strides) and \
         np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes()
+
+
+def by_name(value: dict) -> bool:
+    """Whether a dict's keys are all str (a batch, a model's outputs, by name)."""
+    return all(type(key) is str for key in value)
+
+
+def walk(value: Any, leaf: Callable[[Any], Any]) -> Any:
+    """`value` with `leaf` applied to each item that is not a tuple, a list or a dict of str
+    keys (a model's outputs by name)."""
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return kind(walk(item, leaf) for item in value)
+    if kind is dict and by_name(value):
+        return {key: walk(item, leaf) for key, item in value.items()}
+    return leaf(value)
+
+
+def leaves(value: Any) -> list[Any]:
+    """The items `walk` reaches in `value`."""
+    found: list[Any] = []
+    walk(value, found.append)
+    return found
 
 
 def define(code: str, filename: str, namespace: dict[str, Any]) -> None:

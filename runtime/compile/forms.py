@@ -78,21 +78,21 @@ def _apply(form: Form, args: tuple, values: tuple, result: np.ndarray,
     if len(args) > len(form.params):
         return None
     bound = {**form.defaults, **dict(zip(form.params, values, strict=False))}
-    if form.when is not None and _evaluated(form.when, {"__builtins__": {}}, bound) is not True:
+    if form.when is not None and evaluated(form.when, {"__builtins__": {}}, bound) is not True:
         return None
     names = {node.id for node in ast.walk(form.tree) if isinstance(node, ast.Name)} - {"np"}
     if not names <= set(form.params[:len(args)]):
         return None
-    got = _evaluated(form.tree, {"np": np}, bound)
+    got = evaluated(form.tree, {"np": np}, bound)
     if not _same_result(got, result, [v for v in values if isinstance(v, np.ndarray)]):
         return None
     trees = dict(zip(form.params, map(render, args), strict=False))
     return _Substitute(trees).visit(copy.deepcopy(form.tree)).body
 
 
-def _evaluated(tree: ast.Expression, namespace: dict, bound: dict) -> Any:
-    """A form's expression (or its `when`) on the call's values, quietly (a check, not the
-    step's work: it must not warn); None where it raises: the form does not apply."""
+def evaluated(tree: ast.Expression, namespace: dict, bound: dict) -> Any:
+    """An expression (a form, its `when`, a line optimize.py rewrites) on traced values,
+    quietly (a check, not the step's work: it must not warn); None where it raises."""
     try:
         with quiet():
             return eval(compile(tree, "<numpy form>", "eval"), namespace, bound)  # noqa: S307

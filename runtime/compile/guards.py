@@ -22,7 +22,7 @@ import numpy as np
 from runtime import changes
 from runtime._tensor import Tensor
 from runtime.compile import reads
-from runtime.compile.emit import TraceBreak, define, var
+from runtime.compile.emit import Source, TraceBreak, by_name, define, subscript, var
 from runtime.compile.trace import READ
 from runtime.dtypes import dtype
 from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
@@ -51,16 +51,18 @@ class Guard:
 
     def __init__(self, args: tuple, modes: tuple[tuple[Any, str], ...]) -> None:
         self.lines: list[str] = []
-        self.namespace: dict[str, Any] = {"Tensor": Tensor, "is_not": operator.is_not,
-                                          "ref": weakref.ref}
+        # Its namespace: the fixed names, and the constants (`k0`, `k1`, ...) it compares with.
+        self.source = Source(namespace={"Tensor": Tensor, "is_not": operator.is_not,
+                                        "ref": weakref.ref})
+        self.namespace = self.source.namespace
         self.skips: list[str] = []  # the conditions of the skippable blocks (VERIFY)
-        self._names: dict[int, str] = {}  # id of a constant -> its name (held: ids stay)
         self.arity = len(args)
         self.fail_if(" or ".join(
             f"{self.constant(holder)}.{name} {'is not' if _singleton(value) else '!='} {value!r}"
             for holder, name in modes for value in [getattr(holder, name)]))
+        self.tensors: list[tuple[Tensor, ast.expr]] = []  # the arguments' tensors, and where
         for index, value in enumerate(args):
-            self.argument(f"a{index}", value)
+            self.argument(var(f"a{index}"), value)
 
     def finish(self, tracer: Any) -> tuple[str, Callable[..., bool]]:
         """The source of `guard(a0, a1, ...)` and the function, with the checks of what the
@@ -97,11 +99,7 @@ class Guard:
 
     def constant(self, value: Any) -> str:
         """The namespace's name for `value` (one name per object)."""
-        name = self._names.get(id(value))
-        if name is None:
-            name = self._names[id(value)] = f"k{len(self.namespace)}"
-            self.namespace[name] = value
-        return name
+        return self.source.constant(value, "k")
 
     def found(self, read: reads.Read) -> str:
         """Where `read` reads, as source."""
@@ -153,23 +151,26 @@ class Guard:
             self.lines.append(f"            or {rest[-1]}):")
         self.lines.append("        return False")
 
-    def argument(self, where: str, value: Any) -> None:
-        """That the argument at `where` is as `value` is now: a Tensor by its metadata, a tuple
-        or list by its type, length and items, a dict of str keys (or the keyword arguments) by
-        its keys in order and items, a plain value by type and value, a dtype by identity."""
-        kind = type(value)
+    def argument(self, tree: ast.expr, value: Any) -> None:
+        """That the argument at `tree` (`a0`, `a1[0]`) is as `value` is now: a Tensor by its
+        metadata (and kept in `tensors`), a tuple or list by its type, length and items, a dict
+        of str keys (or the keyword arguments) by its keys in order and items, a plain value by
+        type and value, a dtype by identity."""
+        kind, where = type(value), ast.unparse(tree)
+        if isinstance(value, Tensor):
+            self.tensors.append((value, tree))
         if isinstance(value, Tensor) or reads.is_plain_value(value) or kind is dtype:
             self.check(where, ("tensor", value) if isinstance(value, Tensor)
                        else reads.expected_of(value))
         elif kind in (tuple, list):  # an RNN's hidden state (h, c), a batch (x, y)
             self.fail_if(f"type({where}) is not {kind.__name__} or len({where}) != {len(value)}")
             for index, item in enumerate(value):
-                self.argument(f"{where}[{index}]", item)
+                self.argument(subscript(tree, ast.Constant(index)), item)
         elif kind in (dict, Keywords) and by_name(value):
             self.fail_if(f"type({where}) is not {self.constant(kind)} or tuple({where}) != "
                          f"{self.constant(tuple(value))}")
             for key, item in value.items():
-                self.argument(f"{where}[{self.constant(key)}]", item)
+                self.argument(subscript(tree, ast.Constant(key)), item)
         else:
             raise TraceBreak(f"an argument of type {kind.__name__} (compiled steps take "
                              "tensors, Python numbers, dtypes, and tuples, lists and dicts of "
@@ -287,11 +288,6 @@ def hooked(tensor: Tensor) -> bool:
     """Whether `tensor` or its AccumulateGrad has hooks."""
     accumulator = tensor._grad_accumulator() if tensor._grad_accumulator is not None else None
     return bool(tensor._backward_hooks) or accumulator is not None and accumulator.has_hooks()
-
-
-def by_name(value: dict) -> bool:
-    """Whether a dict's keys are all str (a batch, a model's outputs, by name)."""
-    return all(type(key) is str for key in value)
 
 
 def _singleton(value: Any) -> bool:

@@ -21,8 +21,8 @@ from runtime import grad_mode
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.autograd.function import Function
-from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, same_bits, var
-from runtime.compile.guards import by_name, hooked
+from runtime.compile.emit import TENSOR, Line, Source, TraceBreak, names_in, same_bits, var, walk
+from runtime.compile.guards import hooked
 from runtime.compile.optimize import optimize
 from runtime.compile.reads import is_plain_value
 
@@ -142,17 +142,6 @@ def _tuple(items: Iterable[ast.expr]) -> ast.Tuple:
     return ast.Tuple(list(items), ast.Load())
 
 
-def walk(value: Any, leaf: Callable[[Any], Any]) -> Any:
-    """`value` with `leaf` applied to each item that is not a tuple, a list or a dict of str
-    keys (a model's outputs by name)."""
-    kind = type(value)
-    if kind is tuple or kind is list:
-        return kind(walk(item, leaf) for item in value)
-    if kind is dict and by_name(value):
-        return {key: walk(item, leaf) for key, item in value.items()}
-    return leaf(value)
-
-
 def _output(value: Any, outputs: list[Tensor]) -> Any:
     """A returned tensor as where it comes in the outputs (appended to `outputs`); a plain
     value as itself."""
@@ -189,10 +178,6 @@ def _output_names(tracer: Any, outputs: list[Tensor]) -> list[str]:
     return names
 
 
-def _hooked(tensor: Tensor) -> bool:
-    return hooked(tensor) or tensor.grad_fn is not None and tensor.grad_fn.has_hooks()
-
-
 def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
     """The traced backward against the engine's, on the traced call's graph: the same gradients,
     bit for bit (skipped when a tensor reached has hooks)."""
@@ -201,7 +186,8 @@ def _self_check(outputs: list[Tensor], seeds: list, reached: list) -> None:
         total = totals.get(id(tensor))
         totals[id(tensor)] = (tensor, value.array if total is None else total[1] + value.array)
     tensors = [tensor for tensor, _ in totals.values()]
-    if not tensors or any(map(_hooked, tensors)):
+    if not tensors or any(hooked(tensor) or tensor.grad_fn is not None and
+                          tensor.grad_fn.has_hooks() for tensor in tensors):
         return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -3,13 +3,15 @@ module replaced.
 
 `listening(tracer)` pushes a `TraceMode` on this thread's stack of op modes (runtime/modes.py),
 beneath the modes there, for one eager call of the step. A call it has something to do with has
-a row in HANDLERS (by the function heard): most rows stop the trace or write a line, a few
-are handlers of their own. A call that runs kernels runs as a copy of its function whose
-globals see `kernels` as the tracer's listening namespace, so that each outermost kernel call
-becomes a line; nothing of the module changes."""
+a row in HANDLERS (by the function heard): most rows stop the trace or write a line, a few are
+handlers of their own (a TraceBreak one raises stops the trace; the call runs on eagerly). A
+call that runs kernels runs as a copy of its function whose globals see `kernels` as the
+tracer's listening namespace, so that each outermost kernel call becomes a line; nothing of
+the module changes."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import dis
 import functools
@@ -29,7 +31,7 @@ from runtime import random as random_module
 from runtime._tensor import Tensor
 from runtime.autograd import gradients
 from runtime.compile import optim
-from runtime.compile.emit import TraceBreak, attribute, call, var
+from runtime.compile.emit import TraceBreak, attribute, call, describe_array, leaves, var
 from runtime.compile.numbers import Item, data_reason
 from runtime.nn.module import Module
 from runtime.nn.module_hooks import GLOBAL_CALL_HOOKS
@@ -84,17 +86,20 @@ class TraceMode(modes.OpMode):
 
     def runtime_event(self, event: str, args: tuple) -> None:
         tracer = self.tracer
-        if event == "wrapped":
-            array, tensor = args
-            tracer.wrapped(array, tensor._data)
-        elif not tracer.recording:
-            return
-        elif event == "made":
-            tracer.of(args[0]).made = True
-        elif event == "history":
-            tracer.node_made(*args)
-        elif event == "version":
-            tracer.version_moved(args[0])
+        try:
+            if event == "wrapped":
+                array, tensor = args
+                tracer.wrapped(array, tensor._data)
+            elif not tracer.recording:
+                return
+            elif event == "made":
+                tracer.of(args[0]).made = True
+            elif event == "history":
+                tracer.node_made(*args)
+            elif event == "version":
+                tracer.version_moved(args[0])
+        except TraceBreak as stop:
+            tracer.stop(stop.reason)
 
     def heard(self, func: Callable, args: tuple, kwargs: dict, facet: Any) -> Any:
         """A call heard as an op (`facet`, the mode, off its stack meanwhile) or as a runtime
@@ -108,13 +113,19 @@ class TraceMode(modes.OpMode):
             for value in (*args, *kwargs.values()):
                 tracer.data_seen(value)
         handler = HANDLERS.get(key) if tracer.broken is None else None
+        if handler is None:
+            return self.run(func, key, args, kwargs, facet)
+        ran: list[Any] = []  # what the call returned, once the handler ran it
 
         def proceed(*args: Any, **kwargs: Any) -> Any:
-            return self.run(func, key, args, kwargs, facet)
+            ran.append(self.run(func, key, args, kwargs, facet))
+            return ran[-1]
 
-        if handler is None:
-            return proceed(*args, **kwargs)
-        return handler(tracer, proceed, args, kwargs)
+        try:
+            return handler(tracer, proceed, args, kwargs)
+        except TraceBreak as stop:  # (the handler's own: the trace stops, the call runs on)
+            tracer.stop(stop.reason)
+            return ran[-1] if ran else modes.PASS
 
     def key(self, func: Any) -> Any:
         """A heard function's key in HANDLERS: the function (a copy's original), or (property,
@@ -240,55 +251,72 @@ class _Row:
         return proceed(*args, **kwargs) if self.runs else modes.PASS
 
 
-def _factory(name: str) -> Callable:
-    """A factory whose tensor Python values alone decide: a line of the step."""
-    def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-        values = args[1:] if name.startswith("new_") else args
-        recording = tracer.recording and (
-            name not in NUMBER_FACTORIES or values and type(values[0]) in (bool, int, float))
-        result = proceed(*args, **kwargs)
-        if recording and tracer.recording and isinstance(result, Tensor):
-            tracer.constant_factory(name, result, kwargs)
+# (The handlers of several functions take the function's name first: functools.partial.)
+
+def _factory(name: str, tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    """A factory whose tensor Python values alone decide: a line that makes it anew at each
+    step."""
+    values = args[1:] if name.startswith("new_") else args
+    recording = tracer.recording and (
+        name not in NUMBER_FACTORIES or values and type(values[0]) in (bool, int, float))
+    result = proceed(*args, **kwargs)
+    if not (recording and tracer.recording and isinstance(result, Tensor)):
         return result
+    if kwargs.get("out") is not None or result._requires_grad:
+        raise TraceBreak(f"{name} with out= or requires_grad=True in the step (make the "
+                         "tensor outside the step and pass it in)")
+    array, fresh = result._data, name.removeprefix("new_").removesuffix("_like")
+    if fresh in ("zeros", "ones", "empty"):
+        tree = call(attribute("np", fresh), [tracer.render(array.shape),
+                                             var(tracer.source.constant(array.dtype))])
+    else:  # made once, at trace time: a copy at each step
+        tree = call(attribute(tracer.source.constant(array.copy()), "copy"))
+    tracer.comment = f"{tracer.phase}: {name}, {describe_array(array)}"
+    tracer.line(tree, array)
+    return result
 
-    return handler
+
+def _random_factory(name: str, tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    """`torch.randn(16, 4)` in the step: a line that calls the factory again, drawing in
+    eager's order."""
+    if not tracer.recording:
+        return proceed(*args, **kwargs)
+    result = tracer.pause(proceed, *args, **kwargs)
+    if any(isinstance(item, Tensor) for item in leaves((args, kwargs))) or \
+            kwargs.get("out") is not None or result._requires_grad:
+        raise TraceBreak(f"{name} with tensor arguments, out= or requires_grad=True in the step")
+    tree = tracer.render_call(attribute("random_ops", name), args, kwargs)
+    tracer.comment = f"{tracer.phase}: {name}, fresh draws in eager's order"
+    tracer.line(attribute(tree, "_data"), result._data)
+    return result
 
 
-def _random_factory(name: str) -> Callable:
-    def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-        if not tracer.recording:
-            return proceed(*args, **kwargs)
-        result = tracer.pause(proceed, *args, **kwargs)
-        tracer.random_factory(name, args, kwargs, result)
-        return result
-
-    return handler
-
-
-def _random_fill(name: str) -> Callable:
-    def handler(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
-        given = {k: v for k, v in kwargs.items() if v is not None}  # (the default generator)
-        if not tracer.recording or not tracer.random_fill(name, args[0], args[1:], given):
-            return proceed(*args, **kwargs)
-        return tracer.pause(proceed, *args, **kwargs)
-
-    return handler
+def _random_fill(name: str, tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
+    """`t.bernoulli_(p)` and the other random fills on a tensor the step made: replayed,
+    drawing in eager's order."""
+    if not tracer.recording:
+        return proceed(*args, **kwargs)
+    given = {k: v for k, v in kwargs.items() if v is not None}  # (the default generator)
+    target = tracer.local(args[0]._data)
+    if target is None or any(isinstance(item, Tensor) for item in leaves((args[1:], given))):
+        raise TraceBreak(f"{name} on a tensor the step did not make, or with tensor arguments")
+    fill = tracer.render_call(attribute("random_ops", name), args[1:], given)
+    fill.args.insert(0, call(var("wrap"), [var(target)]))
+    tracer.source.add((), ast.Expr(fill), (target,),
+                      f"{tracer.phase}: {name}, fresh draws in eager's order", tracer.phase)
+    return tracer.pause(proceed, *args, **kwargs)
 
 
 def _empty_like_layout(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     tensor = proceed(*args, **kwargs)
     if tracer.recording:
         input, dtype = args
-        try:
-            tracer.data_seen(input)
-            source = tracer.value_of(input._data, "empty_like's input")
-            kind = [] if dtype is None else [var(tracer.source.constant(dtype.numpy))]
-            tree = call(attribute("np", "empty_like"), [var(source.name), *kind])
-            tracer.factory(tree, tensor._data, (source.name,),
-                           f"forward: an uninitialised tensor laid out as {source.name}, "
-                           "to fill")
-        except TraceBreak as stop:
-            tracer.stop(stop.reason)
+        tracer.data_seen(input)
+        source = tracer.value_of(input._data, "empty_like's input")
+        kind = [] if dtype is None else [var(tracer.source.constant(dtype.numpy))]
+        tree = call(attribute("np", "empty_like"), [var(source.name), *kind])
+        tracer.comment = f"forward: an uninitialised tensor laid out as {source.name}, to fill"
+        tracer.line(tree, tensor._data)
     return tensor
 
 
@@ -383,10 +411,7 @@ def _backward(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> Any:
     finally:
         tracer.phase = AFTER_BACKWARD
     if tracer.broken is None:
-        try:
-            tracer.check_grads()
-        except TraceBreak as stop:
-            tracer.stop(stop.reason)
+        tracer.check_grads()
     return result
 
 
@@ -396,8 +421,7 @@ def _module_call(tracer: Any, proceed: Callable, args: tuple, kwargs: dict) -> A
         tracer.watch(self)
         if _hooked(self):  # (a hook's Python side effects would happen on the traced call only)
             tracer.stop(f"a forward hook on a {type(self).__name__} module (hooks run eagerly)")
-    if tracer.recording and all(m is not self for m in tracer.modules):
-        tracer.modules.append(self)
+    if tracer.recording and tracer.guard(self):
         for name, tensor in (*self.named_parameters(), *self.named_buffers()):
             tracer.label(tensor, name)
     return proceed(*args, **kwargs)
@@ -449,7 +473,9 @@ def _handlers() -> dict[Any, Callable | _Row]:
             "an out= argument that resizes its tensor",
             lambda t, target, array, *_: target._data.shape != np.shape(array),
             line=lambda t, target, array, *_: t.write_inplace(target, array)),
-        (Tensor.__dict__["grad"], "__set__"): _Row(line=lambda t, *args: t.grad_set(*args)),
+        (Tensor.__dict__["grad"], "__set__"): _Row(  # `x.grad = None`: a line
+            "a tensor assigned to a .grad in the step", lambda t, x, value: value is not None,
+            line=lambda t, x, value: t.grad_emptied(x, t.phase, t.phase)),
         (Tensor.__dict__["data"], "__set__"): _Row("`.data =` in the step"),
         # A tensor the step did not make, changed so: the generated step would not change it.
         (Tensor.__dict__["requires_grad"], "__set__"): _Row(
@@ -484,13 +510,13 @@ def _handlers_by_name() -> dict[Any, Callable | _Row]:
         table[getattr(predicates, name)] = table[getattr(predicates.PredicateMethods, name)] = \
             _Row(data_reason(f"torch.{name}"))
     for name in CONSTANT_FACTORIES + NUMBER_FACTORIES:
-        table[getattr(factories, name)] = _factory(name)
+        table[getattr(factories, name)] = functools.partial(_factory, name)
     for name in CONSTANT_FACTORY_METHODS:
-        table[Tensor.__dict__[name]] = _factory(name)
+        table[Tensor.__dict__[name]] = functools.partial(_factory, name)
     for name in RANDOM_FACTORIES:
-        table[getattr(random_ops, name)] = _random_factory(name)
+        table[getattr(random_ops, name)] = functools.partial(_random_factory, name)
     for name in RANDOM_FILLS:
-        table[getattr(random_ops, name)] = _random_fill(name)
+        table[getattr(random_ops, name)] = functools.partial(_random_fill, name)
     # Seeding in the step: the generated step would draw on where eager starts again.
     for name in ("manual_seed", "seed", "set_state"):
         table[random_module.Generator.__dict__[name]] = _Row(

@@ -43,16 +43,15 @@ def _branch(what: str) -> None:
 
 
 class _Afresh:
-    """A value with the expression (`tree`) computing it from the step's variables (`reads`)."""
+    """A value with the expression (`tree`) computing it from the step's variables."""
 
     tree: ast.expr
-    reads: tuple[str, ...]
     # numpy's arrays and scalars leave their operations with one to it.
     __array_ufunc__ = None
 
-    def __new__(cls, value: Any, tree: ast.expr, reads: tuple[str, ...]) -> Any:
+    def __new__(cls, value: Any, tree: ast.expr) -> Any:
         made = super().__new__(cls, value)
-        made.tree, made.reads = tree, reads
+        made.tree = tree
         return made
 
     def __hash__(self) -> int:
@@ -74,10 +73,10 @@ class Number(_Afresh, float):
         return self
 
     def __neg__(self) -> Number:
-        return Number(-float(self), ast.UnaryOp(ast.USub(), self.tree), self.reads)
+        return Number(-float(self), ast.UnaryOp(ast.USub(), self.tree))
 
     def __abs__(self) -> Number:
-        return Number(abs(float(self)), call(var("abs"), [self.tree]), self.reads)
+        return Number(abs(float(self)), call(var("abs"), [self.tree]))
 
 
 class Condition(_Afresh, int):
@@ -102,8 +101,7 @@ class Condition(_Afresh, int):
         sources = _source(if_true), _source(if_false)
         if None not in sources:
             value = if_true if int(self) else if_false
-            tree = ast.IfExp(self.tree, sources[0][0], sources[1][0])
-            return Number(float(value), tree, (*self.reads, *sources[0][1], *sources[1][1]))
+            return Number(float(value), ast.IfExp(self.tree, *sources))
         import runtime  # (a cycle: the runtime imports the compiler)
 
         flag = runtime.zeros((), dtype=runtime.bool)
@@ -122,19 +120,16 @@ def plain(values: tuple | dict) -> tuple | dict:
     return tuple(map(_plain, values))
 
 
-plain_keywords = plain
-
-
 def _plain(value: Any) -> Any:
     kind = type(value)
     return float(value) if kind is Number else int(value) != 0 if kind is Condition else value
 
 
-def _source(value: Any) -> tuple[ast.expr, tuple[str, ...]] | None:
+def _source(value: Any) -> ast.expr | None:
     if type(value) in READ_AFRESH:
-        return value.tree, value.reads
+        return value.tree
     if type(value) in (int, float) and math.isfinite(value):
-        return number(value), ()
+        return number(value)
     return None
 
 
@@ -160,8 +155,8 @@ def _arithmetic(name: str, symbol: ast.operator) -> Callable:
         result = method(float(self), _float(other))
         if source is None or type(result) is not float:
             return result
-        left, right = (source[0], self.tree) if reflected else (self.tree, source[0])
-        return Number(result, ast.BinOp(left, symbol, right), (*self.reads, *source[1]))
+        left, right = (source, self.tree) if reflected else (self.tree, source)
+        return Number(result, ast.BinOp(left, symbol, right))
 
     arithmetic.__name__ = name
     return arithmetic
@@ -177,8 +172,7 @@ def _comparison(name: str, symbol: ast.cmpop) -> Callable:
         if source is None or type(result) is not bool:
             _branch(f"{name.strip('_')}()")
             return result
-        return Condition(result, ast.Compare(self.tree, [symbol], [source[0]]),
-                         (*self.reads, *source[1]))
+        return Condition(result, ast.Compare(self.tree, [symbol], [source]))
 
     compare.__name__ = name
     return compare

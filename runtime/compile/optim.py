@@ -11,8 +11,9 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from runtime.compile.emit import GRAD_NONE, GRAD_STATE, TraceBreak, attribute, call, subscript, var
+from runtime.compile.emit import GRAD_STATE, attribute, call, reads_of, subscript, var
 from runtime.compile.numbers import Number
+from runtime.compile.reads import contents, same_contents
 from runtime.optim.hooks import has_step_hooks
 from runtime.optim.optimizer import Optimizer
 
@@ -36,8 +37,7 @@ def run_step(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> An
 def _traced_step(tracer: Tracer, optimizer: Any, proceed: Callable, args: tuple) -> Any:
     phase, tracer.phase = tracer.phase, "update"
     tracer.comment = type(optimizer).__name__
-    if all(o is not optimizer for o in tracer.optimizers):
-        tracer.optimizers.append(optimizer)
+    tracer.guard(optimizer)
     _make_state(tracer, optimizer)
     before, broken = _python_state(optimizer), tracer.broken
     stepping, tracer.stepping = tracer.stepping, optimizer
@@ -72,7 +72,7 @@ def _learning_rates(tracer: Tracer, optimizer: Any) -> list[tuple[dict, Number, 
         if type(group.get("lr")) is float:
             where = subscript(subscript(attribute(owner, "param_groups"), ast.Constant(index)),
                               ast.Constant("lr"))
-            rate = _read_afresh(tracer, "lr", group["lr"], where, (),
+            rate = _read_afresh(tracer, "lr", group["lr"], where,
                                 f"{type(optimizer).__name__}: the learning rate, read at "
                                 "every step", "update")
             rates.append((group, rate, group["lr"]))
@@ -87,35 +87,26 @@ def state_item(tracer: Tracer, tensor: Any, value: float) -> float | None:
     if optimizer is None or tensor.ndim != 0 or all(
             v is not tensor for state in optimizer.state.values() for v in state.values()):
         return None
-    try:
-        array = tracer.value_of(tensor._data, "an optimizer's state").name
-    except TraceBreak as stop:
-        tracer.stop(stop.reason)
-        return value
-    return _read_afresh(tracer, "item", value, call(attribute(array, "item")), (array,),
+    array = tracer.value_of(tensor._data, "an optimizer's state").name
+    return _read_afresh(tracer, "item", value, call(attribute(array, "item")),
                         f"{tracer.where}: a number of its state, read at every call",
                         tracer.phase)
 
 
-def _read_afresh(tracer: Tracer, prefix: str, value: float, tree: ast.expr,
-                 reads: tuple[str, ...], comment: str, phase: str) -> Number:
+def _read_afresh(tracer: Tracer, prefix: str, value: float, tree: ast.expr, comment: str,
+                 phase: str) -> Number:
     """A Number the step reads at every call, by the line `prefixN = tree`."""
     name = tracer.source.fresh(prefix)
-    tracer.source.add(name, tree, reads, comment, phase).neutral = True
-    return Number(value, var(name), (name,))
+    tracer.source.add(name, tree, reads_of(tree), comment, phase).neutral = True
+    return Number(value, var(name))
 
 
 def _python_state(optimizer: Any) -> tuple[list[tuple], list[bool]]:
-    """What of an optimizer its step may change in Python: (where, key, object) for its
-    attributes, its groups' entries and its parameters' state, and which parameters have
-    no state yet."""
-    groups = optimizer.param_groups
-    states = [optimizer.state.get(p) or {} for group in groups for p in group["params"]]
-    held = [("optimizer", key, value) for key, value in vars(optimizer).items()]
-    held += [(index, key, value) for index, group in enumerate(groups)
-             for key, value in group.items()]
-    held += [(f"state {index}", key, value) for index, state in enumerate(states)
-             for key, value in state.items()]
+    """What of an optimizer its step may change in Python: the contents of its attributes, its
+    groups and its parameters' states, and which parameters have no state yet."""
+    states = [optimizer.state.get(p) or {} for group in optimizer.param_groups
+              for p in group["params"]]
+    held = [contents(held) for held in (vars(optimizer), *optimizer.param_groups, *states)]
     return held, [not state for state in states]
 
 
@@ -124,8 +115,7 @@ def _check_python_state(tracer: Tracer, optimizer: Any, before: tuple, broken: s
     """Stop the trace if the step changed the optimizer's Python state (a first step that made
     it: the next call traces again)."""
     (held, stateless), (now_held, now_stateless) = before, _python_state(optimizer)
-    if len(held) == len(now_held) and all(a[:2] == b[:2] and a[2] is b[2]
-                                          for a, b in zip(held, now_held, strict=True)):
+    if len(held) == len(now_held) and all(map(same_contents, now_held, held)):
         return
     name = type(optimizer).__name__
     if len(stateless) == len(now_stateless) and any(
@@ -148,7 +138,10 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
         phase = "update" if tracer.backwards else "forward"
         if set_to_none is True and isinstance(self, Optimizer) and \
                 all(p.grad_fn is None for g in self.param_groups for p in g["params"]):
-            _grads_emptied(tracer, self, phase)
+            tracer.guard(self)  # (its leaves' .grad emptied, a line each)
+            for group in self.param_groups:
+                for param in group["params"]:
+                    tracer.grad_emptied(param, f"{type(self).__name__}.zero_grad", phase)
         else:
             owner = tracer.source.constant(self, "O")
             zero_grad_call = call(attribute(owner, "zero_grad"), [ast.Constant(set_to_none)])
@@ -156,17 +149,3 @@ def zero_grad(tracer: Tracer, proceed: Callable, args: tuple, kwargs: dict) -> N
                               f"{type(self).__name__}.zero_grad: runs as in eager", phase,
                               GRAD_STATE)
     tracer.pause(proceed, *args, **kwargs)
-
-
-def _grads_emptied(tracer: Tracer, optimizer: Optimizer, phase: str) -> None:
-    """zero_grad on leaves, set_to_none: each .grad emptied, a line each; the optimizer is
-    guarded from here on."""
-    if all(o is not optimizer for o in tracer.optimizers):
-        tracer.optimizers.append(optimizer)
-    for group in optimizer.param_groups:
-        for param in group["params"]:
-            name = tracer.tensor_name(param)
-            label = tracer.of(param).label or name
-            tracer.source.add((), None, (), f"{type(optimizer).__name__}.zero_grad: "
-                              f"{label}.grad = None", phase, GRAD_NONE,
-                              name).tensor_tree = tracer.tensor_tree(name)

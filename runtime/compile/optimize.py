@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from runtime.compile import forms
 from runtime.compile.emit import (
     ACCUMULATE,
     GRAD_NONE,
@@ -204,13 +205,7 @@ def _paired(left: ast.expr, right: ast.expr, scope: dict[str, Any], made: dict[s
 def _evaluated(tree: ast.expr, scope: dict[str, Any]) -> np.ndarray | None:
     """The line's value on the traced arrays (None: not an array, or it raised)."""
     expression = ast.fix_missing_locations(ast.Expression(copy.deepcopy(tree)))
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            value = eval(compile(expression, "<line>", "eval"),  # noqa: S307
-                         {"__builtins__": {}}, dict(scope))
-    except Exception:  # noqa: BLE001 - a line that cannot run here is left as it is
-        return None
+    value = forms.evaluated(expression, {"__builtins__": {}}, dict(scope))
     return value if type(value) is np.ndarray else None
 
 

@@ -9,11 +9,13 @@ guard, so that `cfg.alpha = 0.25` between two calls makes a new trace. See docs/
 from __future__ import annotations
 
 import ast
+import operator
 import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from runtime._tensor import Tensor
+from runtime.changes import Registry
 from runtime.compile.emit import attribute, call, subscript, var
 from runtime.nn.module import Module
 
@@ -162,6 +164,24 @@ def _methods(cls: type, names: Iterable[str]) -> Iterator[tuple[type, str, Calla
         klass = next((klass for klass in cls.__mro__ if vars(klass).get(name) is not None), None)
         if klass is not None and isinstance(vars(klass)[name], types.FunctionType):
             yield klass, name, vars(klass)[name]
+
+
+# The containers whose contents a step must leave as they were: a module's, the step's own.
+CONTAINERS = (list, dict, set, Registry)
+
+
+def contents(container: list | dict | set) -> tuple:
+    """What a container holds, to compare after the step (items by identity)."""
+    if type(container) is list:
+        return (), tuple(container)
+    if type(container) is dict or type(container) is Registry:
+        return tuple(container), tuple(container.values())
+    return frozenset(container), ()
+
+
+def same_contents(now: tuple, before: tuple) -> bool:
+    return now[0] == before[0] and len(now[1]) == len(before[1]) and \
+        not any(map(operator.is_not, now[1], before[1]))
 
 
 def expected_of(value: Any) -> tuple:

@@ -27,13 +27,13 @@ from runtime import kernels, random_ops
 from runtime import modes as _modes
 from runtime._tensor import Tensor
 from runtime.compile import config, guards
-from runtime.compile.emit import Source, TraceBreak, call, define, names_in, var
+from runtime.compile.emit import Source, TraceBreak, call, define, leaves, names_in, var
 from runtime.compile.guards import Keywords
-from runtime.compile.joint import Joint, computed, walk
+from runtime.compile.joint import Joint, computed
 from runtime.compile.listen import returned
 from runtime.compile.module import OptimizedModule
 from runtime.compile.optimize import last_uses, optimize
-from runtime.compile.reads import is_plain_value
+from runtime.compile.reads import contents, is_plain_value, same_contents
 from runtime.compile.trace import MODES, READ, Tracer, current, listening
 from runtime.distributions.distribution import Distribution
 from runtime.engine import GraphTask
@@ -177,7 +177,7 @@ class CompiledStep:
     def _trace(self, args: tuple, guard: guards.Guard) -> Any:
         """fn, run eagerly under the tracer, and the entry of its trace: the generated code, or
         eager calls for the reason the trace stopped."""
-        tracer = Tracer(args, self.fn)
+        tracer = Tracer(guard.tensors, self.fn)
         tracer.numpy_forms = self.optimizations
         self.traces += 1
         generators = _watch(tracer, self.fn)
@@ -270,29 +270,25 @@ def _watch(tracer: Tracer, fn: Callable) -> list[tuple[str, Any]]:
 
 
 def _check_python(tracer: Tracer, generators: list[tuple[str, Any]]) -> None:
-    """Stop the trace where the step's own Python did what later calls would not repeat."""
-    drawn = [name for (name, before), (_, now) in zip(generators, _generators(), strict=True)
-             if before != now]
-    if drawn:  # (a number drawn in Python is a constant of the trace, as any is)
-        tracer.stop(f"the step draws from {drawn[0]} (a trace would keep the numbers it "
-                    "drew, and later calls would not draw again)")
-    rebound = _rebound(tracer)
-    if rebound:
-        tracer.stop(f"the step rebinds {rebound}, where it read a tensor (Python that "
-                    "later calls would not repeat)")
-    changed = tracer.changed_container()
-    if changed:
-        tracer.stop(f"the step changes what {changed} holds (a list, dict or set: Python "
-                    "that later calls would not repeat)")
-
-
-def _rebound(tracer: Tracer) -> str | None:
-    """The first tensor the step read where it names it and rebinds there itself (`self.h =
-    h.detach()`); None if none."""
-    for known in tracer.closure:
-        if known.how == READ and known.read() is not known.tensor:
-            return known.read.path or str(known.read.key)
-    return None
+    """Stop the trace where the step's own Python did what later calls would not repeat: drew
+    from a global generator (the numbers would be constants of the trace), rebound where it
+    read a tensor (`self.h = h.detach()`), changed a watched container."""
+    drawn = (name for (name, before), (_, now) in zip(generators, _generators(), strict=True)
+             if before != now)
+    rebound = (known.read.path or str(known.read.key) for known in tracer.closure
+               if known.how == READ and known.read() is not known.tensor)
+    changed = (name for held in tracer.containers.values() for name, value, before in held
+               if not same_contents(contents(value), before))
+    for found, reason in (
+            (drawn, "draws from {} (a trace would keep the numbers it drew, and later calls "
+             "would not draw again)"),
+            (rebound, "rebinds {}, where it read a tensor (Python that later calls would not "
+             "repeat)"),
+            (changed, "changes what {} holds (a list, dict or set: Python that later calls "
+             "would not repeat)")):
+        name = next(found, None)
+        if name is not None:
+            tracer.stop(f"the step {reason.format(name)}")
 
 
 def _generators() -> list[tuple[str, Any]]:
@@ -406,9 +402,7 @@ def _freed_saved(node: Any, seen: set[int]) -> bool:
 
 def _returns_a_graph(value: Any) -> bool:
     """Whether `value` (what the step returned) holds a tensor that requires grad."""
-    items: list[Any] = []
-    walk(value, items.append)
-    return any(isinstance(item, Tensor) and item.requires_grad for item in items)
+    return any(isinstance(item, Tensor) and item.requires_grad for item in leaves(value))
 
 
 def _render_result(tracer: Tracer, value: Any) -> ast.expr:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
-import functools
-import operator
 import types
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -22,7 +20,6 @@ from generated.spec_data import FORMULAS
 from runtime import anomaly, forward_grad, grad_mode, kernels
 from runtime import node as node_module
 from runtime._tensor import Tensor
-from runtime.changes import Registry
 from runtime.compile import forms, reads
 from runtime.compile.emit import (
     ACCUMULATE,
@@ -37,12 +34,13 @@ from runtime.compile.emit import (
     attribute,
     call,
     describe_array,
+    leaves,
+    reads_of,
     same_bits,
-    subscript,
     var,
 )
 from runtime.compile.listen import AFTER_BACKWARD, current, listening  # noqa: F401
-from runtime.compile.numbers import READ_AFRESH, Number, plain, plain_keywords
+from runtime.compile.numbers import READ_AFRESH, Number, plain
 from runtime.compile.values import SymbolicOps, Value, unwrap
 from runtime.engine import GraphTask, _Mode
 from runtime.nn.module import Module
@@ -74,24 +72,11 @@ class Known:
     grad_of: Tensor | None = None  # GRAD: the tensor whose .grad it is
 
 
-def _records(method: Callable) -> Callable:
-    """A recording method of Tracer's: a TraceBreak inside it stops the trace instead of
-    reaching the step (which runs on eagerly)."""
-    @functools.wraps(method)
-    def recording(self: Tracer, *args: Any) -> Any:
-        try:
-            return method(self, *args)
-        except TraceBreak as stop:
-            self.stop(stop.reason)
-            return None
-
-    return recording
-
-
 class Tracer:
     """The state of one traced call: the source being written and what it depends on."""
 
-    def __init__(self, args: tuple, fn: Callable | None = None) -> None:
+    def __init__(self, arguments: list[tuple[Tensor, ast.expr]], fn: Callable | None = None
+                 ) -> None:
         self.source = Source()
         self.names = self.source.traced_ids  # id(array) -> the variable holding it
         self.owners: dict[int, Tensor] = {}  # id(array) -> the Tensor a heard call was given
@@ -99,7 +84,7 @@ class Tracer:
         self.known: dict[int, Known] = {}
         self.named: dict[str, Known] = {}
         self.closure: list[Known] = []  # the tensors read that are no arguments, in order
-        for tensor, tree in _argument_paths(args):
+        for tensor, tree in arguments:  # (the guard's: where each tensor argument is)
             known = self.of(tensor)
             known.how, known.tree = known.how or ARGUMENT, known.tree or tree
         # id(object) -> the read of each global and free variable fn reads; the reads through
@@ -187,24 +172,15 @@ class Tracer:
 
     def watch(self, owner: Any, name: str = "") -> None:
         """Keep the contents of a module's lists, dicts and sets, or of a container the step
-        names (`name`), for changed_container."""
+        names (`name`), to compare after the step (step.py's _check_python)."""
         if id(owner) in self.containers:
             return
         if isinstance(owner, Module):
-            held = [(f"{type(owner).__name__}.{key}", value, _contents(value))
-                    for key, value in vars(owner).items() if type(value) in _CONTAINERS]
+            held = [(f"{type(owner).__name__}.{key}", value, reads.contents(value))
+                    for key, value in vars(owner).items() if type(value) in reads.CONTAINERS]
         else:
-            held = [(name, owner, _contents(owner))]
+            held = [(name, owner, reads.contents(owner))]
         self.containers[id(owner)] = held
-
-    def changed_container(self) -> str | None:
-        """The first watched container whose contents the step changed (a Python side effect
-        later calls would not repeat); None if none."""
-        for held in self.containers.values():
-            for name, value, contents in held:
-                if not _same_contents(_contents(value), contents):
-                    return name
-        return None
 
     def bind(self, array: Any, prefix: str) -> str:
         name = self.source.fresh(prefix)
@@ -283,10 +259,17 @@ class Tracer:
         for value in self._named_modules():
             if any(_holds(module, tensor) for module in value.modules()):
                 for module in value.modules():
-                    if all(module is not known for known in self.modules):
-                        self.modules.append(module)
+                    self.guard(module)
                 return True
         return False
+
+    def guard(self, guarded: Module | Optimizer) -> bool:
+        """Guard a module or optimizer from here on; whether it is new to the guard."""
+        known = self.modules if isinstance(guarded, Module) else self.optimizers
+        if any(other is guarded for other in known):
+            return False
+        known.append(guarded)
+        return True
 
     def input_name(self, array: np.ndarray, what: str) -> str:
         """The variable of an array no traced line made: the data of a Tensor read here."""
@@ -364,59 +347,32 @@ class Tracer:
         return call(function, [self.render(a) for a in args],
                     {k: self.render(v) for k, v in kwargs.items()})
 
-    def _reads(self, operands: Any) -> tuple[str, ...]:
-        """The variables `operands` are (Values, Numbers, named arrays, in tuples, lists,
-        dicts and slices), in order."""
-        kind = type(operands)
-        if kind is Value:
-            return (operands.name,)
-        if kind in READ_AFRESH:
-            return tuple(operands.reads)
-        if kind is np.ndarray:
-            return (self.names[id(operands)],) if id(operands) in self.names else ()
-        if kind is dict:
-            operands = tuple(operands.values())
-        elif kind is slice:
-            operands = (operands.start, operands.stop, operands.step)
-        elif kind is not tuple and kind is not list:
-            return ()
-        return tuple(name for item in operands for name in self._reads(item))
-
-    def line(self, tree: ast.expr, reads: tuple[str, ...], result: Any,
-             quiet: bool = False) -> Any:
+    def line(self, tree: ast.expr, result: Any, quiet: bool = False) -> Any:
         """The one way a value gets its variable: a line binding `result` (an array, or a tuple
         or list of arrays) to `tree`, each array to a fresh variable; its Value(s)."""
         many = type(result) in (tuple, list)
         arrays = result if many else (result,)
         prefix = "g" if self.phase == "backward" else "v"
         targets = tuple(self.bind(array, prefix) for array in arrays)
-        line = self.source.add(targets, tree, reads, self.comment, self.phase)
+        line = self.source.add(targets, tree, reads_of(tree), self.comment, self.phase)
         line.quiet = quiet
         self.made_by.update(dict.fromkeys(targets, line))
         values = [Value(n, array, self) for n, array in zip(targets, arrays, strict=True)]
         return type(result)(values) if many else values[0]
 
-    def expression(self, tree: ast.expr, operands: tuple, result: Any) -> Value:
-        """A line `gN = tree` whose value is `result`."""
-        return self.line(tree, self._reads(operands), result)
-
-    def call(self, callee: ast.expr, args: tuple, kwargs: dict, result: Any,
-             extra: tuple = ()) -> Any:
+    def call(self, callee: ast.expr, args: tuple, kwargs: dict, result: Any) -> Any:
         """A line `target = callee(args)` (or its spec's `numpy:` form: forms.py); a result that
         is not an array is a constant and writes no line."""
         tree = self.render_call(callee, args, kwargs)  # (first: it names the inputs it reads)
         form = self.numpy_forms and forms.rewrite(callee, args, kwargs, unwrap(args), result,
                                                   self.render)
         tree, quiet = form or (tree, False)
-        reads = self._reads((args, kwargs)) + self._reads(extra)
         if isinstance(result, np.ndarray | np.generic):
-            value = self.line(tree, reads, result, quiet)
-            self.source.lines[-1].op = getattr(callee, "attr", getattr(callee, "id", ""))
-            return value
+            return self.line(tree, result, quiet)
         if isinstance(result, tuple | list) and result and \
                 all(isinstance(r, np.ndarray) for r in result):
-            return self.line(tree, reads, result)
-        if _contains(result, np.ndarray):
+            return self.line(tree, result)
+        if any(isinstance(item, np.ndarray) for item in leaves(result)):
             raise TraceBreak(f"{ast.unparse(callee)} returned arrays mixed with other values")
         return result
 
@@ -426,14 +382,16 @@ class Tracer:
         self.depth += 1
         try:
             # (A Number reaches the kernel as its float: its type would change promotion.)
-            result = function(*plain(args), **plain_keywords(kwargs))
+            result = function(*plain(args), **plain(kwargs))
         finally:
             self.depth -= 1
         if recording and name not in _CHECKS_ONLY:
-            self._kernel_line(name, args, kwargs, result)
+            try:
+                self._kernel_line(name, args, kwargs, result)
+            except TraceBreak as stop:  # (the step runs on eagerly)
+                self.stop(stop.reason)
         return result
 
-    @_records
     def _kernel_line(self, name: str, args: tuple, kwargs: dict, result: Any) -> None:
         if name.endswith("_"):
             self._inplace_kernel(name, args, kwargs, result)
@@ -483,9 +441,8 @@ class Tracer:
             return
         self.comment = f"{self.where}: {name}, in place"
         if name != "add_Tensor_" or not self._scaled_add(args, kwargs):
-            self.source.add((), ast.Expr(self.render_call(attribute("kernels", name), args,
-                                                          kwargs)),
-                            self._reads((args, kwargs)), self.comment, self.phase)
+            inplace = self.render_call(attribute("kernels", name), args, kwargs)
+            self.source.add((), ast.Expr(inplace), reads_of(inplace), self.comment, self.phase)
 
     def _scaled_add(self, args: tuple, kwargs: dict) -> bool:
         """`add_Tensor_(a, b, alpha)` on same-dtype float arrays (an optimizer's `p.add_(grad,
@@ -500,7 +457,7 @@ class Tracer:
                 kernels.adds_in_one_pass(a, b, float(alpha)):  # (then the kernel's own call)
             return False
         target, operand = self.render(a).id, self.render(b).id
-        reads = self._reads(alpha)
+        reads = reads_of(self.render(alpha))
         key = (ast.dump(self.render(alpha)), a.dtype)
         factor = self.factors.get(key)
         if factor is None:
@@ -528,7 +485,6 @@ class Tracer:
         return ast.IfExp(fits, call(attribute("np", "array"), [self.render(alpha), kind]),
                          self.render(alpha))
 
-    @_records
     def write_inplace(self, tensor: Tensor, result: Any) -> None:
         """recording.write_inplace: a kernel's result copied into a tensor the step made."""
         name = self.names.get(id(result))
@@ -541,64 +497,15 @@ class Tracer:
                         f"{self.phase}: {self.comment}", self.phase)
         self.version_moved(tensor)
 
-    def factory(self, tree: ast.expr, array: np.ndarray, reads: tuple[str, ...],
-                comment: str) -> None:
-        """A tensor made in the step by a factory the tracer knows (`empty_like_layout`)."""
-        self.comment = comment
-        self.line(tree, reads, array)
-
-    @_records
-    def grad_set(self, tensor: Tensor, value: Any) -> None:
-        """`tensor.grad = None` in the step: a line; any other value stops the trace."""
-        if value is not None:
-            raise TraceBreak("a tensor assigned to a .grad in the step")
+    def grad_emptied(self, tensor: Tensor, by: str, phase: str) -> None:
+        """A line `T._grad = None` (`by`: who empties it, for the comment)."""
         name = self.tensor_name(tensor)
         old = self.known.get(id(tensor._grad))
         if old is not None and old.how == GRAD:  # no longer this tensor's .grad
             old.how = old.name = ""
         label = self.of(tensor).label or name
-        self.source.add((), None, (), f"{self.phase}: {label}.grad = None", self.phase,
-                        GRAD_NONE, name).tensor_tree = self.tensor_tree(name)
-
-    @_records
-    def constant_factory(self, name: str, tensor: Tensor, kwargs: dict) -> None:
-        """A tensor made by a factory of constants: a line that makes it anew at each step."""
-        if kwargs.get("out") is not None or tensor._requires_grad:
-            raise TraceBreak(f"{name} with out= or requires_grad=True in the step (make the "
-                             "tensor outside the step and pass it in)")
-        array = tensor._data
-        fresh = name.removeprefix("new_").removesuffix("_like")
-        if fresh in ("zeros", "ones", "empty"):
-            tree = call(attribute("np", fresh), [self.render(array.shape),
-                                                 var(self.source.constant(array.dtype))])
-        else:  # made once, at trace time: a copy at each step
-            tree = call(attribute(self.source.constant(array.copy()), "copy"))
-        self.factory(tree, array, (), f"{self.phase}: {name}, {describe_array(array)}")
-
-    @_records
-    def random_factory(self, name: str, args: tuple, kwargs: dict, tensor: Tensor) -> None:
-        """`torch.randn(16, 4)` in the step: a line that calls the factory again, drawing in
-        eager's order."""
-        if _contains((args, kwargs), Tensor) or kwargs.get("out") is not None or \
-                tensor._requires_grad:
-            raise TraceBreak(f"{name} with tensor arguments, out= or requires_grad=True in "
-                             "the step")
-        tree = attribute(self.render_call(attribute("random_ops", name), args, kwargs), "_data")
-        self.factory(tree, tensor._data, (), f"{self.phase}: {name}, fresh draws in eager's order")
-
-    @_records
-    def random_fill(self, method: str, tensor: Tensor, args: tuple, kwargs: dict) -> bool:
-        """`t.bernoulli_(p)` and the other random fills on a tensor the step made: replayed;
-        False if they cannot be."""
-        target = self.local(tensor._data)
-        if target is None or _contains((args, kwargs), Tensor):
-            raise TraceBreak(f"{method} on a tensor the step did not make, or with tensor "
-                             "arguments")
-        fill = self.render_call(attribute("random_ops", method), args, kwargs)
-        fill.args.insert(0, call(var("wrap"), [var(target)]))
-        self.source.add((), ast.Expr(fill), (target,),
-                        f"{self.phase}: {method}, fresh draws in eager's order", self.phase)
-        return True
+        self.source.add((), None, (), f"{by}: {label}.grad = None", phase, GRAD_NONE,
+                        name).tensor_tree = self.tensor_tree(name)
 
     def data_seen(self, value: Any) -> None:
         """A call was given `value`: remember the owners of its arrays."""
@@ -813,7 +720,6 @@ def _label(tracer: Tracer, node: Any, outputs: list, start: int) -> None:
                 continue
             if line.comment == node.name():
                 line.comment = text
-                line.node, line.formula = node.name(), formula or ""
             stack.extend(line.reads)
 
 
@@ -842,52 +748,10 @@ def _bindings(fn: Callable, found: dict | None = None) -> dict[int, reads.Read]:
     return found
 
 
-def _contents(container: list | dict | set) -> tuple:
-    """What watch() keeps of a container (items compared by identity)."""
-    if type(container) is list:
-        return (), tuple(container)
-    if type(container) is dict or type(container) is Registry:
-        return tuple(container), tuple(container.values())
-    return frozenset(container), ()
-
-
-# What watch() keeps of a module: its containers and registries.
-_CONTAINERS = (list, dict, set, Registry)
-
-
-def _same_contents(now: tuple, before: tuple) -> bool:
-    return now[0] == before[0] and len(now[1]) == len(before[1]) and \
-        not any(map(operator.is_not, now[1], before[1]))
-
-
-def _argument_paths(args: Any, tree: ast.expr | None = None
-                    ) -> Iterator[tuple[Tensor, ast.expr]]:
-    """(tensor, its path as an expression: `a1`, `a2[0]`) for the tensors of the arguments, in
-    tuples, lists and str-keyed dicts too."""
-    items = args.items() if isinstance(args, dict) else enumerate(args)
-    for key, arg in items:
-        where = var(f"a{key}") if tree is None else \
-            subscript(copy.deepcopy(tree), ast.Constant(key))
-        if isinstance(arg, Tensor):
-            yield arg, where
-        elif isinstance(arg, tuple | list) or isinstance(arg, dict) and \
-                all(type(k) is str for k in arg):
-            yield from _argument_paths(arg, where)
-
-
 def _own_function(value: Any) -> bool:
     """A Python function of the program's (not gradgen's)."""
     return isinstance(value, types.FunctionType) and \
         not (value.__module__ or "").startswith("runtime")
-
-
-def _contains(value: Any, kind: type) -> bool:
-    """Whether `value`, or a tuple, list or dict in it, holds a `kind`."""
-    if isinstance(value, kind):
-        return True
-    if isinstance(value, dict):
-        value = tuple(value.values())
-    return isinstance(value, tuple | list) and any(_contains(v, kind) for v in value)
 
 
 # The global modes a compiled step depends on, as (holder, attribute); the guard reads the same.

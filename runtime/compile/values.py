@@ -61,20 +61,20 @@ class Value:
         if name in _SIZE_ATTRIBUTES:
             return getattr(self.array, name)
         if name == "T":
-            return self.tracer.expression(attribute(self.name, "T"), (self,), self.array.T)
+            return self.tracer.line(attribute(self.name, "T"), self.array.T)
         function = getattr(self.array, name)
         if not callable(function):
             raise TraceBreak(f"a formula reads the array attribute {name!r}")
 
         def method(*args: Any, **kwargs: Any) -> Any:  # (the call is traced)
             result = function(*unwrap(args), **unwrap(kwargs))
-            return self.tracer.call(attribute(self.name, name), args, kwargs, result, (self,))
+            return self.tracer.call(attribute(self.name, name), args, kwargs, result)
 
         return method
 
     def __getitem__(self, key: Any) -> Value:
         tree = subscript(self.name, self.tracer.render(key, in_subscript=True))
-        return self.tracer.expression(tree, (self, key), self.array[unwrap(key)])
+        return self.tracer.line(tree, self.array[unwrap(key)])
 
 
 def _binary(symbol: type[ast.AST], function: Callable, reflected: bool = False) -> Callable:
@@ -87,7 +87,7 @@ def _binary(symbol: type[ast.AST], function: Callable, reflected: bool = False) 
         operands = self.tracer.render(left), self.tracer.render(right)
         tree = ast.Compare(operands[0], [symbol()], [operands[1]]) \
             if issubclass(symbol, ast.cmpop) else ast.BinOp(operands[0], symbol(), operands[1])
-        return self.tracer.expression(tree, (left, right), result)
+        return self.tracer.line(tree, result)
 
     return method
 
@@ -104,8 +104,7 @@ def _times_ones(tracer: Tracer, left: Any, right: Any, result: Any) -> Value | N
 
 def _unary(symbol: type[ast.unaryop], function: Callable) -> Callable:
     def method(self: Value) -> Any:
-        return self.tracer.expression(ast.UnaryOp(symbol(), var(self.name)), (self,),
-                                      function(self.array))
+        return self.tracer.line(ast.UnaryOp(symbol(), var(self.name)), function(self.array))
 
     return method
 
@@ -176,7 +175,7 @@ class SymbolicOps:
                 if same_bits(product, result):
                     tree = ast.BinOp(var(tracer.source.constant(ones)), ast.MatMult(),
                                      var(grad.name))
-                    return tracer.expression(tree, (grad,), result)
+                    return tracer.line(tree, result)
             return tracer.call(attribute("kernels", "sum_to"), (grad, shape), {}, result)
         finally:
             tracer.comment = node
