@@ -416,10 +416,15 @@ def add_Tensor_(self, other, alpha=1):
     if type(alpha) is float and type(other) is np.ndarray and other.dtype is self.dtype \
             and self.dtype.kind == "f" and other.shape == self.shape:
         # that update itself: one dtype, one shape, nothing to promote or check
-        if adds_in_one_pass(self, other, alpha):
+        if self.size >= blas.MIN_SIZE and adds_in_one_pass(self, other, alpha):
             blas.axpy(alpha, other, self)
-        else:
-            quietly(np.add, self, alpha * other, self)
+            return
+        update = alpha * other  # (which warns on overflow, as it did)
+        token = _set_state(_QUIET)  # quietly's work, written out: every parameter's update
+        try:
+            np.add(self, update, self)
+        finally:
+            _reset_state(token)
         return
     dtype = result_type(self, other, alpha if alpha != 1 else None)
     _inplace(np.add, self, other if alpha == 1 else alpha * _as(other, dtype), dtype)
