@@ -18,7 +18,7 @@ MODULE_NAMES = frozenset({
     "runtime", "ops", "manual", "forward", "kernels", "Node",
     "SavedVariable", "SavedVariableList", "NOT_SAVED", "namedtuple", "OVERLOADS", "BY_NAME",
     "Overload", "Param", "MISSING", "tensor_ops", "NUMBER", "NUMBER_OR_NONE", "TENSOR_OR_NUMBER",
-    "DTYPE_OF", "SAVED", "released",
+    "DTYPE_OF", "SAVED", "FREED",
     "TensorMethods", "recording", "forward_grad", "_arguments",
     "map", "tuple", "TypeError", "NotImplemented", "Tensor", "isinstance", "type",
     "_out",  # runtime/out.py, which a wrapper hands an out= call to

@@ -11,7 +11,7 @@ a graph when create_graph asks for one; numpy arrays in a first-order backward.
 
 from runtime import manual
 from runtime.namespaces import tensor_ops
-from runtime.node import SAVED, Node, released
+from runtime.node import FREED, NOT_SAVED, SAVED, Node
 
 __all__ = [
     "AddBackward0",
@@ -630,8 +630,10 @@ class MulBackward0(Node):
         return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     def release_variables(self):
-        self.other_ = released(self.other_)
-        self.self_ = released(self.self_)
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
+        if self.self_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.self_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
@@ -690,8 +692,10 @@ class DivBackward0(Node):
         return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     def release_variables(self):
-        self.other_ = released(self.other_)
-        self.self_ = released(self.self_)
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
+        if self.self_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.self_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
@@ -749,8 +753,10 @@ class DivBackward2(Node):
         return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     def release_variables(self):
-        self.other_ = released(self.other_)
-        self.self_ = released(self.self_)
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
+        if self.self_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.self_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
@@ -801,7 +807,8 @@ class PowBackward0(Node):
         return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     def release_variables(self):
-        self.self_ = released(self.self_)
+        if self.self_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.self_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
@@ -838,8 +845,10 @@ class PowBackward1(Node):
         return self.result_.unpack(self)
 
     def release_variables(self):
-        self.self_ = released(self.self_)
-        self.exponent_ = released(self.exponent_)
+        if self.self_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.self_ = FREED
+        if self.exponent_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.exponent_ = FREED
         self.result_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
@@ -876,7 +885,8 @@ class PowBackward2(Node):
         return self.result_.unpack(self)
 
     def release_variables(self):
-        self.exponent_ = released(self.exponent_)
+        if self.exponent_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.exponent_ = FREED
         self.result_.reset_data()
 
     def apply(self, grads, ops=tensor_ops):
@@ -2142,7 +2152,8 @@ class EqBackward1(Node):
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_ = released(self.other_)
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = grads[0] is not None
@@ -2204,7 +2215,8 @@ class GeBackward1(Node):
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_ = released(self.other_)
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = grads[0] is not None
@@ -2266,7 +2278,8 @@ class GtBackward1(Node):
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_ = released(self.other_)
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = grads[0] is not None
@@ -2328,7 +2341,8 @@ class LeBackward1(Node):
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_ = released(self.other_)
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = grads[0] is not None
@@ -2390,7 +2404,8 @@ class LtBackward1(Node):
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_ = released(self.other_)
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = grads[0] is not None
@@ -2452,7 +2467,8 @@ class NeBackward1(Node):
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_ = released(self.other_)
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         any_grad_defined = grads[0] is not None
@@ -7574,7 +7590,8 @@ class LerpBackward1(Node):
         return self.self_.unpack()
 
     def release_variables(self):
-        self.weight_ = released(self.weight_)
+        if self.weight_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.weight_ = FREED
         self.end_.reset_data()
         self.self_.reset_data()
 
@@ -7786,8 +7803,10 @@ class RemainderBackward1(Node):
         return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     def release_variables(self):
-        self.self_ = released(self.self_)
-        self.other_ = released(self.other_)
+        if self.self_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.self_ = FREED
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
@@ -7842,7 +7861,8 @@ class FmodBackward1(Node):
 
     def release_variables(self):
         self.self_.reset_data()
-        self.other_ = released(self.other_)
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
@@ -9058,8 +9078,10 @@ class XlogyBackward0(Node):
         return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     def release_variables(self):
-        self.other_ = released(self.other_)
-        self.self_ = released(self.self_)
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
+        if self.self_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.self_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
@@ -9686,7 +9708,8 @@ class XlogyBackward1(Node):
         return self.other_.unpack() if isinstance(self.other_, SAVED) else self.other_
 
     def release_variables(self):
-        self.other_ = released(self.other_)
+        if self.other_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.other_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]
@@ -9714,7 +9737,8 @@ class XlogyBackward2(Node):
         return self.self_.unpack() if isinstance(self.self_, SAVED) else self.self_
 
     def release_variables(self):
-        self.self_ = released(self.self_)
+        if self.self_ is not NOT_SAVED:  # a number kept as itself, or a tensor's
+            self.self_ = FREED
 
     def apply(self, grads, ops=tensor_ops):
         grad = grads[0]

@@ -655,8 +655,10 @@ class SavedValue:
             raise RuntimeError(ERR_BACKWARD_TWICE)
         return self.value
 
-    def unpack_data(self) -> Any:
-        return self.unpack()
+    def unpack_data(self) -> Any:  # (unpack's body, not a call of it: NOT_SAVED's every read)
+        if self._freed:
+            raise RuntimeError(ERR_BACKWARD_TWICE)
+        return self.value
 
     def reset_data(self) -> None:
         """A number saved where the schema has a Tensor is freed: PyTorch saves the tensor it
@@ -668,21 +670,14 @@ class SavedValue:
 
 NOT_SAVED = SavedValue(None)
 
-# What a node may keep for a Tensor argument: a SavedVariable, NOT_SAVED, or (where a Python
-# number stood for the tensor, `x * 2`) the number itself, which costs no object; backward
-# frees it by putting FREED in its place (`released`), and unpacking FREED raises.
+# What a node may keep for a Tensor argument a Python number may stand for (`x * 2`'s
+# other): a SavedVariable, NOT_SAVED, or the number itself, which costs no object. Backward
+# frees either of the first and third by putting FREED in its place (one store, where a
+# test of which it is would cost more), and unpacking FREED raises as a freed SavedVariable
+# does; NOT_SAVED stays (torch's undefined tensor, read as None after backward too).
 SAVED = (SavedVariable, SavedValue)
 FREED = SavedValue(None)
 FREED._freed = True
-
-
-def released(saved: Any) -> Any:
-    """What a node keeps of a saved value once backward frees it: a SavedVariable (or
-    NOT_SAVED) reset, a number kept as itself replaced by FREED."""
-    if isinstance(saved, SAVED):
-        saved.reset_data()
-        return saved
-    return FREED
 
 
 class SavedVariableList:

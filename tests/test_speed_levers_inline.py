@@ -240,3 +240,11 @@ def test_a_number_kept_as_itself_in_a_double_backward_and_a_raw_backward() -> No
     gt.sum().backward()
     assert np.array_equal(g.detach().numpy(), gt.detach().numpy())
     assert np.array_equal(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_a_slot_not_saved_reads_none_after_backward_as_torch() -> None:
+    for lib in (torch, runtime):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2.0
+        y.sum().backward()
+        assert y.grad_fn._saved_self is None  # torch's undefined tensor, not freed
