@@ -419,10 +419,9 @@ def add_Tensor_(self, other, alpha=1):
         if self.size >= blas.MIN_SIZE and adds_in_one_pass(self, other, alpha):
             blas.axpy(alpha, other, self)
             return
-        update = alpha * other  # (which warns on overflow, as it did)
         token = _set_state(_QUIET)  # quietly's work, written out: every parameter's update
-        try:
-            np.add(self, update, self)
+        try:  # (an overflowing product is inf, silently, as in torch)
+            np.add(self, alpha * other, self)
         finally:
             _reset_state(token)
         return

@@ -50,6 +50,7 @@ _BIG = 3e38  # float32's largest is about 3.4e38: a sum or product of two overfl
 
 _OVERFLOWING = {
     "mm": lambda lib, x: x(2, 2) @ x(2, 2),
+    "add_ with alpha": lambda lib, x: x(3).add_(x(3), alpha=10.0),  # an optimizer's update
     "matmul": lambda lib, x: lib.matmul(x(1, 2, 2), x(1, 2, 2)),
     "bmm": lambda lib, x: lib.bmm(x(1, 2, 2), x(1, 2, 2)),
     "dot": lambda lib, x: lib.dot(x(2), x(2)),

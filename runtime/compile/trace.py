@@ -469,7 +469,8 @@ class Tracer:
                 self.factors[key] = factor
         product = self.source.fresh("u")
         self.source.add(product, ast.BinOp(var(factor), ast.Mult(), var(operand)),
-                        (factor, operand), f"{self.comment}: alpha * other", self.phase)
+                        (factor, operand), f"{self.comment}: alpha * other",
+                        self.phase).quiet = True
         self.source.add((), ast.AugAssign(ast.Name(target, ast.Store()), ast.Add(),
                                           var(product), lineno=0),
                         (target, product), f"{self.comment}: the sum", self.phase).quiet = True
